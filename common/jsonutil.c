@@ -1,0 +1,178 @@
+/* jsonutil: cJSON file loading with located errors, getters and atomic save. */
+#include "common/jsonutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/atomicfile.h"
+#include "common/strbuf.h"
+
+int jsonutil_slurp(const char *path, char **out, size_t *len, size_t max, struct ft_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = -errno;
+        return ft_err_set(err, e, "%s: cannot open: %s", path, strerror(-e));
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return ft_err_set(err, -EINVAL, "%s: not a regular file", path);
+    }
+    if ((size_t)st.st_size > max) {
+        close(fd);
+        return ft_err_set(err, -E2BIG, "%s: too large (%lld bytes, limit %zu)", path,
+                          (long long)st.st_size, max);
+    }
+    size_t cap = (size_t)st.st_size + 1, got = 0;
+    char *buf = xmalloc(cap);
+    for (;;) {
+        if (got + 1 >= cap) {
+            if (cap > max) {
+                free(buf);
+                close(fd);
+                return ft_err_set(err, -E2BIG, "%s: too large (limit %zu bytes)", path, max);
+            }
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+        ssize_t n = read(fd, buf + got, cap - 1 - got);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = -errno;
+            free(buf);
+            close(fd);
+            return ft_err_set(err, e, "%s: read failed: %s", path, strerror(-e));
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *out = buf;
+    if (len)
+        *len = got;
+    return 0;
+}
+
+int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out,
+                   struct ft_err *err)
+{
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, 1);
+    if (!doc) {
+        const char *at = end ? end : cJSON_GetErrorPtr();
+        int line = 1, col = 1;
+        if (at && at >= text && at <= text + len) {
+            for (const char *p = text; p < at; p++) {
+                if (*p == '\n') {
+                    line++;
+                    col = 1;
+                } else {
+                    col++;
+                }
+            }
+        }
+        if (len == 0)
+            return ft_err_set(err, -EBADMSG, "%s: empty file, expected a JSON document", what);
+        return ft_err_set(err, -EBADMSG, "%s:%d:%d: malformed JSON (check for a missing comma, "
+                                         "quote or bracket near here)",
+                          what, line, col);
+    }
+    *out = doc;
+    return 0;
+}
+
+int jsonutil_load(const char *path, cJSON **out, struct ft_err *err)
+{
+    char *text;
+    size_t len;
+    int rc = jsonutil_slurp(path, &text, &len, JSONUTIL_MAX_BYTES, err);
+    if (rc < 0)
+        return rc;
+    rc = jsonutil_parse(text, len, path, out, err);
+    free(text);
+    return rc;
+}
+
+int jsonutil_save(const char *path, const cJSON *doc, bool pretty, struct ft_err *err)
+{
+    char *text = pretty ? cJSON_Print(doc) : cJSON_PrintUnformatted(doc);
+    if (!text)
+        return ft_err_set(err, -ENOMEM, "%s: out of memory while printing JSON", path);
+    size_t n = strlen(text);
+    char *withnl = xmalloc(n + 2);
+    memcpy(withnl, text, n);
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    cJSON_free(text);
+    int rc = atomicfile_write(path, withnl, n + 1, err);
+    free(withnl);
+    return rc;
+}
+
+bool jsonutil_num(const cJSON *obj, const char *key, double *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(it))
+        return false;
+    *out = it->valuedouble;
+    return true;
+}
+
+bool jsonutil_int(const cJSON *obj, const char *key, int64_t *out)
+{
+    double d;
+    if (!jsonutil_num(obj, key, &d) || !isfinite(d) || d != floor(d) || fabs(d) > 9.007e15)
+        return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+bool jsonutil_bool(const cJSON *obj, const char *key, bool *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsBool(it))
+        return false;
+    *out = cJSON_IsTrue(it);
+    return true;
+}
+
+const char *jsonutil_str(const cJSON *obj, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+bool jsonutil_strcpy(const cJSON *obj, const char *key, char *buf, size_t len)
+{
+    const char *s = jsonutil_str(obj, key);
+    if (!s)
+        return false;
+    snprintf(buf, len, "%s", s);
+    return true;
+}
+
+void jsonutil_add_num_or_null(cJSON *obj, const char *key, bool valid, double v)
+{
+    if (valid && isfinite(v))
+        cJSON_AddNumberToObject(obj, key, v);
+    else
+        cJSON_AddNullToObject(obj, key);
+}
+
+void jsonutil_add_str_or_null(cJSON *obj, const char *key, const char *s)
+{
+    if (s && *s)
+        cJSON_AddStringToObject(obj, key, s);
+    else
+        cJSON_AddNullToObject(obj, key);
+}

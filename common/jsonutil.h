@@ -1,0 +1,42 @@
+/* jsonutil: cJSON helpers shared by the topology snapshot, mixes, results and themes:
+ * load a file with one clear error (file, line, column), typed getters, atomic save. */
+#ifndef JSONUTIL_H
+#define JSONUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+
+/* Largest JSON document fabtop reads (results with histograms stay far below it). */
+#define JSONUTIL_MAX_BYTES (256u << 20)
+
+/* Read a whole file into memory (NUL-terminated). Returns 0 or -errno. */
+int jsonutil_slurp(const char *path, char **out, size_t *len, size_t max, struct ft_err *err);
+
+/* Parse a JSON file; on failure the message names the file, line and column. */
+int jsonutil_load(const char *path, cJSON **out, struct ft_err *err);
+
+/* Parse text; what names the source in error messages. */
+int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out,
+                   struct ft_err *err);
+
+/* Print compactly or indented and write atomically. */
+int jsonutil_save(const char *path, const cJSON *doc, bool pretty, struct ft_err *err);
+
+/* Getters: return true and set *out when key exists with the right type. */
+bool jsonutil_num(const cJSON *obj, const char *key, double *out);
+bool jsonutil_int(const cJSON *obj, const char *key, int64_t *out);
+bool jsonutil_bool(const cJSON *obj, const char *key, bool *out);
+const char *jsonutil_str(const cJSON *obj, const char *key);
+/* Copy a string member into buf (cut to fit); true if present. */
+bool jsonutil_strcpy(const cJSON *obj, const char *key, char *buf, size_t len);
+
+/* Adders that write null for invalid values, so readers never mistake n/a for 0. */
+void jsonutil_add_num_or_null(cJSON *obj, const char *key, bool valid, double v);
+void jsonutil_add_str_or_null(cJSON *obj, const char *key, const char *s);
+
+#endif

@@ -1,0 +1,806 @@
+/* topo_json: snapshot save/load. Unknown values are written as null and read back as
+ * invalid; derived structure (bridge roles, adapters) is written for readers but
+ * recomputed on load by topo_model_finalize, so a snapshot cannot contradict the rules. */
+#include "topology/topo_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonutil.h"
+#include "topology/topo_load.h"
+
+/* ---- enum <-> text tables ---- */
+
+static const char *const src_names[] = {"live", "xml", "sysfs", "json"};
+static const char *const numa_kinds[] = {"cpu", "gpu-memory", "other"};
+static const char *const pci_kinds[] = {"hostbridge", "bridge", "device"};
+static const char *const roles[] = {"none", "root-port", "switch-upstream", "switch-downstream"};
+static const char *const peer_kinds[] = {"gpu", "switch", "cpu"};
+static const char *const ll_names[] = {"unknown", "InfiniBand", "Ethernet"};
+static const char *const gid_types[] = {"IB", "RoCE v1", "RoCE v2"};
+
+#define NAMES(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
+
+static int name_to_enum(const char *s, const char *const *names, int n)
+{
+    if (!s)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+static void add_bdf(cJSON *o, const char *key, const struct topo_bdf *a)
+{
+    char buf[32];
+    topo_bdf_str(a, buf, sizeof(buf));
+    cJSON_AddStringToObject(o, key, buf);
+}
+
+static void add_hex(cJSON *o, const char *key, unsigned v, int digits)
+{
+    char buf[16];
+    snprintf(buf, sizeof(buf), "%0*x", digits, v);
+    cJSON_AddStringToObject(o, key, buf);
+}
+
+static void add_idx(cJSON *o, const char *key, int v)
+{
+    if (v >= 0)
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static void add_tristate(cJSON *o, const char *key, int v)
+{
+    if (v == TOPO_YES)
+        cJSON_AddTrueToObject(o, key);
+    else if (v == TOPO_NO)
+        cJSON_AddFalseToObject(o, key);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* ---- model -> JSON ---- */
+
+static cJSON *host_json(const struct topo_host *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "hostname", h->hostname);
+    cJSON_AddStringToObject(o, "kernel", h->kernel);
+    cJSON_AddStringToObject(o, "arch", h->arch);
+    cJSON_AddStringToObject(o, "product", h->product);
+    add_tristate(o, "is_root", h->is_root);
+    add_tristate(o, "cap_ipc_lock", h->cap_ipc_lock);
+    if (h->memlock_known) {
+        /* RLIM_INFINITY is written as -1 ("unlimited"), bytes otherwise. */
+        cJSON_AddNumberToObject(o, "memlock_soft_bytes",
+                                h->memlock_soft == UINT64_MAX ? -1 : (double)h->memlock_soft);
+        cJSON_AddNumberToObject(o, "memlock_hard_bytes",
+                                h->memlock_hard == UINT64_MAX ? -1 : (double)h->memlock_hard);
+    } else {
+        cJSON_AddNullToObject(o, "memlock_soft_bytes");
+        cJSON_AddNullToObject(o, "memlock_hard_bytes");
+    }
+    add_tristate(o, "nvidia_peermem", h->nvidia_peermem);
+    add_tristate(o, "dmabuf", h->dmabuf);
+    return o;
+}
+
+static cJSON *pci_json(const struct topo_pci *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", pci_kinds[p->kind]);
+    add_idx(o, "parent", p->parent);
+    add_bdf(o, "bdf", &p->addr);
+    cJSON *br = cJSON_AddArrayToObject(o, "buses");
+    cJSON_AddItemToArray(br, cJSON_CreateNumber(p->bus_first));
+    cJSON_AddItemToArray(br, cJSON_CreateNumber(p->bus_last));
+    if (p->valid & TOPO_PCI_V_IDS) {
+        add_hex(o, "vendor_id", p->vendor_id, 4);
+        add_hex(o, "device_id", p->device_id, 4);
+        add_hex(o, "class_id", p->class_id, 4);
+    } else {
+        cJSON_AddNullToObject(o, "vendor_id");
+        cJSON_AddNullToObject(o, "device_id");
+        add_hex(o, "class_id", p->class_id, 4);
+    }
+    cJSON_AddStringToObject(o, "role", roles[p->role]);
+    add_idx(o, "numa", p->numa);
+    add_idx(o, "package", p->package);
+    cJSON_AddStringToObject(o, "cpuset", p->cpuset);
+    jsonutil_add_num_or_null(o, "cur_speed_gts", p->valid & TOPO_PCI_V_CUR_SPEED,
+                             p->cur_speed_gts);
+    jsonutil_add_num_or_null(o, "cur_width", p->valid & TOPO_PCI_V_CUR_WIDTH, p->cur_width);
+    jsonutil_add_num_or_null(o, "max_speed_gts", p->valid & TOPO_PCI_V_MAX_SPEED,
+                             p->max_speed_gts);
+    jsonutil_add_num_or_null(o, "max_width", p->valid & TOPO_PCI_V_MAX_WIDTH, p->max_width);
+    jsonutil_add_num_or_null(o, "link_gbs", p->valid & TOPO_PCI_V_LINK_GBS, p->link_gbs);
+    jsonutil_add_num_or_null(o, "acs_ctrl", p->valid & TOPO_PCI_V_ACS, p->acs_ctrl);
+    cJSON_AddStringToObject(o, "vendor_name", p->vendor_name);
+    cJSON_AddStringToObject(o, "device_name", p->device_name);
+    cJSON_AddStringToObject(o, "subtype", p->subtype);
+    cJSON_AddStringToObject(o, "slot", p->slot);
+    return o;
+}
+
+static cJSON *gpu_json(const struct topo_gpu *g)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "pci", g->pci);
+    cJSON_AddStringToObject(o, "vendor", g->vendor);
+    cJSON_AddStringToObject(o, "model", g->model);
+    cJSON_AddStringToObject(o, "osdevs", g->osdevs);
+    cJSON_AddStringToObject(o, "uuid", g->uuid);
+    cJSON_AddStringToObject(o, "found_by", g->found_by);
+    jsonutil_add_num_or_null(o, "cuda_index", g->valid & TOPO_GPU_V_CUDA, g->cuda_index);
+    jsonutil_add_num_or_null(o, "nvml_index", g->valid & TOPO_GPU_V_NVML, g->nvml_index);
+    jsonutil_add_num_or_null(o, "rsmi_index", g->valid & TOPO_GPU_V_RSMI, g->rsmi_index);
+    jsonutil_add_num_or_null(o, "mem_bytes", g->valid & TOPO_GPU_V_MEM, (double)g->mem_bytes);
+    add_idx(o, "mem_numa", g->mem_numa);
+    return o;
+}
+
+static cJSON *port_json(const struct topo_port *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "nic", p->nic);
+    cJSON_AddNumberToObject(o, "num", p->num);
+    if (p->valid & TOPO_PORT_V_STATE)
+        cJSON_AddStringToObject(o, "state", topo_port_state_str(p->state));
+    else
+        cJSON_AddNullToObject(o, "state");
+    if (p->valid & TOPO_PORT_V_PHYS)
+        cJSON_AddStringToObject(o, "phys_state", topo_phys_state_str(p->phys_state));
+    else
+        cJSON_AddNullToObject(o, "phys_state");
+    if (p->valid & TOPO_PORT_V_LL)
+        cJSON_AddStringToObject(o, "link_layer", ll_names[p->link_layer]);
+    else
+        cJSON_AddNullToObject(o, "link_layer");
+    jsonutil_add_num_or_null(o, "rate_gbps", p->valid & TOPO_PORT_V_RATE, p->rate_gbps);
+    jsonutil_add_num_or_null(o, "width", p->valid & TOPO_PORT_V_RATE, p->width);
+    if (p->valid & TOPO_PORT_V_RATE)
+        cJSON_AddStringToObject(o, "speed", p->speed);
+    else
+        cJSON_AddNullToObject(o, "speed");
+    jsonutil_add_num_or_null(o, "active_mtu", p->valid & TOPO_PORT_V_MTU, p->active_mtu);
+    jsonutil_add_num_or_null(o, "max_mtu", p->valid & TOPO_PORT_V_MAXMTU, p->max_mtu);
+    jsonutil_add_num_or_null(o, "lid", p->valid & TOPO_PORT_V_LID, p->lid);
+    jsonutil_add_num_or_null(o, "lmc", p->valid & TOPO_PORT_V_LID, p->lmc);
+    jsonutil_add_num_or_null(o, "sm_lid", p->valid & TOPO_PORT_V_SMLID, p->sm_lid);
+    jsonutil_add_num_or_null(o, "sm_sl", p->valid & TOPO_PORT_V_SMLID, p->sm_sl);
+    add_idx(o, "netdev", p->netdev);
+    if (p->valid & TOPO_PORT_V_GIDS) {
+        cJSON *ga = cJSON_AddArrayToObject(o, "gids");
+        for (int i = 0; i < p->ngids; i++) {
+            const struct topo_gid *g = &p->gids[i];
+            cJSON *go = cJSON_CreateObject();
+            cJSON_AddNumberToObject(go, "index", g->index);
+            cJSON_AddStringToObject(go, "gid", g->gid);
+            if (p->valid & TOPO_PORT_V_GIDTYPES)
+                cJSON_AddStringToObject(go, "type", gid_types[g->type]);
+            else
+                cJSON_AddNullToObject(go, "type");
+            cJSON_AddStringToObject(go, "ndev", g->ndev);
+            cJSON_AddStringToObject(go, "ip", g->ip);
+            cJSON_AddItemToArray(ga, go);
+        }
+    } else {
+        cJSON_AddNullToObject(o, "gids");
+    }
+    return o;
+}
+
+static cJSON *nic_json(const struct topo_nic *n)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_idx(o, "pci", n->pci);
+    cJSON_AddNumberToObject(o, "adapter", n->adapter);
+    cJSON_AddStringToObject(o, "rdma_dev", n->rdma_dev);
+    cJSON_AddStringToObject(o, "driver", n->driver);
+    cJSON_AddStringToObject(o, "node_guid", n->node_guid);
+    cJSON_AddStringToObject(o, "sys_image_guid", n->sys_image_guid);
+    cJSON_AddStringToObject(o, "fw_ver", n->fw_ver);
+    cJSON_AddStringToObject(o, "board_id", n->board_id);
+    cJSON_AddStringToObject(o, "hca_type", n->hca_type);
+    cJSON_AddNumberToObject(o, "first_port", n->first_port);
+    cJSON_AddNumberToObject(o, "nports", n->nports);
+    return o;
+}
+
+static cJSON *netdev_json(const struct topo_netdev *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", d->name);
+    add_idx(o, "pci", d->pci);
+    add_idx(o, "nic", d->nic);
+    cJSON_AddNumberToObject(o, "dev_port", d->dev_port);
+    cJSON_AddStringToObject(o, "mac", d->mac);
+    jsonutil_add_num_or_null(o, "mtu", d->valid & TOPO_NET_V_MTU, d->mtu);
+    jsonutil_add_num_or_null(o, "speed_mbps", d->valid & TOPO_NET_V_SPEED, d->speed_mbps);
+    if (d->valid & TOPO_NET_V_OPER)
+        cJSON_AddStringToObject(o, "operstate", d->operstate);
+    else
+        cJSON_AddNullToObject(o, "operstate");
+    cJSON_AddStringToObject(o, "addrs", d->addrs);
+    return o;
+}
+
+cJSON *topo_json_from_model(const struct topo_model *m)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "format", TOPO_JSON_FORMAT);
+    cJSON_AddNumberToObject(doc, "version", TOPO_JSON_VERSION);
+    cJSON *src = cJSON_AddObjectToObject(doc, "source");
+    cJSON_AddStringToObject(src, "kind", src_names[m->source]);
+    cJSON_AddStringToObject(src, "path", m->source_path);
+    cJSON_AddStringToObject(src, "hwloc_version", m->hwloc_version);
+    cJSON_AddItemToObject(doc, "host", host_json(&m->host));
+
+    cJSON *a = cJSON_AddArrayToObject(doc, "packages");
+    for (int i = 0; i < m->npackages; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "os_index", m->packages[i].os_index);
+        cJSON_AddStringToObject(o, "cpu_model", m->packages[i].cpu_model);
+        cJSON_AddStringToObject(o, "cpuset", m->packages[i].cpuset);
+        cJSON_AddItemToArray(a, o);
+    }
+    a = cJSON_AddArrayToObject(doc, "numa");
+    for (int i = 0; i < m->nnuma; i++) {
+        const struct topo_numa *n = &m->numa[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "os_index", n->os_index);
+        cJSON_AddStringToObject(o, "kind", numa_kinds[n->kind]);
+        add_idx(o, "package", n->package);
+        cJSON_AddNumberToObject(o, "mem_bytes", (double)n->mem_bytes);
+        cJSON_AddStringToObject(o, "cpuset", n->cpuset);
+        add_idx(o, "gpu", n->gpu);
+        cJSON_AddStringToObject(o, "subtype", n->subtype);
+        cJSON_AddItemToArray(a, o);
+    }
+    a = cJSON_AddArrayToObject(doc, "pci");
+    for (int i = 0; i < m->npci; i++)
+        cJSON_AddItemToArray(a, pci_json(&m->pci[i]));
+    a = cJSON_AddArrayToObject(doc, "gpus");
+    for (int i = 0; i < m->ngpus; i++)
+        cJSON_AddItemToArray(a, gpu_json(&m->gpus[i]));
+    a = cJSON_AddArrayToObject(doc, "gpulinks");
+    for (int i = 0; i < m->ngpulinks; i++) {
+        const struct topo_gpulink *l = &m->gpulinks[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "gpu", l->gpu);
+        cJSON_AddStringToObject(o, "peer_kind", peer_kinds[l->peer_kind]);
+        cJSON_AddNumberToObject(o, "peer", l->peer);
+        cJSON_AddNumberToObject(o, "bw_mbs", l->bw_mbs);
+        add_idx(o, "links", l->links);
+        cJSON_AddStringToObject(o, "kind", l->kind);
+        cJSON_AddItemToArray(a, o);
+    }
+    a = cJSON_AddArrayToObject(doc, "nics");
+    for (int i = 0; i < m->nnics; i++)
+        cJSON_AddItemToArray(a, nic_json(&m->nics[i]));
+    a = cJSON_AddArrayToObject(doc, "adapters");
+    for (int i = 0; i < m->nadapters; i++) {
+        const struct topo_adapter *ad = &m->adapters[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "model", ad->model);
+        add_hex(o, "vendor_id", ad->vendor_id, 4);
+        add_hex(o, "device_id", ad->device_id, 4);
+        cJSON_AddStringToObject(o, "fw_ver", ad->fw_ver);
+        cJSON_AddItemToObject(o, "nics", cJSON_CreateIntArray(ad->funcs, ad->nfuncs));
+        cJSON_AddItemToArray(a, o);
+    }
+    a = cJSON_AddArrayToObject(doc, "ports");
+    for (int i = 0; i < m->nports; i++)
+        cJSON_AddItemToArray(a, port_json(&m->ports[i]));
+    a = cJSON_AddArrayToObject(doc, "netdevs");
+    for (int i = 0; i < m->nnetdevs; i++)
+        cJSON_AddItemToArray(a, netdev_json(&m->netdevs[i]));
+    a = cJSON_AddArrayToObject(doc, "notes");
+    for (int i = 0; i < m->nnotes; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(m->notes[i]));
+    return doc;
+}
+
+/* ---- JSON -> model ---- */
+
+struct jctx {
+    const char *what;
+    struct ft_err *err;
+    int rc;
+};
+
+static int bad(struct jctx *c, const char *fmt, const char *arr, int i, const char *key)
+{
+    if (c->rc == 0)
+        c->rc = ft_err_set(c->err, -EBADMSG, fmt, c->what, arr, i, key);
+    return c->rc;
+}
+
+/* Read an optional number: null/absent -> not valid. Wrong type -> error. */
+static bool opt_num(struct jctx *c, const cJSON *o, const char *arr, int i, const char *key,
+                    double *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!it || cJSON_IsNull(it))
+        return false;
+    if (!cJSON_IsNumber(it)) {
+        bad(c, "%s: %s[%d].%s must be a number or null", arr, i, key);
+        return false;
+    }
+    *out = it->valuedouble;
+    return true;
+}
+
+static int req_int(struct jctx *c, const cJSON *o, const char *arr, int i, const char *key,
+                   int lo, int hi, int dflt)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!it || cJSON_IsNull(it))
+        return dflt;
+    if (!cJSON_IsNumber(it) || it->valuedouble < lo || it->valuedouble > hi) {
+        bad(c, "%s: %s[%d].%s is missing or out of range", arr, i, key);
+        return dflt;
+    }
+    return (int)it->valuedouble;
+}
+
+static void get_str(const cJSON *o, const char *key, char *buf, size_t len)
+{
+    if (!jsonutil_strcpy(o, key, buf, len))
+        buf[0] = '\0';
+}
+
+static unsigned hex_field(struct jctx *c, const cJSON *o, const char *arr, int i,
+                          const char *key, bool *present)
+{
+    const char *s = jsonutil_str(o, key);
+    *present = s != NULL;
+    if (!s)
+        return 0;
+    char *end;
+    unsigned long v = strtoul(s, &end, 16);
+    if (*end || !*s) {
+        bad(c, "%s: %s[%d].%s must be a hex string", arr, i, key);
+        return 0;
+    }
+    return (unsigned)v;
+}
+
+static int tristate(const cJSON *o, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsTrue(it))
+        return TOPO_YES;
+    if (cJSON_IsFalse(it))
+        return TOPO_NO;
+    return TOPO_UNKNOWN;
+}
+
+static const cJSON *array(struct jctx *c, const cJSON *doc, const char *key)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, key);
+    if (!a)
+        return NULL;
+    if (!cJSON_IsArray(a))
+        bad(c, "%s: %s%.0d%s must be an array", key, 0, "");
+    return a;
+}
+
+static void load_host(const cJSON *h, struct topo_host *o)
+{
+    get_str(h, "hostname", o->hostname, sizeof(o->hostname));
+    get_str(h, "kernel", o->kernel, sizeof(o->kernel));
+    get_str(h, "arch", o->arch, sizeof(o->arch));
+    get_str(h, "product", o->product, sizeof(o->product));
+    o->is_root = tristate(h, "is_root");
+    o->cap_ipc_lock = tristate(h, "cap_ipc_lock");
+    o->nvidia_peermem = tristate(h, "nvidia_peermem");
+    o->dmabuf = tristate(h, "dmabuf");
+    double s, hd;
+    if (jsonutil_num(h, "memlock_soft_bytes", &s) && jsonutil_num(h, "memlock_hard_bytes", &hd)) {
+        o->memlock_known = 1;
+        o->memlock_soft = s < 0 ? UINT64_MAX : (uint64_t)s;
+        o->memlock_hard = hd < 0 ? UINT64_MAX : (uint64_t)hd;
+    }
+}
+
+static void load_pci(struct jctx *c, const cJSON *o, int i, struct topo_pci *p, int npci)
+{
+    int kind = name_to_enum(jsonutil_str(o, "kind"), NAMES(pci_kinds));
+    if (kind < 0) {
+        bad(c, "%s: %s[%d].%s must be hostbridge, bridge or device", "pci", i, "kind");
+        return;
+    }
+    p->kind = (enum topo_pci_kind)kind;
+    p->parent = req_int(c, o, "pci", i, "parent", -1, npci - 1, -1);
+    if (p->parent >= i) {
+        bad(c, "%s: %s[%d].%s must refer to an earlier entry", "pci", i, "parent");
+        return;
+    }
+    const char *bdf = jsonutil_str(o, "bdf");
+    if (!bdf || topo_bdf_parse(bdf, &p->addr) < 0) {
+        bad(c, "%s: %s[%d].%s is not a PCI address like 0000:4d:00.0", "pci", i, "bdf");
+        return;
+    }
+    const cJSON *br = cJSON_GetObjectItemCaseSensitive(o, "buses");
+    if (cJSON_GetArraySize(br) == 2) {
+        p->bus_first = (uint8_t)cJSON_GetArrayItem(br, 0)->valuedouble;
+        p->bus_last = (uint8_t)cJSON_GetArrayItem(br, 1)->valuedouble;
+    }
+    bool pv, pd, pc;
+    p->vendor_id = (uint16_t)hex_field(c, o, "pci", i, "vendor_id", &pv);
+    p->device_id = (uint16_t)hex_field(c, o, "pci", i, "device_id", &pd);
+    p->class_id = (uint16_t)hex_field(c, o, "pci", i, "class_id", &pc);
+    if (pv && pd)
+        p->valid |= TOPO_PCI_V_IDS;
+    p->numa = req_int(c, o, "pci", i, "numa", -1, 1 << 20, -1);
+    p->package = req_int(c, o, "pci", i, "package", -1, 1 << 20, -1);
+    get_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
+    double v;
+    if (opt_num(c, o, "pci", i, "cur_speed_gts", &v)) {
+        p->cur_speed_gts = v;
+        p->valid |= TOPO_PCI_V_CUR_SPEED;
+    }
+    if (opt_num(c, o, "pci", i, "cur_width", &v)) {
+        p->cur_width = (int)v;
+        p->valid |= TOPO_PCI_V_CUR_WIDTH;
+    }
+    if (opt_num(c, o, "pci", i, "max_speed_gts", &v)) {
+        p->max_speed_gts = v;
+        p->valid |= TOPO_PCI_V_MAX_SPEED;
+    }
+    if (opt_num(c, o, "pci", i, "max_width", &v)) {
+        p->max_width = (int)v;
+        p->valid |= TOPO_PCI_V_MAX_WIDTH;
+    }
+    if (opt_num(c, o, "pci", i, "link_gbs", &v)) {
+        p->link_gbs = v;
+        p->valid |= TOPO_PCI_V_LINK_GBS;
+    }
+    if (opt_num(c, o, "pci", i, "acs_ctrl", &v)) {
+        p->acs_ctrl = (uint16_t)v;
+        p->valid |= TOPO_PCI_V_ACS;
+    }
+    get_str(o, "vendor_name", p->vendor_name, sizeof(p->vendor_name));
+    get_str(o, "device_name", p->device_name, sizeof(p->device_name));
+    get_str(o, "subtype", p->subtype, sizeof(p->subtype));
+    get_str(o, "slot", p->slot, sizeof(p->slot));
+}
+
+static void load_gpu(struct jctx *c, const cJSON *o, int i, struct topo_gpu *g, int npci)
+{
+    g->pci = req_int(c, o, "gpus", i, "pci", 0, npci - 1, -1);
+    if (g->pci < 0)
+        bad(c, "%s: %s[%d].%s must name a PCI entry", "gpus", i, "pci");
+    get_str(o, "vendor", g->vendor, sizeof(g->vendor));
+    get_str(o, "model", g->model, sizeof(g->model));
+    get_str(o, "osdevs", g->osdevs, sizeof(g->osdevs));
+    get_str(o, "uuid", g->uuid, sizeof(g->uuid));
+    get_str(o, "found_by", g->found_by, sizeof(g->found_by));
+    double v;
+    if (opt_num(c, o, "gpus", i, "cuda_index", &v)) {
+        g->cuda_index = (int)v;
+        g->valid |= TOPO_GPU_V_CUDA;
+    }
+    if (opt_num(c, o, "gpus", i, "nvml_index", &v)) {
+        g->nvml_index = (int)v;
+        g->valid |= TOPO_GPU_V_NVML;
+    }
+    if (opt_num(c, o, "gpus", i, "rsmi_index", &v)) {
+        g->rsmi_index = (int)v;
+        g->valid |= TOPO_GPU_V_RSMI;
+    }
+    if (opt_num(c, o, "gpus", i, "mem_bytes", &v)) {
+        g->mem_bytes = (uint64_t)v;
+        g->valid |= TOPO_GPU_V_MEM;
+    }
+    g->mem_numa = req_int(c, o, "gpus", i, "mem_numa", -1, 1 << 20, -1);
+}
+
+static void load_port(struct jctx *c, const cJSON *o, int i, struct topo_port *p, int nnics,
+                      int nnet)
+{
+    p->nic = req_int(c, o, "ports", i, "nic", 0, nnics - 1, -1);
+    if (p->nic < 0)
+        bad(c, "%s: %s[%d].%s must name a NIC entry", "ports", i, "nic");
+    p->num = req_int(c, o, "ports", i, "num", 1, 255, 1);
+    static const char *const states[] = {"UNKNOWN", "DOWN",   "INIT",
+                                         "ARMED",   "ACTIVE", "ACTIVE_DEFER"};
+    static const char *const phys[] = {
+        "Unknown", "Sleep",  "Polling",           "Disabled", "PortConfigurationTraining",
+        "LinkUp",  "LinkErrorRecovery", "PhyTest"};
+    int e;
+    if ((e = name_to_enum(jsonutil_str(o, "state"), NAMES(states))) >= 0) {
+        p->state = (enum topo_port_state)e;
+        p->valid |= TOPO_PORT_V_STATE;
+    }
+    if ((e = name_to_enum(jsonutil_str(o, "phys_state"), NAMES(phys))) >= 0) {
+        p->phys_state = (enum topo_phys_state)e;
+        p->valid |= TOPO_PORT_V_PHYS;
+    }
+    if ((e = name_to_enum(jsonutil_str(o, "link_layer"), NAMES(ll_names))) >= 0) {
+        p->link_layer = (enum topo_link_layer)e;
+        p->valid |= TOPO_PORT_V_LL;
+    }
+    double v, w;
+    if (opt_num(c, o, "ports", i, "rate_gbps", &v) && opt_num(c, o, "ports", i, "width", &w)) {
+        p->rate_gbps = v;
+        p->width = (int)w;
+        get_str(o, "speed", p->speed, sizeof(p->speed));
+        p->valid |= TOPO_PORT_V_RATE;
+    }
+    if (opt_num(c, o, "ports", i, "active_mtu", &v)) {
+        p->active_mtu = (int)v;
+        p->valid |= TOPO_PORT_V_MTU;
+    }
+    if (opt_num(c, o, "ports", i, "max_mtu", &v)) {
+        p->max_mtu = (int)v;
+        p->valid |= TOPO_PORT_V_MAXMTU;
+    }
+    if (opt_num(c, o, "ports", i, "lid", &v)) {
+        p->lid = (uint32_t)v;
+        if (opt_num(c, o, "ports", i, "lmc", &w))
+            p->lmc = (int)w;
+        p->valid |= TOPO_PORT_V_LID;
+    }
+    if (opt_num(c, o, "ports", i, "sm_lid", &v)) {
+        p->sm_lid = (uint32_t)v;
+        if (opt_num(c, o, "ports", i, "sm_sl", &w))
+            p->sm_sl = (int)w;
+        p->valid |= TOPO_PORT_V_SMLID;
+    }
+    p->netdev = req_int(c, o, "ports", i, "netdev", -1, nnet - 1, -1);
+    const cJSON *ga = cJSON_GetObjectItemCaseSensitive(o, "gids");
+    if (cJSON_IsArray(ga)) {
+        p->valid |= TOPO_PORT_V_GIDS;
+        const cJSON *go;
+        cJSON_ArrayForEach(go, ga)
+        {
+            struct topo_gid g = {0};
+            g.index = req_int(c, go, "ports.gids", i, "index", 0, 1 << 20, 0);
+            get_str(go, "gid", g.gid, sizeof(g.gid));
+            int t = name_to_enum(jsonutil_str(go, "type"), NAMES(gid_types));
+            if (t >= 0) {
+                g.type = (enum topo_gid_type)t;
+                p->valid |= TOPO_PORT_V_GIDTYPES;
+            }
+            get_str(go, "ndev", g.ndev, sizeof(g.ndev));
+            get_str(go, "ip", g.ip, sizeof(g.ip));
+            topo_port_add_gid(p, &g);
+        }
+    }
+}
+
+static void load_netdev(struct jctx *c, const cJSON *o, int i, struct topo_netdev *d, int npci,
+                        int nnics)
+{
+    get_str(o, "name", d->name, sizeof(d->name));
+    if (!d->name[0])
+        bad(c, "%s: %s[%d].%s must be a non-empty string", "netdevs", i, "name");
+    d->pci = req_int(c, o, "netdevs", i, "pci", -1, npci - 1, -1);
+    d->nic = req_int(c, o, "netdevs", i, "nic", -1, nnics - 1, -1);
+    d->dev_port = req_int(c, o, "netdevs", i, "dev_port", -1, 255, 0);
+    get_str(o, "mac", d->mac, sizeof(d->mac));
+    double v;
+    if (opt_num(c, o, "netdevs", i, "mtu", &v)) {
+        d->mtu = (int)v;
+        d->valid |= TOPO_NET_V_MTU;
+    }
+    if (opt_num(c, o, "netdevs", i, "speed_mbps", &v)) {
+        d->speed_mbps = (int)v;
+        d->valid |= TOPO_NET_V_SPEED;
+    }
+    if (jsonutil_strcpy(o, "operstate", d->operstate, sizeof(d->operstate)))
+        d->valid |= TOPO_NET_V_OPER;
+    get_str(o, "addrs", d->addrs, sizeof(d->addrs));
+}
+
+int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
+                       struct ft_err *err)
+{
+    struct jctx c = {.what = what, .err = err};
+    const char *fmt = jsonutil_str(doc, "format");
+    if (!cJSON_IsObject(doc) || !fmt || strcmp(fmt, TOPO_JSON_FORMAT))
+        return ft_err_set(err, -EBADMSG,
+                          "%s: JSON, but not a fabtop topology snapshot (no \"format\": \"%s\"); "
+                          "save one with 'fabtop topo -o FILE'%s",
+                          what, TOPO_JSON_FORMAT,
+                          fmt && !strcmp(fmt, "fabtop-results") ? " (this is a results file: "
+                                                                  "open it with --results)"
+                                                                : "");
+    int64_t ver = 0;
+    if (!jsonutil_int(doc, "version", &ver) || ver < 1 || ver > TOPO_JSON_VERSION)
+        return ft_err_set(err, -EPROTO,
+                          "%s: snapshot version %lld is not supported (this fabtop reads "
+                          "version %d)",
+                          what, (long long)ver, TOPO_JSON_VERSION);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "source");
+    int sk = name_to_enum(jsonutil_str(src, "kind"), NAMES(src_names));
+    m->source = TOPO_SRC_JSON;
+    (void)sk;
+    snprintf(m->source_path, sizeof(m->source_path), "%s", what);
+    get_str(src, "hwloc_version", m->hwloc_version, sizeof(m->hwloc_version));
+    load_host(cJSON_GetObjectItemCaseSensitive(doc, "host"), &m->host);
+
+    const cJSON *a, *o;
+    int i = 0;
+    if ((a = array(&c, doc, "packages")))
+        cJSON_ArrayForEach(o, a)
+        {
+            struct topo_package *p = &m->packages[topo_model_add_package(m)];
+            p->os_index = req_int(&c, o, "packages", i++, "os_index", 0, 1 << 20, 0);
+            get_str(o, "cpu_model", p->cpu_model, sizeof(p->cpu_model));
+            get_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
+        }
+    i = 0;
+    if ((a = array(&c, doc, "numa")))
+        cJSON_ArrayForEach(o, a)
+        {
+            struct topo_numa *n = &m->numa[topo_model_add_numa(m)];
+            n->os_index = req_int(&c, o, "numa", i, "os_index", 0, 1 << 20, 0);
+            int k = name_to_enum(jsonutil_str(o, "kind"), NAMES(numa_kinds));
+            n->kind = k < 0 ? TOPO_NUMA_CPU : (enum topo_numa_kind)k;
+            n->package = req_int(&c, o, "numa", i, "package", -1, m->npackages - 1, -1);
+            double v = 0;
+            if (opt_num(&c, o, "numa", i, "mem_bytes", &v))
+                n->mem_bytes = (uint64_t)v;
+            get_str(o, "cpuset", n->cpuset, sizeof(n->cpuset));
+            n->gpu = req_int(&c, o, "numa", i, "gpu", -1, 1 << 20, -1);
+            get_str(o, "subtype", n->subtype, sizeof(n->subtype));
+            i++;
+        }
+    int npci = (a = array(&c, doc, "pci")) ? cJSON_GetArraySize(a) : 0;
+    i = 0;
+    if (a)
+        cJSON_ArrayForEach(o, a) load_pci(&c, o, i++, &m->pci[topo_model_add_pci(m)], npci);
+    i = 0;
+    if ((a = array(&c, doc, "gpus")))
+        cJSON_ArrayForEach(o, a) load_gpu(&c, o, i++, &m->gpus[topo_model_add_gpu(m)], npci);
+    for (int k = 0; k < m->nnuma; k++)
+        if (m->numa[k].gpu >= m->ngpus)
+            bad(&c, "%s: %s[%d].%s must name a GPU entry", "numa", k, "gpu");
+    i = 0;
+    if ((a = array(&c, doc, "gpulinks")))
+        cJSON_ArrayForEach(o, a)
+        {
+            struct topo_gpulink *l = &m->gpulinks[topo_model_add_gpulink(m)];
+            l->gpu = req_int(&c, o, "gpulinks", i, "gpu", 0, m->ngpus - 1, 0);
+            int pk = name_to_enum(jsonutil_str(o, "peer_kind"), NAMES(peer_kinds));
+            l->peer_kind = pk < 0 ? TOPO_PEER_GPU : (enum topo_link_peer)pk;
+            int hi = l->peer_kind == TOPO_PEER_GPU      ? m->ngpus - 1
+                     : l->peer_kind == TOPO_PEER_SWITCH ? npci - 1
+                                                        : m->npackages - 1;
+            l->peer = req_int(&c, o, "gpulinks", i, "peer", -1, hi, -1);
+            opt_num(&c, o, "gpulinks", i, "bw_mbs", &l->bw_mbs);
+            l->links = req_int(&c, o, "gpulinks", i, "links", -1, 1024, -1);
+            get_str(o, "kind", l->kind, sizeof(l->kind));
+            i++;
+        }
+    int nnics = (a = array(&c, doc, "nics")) ? cJSON_GetArraySize(a) : 0;
+    const cJSON *pa = array(&c, doc, "ports");
+    int nports = pa ? cJSON_GetArraySize(pa) : 0;
+    const cJSON *na = array(&c, doc, "netdevs");
+    int nnet = na ? cJSON_GetArraySize(na) : 0;
+    i = 0;
+    if (a)
+        cJSON_ArrayForEach(o, a)
+        {
+            struct topo_nic *n = &m->nics[topo_model_add_nic(m)];
+            n->pci = req_int(&c, o, "nics", i, "pci", -1, npci - 1, -1);
+            get_str(o, "rdma_dev", n->rdma_dev, sizeof(n->rdma_dev));
+            get_str(o, "driver", n->driver, sizeof(n->driver));
+            get_str(o, "node_guid", n->node_guid, sizeof(n->node_guid));
+            get_str(o, "sys_image_guid", n->sys_image_guid, sizeof(n->sys_image_guid));
+            get_str(o, "fw_ver", n->fw_ver, sizeof(n->fw_ver));
+            get_str(o, "board_id", n->board_id, sizeof(n->board_id));
+            get_str(o, "hca_type", n->hca_type, sizeof(n->hca_type));
+            n->first_port = req_int(&c, o, "nics", i, "first_port", -1, nports, -1);
+            n->nports = req_int(&c, o, "nics", i, "nports", 0, nports, 0);
+            if (n->nports > 0 && (n->first_port < 0 || n->first_port + n->nports > nports))
+                bad(&c, "%s: %s[%d].%s range runs past the ports array", "nics", i,
+                    "first_port");
+            i++;
+        }
+    i = 0;
+    if (pa)
+        cJSON_ArrayForEach(o, pa) load_port(&c, o, i++, &m->ports[topo_model_add_port(m)],
+                                            nnics, nnet);
+    i = 0;
+    if (na)
+        cJSON_ArrayForEach(o, na) load_netdev(&c, o, i++,
+                                              &m->netdevs[topo_model_add_netdev(m)], npci, nnics);
+    if ((a = array(&c, doc, "notes")))
+        cJSON_ArrayForEach(o, a) if (cJSON_IsString(o)) topo_model_note(m, "%s", o->valuestring);
+    return c.rc;
+}
+
+static int load_json(struct topo_model *m, const struct topo_load_opts *o, struct ft_err *err)
+{
+    cJSON *doc;
+    int rc = jsonutil_load(o->input, &doc, err);
+    if (rc < 0)
+        return rc;
+    rc = topo_json_to_model(doc, m, o->input, err);
+    cJSON_Delete(doc);
+    return rc;
+}
+
+const struct topo_source topo_source_json = {"json", TOPO_SRC_JSON, load_json};
+
+/* ---- derived sections for --json ---- */
+
+static cJSON *cell_json(const struct topo_cell *c)
+{
+    char buf[16];
+    topo_cell_str(c, buf, sizeof(buf));
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "rel", buf);
+    cJSON_AddStringToObject(o, "pcie", topo_rel_str(c->pcie));
+    if (c->rel == TOPO_REL_NV) {
+        cJSON_AddNumberToObject(o, "nvlink_mbs", c->nv_bw_mbs);
+        add_idx(o, "nvlinks", c->nv_links);
+        cJSON_AddBoolToObject(o, "via_switch", c->via_switch);
+    }
+    cJSON_AddBoolToObject(o, "same_package", c->same_package);
+    return o;
+}
+
+cJSON *topo_json_affinity(const struct topo_model *m, const struct topo_affinity *a)
+{
+    cJSON *o = cJSON_CreateObject();
+    char name[64];
+    cJSON *cols = cJSON_AddArrayToObject(o, "nics");
+    for (int j = 0; j < a->ncols; j++) {
+        topo_nic_name(m, a->cols[j], name, sizeof(name));
+        cJSON_AddItemToArray(cols, cJSON_CreateString(name));
+    }
+    cJSON_AddBoolToObject(o, "rdma_nics", a->rdma_only);
+    cJSON *rows = cJSON_AddArrayToObject(o, "gpus");
+    for (int i = 0; i < a->ngpus; i++) {
+        const struct topo_pci *p = &m->pci[m->gpus[i].pci];
+        cJSON *r = cJSON_CreateObject();
+        topo_gpu_name(m, i, name, sizeof(name));
+        cJSON_AddStringToObject(r, "name", name);
+        add_bdf(r, "bdf", &p->addr);
+        add_idx(r, "numa", p->numa);
+        cJSON_AddStringToObject(r, "cpuset", p->cpuset);
+        cJSON *gg = cJSON_AddArrayToObject(r, "gpu");
+        for (int j = 0; j < a->ngpus; j++)
+            cJSON_AddItemToArray(gg, cell_json(&a->gg[i * a->ngpus + j]));
+        cJSON *gn = cJSON_AddArrayToObject(r, "nic");
+        for (int j = 0; j < a->ncols; j++)
+            cJSON_AddItemToArray(gn, cell_json(&a->gn[i * a->ncols + j]));
+        cJSON *ne = cJSON_AddObjectToObject(r, "nearest");
+        cJSON_AddStringToObject(ne, "rel", a->nearest[i].n ? topo_rel_str(a->nearest[i].rel)
+                                                           : "none");
+        cJSON *nl = cJSON_AddArrayToObject(ne, "nics");
+        for (int k = 0; k < a->nearest[i].n; k++) {
+            topo_nic_name(m, a->nearest[i].nics[k], name, sizeof(name));
+            cJSON_AddItemToArray(nl, cJSON_CreateString(name));
+        }
+        cJSON_AddItemToArray(rows, r);
+    }
+    return o;
+}
+
+cJSON *topo_json_findings(const struct topo_findings *f)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < f->n; i++) {
+        const struct topo_finding *x = &f->v[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "rule", x->rule);
+        cJSON_AddStringToObject(o, "severity", topo_sev_str(x->sev));
+        cJSON_AddStringToObject(o, "object", x->object);
+        cJSON_AddStringToObject(o, "message", x->msg);
+        cJSON_AddStringToObject(o, "remedy", x->remedy);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}

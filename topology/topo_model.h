@@ -1,0 +1,328 @@
+/* topo_model: the node model every other part of fabtop reads. It is plain data built
+ * once by a source (hwloc live/XML/sysfs root, or a saved JSON snapshot) and then only
+ * read. Optional facts carry a valid bit: unknown is shown as n/a, never as 0.
+ * Objects refer to each other by index into the model's arrays (-1 = none). */
+#ifndef TOPO_MODEL_H
+#define TOPO_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TOPO_NAME 64
+#define TOPO_TEXT 128
+#define TOPO_CPUSET 256
+
+/* A PCI address: domain:bus:device.function. */
+struct topo_bdf {
+    uint32_t domain;
+    uint8_t bus, dev, func;
+};
+
+/* ---- CPU side ---- */
+
+struct topo_package {
+    int os_index;            /* physical package id */
+    char cpu_model[TOPO_TEXT];
+    char cpuset[TOPO_CPUSET]; /* cpu list, "0-23,48-71" */
+};
+
+enum topo_numa_kind {
+    TOPO_NUMA_CPU = 0,    /* ordinary memory with (or near) CPUs */
+    TOPO_NUMA_GPU_MEMORY, /* a GPU's memory exposed as a NUMA node (POWER9 + V100) */
+    TOPO_NUMA_OTHER,      /* HBM/NVM/CXL-only nodes without CPUs */
+};
+
+struct topo_numa {
+    int os_index;
+    enum topo_numa_kind kind;
+    int package;              /* index into packages, -1 if not below one */
+    uint64_t mem_bytes;       /* local memory, 0 if unknown */
+    char cpuset[TOPO_CPUSET]; /* CPUs of this node ("" for memory-only nodes) */
+    int gpu;                  /* for GPU memory: index into gpus, else -1 */
+    char subtype[32];         /* hwloc subtype ("GPUMemory", "MCDRAM", ...) */
+};
+
+/* ---- PCI tree ---- */
+
+enum topo_pci_kind {
+    TOPO_PCI_HOSTBRIDGE = 0, /* root complex: hwloc HostBridge */
+    TOPO_PCI_BRIDGE,         /* PCI-to-PCI bridge: root port or PCIe switch port */
+    TOPO_PCI_DEVICE,         /* endpoint function */
+};
+
+/* What a PCI-to-PCI bridge is, derived from its place in the tree (see topo_affinity.c):
+ * root ports sit directly below a host bridge; below them switch upstream and downstream
+ * ports alternate. */
+enum topo_bridge_role {
+    TOPO_BRIDGE_NONE = 0,
+    TOPO_BRIDGE_ROOT_PORT,
+    TOPO_BRIDGE_SWITCH_UP,
+    TOPO_BRIDGE_SWITCH_DOWN,
+};
+
+/* valid bits of struct topo_pci */
+enum {
+    TOPO_PCI_V_CUR_SPEED = 1u << 0, /* cur_speed_gts */
+    TOPO_PCI_V_CUR_WIDTH = 1u << 1, /* cur_width */
+    TOPO_PCI_V_MAX_SPEED = 1u << 2, /* max_speed_gts */
+    TOPO_PCI_V_MAX_WIDTH = 1u << 3, /* max_width */
+    TOPO_PCI_V_LINK_GBS = 1u << 4,  /* link_gbs (hwloc's per-direction bandwidth) */
+    TOPO_PCI_V_ACS = 1u << 5,       /* acs_ctrl (config space was readable) */
+    TOPO_PCI_V_IDS = 1u << 6,       /* vendor_id/device_id/class_id are real */
+};
+
+struct topo_pci {
+    enum topo_pci_kind kind;
+    int parent;            /* index into pci, -1 for host bridges */
+    int numa;              /* local CPU NUMA node (os index), -1 if several or unknown */
+    int package;           /* index into packages, -1 if unknown */
+    char cpuset[TOPO_CPUSET]; /* local CPUs, for pinning */
+    struct topo_bdf addr;  /* function address; for host bridges domain + first bus */
+    uint8_t bus_first, bus_last; /* bridges: secondary..subordinate bus range */
+    uint16_t vendor_id, device_id;
+    uint16_t class_id; /* base class << 8 | subclass (0x0302 = 3D controller) */
+    uint8_t prog_if;
+    enum topo_bridge_role role;
+    unsigned valid;       /* TOPO_PCI_V_* */
+    double cur_speed_gts; /* current link speed per lane, GT/s */
+    double max_speed_gts; /* capability, GT/s */
+    int cur_width;        /* lanes */
+    int max_width;        /* lanes */
+    double link_gbs;      /* hwloc's link bandwidth, GB/s (10^9 bytes/s), one direction */
+    uint16_t acs_ctrl;    /* PCIe ACS Control register (bridges) */
+    char vendor_name[TOPO_NAME];
+    char device_name[TOPO_TEXT];
+    char subtype[32]; /* hwloc subtype, e.g. "NVSwitch" */
+    char slot[32];    /* physical slot name */
+};
+
+/* ---- GPUs ---- */
+
+enum {
+    TOPO_GPU_V_CUDA = 1u << 0,  /* cuda_index */
+    TOPO_GPU_V_NVML = 1u << 1,  /* nvml_index */
+    TOPO_GPU_V_MEM = 1u << 2,   /* mem_bytes */
+    TOPO_GPU_V_RSMI = 1u << 3,  /* rsmi_index */
+};
+
+struct topo_gpu {
+    int pci;                 /* index into pci (the GPU's function) */
+    char vendor[16];         /* "NVIDIA", "AMD", "Intel", ... */
+    char model[TOPO_TEXT];   /* "NVIDIA H100 80GB HBM3" where known */
+    char osdevs[TOPO_TEXT];  /* OS device names, space separated: "cuda0 nvml0" */
+    char uuid[64];
+    char found_by[32];       /* how it was recognised: "osdev", "pci-class", "nvidia-proc" */
+    unsigned valid;          /* TOPO_GPU_V_* */
+    int cuda_index, nvml_index, rsmi_index;
+    uint64_t mem_bytes;      /* device memory, bytes */
+    int mem_numa;            /* os index of its memory NUMA node, -1 if none */
+};
+
+/* An NVLink (or XGMI) connection summary between a GPU and a peer. */
+enum topo_link_peer { TOPO_PEER_GPU = 0, TOPO_PEER_SWITCH, TOPO_PEER_CPU };
+
+struct topo_gpulink {
+    int gpu;                    /* index into gpus */
+    enum topo_link_peer peer_kind;
+    int peer;                   /* gpu index, pci index of the switch, or package index */
+    double bw_mbs;              /* hwloc NVLinkBandwidth: MB/s (10^6 bytes/s) */
+    int links;                  /* number of links, -1 when it cannot be derived */
+    char kind[16];              /* "NVLink", "XGMI" */
+};
+
+/* ---- NICs, RDMA devices, ports, netdevs ---- */
+
+enum topo_link_layer { TOPO_LL_UNKNOWN = 0, TOPO_LL_INFINIBAND, TOPO_LL_ETHERNET };
+
+/* IB port states as the kernel's sysfs "state" file numbers them (ib_verbs.h enum
+ * ib_port_state): 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER. */
+enum topo_port_state {
+    TOPO_PORT_STATE_UNKNOWN = 0,
+    TOPO_PORT_DOWN = 1,
+    TOPO_PORT_INIT = 2,
+    TOPO_PORT_ARMED = 3,
+    TOPO_PORT_ACTIVE = 4,
+    TOPO_PORT_ACTIVE_DEFER = 5,
+};
+
+/* Physical port states (IB spec PortPhysicalState; sysfs "phys_state"):
+ * 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp,
+ * 6 LinkErrorRecovery, 7 Phy Test. */
+enum topo_phys_state {
+    TOPO_PHYS_UNKNOWN = 0,
+    TOPO_PHYS_SLEEP = 1,
+    TOPO_PHYS_POLLING = 2,
+    TOPO_PHYS_DISABLED = 3,
+    TOPO_PHYS_TRAINING = 4,
+    TOPO_PHYS_LINKUP = 5,
+    TOPO_PHYS_ERROR_RECOVERY = 6,
+    TOPO_PHYS_PHY_TEST = 7,
+};
+
+enum topo_gid_type { TOPO_GID_IB = 0, TOPO_GID_ROCE_V1, TOPO_GID_ROCE_V2 };
+
+struct topo_gid {
+    int index;
+    char gid[48];         /* "fe80:0000:...", as sysfs writes it */
+    enum topo_gid_type type;
+    char ndev[32];        /* netdev the GID belongs to ("" if none) */
+    char ip[48];          /* IPv4 (for ::ffff:a.b.c.d) or IPv6 text, "" for link-local IB */
+};
+
+enum {
+    TOPO_PORT_V_STATE = 1u << 0,
+    TOPO_PORT_V_PHYS = 1u << 1,
+    TOPO_PORT_V_LL = 1u << 2,
+    TOPO_PORT_V_RATE = 1u << 3,   /* rate_gbps, width, speed text */
+    TOPO_PORT_V_MTU = 1u << 4,    /* active_mtu */
+    TOPO_PORT_V_MAXMTU = 1u << 5, /* max_mtu */
+    TOPO_PORT_V_LID = 1u << 6,    /* lid, lmc */
+    TOPO_PORT_V_SMLID = 1u << 7,  /* sm_lid, sm_sl */
+    TOPO_PORT_V_GIDS = 1u << 8,   /* the GID table was read (it may still be empty) */
+    TOPO_PORT_V_GIDTYPES = 1u << 9, /* GID types are known */
+};
+
+struct topo_port {
+    int nic;                 /* index into nics */
+    int num;                 /* port number, from 1 */
+    unsigned valid;          /* TOPO_PORT_V_* */
+    enum topo_port_state state;
+    enum topo_phys_state phys_state;
+    enum topo_link_layer link_layer;
+    double rate_gbps;        /* active data rate, Gb/s (10^9 bit/s), e.g. 400 */
+    int width;               /* active lanes: 1, 2, 4, 8, 12 */
+    char speed[32];          /* lane speed name: "HDR", "NDR", "25 Gb/s" */
+    int active_mtu;          /* bytes: 256..4096 */
+    int max_mtu;             /* bytes */
+    uint32_t lid, sm_lid;
+    int lmc, sm_sl;
+    int netdev;              /* index into netdevs, -1 if none */
+    int ngids;
+    struct topo_gid *gids;   /* non-zero GIDs only */
+};
+
+struct topo_nic {
+    int pci;                 /* index into pci (this function), -1 for virtual devices */
+    int adapter;             /* index into adapters */
+    char rdma_dev[TOPO_NAME];/* verbs device ("mlx5_0"), "" for a plain network function */
+    char driver[32];         /* kernel driver, where known */
+    char node_guid[24];
+    char sys_image_guid[24];
+    char fw_ver[TOPO_NAME];
+    char board_id[TOPO_NAME];
+    char hca_type[TOPO_NAME];
+    int first_port, nports;  /* range in ports */
+};
+
+/* An adapter is one physical card: the PCI functions that share domain:bus:device. */
+struct topo_adapter {
+    char model[TOPO_TEXT];   /* PCI device name, or "15b3:101b" */
+    uint16_t vendor_id, device_id;
+    char fw_ver[TOPO_NAME];  /* firmware of its first RDMA function, "" if unknown */
+    int nfuncs;
+    int funcs[8];            /* indices into nics */
+};
+
+enum {
+    TOPO_NET_V_MTU = 1u << 0,
+    TOPO_NET_V_SPEED = 1u << 1,
+    TOPO_NET_V_OPER = 1u << 2,
+};
+
+struct topo_netdev {
+    char name[32];
+    int pci;                 /* index into pci, -1 if virtual or unknown */
+    int nic;                 /* index into nics, -1 if none */
+    int dev_port;            /* port of a multi-port function (sysfs dev_port), 0-based */
+    unsigned valid;          /* TOPO_NET_V_* */
+    char mac[64];
+    int mtu;                 /* bytes */
+    int speed_mbps;          /* link speed, Mb/s as ethtool reports it */
+    char operstate[16];      /* "up", "down", "unknown" */
+    char addrs[TOPO_TEXT];   /* IP addresses, space separated (live only) */
+};
+
+/* ---- host facts used by lint ---- */
+
+enum topo_tristate { TOPO_UNKNOWN = -1, TOPO_NO = 0, TOPO_YES = 1 };
+
+struct topo_host {
+    char hostname[TOPO_NAME];
+    char kernel[TOPO_TEXT];
+    char arch[32];
+    char product[TOPO_TEXT];   /* DMI product name */
+    int is_root;                 /* enum topo_tristate */
+    int cap_ipc_lock;            /* enum topo_tristate */
+    int memlock_known;           /* 1 when memlock_soft/hard were read */
+    uint64_t memlock_soft;       /* bytes, UINT64_MAX for unlimited */
+    uint64_t memlock_hard;
+    int nvidia_peermem;          /* tristate: nvidia_peermem (or nv_peer_mem) loaded */
+    int dmabuf;                  /* tristate: GPU driver exports dma-buf for RDMA */
+};
+
+/* ---- the model ---- */
+
+enum topo_source_kind {
+    TOPO_SRC_LIVE = 0,
+    TOPO_SRC_XML,
+    TOPO_SRC_SYSFS,
+    TOPO_SRC_JSON,
+};
+
+struct topo_model {
+    enum topo_source_kind source;
+    char source_path[512];   /* file or root directory read ("" for live) */
+    char hwloc_version[32];  /* hwloc that built the XML, where known */
+    struct topo_host host;
+    int npackages, nnuma, npci, ngpus, ngpulinks, nnics, nadapters, nports, nnetdevs;
+    struct topo_package *packages;
+    struct topo_numa *numa;
+    struct topo_pci *pci;
+    struct topo_gpu *gpus;
+    struct topo_gpulink *gpulinks;
+    struct topo_nic *nics;
+    struct topo_adapter *adapters;
+    struct topo_port *ports;
+    struct topo_netdev *netdevs;
+    int nnotes;
+    char **notes;            /* what was not found and why, one sentence each */
+};
+
+struct topo_model *topo_model_new(void);
+void topo_model_free(struct topo_model *m);
+
+/* Append a zeroed element and return its index (arrays grow; indices stay valid). */
+int topo_model_add_package(struct topo_model *m);
+int topo_model_add_numa(struct topo_model *m);
+int topo_model_add_pci(struct topo_model *m);
+int topo_model_add_gpu(struct topo_model *m);
+int topo_model_add_gpulink(struct topo_model *m);
+int topo_model_add_nic(struct topo_model *m);
+int topo_model_add_adapter(struct topo_model *m);
+int topo_model_add_port(struct topo_model *m);
+int topo_model_add_netdev(struct topo_model *m);
+void topo_port_add_gid(struct topo_port *p, const struct topo_gid *g);
+void topo_model_note(struct topo_model *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Lookups; return an index or -1. */
+int topo_model_find_pci(const struct topo_model *m, const struct topo_bdf *a);
+int topo_model_find_netdev(const struct topo_model *m, const char *name);
+int topo_model_find_nic_by_rdma(const struct topo_model *m, const char *rdma_dev);
+int topo_model_gpu_of_pci(const struct topo_model *m, int pci);
+int topo_model_nic_of_pci(const struct topo_model *m, int pci);
+
+/* Text helpers. */
+void topo_bdf_str(const struct topo_bdf *a, char *buf, size_t len); /* "0000:4d:00.0" */
+int topo_bdf_parse(const char *s, struct topo_bdf *out);            /* 0 or -EINVAL */
+const char *topo_port_state_str(enum topo_port_state s);
+const char *topo_phys_state_str(enum topo_phys_state s);
+const char *topo_link_layer_str(enum topo_link_layer l);
+const char *topo_gid_type_str(enum topo_gid_type t);
+/* A stable short name for a NIC: its RDMA device, else its first netdev, else its BDF. */
+void topo_nic_name(const struct topo_model *m, int nic, char *buf, size_t len);
+/* "GPU0".. by index in the model (model order is PCI order). */
+void topo_gpu_name(const struct topo_model *m, int gpu, char *buf, size_t len);
+
+#endif

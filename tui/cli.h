@@ -1,0 +1,42 @@
+/* cli: the batch front end's shared pieces: subcommand table, common options
+ * (--json, -o FILE, --input, --sysfs-root), exit statuses (DESIGN.md conventions). */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+
+/* Exit statuses shared by every subcommand. */
+enum {
+    CLI_OK = 0,
+    CLI_THRESHOLDS = 1, /* thresholds violated / lint warnings */
+    CLI_FAILED = 2,     /* failed flows / lint errors */
+    CLI_USAGE = 64,     /* EX_USAGE */
+    CLI_DATAERR = 65,   /* EX_DATAERR */
+    CLI_NOINPUT = 66,   /* EX_NOINPUT */
+    CLI_UNAVAILABLE = 69,
+    CLI_SOFTWARE = 70,
+    CLI_CANTCREAT = 73,
+    CLI_NOPERM = 77,
+};
+
+struct cli_cmd {
+    const char *name;
+    const char *summary;
+    int (*main)(int argc, char **argv);
+};
+
+/* Print "fabtop: MESSAGE" on stderr and return the sysexits status for err. */
+int cli_fail(const struct ft_err *err);
+/* Print a usage error and return 64. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Emit a JSON document: on stdout when json, and atomically to out_path when set. */
+int cli_emit_json(const cJSON *doc, bool json, const char *out_path);
+void cli_print_version(void);
+
+int cli_topo_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,41 @@
+/* main: fabtop's entry point: dispatches subcommands from one table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/cli.h"
+
+static const struct cli_cmd commands[] = {
+    {"topo", "GPU / NIC / port topology, affinity matrix and bring-up lint", cli_topo_main},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: fabtop COMMAND [OPTIONS]\n"
+               "An explorer for GPU-cluster fabrics: topology, traffic tests, counters.\n\n"
+               "Commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'fabtop COMMAND --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        cli_print_version();
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].main(argc - 1, argv + 1);
+    fprintf(stderr, "fabtop: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return CLI_USAGE;
+}
