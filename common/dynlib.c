@@ -21,8 +21,8 @@ int dynlib_open(struct dynlib *dl, const char *const *candidates)
         }
         const char *e = dlerror();
         if (used < sizeof(dl->why)) {
-            int n = snprintf(dl->why + used, sizeof(dl->why) - used, "%s%s",
-                             used ? "; " : "", e ? e : *c);
+            int n = snprintf(dl->why + used, sizeof(dl->why) - used, "%s%s", used ? "; " : "",
+                             e ? e : *c);
             if (n > 0)
                 used += (size_t)n;
         }

@@ -4,9 +4,9 @@
 #define DYNLIB_H
 
 struct dynlib {
-    void *handle;    /* dlopen handle, NULL when unavailable */
-    char path[256];  /* the name or path that loaded */
-    char why[512];   /* why it is unavailable (dlerror text), "" when loaded */
+    void *handle;   /* dlopen handle, NULL when unavailable */
+    char path[256]; /* the name or path that loaded */
+    char why[512];  /* why it is unavailable (dlerror text), "" when loaded */
 };
 
 /* Try each candidate name in order (NULL-terminated). Returns 0 or -ELIBACC. */

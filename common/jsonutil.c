@@ -63,11 +63,12 @@ int jsonutil_slurp(const char *path, char **out, size_t *len, size_t max, struct
     return 0;
 }
 
-int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out,
-                   struct ft_err *err)
+int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out, struct ft_err *err)
 {
     const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, 1);
+    /* text[len] is the NUL: cJSON only accepts "nothing after the document" when the
+     * terminator lies inside the length it is given. */
+    cJSON *doc = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
     if (!doc) {
         const char *at = end ? end : cJSON_GetErrorPtr();
         int line = 1, col = 1;
@@ -83,8 +84,9 @@ int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out,
         }
         if (len == 0)
             return ft_err_set(err, -EBADMSG, "%s: empty file, expected a JSON document", what);
-        return ft_err_set(err, -EBADMSG, "%s:%d:%d: malformed JSON (check for a missing comma, "
-                                         "quote or bracket near here)",
+        return ft_err_set(err, -EBADMSG,
+                          "%s:%d:%d: malformed JSON (check for a missing comma, "
+                          "quote or bracket near here)",
                           what, line, col);
     }
     *out = doc;

@@ -20,9 +20,8 @@ int jsonutil_slurp(const char *path, char **out, size_t *len, size_t max, struct
 /* Parse a JSON file; on failure the message names the file, line and column. */
 int jsonutil_load(const char *path, cJSON **out, struct ft_err *err);
 
-/* Parse text; what names the source in error messages. */
-int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out,
-                   struct ft_err *err);
+/* Parse text (NUL-terminated at text[len]); what names the source in error messages. */
+int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out, struct ft_err *err);
 
 /* Print compactly or indented and write atomically. */
 int jsonutil_save(const char *path, const cJSON *doc, bool pretty, struct ft_err *err);

@@ -35,7 +35,9 @@ int topo_rel_parse(const char *s)
 
 void topo_cell_str(const struct topo_cell *c, char *buf, size_t len)
 {
-    if (c->rel == TOPO_REL_NV && c->nv_links > 0)
+    if (c->rel == TOPO_REL_NV && c->xgmi)
+        snprintf(buf, len, "XGMI");
+    else if (c->rel == TOPO_REL_NV && c->nv_links > 0)
         snprintf(buf, len, "NV%d", c->nv_links);
     else
         snprintf(buf, len, "%s", topo_rel_str(c->rel));
@@ -126,6 +128,7 @@ static void gpu_gpu_cell(const struct topo_model *m, int i, int j, struct topo_c
             c->rel = TOPO_REL_NV;
             c->nv_bw_mbs = l->bw_mbs;
             c->nv_links = l->links;
+            c->xgmi = !strcmp(l->kind, "XGMI");
             return;
         }
     }
@@ -169,18 +172,25 @@ int topo_affinity_compute(const struct topo_model *m, struct topo_affinity *a)
         struct topo_nearest *best = &a->nearest[i];
         best->rel = TOPO_REL_SYS;
         best->n = 0;
+        bool best_same = false;
         for (int j = 0; j < n; j++) {
             struct topo_cell *c = &a->gn[i * n + j];
             c->nv_links = -1;
-            c->rel = c->pcie = topo_affinity_pci(m, m->gpus[i].pci, m->nics[a->cols[j]].pci,
-                                                 &c->same_package);
-            if (c->rel < best->rel || best->n == 0) {
+            c->rel = c->pcie =
+                topo_affinity_pci(m, m->gpus[i].pci, m->nics[a->cols[j]].pci, &c->same_package);
+            /* Nearest = best relation; among equals, a NIC in the GPU's own socket beats
+             * one across the SMP interconnect (SYS inside one EPYC/SNC socket). */
+            bool better = best->n == 0 || c->rel < best->rel ||
+                          (c->rel == best->rel && c->same_package && !best_same);
+            if (better) {
                 best->rel = c->rel;
                 best->n = 0;
+                best_same = c->same_package;
             }
-            if (c->rel == best->rel && best->n < 16)
+            if (c->rel == best->rel && c->same_package == best_same && best->n < 16)
                 best->nics[best->n++] = a->cols[j];
         }
+        best->same_package = best_same;
     }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {

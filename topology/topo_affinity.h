@@ -24,6 +24,7 @@ struct topo_cell {
     int nv_links;       /* NV#: link count, -1 when it cannot be derived */
     double nv_bw_mbs;   /* NVLink bandwidth, MB/s (10^6 bytes/s), 0 if none */
     bool via_switch;    /* NVLink through NVSwitches */
+    bool xgmi;          /* AMD Infinity Fabric (XGMI) rather than NVLink */
     bool same_package;  /* SYS/NODE detail: both in one CPU package (socket) */
     enum topo_rel pcie; /* the PCIe relation even when NV is shown */
 };
@@ -31,17 +32,18 @@ struct topo_cell {
 struct topo_nearest {
     enum topo_rel rel; /* relation of the nearest NIC(s) */
     int n;             /* how many NICs tie for nearest */
+    bool same_package; /* they sit in the GPU's own CPU package (socket) */
     int nics[16];      /* indices into the model's nics */
 };
 
 struct topo_affinity {
     int ngpus;
-    int ncols;              /* NIC columns */
-    int *cols;              /* model nic index per column */
-    bool rdma_only;         /* columns are RDMA NICs (false: no RDMA NIC, plain NICs shown) */
-    struct topo_cell *gg;   /* ngpus x ngpus */
-    struct topo_cell *gn;   /* ngpus x ncols */
-    struct topo_cell *nn;   /* ncols x ncols */
+    int ncols;                    /* NIC columns */
+    int *cols;                    /* model nic index per column */
+    bool rdma_only;               /* columns are RDMA NICs (false: no RDMA NIC, plain NICs shown) */
+    struct topo_cell *gg;         /* ngpus x ngpus */
+    struct topo_cell *gn;         /* ngpus x ncols */
+    struct topo_cell *nn;         /* ncols x ncols */
     struct topo_nearest *nearest; /* per GPU */
 };
 
@@ -53,7 +55,8 @@ void topo_affinity_free(struct topo_affinity *a);
 
 /* "X", "PIX", ...; for NV use topo_cell_str. */
 const char *topo_rel_str(enum topo_rel r);
-/* Cell text as nvidia-smi prints it: "NV6", "NV" (count unknown), "PIX", ... */
+/* Cell text as nvidia-smi prints it: "NV6", "NV" (count unknown), "PIX", ...;
+ * AMD links print as "XGMI" (rocm-smi's word). */
 void topo_cell_str(const struct topo_cell *c, char *buf, size_t len);
 /* Parse "PIX" etc. back (tests, --expect); -1 when unknown. */
 int topo_rel_parse(const char *s);

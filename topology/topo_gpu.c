@@ -23,11 +23,11 @@ typedef struct {
 typedef struct {
     unsigned long long total, free, used;
 } nvmlMemory_t;
-#define NVML_NVLINK_MAX_LINKS 18
+#define NVML_NVLINK_MAX_LINKS        18
 #define NVML_DEVICE_NAME_BUFFER_SIZE 96
 #define NVML_DEVICE_UUID_BUFFER_SIZE 96
 /* nvmlIntNvLinkDeviceType_t */
-#define NVML_NVLINK_DEVICE_TYPE_GPU 0
+#define NVML_NVLINK_DEVICE_TYPE_GPU    0
 #define NVML_NVLINK_DEVICE_TYPE_SWITCH 2
 
 struct nvml_api {
@@ -63,10 +63,11 @@ struct cuda_api {
 
 static bool applies(const struct topo_model *m, const struct topo_load_opts *o)
 {
-    return m->source == TOPO_SRC_LIVE && !o->no_gpu_libs;
+    (void)m;
+    return !o->input && !o->sysfs_root && !o->no_gpu_libs; /* live loads only */
 }
 
-#define SYM(api, field, name)                                                                  \
+#define SYM(api, field, name)                                                                      \
     ((api)->field = (__typeof__((api)->field))dynlib_sym(&(api)->dl, name))
 
 static int find_gpu_by_busid(const struct topo_model *m, const char *busid)
@@ -135,7 +136,8 @@ static void nvml_links(struct topo_model *m, struct nvml_api *n, nvmlDevice_t de
     for (int p = 0; p < 64 && p < m->ngpus; p++) {
         if (!peer_links[p])
             continue;
-        struct topo_gpulink *l = &m->gpulinks[topo_model_add_gpulink(m)];
+        int k = topo_model_add_gpulink(m);
+        struct topo_gpulink *l = &m->gpulinks[k];
         l->gpu = gpu;
         l->peer_kind = TOPO_PEER_GPU;
         l->peer = p;
@@ -144,7 +146,8 @@ static void nvml_links(struct topo_model *m, struct nvml_api *n, nvmlDevice_t de
         snprintf(l->kind, sizeof(l->kind), "NVLink");
     }
     if (switch_links) {
-        struct topo_gpulink *l = &m->gpulinks[topo_model_add_gpulink(m)];
+        int k = topo_model_add_gpulink(m);
+        struct topo_gpulink *l = &m->gpulinks[k];
         l->gpu = gpu;
         l->peer_kind = TOPO_PEER_SWITCH;
         l->peer = -1; /* the switch is not a PCI device of this host */
@@ -159,8 +162,9 @@ static void enrich_nvml(struct topo_model *m)
     static const char *const names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
     struct nvml_api n;
     if (dynlib_open(&n.dl, names) < 0) {
-        topo_model_note(m, "NVML unavailable (%s): GPU names, memory and NVLink peers come "
-                           "from hwloc and sysfs only",
+        topo_model_note(m,
+                        "NVML unavailable (%s): GPU names, memory and NVLink peers come "
+                        "from hwloc and sysfs only",
                         n.dl.why);
         return;
     }
@@ -195,8 +199,7 @@ static void enrich_nvml(struct topo_model *m)
             continue;
         int g = find_gpu_by_busid(m, pi.busId);
         if (g < 0) {
-            topo_model_note(m, "NVML lists GPU %u at %s, which hwloc did not report", i,
-                            pi.busId);
+            topo_model_note(m, "NVML lists GPU %u at %s, which hwloc did not report", i, pi.busId);
             continue;
         }
         gpus[i] = g;
@@ -239,8 +242,9 @@ static void enrich_cuda(struct topo_model *m)
     }
     CUresult r = c.init(0);
     if (r != 0) {
-        topo_model_note(m, "CUDA driver present but cuInit failed with error %d (no GPU "
-                           "visible, or driver/library mismatch)",
+        topo_model_note(m,
+                        "CUDA driver present but cuInit failed with error %d (no GPU "
+                        "visible, or driver/library mismatch)",
                         r);
         dynlib_close(&c.dl);
         return;

@@ -13,8 +13,8 @@
 
 static bool applies(const struct topo_model *m, const struct topo_load_opts *o)
 {
-    (void)o;
-    return m->source == TOPO_SRC_LIVE;
+    (void)m;
+    return !o->input && !o->sysfs_root; /* the host we run on: live loads only */
 }
 
 /* CAP_IPC_LOCK is capability bit 14 (linux/capability.h); CapEff in /proc/self/status

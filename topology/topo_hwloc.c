@@ -22,7 +22,7 @@ struct hw_ctx {
     hwloc_topology_t topo;
     struct topo_model *m;
     const struct topo_load_opts *o;
-    const char *root; /* sysfs/proc root for nvidia proc files, NULL for XML */
+    const char *root;  /* sysfs/proc root for nvidia proc files, NULL for XML */
     hwloc_obj_t *objs; /* objs[pci index] */
     int nobjs;
 };
@@ -157,6 +157,8 @@ static void add_packages_and_numa(struct hw_ctx *c)
         p->os_index = (int)o->os_index;
         const char *model = hwloc_obj_get_info_by_name(o, "CPUModel");
         snprintf(p->cpu_model, sizeof(p->cpu_model), "%s", model ? model : "");
+        for (size_t n = strlen(p->cpu_model); n > 0 && isspace((unsigned char)p->cpu_model[n - 1]);)
+            p->cpu_model[--n] = '\0';
         list_cpuset(o->cpuset, p->cpuset, sizeof(p->cpuset));
     }
     int nn = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_NUMANODE);
@@ -373,15 +375,14 @@ static void fill_gpu_from_osdevs(struct hw_ctx *c, struct topo_gpu *g, hwloc_obj
         if (!g->uuid[0] && ((s = hwloc_obj_get_info_by_name(os, "NVIDIAUUID")) ||
                             (s = hwloc_obj_get_info_by_name(os, "AMDUUID"))))
             snprintf(g->uuid, sizeof(g->uuid), "%s", s);
-        /* CUDAGlobalMemorySize and OpenCLGlobalMemorySize are in KiB; RSMIVRAMSize in MiB. */
+        /* CUDAGlobalMemorySize, OpenCLGlobalMemorySize and RSMIVRAMSize are in KiB (an
+         * MI250X GCD shows RSMIVRAMSize=67108864, its 64 GiB of HBM). */
         if (!(g->valid & TOPO_GPU_V_MEM)) {
             unsigned long long v = 0;
             if ((s = hwloc_obj_get_info_by_name(os, "CUDAGlobalMemorySize")) ||
-                (s = hwloc_obj_get_info_by_name(os, "OpenCLGlobalMemorySize"))) {
+                (s = hwloc_obj_get_info_by_name(os, "OpenCLGlobalMemorySize")) ||
+                (s = hwloc_obj_get_info_by_name(os, "RSMIVRAMSize")))
                 v = strtoull(s, NULL, 10) * 1024ull;
-            } else if ((s = hwloc_obj_get_info_by_name(os, "RSMIVRAMSize"))) {
-                v = strtoull(s, NULL, 10) * 1024ull * 1024ull;
-            }
             if (v) {
                 g->mem_bytes = v;
                 g->valid |= TOPO_GPU_V_MEM;
@@ -583,9 +584,8 @@ static void add_links_from(struct hw_ctx *c, struct hwloc_distances_s *d, const 
                         : hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, peer);
                 l->peer = pk ? (int)pk->logical_index : -1;
             }
-            double per = !strcmp(kind, "NVLink")
-                             ? nvlink_per_link_mbs(&c->m->pci[c->m->gpus[gi].pci])
-                             : 0;
+            double per =
+                !strcmp(kind, "NVLink") ? nvlink_per_link_mbs(&c->m->pci[c->m->gpus[gi].pci]) : 0;
             if (per > 0 && l->bw_mbs >= per && (long long)l->bw_mbs % (long long)per == 0)
                 l->links = (int)(l->bw_mbs / per);
         }
@@ -741,8 +741,7 @@ static int hwloc_common(struct topo_model *m, const struct topo_load_opts *o, co
         goto out_topo;
     }
     if (fsroot && hwloc_get_nbobjs_by_type(c.topo, HWLOC_OBJ_PU) <= 0) {
-        rc = ft_err_set(err, -EBADMSG, "%s: no CPUs found; is this a captured sysfs root?",
-                        fsroot);
+        rc = ft_err_set(err, -EBADMSG, "%s: no CPUs found; is this a captured sysfs root?", fsroot);
         goto out_topo;
     }
     rc = build_from_hwloc(&c);

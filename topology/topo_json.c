@@ -113,11 +113,9 @@ static cJSON *pci_json(const struct topo_pci *p)
     add_idx(o, "numa", p->numa);
     add_idx(o, "package", p->package);
     cJSON_AddStringToObject(o, "cpuset", p->cpuset);
-    jsonutil_add_num_or_null(o, "cur_speed_gts", p->valid & TOPO_PCI_V_CUR_SPEED,
-                             p->cur_speed_gts);
+    jsonutil_add_num_or_null(o, "cur_speed_gts", p->valid & TOPO_PCI_V_CUR_SPEED, p->cur_speed_gts);
     jsonutil_add_num_or_null(o, "cur_width", p->valid & TOPO_PCI_V_CUR_WIDTH, p->cur_width);
-    jsonutil_add_num_or_null(o, "max_speed_gts", p->valid & TOPO_PCI_V_MAX_SPEED,
-                             p->max_speed_gts);
+    jsonutil_add_num_or_null(o, "max_speed_gts", p->valid & TOPO_PCI_V_MAX_SPEED, p->max_speed_gts);
     jsonutil_add_num_or_null(o, "max_width", p->valid & TOPO_PCI_V_MAX_WIDTH, p->max_width);
     jsonutil_add_num_or_null(o, "link_gbs", p->valid & TOPO_PCI_V_LINK_GBS, p->link_gbs);
     jsonutil_add_num_or_null(o, "acs_ctrl", p->valid & TOPO_PCI_V_ACS, p->acs_ctrl);
@@ -337,8 +335,8 @@ static bool opt_num(struct jctx *c, const cJSON *o, const char *arr, int i, cons
     return true;
 }
 
-static int req_int(struct jctx *c, const cJSON *o, const char *arr, int i, const char *key,
-                   int lo, int hi, int dflt)
+static int req_int(struct jctx *c, const cJSON *o, const char *arr, int i, const char *key, int lo,
+                   int hi, int dflt)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!it || cJSON_IsNull(it))
@@ -356,8 +354,8 @@ static void get_str(const cJSON *o, const char *key, char *buf, size_t len)
         buf[0] = '\0';
 }
 
-static unsigned hex_field(struct jctx *c, const cJSON *o, const char *arr, int i,
-                          const char *key, bool *present)
+static unsigned hex_field(struct jctx *c, const cJSON *o, const char *arr, int i, const char *key,
+                          bool *present)
 {
     const char *s = jsonutil_str(o, key);
     *present = s != NULL;
@@ -513,8 +511,8 @@ static void load_port(struct jctx *c, const cJSON *o, int i, struct topo_port *p
     static const char *const states[] = {"UNKNOWN", "DOWN",   "INIT",
                                          "ARMED",   "ACTIVE", "ACTIVE_DEFER"};
     static const char *const phys[] = {
-        "Unknown", "Sleep",  "Polling",           "Disabled", "PortConfigurationTraining",
-        "LinkUp",  "LinkErrorRecovery", "PhyTest"};
+        "Unknown",           "Sleep",  "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
+        "LinkErrorRecovery", "PhyTest"};
     int e;
     if ((e = name_to_enum(jsonutil_str(o, "state"), NAMES(states))) >= 0) {
         p->state = (enum topo_port_state)e;
@@ -601,8 +599,7 @@ static void load_netdev(struct jctx *c, const cJSON *o, int i, struct topo_netde
     get_str(o, "addrs", d->addrs, sizeof(d->addrs));
 }
 
-int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
-                       struct ft_err *err)
+int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what, struct ft_err *err)
 {
     struct jctx c = {.what = what, .err = err};
     const char *fmt = jsonutil_str(doc, "format");
@@ -621,10 +618,11 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
                           "version %d)",
                           what, (long long)ver, TOPO_JSON_VERSION);
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "source");
+    /* Keep where the data originally came from, so save -> load -> save is exact. */
     int sk = name_to_enum(jsonutil_str(src, "kind"), NAMES(src_names));
-    m->source = TOPO_SRC_JSON;
-    (void)sk;
-    snprintf(m->source_path, sizeof(m->source_path), "%s", what);
+    m->source = sk < 0 ? TOPO_SRC_JSON : (enum topo_source_kind)sk;
+    get_str(src, "path", m->source_path, sizeof(m->source_path));
+    snprintf(m->snapshot, sizeof(m->snapshot), "%s", what);
     get_str(src, "hwloc_version", m->hwloc_version, sizeof(m->hwloc_version));
     load_host(cJSON_GetObjectItemCaseSensitive(doc, "host"), &m->host);
 
@@ -633,7 +631,8 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
     if ((a = array(&c, doc, "packages")))
         cJSON_ArrayForEach(o, a)
         {
-            struct topo_package *p = &m->packages[topo_model_add_package(m)];
+            int k_ = topo_model_add_package(m);
+            struct topo_package *p = &m->packages[k_];
             p->os_index = req_int(&c, o, "packages", i++, "os_index", 0, 1 << 20, 0);
             get_str(o, "cpu_model", p->cpu_model, sizeof(p->cpu_model));
             get_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
@@ -642,7 +641,8 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
     if ((a = array(&c, doc, "numa")))
         cJSON_ArrayForEach(o, a)
         {
-            struct topo_numa *n = &m->numa[topo_model_add_numa(m)];
+            int k_ = topo_model_add_numa(m);
+            struct topo_numa *n = &m->numa[k_];
             n->os_index = req_int(&c, o, "numa", i, "os_index", 0, 1 << 20, 0);
             int k = name_to_enum(jsonutil_str(o, "kind"), NAMES(numa_kinds));
             n->kind = k < 0 ? TOPO_NUMA_CPU : (enum topo_numa_kind)k;
@@ -658,10 +658,18 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
     int npci = (a = array(&c, doc, "pci")) ? cJSON_GetArraySize(a) : 0;
     i = 0;
     if (a)
-        cJSON_ArrayForEach(o, a) load_pci(&c, o, i++, &m->pci[topo_model_add_pci(m)], npci);
+        cJSON_ArrayForEach(o, a)
+        {
+            int k = topo_model_add_pci(m);
+            load_pci(&c, o, i++, &m->pci[k], npci);
+        }
     i = 0;
     if ((a = array(&c, doc, "gpus")))
-        cJSON_ArrayForEach(o, a) load_gpu(&c, o, i++, &m->gpus[topo_model_add_gpu(m)], npci);
+        cJSON_ArrayForEach(o, a)
+        {
+            int k = topo_model_add_gpu(m);
+            load_gpu(&c, o, i++, &m->gpus[k], npci);
+        }
     for (int k = 0; k < m->nnuma; k++)
         if (m->numa[k].gpu >= m->ngpus)
             bad(&c, "%s: %s[%d].%s must name a GPU entry", "numa", k, "gpu");
@@ -669,7 +677,8 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
     if ((a = array(&c, doc, "gpulinks")))
         cJSON_ArrayForEach(o, a)
         {
-            struct topo_gpulink *l = &m->gpulinks[topo_model_add_gpulink(m)];
+            int k_ = topo_model_add_gpulink(m);
+            struct topo_gpulink *l = &m->gpulinks[k_];
             l->gpu = req_int(&c, o, "gpulinks", i, "gpu", 0, m->ngpus - 1, 0);
             int pk = name_to_enum(jsonutil_str(o, "peer_kind"), NAMES(peer_kinds));
             l->peer_kind = pk < 0 ? TOPO_PEER_GPU : (enum topo_link_peer)pk;
@@ -691,7 +700,8 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
     if (a)
         cJSON_ArrayForEach(o, a)
         {
-            struct topo_nic *n = &m->nics[topo_model_add_nic(m)];
+            int k_ = topo_model_add_nic(m);
+            struct topo_nic *n = &m->nics[k_];
             n->pci = req_int(&c, o, "nics", i, "pci", -1, npci - 1, -1);
             get_str(o, "rdma_dev", n->rdma_dev, sizeof(n->rdma_dev));
             get_str(o, "driver", n->driver, sizeof(n->driver));
@@ -703,18 +713,23 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
             n->first_port = req_int(&c, o, "nics", i, "first_port", -1, nports, -1);
             n->nports = req_int(&c, o, "nics", i, "nports", 0, nports, 0);
             if (n->nports > 0 && (n->first_port < 0 || n->first_port + n->nports > nports))
-                bad(&c, "%s: %s[%d].%s range runs past the ports array", "nics", i,
-                    "first_port");
+                bad(&c, "%s: %s[%d].%s range runs past the ports array", "nics", i, "first_port");
             i++;
         }
     i = 0;
     if (pa)
-        cJSON_ArrayForEach(o, pa) load_port(&c, o, i++, &m->ports[topo_model_add_port(m)],
-                                            nnics, nnet);
+        cJSON_ArrayForEach(o, pa)
+        {
+            int k = topo_model_add_port(m);
+            load_port(&c, o, i++, &m->ports[k], nnics, nnet);
+        }
     i = 0;
     if (na)
-        cJSON_ArrayForEach(o, na) load_netdev(&c, o, i++,
-                                              &m->netdevs[topo_model_add_netdev(m)], npci, nnics);
+        cJSON_ArrayForEach(o, na)
+        {
+            int k = topo_model_add_netdev(m);
+            load_netdev(&c, o, i++, &m->netdevs[k], npci, nnics);
+        }
     if ((a = array(&c, doc, "notes")))
         cJSON_ArrayForEach(o, a) if (cJSON_IsString(o)) topo_model_note(m, "%s", o->valuestring);
     return c.rc;
@@ -777,8 +792,8 @@ cJSON *topo_json_affinity(const struct topo_model *m, const struct topo_affinity
         for (int j = 0; j < a->ncols; j++)
             cJSON_AddItemToArray(gn, cell_json(&a->gn[i * a->ncols + j]));
         cJSON *ne = cJSON_AddObjectToObject(r, "nearest");
-        cJSON_AddStringToObject(ne, "rel", a->nearest[i].n ? topo_rel_str(a->nearest[i].rel)
-                                                           : "none");
+        cJSON_AddStringToObject(ne, "rel",
+                                a->nearest[i].n ? topo_rel_str(a->nearest[i].rel) : "none");
         cJSON *nl = cJSON_AddArrayToObject(ne, "nics");
         for (int k = 0; k < a->nearest[i].n; k++) {
             topo_nic_name(m, a->nearest[i].nics[k], name, sizeof(name));

@@ -10,7 +10,7 @@
 #include "topology/topo_lint.h"
 #include "topology/topo_model.h"
 
-#define TOPO_JSON_FORMAT "fabtop-topology"
+#define TOPO_JSON_FORMAT  "fabtop-topology"
 #define TOPO_JSON_VERSION 1
 
 /* The model as a JSON object (caller owns it). */

@@ -34,8 +34,7 @@ static int sniff_input(const char *path, const struct topo_source **src, struct 
     }
     if (S_ISDIR(st.st_mode))
         return ft_err_set(err, -EINVAL,
-                          "%s: is a directory; use --sysfs-root for a captured sysfs tree",
-                          path);
+                          "%s: is a directory; use --sysfs-root for a captured sysfs tree", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = -errno;
@@ -52,8 +51,9 @@ static int sniff_input(const char *path, const struct topo_source **src, struct 
     while (i < n && isspace((unsigned char)buf[i]))
         i++;
     if (i == n)
-        return ft_err_set(err, -EBADMSG, "%s: empty file; expected an hwloc XML or a fabtop "
-                                         "JSON snapshot",
+        return ft_err_set(err, -EBADMSG,
+                          "%s: empty file; expected an hwloc XML or a fabtop "
+                          "JSON snapshot",
                           path);
     if (buf[i] == '{') {
         *src = &topo_source_json;
@@ -146,8 +146,7 @@ static void group_adapters(struct topo_model *m)
                 if (p->device_name[0])
                     snprintf(ad->model, sizeof(ad->model), "%s", p->device_name);
                 else
-                    snprintf(ad->model, sizeof(ad->model), "%04x:%04x", p->vendor_id,
-                             p->device_id);
+                    snprintf(ad->model, sizeof(ad->model), "%04x:%04x", p->vendor_id, p->device_id);
             } else {
                 snprintf(ad->model, sizeof(ad->model), "software RDMA (%s)",
                          n->driver[0] ? n->driver : n->rdma_dev);

@@ -19,13 +19,15 @@ struct topo_load_opts {
 
 /* One way of building the model. */
 struct topo_source {
-    const char *name;      /* "live", "hwloc-xml", "sysfs-root", "json" */
+    const char *name; /* "live", "hwloc-xml", "sysfs-root", "json" */
     enum topo_source_kind kind;
     /* Build the skeleton (packages, NUMA nodes, PCI tree, GPUs, NICs, ports, netdevs). */
     int (*load)(struct topo_model *m, const struct topo_load_opts *o, struct ft_err *err);
 };
 
-/* Adds facts to a loaded model; never fails the load (problems become notes). */
+/* Adds facts to a loaded model; never fails the load (problems become notes).
+ * applies() decides from the options (live: no input and no sysfs_root; sysfs root;
+ * file input), never from m->source, which a snapshot sets to where it was taken. */
 struct topo_enricher {
     const char *name;
     bool (*applies)(const struct topo_model *m, const struct topo_load_opts *o);

@@ -216,17 +216,16 @@ int topo_bdf_parse(const char *s, struct topo_bdf *out)
 
 const char *topo_port_state_str(enum topo_port_state s)
 {
-    static const char *const names[] = {"UNKNOWN", "DOWN", "INIT", "ARMED", "ACTIVE",
-                                        "ACTIVE_DEFER"};
+    static const char *const names[] = {"UNKNOWN", "DOWN",   "INIT",
+                                        "ARMED",   "ACTIVE", "ACTIVE_DEFER"};
     return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "UNKNOWN";
 }
 
 const char *topo_phys_state_str(enum topo_phys_state s)
 {
-    static const char *const names[] = {"Unknown",  "Sleep",  "Polling",
-                                        "Disabled", "PortConfigurationTraining",
-                                        "LinkUp",   "LinkErrorRecovery",
-                                        "PhyTest"};
+    static const char *const names[] = {
+        "Unknown",           "Sleep",  "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
+        "LinkErrorRecovery", "PhyTest"};
     return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "Unknown";
 }
 

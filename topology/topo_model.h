@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TOPO_NAME 64
-#define TOPO_TEXT 128
+#define TOPO_NAME   64
+#define TOPO_TEXT   128
 #define TOPO_CPUSET 256
 
 /* A PCI address: domain:bus:device.function. */
@@ -22,7 +22,7 @@ struct topo_bdf {
 /* ---- CPU side ---- */
 
 struct topo_package {
-    int os_index;            /* physical package id */
+    int os_index; /* physical package id */
     char cpu_model[TOPO_TEXT];
     char cpuset[TOPO_CPUSET]; /* cpu list, "0-23,48-71" */
 };
@@ -74,11 +74,11 @@ enum {
 
 struct topo_pci {
     enum topo_pci_kind kind;
-    int parent;            /* index into pci, -1 for host bridges */
-    int numa;              /* local CPU NUMA node (os index), -1 if several or unknown */
-    int package;           /* index into packages, -1 if unknown */
-    char cpuset[TOPO_CPUSET]; /* local CPUs, for pinning */
-    struct topo_bdf addr;  /* function address; for host bridges domain + first bus */
+    int parent;                  /* index into pci, -1 for host bridges */
+    int numa;                    /* local CPU NUMA node (os index), -1 if several or unknown */
+    int package;                 /* index into packages, -1 if unknown */
+    char cpuset[TOPO_CPUSET];    /* local CPUs, for pinning */
+    struct topo_bdf addr;        /* function address; for host bridges domain + first bus */
     uint8_t bus_first, bus_last; /* bridges: secondary..subordinate bus range */
     uint16_t vendor_id, device_id;
     uint16_t class_id; /* base class << 8 | subclass (0x0302 = 3D controller) */
@@ -100,35 +100,35 @@ struct topo_pci {
 /* ---- GPUs ---- */
 
 enum {
-    TOPO_GPU_V_CUDA = 1u << 0,  /* cuda_index */
-    TOPO_GPU_V_NVML = 1u << 1,  /* nvml_index */
-    TOPO_GPU_V_MEM = 1u << 2,   /* mem_bytes */
-    TOPO_GPU_V_RSMI = 1u << 3,  /* rsmi_index */
+    TOPO_GPU_V_CUDA = 1u << 0, /* cuda_index */
+    TOPO_GPU_V_NVML = 1u << 1, /* nvml_index */
+    TOPO_GPU_V_MEM = 1u << 2,  /* mem_bytes */
+    TOPO_GPU_V_RSMI = 1u << 3, /* rsmi_index */
 };
 
 struct topo_gpu {
-    int pci;                 /* index into pci (the GPU's function) */
-    char vendor[16];         /* "NVIDIA", "AMD", "Intel", ... */
-    char model[TOPO_TEXT];   /* "NVIDIA H100 80GB HBM3" where known */
-    char osdevs[TOPO_TEXT];  /* OS device names, space separated: "cuda0 nvml0" */
+    int pci;                /* index into pci (the GPU's function) */
+    char vendor[16];        /* "NVIDIA", "AMD", "Intel", ... */
+    char model[TOPO_TEXT];  /* "NVIDIA H100 80GB HBM3" where known */
+    char osdevs[TOPO_TEXT]; /* OS device names, space separated: "cuda0 nvml0" */
     char uuid[64];
-    char found_by[32];       /* how it was recognised: "osdev", "pci-class", "nvidia-proc" */
-    unsigned valid;          /* TOPO_GPU_V_* */
+    char found_by[32]; /* how it was recognised: "osdev", "pci-class", "nvidia-proc" */
+    unsigned valid;    /* TOPO_GPU_V_* */
     int cuda_index, nvml_index, rsmi_index;
-    uint64_t mem_bytes;      /* device memory, bytes */
-    int mem_numa;            /* os index of its memory NUMA node, -1 if none */
+    uint64_t mem_bytes; /* device memory, bytes */
+    int mem_numa;       /* os index of its memory NUMA node, -1 if none */
 };
 
 /* An NVLink (or XGMI) connection summary between a GPU and a peer. */
 enum topo_link_peer { TOPO_PEER_GPU = 0, TOPO_PEER_SWITCH, TOPO_PEER_CPU };
 
 struct topo_gpulink {
-    int gpu;                    /* index into gpus */
+    int gpu; /* index into gpus */
     enum topo_link_peer peer_kind;
-    int peer;                   /* gpu index, pci index of the switch, or package index */
-    double bw_mbs;              /* hwloc NVLinkBandwidth: MB/s (10^6 bytes/s) */
-    int links;                  /* number of links, -1 when it cannot be derived */
-    char kind[16];              /* "NVLink", "XGMI" */
+    int peer;      /* gpu index, pci index of the switch, or package index */
+    double bw_mbs; /* hwloc NVLinkBandwidth: MB/s (10^6 bytes/s) */
+    int links;     /* number of links, -1 when it cannot be derived */
+    char kind[16]; /* "NVLink", "XGMI" */
 };
 
 /* ---- NICs, RDMA devices, ports, netdevs ---- */
@@ -164,64 +164,64 @@ enum topo_gid_type { TOPO_GID_IB = 0, TOPO_GID_ROCE_V1, TOPO_GID_ROCE_V2 };
 
 struct topo_gid {
     int index;
-    char gid[48];         /* "fe80:0000:...", as sysfs writes it */
+    char gid[48]; /* "fe80:0000:...", as sysfs writes it */
     enum topo_gid_type type;
-    char ndev[32];        /* netdev the GID belongs to ("" if none) */
-    char ip[48];          /* IPv4 (for ::ffff:a.b.c.d) or IPv6 text, "" for link-local IB */
+    char ndev[32]; /* netdev the GID belongs to ("" if none) */
+    char ip[48];   /* IPv4 (for ::ffff:a.b.c.d) or IPv6 text, "" for link-local IB */
 };
 
 enum {
     TOPO_PORT_V_STATE = 1u << 0,
     TOPO_PORT_V_PHYS = 1u << 1,
     TOPO_PORT_V_LL = 1u << 2,
-    TOPO_PORT_V_RATE = 1u << 3,   /* rate_gbps, width, speed text */
-    TOPO_PORT_V_MTU = 1u << 4,    /* active_mtu */
-    TOPO_PORT_V_MAXMTU = 1u << 5, /* max_mtu */
-    TOPO_PORT_V_LID = 1u << 6,    /* lid, lmc */
-    TOPO_PORT_V_SMLID = 1u << 7,  /* sm_lid, sm_sl */
-    TOPO_PORT_V_GIDS = 1u << 8,   /* the GID table was read (it may still be empty) */
+    TOPO_PORT_V_RATE = 1u << 3,     /* rate_gbps, width, speed text */
+    TOPO_PORT_V_MTU = 1u << 4,      /* active_mtu */
+    TOPO_PORT_V_MAXMTU = 1u << 5,   /* max_mtu */
+    TOPO_PORT_V_LID = 1u << 6,      /* lid, lmc */
+    TOPO_PORT_V_SMLID = 1u << 7,    /* sm_lid, sm_sl */
+    TOPO_PORT_V_GIDS = 1u << 8,     /* the GID table was read (it may still be empty) */
     TOPO_PORT_V_GIDTYPES = 1u << 9, /* GID types are known */
 };
 
 struct topo_port {
-    int nic;                 /* index into nics */
-    int num;                 /* port number, from 1 */
-    unsigned valid;          /* TOPO_PORT_V_* */
+    int nic;        /* index into nics */
+    int num;        /* port number, from 1 */
+    unsigned valid; /* TOPO_PORT_V_* */
     enum topo_port_state state;
     enum topo_phys_state phys_state;
     enum topo_link_layer link_layer;
-    double rate_gbps;        /* active data rate, Gb/s (10^9 bit/s), e.g. 400 */
-    int width;               /* active lanes: 1, 2, 4, 8, 12 */
-    char speed[32];          /* lane speed name: "HDR", "NDR", "25 Gb/s" */
-    int active_mtu;          /* bytes: 256..4096 */
-    int max_mtu;             /* bytes */
+    double rate_gbps; /* active data rate, Gb/s (10^9 bit/s), e.g. 400 */
+    int width;        /* active lanes: 1, 2, 4, 8, 12 */
+    char speed[32];   /* lane speed name: "HDR", "NDR", "25 Gb/s" */
+    int active_mtu;   /* bytes: 256..4096 */
+    int max_mtu;      /* bytes */
     uint32_t lid, sm_lid;
     int lmc, sm_sl;
-    int netdev;              /* index into netdevs, -1 if none */
+    int netdev; /* index into netdevs, -1 if none */
     int ngids;
-    struct topo_gid *gids;   /* non-zero GIDs only */
+    struct topo_gid *gids; /* non-zero GIDs only */
 };
 
 struct topo_nic {
-    int pci;                 /* index into pci (this function), -1 for virtual devices */
-    int adapter;             /* index into adapters */
-    char rdma_dev[TOPO_NAME];/* verbs device ("mlx5_0"), "" for a plain network function */
-    char driver[32];         /* kernel driver, where known */
+    int pci;                  /* index into pci (this function), -1 for virtual devices */
+    int adapter;              /* index into adapters */
+    char rdma_dev[TOPO_NAME]; /* verbs device ("mlx5_0"), "" for a plain network function */
+    char driver[32];          /* kernel driver, where known */
     char node_guid[24];
     char sys_image_guid[24];
     char fw_ver[TOPO_NAME];
     char board_id[TOPO_NAME];
     char hca_type[TOPO_NAME];
-    int first_port, nports;  /* range in ports */
+    int first_port, nports; /* range in ports */
 };
 
 /* An adapter is one physical card: the PCI functions that share domain:bus:device. */
 struct topo_adapter {
-    char model[TOPO_TEXT];   /* PCI device name, or "15b3:101b" */
+    char model[TOPO_TEXT]; /* PCI device name, or "15b3:101b" */
     uint16_t vendor_id, device_id;
-    char fw_ver[TOPO_NAME];  /* firmware of its first RDMA function, "" if unknown */
+    char fw_ver[TOPO_NAME]; /* firmware of its first RDMA function, "" if unknown */
     int nfuncs;
-    int funcs[8];            /* indices into nics */
+    int funcs[8]; /* indices into nics */
 };
 
 enum {
@@ -232,15 +232,15 @@ enum {
 
 struct topo_netdev {
     char name[32];
-    int pci;                 /* index into pci, -1 if virtual or unknown */
-    int nic;                 /* index into nics, -1 if none */
-    int dev_port;            /* port of a multi-port function (sysfs dev_port), 0-based */
-    unsigned valid;          /* TOPO_NET_V_* */
+    int pci;        /* index into pci, -1 if virtual or unknown */
+    int nic;        /* index into nics, -1 if none */
+    int dev_port;   /* port of a multi-port function (sysfs dev_port), 0-based */
+    unsigned valid; /* TOPO_NET_V_* */
     char mac[64];
-    int mtu;                 /* bytes */
-    int speed_mbps;          /* link speed, Mb/s as ethtool reports it */
-    char operstate[16];      /* "up", "down", "unknown" */
-    char addrs[TOPO_TEXT];   /* IP addresses, space separated (live only) */
+    int mtu;               /* bytes */
+    int speed_mbps;        /* link speed, Mb/s as ethtool reports it */
+    char operstate[16];    /* "up", "down", "unknown" */
+    char addrs[TOPO_TEXT]; /* IP addresses, space separated (live only) */
 };
 
 /* ---- host facts used by lint ---- */
@@ -251,14 +251,14 @@ struct topo_host {
     char hostname[TOPO_NAME];
     char kernel[TOPO_TEXT];
     char arch[32];
-    char product[TOPO_TEXT];   /* DMI product name */
-    int is_root;                 /* enum topo_tristate */
-    int cap_ipc_lock;            /* enum topo_tristate */
-    int memlock_known;           /* 1 when memlock_soft/hard were read */
-    uint64_t memlock_soft;       /* bytes, UINT64_MAX for unlimited */
+    char product[TOPO_TEXT]; /* DMI product name */
+    int is_root;             /* enum topo_tristate */
+    int cap_ipc_lock;        /* enum topo_tristate */
+    int memlock_known;       /* 1 when memlock_soft/hard were read */
+    uint64_t memlock_soft;   /* bytes, UINT64_MAX for unlimited */
     uint64_t memlock_hard;
-    int nvidia_peermem;          /* tristate: nvidia_peermem (or nv_peer_mem) loaded */
-    int dmabuf;                  /* tristate: GPU driver exports dma-buf for RDMA */
+    int nvidia_peermem; /* tristate: nvidia_peermem (or nv_peer_mem) loaded */
+    int dmabuf;         /* tristate: GPU driver exports dma-buf for RDMA */
 };
 
 /* ---- the model ---- */
@@ -272,8 +272,10 @@ enum topo_source_kind {
 
 struct topo_model {
     enum topo_source_kind source;
-    char source_path[512];   /* file or root directory read ("" for live) */
-    char hwloc_version[32];  /* hwloc that built the XML, where known */
+    char source_path[512];  /* file or root directory read ("" for live) */
+    char snapshot[512];     /* the fabtop JSON snapshot this was loaded from, "" if none;
+                             * source/source_path then say where the snapshot came from */
+    char hwloc_version[32]; /* hwloc that built the XML, where known */
     struct topo_host host;
     int npackages, nnuma, npci, ngpus, ngpulinks, nnics, nadapters, nports, nnetdevs;
     struct topo_package *packages;
@@ -286,13 +288,16 @@ struct topo_model {
     struct topo_port *ports;
     struct topo_netdev *netdevs;
     int nnotes;
-    char **notes;            /* what was not found and why, one sentence each */
+    char **notes; /* what was not found and why, one sentence each */
 };
 
 struct topo_model *topo_model_new(void);
 void topo_model_free(struct topo_model *m);
 
-/* Append a zeroed element and return its index (arrays grow; indices stay valid). */
+/* Append a zeroed element and return its index (arrays grow; indices stay valid, pointers
+ * do not: take the index first, `int k = topo_model_add_port(m); p = &m->ports[k];`,
+ * never `&m->ports[topo_model_add_port(m)]`, whose array read may happen before the
+ * realloc). */
 int topo_model_add_package(struct topo_model *m);
 int topo_model_add_numa(struct topo_model *m);
 int topo_model_add_pci(struct topo_model *m);

@@ -33,6 +33,8 @@ struct cli_cmd {
 int cli_fail(const struct ft_err *err);
 /* Print a usage error and return 64. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After getopt_long returned '?' or ':' (with opterr = 0): name the bad option. */
+int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
 /* Emit a JSON document: on stdout when json, and atomically to out_path when set. */
 int cli_emit_json(const cJSON *doc, bool json, const char *out_path);
 void cli_print_version(void);

@@ -2,6 +2,7 @@
 #include "tui/cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,17 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry 'fabtop %s --help'.\n", cmd);
     return CLI_USAGE;
+}
+
+int cli_bad_option(const char *cmd, char **argv, const char *shortopts)
+{
+    const char *opt = argv[optind - 1];
+    if (optopt && (!opt || strncmp(opt, "--", 2))) {
+        const char *k = strchr(shortopts, optopt);
+        return cli_usage_error(cmd, "option -%c %s", optopt,
+                               k && k[1] == ':' ? "needs an argument" : "is unknown");
+    }
+    return cli_usage_error(cmd, "unknown option or missing argument: '%s'", opt ? opt : "?");
 }
 
 int cli_emit_json(const cJSON *doc, bool json, const char *out_path)

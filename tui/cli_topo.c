@@ -17,23 +17,22 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: fabtop topo [OPTIONS]\n"
-            "Show how this node's GPUs, NICs, NUMA nodes and PCIe switches hang together.\n"
-            "\n"
-            "  --matrix            GPU x GPU x NIC affinity matrix (nvidia-smi topo -m words)\n"
-            "  --lint              bring-up checks; exit 0 clean, 1 warnings, 2 errors\n"
-            "  --window SEC        lint: seconds between two error-counter samples\n"
-            "                      (default 1 on a live system, 0 disables)\n"
-            "  --json              print everything as one JSON document on stdout\n"
-            "  -o, --output FILE   also save the JSON snapshot to FILE (atomically)\n"
-            "  --input FILE        load an hwloc XML (v1 or v2) or a saved fabtop snapshot\n"
-            "  --sysfs-root DIR    read a captured /sys and /proc tree instead of the live one\n"
-            "  -h, --help          this help\n"
-            "  -V, --version       print the version\n"
-            "\n"
-            "Exit status: 0 ok, 1 lint warnings, 2 lint errors, 64 usage, 65 bad input data,\n"
-            "66 missing input, 69 unavailable, 77 no permission.\n");
+    fprintf(f, "Usage: fabtop topo [OPTIONS]\n"
+               "Show how this node's GPUs, NICs, NUMA nodes and PCIe switches hang together.\n"
+               "\n"
+               "  --matrix            GPU x GPU x NIC affinity matrix (nvidia-smi topo -m words)\n"
+               "  --lint              bring-up checks; exit 0 clean, 1 warnings, 2 errors\n"
+               "  --window SEC        lint: seconds between two error-counter samples\n"
+               "                      (default 1 on a live system, 0 disables)\n"
+               "  --json              print everything as one JSON document on stdout\n"
+               "  -o, --output FILE   also save the JSON snapshot to FILE (atomically)\n"
+               "  --input FILE        load an hwloc XML (v1 or v2) or a saved fabtop snapshot\n"
+               "  --sysfs-root DIR    read a captured /sys and /proc tree instead of the live one\n"
+               "  -h, --help          this help\n"
+               "  -V, --version       print the version\n"
+               "\n"
+               "Exit status: 0 ok, 1 lint warnings, 2 lint errors, 64 usage, 65 bad input data,\n"
+               "66 missing input, 69 unavailable, 77 no permission.\n");
 }
 
 /* Sample error counters twice, a window apart, for the lint's counter rules. */
@@ -52,18 +51,20 @@ static void sample_errors(const struct topo_model *m, const char *root, double w
 int cli_topo_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"matrix", no_argument, NULL, 'm'},      {"lint", no_argument, NULL, 'l'},
-        {"window", required_argument, NULL, 'w'}, {"json", no_argument, NULL, 'j'},
-        {"output", required_argument, NULL, 'o'}, {"input", required_argument, NULL, 'i'},
+        {"matrix", no_argument, NULL, 'm'},           {"lint", no_argument, NULL, 'l'},
+        {"window", required_argument, NULL, 'w'},     {"json", no_argument, NULL, 'j'},
+        {"output", required_argument, NULL, 'o'},     {"input", required_argument, NULL, 'i'},
         {"sysfs-root", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+        {"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0}};
+    static const char shortopts[] = "o:hV";
     bool matrix = false, lint = false, json = false;
     double window = -1;
     const char *out = NULL;
     struct topo_load_opts lo = {0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:hV", opts, NULL)) != -1) {
+    opterr = 0; /* report bad options ourselves, in one line */
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             matrix = true;
@@ -98,7 +99,7 @@ int cli_topo_main(int argc, char **argv)
             cli_print_version();
             return CLI_OK;
         default:
-            return cli_usage_error("topo", "unknown option");
+            return cli_bad_option("topo", argv, shortopts);
         }
     }
     if (optind < argc)

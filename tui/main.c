@@ -35,7 +35,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].main(argc - 1, argv + 1);
-    fprintf(stderr, "fabtop: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    fprintf(stderr, "fabtop: unknown command '%s'; try 'fabtop --help'\n", argv[1]);
     return CLI_USAGE;
 }

@@ -49,8 +49,12 @@ void topo_text_header(struct strbuf *sb, const struct topo_model *m)
         sb_printf(sb, " (%s)", m->host.product);
     if (m->host.kernel[0])
         sb_printf(sb, ", Linux %s", m->host.kernel);
-    sb_printf(sb, "\nSource: %s%s%s", source_name(m->source), m->source_path[0] ? " " : "",
-              m->source_path);
+    if (m->snapshot[0])
+        sb_printf(sb, "\nSource: fabtop snapshot %s, taken from the %s%s%s", m->snapshot,
+                  source_name(m->source), m->source_path[0] ? " " : "", m->source_path);
+    else
+        sb_printf(sb, "\nSource: %s%s%s", source_name(m->source), m->source_path[0] ? " " : "",
+                  m->source_path);
     if (m->hwloc_version[0])
         sb_printf(sb, " (hwloc %s)", m->hwloc_version);
     int ncpu_numa = 0;
@@ -209,8 +213,7 @@ static void render_pci(struct strbuf *sb, const struct topo_model *m, const char
     int child_depth = depth;
     if (p->kind == TOPO_PCI_HOSTBRIDGE) {
         indent(sb, depth);
-        sb_printf(sb, "Host bridge %04x:[%02x-%02x]\n", p->addr.domain, p->bus_first,
-                  p->bus_last);
+        sb_printf(sb, "Host bridge %04x:[%02x-%02x]\n", p->addr.domain, p->bus_first, p->bus_last);
         child_depth = depth + 1;
     } else if (p->role == TOPO_BRIDGE_SWITCH_UP) {
         topo_bdf_str(&p->addr, bdf, sizeof(bdf));
@@ -234,8 +237,7 @@ void topo_text_tree(struct strbuf *sb, const struct topo_model *m)
 {
     char *keep = calloc((size_t)(m->npci ? m->npci : 1), 1);
     for (int i = 0; i < m->npci; i++) {
-        bool interesting = topo_model_gpu_of_pci(m, i) >= 0 ||
-                           topo_model_nic_of_pci(m, i) >= 0 ||
+        bool interesting = topo_model_gpu_of_pci(m, i) >= 0 || topo_model_nic_of_pci(m, i) >= 0 ||
                            !strcmp(m->pci[i].subtype, "NVSwitch");
         for (int k = i; interesting && k >= 0; k = m->pci[k].parent)
             keep[k] = 1;
@@ -308,8 +310,7 @@ void topo_text_tree(struct strbuf *sb, const struct topo_model *m)
         sb_printf(sb, "  - %s\n", m->notes[i]);
 }
 
-void topo_text_matrix(struct strbuf *sb, const struct topo_model *m,
-                      const struct topo_affinity *a)
+void topo_text_matrix(struct strbuf *sb, const struct topo_model *m, const struct topo_affinity *a)
 {
     char name[64], cell[16];
     int g = a->ngpus, n = a->ncols;
@@ -326,7 +327,15 @@ void topo_text_matrix(struct strbuf *sb, const struct topo_model *m,
         snprintf(name, sizeof(name), "NIC%d", j);
         sb_addpad(sb, name, 6);
     }
-    sb_add(sb, "CPU Affinity      NUMA Affinity\n");
+    int cpuw = 14;
+    for (int i = 0; i < g + n; i++) {
+        int pci = i < g ? m->gpus[i].pci : m->nics[a->cols[i - g]].pci;
+        int len = (int)strlen(m->pci[pci].cpuset);
+        if (len + 2 > cpuw)
+            cpuw = len + 2;
+    }
+    sb_addpad(sb, "CPU Affinity", cpuw);
+    sb_add(sb, "NUMA Affinity\n");
     for (int i = 0; i < g + n; i++) {
         snprintf(name, sizeof(name), i < g ? "GPU%d" : "NIC%d", i < g ? i : i - g);
         sb_addpad(sb, name, 8);
@@ -345,7 +354,7 @@ void topo_text_matrix(struct strbuf *sb, const struct topo_model *m,
             sb_addpad(sb, cell, 6);
         }
         const struct topo_pci *p = &m->pci[pci];
-        sb_addpad(sb, p->cpuset[0] ? p->cpuset : "n/a", 18);
+        sb_addpad(sb, p->cpuset[0] ? p->cpuset : "n/a", cpuw);
         if (p->numa >= 0)
             sb_printf(sb, "%d", p->numa);
         else
@@ -365,8 +374,8 @@ void topo_text_matrix(struct strbuf *sb, const struct topo_model *m,
                "  PIX  = Connection traversing at most a single PCIe bridge\n"
                "  NV#  = Connection traversing a bonded set of # NVLinks (NV: count unknown)\n");
     if (n) {
-        sb_printf(sb, "\nNIC Legend (%s):\n", a->rdma_only ? "RDMA devices"
-                                                           : "no RDMA device; network functions");
+        sb_printf(sb, "\nNIC Legend (%s):\n",
+                  a->rdma_only ? "RDMA devices" : "no RDMA device; network functions");
         for (int j = 0; j < n; j++) {
             topo_nic_name(m, a->cols[j], name, sizeof(name));
             char bdf[32];
@@ -387,30 +396,40 @@ void topo_text_matrix(struct strbuf *sb, const struct topo_model *m,
                 topo_nic_name(m, ne->nics[k], name, sizeof(name));
                 sb_printf(sb, "%s%s", k ? ", " : "", name);
             }
-            sb_printf(sb, " (%s)", topo_rel_str(ne->rel));
-            /* Show when a SYS/NODE relation still stays inside one socket. */
-            for (int j = 0; j < n; j++)
-                if (a->cols[j] == ne->nics[0] && a->gn[i * n + j].same_package &&
-                    (ne->rel == TOPO_REL_SYS || ne->rel == TOPO_REL_NODE)) {
-                    sb_add(sb, ", same socket");
-                    break;
-                }
-            sb_add(sb, "\n");
+            sb_printf(sb, " (%s%s)\n", topo_rel_str(ne->rel),
+                      ne->rel == TOPO_REL_SYS && ne->same_package ? ", same socket" : "");
         }
     }
     bool nv = false;
     for (int i = 0; i < g * g; i++)
         nv |= a->gg[i].rel == TOPO_REL_NV;
-    if (nv) {
-        sb_add(sb, "\nNVLink bandwidth (per direction):\n");
-        for (int i = 0; i < g; i++)
-            for (int j = i + 1; j < g; j++) {
-                const struct topo_cell *c = &a->gg[i * g + j];
-                if (c->rel != TOPO_REL_NV)
-                    continue;
-                sb_printf(sb, "  GPU%d-GPU%d: %.0f GB/s%s\n", i, j, c->nv_bw_mbs / 1000.0,
-                          c->via_switch ? " via NVSwitch" : "");
+    if (!nv)
+        return;
+    sb_add(sb, "\nGPU links (bandwidth per direction, GB/s = 10^9 bytes/s):\n");
+    for (int i = 0; i < g; i++) {
+        /* Peers sharing the same kind of link are listed together. */
+        bool done[256] = {false};
+        sb_printf(sb, "  GPU%d:", i);
+        bool any = false;
+        for (int j = 0; j < g && j < 256; j++) {
+            const struct topo_cell *c = &a->gg[i * g + j];
+            if (i == j || done[j] || c->rel != TOPO_REL_NV)
+                continue;
+            topo_cell_str(c, cell, sizeof(cell));
+            sb_printf(sb, "%s %s %.0f GB/s%s to GPU%d", any ? ";" : "", cell, c->nv_bw_mbs / 1000.0,
+                      c->via_switch ? " via NVSwitch" : "", j);
+            for (int k = j + 1; k < g && k < 256; k++) {
+                const struct topo_cell *d = &a->gg[i * g + k];
+                if (k != i && d->rel == TOPO_REL_NV && d->nv_bw_mbs == c->nv_bw_mbs &&
+                    d->nv_links == c->nv_links && d->via_switch == c->via_switch &&
+                    d->xgmi == c->xgmi) {
+                    sb_printf(sb, ",%d", k);
+                    done[k] = true;
+                }
             }
+            any = true;
+        }
+        sb_add(sb, any ? "\n" : " none\n");
     }
 }
 
@@ -429,7 +448,7 @@ void topo_text_findings(struct strbuf *sb, const struct topo_findings *f)
     for (int i = 0; i < f->n; i++) {
         const struct topo_finding *x = &f->v[i];
         static const char *const tag[] = {"INFO ", "WARN ", "ERROR"};
-        sb_printf(sb, "%s %-18s %s: %s\n      fix: %s\n", tag[x->sev], x->rule, x->object,
-                  x->msg, x->remedy);
+        sb_printf(sb, "%s %-18s %s: %s\n      fix: %s\n", tag[x->sev], x->rule, x->object, x->msg,
+                  x->remedy);
     }
 }

@@ -16,8 +16,7 @@ void topo_text_tree(struct strbuf *sb, const struct topo_model *m);
 /* One port as a line: state, link layer, rate, MTU, LID, netdev, RoCE v2 GID. */
 void topo_text_port(struct strbuf *sb, const struct topo_model *m, int port);
 /* GPU x GPU x NIC matrix with CPU/NUMA affinity and nearest NICs, and the legend. */
-void topo_text_matrix(struct strbuf *sb, const struct topo_model *m,
-                      const struct topo_affinity *a);
+void topo_text_matrix(struct strbuf *sb, const struct topo_model *m, const struct topo_affinity *a);
 /* Lint findings, worst first, each with its remedy. */
 void topo_text_findings(struct strbuf *sb, const struct topo_findings *f);
 /* Human size: "79.6 GiB". */
