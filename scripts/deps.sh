@@ -1,0 +1,34 @@
+#!/bin/sh
+# deps.sh: install the Debian packages fabtop needs to build, run and test (only what is
+# missing; apt-get update first). Sourced by start.sh and test.sh; run as root.
+set -eu
+
+# Build and run.
+FABTOP_BUILD_DEPS="build-essential cmake pkg-config libhwloc-dev hwloc-nox libibverbs-dev \
+librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev"
+# Tests: unit framework, formatting, terminal tests, fixtures, network namespaces.
+FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps"
+
+fabtop_missing() {
+    missing=""
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing="$missing $p"
+    done
+    echo "$missing"
+}
+
+fabtop_install() {
+    missing=$(fabtop_missing "$@")
+    [ -z "$missing" ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "fabtop: missing Debian packages:$missing" >&2
+        echo "fabtop: run this script as root (sudo) to install them, or install them yourself" >&2
+        return 69
+    fi
+    echo "fabtop: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
