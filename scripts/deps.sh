@@ -5,7 +5,7 @@ set -eu
 
 # Build and run.
 FABTOP_BUILD_DEPS="build-essential cmake pkg-config libhwloc-dev hwloc-nox libibverbs-dev \
-librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev"
+librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev libsodium-dev"
 # Tests: unit framework, formatting, terminal tests, fixtures, network namespaces.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps"
 
