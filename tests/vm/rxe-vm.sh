@@ -380,7 +380,6 @@ build_base() {
 KEY=$(base_key)
 [ $REFRESH = 0 ] && [ -f "$CACHE/base-$KEY.cpio.gz" ] || build_base
 BASE=$CACHE/base-$KEY.cpio.gz
-exec 9>&-   # cache ready: unlock
 
 # Overlay archive for this run: carried programs, files, the guest script. The kernel
 # unpacks concatenated archives in order, so it lands on top of the base.
@@ -414,6 +413,7 @@ else
 fi
 (cd "$o" && find . -mindepth 1 | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$WORK/overlay.cpio.gz"
 cat "$BASE" "$WORK/overlay.cpio.gz" >"$WORK/initrd.img"
+exec 9>&-   # done with the cache: unlock
 rm -rf "$o"
 say "ready in $(since "$T_START") s (kernel $KV, initrd $(du -k "$WORK/initrd.img" | cut -f1) KiB)"
 
