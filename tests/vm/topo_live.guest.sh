@@ -13,10 +13,9 @@ cat "$OUT/topo.json" "$OUT/topo.json.err"
 echo "--- what the kernel says (for comparison)"
 p=/sys/class/infiniband/rxe0/ports/1
 echo "state=$(cat $p/state) phys_state=$(cat $p/phys_state) link_layer=$(cat $p/link_layer)"
-for g in $p/gids/*; do
-    i=${g##*/}
-    v=$(cat "$g")
-    case $v in 0000:0000:0000:0000:0000:0000:0000:0000) continue ;; esac
-    echo "gid[$i]=$v type=$(cat $p/gid_attrs/types/$i 2>/dev/null) ndev=$(cat $p/gid_attrs/ndevs/$i 2>/dev/null)"
+# rxe has 1024 GID slots: one grep finds the used ones (a fork per slot is slow under TCG).
+grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$' $p/gids/* | while IFS=: read -r f v; do
+    i=${f##*/}
+    echo "gid[$i]=$v type=$(cat "$p/gid_attrs/types/$i") ndev=$(cat "$p/gid_attrs/ndevs/$i")"
 done
 exit 0
