@@ -137,7 +137,8 @@ ensure_packages() {
     apt_update || skip "apt-get update failed; cannot install:$missing"
     say "apt-get install$missing"
     # shellcheck disable=SC2086
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        -o DPkg::Lock::Timeout=120 $missing \
         >"$WORK/apt.log" 2>&1 || tail -n 3 "$WORK/apt.log" >&2
     still=
     for p in $missing; do pkg_installed "$p" || still="$still $p"; done
