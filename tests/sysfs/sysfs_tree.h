@@ -14,7 +14,7 @@
 #include "topology/topo_model.h"
 
 /* mkdir -p of every directory above root/rel (and of rel itself when last is true). */
-static void tree_mkdirs(const char *root, const char *rel, int last)
+static inline void tree_mkdirs(const char *root, const char *rel, int last)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", root, rel);
@@ -32,7 +32,7 @@ static void tree_mkdirs(const char *root, const char *rel, int last)
 }
 
 /* A binary file of exactly len bytes. */
-static void tree_bin(const char *root, const char *rel, const void *buf, size_t len)
+static inline void tree_bin(const char *root, const char *rel, const void *buf, size_t len)
 {
     char path[4096];
     tree_mkdirs(root, rel, 0);
@@ -46,14 +46,14 @@ static void tree_bin(const char *root, const char *rel, const void *buf, size_t 
 }
 
 /* A sysfs attribute: the text plus the newline the kernel's show() functions add. */
-static void tree_file(const char *root, const char *rel, const char *text)
+static inline void tree_file(const char *root, const char *rel, const char *text)
 {
     char buf[1024];
     snprintf(buf, sizeof(buf), "%s\n", text);
     tree_bin(root, rel, buf, strlen(buf));
 }
 
-static void tree_link(const char *root, const char *rel, const char *target)
+static inline void tree_link(const char *root, const char *rel, const char *target)
 {
     char path[4096];
     tree_mkdirs(root, rel, 0);
@@ -64,12 +64,12 @@ static void tree_link(const char *root, const char *rel, const char *target)
 
 /* An entry that cannot be read as a file, even by root: a directory (read gives EISDIR),
  * standing in for attributes whose show() fails (EINVAL) on a live kernel. */
-static void tree_unreadable(const char *root, const char *rel)
+static inline void tree_unreadable(const char *root, const char *rel)
 {
     tree_mkdirs(root, rel, 1);
 }
 
-static void tree_remove(const char *root)
+static inline void tree_remove(const char *root)
 {
     char cmd[4200];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
@@ -79,7 +79,7 @@ static void tree_remove(const char *root)
 
 /* ---- model lookups ---- */
 
-static int model_pci(const struct topo_model *m, const char *bdf)
+static inline int model_pci(const struct topo_model *m, const char *bdf)
 {
     struct topo_bdf a;
     if (topo_bdf_parse(bdf, &a) < 0)
@@ -87,7 +87,7 @@ static int model_pci(const struct topo_model *m, const char *bdf)
     return topo_model_find_pci(m, &a);
 }
 
-static int model_nic(const struct topo_model *m, const char *rdma)
+static inline int model_nic(const struct topo_model *m, const char *rdma)
 {
     int n = topo_model_find_nic_by_rdma(m, rdma);
     if (n < 0)
@@ -96,7 +96,7 @@ static int model_nic(const struct topo_model *m, const char *rdma)
 }
 
 /* The port numbered num of a NIC, checking it lies in the NIC's port range. */
-static const struct topo_port *model_port(const struct topo_model *m, int nic, int num)
+static inline const struct topo_port *model_port(const struct topo_model *m, int nic, int num)
 {
     const struct topo_nic *n = &m->nics[nic];
     for (int i = n->first_port; i >= 0 && i < n->first_port + n->nports; i++)
@@ -109,7 +109,7 @@ static const struct topo_port *model_port(const struct topo_model *m, int nic, i
     return NULL;
 }
 
-static const struct topo_gid *port_gid(const struct topo_port *p, int index)
+static inline const struct topo_gid *port_gid(const struct topo_port *p, int index)
 {
     for (int i = 0; i < p->ngids; i++)
         if (p->gids[i].index == index)
@@ -118,7 +118,7 @@ static const struct topo_gid *port_gid(const struct topo_port *p, int index)
     return NULL;
 }
 
-static int has_note(const struct topo_model *m, const char *needle)
+static inline int has_note(const struct topo_model *m, const char *needle)
 {
     for (int i = 0; i < m->nnotes; i++)
         if (strstr(m->notes[i], needle))
@@ -126,7 +126,7 @@ static int has_note(const struct topo_model *m, const char *needle)
     return 0;
 }
 
-static void dump_notes(const struct topo_model *m)
+static inline void dump_notes(const struct topo_model *m)
 {
     for (int i = 0; i < m->nnotes; i++)
         fprintf(stderr, "  note: %s\n", m->notes[i]);
