@@ -1,0 +1,51 @@
+/* results: the results document of a run: the mix, every flow's statistics and histogram
+ * per phase and size point, the per-interval timeline, the topology snapshot, versions,
+ * hosts, test conditions, start and end times, errors and events. Written atomically. */
+#ifndef RESULTS_H
+#define RESULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+#include "engine/flow.h"
+#include "engine/mix.h"
+
+struct topo_model;
+
+#define RESULTS_FORMAT  "fabtop-results"
+#define RESULTS_VERSION 1
+
+struct results_timeline {
+    int n;
+    const float *t, *goodput_gbps, *wire_gbps, *ops_per_s;
+};
+
+struct results_input {
+    const struct mix *mix;
+    const struct topo_model *topo;
+    int nphases;
+    struct {
+        const char *name;
+        uint64_t t0_ns, t1_ns;
+        struct flow_rt *flows[MIX_MAX_FLOWS]; /* NULL: not in this phase */
+        struct results_timeline tl[MIX_MAX_FLOWS];
+    } phases[2];
+    struct timespec wall_start, wall_end;
+    uint64_t t_start_ns;
+    bool interrupted;
+    int nevents;
+    const char (*events)[160];
+};
+
+/* Build the document (caller owns it). */
+cJSON *results_build(const struct results_input *in);
+/* Save atomically (temporary file, then rename). */
+int results_save(const char *path, const cJSON *doc, struct ft_err *err);
+/* Load and check the format; one clear error for anything else. */
+int results_load(const char *path, cJSON **doc, struct ft_err *err);
+
+#endif

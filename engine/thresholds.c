@@ -1,0 +1,197 @@
+/* thresholds: parse threshold expressions and check them against results. */
+#include "engine/thresholds.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonutil.h"
+
+static const struct {
+    const char *name;
+    enum thr_stat stat;
+    const char *json; /* key in "latency" or in the point */
+    bool latency;
+} stats[] = {
+    {"min", EXP_MIN, "min", true},
+    {"mean", EXP_MEAN, "mean", true},
+    {"p50", EXP_P50, "p50", true},
+    {"p90", EXP_P90, "p90", true},
+    {"p99", EXP_P99, "p99", true},
+    {"p99.9", EXP_P999, "p99.9", true},
+    {"p99.99", EXP_P9999, "p99.99", true},
+    {"max", EXP_MAX_LAT, "max", true},
+    {"gbps", EXP_GBPS, "goodput_gbps", false},
+    {"wire_gbps", EXP_WIRE_GBPS, "wire_gbps", false},
+    {"ops", EXP_OPS, "ops_per_s", false},
+    {"retrans", EXP_RETRANS, "retrans_segments", false},
+};
+#define NSTATS (int)(sizeof(stats) / sizeof(stats[0]))
+
+static int parse_term(const char *s, struct thr_term *t, struct ft_err *err)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->text, sizeof(t->text), "%s", s);
+    const char *op = strpbrk(s, "<>");
+    if (!op)
+        return ft_err_set(err, -EINVAL, "--expect '%s': no '<' or '>'", s);
+    t->less = *op == '<';
+    /* Left side: [flow.][phase.]stat; stats may contain dots (p99.9), so match the longest
+     * known statistic at the end. */
+    char left[96];
+    snprintf(left, sizeof(left), "%.*s", (int)(op - s), s);
+    int found = -1;
+    size_t flen = 0;
+    for (int i = 0; i < NSTATS; i++) {
+        size_t n = strlen(stats[i].name), l = strlen(left);
+        if (l >= n && !strcmp(left + l - n, stats[i].name) && (l == n || left[l - n - 1] == '.') &&
+            n > flen) {
+            found = i;
+            flen = n;
+        }
+    }
+    if (found < 0)
+        return ft_err_set(err, -EINVAL,
+                          "--expect '%s': unknown statistic (use min, mean, p50, p90, p99, "
+                          "p99.9, p99.99, max, gbps, wire_gbps, ops, retrans)",
+                          s);
+    t->stat = stats[found].stat;
+    size_t l = strlen(left);
+    if (l > flen) {
+        left[l - flen - 1] = '\0'; /* "flow.phase" or "flow" or "phase" */
+        char *dot = strrchr(left, '.');
+        const char *last = dot ? dot + 1 : left;
+        if (!strcmp(last, "quiet") || !strcmp(last, "loaded")) {
+            snprintf(t->phase, sizeof(t->phase), "%s", last);
+            if (dot)
+                *dot = '\0';
+            else
+                left[0] = '\0';
+        }
+        snprintf(t->flow, sizeof(t->flow), "%s", left);
+    }
+    /* Right side: number with an optional unit. */
+    char *end;
+    double v = strtod(op + 1, &end);
+    if (end == op + 1)
+        return ft_err_set(err, -EINVAL, "--expect '%s': no number after '%c'", s, *op);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (stats[found].latency) {
+        if (!*end || !strcmp(end, "us"))
+            t->value = v;
+        else if (!strcmp(end, "ns"))
+            t->value = v / 1e3;
+        else if (!strcmp(end, "ms"))
+            t->value = v * 1e3;
+        else if (!strcmp(end, "s"))
+            t->value = v * 1e6;
+        else
+            return ft_err_set(err, -EINVAL, "--expect '%s': latency unit must be ns, us, ms or s",
+                              s);
+    } else {
+        if (*end && !((t->stat == EXP_GBPS || t->stat == EXP_WIRE_GBPS) && !strcmp(end, "Gb/s")))
+            return ft_err_set(err, -EINVAL, "--expect '%s': unexpected unit '%s'", s, end);
+        t->value = v;
+    }
+    return 0;
+}
+
+int thr_parse(const char *s, struct thr *e, struct ft_err *err)
+{
+    memset(e, 0, sizeof(*e));
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (isspace((unsigned char)*tok))
+            tok++;
+        if (!*tok)
+            continue;
+        if (e->n == THR_MAX)
+            return ft_err_set(err, -E2BIG, "--expect: at most %d terms", THR_MAX);
+        int rc = parse_term(tok, &e->t[e->n], err);
+        if (rc < 0)
+            return rc;
+        e->n++;
+    }
+    if (e->n == 0)
+        return ft_err_set(err, -EINVAL, "--expect: no terms (example: 'p99<50us,gbps>9')");
+    return 0;
+}
+
+static const cJSON *find_flow(const cJSON *results, const char *phase, const char *flow)
+{
+    const cJSON *ph;
+    cJSON_ArrayForEach(ph, cJSON_GetObjectItem(results, "phases"))
+    {
+        if (strcmp(jsonutil_str(ph, "name") ? jsonutil_str(ph, "name") : "", phase))
+            continue;
+        const cJSON *fl;
+        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows"))
+        {
+            const char *name = jsonutil_str(fl, "name"), *role = jsonutil_str(fl, "role");
+            if ((flow[0] && name && !strcmp(name, flow)) ||
+                (!flow[0] && role && !strcmp(role, "foreground")))
+                return fl;
+        }
+    }
+    return NULL;
+}
+
+int thr_check(const struct thr *e, const cJSON *results, char *report, size_t len)
+{
+    int bad = 0;
+    size_t used = 0;
+    report[0] = '\0';
+#define OUT(...)                                                                                   \
+    do {                                                                                           \
+        int n_ = snprintf(report + used, used < len ? len - used : 0, __VA_ARGS__);                \
+        if (n_ > 0)                                                                                \
+            used += (size_t)n_;                                                                    \
+    } while (0)
+    for (int i = 0; i < e->n; i++) {
+        const struct thr_term *t = &e->t[i];
+        const char *phase = t->phase[0] ? t->phase : "loaded";
+        const cJSON *fl = find_flow(results, phase, t->flow);
+        if (!fl) {
+            OUT("expect %s: no flow %s in phase %s\n", t->text,
+                t->flow[0] ? t->flow : "(foreground)", phase);
+            bad++;
+            continue;
+        }
+        int k = 0;
+        while (stats[k].stat != t->stat)
+            k++;
+        const cJSON *pt;
+        int checked = 0;
+        cJSON_ArrayForEach(pt, cJSON_GetObjectItem(fl, "points"))
+        {
+            const cJSON *src = stats[k].latency         ? cJSON_GetObjectItem(pt, "latency")
+                               : t->stat == EXP_RETRANS ? cJSON_GetObjectItem(pt, "tcp")
+                                                        : pt;
+            double v;
+            if (!jsonutil_num(src, stats[k].json, &v))
+                continue;
+            checked++;
+            bool ok = t->less ? v < t->value : v > t->value;
+            if (!ok) {
+                double size = 0;
+                jsonutil_num(pt, "size_bytes", &size);
+                OUT("expect %s violated: %s %s = %.6g%s%s at %.0f B\n", t->text,
+                    jsonutil_str(fl, "name"), stats[k].name, v, stats[k].latency ? " us" : "", "",
+                    size);
+                bad++;
+            }
+        }
+        if (!checked) {
+            OUT("expect %s: %s has no %s (n/a for this flow)\n", t->text, jsonutil_str(fl, "name"),
+                stats[k].name);
+            bad++;
+        }
+    }
+#undef OUT
+    return bad;
+}

@@ -1,0 +1,50 @@
+/* thresholds: thresholds for bring-up scripts, e.g. `p99<50us,gbps>9` or
+ * `probe.quiet.p99<20us`. Each term names the flow (default: the foreground), the phase
+ * (default: loaded) and the statistic; it is checked on every measured size point. */
+#ifndef THRESHOLDS_H
+#define THRESHOLDS_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+
+#define THR_MAX 16
+
+enum thr_stat {
+    EXP_MIN = 0,
+    EXP_MEAN,
+    EXP_P50,
+    EXP_P90,
+    EXP_P99,
+    EXP_P999,
+    EXP_P9999,
+    EXP_MAX_LAT,
+    EXP_GBPS,      /* goodput, Gb/s */
+    EXP_WIRE_GBPS, /* on the wire, Gb/s */
+    EXP_OPS,       /* operations per second */
+    EXP_RETRANS,   /* retransmitted segments */
+};
+
+struct thr_term {
+    char flow[32];  /* "" = the foreground flow */
+    char phase[16]; /* "" = loaded */
+    enum thr_stat stat;
+    bool less;     /* '<' (else '>') */
+    double value;  /* latency in us; rates in their unit */
+    char text[96]; /* the term as written */
+};
+
+struct thr {
+    int n;
+    struct thr_term t[THR_MAX];
+};
+
+int thr_parse(const char *s, struct thr *e, struct ft_err *err);
+
+/* Check the terms against a results document. Returns the number of violations and
+ * appends one line per violation (and per term that could not be checked) to report. */
+int thr_check(const struct thr *e, const cJSON *results, char *report, size_t len);
+
+#endif

@@ -1,0 +1,193 @@
+/* test_mix: every shipped preset parses and names its foreground; a mix survives
+ * to_json -> from_json unchanged; malformed mixes get one error naming the file, the flow
+ * and the field; sizes with units parse; --expect terms parse and check results. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/jsonutil.h"
+#include "engine/thresholds.h"
+#include "engine/mix.h"
+
+static void test_presets(void **state)
+{
+    (void)state;
+    static const char *const want[] = {"tp-decode", "kv-transfer",    "api", "incast", "bidir",
+                                       "neighbour", "quiet-vs-loaded"};
+    char **names = mix_list_presets();
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        bool found = false;
+        for (char **p = names; *p; p++)
+            found |= !strcmp(*p, want[i]);
+        if (!found)
+            fail_msg("preset %s is not shipped", want[i]);
+        struct mix m;
+        struct ft_err err = {0};
+        if (mix_load(want[i], &m, &err) < 0)
+            fail_msg("%s", err.msg);
+        assert_string_equal(m.name, want[i]);
+        assert_true(mix_foreground(&m) >= 0);
+        assert_true(m.description[0] != '\0');
+        assert_true(m.lesson[0] != '\0');
+        mix_free(&m);
+    }
+    mix_free_names(names);
+    struct mix m;
+    struct ft_err err = {0};
+    assert_int_equal(mix_load("tp-decode", &m, &err), 0);
+    const struct mix_flow *f = &m.flows[0];
+    assert_int_equal(f->size.kind, MIX_SIZE_SWEEP);
+    assert_int_equal(f->size.n, 5); /* 16, 32, 64, 128, 256 KiB */
+    assert_int_equal(f->size.bytes[0], 16384);
+    assert_int_equal(f->size.bytes[4], 262144);
+    assert_int_equal(mix_latency_kind_of(f), MIX_LAT_HALF_RTT);
+    mix_free(&m);
+    assert_int_equal(mix_load("incast", &m, &err), 0);
+    assert_true(m.quiet_then_loaded);
+    int senders = 0;
+    for (int i = 0; i < m.nflows; i++)
+        senders += m.flows[i].role == MIX_ROLE_BACKGROUND && m.flows[i].dir == MIX_DIR_RX;
+    assert_int_equal(senders, 4);
+    mix_free(&m);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    char **names = mix_list_presets();
+    for (char **p = names; *p; p++) {
+        struct mix a, b;
+        struct ft_err err = {0};
+        assert_int_equal(mix_load(*p, &a, &err), 0);
+        cJSON *ja = mix_to_json(&a);
+        if (mix_from_json(ja, *p, &b, &err) < 0)
+            fail_msg("%s: %s", *p, err.msg);
+        cJSON *jb = mix_to_json(&b);
+        char *sa = cJSON_PrintUnformatted(ja), *sb = cJSON_PrintUnformatted(jb);
+        if (strcmp(sa, sb))
+            fail_msg("%s changed on a round trip:\n%s\n%s", *p, sa, sb);
+        cJSON_free(sa);
+        cJSON_free(sb);
+        cJSON_Delete(ja);
+        cJSON_Delete(jb);
+        mix_free(&a);
+        mix_free(&b);
+    }
+    mix_free_names(names);
+}
+
+static void refused(const char *text, const char *needle)
+{
+    cJSON *doc = NULL;
+    struct ft_err err = {0};
+    struct mix m;
+    int rc = jsonutil_parse(text, strlen(text), "bad.json", &doc, &err);
+    if (rc == 0) {
+        rc = mix_from_json(doc, "bad.json", &m, &err);
+        cJSON_Delete(doc);
+    }
+    assert_true(rc < 0);
+    if (!strstr(err.msg, needle) || !strstr(err.msg, "bad.json"))
+        fail_msg("'%s' lacks '%s'", err.msg, needle);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    refused("{\"flows\": [}", "bad.json:1:");
+    refused("{\"format\": \"fabtop-topology\"}", "not a fabtop mix");
+    refused("{\"flows\": []}", "flows must be a non-empty array");
+    refused("{\"flows\": [{\"op\": \"pingpong\"}]}", "flows[0].size is required");
+    refused("{\"flows\": [{\"op\": \"teleport\", \"size\": 64}]}", "flows[0].op");
+    refused("{\"flows\": [{\"op\": \"pingpong\", \"size\": \"12 parsecs\"}]}", "flows[0].size");
+    refused("{\"flows\": [{\"op\": \"pingpong\", \"size\": 64, \"concurrency\": 4}]}",
+            "flows[0].concurrency");
+    refused("{\"flows\": [{\"op\": \"stream\", \"size\": 64, \"role\": \"background\"}]}",
+            "foreground");
+    refused("{\"flows\": [{\"name\": \"a\", \"op\": \"stream\", \"size\": 64}, "
+            "{\"name\": \"a\", \"op\": \"stream\", \"size\": 64}]}",
+            "flows[1].name \"a\" is used twice");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": {\"sweep\": {\"from\": 64, \"to\": 8}}}]}",
+            "flows[0].size.sweep");
+    refused("{\"phases\": [\"loaded\", \"quiet\"], \"flows\": [{\"op\": \"rr\", \"size\": 64}]}",
+            "phases");
+    refused("{\"version\": 7, \"flows\": []}", "mix version 7");
+}
+
+static void test_bytes(void **state)
+{
+    (void)state;
+    uint64_t v;
+    assert_int_equal(mix_parse_bytes("4096", &v), 0);
+    assert_int_equal(v, 4096);
+    assert_int_equal(mix_parse_bytes("64KiB", &v), 0);
+    assert_int_equal(v, 65536);
+    assert_int_equal(mix_parse_bytes("4MiB", &v), 0);
+    assert_int_equal(v, 4u << 20);
+    assert_int_equal(mix_parse_bytes("1G", &v), 0);
+    assert_int_equal(v, 1u << 30);
+    assert_int_equal(mix_parse_bytes("512B", &v), 0);
+    assert_int_equal(v, 512);
+    assert_int_equal(mix_parse_bytes("0", &v), -EINVAL);
+    assert_int_equal(mix_parse_bytes("1.5", &v), -EINVAL);
+    assert_int_equal(mix_parse_bytes("4 parsecs", &v), -EINVAL);
+    assert_int_equal(mix_parse_bytes("-4", &v), -EINVAL);
+}
+
+static void test_expect(void **state)
+{
+    (void)state;
+    struct thr e;
+    struct ft_err err = {0};
+    assert_int_equal(thr_parse("p99<50us, gbps>9 ,probe.quiet.p99.9<2ms,max<1s", &e, &err), 0);
+    assert_int_equal(e.n, 4);
+    assert_int_equal(e.t[0].stat, EXP_P99);
+    assert_true(e.t[0].less);
+    assert_true(e.t[0].value == 50);
+    assert_int_equal(e.t[1].stat, EXP_GBPS);
+    assert_false(e.t[1].less);
+    assert_string_equal(e.t[2].flow, "probe");
+    assert_string_equal(e.t[2].phase, "quiet");
+    assert_int_equal(e.t[2].stat, EXP_P999);
+    assert_true(e.t[2].value == 2000);
+    assert_true(e.t[3].value == 1e6);
+    assert_true(thr_parse("p42<3", &e, &err) < 0);
+    assert_true(thr_parse("p99=3", &e, &err) < 0);
+    assert_true(thr_parse("p99<3 parsecs", &e, &err) < 0);
+
+    const char *res =
+        "{\"phases\": [{\"name\": \"loaded\", \"flows\": [{\"name\": \"probe\", \"role\": "
+        "\"foreground\", \"points\": [{\"size_bytes\": 64, \"goodput_gbps\": 3, \"latency\": "
+        "{\"p99\": 40, \"max\": 90}}, {\"size_bytes\": 128, \"goodput_gbps\": 12, \"latency\": "
+        "{\"p99\": 60, \"max\": 95}}]}]}]}";
+    cJSON *doc;
+    assert_int_equal(jsonutil_parse(res, strlen(res), "r", &doc, &err), 0);
+    char report[1024];
+    assert_int_equal(thr_parse("p99<50us", &e, &err), 0);
+    assert_int_equal(thr_check(&e, doc, report, sizeof(report)), 1); /* the 128 B point */
+    assert_non_null(strstr(report, "at 128 B"));
+    assert_int_equal(thr_parse("max<100us,gbps>2", &e, &err), 0);
+    assert_int_equal(thr_check(&e, doc, report, sizeof(report)), 0);
+    assert_int_equal(thr_parse("wire_gbps>1", &e, &err), 0);
+    assert_int_equal(thr_check(&e, doc, report, sizeof(report)), 1); /* n/a is a failure */
+    assert_int_equal(thr_parse("nosuch.p99<5", &e, &err), 0);
+    assert_int_equal(thr_check(&e, doc, report, sizeof(report)), 1);
+    cJSON_Delete(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_presets),   cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_malformed), cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_expect),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
