@@ -98,6 +98,29 @@ static bool bdf_component(const char *s, size_t n, struct topo_bdf *bdf)
     return topo_bdf_parse(buf, bdf) == 0;
 }
 
+/* The last PCI address among the components of a device path below devices/: the device
+ * itself, or the PCI function it hangs from (a virtio netdev's device is "virtio2" below
+ * 0000:00:03.0; an mlx5 sub-function is an auxiliary device below its PF). hwloc attaches
+ * OS devices to that same nearest PCI ancestor. */
+static bool nearest_pci(const char *path, size_t len, struct topo_bdf *bdf)
+{
+    const char *end = path + len, *p = path;
+    for (const char *d = path; (d = strstr(d, "/devices/")) && d < end; d++)
+        p = d + 9;
+    bool found = false;
+    while (p < end) {
+        const char *slash = memchr(p, '/', (size_t)(end - p));
+        size_t n = (size_t)((slash ? slash : end) - p);
+        struct topo_bdf b;
+        if (bdf_component(p, n, &b)) {
+            *bdf = b;
+            found = true;
+        }
+        p += n + 1;
+    }
+    return found;
+}
+
 /* Where /sys/class/CLS/NAME belongs. The `device` link names the parent device; a capture
  * that dropped it may still keep the class entry's own link, whose target is the device
  * path ".../0000:82:00.0/CLS/NAME" (hwloc locates OS devices the same way). */
@@ -122,9 +145,7 @@ static enum dev_link class_device(struct sys_ctx *c, const char *cls, const char
     if (lstat(dev, &st) == 0 && S_ISLNK(st.st_mode)) {
         if (!realpath(dev, real))
             return LINK_DANGLING;
-        const char *base = strrchr(real, '/');
-        base = base ? base + 1 : real;
-        return bdf_component(base, strlen(base), bdf) ? LINK_PCI : LINK_OTHER;
+        return nearest_pci(real, strlen(real), bdf) ? LINK_PCI : LINK_OTHER;
     }
 
     char target[4096];
@@ -137,11 +158,7 @@ static enum dev_link class_device(struct sys_ctx *c, const char *cls, const char
     size_t tl = strlen(tail);
     if ((size_t)n <= tl || strcmp(target + n - tl, tail))
         return LINK_NONE;
-    char *end = target + n - tl;
-    *end = '\0';
-    char *slash = strrchr(target, '/');
-    const char *comp = slash ? slash + 1 : target;
-    return bdf_component(comp, strlen(comp), bdf) ? LINK_PCI : LINK_NONE;
+    return nearest_pci(target, (size_t)n - tl, bdf) ? LINK_PCI : LINK_NONE;
 }
 
 /* ---- port attribute formats (drivers/infiniband/core/sysfs.c) ---- */

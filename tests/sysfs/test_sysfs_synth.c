@@ -336,6 +336,10 @@ static void write_tree(void)
     gid("mlx5_0", 1, 4, "2001:0db8:0000:0000:0000:0000:0000:0005", "RoCE v2", "eth2");
     gid("mlx5_0", 1, 5, "0000:0000:0000:0000:0000:0000:0000:0000", NULL, NULL);
     write_net(CX6A, "eth2", CX6A, "9000", "up", "100000", "0c:42:a1:12:34:56", "0");
+    /* eth7: the netdev of an mlx5 sub-function, an auxiliary device below the PF */
+    tree_mkdirs(root, "sys/devices/" CX6A "/mlx5_core.sf.2", 1);
+    write_net(CX6A "/mlx5_core.sf.2", "eth7", CX6A "/mlx5_core.sf.2", "1500", "up", "25000",
+              "0c:42:a1:12:34:60", "0");
 
     /* mlx5_1: an InfiniBand function. Port 1 normal (LID, SM LID, one GID, an fe80:: entry
      * with a zero GUID that is unused); port 2 full of garbage; port 10 with a state only,
@@ -757,6 +761,10 @@ static void test_handbuilt_model(void **state)
     int d = topo_model_find_netdev(m, "eth2");
     assert_int_equal(m->netdevs[d].pci, cx6a);
     assert_int_equal(m->netdevs[d].nic, n);
+    d = topo_model_find_netdev(m, "eth7"); /* placed on the PF its sub-function hangs from */
+    assert_int_equal(m->netdevs[d].pci, cx6a);
+    assert_int_equal(m->netdevs[d].nic, n);
+    assert_int_equal(m->netdevs[d].speed_mbps, 25000);
     d = topo_model_find_netdev(m, "ib1");
     assert_int_equal(m->netdevs[d].nic, eth);
     assert_string_equal(m->nics[eth].driver, "mlx5_core");
