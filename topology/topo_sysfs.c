@@ -363,6 +363,21 @@ static void garbage(struct sys_ctx *c, const char *dev, int port, const char *fi
                     dev, port, file, text);
 }
 
+/* A numeric port attribute: 1 with *v set, 0 when absent or empty, -1 (and a note) when
+ * its text is not a number up to max. */
+static int port_number(struct sys_ctx *c, const char *dev, int port, const char *file, uint64_t max,
+                       uint64_t *v)
+{
+    char rel[512], buf[64];
+    snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/%d/%s", dev, port, file);
+    if (!read_str(c, rel, buf, sizeof(buf)))
+        return 0;
+    if (fsu_parse_u64(buf, v) == 0 && *v <= max)
+        return 1;
+    garbage(c, dev, port, file, buf);
+    return -1;
+}
+
 static void read_port(struct sys_ctx *c, const char *dev, int nic, int num)
 {
     char dir[256], rel[512], buf[128];
@@ -405,32 +420,25 @@ static void read_port(struct sys_ctx *c, const char *dev, int nic, int num)
         else if (strcmp(buf, "Unknown"))
             garbage(c, dev, num, "rate", buf);
     }
+    /* lid and sm_lid are "0x%x", lid_mask_count and sm_sl "%u" (lid_show & co.) */
     uint64_t v;
-    snprintf(rel, sizeof(rel), "%s/lid", dir);
-    int rc = fsu_read_u64(c->root, rel, &v);
-    if (rc == 0 && v <= 0xffff) {
+    int r = port_number(c, dev, num, "lid", 0xffff, &v);
+    if (r > 0) {
         p->lid = (uint32_t)v;
         p->valid |= TOPO_PORT_V_LID;
-        snprintf(rel, sizeof(rel), "%s/lid_mask_count", dir);
-        if (fsu_read_u64(c->root, rel, &v) == 0 && v <= 7)
+        if (port_number(c, dev, num, "lid_mask_count", 7, &v) > 0)
             p->lmc = (int)v;
-    } else if (rc == -EINVAL || rc == 0) {
+    } else if (r < 0) {
         p->valid &= ~TOPO_PORT_V_LID;
-        PORT_FILE("lid");
-        garbage(c, dev, num, "lid", buf);
     }
-    snprintf(rel, sizeof(rel), "%s/sm_lid", dir);
-    rc = fsu_read_u64(c->root, rel, &v);
-    if (rc == 0 && v <= 0xffff) {
+    r = port_number(c, dev, num, "sm_lid", 0xffff, &v);
+    if (r > 0) {
         p->sm_lid = (uint32_t)v;
         p->valid |= TOPO_PORT_V_SMLID;
-        snprintf(rel, sizeof(rel), "%s/sm_sl", dir);
-        if (fsu_read_u64(c->root, rel, &v) == 0 && v <= 15)
+        if (port_number(c, dev, num, "sm_sl", 15, &v) > 0)
             p->sm_sl = (int)v;
-    } else if (rc == -EINVAL || rc == 0) {
+    } else if (r < 0) {
         p->valid &= ~TOPO_PORT_V_SMLID;
-        PORT_FILE("sm_lid");
-        garbage(c, dev, num, "sm_lid", buf);
     }
 #undef PORT_FILE
     read_gids(c, dir, p);

@@ -352,9 +352,10 @@ static void write_tree(void)
     gid("mlx5_1", 1, 0, "fe80:0000:0000:0000:0c42:a103:0012:3457", "IB/RoCE v1", NULL);
     gid("mlx5_1", 1, 1, "fe80:0000:0000:0000:0000:0000:0000:0000", "IB/RoCE v1", NULL);
     port_basic("mlx5_1", 2, "bogus", "4: ACTIVE", "Token Ring", "fast");
-    port_lids("mlx5_1", 2, "zzz", "0", "0x1", "0");
+    port_lids("mlx5_1", 2, "zzz", "0", "0x1", "x");
     ib("mlx5_1", "ports/2/gids", "not a directory");
     ib("mlx5_1", "ports/10/state", "1: DOWN");
+    ib("mlx5_1", "ports/10/lid", ""); /* empty: unknown, not garbage */
     write_net(CX6B, "ib1", CX6B, "4092", "up", "-1", "00:00:10:87:fe:80", "0");
 
     /* mlx5_2: a class directory (not a link) with a `device` link to its function, which
@@ -522,9 +523,12 @@ static void test_ib_function(void **state)
     assert_note(m, "mlx5_1 port 2: link_layer \"Token Ring\"");
     assert_note(m, "mlx5_1 port 2: rate \"fast\"");
     assert_note(m, "mlx5_1 port 2: lid \"zzz\"");
+    assert_note(m, "mlx5_1 port 2: sm_sl \"x\"");
+    assert_int_equal(p->sm_sl, 0);
 
     p = model_port(m, n, 10);
     assert_int_equal(p->valid, TOPO_PORT_V_STATE);
+    assert_no_note(m, "mlx5_1 port 10");
     assert_int_equal(p->state, TOPO_PORT_DOWN);
 }
 
