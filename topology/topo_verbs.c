@@ -166,8 +166,9 @@ static void fill_port(struct topo_port *p, const struct ibv_port_attr *a)
         p->phys_state = (enum topo_phys_state)a->phys_state;
         p->valid |= TOPO_PORT_V_PHYS;
     }
-    if (!(p->valid & TOPO_PORT_V_LL)) {
-        /* UNSPECIFIED is what providers without the field report: InfiniBand. */
+    /* UNSPECIFIED stays unknown: old IB providers report it, but so does EFA. */
+    if (!(p->valid & TOPO_PORT_V_LL) &&
+        (a->link_layer == IBV_LINK_LAYER_INFINIBAND || a->link_layer == IBV_LINK_LAYER_ETHERNET)) {
         p->link_layer =
             a->link_layer == IBV_LINK_LAYER_ETHERNET ? TOPO_LL_ETHERNET : TOPO_LL_INFINIBAND;
         p->valid |= TOPO_PORT_V_LL;
@@ -270,9 +271,12 @@ static void enrich(struct topo_model *m, const struct topo_load_opts *o)
                             strerror(e ? e : EIO));
         return;
     }
-    if (num == 0)
-        topo_model_note(m, "verbs: no RDMA devices (is the provider library installed, e.g. "
-                           "ibverbs-providers?)");
+    bool rdma = false;
+    for (int i = 0; i < m->nnics; i++)
+        rdma |= m->nics[i].rdma_dev[0] != 0;
+    if (num == 0 && rdma) /* the kernel has devices that libibverbs cannot open */
+        topo_model_note(m, "verbs: no device usable by libibverbs (is the provider library "
+                           "installed, e.g. ibverbs-providers?)");
     for (int i = 0; i < num; i++)
         enrich_device(m, list[i]);
     ibv_free_device_list(list);
