@@ -638,7 +638,10 @@ static void rule_gpu_nic_far(const struct topo_model *m, struct topo_findings *o
             set_msg(f,
                     "%s's nearest RDMA NIC (%s) is %s, %s: NCCL uses GPUDirect RDMA only up "
                     "to PXB by default, so its network traffic is staged through host memory",
-                    gname, nics, topo_rel_str(nr->rel), how[nr->rel]);
+                    gname, nics, topo_rel_str(nr->rel),
+                    nr->rel == TOPO_REL_SYS && nr->same_package
+                        ? "across NUMA nodes of the same socket"
+                        : how[nr->rel]);
             set_remedy(f, "put each GPU and its NIC under one PCIe switch (PIX/PXB); otherwise "
                           "measure before raising NCCL_NET_GDR_LEVEL");
         }

@@ -12,13 +12,13 @@
 enum topo_sev { TOPO_SEV_INFO = 0, TOPO_SEV_WARN, TOPO_SEV_ERROR };
 
 struct topo_finding {
-    const char *rule;      /* stable rule id, e.g. "pcie-width" */
+    const char *rule; /* stable rule id, e.g. "pcie-width" */
     enum topo_sev sev;
-    char object[64];       /* what it is about: "GPU0", "mlx5_0 port 1", "0000:4d:00.0" */
-    int pci;               /* model pci index to jump to, -1 if none */
-    int port;              /* model port index, -1 if none */
-    char msg[320];         /* what is wrong, with the numbers */
-    char remedy[256];      /* one line: what to do */
+    char object[64];  /* what it is about: "GPU0", "mlx5_0 port 1", "0000:4d:00.0" */
+    int pci;          /* model pci index to jump to, -1 if none */
+    int port;         /* model port index, -1 if none */
+    char msg[320];    /* what is wrong, with the numbers */
+    char remedy[256]; /* one line: what to do */
 };
 
 struct topo_findings {
@@ -28,17 +28,17 @@ struct topo_findings {
 
 /* Error counters of one RDMA port at two instants (see topo_lint_sample). */
 struct topo_err_counter {
-    int port;             /* model port index */
-    char name[48];        /* sysfs counter name, e.g. "symbol_error" */
-    bool valid0, valid1;  /* readable at the first / second sample */
-    uint64_t v0, v1;      /* values */
-    int width;            /* counter width in bits (saturates at 2^width - 1), 0 if unknown */
+    int port;            /* model port index */
+    char name[48];       /* sysfs counter name, e.g. "symbol_error" */
+    bool valid0, valid1; /* readable at the first / second sample */
+    uint64_t v0, v1;     /* values */
+    int width;           /* counter width in bits (saturates at 2^width - 1), 0 if unknown */
 };
 
 struct topo_err_samples {
     int n, cap;
     struct topo_err_counter *v;
-    double window_s;      /* seconds between the two samples */
+    double window_s; /* seconds between the two samples */
 };
 
 /* Options a user can state. */
