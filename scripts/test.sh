@@ -15,11 +15,11 @@ cmake --build "$build" -j"$jobs"
 (cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 900)
 
 if [ "${FABTOP_SKIP_SANITIZE:-0}" != 1 ]; then
-    echo "== ASan+UBSan build: unit and fixture tests"
+    echo "== ASan+UBSan build: the same tests except the VM ones"
     cmake -S "$here" -B "$build-asan" -DFABTOP_WERROR=ON -DFABTOP_SANITIZE=ON \
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
     cmake --build "$build-asan" -j"$jobs"
     (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" \
-        -LE slow --timeout 900)
+        -LE "vm|slow" --timeout 900)
 fi
 echo "fabtop: all tests done"
