@@ -1,0 +1,162 @@
+/* ctl: the control channel between `fabtop run` (client) and `fabtop serve` (agent):
+ * length-prefixed, size-limited frames; a mutual challenge-response on a pre-shared key
+ * that binds the protocol version and each side's role; a MAC on every later frame.
+ * Functions return 0 or -errno with one sentence in struct ft_err; they never print. */
+#ifndef CTL_H
+#define CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+
+/*
+ * Wire format (all integers big-endian):
+ *
+ *   frame   = u32 len | u8 type | payload | [mac: 32 bytes]
+ *             len counts type + payload + mac and is checked against the limit
+ *             (CTL_MAX_HANDSHAKE_FRAME before authentication, CTL_MAX_FRAME after)
+ *             before anything is allocated.
+ *   mac     = HMAC-SHA-512-256(session key, dir | u64 seq | u8 type | u32 payload length |
+ *             payload); dir is 'C' for client->agent and 'A' for agent->client, seq counts
+ *             each direction's authenticated frames from 0. It is present on every frame a
+ *             side sends after its own AUTH frame, so a replayed, reordered, reflected or
+ *             altered frame fails and ends the session.
+ *
+ * Handshake (HELLO and ERROR frames keep this layout in every protocol version):
+ *   client -> HELLO {"proto":"fabtop-ctl","version":1,"role":"client","nonce":"<64 hex>"}
+ *   agent  -> HELLO {... "role":"agent", its own nonce}    or ERROR (refusal)
+ *   client -> AUTH  proof("client")                        (32 bytes)
+ *   agent  -> AUTH  proof("agent")                         or ERROR "authentication failed"
+ * proof(role) = HMAC-SHA-512-256(PSK, "fabtop-ctl" 0 | u16 version | role 0 | Nc | Na | T),
+ * T = BLAKE2b-256(u32 |hello_c| hello_c | u32 |hello_a| hello_a) binds both hellos. The roles
+ * differ, so a proof reflected back to its sender fails; nonces are fresh random 32 bytes,
+ * so an old proof is useless; no secret crosses the wire. Session key =
+ * BLAKE2b-256(key = PSK, "fabtop-ctl session" 0 | u16 version | Nc | Na | T).
+ * The PSK itself is BLAKE2b-256("fabtop-ctl key" 0 | key file bytes).
+ *
+ * Then REQUEST {"type":"echo","id":N,...} / RESPONSE {"type":..,"id":N,"ok":true,...}, or
+ * {"ok":false,"errno":E,"error":"message"} for a refused request (the session goes on).
+ * ERROR {"code":"busy","message":"busy: 8 sessions, limit 8"[,"version":V]} ends the
+ * session; codes: version, auth, busy, denied, malformed, toolarge, timeout, mac, idle,
+ * shutdown.
+ */
+
+#define CTL_PROTO               "fabtop-ctl"
+#define CTL_VERSION             1
+#define CTL_DEFAULT_PORT        7470
+#define CTL_MAX_FRAME           65536 /* bytes after the length prefix */
+#define CTL_MAX_HANDSHAKE_FRAME 1024
+#define CTL_MAC_BYTES           32
+#define CTL_NONCE_BYTES         32
+#define CTL_KEY_BYTES           32
+#define CTL_KEY_MIN_BYTES       32 /* random bytes a key file must hold */
+#define CTL_MAX_PAYLOAD         (CTL_MAX_FRAME - 1 - CTL_MAC_BYTES)
+#define CTL_DEFAULT_TIMEOUT_MS  10000
+
+enum ctl_frame_type {
+    CTL_T_HELLO = 1,
+    CTL_T_AUTH = 2,
+    CTL_T_REQUEST = 3,
+    CTL_T_RESPONSE = 4,
+    CTL_T_ERROR = 5,
+};
+
+/* The pre-shared key, already derived from the key file; never print it. */
+struct ctl_key {
+    unsigned char k[CTL_KEY_BYTES];
+};
+
+struct ctl_conn;
+
+/* ---- Keys ---- */
+
+/* Load the key from path; with NULL: FABTOP_KEY (hex) in the environment, then
+ * $XDG_CONFIG_HOME/fabtop/key, then ~/.config/fabtop/key. A file holds at least 32 random
+ * bytes, as hex (whitespace ignored) or raw. -ENOENT missing, -EACCES unreadable or
+ * readable by group/others, -EINVAL malformed or too short. Messages never quote the key. */
+int ctl_key_load(const char *path, struct ctl_key *key, struct ft_err *err);
+/* A fresh random key (tests, one-off sessions). */
+void ctl_key_random(struct ctl_key *key);
+/* Write 32 fresh random bytes as hex to a new file with mode 0600 (-EEXIST if it exists). */
+int ctl_key_generate_file(const char *path, struct ft_err *err);
+/* A short fingerprint (16 hex digits of a hash) to compare keys without showing them. */
+void ctl_key_fingerprint(const struct ctl_key *key, char out[17]);
+void ctl_key_wipe(struct ctl_key *key);
+
+/* ---- Addresses ---- */
+
+/* Split "host", "host:port", "[v6]:port", "[v6]" or a bare IPv6 literal. An empty host
+ * (":7470") gives "". -EINVAL with a message on a bad port or bracket. */
+int ctl_split_host_port(const char *s, uint16_t default_port, char *host, size_t hostlen,
+                        uint16_t *port, struct ft_err *err);
+/* "127.0.0.1" / "::1" (IPv4-mapped IPv6 is shown as IPv4); with_port: "127.0.0.1:7470",
+ * "[::1]:7470". */
+void ctl_format_addr(const struct sockaddr_storage *ss, bool with_port, char *buf, size_t len);
+
+/* ---- Client ---- */
+
+/* Connect to an agent ("host", "host:port", "[::1]:7470"), authenticate both ways and ask
+ * "hello". timeout_ms (<= 0: CTL_DEFAULT_TIMEOUT_MS) bounds the whole call. Errors name the
+ * peer and the cause: -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH (name does not resolve),
+ * -EACCES "authentication failed: the keys differ" or an allowlist refusal,
+ * -EPROTONOSUPPORT (both versions named), -EBUSY (session limit), -EPROTO. */
+int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_key *key,
+                int timeout_ms, struct ctl_conn **out, struct ft_err *err);
+/* Send one request (a JSON object with "type"; consumed) and wait for its response (owned
+ * by the caller). An error reply from the agent returns its -errno and message; an ERROR
+ * frame (session ended by the agent) or a bad MAC closes the session. Several threads may
+ * share a connection; requests are serialised. timeout_ms <= 0: CTL_DEFAULT_TIMEOUT_MS. */
+int ctl_request(struct ctl_conn *c, cJSON *req, cJSON **resp, int timeout_ms, struct ft_err *err);
+/* The agent's numeric address ("192.0.2.7", "::1"). */
+const char *ctl_peer_host(const struct ctl_conn *c);
+/* The agent's host name, from its hello reply. */
+const char *ctl_peer_name(const struct ctl_conn *c);
+/* "host:port" as used in messages ("[::1]:7470"). */
+const char *ctl_peer_desc(const struct ctl_conn *c);
+/* The agent's whole hello reply: host, fabtop version, caps {max_rate_gbps, ...}. */
+const cJSON *ctl_peer_info(const struct ctl_conn *c);
+const struct sockaddr_storage *ctl_peer_addr(const struct ctl_conn *c);
+/* Client: say "bye" (briefly, if the session is healthy) and close. Agent side: close. */
+void ctl_close(struct ctl_conn *c);
+
+/* ---- Agent side (engine/agent.c) ---- */
+
+struct ctl_accept_opts {
+    int timeout_ms; /* the whole handshake must finish within it */
+    int cancel_fd;  /* readable = give up now (agent stopping); -1: none */
+    /* Called once the client has proved the key, before the agent proves it: 0 to admit,
+     * or -errno with a message (sent as an ERROR "busy" refusal). May be NULL. */
+    int (*admit)(void *arg, struct ft_err *why);
+    void *admit_arg;
+};
+
+/* Run the agent's side of the handshake on an accepted socket. On success *out owns fd.
+ * On failure the caller still owns fd, a refusal has been sent when the client can read
+ * one, and err holds the reason (for the log). */
+int ctl_accept(int fd, const struct ctl_accept_opts *o, const struct ctl_key *key,
+               struct ctl_conn **out, struct ft_err *err);
+/* Receive one authenticated frame: wait_ms for it to start (< 0: forever), then frame_ms
+ * (<= 0: 10 s) for the rest. *payload (NUL-terminated, free()) and *len. -ETIMEDOUT: nothing
+ * arrived (the session is intact); -ECONNRESET: the peer closed; -ECANCELED: cancel fd readable;
+ * -EMSGSIZE / -EBADMSG / -EPROTO: the session is unusable (send ctl_refuse). */
+int ctl_recv(struct ctl_conn *c, int *type, char **payload, size_t *len, int wait_ms, int frame_ms,
+             struct ft_err *err);
+/* Send one frame (MAC'd); JSON is printed compactly. -EMSGSIZE beyond CTL_MAX_PAYLOAD. */
+int ctl_send(struct ctl_conn *c, int type, const void *payload, size_t len, struct ft_err *err);
+int ctl_send_json(struct ctl_conn *c, int type, const cJSON *j, struct ft_err *err);
+/* Send an ERROR frame (MAC'd when authenticated) that ends the session. */
+int ctl_refuse(struct ctl_conn *c, const char *code, const char *msg);
+/* Send an ERROR frame on a socket before any handshake (allowlist, busy). */
+int ctl_refuse_fd(int fd, const char *code, const char *msg);
+/* Stop sending, read and discard until the peer closes, ms pass or cancel_fd is readable
+ * (so the peer reads our last frame instead of a reset). Does not close fd. */
+void ctl_drain(int fd, int ms, int cancel_fd);
+void ctl_set_cancel_fd(struct ctl_conn *c, int cancel_fd);
+int ctl_conn_fd(const struct ctl_conn *c);
+
+#endif
