@@ -1,0 +1,107 @@
+/* agent: the peer agent core that `fabtop serve` runs: accepts authenticated control
+ * sessions (engine/ctl.h), one thread each, and dispatches their requests to handlers that
+ * transports register, within caps that no client can raise. Safe on a production fabric:
+ * an optional allowlist, session/rate/duration caps, test traffic only to the client. */
+#ifndef AGENT_H
+#define AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+#include "engine/ctl.h"
+
+/* Defaults (agent_cfg_defaults). `fabtop serve` always runs with caps; 0 ("no cap") in
+ * max_rate_gbps, max_duration_s or max_streams is for an in-process loopback agent. */
+#define AGENT_DEF_MAX_SESSIONS      8    /* authenticated sessions at once */
+#define AGENT_DEF_MAX_HANDSHAKES    16   /* unauthenticated connections (at least max_sessions) */
+#define AGENT_DEF_MAX_RATE_GBPS     10.0 /* Gb/s (10^9 bit/s) per session, all its flows */
+#define AGENT_DEF_MAX_DURATION_S    60.0 /* seconds per test */
+#define AGENT_DEF_MAX_STREAMS       8    /* connections per flow */
+#define AGENT_DEF_HANDSHAKE_TIMEOUT 5000 /* ms for the whole handshake */
+#define AGENT_DEF_IDLE_TIMEOUT      300  /* s without a request, raised to max_duration + 30 */
+#define AGENT_MAX_ALLOW             64   /* allowlist entries */
+
+struct agent_cfg {
+    char listen[256];         /* numeric address or host name; "": all addresses (IPv6 and
+                                 IPv4) */
+    uint16_t port;            /* 0: ephemeral (agent_port() tells which) */
+    struct ctl_key key;       /* required (all zero is refused); zeroed in agent_session_cfg() */
+    const char *const *allow; /* client CIDRs: "10.0.0.0/8", "fd00::/8", "192.0.2.7"; none:
+                                 any client with the key. Parsed at start (NULL afterwards) */
+    int nallow;
+    int max_sessions;         /* 0: default */
+    int max_handshakes;       /* 0: the larger of AGENT_DEF_MAX_HANDSHAKES and max_sessions */
+    double max_rate_gbps;     /* per session; handlers clamp to it. 0: no cap */
+    double max_duration_s;    /* per test. 0: no cap */
+    int max_streams;          /* connections per flow. 0: no cap */
+    int handshake_timeout_ms; /* 0: default */
+    int idle_timeout_s;       /* 0: default; with no duration cap, 0 means never */
+    /* One line per session start / end / refusal and handler logs; never key material.
+     * Calls are serialised. NULL: no log. */
+    void (*log)(void *arg, const char *line);
+    void *log_arg;
+};
+
+struct agent;
+struct agent_session;
+
+/* A request handler: fill resp (an empty object) and return 0, or return -errno with a
+ * message in err (the client gets {"ok":false,"errno":..,"error":..}; the session goes on).
+ * Runs on the session's thread; must return promptly (long work belongs to the transport's
+ * own threads, stopped by a state destructor). */
+struct agent_handler {
+    const char *type; /* "tcp.open"; unique; the built-ins are hello, info, echo, bye */
+    int (*handle)(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err);
+};
+
+/* Fill cfg with the safe defaults above (key, listen address and allowlist empty). */
+void agent_cfg_defaults(struct agent_cfg *cfg);
+
+/* Bind, listen and start accepting in a background thread. handlers may be NULL-terminated
+ * or counted (nhandlers < 0: count up to NULL). -EINVAL bad configuration, -EEXIST a
+ * duplicate request type, or the bind/listen -errno ("cannot listen on ADDR:PORT: ..."). */
+int agent_start(const struct agent_cfg *cfg, const struct agent_handler *const *handlers,
+                int nhandlers, struct agent **out, struct ft_err *err);
+uint16_t agent_port(const struct agent *a);
+/* "[::]:7470", "127.0.0.1:7470". */
+const char *agent_listen_desc(const struct agent *a);
+/* Authenticated sessions now. */
+int agent_sessions(struct agent *a);
+/* Stop accepting, end every session (clients get "the agent is shutting down"), run the
+ * state destructors, join every thread and free. Callable while sessions are active. */
+void agent_stop(struct agent *a);
+
+/* For handlers. */
+/* The authenticated client's address (IPv4-mapped IPv6 shown as IPv4): the only address a
+ * transport may send test traffic to. */
+const struct sockaddr_storage *agent_session_peer(const struct agent_session *s);
+/* The agent's own address on this session (where a transport should listen); *len is set
+ * to the size of that address family's sockaddr. */
+void agent_session_local(const struct agent_session *s, struct sockaddr_storage *out,
+                         socklen_t *len);
+/* Numeric text of agent_session_peer ("192.0.2.7", "::1"). */
+const char *agent_session_peer_host(const struct agent_session *s);
+/* The effective caps, defaults filled in. */
+const struct agent_cfg *agent_session_cfg(const struct agent_session *s);
+uint64_t agent_session_id(const struct agent_session *s);
+/* Attach per-session state; destroy(state) runs when the session ends (after the control
+ * connection is gone, before agent_stop returns), so a transport stops its data threads
+ * when the client vanishes. Replacing it destroys the old state first. */
+void agent_session_set_state(struct agent_session *s, void *state, void (*destroy)(void *state));
+void *agent_session_state(const struct agent_session *s);
+/* True once agent_stop began (for handlers that wait). */
+bool agent_session_stopping(const struct agent_session *s);
+/* Log "session N: ..." through the agent's log callback. */
+void agent_session_log(struct agent_session *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Clamp what a client asked for to the agent's cap: returns min(asked, cap), or cap when
+ * asked <= 0 (unspecified). When it clamps, resp gets "clamped": {what: {"asked": ..,
+ * "allowed": ..}} so the client can report it. */
+double agent_clamp(cJSON *resp, const char *what, double asked, double cap);
+
+#endif
