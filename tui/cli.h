@@ -40,5 +40,6 @@ int cli_emit_json(const cJSON *doc, bool json, const char *out_path);
 void cli_print_version(void);
 
 int cli_topo_main(int argc, char **argv);
+int cli_serve_main(int argc, char **argv);
 
 #endif

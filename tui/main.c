@@ -6,6 +6,7 @@
 
 static const struct cli_cmd commands[] = {
     {"topo", "GPU / NIC / port topology, affinity matrix and bring-up lint", cli_topo_main},
+    {"serve", "peer agent for 'fabtop run --peer' (authenticated, capped)", cli_serve_main},
 };
 
 static void usage(FILE *f)
