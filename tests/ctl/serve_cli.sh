@@ -1,0 +1,104 @@
+#!/bin/sh
+# serve_cli: the `fabtop serve` command line: usage errors (64), a missing key (66), key file
+# permissions (77), a malformed key (65), --gen-key (mode 0600, never overwrites: 73), a port
+# already taken (69), and a clean stop on SIGTERM (0) with its log lines. Loopback only.
+set -u
+bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
+tmp=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+# expect STATUS NEEDLE -- ARGS...: exit status, stderr containing NEEDLE, nothing on stdout.
+expect() {
+    want=$1 needle=$2
+    shift 3
+    "$bin" serve "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if [ "$got" -ne "$want" ] || ! grep -qF -- "$needle" "$tmp/err" || [ -s "$tmp/out" ] ||
+        [ "$(wc -l <"$tmp/err")" -gt 2 ]; then
+        fail "fabtop serve $* -> status $got (want $want), stderr:"
+        sed 's/^/    /' "$tmp/err"
+        [ -s "$tmp/out" ] && sed 's/^/    stdout: /' "$tmp/out"
+    else
+        echo "PASS: fabtop serve $* -> $got: $(head -1 "$tmp/err")"
+    fi
+}
+
+# Keys: --gen-key writes 64 hex digits with mode 0600 and never overwrites.
+key=$tmp/key
+if "$bin" serve --gen-key "$key" >"$tmp/out" 2>"$tmp/err" && grep -q "Wrote a new key" "$tmp/out" &&
+    [ "$(stat -c %a "$key")" = 600 ] && grep -qE '^[0-9a-f]{64}$' "$key"; then
+    echo "PASS: --gen-key wrote a 0600 key"
+else
+    fail "--gen-key: $(cat "$tmp/err")"
+fi
+expect 73 "already exists; remove it first" -- --gen-key "$key"
+expect 64 "--gen-key only writes a key" -- --gen-key "$tmp/k2" --allow 10.0.0.0/8
+
+# Usage errors.
+expect 64 "unknown option or missing argument: '--bogus'" -- --bogus
+expect 64 "--max-rate takes a number from 0.001 to 100000, not 'fast'" -- --max-rate fast
+expect 64 "--max-sessions takes a whole number from 1 to 4096, not '2.5'" -- --max-sessions 2.5
+expect 64 "--max-duration takes a number from 0.1 to 86400, not '0'" -- --max-duration 0
+expect 64 "unexpected argument 'extra'" -- --key-file "$key" extra
+expect 64 "--listen: bad address '[::1': expected [IPv6]:PORT" -- --listen '[::1'
+expect 64 "--listen: bad port 'x' in '127.0.0.1:x'" -- --listen 127.0.0.1:x
+expect 64 "allowlist entry '10.0.0.0/33': the prefix must be 0 to 32" -- \
+    --key-file "$key" --listen 127.0.0.1:0 --allow 10.0.0.0/33
+
+# Key files: missing, readable by others, malformed; and no key at all.
+expect 66 "$tmp/nokey: no such key file; create one with 'fabtop serve --gen-key" -- \
+    --key-file "$tmp/nokey"
+cp "$key" "$tmp/open" && chmod 644 "$tmp/open"
+expect 77 "$tmp/open: the key file is accessible by group or others (mode 0644); run 'chmod 600" -- \
+    --key-file "$tmp/open"
+printf '0123456789abcdef\n' >"$tmp/short" && chmod 600 "$tmp/short"
+expect 65 "$tmp/short: key too short: 8 bytes" -- --key-file "$tmp/short"
+mkdir "$tmp/home"
+HOME=$tmp/home XDG_CONFIG_HOME='' FABTOP_KEY='' expect 66 "no key: set FABTOP_KEY, pass --key-file FILE" --
+expect 73 "cannot open the log file" -- --key-file "$key" --listen 127.0.0.1:0 --log "$tmp/no/dir/log"
+
+# Serve on an ephemeral loopback port; a second agent on the same port cannot listen.
+"$bin" serve --listen 127.0.0.1:0 --key-file "$key" --max-sessions 3 --log "$tmp/log" \
+    >"$tmp/serve.out" 2>"$tmp/serve.err" &
+pid=$!
+port=""
+for _ in $(seq 1 100); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\):.*/\1/p' "$tmp/log" 2>/dev/null)
+    [ -n "$port" ] && break
+    sleep 0.05
+done
+if [ -z "$port" ]; then
+    fail "serve did not say where it listens"
+    cat "$tmp/serve.err" "$tmp/log" 2>/dev/null
+else
+    if grep -q "at most 3 sessions, 10 Gb/s per session, 60 s per test, 8 connections per flow; clients: any with the key; key fingerprint [0-9a-f]\{16\}" "$tmp/log" &&
+        ! grep -q "$(cut -c1-16 "$key")" "$tmp/log"; then
+        echo "PASS: listening on 127.0.0.1:$port with its caps, no key material in the log"
+    else
+        fail "start line: $(cat "$tmp/log")"
+    fi
+    expect 69 "cannot listen on 127.0.0.1:$port: Address already in use" -- \
+        --listen "127.0.0.1:$port" --key-file "$key"
+    kill -TERM "$pid"
+    wait "$pid"
+    st=$?
+    pid=""
+    if [ "$st" -eq 0 ] && grep -q "SIGTERM: stopping (0 sessions active)" "$tmp/log" &&
+        grep -q "fabtop serve: stopped$" "$tmp/log" && [ ! -s "$tmp/serve.out" ] &&
+        [ ! -s "$tmp/serve.err" ]; then
+        echo "PASS: SIGTERM stops it cleanly (status 0)"
+    else
+        fail "stop: status $st; log:"
+        sed 's/^/    /' "$tmp/log"
+    fi
+fi
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all passed"
