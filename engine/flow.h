@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "engine/hist.h"
 #include "engine/mix.h"
 
@@ -40,7 +42,11 @@ struct flow_worker {
     double tokens;      /* pacing: bytes this worker may still send now */
     uint64_t tokens_ns; /* pacing: when tokens were last topped up */
     _Atomic uint64_t tx_bytes, rx_bytes, ops; /* payload, cumulative over the phase */
-    _Atomic uint64_t last_progress_ns;        /* CLOCK_MONOTONIC of the last byte moved */
+    /* Liveness, CLOCK_MONOTONIC ns: bytes received, or waiting by design (paced, paused). */
+    _Atomic uint64_t last_progress_ns;
+    /* Bytes handed to the kernel. Only a sign of life when the transport cannot tell what
+     * the peer acknowledged: writes into a socket buffer succeed on a dead path too. */
+    _Atomic uint64_t last_tx_ns;
 };
 
 /* Counters a transport samples from the kernel (TCP_INFO, ...), cumulative. */
@@ -75,7 +81,8 @@ struct flow_rt {
     _Atomic int point; /* current point index */
     int npoints;
     struct flow_point points[MIX_MAX_SIZES];
-    int nworkers;
+    int nworkers;       /* in use (a transport may lower it in setup) */
+    int nworkers_alloc; /* allocated */
     struct flow_worker *workers;
 
     _Atomic int status;        /* enum flow_status */
@@ -87,6 +94,8 @@ struct flow_rt {
     double setup_s, teardown_s; /* timed apart from the transfer */
     double fail_bound_s;        /* detect a dead peer or path within this (mix setting) */
     struct flow_wire wire;      /* latest sample (sampler thread) */
+    uint64_t last_ack_ns;       /* when wire.acked_bytes last grew (sampler thread) */
+    cJSON *conditions;          /* test conditions the transport reported after setup */
 };
 
 uint64_t flow_now_ns(void);
@@ -100,7 +109,7 @@ static inline enum flow_state flow_state(const struct flow_rt *f)
 }
 /* Record a latency sample if measuring (ns). */
 void flow_record(struct flow_worker *w, uint64_t ns);
-/* Count payload moved (any state) and note progress. */
+/* Count payload moved (any state) and note progress (see last_progress_ns, last_tx_ns). */
 void flow_progress(struct flow_worker *w, uint64_t tx, uint64_t rx, uint64_t ops);
 /* Size of the next message: the point's size, or a draw from the distribution. */
 uint64_t flow_next_size(struct flow_worker *w);

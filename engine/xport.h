@@ -31,7 +31,8 @@ struct xport_ops {
     /* Read the kernel's counters for the flow (TCP_INFO...) into out; called by the sampler
      * thread at 10 Hz and by the flow's driver at window edges. May be NULL. */
     void (*sample)(struct flow_rt *f, struct flow_wire *out);
-    /* Test conditions for the results (socket options, congestion control, MTU...). */
+    /* Test conditions for the results (socket options, congestion control, MTU...); called
+     * once, right after setup. */
     void (*conditions)(const struct flow_rt *f, cJSON *out);
     /* Agent side: request handlers (NULL-terminated). */
     const struct agent_handler *const *handlers;

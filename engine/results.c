@@ -1,0 +1,326 @@
+/* results: builds, saves and loads the results document. Latency is written in
+ * microseconds with its kind named; throughput in Gb/s (10^9 bit/s); byte counts in bytes;
+ * histograms keep their bucket bounds in nanoseconds. */
+#include "engine/results.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fsutil.h"
+#include "common/jsonutil.h"
+#include "common/strbuf.h"
+#include "engine/version.h"
+#include "engine/xport.h"
+#include "topology/topo_json.h"
+
+static void iso8601(const struct timespec *ts, char *buf, size_t len)
+{
+    struct tm tm;
+    gmtime_r(&ts->tv_sec, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03ldZ", ts->tv_nsec / 1000000);
+}
+
+static const char *status_str(int st)
+{
+    switch (st) {
+    case FLOW_OK:
+        return "ok";
+    case FLOW_FAILED:
+        return "failed";
+    case FLOW_STOPPED:
+        return "stopped";
+    case FLOW_RUNNING:
+        return "running";
+    default:
+        return "not run";
+    }
+}
+
+static cJSON *latency_json(const struct hist *h, enum mix_latency_kind kind)
+{
+    struct hist_stats s;
+    hist_stats(h, &s);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", mix_latency_kind_str(kind));
+    cJSON_AddStringToObject(o, "unit", "us");
+    cJSON_AddNumberToObject(o, "count", (double)s.count);
+    cJSON_AddNumberToObject(o, "min", s.min / 1e3);
+    cJSON_AddNumberToObject(o, "mean", s.mean / 1e3);
+    cJSON_AddNumberToObject(o, "stdev", s.stdev / 1e3);
+    cJSON_AddNumberToObject(o, "p50", s.p50 / 1e3);
+    cJSON_AddNumberToObject(o, "p90", s.p90 / 1e3);
+    cJSON_AddNumberToObject(o, "p99", s.p99 / 1e3);
+    cJSON_AddNumberToObject(o, "p99.9", s.p999 / 1e3);
+    cJSON_AddNumberToObject(o, "p99.99", s.p9999 / 1e3);
+    cJSON_AddNumberToObject(o, "max", s.max / 1e3);
+    return o;
+}
+
+/* Payload delivered inside a window: tx counts what the peer acknowledged when the
+ * transport could see it (a stream's socket buffers are not delivered data). */
+static uint64_t window_payload(const struct flow_rt *f, const struct flow_point *p)
+{
+    const struct mix_flow *s = f->spec;
+    bool tx_side = s->op != MIX_OP_STREAM || s->dir != MIX_DIR_RX;
+    bool rx_side = s->op != MIX_OP_STREAM || s->dir != MIX_DIR_TX;
+    uint64_t out = 0;
+    if (tx_side) {
+        if (s->op == MIX_OP_STREAM && p->wire0.valid && p->wire1.valid)
+            out += p->wire1.acked_bytes - p->wire0.acked_bytes;
+        else
+            out += p->tx1 - p->tx0;
+    }
+    if (rx_side)
+        out += p->rx1 - p->rx0;
+    return out;
+}
+
+static cJSON *point_json(const struct flow_rt *f, int pi, struct hist *merged, struct hist *tmp)
+{
+    const struct flow_point *p = &f->points[pi];
+    cJSON *o = cJSON_CreateObject();
+    if (p->size)
+        cJSON_AddNumberToObject(o, "size_bytes", (double)p->size);
+    else
+        cJSON_AddNullToObject(o, "size_bytes");
+    cJSON_AddBoolToObject(o, "measured", p->done);
+    cJSON_AddBoolToObject(o, "complete", p->done && !p->partial);
+    if (!p->done)
+        return o;
+    double secs = (p->t1_ns - p->t0_ns) / 1e9;
+    uint64_t payload = window_payload(f, p);
+    cJSON_AddNumberToObject(o, "measure_s", secs);
+    cJSON_AddNumberToObject(o, "ops", (double)(p->ops1 - p->ops0));
+    cJSON_AddNumberToObject(o, "ops_per_s", secs > 0 ? (p->ops1 - p->ops0) / secs : 0);
+    cJSON_AddNumberToObject(o, "payload_bytes", (double)payload);
+    cJSON_AddNumberToObject(o, "goodput_gbps", secs > 0 ? payload * 8 / secs / 1e9 : 0);
+    if (p->wire0.valid && p->wire1.valid) {
+        uint64_t wb = p->wire1.wire_bytes - p->wire0.wire_bytes;
+        cJSON_AddNumberToObject(o, "wire_bytes", (double)wb);
+        cJSON_AddNumberToObject(o, "wire_gbps", secs > 0 ? wb * 8 / secs / 1e9 : 0);
+        cJSON *t = cJSON_AddObjectToObject(o, "tcp");
+        cJSON_AddNumberToObject(t, "retrans_segments",
+                                (double)(p->wire1.retrans - p->wire0.retrans));
+        cJSON_AddNumberToObject(t, "rtt_us", p->wire1.rtt_us);
+        cJSON_AddNumberToObject(t, "rttvar_us", p->wire1.rttvar_us);
+        cJSON_AddNumberToObject(t, "cwnd_bytes", (double)p->wire1.cwnd_bytes);
+    } else {
+        cJSON_AddNullToObject(o, "wire_bytes");
+        cJSON_AddNullToObject(o, "wire_gbps");
+        cJSON_AddNullToObject(o, "tcp");
+    }
+    enum mix_latency_kind kind = mix_latency_kind_of(f->spec);
+    hist_init(merged);
+    for (int w = 0; w < f->nworkers; w++) {
+        hist_snapshot(&f->workers[w].lat[pi], tmp);
+        hist_merge(merged, tmp);
+    }
+    if (kind != MIX_LAT_NONE && atomic_load(&merged->count) > 0) {
+        cJSON_AddItemToObject(o, "latency", latency_json(merged, kind));
+        cJSON_AddItemToObject(o, "histogram", hist_to_json(merged));
+    } else {
+        cJSON_AddNullToObject(o, "latency");
+    }
+    return o;
+}
+
+static cJSON *flow_json(const struct flow_rt *f, const struct results_timeline *tl,
+                        uint64_t phase_t0, uint64_t run_t0)
+{
+    const struct mix_flow *s = f->spec;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", s->name);
+    cJSON_AddStringToObject(o, "transport", s->transport);
+    cJSON_AddStringToObject(o, "op", mix_op_str(s->op));
+    cJSON_AddStringToObject(o, "role",
+                            s->role == MIX_ROLE_FOREGROUND ? "foreground" : "background");
+    cJSON_AddStringToObject(o, "direction", mix_dir_str(s->dir));
+    cJSON_AddStringToObject(o, "latency_kind", mix_latency_kind_str(mix_latency_kind_of(s)));
+    cJSON_AddStringToObject(o, "peer", f->peer_desc);
+    cJSON_AddNumberToObject(o, "connections_asked", s->concurrency);
+    cJSON_AddNumberToObject(o, "workers", f->nworkers);
+    int st = atomic_load(&((struct flow_rt *)f)->status);
+    cJSON_AddStringToObject(o, "status", status_str(st));
+    if (st == FLOW_FAILED) {
+        cJSON_AddStringToObject(o, "error", f->error);
+        cJSON_AddNumberToObject(o, "failed_at_s", (f->failed_ns - phase_t0) / 1e9);
+        /* How long after the last byte moved the failure was declared: the detection time
+         * when the fault happened right after that byte. */
+        if (f->last_progress_ns && f->failed_ns > f->last_progress_ns)
+            cJSON_AddNumberToObject(o, "detected_after_last_progress_s",
+                                    (f->failed_ns - f->last_progress_ns) / 1e9);
+        cJSON_AddNumberToObject(o, "failed_at_run_s", (f->failed_ns - run_t0) / 1e9);
+    } else {
+        cJSON_AddNullToObject(o, "error");
+    }
+    cJSON_AddNumberToObject(o, "setup_s", f->setup_s);
+    cJSON_AddNumberToObject(o, "teardown_s", f->teardown_s);
+    struct hist *merged = xmalloc(sizeof(*merged)), *tmp = xmalloc(sizeof(*tmp));
+    cJSON *pts = cJSON_AddArrayToObject(o, "points");
+    for (int p = 0; p < f->npoints; p++)
+        cJSON_AddItemToArray(pts, point_json(f, p, merged, tmp));
+    free(merged);
+    free(tmp);
+    cJSON *t = cJSON_AddObjectToObject(o, "timeline");
+    cJSON_AddStringToObject(t, "t", "seconds since the run started");
+    cJSON *ta = cJSON_AddArrayToObject(t, "t_s");
+    cJSON *ga = cJSON_AddArrayToObject(t, "goodput_gbps");
+    cJSON *wa = cJSON_AddArrayToObject(t, "wire_gbps");
+    cJSON *oa = cJSON_AddArrayToObject(t, "ops_per_s");
+    for (int i = 0; tl && i < tl->n; i++) {
+        cJSON_AddItemToArray(ta, cJSON_CreateNumber((double)(long)(tl->t[i] * 1000) / 1000));
+        cJSON_AddItemToArray(ga, cJSON_CreateNumber(tl->goodput_gbps[i]));
+        cJSON_AddItemToArray(wa, cJSON_CreateNumber(tl->wire_gbps[i]));
+        cJSON_AddItemToArray(oa, cJSON_CreateNumber(tl->ops_per_s[i]));
+    }
+    /* Captured right after setup, while the connections existed. */
+    cJSON_AddItemToObject(o, "conditions",
+                          f->conditions ? cJSON_Duplicate(f->conditions, 1) : cJSON_CreateObject());
+    return o;
+}
+
+static void add_sysctl(cJSON *o, const char *key, const char *path)
+{
+    char buf[256];
+    if (fsu_read("/", path, buf, sizeof(buf)) >= 0)
+        cJSON_AddStringToObject(o, key, buf);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* The foreground's p50/p99 per phase, side by side (quiet vs loaded). */
+static cJSON *summary_json(cJSON *phases, const struct mix *mix)
+{
+    int fg = mix_foreground(mix);
+    cJSON *o = cJSON_CreateObject();
+    if (fg < 0)
+        return o;
+    cJSON_AddStringToObject(o, "foreground", mix->flows[fg].name);
+    const cJSON *ph;
+    cJSON_ArrayForEach(ph, phases)
+    {
+        const cJSON *fl;
+        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows"))
+        {
+            if (strcmp(jsonutil_str(fl, "name"), mix->flows[fg].name))
+                continue;
+            cJSON *pts = cJSON_GetObjectItem(fl, "points");
+            cJSON *last = cJSON_GetArrayItem(pts, cJSON_GetArraySize(pts) - 1);
+            cJSON *lat = cJSON_GetObjectItem(last, "latency");
+            cJSON *e = cJSON_AddObjectToObject(o, jsonutil_str(ph, "name"));
+            cJSON_AddStringToObject(e, "status", jsonutil_str(fl, "status"));
+            if (cJSON_IsObject(lat))
+                for (const char *const *k =
+                         (const char *const[]){"p50", "p99", "p99.9", "max", NULL};
+                     *k; k++)
+                    cJSON_AddItemToObject(e, *k, cJSON_Duplicate(cJSON_GetObjectItem(lat, *k), 0));
+            cJSON_AddItemToObject(e, "goodput_gbps",
+                                  cJSON_Duplicate(cJSON_GetObjectItem(last, "goodput_gbps"), 0));
+        }
+    }
+    double q, l;
+    const cJSON *qo = cJSON_GetObjectItem(o, "quiet"), *lo = cJSON_GetObjectItem(o, "loaded");
+    if (jsonutil_num(qo, "p99", &q) && jsonutil_num(lo, "p99", &l) && q > 0)
+        cJSON_AddNumberToObject(o, "p99_loaded_over_quiet", l / q);
+    return o;
+}
+
+cJSON *results_build(const struct results_input *in)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "format", RESULTS_FORMAT);
+    cJSON_AddNumberToObject(doc, "version", RESULTS_VERSION);
+    char ts[64];
+    iso8601(&in->wall_start, ts, sizeof(ts));
+    cJSON_AddStringToObject(doc, "started_at", ts);
+    iso8601(&in->wall_end, ts, sizeof(ts));
+    cJSON_AddStringToObject(doc, "ended_at", ts);
+    cJSON_AddNumberToObject(doc, "duration_s",
+                            (in->wall_end.tv_sec - in->wall_start.tv_sec) +
+                                (in->wall_end.tv_nsec - in->wall_start.tv_nsec) / 1e9);
+    cJSON_AddBoolToObject(doc, "interrupted", in->interrupted);
+    cJSON *hosts = cJSON_AddObjectToObject(doc, "hosts");
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    cJSON_AddStringToObject(hosts, "local", host);
+    cJSON *peers = cJSON_AddArrayToObject(hosts, "peers");
+    for (int p = 0; p < in->nphases; p++)
+        for (int i = 0; i < in->mix->nflows; i++) {
+            const struct flow_rt *f = in->phases[p].flows[i];
+            if (!f || !f->peer_desc[0])
+                continue;
+            bool dup = false;
+            const cJSON *e;
+            cJSON_ArrayForEach(e, peers) dup |= !strcmp(e->valuestring, f->peer_desc);
+            if (!dup)
+                cJSON_AddItemToArray(peers, cJSON_CreateString(f->peer_desc));
+        }
+    cJSON_AddItemToObject(doc, "versions", version_json());
+    cJSON *cond = cJSON_AddObjectToObject(doc, "conditions");
+    add_sysctl(cond, "tcp_congestion_control", "proc/sys/net/ipv4/tcp_congestion_control");
+    add_sysctl(cond, "tcp_ecn", "proc/sys/net/ipv4/tcp_ecn");
+    add_sysctl(cond, "tcp_rmem", "proc/sys/net/ipv4/tcp_rmem");
+    add_sysctl(cond, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
+    if (in->topo) {
+        cJSON *mtu = cJSON_AddObjectToObject(cond, "netdev_mtu");
+        for (int i = 0; i < in->topo->nnetdevs; i++)
+            if (in->topo->netdevs[i].valid & TOPO_NET_V_MTU)
+                cJSON_AddNumberToObject(mtu, in->topo->netdevs[i].name, in->topo->netdevs[i].mtu);
+    }
+    cJSON_AddItemToObject(doc, "mix", mix_to_json(in->mix));
+    cJSON *phases = cJSON_AddArrayToObject(doc, "phases");
+    for (int p = 0; p < in->nphases; p++) {
+        cJSON *ph = cJSON_CreateObject();
+        cJSON_AddStringToObject(ph, "name", in->phases[p].name);
+        double dur = in->phases[p].t1_ns > in->phases[p].t0_ns
+                         ? (in->phases[p].t1_ns - in->phases[p].t0_ns) / 1e9
+                         : 0;
+        cJSON_AddNumberToObject(ph, "duration_s", dur);
+        cJSON *fl = cJSON_AddArrayToObject(ph, "flows");
+        for (int i = 0; i < in->mix->nflows; i++)
+            if (in->phases[p].flows[i])
+                cJSON_AddItemToArray(fl, flow_json(in->phases[p].flows[i], &in->phases[p].tl[i],
+                                                   in->phases[p].t0_ns, in->t_start_ns));
+        cJSON_AddItemToArray(phases, ph);
+    }
+    cJSON_AddItemToObject(doc, "summary", summary_json(phases, in->mix));
+    cJSON *ev = cJSON_AddArrayToObject(doc, "events");
+    for (int i = 0; i < in->nevents; i++)
+        cJSON_AddItemToArray(ev, cJSON_CreateString(in->events[i]));
+    if (in->topo)
+        cJSON_AddItemToObject(doc, "topology", topo_json_from_model(in->topo));
+    else
+        cJSON_AddNullToObject(doc, "topology");
+    return doc;
+}
+
+int results_save(const char *path, const cJSON *doc, struct ft_err *err)
+{
+    return jsonutil_save(path, doc, true, err);
+}
+
+int results_load(const char *path, cJSON **doc, struct ft_err *err)
+{
+    int rc = jsonutil_load(path, doc, err);
+    if (rc < 0)
+        return rc;
+    const char *fmt = jsonutil_str(*doc, "format");
+    int64_t ver = 0;
+    if (!fmt || strcmp(fmt, RESULTS_FORMAT) || !jsonutil_int(*doc, "version", &ver) ||
+        ver != RESULTS_VERSION) {
+        cJSON_Delete(*doc);
+        *doc = NULL;
+        return ft_err_set(err, -EBADMSG,
+                          "%s: not a fabtop results file (expected \"format\": \"%s\", version "
+                          "%d)%s",
+                          path, RESULTS_FORMAT, RESULTS_VERSION,
+                          fmt && !strcmp(fmt, "fabtop-topology")
+                              ? "; this is a topology snapshot: open it with --input"
+                              : "");
+    }
+    return 0;
+}

@@ -1,0 +1,93 @@
+#!/bin/sh
+# netns_incast: four sender namespaces stream into one receiver through a "switch"
+# namespace (a Linux bridge) whose port towards the receiver is an htb bottleneck with a
+# small bfifo queue. Checks that the probe's latency tail grows from the quiet run to the
+# loaded one, that the flows' throughputs counted as bytes on the wire add up to the
+# bottleneck rate within 5%, that goodput is reported beside, and that fabtop's wire bytes
+# agree with the receiver namespace's own interface counters.
+. "$(dirname "$0")/lib.sh"
+need_netns
+RATE_MBIT=${RATE_MBIT:-100}
+mkns r
+mkns sw
+nsx sw ip link add br0 type bridge
+nsx sw ip link set br0 up
+link r eth0 sw pr
+addr r eth0 10.78.0.1/24
+nsx sw ip link set pr master br0
+for i in 1 2 3 4; do
+    mkns "s$i"
+    link "s$i" eth0 sw "p$i"
+    addr "s$i" eth0 "10.78.0.1$i/24"
+    nsx sw ip link set "p$i" master br0
+done
+# The bottleneck: the bridge port towards the receiver, rate-limited by htb with a small
+# byte-limited FIFO (veth itself never pushes back, so the queue must live in a qdisc).
+nsx sw tc qdisc add dev pr root handle 1: htb default 10 r2q 100
+nsx sw tc class add dev pr parent 1: classid 1:10 htb rate "${RATE_MBIT}mbit" ceil "${RATE_MBIT}mbit"
+nsx sw tc qdisc add dev pr parent 1:10 handle 10: bfifo limit 96000
+mkkey >/dev/null
+for i in 1 2 3 4; do serve "s$i" "10.78.0.1$i" "$TMP/serve$i.log"; done
+
+cat >"$TMP/mix.json" <<'J'
+{"format": "fabtop-mix", "version": 1, "name": "incast-test",
+ "phases": ["quiet", "loaded"],
+ "flows": [
+  {"name": "probe", "op": "pingpong", "size": 256, "warmup_s": 0.5, "duration_s": 4, "peer": "10.78.0.11"},
+  {"name": "sender1", "role": "background", "op": "stream", "direction": "rx", "size": "64KiB", "warmup_s": 1, "peer": "10.78.0.11"},
+  {"name": "sender2", "role": "background", "op": "stream", "direction": "rx", "size": "64KiB", "warmup_s": 1, "peer": "10.78.0.12"},
+  {"name": "sender3", "role": "background", "op": "stream", "direction": "rx", "size": "64KiB", "warmup_s": 1, "peer": "10.78.0.13"},
+  {"name": "sender4", "role": "background", "op": "stream", "direction": "rx", "size": "64KiB", "warmup_s": 1, "peer": "10.78.0.14"}
+ ]}
+J
+rx0=$(nsx r cat /sys/class/net/eth0/statistics/rx_bytes)
+nsx r "$FABTOP" run --mix "$TMP/mix.json" --key-file "$TMP/key" -o "$TMP/res.json" \
+    >"$TMP/run.out" 2>&1
+rc=$?
+rx1=$(nsx r cat /sys/class/net/eth0/statistics/rx_bytes)
+cat "$TMP/run.out"
+nsx sw tc -s class show dev pr | sed 's/^/    tc: /'
+[ "$rc" -eq 0 ] || fail "fabtop run exited $rc"
+
+python3 - "$TMP/res.json" "$RATE_MBIT" "$rx0" "$rx1" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+rate = float(sys.argv[2]) / 1000  # Gb/s
+rx_if = int(sys.argv[4]) - int(sys.argv[3])
+ph = {p["name"]: p for p in r["phases"]}
+def flow(phase, name):
+    return next(f for f in ph[phase]["flows"] if f["name"] == name)
+bad = []
+for f in ph["loaded"]["flows"]:
+    if f["status"] != "ok":
+        bad.append("%s: %s" % (f["name"], f["status"]))
+q = flow("quiet", "probe")["points"][0]["latency"]
+l = flow("loaded", "probe")["points"][0]["latency"]
+print("probe p99 quiet %.1f us, loaded %.1f us (x%.1f)" % (q["p99"], l["p99"], l["p99"] / q["p99"]))
+if not l["p99"] > 5 * q["p99"]:
+    bad.append("the latency tail did not grow under the incast")
+senders = [flow("loaded", "sender%d" % i)["points"][0] for i in range(1, 5)]
+wire = sum(p["wire_gbps"] for p in senders)
+good = sum(p["goodput_gbps"] for p in senders)
+probe = flow("loaded", "probe")["points"][0]
+print("senders on the wire %.4f Gb/s (bottleneck %.3f), goodput %.4f Gb/s, probe %.5f Gb/s"
+      % (wire, rate, good, probe["wire_gbps"]))
+if abs(wire - rate) > 0.05 * rate:
+    bad.append("wire throughput %.4f Gb/s is not within 5%% of %.3f" % (wire, rate))
+if not (0.85 * wire < good < wire):
+    bad.append("goodput %.4f should be a little below the wire rate %.4f" % (good, wire))
+# The shares need not be fair: a drop-tail FIFO lets some senders lose more packets and
+# sit in retransmission timeouts (incast unfairness); only the sum is the bottleneck's.
+print("per-sender Gb/s: " + ", ".join("%.4f" % p["wire_gbps"] for p in senders))
+# fabtop's wire bytes (measure windows only) cannot exceed what the receiver's interface
+# saw over the whole run, and should be most of it.
+fab = sum(p["wire_bytes"] for p in senders)
+print("receiver eth0 rx_bytes over the run %d, fabtop senders' wire bytes in their windows %d"
+      % (rx_if, fab))
+if not (0.3 * rx_if < fab <= rx_if):
+    bad.append("fabtop's wire bytes disagree with the interface counter")
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+PY
+pass "incast through a ${RATE_MBIT} Mbit/s htb bottleneck"

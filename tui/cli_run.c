@@ -1,0 +1,269 @@
+/* cli_run: `fabtop run`: run a mix against a peer agent (or the in-process loopback agent),
+ * show a one-line live progress, print a summary table, save the results atomically (also
+ * on Ctrl-C / SIGTERM, with what was measured), and check --expect thresholds. */
+#include "tui/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/strbuf.h"
+#include "engine/thresholds.h"
+#include "engine/mix.h"
+#include "engine/results.h"
+#include "engine/runner.h"
+#include "topology/topo_load.h"
+#include "tui/run_text.h"
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    char b = (char)sig;
+    if (write(sig_pipe[1], &b, 1) < 0) {
+        /* nothing to do in a signal handler */
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f, "Usage: fabtop run --mix NAME|FILE [OPTIONS]\n"
+           "Run a traffic mix and report latency percentiles, throughput and retransmissions.\n"
+           "\n"
+           "  -m, --mix NAME|FILE   a preset (see --list) or a mix JSON file\n"
+           "  -p, --peer HOST[:PORT] a `fabtop serve` agent for flows whose peer is loopback\n"
+           "                        (default: an agent started inside this process)\n"
+           "  -k, --key-file FILE   pre-shared key for remote agents\n"
+           "  -d, --duration S      measured seconds per size point (every foreground flow)\n"
+           "  -s, --size BYTES      the foreground flow's message size (e.g. 4096, 64KiB)\n"
+           "  -e, --expect TERMS    thresholds, e.g. 'p99<50us,gbps>9' or 'probe.quiet.p99<20us';\n"
+           "                        exit 1 when one is violated\n"
+           "  -o, --output FILE     save the results JSON (atomically; also when interrupted)\n"
+           "      --json            print the results JSON on stdout instead of the table\n"
+           "      --no-pin          do not pin workers near their NIC's NUMA node\n"
+           "  -l, --list            list the preset mixes\n"
+           "  -h, --help, -V, --version\n"
+           "\n"
+           "Latency is in microseconds with its kind named (ping-pong: half round trip, as\n"
+           "sockperf and perftest report; request/response: round trip). Gb/s = 10^9 bit/s.\n"
+           "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage, 65 bad mix,\n"
+           "66 missing mix, 69 transport unavailable.\n");
+}
+
+static void list_presets(void)
+{
+    char **names = mix_list_presets();
+    for (char **p = names; *p; p++) {
+        struct mix m;
+        struct ft_err err = {0};
+        if (mix_load(*p, &m, &err) == 0) {
+            printf("%-16s %s\n", *p, m.description);
+            mix_free(&m);
+        } else {
+            printf("%-16s (unreadable: %s)\n", *p, err.msg);
+        }
+    }
+    mix_free_names(names);
+}
+
+/* One line, rewritten in place, on a terminal. */
+static void progress(const struct eng_snapshot *s, bool tty)
+{
+    static const char *const ph[] = {"setup", "warm-up", "measure", "teardown", "done"};
+    if (!tty || s->fg < 0)
+        return;
+    const struct snap_flow *f = &s->flows[s->fg];
+    char line[256];
+    int n = snprintf(line, sizeof(line), "[%s %s] %.1f/%.0f s %s", s->phase_name, ph[s->run_phase],
+                     s->phase_elapsed_s, s->phase_total_s, f->name);
+    if (f->npoints > 1)
+        n += snprintf(line + n, sizeof(line) - (size_t)n, " %d/%d", f->point + 1, f->npoints);
+    if (f->valid & SNAP_V_LAT)
+        n += snprintf(line + n, sizeof(line) - (size_t)n, " p50 %.1fus p99 %.1fus",
+                      f->lat.p50 / 1e3, f->lat.p99 / 1e3);
+    if (f->valid & SNAP_V_RATE)
+        n += snprintf(line + n, sizeof(line) - (size_t)n, " %.3f Gb/s", f->goodput_gbps);
+    fprintf(stderr, "\r%-100.100s", line);
+    fflush(stderr);
+}
+
+int cli_run_main(int argc, char **argv)
+{
+    static const char shortopts[] = "m:p:k:d:s:e:o:lhV";
+    static const struct option opts[] = {{"mix", required_argument, NULL, 'm'},
+                                         {"peer", required_argument, NULL, 'p'},
+                                         {"key-file", required_argument, NULL, 'k'},
+                                         {"duration", required_argument, NULL, 'd'},
+                                         {"size", required_argument, NULL, 's'},
+                                         {"expect", required_argument, NULL, 'e'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"no-pin", no_argument, NULL, 'P'},
+                                         {"list", no_argument, NULL, 'l'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
+    const char *mixname = NULL, *peer = NULL, *key = NULL, *out = NULL, *expect_s = NULL;
+    double duration = 0;
+    uint64_t size = 0;
+    bool json = false, pin = true;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            mixname = optarg;
+            break;
+        case 'p':
+            peer = optarg;
+            break;
+        case 'k':
+            key = optarg;
+            break;
+        case 'd': {
+            char *end;
+            duration = strtod(optarg, &end);
+            if (*end || !(duration > 0 && duration <= 86400))
+                return cli_usage_error("run",
+                                       "--duration takes seconds (0 < S <= 86400), not "
+                                       "'%s'",
+                                       optarg);
+            break;
+        }
+        case 's':
+            if (mix_parse_bytes(optarg, &size) < 0)
+                return cli_usage_error("run", "--size takes bytes like 4096 or 64KiB, not '%s'",
+                                       optarg);
+            break;
+        case 'e':
+            expect_s = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'P':
+            pin = false;
+            break;
+        case 'l':
+            list_presets();
+            return CLI_OK;
+        case 'h':
+            usage(stdout);
+            return CLI_OK;
+        case 'V':
+            cli_print_version();
+            return CLI_OK;
+        default:
+            return cli_bad_option("run", argv, shortopts);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("run", "unexpected argument '%s'", argv[optind]);
+    if (!mixname)
+        return cli_usage_error("run", "--mix is required (try --list)");
+
+    struct ft_err err = {0};
+    struct thr ex = {0};
+    if (expect_s && thr_parse(expect_s, &ex, &err) < 0)
+        return cli_usage_error("run", "%s", err.msg);
+    struct mix mix;
+    if (mix_load(mixname, &mix, &err) < 0)
+        return cli_fail(&err);
+    if (size)
+        mix_set_size(&mix, size);
+    if (duration > 0)
+        mix_set_duration(&mix, duration);
+
+    /* The topology, for pinning and for the results; a run works without it. */
+    struct topo_load_opts lo = {.no_gpu_libs = true};
+    struct topo_model *topo = NULL;
+    struct ft_err terr = {0};
+    if (topo_load(&lo, &topo, &terr) < 0)
+        fprintf(stderr, "fabtop: topology unavailable (%s); running without pinning\n", terr.msg);
+
+    if (pipe(sig_pipe) < 0) {
+        perror("fabtop: pipe");
+        return CLI_SOFTWARE;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct runner_opts ro = {
+        .mix = &mix, .peer_override = peer, .key_file = key, .topo = topo, .pin = pin};
+    struct runner *r;
+    if (runner_start(&ro, &r, &err) < 0) {
+        mix_free(&mix);
+        topo_model_free(topo);
+        return cli_fail(&err);
+    }
+    bool tty = isatty(2);
+    int signals = 0;
+    while (!runner_done(r)) {
+        struct pollfd p[2] = {{runner_wake_fd(r), POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+        if (poll(p, 2, 500) < 0 && errno != EINTR)
+            break;
+        char buf[64];
+        if (p[0].revents & POLLIN)
+            while (read(p[0].fd, buf, sizeof(buf)) > 0)
+                ;
+        if (p[1].revents & POLLIN) {
+            if (read(p[1].fd, buf, sizeof(buf)) > 0 && ++signals == 1) {
+                if (tty)
+                    fprintf(stderr, "\nfabtop: stopping; keeping what was measured\n");
+                runner_stop(r);
+            }
+        }
+        struct eng_snapshot *s = runner_snapshot(r);
+        progress(s, tty);
+        eng_snapshot_release(s);
+    }
+    if (tty)
+        fprintf(stderr, "\r%-100s\r", "");
+    const cJSON *res = runner_wait(r);
+    int rc = runner_status(r) ? CLI_FAILED : CLI_OK;
+    if (out && res) {
+        if (results_save(out, res, &err) < 0) {
+            fprintf(stderr, "fabtop: %s\n", err.msg);
+            rc = CLI_CANTCREAT;
+        }
+    }
+    if (json && res) {
+        char *text = cJSON_Print(res);
+        puts(text);
+        cJSON_free(text);
+    } else if (res) {
+        struct strbuf sb;
+        sb_init(&sb);
+        run_text_summary(&sb, res);
+        if (out && rc != CLI_CANTCREAT)
+            sb_printf(&sb, "\nresults saved to %s\n", out);
+        fputs(sb.s, stdout);
+        sb_free(&sb);
+    }
+    if (ex.n && res) {
+        char report[4096];
+        int bad = thr_check(&ex, res, report, sizeof(report));
+        fputs(report, stderr);
+        if (bad && rc == CLI_OK)
+            rc = CLI_THRESHOLDS;
+    }
+    runner_free(r);
+    mix_free(&mix);
+    topo_model_free(topo);
+    close(sig_pipe[0]);
+    close(sig_pipe[1]);
+    return rc;
+}

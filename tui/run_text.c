@@ -1,0 +1,135 @@
+/* run_text: the summary table printed at the end of `fabtop run`, in the perftest /
+ * sockperf tradition, rendered from a results document (so saved results print alike). */
+#include "tui/run_text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/jsonutil.h"
+
+static double num(const cJSON *o, const char *key)
+{
+    double v = 0;
+    return jsonutil_num(o, key, &v) ? v : -1;
+}
+
+static void cell(struct strbuf *sb, const cJSON *o, const char *key, int width, const char *fmt)
+{
+    char buf[32];
+    double v;
+    if (jsonutil_num(o, key, &v))
+        snprintf(buf, sizeof(buf), fmt, v);
+    else
+        snprintf(buf, sizeof(buf), "n/a");
+    sb_printf(sb, " %*s", width - 1, buf);
+}
+
+/* A latency in microseconds with as many decimals as fit the column. */
+static void lat_cell(struct strbuf *sb, const cJSON *o, const char *key)
+{
+    double v;
+    if (!jsonutil_num(o, key, &v))
+        cell(sb, o, key, 10, "%.2f");
+    else
+        cell(sb, o, key, 10, v < 1000 ? "%.2f" : v < 100000 ? "%.1f" : "%.0f");
+}
+
+static void size_text(double b, char *buf, size_t len)
+{
+    if (b < 0)
+        snprintf(buf, len, "mixed");
+    else if (b >= 1048576 && (long long)b % 1048576 == 0)
+        snprintf(buf, len, "%.0fMiB", b / 1048576);
+    else if (b >= 1024 && (long long)b % 1024 == 0)
+        snprintf(buf, len, "%.0fKiB", b / 1024);
+    else
+        snprintf(buf, len, "%.0fB", b);
+}
+
+static void flow_table(struct strbuf *sb, const cJSON *fl)
+{
+    const char *kind = jsonutil_str(fl, "latency_kind");
+    sb_printf(sb, "  %s (%s, %s %s %s, %s)\n", jsonutil_str(fl, "name"), jsonutil_str(fl, "role"),
+              jsonutil_str(fl, "transport"), jsonutil_str(fl, "op"), jsonutil_str(fl, "direction"),
+              jsonutil_str(fl, "peer"));
+    const char *status = jsonutil_str(fl, "status");
+    if (status && strcmp(status, "ok")) {
+        double at = num(fl, "failed_at_s");
+        sb_printf(sb, "    %s", !strcmp(status, "failed") ? "FAILED" : status);
+        if (at >= 0)
+            sb_printf(sb, " %.2f s into the phase", at);
+        const char *e = jsonutil_str(fl, "error");
+        if (e)
+            sb_printf(sb, ": %s", e);
+        double det = num(fl, "detected_after_last_progress_s");
+        if (det >= 0)
+            sb_printf(sb, " (declared %.2f s after the last byte moved)", det);
+        sb_add(sb, "\n");
+    }
+    bool lat = kind && strcmp(kind, "none");
+    if (lat)
+        sb_printf(sb, "    latency: %s, microseconds\n", kind);
+    sb_printf(sb, "    %9s %9s", "size", "ops");
+    if (lat)
+        sb_printf(sb, " %9s %9s %9s %9s %9s %9s", "p50", "p90", "p99", "p99.9", "p99.99", "max");
+    sb_printf(sb, " %9s %9s %10s %7s\n", "Gb/s", "wire Gb/s", "ops/s", "retrans");
+    const cJSON *pt;
+    cJSON_ArrayForEach(pt, cJSON_GetObjectItem(fl, "points"))
+    {
+        if (!cJSON_IsTrue(cJSON_GetObjectItem(pt, "measured")))
+            continue;
+        char size[16];
+        size_text(num(pt, "size_bytes"), size, sizeof(size));
+        sb_printf(sb, "    %9s", size);
+        cell(sb, pt, "ops", 10, "%.0f");
+        const cJSON *l = cJSON_GetObjectItem(pt, "latency");
+        if (lat) {
+            static const char *const keys[] = {"p50", "p90", "p99", "p99.9", "p99.99", "max"};
+            for (int k = 0; k < 6; k++)
+                lat_cell(sb, l, keys[k]);
+        }
+        cell(sb, pt, "goodput_gbps", 10, "%.3f");
+        cell(sb, pt, "wire_gbps", 10, "%.3f");
+        cell(sb, pt, "ops_per_s", 11, "%.0f");
+        cell(sb, cJSON_GetObjectItem(pt, "tcp"), "retrans_segments", 8, "%.0f");
+        if (!cJSON_IsTrue(cJSON_GetObjectItem(pt, "complete")))
+            sb_add(sb, "  (partial)");
+        sb_add(sb, "\n");
+    }
+}
+
+void run_text_summary(struct strbuf *sb, const cJSON *results)
+{
+    const cJSON *mix = cJSON_GetObjectItem(results, "mix");
+    sb_printf(sb, "mix %s: %s\n", jsonutil_str(mix, "name"),
+              jsonutil_str(mix, "description") ? jsonutil_str(mix, "description") : "");
+    sb_printf(sb, "started %s, %.1f s%s\n", jsonutil_str(results, "started_at"),
+              num(results, "duration_s"),
+              cJSON_IsTrue(cJSON_GetObjectItem(results, "interrupted"))
+                  ? ", INTERRUPTED: partial results"
+                  : "");
+    const cJSON *ph;
+    cJSON_ArrayForEach(ph, cJSON_GetObjectItem(results, "phases"))
+    {
+        sb_printf(sb, "\nPhase %s (%.1f s)\n", jsonutil_str(ph, "name"), num(ph, "duration_s"));
+        const cJSON *fl;
+        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows")) flow_table(sb, fl);
+    }
+    const cJSON *sum = cJSON_GetObjectItem(results, "summary");
+    const cJSON *q = cJSON_GetObjectItem(sum, "quiet"), *l = cJSON_GetObjectItem(sum, "loaded");
+    if (q && l) {
+        sb_printf(sb, "\nQuiet vs loaded, %s (last size point, us):\n",
+                  jsonutil_str(sum, "foreground"));
+        sb_printf(sb, "    %-8s %10s %10s\n", "", "quiet", "loaded");
+        for (const char *const *k = (const char *const[]){"p50", "p99", "p99.9", "max", NULL}; *k;
+             k++) {
+            sb_printf(sb, "    %-8s", *k);
+            lat_cell(sb, q, *k);
+            lat_cell(sb, l, *k);
+            sb_add(sb, "\n");
+        }
+        double r;
+        if (jsonutil_num(sum, "p99_loaded_over_quiet", &r))
+            sb_printf(sb, "    p99 loaded / quiet = %.2f\n", r);
+    }
+}
