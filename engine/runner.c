@@ -442,6 +442,11 @@ static void *flow_drive(void *arg)
     f->conditions = cJSON_CreateObject();
     if (f->xp->conditions)
         f->xp->conditions(f, f->conditions);
+    const char *cpus = r->o.pin ? endpoint_cpuset(r, s) : NULL;
+    cJSON_AddStringToObject(f->conditions, "worker_cpus",
+                            cpus       ? cpus
+                            : r->o.pin ? "not pinned: no NUMA locality known for the endpoint"
+                                       : "not pinned (--no-pin)");
     atomic_store(&f->state, FLOW_ST_PAUSE);
     if (f->xp->start(f, &err) < 0) {
         flow_fail(f, "%s", err.msg);
@@ -478,7 +483,12 @@ static void *flow_drive(void *arg)
             } else if (now - pt->t0_ns >= dur) {
                 break;
             }
-            sleep_ns(2000000);
+            /* Sleep in short slices (a stop is noticed within 20 ms) without waking so often
+             * that this thread competes with the workers; end a timed window on time. */
+            uint64_t slice = 20000000;
+            if (!until_phase_end && !s->iterations && pt->t0_ns + dur - now < slice)
+                slice = pt->t0_ns + dur - now;
+            sleep_ns(s->iterations ? 2000000 : slice);
         }
         if (flow_state(f) != FLOW_ST_STOP)
             atomic_store(&f->state, FLOW_ST_PAUSE);

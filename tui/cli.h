@@ -42,5 +42,6 @@ void cli_print_version(void);
 int cli_topo_main(int argc, char **argv);
 int cli_serve_main(int argc, char **argv);
 int cli_run_main(int argc, char **argv);
+int cli_explore_main(int argc, char **argv);
 
 #endif

@@ -12,7 +12,9 @@ static const struct cli_cmd commands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: fabtop COMMAND [OPTIONS]\n"
+    fprintf(f, "Usage: fabtop [--input FILE | --sysfs-root DIR | --results FILE] [--theme NAME]\n"
+               "              [--no-color]        the interactive explorer\n"
+               "       fabtop COMMAND [OPTIONS]   batch commands for scripts\n"
                "An explorer for GPU-cluster fabrics: topology, traffic tests, counters.\n\n"
                "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
@@ -22,10 +24,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stdout);
-        return CLI_OK;
-    }
+    /* No subcommand: the explorer (its options start with '-'). */
+    if (argc < 2 || (argv[1][0] == '-' && strcmp(argv[1], "--help") && strcmp(argv[1], "-h") &&
+                     strcmp(argv[1], "--version") && strcmp(argv[1], "-V")))
+        return cli_explore_main(argc, argv);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(stdout);
         return CLI_OK;

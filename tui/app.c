@@ -1,0 +1,462 @@
+/* app: explorer state, the event loop, global keys, header/tabs/status drawing, and the
+ * glue between views and the engine (start/stop a run, take snapshots, save results). */
+#include "tui/app.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/strbuf.h"
+#include "engine/results.h"
+#include "topology/topo_load.h"
+#include "tui/config.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void app_message(struct app *a, enum theme_role r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
+    va_end(ap);
+    a->msg_role = r;
+    a->msg_until_ns = now_ns() + 4000000000ull;
+    a->dirty = true;
+}
+
+void app_switch(struct app *a, enum view_id v)
+{
+    if (v < 0 || v >= VIEW_COUNT || !app_views[v])
+        return;
+    if (v != a->view)
+        a->prev = a->view;
+    a->view = v;
+    a->focus = 0;
+    if (app_views[v]->enter)
+        app_views[v]->enter(a);
+    a->dirty = true;
+}
+
+static void load_topology(struct app *a)
+{
+    struct topo_load_opts lo = {.input = a->o.input, .sysfs_root = a->o.sysfs_root};
+    struct ft_err err = {0};
+    if (topo_load(&lo, &a->topo, &err) < 0) {
+        snprintf(a->topo_error, sizeof(a->topo_error), "%s", err.msg);
+        a->topo = topo_model_new();
+    }
+    topo_affinity_compute(a->topo, &a->aff);
+    struct topo_lint_opts lopt = {0};
+    topo_lint_run(a->topo, &lopt, &a->findings);
+}
+
+int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
+{
+    memset(a, 0, sizeof(*a));
+    a->o = *o;
+    theme_default(&a->theme);
+    struct config cfg;
+    config_load(o->config_dir, &cfg);
+    const char *theme = o->theme ? o->theme : cfg.theme[0] ? cfg.theme : NULL;
+    if (theme) {
+        struct ft_err terr = {0};
+        if (theme_load(theme, &a->theme, &terr) < 0) {
+            /* One clear message, and the default theme. */
+            theme_default(&a->theme);
+            app_message(a, ROLE_WARN, "%s; using the default theme", terr.msg);
+        }
+    }
+    load_topology(a);
+    if (o->results) {
+        int rc = results_load(o->results, &a->results, err);
+        if (rc < 0) {
+            topo_affinity_free(&a->aff);
+            topo_findings_free(&a->findings);
+            topo_model_free(a->topo);
+            return rc;
+        }
+        snprintf(a->results_path, sizeof(a->results_path), "%s", o->results);
+    }
+    for (int v = 0; v < VIEW_COUNT; v++)
+        if (app_views[v] && app_views[v]->init)
+            app_views[v]->init(a);
+    a->view = o->results && app_views[VIEW_RESULTS] ? VIEW_RESULTS : VIEW_TOPO;
+    if (app_views[a->view]->enter)
+        app_views[a->view]->enter(a);
+    if (a->topo_error[0])
+        app_message(a, ROLE_ERROR, "topology: %s", a->topo_error);
+    a->dirty = true;
+    return 0;
+}
+
+void app_fini(struct app *a)
+{
+    if (a->runner) {
+        runner_stop(a->runner);
+        runner_wait(a->runner);
+        runner_free(a->runner);
+    }
+    eng_snapshot_release(a->snap);
+    cJSON_Delete(a->results);
+    if (a->have_run_mix)
+        mix_free(&a->run_mix);
+    for (int v = 0; v < VIEW_COUNT; v++)
+        if (app_views[v] && app_views[v]->fini)
+            app_views[v]->fini(a);
+    topo_affinity_free(&a->aff);
+    topo_findings_free(&a->findings);
+    topo_model_free(a->topo);
+}
+
+/* ---- runs ---- */
+
+int app_start_run(struct app *a, const struct mix *m, const char *peer, struct ft_err *err)
+{
+    if (a->runner && !runner_done(a->runner))
+        return ft_err_set(err, -EBUSY, "a test is running: stop it first (s in the live view)");
+    if (a->runner) {
+        runner_free(a->runner);
+        a->runner = NULL;
+    }
+    if (a->have_run_mix)
+        mix_free(&a->run_mix);
+    mix_copy(&a->run_mix, m);
+    a->have_run_mix = true;
+    struct runner_opts ro = {
+        .mix = &a->run_mix, .peer_override = peer, .topo = a->topo, .pin = true};
+    int rc = runner_start(&ro, &a->runner, err);
+    if (rc < 0)
+        return rc;
+    cJSON_Delete(a->results);
+    a->results = NULL;
+    a->results_path[0] = '\0';
+    a->display_paused = false;
+    app_switch(a, VIEW_LIVE);
+    app_message(a, ROLE_INFO, "running %s", m->name);
+    return 0;
+}
+
+void app_stop_run(struct app *a)
+{
+    if (a->runner && !runner_done(a->runner)) {
+        runner_stop(a->runner);
+        app_message(a, ROLE_WARN, "stopping: the results keep what was measured");
+    }
+}
+
+void app_results_dir(char *buf, size_t len)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(buf, len, "%s/fabtop/results", xdg);
+    else
+        snprintf(buf, len, "%s/.local/share/fabtop/results", home && *home ? home : "/tmp");
+}
+
+static int mkdir_p(const char *dir)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof(tmp), "%s", dir);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return -errno;
+            *p = '/';
+        }
+    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+int app_save_results(struct app *a, const char *path, struct ft_err *err)
+{
+    if (!a->results)
+        return ft_err_set(err, -ENODATA, "no results yet: run a test first (F2)");
+    char buf[1024];
+    if (!path) {
+        char dir[768];
+        app_results_dir(dir, sizeof(dir));
+        int rc = mkdir_p(dir);
+        if (rc < 0)
+            return ft_err_set(err, rc, "%s: cannot create the results directory: %s", dir,
+                              strerror(-rc));
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        char stamp[32];
+        strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+        snprintf(buf, sizeof(buf), "%s/%s-%s.json", dir, stamp,
+                 a->have_run_mix ? a->run_mix.name : "run");
+        path = buf;
+    }
+    int rc = results_save(path, a->results, err);
+    if (rc == 0)
+        snprintf(a->results_path, sizeof(a->results_path), "%s", path);
+    return rc;
+}
+
+/* Take the newest snapshot (unless the display is paused) and the results at the end. */
+static void poll_engine(struct app *a)
+{
+    if (!a->runner)
+        return;
+    char buf[64];
+    while (read(runner_wake_fd(a->runner), buf, sizeof(buf)) > 0)
+        ;
+    if (!a->display_paused) {
+        struct eng_snapshot *s = runner_snapshot(a->runner);
+        if (!a->snap || s->gen != a->snap->gen) {
+            eng_snapshot_release(a->snap);
+            a->snap = s;
+            a->dirty = true;
+        } else {
+            eng_snapshot_release(s);
+        }
+    }
+    if (runner_done(a->runner) && !a->results) {
+        const cJSON *res = runner_wait(a->runner);
+        if (res) {
+            a->results = cJSON_Duplicate(res, 1);
+            app_message(a, runner_status(a->runner) ? ROLE_ERROR : ROLE_OK,
+                        "test finished%s: w saves the results",
+                        runner_status(a->runner) ? " with a failed flow" : "");
+        }
+        if (!a->display_paused) {
+            eng_snapshot_release(a->snap);
+            a->snap = runner_snapshot(a->runner);
+        }
+        a->dirty = true;
+    }
+}
+
+/* ---- drawing ---- */
+
+static void draw_header(struct app *a, const struct layout *l)
+{
+    struct ui *u = &a->ui;
+    char right[160] = "";
+    if (a->snap && a->runner && !runner_done(a->runner)) {
+        static const char *const ph[] = {"setup", "warm-up", "measuring", "teardown", "done"};
+        snprintf(right, sizeof(right), "%s %s: %s %.0f/%.0f s%s",
+                 a->have_run_mix ? a->run_mix.name : "", a->snap->phase_name,
+                 ph[a->snap->run_phase], a->snap->phase_elapsed_s, a->snap->phase_total_s,
+                 a->display_paused ? " [display paused]" : "");
+    }
+    char left[256];
+    snprintf(left, sizeof(left), " fabtop %s  %s%s%s", FABTOP_VERSION,
+             a->topo->host.hostname[0] ? a->topo->host.hostname : "?",
+             a->topo->snapshot[0] || a->topo->source_path[0] ? "  from " : "",
+             a->topo->snapshot[0] ? a->topo->snapshot : a->topo->source_path);
+    ui_text_pad(u, l->header.y, 0, l->cols, ROLE_HEADER, left);
+    int rw = ui_width(right);
+    if (rw && rw + 2 < l->cols)
+        ui_text(u, l->header.y, l->cols - rw - 1, rw, ROLE_HEADER, right);
+}
+
+static void draw_tabs(struct app *a, const struct layout *l)
+{
+    static const enum view_id order[] = {VIEW_TOPO, VIEW_SETUP, VIEW_LIVE, VIEW_RESULTS, VIEW_HELP};
+    struct ui *u = &a->ui;
+    ui_text_pad(u, l->tabs.y, 0, l->cols, ROLE_TAB, "");
+    int x = 1;
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        const struct view_ops *v = app_views[order[i]];
+        if (!v)
+            continue;
+        char t[48];
+        snprintf(t, sizeof(t), " F%d %s ", v->fkey, v->name);
+        ui_text(u, l->tabs.y, x, l->cols - x, order[i] == a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, t);
+        x += ui_width(t) + 1;
+    }
+}
+
+static void draw_status(struct app *a, const struct layout *l)
+{
+    struct ui *u = &a->ui;
+    if (a->msg[0] && now_ns() < a->msg_until_ns) {
+        ui_text_pad(u, l->status.y, 0, l->cols, a->msg_role, a->msg);
+        return;
+    }
+    const struct view_ops *v = app_views[a->view];
+    char keys[512];
+    snprintf(keys, sizeof(keys), " %s  F10 quit", v->keys ? v->keys(a) : "");
+    ui_text_pad(u, l->status.y, 0, l->cols, ROLE_STATUS, keys);
+}
+
+void app_draw(struct app *a)
+{
+    struct ui *u = &a->ui;
+    getmaxyx(u->win, u->rows, u->cols);
+    werase(u->win);
+    const struct view_ops *v = app_views[a->view];
+    struct layout l;
+    if (layout_compute(v->layout, u->rows, u->cols, &l) < 0) {
+        char m[128];
+        snprintf(m, sizeof(m), "Terminal too small: %dx%d.", u->cols, u->rows);
+        ui_text(u, u->rows / 2 - 1, 1, u->cols - 2, ROLE_WARN, m);
+        snprintf(m, sizeof(m), "fabtop needs at least %dx%d; enlarge the window (q quits).",
+                 LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+        ui_text(u, u->rows / 2, 1, u->cols - 2, ROLE_NORMAL, m);
+        wnoutrefresh(u->win);
+        return;
+    }
+    draw_header(a, &l);
+    draw_tabs(a, &l);
+    if (a->focus >= l.npanes)
+        a->focus = 0;
+    v->draw(a, u, &l);
+    draw_status(a, &l);
+    wnoutrefresh(u->win);
+}
+
+/* ---- keys ---- */
+
+static int global_key(struct app *a, int ch)
+{
+    for (int v = 0; v < VIEW_COUNT; v++)
+        if (app_views[v] && app_views[v]->fkey && ch == KEY_F(app_views[v]->fkey)) {
+            app_switch(a, (enum view_id)v);
+            return REACT_REDRAW;
+        }
+    switch (ch) {
+    case KEY_F(10):
+    case 'q':
+        return REACT_QUIT;
+    case '?':
+        app_switch(a, VIEW_HELP);
+        return REACT_REDRAW;
+    case '\t': {
+        struct layout l;
+        layout_compute(app_views[a->view]->layout, a->ui.rows, a->ui.cols, &l);
+        a->focus = l.npanes ? (a->focus + 1) % l.npanes : 0;
+        return REACT_REDRAW;
+    }
+    case KEY_BTAB: {
+        struct layout l;
+        layout_compute(app_views[a->view]->layout, a->ui.rows, a->ui.cols, &l);
+        a->focus = l.npanes ? (a->focus + l.npanes - 1) % l.npanes : 0;
+        return REACT_REDRAW;
+    }
+    case KEY_RESIZE:
+        return REACT_REDRAW;
+    default:
+        if (ch >= '1' && ch <= '5') {
+            static const enum view_id order[] = {VIEW_TOPO, VIEW_SETUP, VIEW_LIVE, VIEW_RESULTS,
+                                                 VIEW_HELP};
+            app_switch(a, order[ch - '1']);
+            return REACT_REDRAW;
+        }
+        return REACT_NONE;
+    }
+}
+
+void app_key(struct app *a, int ch)
+{
+    int r = app_views[a->view]->key ? app_views[a->view]->key(a, ch) : REACT_NONE;
+    if (r == REACT_NONE)
+        r = global_key(a, ch);
+    if (r & REACT_QUIT)
+        a->quit = true;
+    if (r & (REACT_REDRAW | REACT_QUIT))
+        a->dirty = true;
+}
+
+/* Scripted keys for tests: "F2 Down Down Enter q" (names or single characters). */
+static int script_key(const char **p)
+{
+    static const struct {
+        const char *name;
+        int key;
+    } names[] = {{"Up", KEY_UP},      {"Down", KEY_DOWN},
+                 {"Left", KEY_LEFT},  {"Right", KEY_RIGHT},
+                 {"Enter", '\n'},     {"Tab", '\t'},
+                 {"BTab", KEY_BTAB},  {"Esc", 27},
+                 {"Space", ' '},      {"PgUp", KEY_PPAGE},
+                 {"PgDn", KEY_NPAGE}, {"Home", KEY_HOME},
+                 {"End", KEY_END},    {"Backspace", KEY_BACKSPACE}};
+    while (**p == ' ')
+        (*p)++;
+    if (!**p)
+        return -1;
+    const char *s = *p;
+    size_t n = strcspn(s, " ");
+    *p = s + n;
+    if ((s[0] == 'F') && n >= 2 && n <= 3 && s[1] >= '0' && s[1] <= '9')
+        return KEY_F(atoi(s + 1));
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strlen(names[i].name) == n && !strncmp(s, names[i].name, n))
+            return names[i].key;
+    return (unsigned char)s[0];
+}
+
+int app_run(struct app *a)
+{
+    struct ui *u = &a->ui;
+    ui_setup(u, stdscr, &a->theme, a->o.no_color);
+    const char *script = a->o.keys;
+    uint64_t next_tick = now_ns();
+    int frames = 0;
+    uint64_t last_draw = 0;
+    while (!a->quit) {
+        uint64_t t = now_ns();
+        if (t >= next_tick) {
+            next_tick = t + 100000000ull;
+            poll_engine(a);
+            const struct view_ops *v = app_views[a->view];
+            if (v->tick && (v->tick(a) & REACT_REDRAW))
+                a->dirty = true;
+            if (a->msg[0] && t >= a->msg_until_ns) {
+                a->msg[0] = '\0';
+                a->dirty = true;
+            }
+        }
+        /* At most 10 frames a second, whatever the engine publishes. */
+        if (a->dirty && t - last_draw >= 100000000ull) {
+            app_draw(a);
+            doupdate();
+            a->dirty = false;
+            last_draw = t;
+            if (a->o.iterations > 0 && ++frames >= a->o.iterations)
+                break;
+        }
+        if (script) {
+            int ch = script_key(&script);
+            if (ch < 0)
+                script = NULL;
+            else
+                app_key(a, ch);
+            continue;
+        }
+        struct pollfd p[2] = {{0, POLLIN, 0},
+                              {a->runner ? runner_wake_fd(a->runner) : -1, POLLIN, 0}};
+        int wait_ms = (int)((next_tick > t ? next_tick - t : 0) / 1000000) + 1;
+        if (a->dirty) {
+            int until_draw = (int)((last_draw + 100000000ull - t) / 1000000) + 1;
+            if (until_draw < wait_ms)
+                wait_ms = until_draw;
+        }
+        if (a->o.iterations > 0)
+            a->dirty = true;
+        int rc = poll(p, a->runner ? 2 : 1, wait_ms);
+        if (rc < 0 && errno != EINTR)
+            break;
+        if (p[1].revents & POLLIN)
+            poll_engine(a);
+        /* Drain the keyboard (and KEY_RESIZE after SIGWINCH). */
+        int ch;
+        while ((ch = getch()) != ERR)
+            app_key(a, ch);
+    }
+    return 0;
+}

@@ -1,0 +1,119 @@
+/* app: the explorer's state and its one event loop: poll on the keyboard, the engine's
+ * snapshot wake-up and a 10 Hz timer; redraw at most 10 times a second; views are tables
+ * of functions (struct view_ops) that draw from the state and answer keys with reaction
+ * flags, never blocking on measurement. */
+#ifndef APP_H
+#define APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "engine/mix.h"
+#include "engine/runner.h"
+#include "topology/topo_affinity.h"
+#include "topology/topo_lint.h"
+#include "topology/topo_model.h"
+#include "tui/layout.h"
+#include "tui/theme.h"
+#include "tui/ui.h"
+
+struct app;
+
+enum view_id { VIEW_TOPO = 0, VIEW_SETUP, VIEW_LIVE, VIEW_RESULTS, VIEW_HELP, VIEW_COUNT };
+
+/* What a key did, for the loop to act on. */
+enum {
+    REACT_NONE = 0,         /* not handled */
+    REACT_HANDLED = 1 << 0, /* handled, nothing to redraw */
+    REACT_REDRAW = 1 << 1,  /* handled, redraw */
+    REACT_QUIT = 1 << 2,    /* leave the program */
+};
+
+/* A view: one tab of the explorer. */
+struct view_ops {
+    const char *name; /* tab label, "Topology" */
+    int fkey;         /* its function key number (F1 help, F2 setup, ...), 0 none */
+    enum layout_kind layout;
+    /* Allocate the view's state (app->vstate[id]); called once. */
+    void (*init)(struct app *a);
+    void (*fini)(struct app *a);
+    /* Became the current view. May be NULL. */
+    void (*enter)(struct app *a);
+    /* Draw the body into l's panes. Must not block. */
+    void (*draw)(struct app *a, struct ui *ui, const struct layout *l);
+    /* Answer a key (ncurses key code); return REACT_*. */
+    int (*key)(struct app *a, int ch);
+    /* 10 Hz; return REACT_REDRAW when something to show changed. May be NULL. */
+    int (*tick)(struct app *a);
+    /* The status line's key hints for this view. */
+    const char *(*keys)(const struct app *a);
+};
+
+struct app_opts {
+    const char *input;      /* --input: a topology file instead of the live system */
+    const char *sysfs_root; /* --sysfs-root */
+    const char *results;    /* --results: open this results file */
+    const char *theme;      /* --theme NAME|FILE (overrides the config) */
+    bool no_color;          /* --no-color or NO_COLOR */
+    int iterations;         /* > 0: draw this many frames and exit (tests, sanitizers) */
+    const char *keys;       /* scripted keys for tests, processed before the keyboard */
+    const char *config_dir; /* override $XDG_CONFIG_HOME/fabtop (tests) */
+};
+
+struct app {
+    struct app_opts o;
+    /* topology */
+    struct topo_model *topo;
+    struct topo_affinity aff;
+    struct topo_findings findings;
+    char topo_error[512]; /* why there is no topology */
+    /* look */
+    struct theme theme;
+    struct ui ui;
+    /* navigation */
+    enum view_id view, prev;
+    int focus; /* focused pane of the current view */
+    void *vstate[VIEW_COUNT];
+    /* a run in progress or just finished */
+    struct runner *runner;
+    struct mix run_mix;
+    bool have_run_mix;
+    struct eng_snapshot *snap; /* latest snapshot shown */
+    bool display_paused;       /* keep showing the snapshot we had */
+    cJSON *results;            /* the finished run's results (owned) */
+    char results_path[512];    /* where it was saved, "" if not yet */
+    /* the status line */
+    char msg[256];
+    enum theme_role msg_role;
+    uint64_t msg_until_ns;
+    bool quit;
+    bool dirty;
+};
+
+extern const struct view_ops *const app_views[VIEW_COUNT];
+
+/* Initialise state (topology, theme, views). Does not touch the terminal. */
+int app_init(struct app *a, const struct app_opts *o, struct ft_err *err);
+void app_fini(struct app *a);
+/* Run the explorer on the terminal until quit; returns the exit status. */
+int app_run(struct app *a);
+/* Draw one complete frame into the current screen (used by app_run and by screen tests). */
+void app_draw(struct app *a);
+/* Feed one key as the loop would (screen tests). */
+void app_key(struct app *a, int ch);
+
+void app_switch(struct app *a, enum view_id v);
+void app_message(struct app *a, enum theme_role r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Start running a mix (the live view follows); -errno with a message on failure. */
+int app_start_run(struct app *a, const struct mix *m, const char *peer, struct ft_err *err);
+/* Stop the run in progress (results keep what was measured). */
+void app_stop_run(struct app *a);
+/* Save the current results atomically into the results directory (or path); 0/-errno. */
+int app_save_results(struct app *a, const char *path, struct ft_err *err);
+/* Where saved results live: $XDG_DATA_HOME/fabtop/results (or ~/.local/share/...). */
+void app_results_dir(char *buf, size_t len);
+
+#endif

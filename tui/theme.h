@@ -1,0 +1,81 @@
+/* theme: colours as named roles. Drawing code only ever asks for a role's attributes;
+ * themes (JSON files in themes/) map roles to colours, with 256-, 16- and 8-colour and
+ * monochrome fallbacks, NO_COLOR honoured, and a compiled-in default. */
+#ifndef THEME_H
+#define THEME_H
+
+#include <stdbool.h>
+
+#include "common/ft_err.h"
+
+/* Every role the UI draws with: X(name, "json-key", what it is for). */
+#define THEME_ROLES(X)                                                                             \
+    X(NORMAL, "normal", "ordinary text")                                                           \
+    X(DIM, "dim", "secondary text: units, n/a, hints")                                             \
+    X(HEADER, "header", "the title bar")                                                           \
+    X(TAB, "tab", "an inactive view tab")                                                          \
+    X(TAB_ACTIVE, "tab_active", "the current view tab")                                            \
+    X(STATUS, "status", "the key bar at the bottom")                                               \
+    X(BORDER, "border", "pane borders and titles")                                                 \
+    X(BORDER_FOCUS, "border_focus", "the focused pane's border")                                   \
+    X(SELECTED, "selected", "the selected line")                                                   \
+    X(OK, "ok", "healthy: ACTIVE ports, passed checks")                                            \
+    X(WARN, "warn", "warnings, degraded links")                                                    \
+    X(ERROR, "error", "errors, failed flows, rising error counters")                               \
+    X(INFO, "info", "informational findings")                                                      \
+    X(GPU, "gpu", "GPUs in the tree")                                                              \
+    X(NIC, "nic", "NICs and ports in the tree")                                                    \
+    X(SWITCH, "switch", "PCIe and fabric switches")                                                \
+    X(BAR, "bar", "histogram and throughput bars")                                                 \
+    X(BAR_LOADED, "bar_loaded", "the loaded phase's bars beside the quiet ones")                   \
+    X(P50, "p50", "the p50 marker")                                                                \
+    X(P99, "p99", "the p99 marker")                                                                \
+    X(P999, "p999", "the p99.9 marker")                                                            \
+    X(DIFF, "diff", "a test condition that differs between compared results")                      \
+    X(INPUT, "input", "an editable field")                                                         \
+    X(KEY, "key", "a key name in the help and the key bar")
+
+enum theme_role {
+#define THEME_ENUM(name, key, what) ROLE_##name,
+    THEME_ROLES(THEME_ENUM)
+#undef THEME_ENUM
+        ROLE_COUNT
+};
+
+/* How one role looks: colours as 0-255 (-1 = the terminal's default) and attributes. */
+struct theme_style {
+    short fg, bg;
+    unsigned attrs; /* THEME_A_* */
+    unsigned mono;  /* attributes used without colour */
+};
+
+enum {
+    THEME_A_BOLD = 1u << 0,
+    THEME_A_UNDERLINE = 1u << 1,
+    THEME_A_REVERSE = 1u << 2,
+    THEME_A_DIM = 1u << 3,
+    THEME_A_STANDOUT = 1u << 4,
+};
+
+struct theme {
+    char name[64];
+    struct theme_style role[ROLE_COUNT];
+};
+
+/* The compiled-in default theme. */
+void theme_default(struct theme *t);
+/* Load a theme by name (searched in $XDG_CONFIG_HOME/fabtop/themes, the installed
+ * share/fabtop/themes, this source tree's themes/) or path. On any error t keeps the default
+ * and err says what was wrong with which file. */
+int theme_load(const char *name_or_path, struct theme *t, struct ft_err *err);
+/* Theme names available (NULL-terminated; free with theme_free_names). */
+char **theme_list(void);
+void theme_free_names(char **names);
+const char *theme_role_name(enum theme_role r);
+const char *theme_role_what(enum theme_role r);
+/* Parse "red", "brightblue", "default", "208", "#ff8700" into 0-255 / -1. */
+int theme_parse_color(const char *s, short *out);
+/* Nearest of the first n colours (8, 16 or 256) for a 256-colour index. */
+short theme_downsample(short c, int ncolors);
+
+#endif

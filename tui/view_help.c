@@ -1,0 +1,247 @@
+/* view_help: the keys, then the glossary of every term and counter on screen (press ? on
+ * a counter in the live view to jump to its entry). Scrollable; / searches. */
+/* strcasestr is a GNU extension. */
+#define _GNU_SOURCE
+#include "tui/views.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "tui/glossary.h"
+
+struct help_state {
+    int top;
+    bool searching;
+    char search[64];
+    struct strbuf text; /* rendered at the width last drawn */
+    int width;
+};
+
+static struct help_state *st(struct app *a)
+{
+    return a->vstate[VIEW_HELP];
+}
+
+static const char *const key_lines[] = {
+    "Keys (htop/nvtop style; every view lists its own keys in the bottom line)",
+    "  F1 or ?    this help           F2 or 2    test setup",
+    "  F3 or 1    topology            F4 or 3    live run",
+    "  F5 or 4    results, compare    F10 or q   quit",
+    "  Tab        next pane           Shift-Tab  previous pane",
+    "  Up/Down, j/k   move            PgUp/PgDn  page",
+    "  Enter      open / go to        /          search, n next",
+    "Topology: m toggles the affinity matrix; Enter on a lint finding jumps to its object.",
+    "Live run: p pauses the display, s stops the test, w saves the results, ? on a counter",
+    "          explains it, t cycles the theme.",
+    "Results: Space marks a result for comparison, c compares the two marked, Enter opens.",
+    "",
+    "Command-line equivalents: fabtop topo [--matrix|--lint|--json], fabtop run --mix NAME,",
+    "fabtop serve, fabtop compare A.json B.json, fabtop --input FILE, fabtop --results FILE.",
+    "",
+    "Glossary",
+};
+
+/* Wrap text to width with a hanging indent. */
+static void wrap(struct strbuf *sb, const char *lead, const char *text, int width)
+{
+    int col = (int)strlen(lead);
+    sb_add(sb, lead);
+    const char *s = text;
+    while (*s) {
+        size_t w = strcspn(s, " ");
+        if (col + (int)w > width && col > 8) {
+            sb_add(sb, "\n        ");
+            col = 8;
+        }
+        sb_addn(sb, s, w);
+        col += (int)w;
+        s += w;
+        if (*s == ' ') {
+            sb_add(sb, " ");
+            col++;
+            s++;
+        }
+    }
+    sb_add(sb, "\n");
+}
+
+static void render(struct app *a, int width)
+{
+    struct help_state *h = st(a);
+    sb_reset(&h->text);
+    for (size_t i = 0; i < sizeof(key_lines) / sizeof(key_lines[0]); i++)
+        sb_printf(&h->text, "%s\n", key_lines[i]);
+    int n;
+    const struct glossary_entry *g = glossary_all(&n);
+    for (int i = 0; i < n; i++) {
+        char lead[96];
+        snprintf(lead, sizeof(lead), "  %s: ", g[i].term);
+        wrap(&h->text, lead, g[i].text, width);
+    }
+    h->width = width;
+}
+
+static void help_init(struct app *a)
+{
+    struct help_state *h = xcalloc(1, sizeof(*h));
+    sb_init(&h->text);
+    a->vstate[VIEW_HELP] = h;
+}
+
+static void help_fini(struct app *a)
+{
+    struct help_state *h = st(a);
+    sb_free(&h->text);
+    free(h);
+}
+
+static int line_count(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void help_draw(struct app *a, struct ui *u, const struct layout *l)
+{
+    struct help_state *h = st(a);
+    const struct rect *r = &l->pane[0];
+    struct rect in = ui_inner(r);
+    if (h->width != in.w)
+        render(a, in.w);
+    ui_box(u, r, "Help and glossary", true);
+    int total = line_count(h->text.s);
+    if (h->top > total - in.h)
+        h->top = total - in.h;
+    if (h->top < 0)
+        h->top = 0;
+    int line = 0, row = 0;
+    for (const char *s = h->text.s; *s && row < in.h;) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (line >= h->top) {
+            char buf[512];
+            snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
+            bool heading = buf[0] && buf[0] != ' ';
+            enum theme_role role = heading ? ROLE_HEADER : ROLE_NORMAL;
+            if (h->search[0] && !h->searching && strcasestr(buf, h->search))
+                role = ROLE_SELECTED;
+            ui_text(u, in.y + row, in.x, in.w, role, buf);
+            row++;
+        }
+        line++;
+        s += n + (e ? 1 : 0);
+    }
+    if (h->searching) {
+        char q[96];
+        snprintf(q, sizeof(q), "/%s", h->search);
+        ui_text_pad(u, l->status.y - 1, 0, 40, ROLE_INPUT, q);
+    }
+}
+
+/* Scroll to the next line containing the search text. */
+static void find(struct app *a, bool from_next)
+{
+    struct help_state *h = st(a);
+    int line = 0;
+    for (const char *s = h->text.s; *s;) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        char buf[512];
+        snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
+        if (line > h->top - (from_next ? 0 : 1) && strcasestr(buf, h->search)) {
+            h->top = line;
+            return;
+        }
+        line++;
+        s += n + (e ? 1 : 0);
+    }
+    app_message(a, ROLE_WARN, "'%s' not found below", h->search);
+}
+
+void help_show_term(struct app *a, const char *term)
+{
+    struct help_state *h = st(a);
+    snprintf(h->search, sizeof(h->search), "%s: ", term);
+    app_switch(a, VIEW_HELP);
+    if (!h->width)
+        render(a, a->ui.cols > 4 ? a->ui.cols - 4 : 76);
+    h->top = 0;
+    find(a, false);
+}
+
+static int help_key(struct app *a, int ch)
+{
+    struct help_state *h = st(a);
+    if (h->searching) {
+        size_t n = strlen(h->search);
+        if (ch == '\n' || ch == KEY_ENTER) {
+            h->searching = false;
+            find(a, false);
+        } else if (ch == 27) {
+            h->searching = false;
+            h->search[0] = '\0';
+        } else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n) {
+            h->search[n - 1] = '\0';
+        } else if (ch >= 32 && ch < 127 && n + 1 < sizeof(h->search)) {
+            h->search[n] = (char)ch;
+            h->search[n + 1] = '\0';
+        }
+        return REACT_REDRAW;
+    }
+    switch (ch) {
+    case KEY_UP:
+    case 'k':
+        h->top--;
+        return REACT_REDRAW;
+    case KEY_DOWN:
+    case 'j':
+        h->top++;
+        return REACT_REDRAW;
+    case KEY_PPAGE:
+        h->top -= 10;
+        return REACT_REDRAW;
+    case KEY_NPAGE:
+    case ' ':
+        h->top += 10;
+        return REACT_REDRAW;
+    case KEY_HOME:
+    case 'g':
+        h->top = 0;
+        return REACT_REDRAW;
+    case '/':
+        h->searching = true;
+        h->search[0] = '\0';
+        return REACT_REDRAW;
+    case 'n':
+        find(a, true);
+        return REACT_REDRAW;
+    case 27:
+        app_switch(a, a->prev);
+        return REACT_REDRAW;
+    case '?':
+        return REACT_HANDLED;
+    default:
+        return REACT_NONE;
+    }
+}
+
+static const char *help_keys(const struct app *a)
+{
+    (void)a;
+    return "Up/Down scroll  PgUp/PgDn page  / search  n next  Esc back";
+}
+
+const struct view_ops view_help = {
+    .name = "Help",
+    .fkey = 1,
+    .layout = LAYOUT_SINGLE,
+    .init = help_init,
+    .fini = help_fini,
+    .draw = help_draw,
+    .key = help_key,
+    .keys = help_keys,
+};

@@ -1,0 +1,589 @@
+/* view_topo: the topology view: the tree of packages, NUMA nodes, host bridges, PCIe
+ * switches, GPUs, NICs and ports; a detail pane for the selected object (or the affinity
+ * matrix); the lint findings coloured by severity, Enter on one jumps to its object. */
+/* strcasestr is a GNU extension. */
+#define _GNU_SOURCE
+#include "tui/views.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "tui/topo_text.h"
+
+enum item_kind {
+    IT_PACKAGE,
+    IT_NUMA,
+    IT_HOSTBRIDGE,
+    IT_SWITCH,
+    IT_GPU,
+    IT_NIC,
+    IT_PORT,
+    IT_NVSWITCH,
+    IT_NOTE
+};
+
+struct item {
+    enum item_kind kind;
+    int depth;
+    int ref; /* index in the model's array for the kind (pci for bridges/switches) */
+    int pci; /* PCI index, -1 if none (for jumps from findings) */
+    char text[200];
+};
+
+struct topo_state {
+    int nitems, cap;
+    struct item *items;
+    int sel, top;   /* tree selection and scroll */
+    int fsel, ftop; /* findings selection and scroll */
+    int dtop;       /* detail scroll */
+    bool matrix;    /* show the matrix instead of the detail */
+    bool searching;
+    char search[64];
+};
+
+static struct topo_state *st(struct app *a)
+{
+    return a->vstate[VIEW_TOPO];
+}
+
+static struct item *add(struct topo_state *s, enum item_kind k, int depth, int ref, int pci)
+{
+    if (s->nitems == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->items = xrealloc(s->items, (size_t)s->cap * sizeof(*s->items));
+    }
+    struct item *it = &s->items[s->nitems++];
+    memset(it, 0, sizeof(*it));
+    it->kind = k;
+    it->depth = depth;
+    it->ref = ref;
+    it->pci = pci;
+    return it;
+}
+
+static void port_line(const struct topo_model *m, int p, char *buf, size_t len)
+{
+    const struct topo_port *pt = &m->ports[p];
+    snprintf(buf, len, "port %d %s %s%s%s", pt->num,
+             pt->valid & TOPO_PORT_V_STATE ? topo_port_state_str(pt->state) : "n/a",
+             pt->valid & TOPO_PORT_V_LL ? topo_link_layer_str(pt->link_layer) : "",
+             pt->valid & TOPO_PORT_V_RATE ? " " : "", "");
+    if (pt->valid & TOPO_PORT_V_RATE)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%g Gb/s", pt->rate_gbps);
+    if (pt->netdev >= 0)
+        snprintf(buf + strlen(buf), len - strlen(buf), " %s", m->netdevs[pt->netdev].name);
+}
+
+static void add_pci(struct topo_state *s, const struct topo_model *m, const char *keep, int pci,
+                    int depth)
+{
+    const struct topo_pci *p = &m->pci[pci];
+    char bdf[32];
+    topo_bdf_str(&p->addr, bdf, sizeof(bdf));
+    if (p->kind == TOPO_PCI_DEVICE) {
+        int g = topo_model_gpu_of_pci(m, pci), n = topo_model_nic_of_pci(m, pci);
+        if (g >= 0) {
+            struct item *it = add(s, IT_GPU, depth, g, pci);
+            snprintf(it->text, sizeof(it->text), "GPU%d %s %s", g, bdf,
+                     m->gpus[g].model[0] ? m->gpus[g].model : m->gpus[g].vendor);
+        } else if (n >= 0) {
+            char name[64];
+            topo_nic_name(m, n, name, sizeof(name));
+            struct item *it = add(s, IT_NIC, depth, n, pci);
+            snprintf(it->text, sizeof(it->text), "NIC %s %s", name, bdf);
+            for (int k = 0; k < m->nics[n].nports; k++) {
+                int pi = m->nics[n].first_port + k;
+                struct item *pit = add(s, IT_PORT, depth + 1, pi, pci);
+                port_line(m, pi, pit->text, sizeof(pit->text));
+            }
+        } else if (!strcmp(p->subtype, "NVSwitch")) {
+            struct item *it = add(s, IT_NVSWITCH, depth, pci, pci);
+            snprintf(it->text, sizeof(it->text), "NVSwitch %s", bdf);
+        }
+        return;
+    }
+    int child = depth;
+    if (p->kind == TOPO_PCI_HOSTBRIDGE) {
+        struct item *it = add(s, IT_HOSTBRIDGE, depth, pci, pci);
+        snprintf(it->text, sizeof(it->text), "Host bridge %04x:[%02x-%02x]", p->addr.domain,
+                 p->bus_first, p->bus_last);
+        child++;
+    } else if (p->role == TOPO_BRIDGE_SWITCH_UP) {
+        struct item *it = add(s, IT_SWITCH, depth, pci, pci);
+        snprintf(it->text, sizeof(it->text), "PCIe switch %s %04x:%04x", bdf, p->vendor_id,
+                 p->device_id);
+        child++;
+    }
+    for (int i = 0; i < m->npci; i++)
+        if (m->pci[i].parent == pci && keep[i])
+            add_pci(s, m, keep, i, child);
+}
+
+static void build_items(struct app *a)
+{
+    struct topo_state *s = st(a);
+    const struct topo_model *m = a->topo;
+    s->nitems = 0;
+    char *keep = xcalloc((size_t)(m->npci ? m->npci : 1), 1);
+    for (int i = 0; i < m->npci; i++) {
+        bool interesting = topo_model_gpu_of_pci(m, i) >= 0 || topo_model_nic_of_pci(m, i) >= 0 ||
+                           !strcmp(m->pci[i].subtype, "NVSwitch");
+        for (int k = i; interesting && k >= 0; k = m->pci[k].parent)
+            keep[k] = 1;
+    }
+    char *shown = xcalloc((size_t)(m->npci ? m->npci : 1), 1);
+    for (int pk = 0; pk < m->npackages; pk++) {
+        struct item *it = add(s, IT_PACKAGE, 0, pk, -1);
+        snprintf(it->text, sizeof(it->text), "Package %d %s", m->packages[pk].os_index,
+                 m->packages[pk].cpu_model);
+        for (int n = 0; n < m->nnuma; n++) {
+            const struct topo_numa *N = &m->numa[n];
+            if (N->package != pk || N->kind == TOPO_NUMA_GPU_MEMORY)
+                continue;
+            char mem[32];
+            topo_text_bytes(mem, sizeof(mem), N->mem_bytes);
+            it = add(s, IT_NUMA, 1, n, -1);
+            snprintf(it->text, sizeof(it->text), "NUMA %d  %s  cpus %s", N->os_index, mem,
+                     N->cpuset[0] ? N->cpuset : "none");
+            for (int i = 0; i < m->npci; i++)
+                if (m->pci[i].parent < 0 && m->pci[i].numa == N->os_index && keep[i]) {
+                    add_pci(s, m, keep, i, 2);
+                    shown[i] = 1;
+                }
+        }
+        for (int i = 0; i < m->npci; i++)
+            if (m->pci[i].parent < 0 && !shown[i] && m->pci[i].package == pk && keep[i]) {
+                add_pci(s, m, keep, i, 1);
+                shown[i] = 1;
+            }
+    }
+    for (int i = 0; i < m->npci; i++)
+        if (m->pci[i].parent < 0 && !shown[i] && keep[i])
+            add_pci(s, m, keep, i, 0);
+    for (int n = 0; n < m->nnics; n++) {
+        if (m->nics[n].pci >= 0)
+            continue;
+        struct item *it = add(s, IT_NIC, 0, n, -1);
+        snprintf(it->text, sizeof(it->text), "Software RDMA %s (%s)", m->nics[n].rdma_dev,
+                 m->nics[n].driver);
+        for (int k = 0; k < m->nics[n].nports; k++) {
+            int pi = m->nics[n].first_port + k;
+            struct item *pit = add(s, IT_PORT, 1, pi, -1);
+            port_line(m, pi, pit->text, sizeof(pit->text));
+        }
+    }
+    if (m->ngpus == 0) {
+        struct item *it = add(s, IT_NOTE, 0, -1, -1);
+        snprintf(it->text, sizeof(it->text), "(no GPUs found)");
+    }
+    int rdma = 0;
+    for (int i = 0; i < m->nnics; i++)
+        rdma += m->nics[i].rdma_dev[0] != 0;
+    if (!rdma) {
+        struct item *it = add(s, IT_NOTE, 0, -1, -1);
+        snprintf(it->text, sizeof(it->text), "(no RDMA devices found)");
+    }
+    free(keep);
+    free(shown);
+}
+
+static void topo_init(struct app *a)
+{
+    a->vstate[VIEW_TOPO] = xcalloc(1, sizeof(struct topo_state));
+    build_items(a);
+}
+
+static void topo_fini(struct app *a)
+{
+    struct topo_state *s = st(a);
+    free(s->items);
+    free(s);
+}
+
+static enum theme_role item_role(const struct app *a, const struct item *it)
+{
+    switch (it->kind) {
+    case IT_GPU:
+        return ROLE_GPU;
+    case IT_NIC:
+        return ROLE_NIC;
+    case IT_SWITCH:
+    case IT_NVSWITCH:
+        return ROLE_SWITCH;
+    case IT_PORT: {
+        const struct topo_port *p = &a->topo->ports[it->ref];
+        if (!(p->valid & TOPO_PORT_V_STATE))
+            return ROLE_NORMAL;
+        return p->state == TOPO_PORT_ACTIVE ? ROLE_OK : ROLE_ERROR;
+    }
+    case IT_NOTE:
+        return ROLE_DIM;
+    default:
+        return ROLE_NORMAL;
+    }
+}
+
+/* Keep sel inside [top, top+h). */
+static void scroll_to(int sel, int *top, int h)
+{
+    if (sel < *top)
+        *top = sel;
+    if (sel >= *top + h)
+        *top = sel - h + 1;
+    if (*top < 0)
+        *top = 0;
+}
+
+static void draw_tree(struct app *a, struct ui *u, const struct rect *r, bool focus)
+{
+    struct topo_state *s = st(a);
+    char title[96];
+    snprintf(title, sizeof(title), "Topology: %d GPU%s, %d NIC function%s", a->topo->ngpus,
+             a->topo->ngpus == 1 ? "" : "s", a->topo->nnics, a->topo->nnics == 1 ? "" : "s");
+    ui_box(u, r, title, focus);
+    struct rect in = ui_inner(r);
+    scroll_to(s->sel, &s->top, in.h);
+    for (int i = 0; i < in.h && s->top + i < s->nitems; i++) {
+        const struct item *it = &s->items[s->top + i];
+        char line[256];
+        snprintf(line, sizeof(line), "%*s%s", it->depth * 2, "", it->text);
+        bool sel = s->top + i == s->sel;
+        ui_text_pad(u, in.y + i, in.x, in.w, sel ? ROLE_SELECTED : item_role(a, it), line);
+    }
+}
+
+/* Lines of the detail pane for the selected item. */
+static void detail_text(struct app *a, struct strbuf *sb)
+{
+    struct topo_state *s = st(a);
+    const struct topo_model *m = a->topo;
+    if (s->nitems == 0)
+        return;
+    const struct item *it = &s->items[s->sel];
+    char bdf[32] = "";
+    if (it->pci >= 0)
+        topo_bdf_str(&m->pci[it->pci].addr, bdf, sizeof(bdf));
+    const struct topo_pci *p = it->pci >= 0 ? &m->pci[it->pci] : NULL;
+    switch (it->kind) {
+    case IT_PACKAGE:
+        sb_printf(sb, "Package %d\n%s\nCPUs %s\n", m->packages[it->ref].os_index,
+                  m->packages[it->ref].cpu_model, m->packages[it->ref].cpuset);
+        break;
+    case IT_NUMA: {
+        const struct topo_numa *n = &m->numa[it->ref];
+        char mem[32];
+        topo_text_bytes(mem, sizeof(mem), n->mem_bytes);
+        sb_printf(sb, "NUMA node %d\nmemory %s\nCPUs %s\n", n->os_index, mem,
+                  n->cpuset[0] ? n->cpuset : "none");
+        break;
+    }
+    case IT_GPU: {
+        const struct topo_gpu *g = &m->gpus[it->ref];
+        bool vendor_in_model = g->vendor[0] && !strncmp(g->model, g->vendor, strlen(g->vendor));
+        sb_printf(sb, "GPU%d  %s\n%s%s%s\nPCI %s (%04x:%04x)\n", it->ref, bdf,
+                  vendor_in_model ? "" : g->vendor, vendor_in_model ? "" : " ", g->model, bdf,
+                  p->vendor_id, p->device_id);
+        if (g->valid & TOPO_GPU_V_MEM) {
+            char mem[32];
+            topo_text_bytes(mem, sizeof(mem), g->mem_bytes);
+            sb_printf(sb, "memory %s\n", mem);
+        } else {
+            sb_add(sb, "memory n/a\n");
+        }
+        char cuda[16] = "n/a", nvml[16] = "n/a";
+        if (g->valid & TOPO_GPU_V_CUDA)
+            snprintf(cuda, sizeof(cuda), "%d", g->cuda_index);
+        if (g->valid & TOPO_GPU_V_NVML)
+            snprintf(nvml, sizeof(nvml), "%d", g->nvml_index);
+        sb_printf(sb, "CUDA index %s, NVML index %s\n", cuda, nvml);
+        if (g->osdevs[0])
+            sb_printf(sb, "OS devices: %s\n", g->osdevs);
+        sb_printf(sb, "found by %s\n", g->found_by);
+        char numa[16] = "n/a";
+        if (p->numa >= 0)
+            snprintf(numa, sizeof(numa), "%d", p->numa);
+        sb_printf(sb, "NUMA node %s, CPUs %s\n", numa, p->cpuset[0] ? p->cpuset : "n/a");
+        const struct topo_nearest *ne = &a->aff.nearest[it->ref];
+        if (ne->n) {
+            sb_printf(sb, "nearest NIC (%s%s):", topo_rel_str(ne->rel),
+                      ne->rel == TOPO_REL_SYS && ne->same_package ? ", same socket" : "");
+            for (int k = 0; k < ne->n; k++) {
+                char nn[64];
+                topo_nic_name(m, ne->nics[k], nn, sizeof(nn));
+                sb_printf(sb, " %s", nn);
+            }
+            sb_add(sb, "\n");
+        }
+        break;
+    }
+    case IT_NIC: {
+        const struct topo_nic *n = &m->nics[it->ref];
+        char name[64];
+        topo_nic_name(m, it->ref, name, sizeof(name));
+        sb_printf(sb, "NIC %s\n%s\n", name, n->adapter >= 0 ? m->adapters[n->adapter].model : "");
+        if (p)
+            sb_printf(sb, "PCI %s (%04x:%04x), NUMA %d, CPUs %s\n", bdf, p->vendor_id, p->device_id,
+                      p->numa, p->cpuset);
+        sb_printf(sb, "driver %s\nfirmware %s\nnode GUID %s\nboard %s\n",
+                  n->driver[0] ? n->driver : "n/a", n->fw_ver[0] ? n->fw_ver : "n/a",
+                  n->node_guid[0] ? n->node_guid : "n/a", n->board_id[0] ? n->board_id : "n/a");
+        break;
+    }
+    case IT_PORT: {
+        topo_text_port(sb, m, it->ref);
+        const struct topo_port *pt = &m->ports[it->ref];
+        for (int g = 0; g < pt->ngids; g++)
+            sb_printf(sb, "  GID[%d] %s %s %s %s\n", pt->gids[g].index, pt->gids[g].gid,
+                      pt->valid & TOPO_PORT_V_GIDTYPES ? topo_gid_type_str(pt->gids[g].type) : "",
+                      pt->gids[g].ndev, pt->gids[g].ip);
+        break;
+    }
+    case IT_SWITCH:
+    case IT_HOSTBRIDGE:
+    case IT_NVSWITCH:
+        sb_printf(sb, "%s\n", it->text);
+        if (p && p->vendor_name[0])
+            sb_printf(sb, "%s %s\n", p->vendor_name, p->device_name);
+        if (p && (p->valid & TOPO_PCI_V_LINK_GBS))
+            sb_printf(sb, "link %.1f GB/s per direction\n", p->link_gbs);
+        if (p && p->cpuset[0])
+            sb_printf(sb, "local CPUs %s\n", p->cpuset);
+        break;
+    case IT_NOTE:
+        sb_printf(sb, "%s\n", it->text);
+        for (int i = 0; i < m->nnotes; i++)
+            sb_printf(sb, "- %s\n", m->notes[i]);
+        break;
+    }
+    if (p && (p->valid & TOPO_PCI_V_CUR_WIDTH))
+        sb_printf(sb, "PCIe x%d at %.1f GT/s (max x%d at %.1f GT/s)\n", p->cur_width,
+                  p->cur_speed_gts, p->max_width, p->max_speed_gts);
+}
+
+static void draw_lines(struct ui *u, const struct rect *in, const char *text, int top)
+{
+    int row = 0, line = 0;
+    for (const char *s = text; *s && row < in->h;) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (line >= top) {
+            char buf[512];
+            snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
+            ui_text(u, in->y + row, in->x, in->w, ROLE_NORMAL, buf);
+            row++;
+        }
+        line++;
+        s += n + (e ? 1 : 0);
+    }
+}
+
+static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool focus)
+{
+    struct topo_state *s = st(a);
+    struct strbuf sb;
+    sb_init(&sb);
+    if (s->matrix)
+        topo_text_matrix(&sb, a->topo, &a->aff);
+    else
+        detail_text(a, &sb);
+    ui_box(u, r, s->matrix ? "Affinity matrix (m: detail)" : "Detail (m: matrix)", focus);
+    struct rect in = ui_inner(r);
+    draw_lines(u, &in, sb.s, s->dtop);
+    sb_free(&sb);
+}
+
+static void draw_findings(struct app *a, struct ui *u, const struct rect *r, bool focus)
+{
+    struct topo_state *s = st(a);
+    const struct topo_findings *f = &a->findings;
+    int counts[3] = {0};
+    for (int i = 0; i < f->n; i++)
+        counts[f->v[i].sev]++;
+    char title[128];
+    snprintf(title, sizeof(title), "Lint: %d error%s, %d warning%s, %d note%s (Enter: go to)",
+             counts[2], counts[2] == 1 ? "" : "s", counts[1], counts[1] == 1 ? "" : "s", counts[0],
+             counts[0] == 1 ? "" : "s");
+    ui_box(u, r, title, focus);
+    struct rect in = ui_inner(r);
+    if (f->n == 0) {
+        ui_text(u, in.y, in.x, in.w, ROLE_OK, "No findings.");
+        return;
+    }
+    scroll_to(s->fsel, &s->ftop, in.h);
+    static const enum theme_role sev_role[] = {ROLE_INFO, ROLE_WARN, ROLE_ERROR};
+    static const char *const tag[] = {"INFO ", "WARN ", "ERROR"};
+    for (int i = 0; i < in.h && s->ftop + i < f->n; i++) {
+        const struct topo_finding *x = &f->v[s->ftop + i];
+        char line[512];
+        snprintf(line, sizeof(line), "%s %s: %s", tag[x->sev], x->object, x->msg);
+        bool sel = focus && s->ftop + i == s->fsel;
+        ui_text_pad(u, in.y + i, in.x, in.w, sel ? ROLE_SELECTED : sev_role[x->sev], line);
+    }
+}
+
+static void topo_draw(struct app *a, struct ui *u, const struct layout *l)
+{
+    struct topo_state *s = st(a);
+    draw_tree(a, u, &l->pane[0], a->focus == 0);
+    draw_detail(a, u, &l->pane[1], a->focus == 1);
+    draw_findings(a, u, &l->pane[2], a->focus == 2);
+    if (s->searching) {
+        char q[96];
+        snprintf(q, sizeof(q), "/%s", s->search);
+        ui_text_pad(u, l->status.y - 1, 0, 40, ROLE_INPUT, q);
+    }
+}
+
+/* Jump the tree to the object a finding is about. */
+static bool jump_to_finding(struct app *a)
+{
+    struct topo_state *s = st(a);
+    if (s->fsel >= a->findings.n)
+        return false;
+    const struct topo_finding *x = &a->findings.v[s->fsel];
+    for (int i = 0; i < s->nitems; i++) {
+        const struct item *it = &s->items[i];
+        if ((x->port >= 0 && it->kind == IT_PORT && it->ref == x->port) ||
+            (x->port < 0 && x->pci >= 0 && it->pci == x->pci && it->kind != IT_PORT)) {
+            s->sel = i;
+            s->dtop = 0;
+            a->focus = 0;
+            return true;
+        }
+    }
+    app_message(a, ROLE_WARN, "%s is not shown in the tree", x->object);
+    return false;
+}
+
+static void search_next(struct app *a)
+{
+    struct topo_state *s = st(a);
+    if (!s->search[0])
+        return;
+    for (int k = 1; k <= s->nitems; k++) {
+        int i = (s->sel + k) % s->nitems;
+        if (strcasestr(s->items[i].text, s->search)) {
+            s->sel = i;
+            s->dtop = 0;
+            return;
+        }
+    }
+    app_message(a, ROLE_WARN, "'%s' not found", s->search);
+}
+
+static int move_sel(int *sel, int n, int d)
+{
+    int v = *sel + d;
+    if (v < 0)
+        v = 0;
+    if (v >= n)
+        v = n - 1;
+    if (v < 0)
+        v = 0;
+    int changed = v != *sel;
+    *sel = v;
+    return changed ? REACT_REDRAW : REACT_HANDLED;
+}
+
+static int topo_key(struct app *a, int ch)
+{
+    struct topo_state *s = st(a);
+    if (s->searching) {
+        size_t n = strlen(s->search);
+        if (ch == '\n' || ch == KEY_ENTER) {
+            s->searching = false;
+            search_next(a);
+        } else if (ch == 27) {
+            s->searching = false;
+        } else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n) {
+            s->search[n - 1] = '\0';
+        } else if (ch >= 32 && ch < 127 && n + 1 < sizeof(s->search)) {
+            s->search[n] = (char)ch;
+            s->search[n + 1] = '\0';
+        }
+        return REACT_REDRAW;
+    }
+    int d = 0;
+    switch (ch) {
+    case KEY_UP:
+    case 'k':
+        d = -1;
+        break;
+    case KEY_DOWN:
+    case 'j':
+        d = 1;
+        break;
+    case KEY_PPAGE:
+        d = -10;
+        break;
+    case KEY_NPAGE:
+        d = 10;
+        break;
+    case KEY_HOME:
+    case 'g':
+        d = -100000;
+        break;
+    case KEY_END:
+    case 'G':
+        d = 100000;
+        break;
+    case 'm':
+        s->matrix = !s->matrix;
+        s->dtop = 0;
+        return REACT_REDRAW;
+    case '/':
+        s->searching = true;
+        s->search[0] = '\0';
+        return REACT_REDRAW;
+    case 'n':
+        search_next(a);
+        return REACT_REDRAW;
+    case '\n':
+    case KEY_ENTER:
+        if (a->focus == 2 && jump_to_finding(a))
+            return REACT_REDRAW;
+        return REACT_HANDLED;
+    case 'l':
+    case KEY_RIGHT:
+        a->focus = (a->focus + 1) % 3;
+        return REACT_REDRAW;
+    case 'h':
+    case KEY_LEFT:
+        a->focus = (a->focus + 2) % 3;
+        return REACT_REDRAW;
+    default:
+        return REACT_NONE;
+    }
+    if (a->focus == 2)
+        return move_sel(&s->fsel, a->findings.n, d);
+    if (a->focus == 1) {
+        s->dtop += d;
+        if (s->dtop < 0)
+            s->dtop = 0;
+        return REACT_REDRAW;
+    }
+    int r = move_sel(&s->sel, s->nitems, d);
+    if (r == REACT_REDRAW)
+        s->dtop = 0;
+    return r;
+}
+
+static const char *topo_keys(const struct app *a)
+{
+    (void)a;
+    return "Up/Down/jk move  Tab/hl pane  m matrix  / search  n next  Enter go to finding  "
+           "F2 setup";
+}
+
+const struct view_ops view_topo = {
+    .name = "Topology",
+    .fkey = 3,
+    .layout = LAYOUT_TOPO,
+    .init = topo_init,
+    .fini = topo_fini,
+    .draw = topo_draw,
+    .key = topo_key,
+    .keys = topo_keys,
+};

@@ -1,0 +1,7 @@
+/* views: the registry of explorer views. */
+#include "tui/views.h"
+
+const struct view_ops *const app_views[VIEW_COUNT] = {
+    [VIEW_TOPO] = &view_topo,
+    [VIEW_HELP] = &view_help,
+};
