@@ -526,6 +526,7 @@ out:
 
 static void snapshot_free(struct eng_snapshot *s)
 {
+    free(s->counters);
     free(s->flows);
     free(s);
 }

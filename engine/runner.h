@@ -12,6 +12,7 @@
 
 #include "common/ft_err.h"
 #include "engine/hist.h"
+#include "engine/counters.h"
 #include "engine/mix.h"
 
 struct topo_model;
