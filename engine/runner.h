@@ -81,6 +81,10 @@ struct eng_snapshot {
     struct hist fg_hist; /* the foreground's current point, for the histogram view */
     int nevents;
     char events[32][160]; /* most recent last */
+    /* Counters of the ports and netdevs the test uses (engine/counters.h), port-wide:
+     * they include everyone else's traffic on those ports. NULL/0 when none. */
+    int ncounters;
+    struct ctr_value *counters;
     _Atomic int refs;
 };
 
