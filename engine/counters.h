@@ -3,7 +3,10 @@
  * statistics, /proc/net/snmp and netstat), read with their real semantics: widths,
  * saturating vs wrapping counters, resets, gauges, 4-byte words shown as bytes, and n/a
  * (never 0) for what cannot be read. Rates per second; deltas since a mark (a test's start).
- * Reads go through files kept open (pread) so sampling is cheap. */
+ * Reads go through files kept open (pread) so sampling is cheap.
+ *
+ * Errors: functions return 0 or -errno and fill an optional struct ft_err; nothing here
+ * prints. A set is used by one thread at a time (the caller locks if it shares one). */
 #ifndef COUNTERS_H
 #define COUNTERS_H
 
@@ -15,6 +18,7 @@
 #include "common/ft_err.h"
 
 struct topo_model;
+struct mix;
 
 enum ctr_source {
     CTR_SRC_IB = 0,  /* /sys/class/infiniband/DEV/ports/N/counters (IB PortCounters) */
@@ -33,62 +37,133 @@ enum ctr_kind {
     CTR_GAUGE,       /* a level (qdisc backlog, current connections): shown as a value */
 };
 
+/* What a counter does at the top of its width. */
+enum ctr_behaviour {
+    CTR_WRAPS = 0,     /* modulo 2^width: a drop from the upper half is a wrap */
+    CTR_SATURATES,     /* stops at 2^width - 1 (IB PortCounters): the count is then unknown */
+    CTR_WIDTH_UNKNOWN, /* width not documented: every decrease is a reset */
+};
+
 enum {
-    CTR_V_VALUE = 1u << 0, /* value was read this sample */
+    CTR_V_VALUE = 1u << 0, /* value is known (the last read of it succeeded) */
     CTR_V_RATE = 1u << 1,  /* rate is known (two good samples in a row, no reset) */
-    CTR_V_DELTA = 1u << 2, /* delta since the mark is known */
+    CTR_V_DELTA = 1u << 2, /* delta since the mark is known (counters only) */
+    CTR_V_PEAK = 1u << 3,  /* peak since the mark is known (gauges only) */
 };
 
 /* One counter as last sampled. */
 struct ctr_value {
     enum ctr_source source;
-    char object[48]; /* "mlx5_0/1", "eth0", "eth0 qdisc 1:10", "Tcp" */
+    char object[48]; /* "mlx5_0/1", "eth0", "eth0 qdisc 1: htb", "Tcp" */
     char name[64];   /* the real name: "port_xmit_wait", "rx_prio3_pause", ... */
     enum ctr_group group;
     enum ctr_kind kind;
-    const char *unit; /* "bytes", "packets", "events", "ticks", "us", ... */
-    unsigned valid;   /* CTR_V_* */
-    bool saturated;   /* stuck at its maximum: the true count is unknown */
-    bool reset;       /* went down since the last sample (someone cleared it) */
-    bool error_like;  /* any increase is bad (errors, drops, discards) */
-    double value;     /* current value in unit (4-byte words already x4) */
-    double rate;      /* per second over the last interval, in unit/s */
-    double delta;     /* growth since ctr_set_mark, in unit (resets handled) */
+    enum ctr_behaviour behaviour;
+    uint8_t width;         /* bits (0 unknown); 32-or-64 IB counters show what the value proves */
+    bool known;            /* in fabtop's table (else group and unit are guessed from the name) */
+    const char *unit;      /* "bytes", "packets", "events", "ticks", "us", ... */
+    unsigned valid;        /* CTR_V_* */
+    bool saturated;        /* stuck at its maximum: the true count is unknown (no rate, no delta) */
+    bool reset;            /* went down since the last sample (someone cleared it) */
+    bool reset_since_mark; /* a reset happened since the mark (the delta counts from it) */
+    bool error_like;       /* any increase is bad (errors, drops, discards) */
+    double value;          /* current value in unit (4-byte words already x4) */
+    double rate;           /* per second over the last interval, in unit/s */
+    double delta;          /* growth since ctr_set_mark, in unit (resets and wraps handled) */
+    double peak;           /* gauges: highest value seen since the mark */
 };
 
 struct ctr_opts {
-    const char *sys_root;  /* "/" or a captured tree holding sys/ */
-    const char *proc_root; /* "/" or a captured tree holding proc/ */
-    /* Which objects: NULL = everything found. Otherwise "mlx5_0:1", "eth0", "veth0". */
+    const char *sys_root;  /* "/" or a captured tree holding sys/ (NULL: "/") */
+    const char *proc_root; /* "/" or a captured tree holding proc/ (NULL: "/") */
+    /* Which objects: NULL = everything found. Otherwise "mlx5_0:1" (or "mlx5_0/1"), an RDMA
+     * device "mlx5_0" (all its ports), or a netdev "eth0". Each must exist (-ENOENT). */
     const char *const *only;
     int nonly;
     bool with_snmp;       /* include /proc/net/snmp + netstat */
-    bool with_qdisc;      /* include qdisc statistics of the selected netdevs */
-    bool with_ethtool;    /* include ETHTOOL_GSTATS of the selected netdevs */
-    double slow_period_s; /* firmware-backed counters (mlx5 counters/) are read at most
-                           * this often (default 1 s); the rest at every sample */
+    bool with_qdisc;      /* include qdisc statistics of the selected netdevs (live only) */
+    bool with_ethtool;    /* include ETHTOOL_GSTATS of the selected netdevs (live only) */
+    double slow_period_s; /* firmware-backed counters (IB counters/, hardware hw_counters,
+                           * mlx5 ethtool) are read at most this often (<= 0: 1 s); the
+                           * rest at every sample */
+    /* Clock for rates (CLOCK_MONOTONIC ns when NULL); tests inject their own. */
+    uint64_t (*clock_ns)(void *arg);
+    void *clock_arg;
 };
+
+/* Width and behaviour of one known counter: the semantics table (engine/ctr_sem.c; IB
+ * PortCounters come from topology/topo_ibcounters.h). */
+struct ctr_info {
+    const char *name; /* exact name; '#' stands for a number ("rx_prio#_pause") */
+    enum ctr_source source;
+    const char *provider; /* hw_counters: "mlx5"/"rxe"; snmp: "Tcp", "TcpExt", ...; NULL any */
+    uint8_t width;        /* bits, 0 unknown */
+    uint8_t ext_width;    /* IB: also this width (PortCountersExtended under the same name) */
+    enum ctr_behaviour behaviour;
+    enum ctr_kind kind;
+    const char *unit;
+    uint8_t scale; /* unit per raw count: 4 for 4-byte words (then unit is "bytes") */
+    enum ctr_group group;
+    bool error_like;
+    const char *meaning;
+};
+
+/* Semantics of a counter: true and *out from the table when known; otherwise false and
+ * *out guessed from the name (group, unit; a counter of unknown width). provider as in
+ * ctr_info ("mlx5", "rxe", the driver for ethtool, the snmp line prefix). */
+bool ctr_info_get(enum ctr_source src, const char *provider, const char *name,
+                  struct ctr_info *out);
+/* The table of known counters other than the IB PortCounters (for the glossary). */
+const struct ctr_info *ctr_table(int *n);
 
 struct ctr_set;
 
 int ctr_set_open(const struct ctr_opts *o, struct ctr_set **out, struct ft_err *err);
 /* Read every counter now (slow ones only when due). 0, or -errno if nothing is readable. */
 int ctr_set_sample(struct ctr_set *s);
+/* Read every counter now, slow ones included (before a mark and at a phase's end). */
+int ctr_set_sample_all(struct ctr_set *s);
 /* Remember the current values as the start for deltas (a test or a phase starts). */
 void ctr_set_mark(struct ctr_set *s);
 /* The counters as last sampled; the array stays valid until the next sample or close. */
 const struct ctr_value *ctr_set_values(const struct ctr_set *s, int *n);
-/* A JSON list of the counters with value, rate, delta and flags (n/a as null). */
+/* Worth showing: known counters, and unknown ones (ethtool per-queue, TcpExt...) that moved. */
+bool ctr_value_interesting(const struct ctr_value *v);
+/* A JSON list of the counters with value, rate, delta and flags (n/a as null). With
+ * deltas_only: delta (peak for gauges) and flags, without value and rate. */
 cJSON *ctr_set_json(const struct ctr_set *s, bool deltas_only);
+/* The list wrapped with its scope: {"scope", "objects", "notes", "counters"}; with
+ * deltas_only the unknown counters that did not move are left out. */
+cJSON *ctr_set_report_json(const struct ctr_set *s, bool deltas_only);
+/* Objects the set reads ("mlx5_0/1", "eth0", ...), and what could not be read and why. */
+int ctr_set_objects(const struct ctr_set *s, const char *const **names);
+int ctr_set_notes(const struct ctr_set *s, const char *const **notes);
 void ctr_set_close(struct ctr_set *s);
 
-/* Counters for the ports and netdevs a test uses (from the topology), labelled port-wide. */
-int ctr_set_for_test(const struct topo_model *m, const char *const *netdevs, int nnetdevs,
-                     const char *const *rdma_ports, int nports, struct ctr_set **out,
+/* Counters for the ports and netdevs a test uses (from the topology: the RDMA ports on
+ * those netdevs and the netdevs of those ports), labelled port-wide since they include
+ * everyone else's traffic. base gives roots and sources (NULL: live, with snmp, qdisc and
+ * ethtool). */
+int ctr_set_for_test(const struct ctr_opts *base, const struct topo_model *m,
+                     const char *const *netdevs, int nnetdevs, const char *const *rdma_ports,
+                     int nports, struct ctr_set **out, struct ft_err *err);
+/* The same for a mix: each TCP flow's netdev is the one holding its local address (its
+ * local_netdev, its local_ip, or the address the route to its peer leaves from: lo for
+ * loopback); each flow's local_rdma port. peer_override as for the runner (--peer).
+ * Hook for later: the verbs transport will bind the test's own queue pairs to an RDMA
+ * counter of their own (rdma statistic qp set / RDMA_NLDEV_CMD_STAT_SET) and read it per
+ * flow; these port-wide counters stay as the context around it. */
+int ctr_set_for_mix(const struct mix *mix, const char *peer_override, const struct topo_model *m,
+                    struct ctr_set **out, struct ft_err *err);
+/* The netdev that holds local_ip, or else the address a socket connected to peer_host
+ * would use ("loopback" -> "lo"). peer_host may carry ":PORT" or be "[v6]:PORT". */
+int ctr_route_netdev(const char *peer_host, const char *local_ip, char *ifname, int len,
                      struct ft_err *err);
 
 const char *ctr_source_str(enum ctr_source s);
 const char *ctr_group_str(enum ctr_group g);
+const char *ctr_kind_str(enum ctr_kind k);
+const char *ctr_behaviour_str(enum ctr_behaviour b);
 /* The glossary text for a counter name (what it counts, what a rising value means). */
 const char *ctr_meaning(const char *name);
 

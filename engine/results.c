@@ -280,6 +280,11 @@ cJSON *results_build(const struct results_input *in)
                          ? (in->phases[p].t1_ns - in->phases[p].t0_ns) / 1e9
                          : 0;
         cJSON_AddNumberToObject(ph, "duration_s", dur);
+        /* Port-wide counter deltas over the phase (n/a as null); null when none were read. */
+        if (in->phases[p].counters)
+            cJSON_AddItemToObject(ph, "counters", cJSON_Duplicate(in->phases[p].counters, 1));
+        else
+            cJSON_AddNullToObject(ph, "counters");
         cJSON *fl = cJSON_AddArrayToObject(ph, "flows");
         for (int i = 0; i < in->mix->nflows; i++)
             if (in->phases[p].flows[i])

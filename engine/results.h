@@ -33,6 +33,8 @@ struct results_input {
         uint64_t t0_ns, t1_ns;
         struct flow_rt *flows[MIX_MAX_FLOWS]; /* NULL: not in this phase */
         struct results_timeline tl[MIX_MAX_FLOWS];
+        /* The test's counters over the phase (ctr_set_report_json with deltas), or NULL */
+        const cJSON *counters;
     } phases[2];
     struct timespec wall_start, wall_end;
     uint64_t t_start_ns;

@@ -72,6 +72,11 @@ struct runner {
     cJSON *results;
     int status;
     bool interrupted;
+    /* Counters of the test's ports and netdevs (port-wide), guarded by ctr_lock: the sampler
+     * reads them, a phase's start marks them, its end keeps their deltas for the results. */
+    struct ctr_set *ctrs;
+    pthread_mutex_t ctr_lock;
+    cJSON *phase_ctrs[2];
 };
 
 /* ---- clocks and small helpers ---- */
@@ -627,6 +632,20 @@ static void tl_add(struct flow_tl *tl, struct runner *r, struct flow_rt *f, uint
     tl->have_prev = true;
 }
 
+/* The test's counters into a snapshot, as a copy (the set's array changes). */
+static void copy_counters(struct runner *r, struct eng_snapshot *s)
+{
+    if (!r->ctrs)
+        return;
+    pthread_mutex_lock(&r->ctr_lock);
+    int n;
+    const struct ctr_value *v = ctr_set_values(r->ctrs, &n);
+    s->counters = xmalloc((size_t)(n ? n : 1) * sizeof(*v));
+    memcpy(s->counters, v, (size_t)n * sizeof(*v));
+    s->ncounters = n;
+    pthread_mutex_unlock(&r->ctr_lock);
+}
+
 static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
 {
     struct eng_snapshot *s = xcalloc(1, sizeof(*s));
@@ -709,6 +728,7 @@ static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
     s->run_phase = final ? RUN_PH_DONE : (enum run_phase)worst;
     free(tmp);
     free(merged);
+    copy_counters(r, s);
     pthread_mutex_lock(&r->ev_lock);
     int first = r->nevents > 32 ? r->nevents - 32 : 0;
     s->nevents = r->nevents - first;
@@ -753,6 +773,11 @@ static void *sampler(void *arg)
             tl_add(ph->tl[i], r, f, now);
             check_progress(r, f, now);
         }
+        if (r->ctrs) { /* firmware-backed counters only once a second (ctr_opts) */
+            pthread_mutex_lock(&r->ctr_lock);
+            ctr_set_sample(r->ctrs);
+            pthread_mutex_unlock(&r->ctr_lock);
+        }
         publish(r, build_snapshot(r, false));
     }
     return NULL;
@@ -776,12 +801,30 @@ static double planned_seconds(const struct runner *r, bool quiet)
     return total;
 }
 
+/* Counters at a phase boundary: everything read now, then marked (start) or the deltas
+ * since the mark kept for the results (end). */
+static void phase_counters(struct runner *r, int phi, bool start)
+{
+    if (!r->ctrs)
+        return;
+    pthread_mutex_lock(&r->ctr_lock);
+    ctr_set_sample_all(r->ctrs);
+    if (start) {
+        ctr_set_mark(r->ctrs);
+    } else {
+        cJSON_Delete(r->phase_ctrs[phi]);
+        r->phase_ctrs[phi] = ctr_set_report_json(r->ctrs, true);
+    }
+    pthread_mutex_unlock(&r->ctr_lock);
+}
+
 static void run_phase(struct runner *r, int phi)
 {
     struct phase_rt *ph = &r->phases[phi];
     bool quiet = r->nphases == 2 && phi == 0;
     atomic_store(&r->cur_phase, phi);
     ph->planned_s = planned_seconds(r, quiet);
+    phase_counters(r, phi, true);
     ph->t0_ns = flow_now_ns();
     revent(r, "phase %s: %s", ph->name,
            quiet ? "foreground flows alone" : "all flows (foreground and neighbours)");
@@ -807,6 +850,7 @@ static void run_phase(struct runner *r, int phi)
         if (ph->flows[i] && ph->flows[i]->spec->role == MIX_ROLE_BACKGROUND)
             pthread_join(ph->drivers[i], NULL);
     ph->t1_ns = flow_now_ns();
+    phase_counters(r, phi, false);
 }
 
 static void *runner_main(void *arg)
@@ -834,6 +878,7 @@ static void *runner_main(void *arg)
         in.phases[p].name = r->phases[p].name;
         in.phases[p].t0_ns = r->phases[p].t0_ns;
         in.phases[p].t1_ns = r->phases[p].t1_ns;
+        in.phases[p].counters = r->phase_ctrs[p];
         for (int i = 0; i < r->mix.nflows; i++) {
             in.phases[p].flows[i] = r->phases[p].flows[i];
             struct flow_tl *tl = r->phases[p].tl[i];
@@ -857,6 +902,30 @@ static void *runner_main(void *arg)
         /* best effort */
     }
     return NULL;
+}
+
+/* The counters of the ports and netdevs the mix uses (engine/counters.h); a run goes on
+ * without them. The verbs transport will add its own queue pairs' counters later. */
+static void open_counters(struct runner *r)
+{
+    struct ft_err err = {0};
+    pthread_mutex_init(&r->ctr_lock, NULL);
+    if (ctr_set_for_mix(&r->mix, r->o.peer_override, r->o.topo, &r->ctrs, &err) < 0) {
+        revent(r, "counters: none (%s)", err.msg);
+        return;
+    }
+    ctr_set_sample_all(r->ctrs);
+    const char *const *obj;
+    int n = ctr_set_objects(r->ctrs, &obj);
+    struct strbuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < n && sb.len < 100; i++) {
+        const char *sp = strchr(obj[i], ' ');
+        sb_printf(&sb, "%s%.*s", i ? ", " : "", sp ? (int)(sp - obj[i]) : (int)strlen(obj[i]),
+                  obj[i]);
+    }
+    revent(r, "counters (port-wide, include other traffic): %s", sb.s);
+    sb_free(&sb);
 }
 
 /* ---- public API ---- */
@@ -936,6 +1005,7 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
     }
     r->t_start_ns = flow_now_ns();
     clock_gettime(CLOCK_REALTIME, &r->wall_start);
+    open_counters(r);
     r->snap = build_snapshot(r, false);
     pthread_create(&r->sampler_thread, NULL, sampler, r);
     pthread_create(&r->main_thread, NULL, runner_main, r);
@@ -982,6 +1052,10 @@ void runner_free(struct runner *r)
             free(r->phases[p].tl[i]);
         }
     eng_snapshot_release(r->snap);
+    ctr_set_close(r->ctrs);
+    for (int p = 0; p < 2; p++)
+        cJSON_Delete(r->phase_ctrs[p]);
+    pthread_mutex_destroy(&r->ctr_lock);
     cJSON_Delete(r->results);
     close(r->wake[0]);
     close(r->wake[1]);

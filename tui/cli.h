@@ -43,5 +43,6 @@ int cli_topo_main(int argc, char **argv);
 int cli_serve_main(int argc, char **argv);
 int cli_run_main(int argc, char **argv);
 int cli_explore_main(int argc, char **argv);
+int cli_counters_main(int argc, char **argv);
 
 #endif
