@@ -78,6 +78,7 @@ int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
             app_message(a, ROLE_WARN, "%s; using the default theme", terr.msg);
         }
     }
+    config_free(&cfg);
     load_topology(a);
     if (o->results) {
         int rc = results_load(o->results, &a->results, err);
@@ -134,8 +135,11 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
         mix_free(&a->run_mix);
     mix_copy(&a->run_mix, m);
     a->have_run_mix = true;
-    struct runner_opts ro = {
-        .mix = &a->run_mix, .peer_override = peer, .topo = a->topo, .pin = true};
+    struct runner_opts ro = {.mix = &a->run_mix,
+                             .peer_override = peer,
+                             .key_file = a->run_key_file[0] ? a->run_key_file : NULL,
+                             .topo = a->topo,
+                             .pin = true};
     int rc = runner_start(&ro, &a->runner, err);
     if (rc < 0)
         return rc;

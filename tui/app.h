@@ -84,6 +84,7 @@ struct app {
     bool display_paused;       /* keep showing the snapshot we had */
     cJSON *results;            /* the finished run's results (owned) */
     char results_path[512];    /* where it was saved, "" if not yet */
+    char run_key_file[512];    /* key file for the next run's remote peers, "" = default */
     /* the status line */
     char msg[256];
     enum theme_role msg_role;

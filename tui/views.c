@@ -3,5 +3,6 @@
 
 const struct view_ops *const app_views[VIEW_COUNT] = {
     [VIEW_TOPO] = &view_topo,
+    [VIEW_SETUP] = &view_setup,
     [VIEW_HELP] = &view_help,
 };

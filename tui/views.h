@@ -6,6 +6,7 @@
 #include "tui/app.h"
 
 extern const struct view_ops view_topo;
+extern const struct view_ops view_setup;
 extern const struct view_ops view_help;
 
 /* Open the help at the glossary entry for a term or counter name. */

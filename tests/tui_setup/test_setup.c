@@ -1,0 +1,440 @@
+/* test_setup: the test setup view at 80x24 in process: the form's fields, transports that
+ * cannot run with their reasons, the command-line equivalent, a bad value refused with one
+ * message, short loopback TCP runs started from the form (the edited mix saved as
+ * last-setup), and the settings remembered across two app_init calls. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curses.h>
+
+#include "common/jsonutil.h"
+#include "engine/mix.h"
+#include "engine/runner.h"
+#include "topology/topo_json.h"
+#include "topology/topo_load.h"
+#include "tui/app.h"
+
+#include "../topology/synth_xml.h"
+
+#define ROWS     24  /* lines */
+#define COLS     80  /* columns */
+#define LINE_MAX 160 /* columns read back per row */
+
+static char tmpdir[64];
+static char topo_path[128]; /* the snapshot the explorer reads */
+static char cfg_dir[128];   /* $XDG_CONFIG_HOME/fabtop */
+static SCREEN *scr;
+static FILE *scr_out, *scr_in;
+
+/* The synthetic machine (2 GPUs, mlx5_0 port 1 with netdev ib0) plus a netdev "lo" with
+ * 127.0.0.1, so an IP endpoint can carry a loopback run. */
+static void write_topology(void)
+{
+    char xml[128];
+    snprintf(xml, sizeof(xml), "%s/synth.xml", tmpdir);
+    FILE *f = fopen(xml, "w");
+    assert_non_null(f);
+    fputs(synth_v2_xml, f);
+    fclose(f);
+    struct topo_load_opts o = {.input = xml, .no_verbs = true, .no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    struct ft_err err = {0};
+    if (topo_load(&o, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    int d = topo_model_add_netdev(m);
+    snprintf(m->netdevs[d].name, sizeof(m->netdevs[d].name), "lo");
+    m->netdevs[d].pci = m->netdevs[d].nic = -1;
+    snprintf(m->netdevs[d].addrs, sizeof(m->netdevs[d].addrs), "127.0.0.1");
+    cJSON *doc = topo_json_from_model(m);
+    snprintf(topo_path, sizeof(topo_path), "%s/node.json", tmpdir);
+    assert_int_equal(jsonutil_save(topo_path, doc, true, &err), 0);
+    cJSON_Delete(doc);
+    topo_model_free(m);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/fabtop-setup-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    char xdg[128];
+    snprintf(xdg, sizeof(xdg), "%s/xdg", tmpdir);
+    setenv("XDG_CONFIG_HOME", xdg, 1);
+    snprintf(cfg_dir, sizeof(cfg_dir), "%s/fabtop", xdg);
+    char data[128];
+    snprintf(data, sizeof(data), "%s/data", tmpdir);
+    setenv("XDG_DATA_HOME", data, 1);
+    unsetenv("FABTOP_KEY");
+    write_topology();
+    scr_out = fopen("/dev/null", "w");
+    scr_in = fopen("/dev/null", "r");
+    scr = newterm("xterm", scr_out, scr_in);
+    if (!scr)
+        return -1;
+    set_term(scr);
+    resizeterm(ROWS, COLS);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    endwin();
+    delscreen(scr);
+    fclose(scr_out);
+    fclose(scr_in);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd);
+}
+
+/* ---- the screen ---- */
+
+static void open_app(struct app *a)
+{
+    struct app_opts o = {.input = topo_path, .no_color = true, .config_dir = cfg_dir};
+    struct ft_err err = {0};
+    if (app_init(a, &o, &err) < 0)
+        fail_msg("app_init: %s", err.msg);
+    ui_setup(&a->ui, stdscr, &a->theme, true);
+    app_key(a, KEY_F(2));
+    assert_int_equal(a->view, VIEW_SETUP);
+}
+
+static void row(int y, char *buf)
+{
+    int n = mvwinnstr(stdscr, y, 0, buf, getmaxx(stdscr) < LINE_MAX ? getmaxx(stdscr) : LINE_MAX);
+    if (n < 0)
+        n = 0;
+    buf[n] = '\0';
+    while (n && buf[n - 1] == ' ')
+        buf[--n] = '\0';
+}
+
+static void dump(void)
+{
+    char buf[LINE_MAX + 1];
+    for (int y = 0; y < getmaxy(stdscr); y++) {
+        row(y, buf);
+        fprintf(stderr, "%2d|%s\n", y, buf);
+    }
+}
+
+/* Draw, then the first row holding needle (-1 if none). */
+static int find(struct app *a, const char *needle)
+{
+    app_draw(a);
+    char buf[LINE_MAX + 1];
+    for (int y = 0; y < getmaxy(stdscr); y++) {
+        row(y, buf);
+        if (strstr(buf, needle))
+            return y;
+    }
+    return -1;
+}
+
+static void expect(struct app *a, const char *needle)
+{
+    if (find(a, needle) < 0) {
+        dump();
+        fail_msg("'%s' is not on the screen", needle);
+    }
+}
+
+static void expect_not(struct app *a, const char *needle)
+{
+    if (find(a, needle) >= 0) {
+        dump();
+        fail_msg("'%s' should not be on the screen", needle);
+    }
+}
+
+/* The form row of a field, by its label. */
+static void field_row(struct app *a, const char *label, char *buf)
+{
+    int y = find(a, label);
+    if (y < 0) {
+        dump();
+        fail_msg("no field %s", label);
+    }
+    row(y, buf);
+}
+
+static void keys(struct app *a, const char *s)
+{
+    for (; *s; s++)
+        app_key(a, (unsigned char)*s);
+}
+
+/* Select the k-th field from the top (all fields before it apply to the preset). */
+static void go(struct app *a, int k)
+{
+    app_key(a, 'g');
+    for (int i = 0; i < k; i++)
+        app_key(a, 'j');
+}
+
+/* Press Right on the selected choice until its row shows want. */
+static void choose(struct app *a, const char *label, const char *want)
+{
+    char buf[LINE_MAX + 1];
+    for (int i = 0; i < 40; i++) {
+        field_row(a, label, buf);
+        if (strstr(buf, want))
+            return;
+        app_key(a, KEY_RIGHT);
+    }
+    dump();
+    fail_msg("%s never showed '%s'", label, want);
+}
+
+/* Enter, replace the text, Enter. */
+static void type_field(struct app *a, int k, const char *text)
+{
+    go(a, k);
+    app_key(a, '\n');
+    app_key(a, 21); /* Ctrl-U */
+    keys(a, text);
+    app_key(a, '\n');
+}
+
+enum { K_PRESET = 0, K_ENDPOINT, K_PEER, K_KEY, K_TRANSPORT, K_SIZE, K_CONC, K_DURATION };
+
+/* Wait for the run to end (at most 30 s) and check that it measured without failing. */
+static void wait_run(struct app *a)
+{
+    assert_non_null(a->runner);
+    for (int i = 0; i < 3000 && !runner_done(a->runner); i++)
+        usleep(10000);
+    assert_true(runner_done(a->runner));
+    const cJSON *res = runner_wait(a->runner);
+    assert_non_null(res);
+    if (runner_status(a->runner) != 0) {
+        char *t = cJSON_Print(res);
+        fprintf(stderr, "%s\n", t);
+        cJSON_free(t);
+        fail_msg("the run failed");
+    }
+}
+
+/* ---- tests ---- */
+
+static void test_form(void **state)
+{
+    (void)state;
+    struct app a;
+    open_app(&a);
+    expect(&a, "F2 Setup");
+    static const char *const labels[] = {
+        "Preset",      "Endpoint", "Peer",           "Key file",   "Transport", "Message size",
+        "Concurrency", "Duration", "Incast senders", "Neighbours", "[ Start ]"};
+    for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+        expect(&a, labels[i]);
+    /* Fresh config: the first preset, its description and the plain command line. */
+    expect(&a, "< api >");
+    expect(&a, "api: Front-end API traffic");
+    expect(&a, "any (default route)");
+    expect(&a, "$ fabtop run --mix api");
+    expect(&a, "Usable transports: tcp");
+
+    /* A GPU endpoint: TCP cannot use it, and says so. */
+    go(&a, K_ENDPOINT);
+    choose(&a, "Endpoint", "GPU0");
+    expect(&a, "none usable");
+    expect(&a, "tcp: TCP cannot use a GPU endpoint");
+    expect(&a, "verbs: ");
+    /* An RDMA port with a netdev: TCP runs over ib0; flags cannot say it. */
+    choose(&a, "Endpoint", "mlx5_0:1 (ib0)");
+    expect(&a, "Usable transports: tcp");
+    expect(&a, "$ fabtop run --mix last-setup");
+    expect(&a, "Start saves the edited mix as");
+    /* Del: back to the default route. */
+    app_key(&a, KEY_DC);
+    expect(&a, "any (default route)");
+    expect(&a, "$ fabtop run --mix api");
+
+    /* Typed size and duration become flags. */
+    type_field(&a, K_SIZE, "64KiB");
+    type_field(&a, K_DURATION, "2");
+    expect(&a, "$ fabtop run --mix api --size 64KiB --duration 2");
+    /* Left/Right on the size halve and double it. */
+    go(&a, K_SIZE);
+    app_key(&a, KEY_RIGHT);
+    expect(&a, "--size 128KiB");
+    /* A remote peer and key file are flags too. */
+    type_field(&a, K_PEER, "10.1.2.3:4791");
+    type_field(&a, K_KEY, "/etc/fabtop.key");
+    expect(&a, "--peer 10.1.2.3:4791 --key-file /etc/fabtop.key");
+    expect(&a, "a `fabtop serve` agent");
+    /* Left/Right on the peer goes back to loopback. */
+    go(&a, K_PEER);
+    app_key(&a, KEY_LEFT);
+    expect_not(&a, "--peer");
+    /* Esc cancels an edit. */
+    go(&a, K_CONC);
+    app_key(&a, '\n');
+    keys(&a, "77");
+    expect(&a, "77_");
+    app_key(&a, 27);
+    expect_not(&a, "77");
+
+    /* Incast: the senders field; neighbours off drops them and needs the saved mix. */
+    go(&a, K_PRESET);
+    choose(&a, "Preset", "< incast >");
+    expect(&a, "Lesson: When several senders");
+    char buf[LINE_MAX + 1];
+    field_row(&a, "Incast senders", buf);
+    assert_non_null(strstr(buf, " 4 "));
+    go(&a, 9);
+    app_key(&a, KEY_RIGHT);
+    field_row(&a, "Neighbours", buf);
+    assert_non_null(strstr(buf, "< off >"));
+    field_row(&a, "Incast senders", buf);
+    assert_non_null(strstr(buf, "n/a"));
+    expect(&a, "--mix last-setup");
+    /* Everything drawn stays inside 80x24: the command line is on the body's last row. */
+    assert_int_equal(find(&a, "$ fabtop run"), ROWS - 3);
+    /* A larger terminal shows the whole lesson; back to 80x24 after. */
+    resizeterm(40, 120);
+    app_key(&a, KEY_RESIZE);
+    expect(&a, "host to make it real.");
+    expect(&a, "$ fabtop run --mix last-setup");
+    resizeterm(ROWS, COLS);
+    app_key(&a, KEY_RESIZE);
+    app_fini(&a);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    struct app a;
+    open_app(&a);
+    type_field(&a, K_SIZE, "12QB");
+    /* Confirming the edit already says what is wrong ... */
+    assert_non_null(strstr(a.msg, "Message size '12QB'"));
+    a.msg[0] = '\0';
+    /* ... and Start refuses with the same one message. */
+    app_key(&a, 'S');
+    assert_null(a.runner);
+    assert_non_null(strstr(a.msg, "Message size '12QB'"));
+    expect(&a, "Message size '12QB': give bytes");
+    app_key(&a, KEY_DC);
+
+    /* Ping-pong keeps one message in flight. */
+    go(&a, K_PRESET);
+    choose(&a, "Preset", "< tp-decode >");
+    type_field(&a, K_CONC, "4");
+    app_key(&a, KEY_F(5));
+    assert_null(a.runner);
+    assert_non_null(strstr(a.msg, "ping-pong"));
+    type_field(&a, K_CONC, "");
+
+    /* A transport's own limit (TCP ping-pong messages carry a 16-byte header). */
+    type_field(&a, K_SIZE, "8");
+    app_key(&a, KEY_F(5));
+    assert_null(a.runner);
+    assert_non_null(strstr(a.msg, "16 B to 1 GiB"));
+
+    /* No transport for a GPU endpoint. */
+    type_field(&a, K_SIZE, "");
+    go(&a, K_ENDPOINT);
+    choose(&a, "Endpoint", "GPU1");
+    app_key(&a, KEY_F(5));
+    assert_null(a.runner);
+    assert_non_null(strstr(a.msg, "Transport"));
+    app_fini(&a);
+}
+
+static void test_start_and_remember(void **state)
+{
+    (void)state;
+    struct app a;
+    open_app(&a);
+    /* api over 127.0.0.1 (bound as the local IP), 2 in flight, 0.3 s. */
+    go(&a, K_ENDPOINT);
+    choose(&a, "Endpoint", "ip 127.0.0.1 (lo)");
+    type_field(&a, K_SIZE, "1KiB");
+    type_field(&a, K_CONC, "2");
+    type_field(&a, K_DURATION, "0.3");
+    expect(&a, "$ fabtop run --mix last-setup");
+    go(&a, 10 - 2); /* api has no background flows: Start follows Duration */
+    app_key(&a, 'j');
+    app_key(&a, '\n');
+    if (!a.runner) {
+        dump();
+        fail_msg("no run started: %s", a.msg);
+    }
+    assert_string_equal(a.run_mix.name, "api");
+    wait_run(&a);
+
+    /* The edited mix is saved where `fabtop run --mix last-setup` finds it. */
+    struct mix m;
+    struct ft_err err = {0};
+    if (mix_load("last-setup", &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.nflows, 1);
+    assert_string_equal(m.flows[0].local_ip, "127.0.0.1");
+    assert_int_equal(m.flows[0].concurrency, 2);
+    assert_int_equal(m.flows[0].size.bytes[0], 1024);
+    assert_true(m.flows[0].duration_s > 0.29 && m.flows[0].duration_s < 0.31);
+    mix_free(&m);
+    app_fini(&a);
+
+    /* A second explorer remembers all of it. */
+    open_app(&a);
+    expect(&a, "< api >");
+    expect(&a, "ip 127.0.0.1 (lo)");
+    char buf[LINE_MAX + 1];
+    field_row(&a, "Concurrency", buf);
+    assert_non_null(strstr(buf, " 2 "));
+    field_row(&a, "Duration", buf);
+    assert_non_null(strstr(buf, "0.3 s"));
+    expect(&a, "$ fabtop run --mix last-setup");
+
+    /* Incast with five senders: the fifth is a copy of the last under a new name. */
+    go(&a, K_ENDPOINT);
+    app_key(&a, KEY_DC);
+    go(&a, K_PRESET);
+    choose(&a, "Preset", "< incast >");
+    type_field(&a, K_SIZE, "1KiB");
+    type_field(&a, K_DURATION, "0.2");
+    type_field(&a, 8, "5");
+    app_key(&a, KEY_F(5));
+    if (!a.runner) {
+        dump();
+        fail_msg("no run started: %s", a.msg);
+    }
+    wait_run(&a);
+    if (mix_load("last-setup", &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.nflows, 6);
+    assert_string_equal(m.flows[5].name, "sender5");
+    assert_int_equal(m.flows[5].dir, MIX_DIR_RX);
+    assert_true(m.quiet_then_loaded);
+    mix_free(&m);
+    app_fini(&a);
+
+    open_app(&a);
+    expect(&a, "< incast >");
+    field_row(&a, "Incast senders", buf);
+    assert_non_null(strstr(buf, " 5 "));
+    app_fini(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_form),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_start_and_remember),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
