@@ -46,5 +46,6 @@ const struct xport_ops *const *xport_all(void);
 const struct agent_handler *const *xport_agent_handlers(int *n);
 
 extern const struct xport_ops xport_tcp;
+extern const struct xport_ops xport_sim;
 
 #endif

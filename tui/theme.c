@@ -1,7 +1,8 @@
-/* theme: the compiled-in default, theme files (JSON), colour parsing and down-sampling. */
+/* theme: the compiled-in default, theme files (JSON) found by name or path, colour parsing,
+ * down-sampling of 256-colour indexes to 16 or 8 colours, and the order the t key cycles in.
+ * No curses here: ui.c turns the resolved colours into colour pairs. */
 #include "tui/theme.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,12 +61,28 @@ static void rgb_of(short c, int *r, int *g, int *b)
 
 short theme_downsample(short c, int ncolors)
 {
-    if (c < 0 || ncolors >= 256 || c < ncolors)
+    if (c < 0 || c > 255)
+        return -1;
+    if (ncolors >= 256 || c < ncolors)
         return c;
+    int n = ncolors >= 16 ? 16 : 8;
+    /* With 8 colours, bright ones become their normal ones; bright black (grey) becomes
+     * white rather than black, so grey text stays visible on a dark background. */
+    if (n == 8 && c < 16)
+        return c == 8 ? 7 : (short)(c - 8);
     int r, g, b;
     rgb_of(c, &r, &g, &b);
+    int hi = r > g ? (r > b ? r : b) : (g > b ? g : b);
+    int lo = r < g ? (r < b ? r : b) : (g < b ? g : b);
+    /* A grey must stay a grey: nearest by distance alone turns mid-grey into yellow. */
+    bool grey = hi - lo < 32;
+    if (grey && n == 8)
+        return (r + g + b) / 3 < 128 ? 0 : 7;
     int best = 0, bestd = 1 << 30;
-    for (int i = 0; i < ncolors && i < 16; i++) {
+    for (int i = 0; i < n; i++) {
+        bool grey_i = i == 0 || i == 7 || i == 8 || i == 15;
+        if (grey && !grey_i)
+            continue;
         int dr = r - ansi_rgb[i][0], dg = g - ansi_rgb[i][1], db = b - ansi_rgb[i][2];
         int d = dr * dr + dg * dg + db * db;
         if (d < bestd) {
@@ -74,6 +91,33 @@ short theme_downsample(short c, int ncolors)
         }
     }
     return (short)best;
+}
+
+/* Black or white, whichever stands out more on background colour bg (an index below n). */
+static short contrast_with(short bg, int ncolors)
+{
+    int r, g, b;
+    rgb_of(bg, &r, &g, &b);
+    bool light = 299 * r + 587 * g + 114 * b > 128 * 1000;
+    return light ? 0 : ncolors >= 16 ? 15 : 7;
+}
+
+void theme_resolve(const struct theme_style *s, int ncolors, bool default_colors, short *fg,
+                   short *bg)
+{
+    short f = theme_downsample(s->fg, ncolors), b = theme_downsample(s->bg, ncolors);
+    if (!default_colors) {
+        /* Without use_default_colors() -1 is not a colour: white on black, like a console. */
+        if (f < 0)
+            f = 7;
+        if (b < 0)
+            b = 0;
+    }
+    /* Two different colours that fell onto the same one would hide the text. */
+    if (f >= 0 && f == b && s->fg != s->bg)
+        f = contrast_with(b, ncolors);
+    *fg = f;
+    *bg = b;
 }
 
 int theme_parse_color(const char *s, short *out)
@@ -100,11 +144,10 @@ int theme_parse_color(const char *s, short *out)
         *out = 8;
         return 0;
     }
-    if (s[0] == '#' && strlen(s) == 7) {
-        char *end;
-        long v = strtol(s + 1, &end, 16);
-        if (*end)
+    if (s[0] == '#') {
+        if (strlen(s) != 7 || strspn(s + 1, "0123456789abcdefABCDEF") != 6)
             return -EINVAL;
+        long v = strtol(s + 1, NULL, 16);
         int r = (int)(v >> 16) & 255, g = (int)(v >> 8) & 255, b = (int)v & 255;
         /* Nearest in the 256-colour palette. */
         int best = 0, bestd = 1 << 30;
@@ -120,9 +163,9 @@ int theme_parse_color(const char *s, short *out)
         *out = (short)best;
         return 0;
     }
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s && !*end && v >= 0 && v <= 255) {
+    size_t digits = strspn(s, "0123456789");
+    long v = digits && digits <= 3 && !s[digits] ? strtol(s, NULL, 10) : -1;
+    if (v >= 0 && v <= 255) {
         *out = (short)v;
         return 0;
     }
@@ -195,6 +238,59 @@ static int parse_attrs(const cJSON *a, unsigned *out)
     return 0;
 }
 
+/* A colour member: a string (name, "208", "#ff8700") or a number 0-255; absent keeps *out. */
+static int parse_color_member(const cJSON *role, const char *key, short *out)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(role, key);
+    if (!c)
+        return 0;
+    if (cJSON_IsString(c))
+        return theme_parse_color(c->valuestring, out);
+    if (cJSON_IsNumber(c) && c->valuedouble >= 0 && c->valuedouble <= 255 &&
+        c->valuedouble == (double)c->valueint) {
+        *out = (short)c->valueint;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+static int role_from_json(const cJSON *r, const char *what, struct theme_style *st,
+                          struct ft_err *err)
+{
+    if (!cJSON_IsObject(r))
+        return ft_err_set(err, -EINVAL,
+                          "%s: role \"%s\" must be an object {\"fg\", \"bg\", \"attrs\", \"mono\"}",
+                          what, r->string);
+    const cJSON *m;
+    cJSON_ArrayForEach(m, r)
+    {
+        if (strcmp(m->string, "fg") && strcmp(m->string, "bg") && strcmp(m->string, "attrs") &&
+            strcmp(m->string, "mono"))
+            return ft_err_set(err, -EINVAL,
+                              "%s: role \"%s\": unknown key \"%s\" (fg, bg, attrs, mono)", what,
+                              r->string, m->string);
+    }
+    if (parse_color_member(r, "fg", &st->fg) < 0 || parse_color_member(r, "bg", &st->bg) < 0)
+        return ft_err_set(err, -EINVAL,
+                          "%s: role \"%s\": colours are names (red, brightblue, default), "
+                          "0-255 or #rrggbb",
+                          what, r->string);
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "attrs");
+    if (at && parse_attrs(at, &st->attrs) < 0)
+        return ft_err_set(err, -EINVAL,
+                          "%s: role \"%s\": attrs must be a list of bold, underline, "
+                          "reverse, dim, standout",
+                          what, r->string);
+    const cJSON *mo = cJSON_GetObjectItemCaseSensitive(r, "mono");
+    if (mo && parse_attrs(mo, &st->mono) < 0)
+        return ft_err_set(err, -EINVAL,
+                          "%s: role \"%s\": mono must be a list of bold, underline, reverse, "
+                          "dim, standout",
+                          what, r->string);
+    return 0;
+}
+
+/* Roles the file leaves out keep the compiled-in default's look. */
 static int theme_from_json(const cJSON *doc, const char *what, struct theme *t, struct ft_err *err)
 {
     const cJSON *roles = cJSON_GetObjectItemCaseSensitive(doc, "roles");
@@ -212,26 +308,10 @@ static int theme_from_json(const cJSON *doc, const char *what, struct theme *t, 
                 idx = i;
         if (idx < 0)
             return ft_err_set(err, -EINVAL, "%s: unknown role \"%s\"", what, r->string);
-        struct theme_style *st = &t->role[idx];
-        const char *fg = jsonutil_str(r, "fg"), *bg = jsonutil_str(r, "bg");
-        if ((fg && theme_parse_color(fg, &st->fg) < 0) ||
-            (bg && theme_parse_color(bg, &st->bg) < 0))
-            return ft_err_set(err, -EINVAL,
-                              "%s: role \"%s\": colours are names (red, brightblue, default), "
-                              "0-255 or #rrggbb",
-                              what, r->string);
-        const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "attrs");
-        if (at && parse_attrs(at, &st->attrs) < 0)
-            return ft_err_set(err, -EINVAL,
-                              "%s: role \"%s\": attrs must be a list of bold, underline, "
-                              "reverse, dim, standout",
-                              what, r->string);
-        const cJSON *mo = cJSON_GetObjectItemCaseSensitive(r, "mono");
-        if (mo && parse_attrs(mo, &st->mono) < 0)
-            return ft_err_set(err, -EINVAL, "%s: role \"%s\": mono must be a list of attributes",
-                              what, r->string);
+        int rc = role_from_json(r, what, &t->role[idx], err);
+        if (rc < 0)
+            return rc;
     }
-    jsonutil_strcpy(doc, "name", t->name, sizeof(t->name));
     return 0;
 }
 
@@ -246,6 +326,17 @@ static int theme_dirs(char dirs[3][512])
     snprintf(dirs[n++], 512, "%s", FABTOP_THEME_INSTALL_DIR);
     snprintf(dirs[n++], 512, "%s", FABTOP_THEME_SOURCE_DIR);
     return n;
+}
+
+/* The theme's name: the file name without directory and ".json". */
+static void name_of_path(const char *path, char *buf, size_t len)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strlen(b);
+    if (n > 5 && !strcmp(b + n - 5, ".json"))
+        n -= 5;
+    snprintf(buf, len, "%.*s", (int)n, b);
 }
 
 int theme_load(const char *name_or_path, struct theme *t, struct ft_err *err)
@@ -263,8 +354,21 @@ int theme_load(const char *name_or_path, struct theme *t, struct ft_err *err)
             if (fsu_exists("/", p))
                 snprintf(path, sizeof(path), "%s", p);
         }
-        if (!path[0])
-            return ft_err_set(err, -ENOENT, "theme '%s' not found", name_or_path);
+        /* The compiled-in default needs no file. */
+        if (!path[0] && !strcmp(name_or_path, "default"))
+            return 0;
+        if (!path[0]) {
+            char **names = theme_list();
+            struct strbuf sb;
+            sb_init(&sb);
+            for (char **p = names; *p; p++)
+                sb_printf(&sb, "%s%s", p == names ? "" : ", ", *p);
+            int rc =
+                ft_err_set(err, -ENOENT, "theme '%s' not found (themes: %s)", name_or_path, sb.s);
+            sb_free(&sb);
+            theme_free_names(names);
+            return rc;
+        }
     }
     cJSON *doc;
     int rc = jsonutil_load(path, &doc, err);
@@ -274,16 +378,30 @@ int theme_load(const char *name_or_path, struct theme *t, struct ft_err *err)
     theme_default(&tmp);
     rc = theme_from_json(doc, path, &tmp, err);
     cJSON_Delete(doc);
-    if (rc == 0)
+    if (rc == 0) {
+        name_of_path(path, tmp.name, sizeof(tmp.name));
         *t = tmp;
+    }
     return rc;
+}
+
+/* "default" first, then by name. */
+static int name_cmp(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    bool dx = !strcmp(x, "default"), dy = !strcmp(y, "default");
+    if (dx != dy)
+        return dx ? -1 : 1;
+    return strcmp(x, y);
 }
 
 char **theme_list(void)
 {
     char dirs[3][512];
-    int n = theme_dirs(dirs), count = 0;
-    char **out = xcalloc(1, sizeof(char *));
+    int n = theme_dirs(dirs), count = 1;
+    /* The compiled-in default is always there, with or without a file. */
+    char **out = xcalloc(2, sizeof(char *));
+    out[0] = xstrdup("default");
     for (int i = 0; i < n; i++) {
         char **names;
         int k = fsu_list("/", dirs[i], &names);
@@ -304,6 +422,7 @@ char **theme_list(void)
         if (k >= 0)
             fsu_free_list(names);
     }
+    qsort(out, (size_t)count, sizeof(char *), name_cmp);
     return out;
 }
 
@@ -314,4 +433,31 @@ void theme_free_names(char **names)
     for (char **p = names; *p; p++)
         free(*p);
     free(names);
+}
+
+int theme_next(struct theme *t, struct ft_err *err)
+{
+    char **names = theme_list();
+    int n = 0, cur = -1;
+    for (; names[n]; n++)
+        if (!strcmp(names[n], t->name))
+            cur = n;
+    int rc = 0;
+    bool loaded = false;
+    /* From the one after the current theme round to the current one itself. */
+    for (int k = 1; k <= n && !loaded; k++) {
+        struct theme tmp;
+        struct ft_err e = {0};
+        int r = theme_load(names[(cur + k) % n], &tmp, &e);
+        if (r == 0) {
+            *t = tmp;
+            loaded = true;
+        } else if (rc == 0) {
+            rc = ft_err_set(err, r, "%s", e.msg);
+        }
+    }
+    if (!loaded)
+        theme_default(t);
+    theme_free_names(names);
+    return rc;
 }

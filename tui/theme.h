@@ -65,17 +65,28 @@ struct theme {
 /* The compiled-in default theme. */
 void theme_default(struct theme *t);
 /* Load a theme by name (searched in $XDG_CONFIG_HOME/fabtop/themes, the installed
- * share/fabtop/themes, this source tree's themes/) or path. On any error t keeps the default
- * and err says what was wrong with which file. */
+ * share/fabtop/themes, this source tree's themes/) or path; t->name becomes the file's name
+ * without ".json". Roles the file leaves out keep the default's look. On any error t keeps
+ * the default and err says what was wrong with which file. */
 int theme_load(const char *name_or_path, struct theme *t, struct ft_err *err);
-/* Theme names available (NULL-terminated; free with theme_free_names). */
+/* Theme names available, "default" first, then sorted (NULL-terminated; free with
+ * theme_free_names). "default" is listed even without a file: it is compiled in. */
 char **theme_list(void);
+/* Replace t with the theme after t->name in theme_list() order, wrapping round (the t key).
+ * Themes that fail to load are skipped: the first failure is described in err and its -errno
+ * returned, and t holds the next theme that did load (the compiled-in default if none). */
+int theme_next(struct theme *t, struct ft_err *err);
 void theme_free_names(char **names);
 const char *theme_role_name(enum theme_role r);
 const char *theme_role_what(enum theme_role r);
 /* Parse "red", "brightblue", "default", "208", "#ff8700" into 0-255 / -1. */
 int theme_parse_color(const char *s, short *out);
-/* Nearest of the first n colours (8, 16 or 256) for a 256-colour index. */
+/* Nearest of the first n colours (8, 16 or 256) for a 256-colour index; -1 stays -1. */
 short theme_downsample(short c, int ncolors);
+/* The colour pair to use for a style on a terminal of ncolors (8, 16 or 256): both colours
+ * down-sampled; without default colours (use_default_colors() failed) -1 becomes white text
+ * on black; a foreground that fell onto its background's colour becomes black or white. */
+void theme_resolve(const struct theme_style *s, int ncolors, bool default_colors, short *fg,
+                   short *bg);
 
 #endif

@@ -33,9 +33,17 @@ void ui_setup(struct ui *u, WINDOW *win, const struct theme *t, bool no_color)
     const char *cs = nl_langinfo(CODESET);
     u->utf8 = cs && !strcmp(cs, "UTF-8");
     u->ncolors = 0;
-    if (!no_color && has_colors() && start_color() == OK) {
-        use_default_colors();
-        u->ncolors = COLORS >= 256 ? 256 : COLORS >= 16 ? 16 : COLORS >= 8 ? 8 : 0;
+    bool defaults = false;
+    /* One pair per role; too few pairs means monochrome. */
+    if (!no_color && has_colors() && start_color() == OK && COLOR_PAIRS > ROLE_COUNT) {
+        defaults = use_default_colors() == OK;
+        /* A direct-colour terminal (COLORS > 256) reads numbers above 7 as RGB, not as
+         * palette indexes: only the 8 ANSI colours mean the same there. */
+        u->ncolors = COLORS > 256    ? 8
+                     : COLORS >= 256 ? 256
+                     : COLORS >= 16  ? 16
+                     : COLORS >= 8   ? 8
+                                     : 0;
     }
     for (int r = 0; r < ROLE_COUNT; r++) {
         const struct theme_style *s = &t->role[r];
@@ -43,8 +51,8 @@ void ui_setup(struct ui *u, WINDOW *win, const struct theme *t, bool no_color)
             u->attr[r] = to_curses(s->mono);
             continue;
         }
-        short fg = s->fg < 0 ? -1 : theme_downsample(s->fg, u->ncolors);
-        short bg = s->bg < 0 ? -1 : theme_downsample(s->bg, u->ncolors);
+        short fg, bg;
+        theme_resolve(s, u->ncolors, defaults, &fg, &bg);
         init_pair((short)(r + 1), fg, bg);
         u->attr[r] = COLOR_PAIR(r + 1) | to_curses(s->attrs);
     }

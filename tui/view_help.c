@@ -32,9 +32,10 @@ static const char *const key_lines[] = {
     "  Tab        next pane           Shift-Tab  previous pane",
     "  Up/Down, j/k   move            PgUp/PgDn  page",
     "  Enter      open / go to        /          search, n next",
+    "  t          next colour theme (remembered for the next start)",
     "Topology: m toggles the affinity matrix; Enter on a lint finding jumps to its object.",
-    "Live run: p pauses the display, s stops the test, w saves the results, ? on a counter",
-    "          explains it, t cycles the theme.",
+    "Live run: p pauses the display, s stops the test, w saves the results, ? on a counter "
+    "explains it.",
     "Results: Space marks a result for comparison, c compares the two marked, Enter opens.",
     "",
     "Command-line equivalents: fabtop topo [--matrix|--lint|--json], fabtop run --mix NAME,",
@@ -71,8 +72,12 @@ static void render(struct app *a, int width)
 {
     struct help_state *h = st(a);
     sb_reset(&h->text);
+    /* Lines wider than the pane wrap (80x24 leaves 78 columns) instead of being cut. */
     for (size_t i = 0; i < sizeof(key_lines) / sizeof(key_lines[0]); i++)
-        sb_printf(&h->text, "%s\n", key_lines[i]);
+        if ((int)strlen(key_lines[i]) > width)
+            wrap(&h->text, "", key_lines[i], width);
+        else
+            sb_printf(&h->text, "%s\n", key_lines[i]);
     int n;
     const struct glossary_entry *g = glossary_all(&n);
     for (int i = 0; i < n; i++) {
