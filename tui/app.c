@@ -75,7 +75,7 @@ int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
         if (theme_load(theme, &a->theme, &terr) < 0) {
             /* One clear message, and the default theme. */
             theme_default(&a->theme);
-            app_message(a, ROLE_WARN, "%s; using the default theme", terr.msg);
+            app_message(a, ROLE_WARN, "using the default theme: %s", terr.msg);
         }
     }
     config_free(&cfg);
@@ -326,6 +326,27 @@ void app_draw(struct app *a)
 
 /* ---- keys ---- */
 
+/* t: the next theme, drawn at once and remembered in the config file. */
+static void cycle_theme(struct app *a)
+{
+    struct ft_err terr = {0}, cerr = {0};
+    int rc = theme_next(&a->theme, &terr);
+    ui_setup(&a->ui, a->ui.win, &a->theme, a->o.no_color);
+    struct config cfg;
+    config_load(a->o.config_dir, &cfg);
+    snprintf(cfg.theme, sizeof(cfg.theme), "%s", a->theme.name);
+    /* A malformed config file stays as it is, for its owner to fix. */
+    bool saved = !cfg.error[0] && config_save(a->o.config_dir, &cfg, &cerr) == 0;
+    if (rc < 0)
+        app_message(a, ROLE_WARN, "%s; skipped it: theme %s", terr.msg, a->theme.name);
+    else if (!saved)
+        app_message(a, ROLE_WARN, "theme %s (not remembered: %s)", a->theme.name,
+                    cfg.error[0] ? cfg.error : cerr.msg);
+    else
+        app_message(a, ROLE_INFO, "theme %s (t: next)", a->theme.name);
+    config_free(&cfg);
+}
+
 static int global_key(struct app *a, int ch)
 {
     for (int v = 0; v < VIEW_COUNT; v++)
@@ -339,6 +360,9 @@ static int global_key(struct app *a, int ch)
         return REACT_QUIT;
     case '?':
         app_switch(a, VIEW_HELP);
+        return REACT_REDRAW;
+    case 't':
+        cycle_theme(a);
         return REACT_REDRAW;
     case '\t': {
         struct layout l;
