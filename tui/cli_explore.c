@@ -14,6 +14,7 @@
 
 #include <curses.h>
 
+#include "engine/mix.h"
 #include "tui/app.h"
 
 static void usage(FILE *f)
@@ -27,6 +28,7 @@ static void usage(FILE *f)
                "  --theme NAME|FILE   colour theme (default, high-contrast, monochrome, light)\n"
                "  --no-color          monochrome (also when NO_COLOR is set)\n"
                "  --iterations N      draw N frames and exit (smoke tests)\n"
+               "  --run NAME|FILE     start this mix at once and show it live (F4)\n"
                "  -h, --help, -V, --version\n"
                "\n"
                "Keys: F1 help, F2 setup, F3 topology, F4 live, F5 results, F10 or q quit.\n"
@@ -74,18 +76,15 @@ static void on_fatal(int sig)
 int cli_explore_main(int argc, char **argv)
 {
     static const char shortopts[] = "hV";
-    static const struct option opts[] = {{"input", required_argument, NULL, 'i'},
-                                         {"sysfs-root", required_argument, NULL, 's'},
-                                         {"results", required_argument, NULL, 'r'},
-                                         {"theme", required_argument, NULL, 't'},
-                                         {"no-color", no_argument, NULL, 'n'},
-                                         {"iterations", required_argument, NULL, 'N'},
-                                         {"keys", required_argument, NULL, 'k'},
-                                         {"config-dir", required_argument, NULL, 'c'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"version", no_argument, NULL, 'V'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"input", required_argument, NULL, 'i'},   {"sysfs-root", required_argument, NULL, 's'},
+        {"results", required_argument, NULL, 'r'}, {"theme", required_argument, NULL, 't'},
+        {"no-color", no_argument, NULL, 'n'},      {"iterations", required_argument, NULL, 'N'},
+        {"keys", required_argument, NULL, 'k'},    {"config-dir", required_argument, NULL, 'c'},
+        {"run", required_argument, NULL, 'R'},     {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0}};
     struct app_opts o = {0};
+    const char *run = NULL;
     const char *nc = getenv("NO_COLOR");
     o.no_color = nc && *nc;
     int c;
@@ -119,6 +118,9 @@ int cli_explore_main(int argc, char **argv)
         case 'c':
             o.config_dir = optarg;
             break;
+        case 'R':
+            run = optarg;
+            break;
         case 'h':
             usage(stdout);
             return CLI_OK;
@@ -145,6 +147,19 @@ int cli_explore_main(int argc, char **argv)
     struct ft_err err = {0};
     if (app_init(&a, &o, &err) < 0)
         return cli_fail(&err);
+    if (run) {
+        /* --run: the mix starts before the first frame; the live view follows it. */
+        struct mix m;
+        int rc = mix_load(run, &m, &err);
+        if (rc == 0) {
+            rc = app_start_run(&a, &m, NULL, &err);
+            mix_free(&m);
+        }
+        if (rc < 0) {
+            app_fini(&a);
+            return cli_fail(&err);
+        }
+    }
 
     signal(SIGPIPE, SIG_IGN);
     signal(SIGSEGV, on_fatal);

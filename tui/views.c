@@ -4,5 +4,6 @@
 const struct view_ops *const app_views[VIEW_COUNT] = {
     [VIEW_TOPO] = &view_topo,
     [VIEW_SETUP] = &view_setup,
+    [VIEW_LIVE] = &view_live,
     [VIEW_HELP] = &view_help,
 };

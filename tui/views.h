@@ -7,6 +7,7 @@
 
 extern const struct view_ops view_topo;
 extern const struct view_ops view_setup;
+extern const struct view_ops view_live;
 extern const struct view_ops view_help;
 
 /* Open the help at the glossary entry for a term or counter name. */

@@ -1,0 +1,532 @@
+/* test_live_screen: the live view drawn in process (newterm on /dev/null, read back with
+ * mvwinnstr) at 80x24 and 132x43: before any run, during and after a real 1 s loopback TCP
+ * ping-pong, a short quiet-vs-loaded run, and a made-up snapshot with port-wide counters
+ * (n/a, saturated, a rising error counter, ? on a counter). Screens are printed. */
+#include <locale.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curses.h>
+
+#include "engine/flow.h"
+#include "engine/mix.h"
+#include "engine/runner.h"
+#include "tui/app.h"
+
+#include "../topology/synth_xml.h"
+
+static char tmpdir[64];
+static char topo_path[128];
+static SCREEN *scr;
+static FILE *scr_out, *scr_in;
+static char screen[64][1024]; /* the last grab, one line per row, trailing blanks cut */
+static int screen_rows;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void resize(int rows, int cols)
+{
+    resizeterm(rows, cols);
+}
+
+/* Draw one frame and read the screen back. */
+static void frame(struct app *a)
+{
+    app_draw(a);
+    int rows, cols;
+    getmaxyx(stdscr, rows, cols);
+    (void)cols;
+    screen_rows = rows;
+    for (int y = 0; y < rows && y < 64; y++) {
+        char *l = screen[y];
+        int n = mvwinnstr(stdscr, y, 0, l, (int)sizeof(screen[y]) - 1);
+        if (n < 0)
+            n = 0;
+        l[n] = '\0';
+        while (n > 0 && l[n - 1] == ' ')
+            l[--n] = '\0';
+    }
+}
+
+static void print_screen(const char *what)
+{
+    int cols;
+    int rows;
+    getmaxyx(stdscr, rows, cols);
+    printf("---- %s (%dx%d) ----\n", what, cols, rows);
+    for (int y = 0; y < screen_rows; y++)
+        printf("%s\n", screen[y]);
+    fflush(stdout);
+}
+
+static int find_line(const char *needle)
+{
+    for (int y = 0; y < screen_rows; y++)
+        if (strstr(screen[y], needle))
+            return y;
+    return -1;
+}
+
+static bool on_screen(const char *needle)
+{
+    return find_line(needle) >= 0;
+}
+
+#define assert_on_screen(s)                                                                        \
+    do {                                                                                           \
+        if (!on_screen(s)) {                                                                       \
+            print_screen("missing: " s);                                                           \
+            fail_msg("not on the screen: %s", s);                                                  \
+        }                                                                                          \
+    } while (0)
+
+/* Numbers that follow label in the percentile pane's row (right of the histogram's border,
+ * read back as ACS 'x' or as U+2502): up to max of them; n/a counts as NaN. Returns how
+ * many, or -1 when there is no such row. */
+static int row_numbers(const char *label, double *v, int max)
+{
+    for (int y = 0; y < screen_rows; y++) {
+        const char *p = NULL;
+        for (int k = 0; k < 2 && !p; k++) {
+            char pat[32];
+            snprintf(pat, sizeof(pat), "%s%s ", k ? "\u2502" : "x", label);
+            p = strstr(screen[y], pat);
+            if (p)
+                p += strlen(pat);
+        }
+        if (!p)
+            continue;
+        int n = 0;
+        while (n < max) {
+            while (*p == ' ')
+                p++;
+            if (!strncmp(p, "n/a", 3)) {
+                v[n++] = NAN;
+                p += 3;
+                continue;
+            }
+            char *end;
+            double d = strtod(p, &end);
+            if (end == p)
+                break;
+            v[n++] = d;
+            p = end;
+            while (*p && *p != ' ')
+                p++;
+        }
+        return n;
+    }
+    return -1;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    setlocale(LC_ALL, "C.UTF-8");
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/fabtop-live-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    snprintf(topo_path, sizeof(topo_path), "%s/synth.xml", tmpdir);
+    FILE *f = fopen(topo_path, "w");
+    assert_non_null(f);
+    fputs(synth_v2_xml, f);
+    fclose(f);
+    char data[128];
+    snprintf(data, sizeof(data), "%s/data", tmpdir);
+    setenv("XDG_DATA_HOME", data, 1);
+    scr_out = fopen("/dev/null", "w");
+    scr_in = fopen("/dev/null", "r");
+    scr = newterm("xterm-256color", scr_out, scr_in);
+    assert_non_null(scr);
+    set_term(scr);
+    resize(24, 80);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    endwin();
+    delscreen(scr);
+    fclose(scr_out);
+    fclose(scr_in);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    return 0;
+}
+
+static void app_open(struct app *a)
+{
+    char cfg[128];
+    snprintf(cfg, sizeof(cfg), "%s/config", tmpdir);
+    struct app_opts o = {.input = topo_path, .config_dir = cfg};
+    struct ft_err err = {0};
+    if (app_init(a, &o, &err) < 0)
+        fail_msg("app_init: %s", err.msg);
+    ui_setup(&a->ui, stdscr, &a->theme, false);
+    a->msg[0] = '\0';
+}
+
+/* What the event loop does with the engine: the newest snapshot, the results at the end. */
+static void pump(struct app *a)
+{
+    if (!a->display_paused) {
+        struct eng_snapshot *s = runner_snapshot(a->runner);
+        eng_snapshot_release(a->snap);
+        a->snap = s;
+    }
+    if (runner_done(a->runner) && !a->results) {
+        a->results = cJSON_Duplicate(runner_wait(a->runner), 1);
+        eng_snapshot_release(a->snap);
+        a->snap = runner_snapshot(a->runner);
+    }
+}
+
+static void start(struct app *a, const char *json)
+{
+    cJSON *doc = cJSON_Parse(json);
+    assert_non_null(doc);
+    struct mix m;
+    struct ft_err err = {0};
+    if (mix_from_json(doc, "test mix", &m, &err) < 0)
+        fail_msg("mix: %s", err.msg);
+    cJSON_Delete(doc);
+    if (app_start_run(a, &m, NULL, &err) < 0)
+        fail_msg("app_start_run: %s", err.msg);
+    mix_free(&m);
+    assert_int_equal(a->view, VIEW_LIVE);
+}
+
+static const char pingpong_mix[] =
+    "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"live-pp\", \"flows\": [{\"name\": "
+    "\"pp\", \"transport\": \"tcp\", \"op\": \"pingpong\", \"size\": 64, \"warmup_s\": 0.2, "
+    "\"duration_s\": 1, \"peer\": \"loopback\"}]}";
+
+static void no_run(void **state)
+{
+    (void)state;
+    struct app a;
+    app_open(&a);
+    app_switch(&a, VIEW_LIVE);
+    resize(24, 80);
+    frame(&a);
+    print_screen("no run");
+    assert_on_screen("F4 Live");
+    assert_on_screen("No test has run");
+    assert_on_screen("F2");
+    app_key(&a, 's');
+    assert_non_null(strstr(a.msg, "No test is running"));
+    app_key(&a, 'w');
+    assert_non_null(strstr(a.msg, "Not saved"));
+    app_fini(&a);
+}
+
+static void pingpong(void **state)
+{
+    (void)state;
+    struct app a;
+    app_open(&a);
+    resize(24, 80);
+    start(&a, pingpong_mix);
+    bool saw_measuring = false, saw_setup = false;
+    for (int i = 0; i < 200 && !a.results; i++) {
+        pump(&a);
+        frame(&a);
+        saw_setup |= on_screen("connecting (setup)") || on_screen("warm-up");
+        if (!saw_measuring && on_screen("measuring,") && on_screen("s left")) {
+            saw_measuring = true;
+            print_screen("ping-pong, measuring");
+            /* Saving while it runs is refused with a reason. */
+            app_key(&a, 'w');
+            assert_non_null(strstr(a.msg, "still running"));
+        }
+        sleep_ms(50);
+    }
+    assert_non_null(a.results);
+    assert_true(saw_measuring);
+    (void)saw_setup;
+
+    for (int size = 0; size < 2; size++) {
+        resize(size ? 43 : 24, size ? 132 : 80);
+        a.msg[0] = '\0';
+        frame(&a);
+        print_screen("ping-pong, done");
+        /* The histogram: title with the latency kind, decade labels, markers, legend. */
+        assert_on_screen("Latency pp");
+        assert_on_screen("half");
+        assert_on_screen("▲p50");
+        assert_on_screen("p99.9");
+        bool decade =
+            on_screen("1us ") || on_screen("10us") || on_screen("100us") || on_screen("1ms");
+        assert_true(decade);
+        /* The percentile table with numbers: p50 <= p99 <= max. */
+        assert_on_screen("Percentiles");
+        double p50[4], p99[4], mx[4];
+        assert_int_equal(row_numbers("p50", p50, 4), 1);
+        assert_int_equal(row_numbers("p99", p99, 4), 1);
+        assert_int_equal(row_numbers("max", mx, 4), 1);
+        assert_true(p50[0] > 0 && p50[0] <= p99[0] && p99[0] <= mx[0]);
+        /* The timeline and the events with the progress at the end. */
+        assert_on_screen("Goodput");
+        assert_on_screen("Events");
+        assert_on_screen("pp: done");
+        assert_on_screen("done after");
+        assert_on_screen("TCP");
+    }
+
+    /* Every size from the minimum up keeps every pane readable; below it, the app says so. */
+    static const int rows[] = {24, 25, 31, 43, 60, 75}, cols[] = {80, 81, 99, 132, 201, 260};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        for (size_t j = 0; j < sizeof(cols) / sizeof(cols[0]); j++) {
+            resize(rows[i], cols[j]);
+            frame(&a);
+            assert_on_screen("▲p50");
+            assert_on_screen("Goodput");
+            assert_on_screen("Events");
+            assert_on_screen("done after");
+            double v[2];
+            assert_int_equal(row_numbers("p99", v, 2), 1);
+        }
+    resize(23, 79);
+    frame(&a);
+    assert_on_screen("too small");
+    resize(24, 80);
+
+    /* Keys: y switches the count scale, p pauses the display, w saves. */
+    app_key(&a, 'y');
+    frame(&a);
+    assert_on_screen("linear");
+    app_key(&a, 'p');
+    assert_true(a.display_paused);
+    app_key(&a, 'p');
+    assert_false(a.display_paused);
+    app_key(&a, 'w');
+    assert_non_null(strstr(a.msg, "Results saved to"));
+    struct stat sb;
+    assert_int_equal(stat(a.results_path, &sb), 0);
+    /* Tab moves the focus through the five panes. */
+    for (int i = 0; i < 5; i++)
+        app_key(&a, '\t');
+    assert_int_equal(a.focus, 0);
+    app_fini(&a);
+}
+
+static const char quiet_loaded_mix[] =
+    "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"live-ql\", \"phases\": "
+    "[\"quiet\", \"loaded\"], \"flows\": [{\"name\": \"probe\", \"role\": \"foreground\", "
+    "\"transport\": \"tcp\", \"op\": \"pingpong\", \"size\": 64, \"warmup_s\": 0.1, "
+    "\"duration_s\": 0.6, \"peer\": \"loopback\"}, {\"name\": \"bulk\", \"role\": "
+    "\"background\", \"transport\": \"tcp\", \"op\": \"stream\", \"size\": \"64KiB\", "
+    "\"warmup_s\": 0.1, \"rate_gbps\": 2, \"peer\": \"loopback\"}]}";
+
+static void quiet_vs_loaded(void **state)
+{
+    (void)state;
+    struct app a;
+    app_open(&a);
+    resize(24, 80);
+    start(&a, quiet_loaded_mix);
+    bool checked_loaded = false;
+    for (int i = 0; i < 300 && !a.results; i++) {
+        pump(&a);
+        frame(&a);
+        /* In the loaded phase, the quiet column keeps the quiet phase's numbers. */
+        if (!checked_loaded && a.snap->phase_index == 1 && !a.snap->done &&
+            (a.snap->flows[0].valid & SNAP_V_LAT)) {
+            double v[4];
+            int n = row_numbers("p50", v, 4);
+            if (n >= 2 && !isnan(v[1])) {
+                print_screen("quiet vs loaded, loaded phase");
+                assert_false(isnan(v[0]));
+                checked_loaded = true;
+            }
+        }
+        sleep_ms(50);
+    }
+    assert_non_null(a.results);
+    assert_true(checked_loaded);
+    for (int size = 0; size < 2; size++) {
+        resize(size ? 43 : 24, size ? 132 : 80);
+        a.msg[0] = '\0';
+        frame(&a);
+        print_screen("quiet vs loaded, done");
+        assert_on_screen("quiet");
+        assert_on_screen("loaded");
+        assert_on_screen("l/q");
+        double v[4];
+        assert_true(row_numbers("p99", v, 4) >= 3);
+        assert_false(isnan(v[0]) || isnan(v[1]) || isnan(v[2]));
+        assert_on_screen("bulk: done");
+    }
+    /* The events pane scrolls back to the first event. */
+    a.focus = 4;
+    app_key(&a, KEY_HOME);
+    frame(&a);
+    assert_on_screen("phase quiet");
+    app_key(&a, KEY_END);
+    frame(&a);
+    assert_false(on_screen("phase quiet"));
+    assert_on_screen("bulk: done");
+    app_fini(&a);
+}
+
+/* A snapshot made up here, with counters of every kind the panel must show. */
+static struct eng_snapshot *fake_snapshot(void)
+{
+    struct eng_snapshot *s = calloc(1, sizeof(*s));
+    atomic_init(&s->refs, 1);
+    s->gen = 5;
+    s->nphases = 1;
+    snprintf(s->phase_name, sizeof(s->phase_name), "loaded");
+    s->run_phase = RUN_PH_MEASURE;
+    s->phase_elapsed_s = 1.5;
+    s->phase_total_s = 4;
+    s->t_s = 1.7;
+    s->nflows = 1;
+    s->flows = calloc(1, sizeof(*s->flows));
+    snprintf(s->flows[0].name, sizeof(s->flows[0].name), "pp");
+    s->flows[0].status = FLOW_RUNNING;
+    s->flows[0].state = FLOW_ST_MEASURE;
+    s->fg = 0;
+    hist_init(&s->fg_hist);
+    s->nevents = 2;
+    snprintf(s->events[0], sizeof(s->events[0]), "  0.001s phase loaded: all flows");
+    snprintf(s->events[1], sizeof(s->events[1]), "  1.200s pp FAILED: peer gone");
+    s->ncounters = 6;
+    s->counters = calloc(6, sizeof(*s->counters));
+    struct ctr_value *c = s->counters;
+    for (int i = 0; i < 6; i++) {
+        c[i].source = CTR_SRC_NETDEV;
+        snprintf(c[i].object, sizeof(c[i].object), "eth0");
+        c[i].unit = "packets";
+        c[i].valid = CTR_V_VALUE | CTR_V_RATE | CTR_V_DELTA;
+    }
+    snprintf(c[0].name, sizeof(c[0].name), "rx_packets");
+    c[0].value = 123456789;
+    c[0].rate = 12345;
+    c[0].delta = 45678;
+    snprintf(c[1].name, sizeof(c[1].name), "rx_dropped");
+    c[1].error_like = true;
+    c[1].value = 10;
+    c[1].rate = 1;
+    c[1].delta = 3;
+    snprintf(c[2].name, sizeof(c[2].name), "tx_errors");
+    c[2].error_like = true;
+    c[2].valid = 0;
+    /* Known not to have moved: listed only after z. */
+    snprintf(c[4].name, sizeof(c[4].name), "tx_carrier_errors");
+    c[4].error_like = true;
+    /* A gauge: its level and its peak during the test. */
+    c[5].source = CTR_SRC_QDISC;
+    snprintf(c[5].object, sizeof(c[5].object), "eth0 qdisc 1: htb");
+    snprintf(c[5].name, sizeof(c[5].name), "backlog");
+    c[5].kind = CTR_GAUGE;
+    c[5].unit = "bytes";
+    c[5].valid = CTR_V_VALUE | CTR_V_PEAK;
+    c[5].value = 3000;
+    c[5].peak = 64000;
+    c[3].source = CTR_SRC_IB;
+    snprintf(c[3].object, sizeof(c[3].object), "mlx5_0/1");
+    snprintf(c[3].name, sizeof(c[3].name), "symbol_error");
+    c[3].error_like = true;
+    c[3].saturated = true;
+    c[3].value = 65535;
+    return s;
+}
+
+static void counters(void **state)
+{
+    (void)state;
+    struct app a;
+    app_open(&a);
+    app_switch(&a, VIEW_LIVE);
+    cJSON *doc = cJSON_Parse(pingpong_mix);
+    struct ft_err err = {0};
+    assert_int_equal(mix_from_json(doc, "test mix", &a.run_mix, &err), 0);
+    cJSON_Delete(doc);
+    a.have_run_mix = true;
+    a.snap = fake_snapshot();
+    for (int size = 0; size < 2; size++) {
+        resize(size ? 43 : 24, size ? 132 : 80);
+        a.focus = 0;
+        frame(&a);
+        print_screen("made-up counters");
+        assert_on_screen("port-wide");
+        assert_on_screen("rx_packets");
+        assert_on_screen("12.3k pkt");
+        if (!size) {
+            /* 80x24 has room for five lines: the last one is reached by scrolling. */
+            assert_false(on_screen("saturated"));
+            a.focus = 3;
+            app_key(&a, KEY_END);
+            frame(&a);
+            print_screen("made-up counters, End in the counters pane");
+            assert_on_screen("symbol_error");
+            /* Unfocused, so no line is drawn selected for the colour check below. */
+            a.focus = 0;
+            frame(&a);
+        }
+        assert_on_screen("saturated");
+        assert_on_screen("No samples yet");
+        int y = find_line("rx_dropped");
+        assert_true(y >= 0);
+        /* The rising error counter is drawn in the error role. */
+        const char *p = strstr(screen[y], "rx_dropped");
+        int x = 0;
+        for (const char *q = screen[y]; q < p; q++)
+            x += ((unsigned char)*q & 0xc0) != 0x80;
+        chtype ch = mvwinch(stdscr, y, x);
+        assert_int_equal(PAIR_NUMBER(ch & A_COLOR), PAIR_NUMBER(a.ui.attr[ROLE_ERROR] & A_COLOR));
+        int ty = find_line("tx_errors");
+        assert_true(ty >= 0);
+        assert_non_null(strstr(screen[ty], "n/a"));
+        assert_on_screen("pp FAILED");
+        assert_false(on_screen("tx_carrier_errors"));
+        if (size) {
+            assert_on_screen("5/6 moved");
+            int g = find_line("backlog");
+            assert_true(g >= 0);
+            assert_non_null(strstr(screen[g], "3.00k B"));
+            assert_non_null(strstr(screen[g], "max 64.0k B"));
+        }
+    }
+    /* z lists every counter, also those that did not move. */
+    app_key(&a, 'z');
+    frame(&a);
+    assert_on_screen("tx_carrier_errors");
+    assert_on_screen("all 6 counters");
+    app_key(&a, 'z');
+    /* Select a counter in the counters pane and ask what it means. */
+    a.focus = 3;
+    app_key(&a, KEY_UP);
+    frame(&a);
+    app_key(&a, '?');
+    assert_int_equal(a.view, VIEW_HELP);
+    app_fini(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(no_run),
+        cmocka_unit_test(pingpong),
+        cmocka_unit_test(quiet_vs_loaded),
+        cmocka_unit_test(counters),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
