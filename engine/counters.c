@@ -45,7 +45,9 @@ struct ent {
     int fd;         /* RD_FILE: kept open; -1 closed (gone, or too many open files) */
     char *path;     /* RD_FILE: to reopen */
     bool transient; /* RD_FILE: open, read and close each time (no fd to spare) */
-    int aux, aux2;  /* RD_ETH: netdev, statistic; RD_QDISC: qdisc, field; RD_SNMP: file, pos */
+    /* RD_ETH: netdev, statistic; RD_QDISC: qdisc, field; RD_SNMP: file, position;
+     * RD_FILE: aux is its directory in dirs */
+    int aux, aux2;
     bool slow;
     uint8_t width0;    /* width from the table */
     uint8_t ext_width; /* IB: 64 when the same file may hold the extended counter */
@@ -83,7 +85,16 @@ struct ctr_set {
     int n, cap;
     struct ent *ents;
     struct ctr_value *vals;
-    bool check_nlink; /* not sysfs (a captured tree): notice files deleted under us */
+    /* Not sysfs (a captured tree): files deleted under us keep reading through an open
+     * descriptor. A directory whose mtime moved gets its files fstat()ed until every one
+     * of them has been read again (slow ones included). */
+    bool check_nlink;
+    int ndirs;
+    struct dir_watch {
+        char *path;
+        struct timespec mtime;
+        bool dirty;
+    } * dirs;
     uint64_t period_slow_ns, last_slow_ns;
     /* ethtool */
     int eth_sock;
@@ -211,6 +222,14 @@ static int add_dir(struct ctr_set *s, enum ctr_source src, const char *provider,
     if (nn <= 0)
         return nn;
     int added = 0;
+    s->dirs = xrealloc(s->dirs, (size_t)(s->ndirs + 1) * sizeof(*s->dirs));
+    struct dir_watch *dw = &s->dirs[s->ndirs];
+    char dpath[2048];
+    fsu_path(dpath, sizeof(dpath), s->sys_root, rel);
+    dw->path = xstrdup(dpath);
+    struct stat st;
+    dw->mtime = stat(dpath, &st) == 0 ? st.st_mtim : (struct timespec){0, 0};
+    dw->dirty = false;
     for (int i = 0; i < nn; i++) {
         if (!strcmp(names[i], "lifespan"))
             continue;
@@ -219,12 +238,14 @@ static int add_dir(struct ctr_set *s, enum ctr_source src, const char *provider,
         int k = add_entry(s, src, provider, object, names[i], RD_FILE, slow);
         struct ent *e = &s->ents[k];
         e->path = xstrdup(path);
+        e->aux = s->ndirs;
         e->fd = open(path, O_RDONLY | O_CLOEXEC);
         if (e->fd < 0 && (errno == EMFILE || errno == ENFILE))
             e->transient = true;
         added++;
     }
     fsu_free_list(names);
+    s->ndirs++;
     return added;
 }
 
@@ -319,7 +340,7 @@ static void read_file(struct ctr_set *s, struct ent *e)
     }
     ssize_t n = pread(e->fd, buf, sizeof(buf) - 1, 0);
     bool gone = n < 0;
-    if (!gone && s->check_nlink) {
+    if (!gone && s->check_nlink && s->dirs[e->aux].dirty) {
         struct stat st;
         gone = fstat(e->fd, &st) < 0 || st.st_nlink == 0;
     }
@@ -481,6 +502,16 @@ static int sample(struct ctr_set *s, bool all)
     bool slow_due = all || !s->last_slow_ns || now - s->last_slow_ns >= s->period_slow_ns;
     if (slow_due)
         s->last_slow_ns = now;
+    for (int d = 0; s->check_nlink && d < s->ndirs; d++) {
+        struct stat st;
+        struct dir_watch *dw = &s->dirs[d];
+        bool same = stat(dw->path, &st) == 0 && st.st_mtim.tv_sec == dw->mtime.tv_sec &&
+                    st.st_mtim.tv_nsec == dw->mtime.tv_nsec;
+        if (!same) {
+            dw->dirty = true;
+            dw->mtime = st.st_mtim;
+        }
+    }
     if (s->neth)
         read_eths(s, slow_due);
     if (s->nqd)
@@ -528,6 +559,8 @@ static int sample(struct ctr_set *s, bool all)
         update(e, &s->vals[i], now);
         good += e->read_ok;
     }
+    for (int d = 0; slow_due && d < s->ndirs; d++)
+        s->dirs[d].dirty = false; /* every file was read (and checked) this time */
     return good > 0 || s->n == 0 ? 0 : -EIO;
 }
 
@@ -865,6 +898,9 @@ void ctr_set_close(struct ctr_set *s)
     }
     free(s->ents);
     free(s->vals);
+    for (int d = 0; d < s->ndirs; d++)
+        free(s->dirs[d].path);
+    free(s->dirs);
     for (int i = 0; i < s->neth; i++) {
         ctr_eth_close(&s->eths[i].e);
         free(s->eths[i].vals);
