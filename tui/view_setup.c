@@ -415,8 +415,10 @@ static int find_xp(const struct setup_state *s, const char *name)
     return -1;
 }
 
-/* Re-check every transport against the endpoint and preset; keep the chosen one if it is
- * still usable, else take the preset's, else the first usable one. */
+/* Re-check every transport against the endpoint and preset. The chosen one stays if it is
+ * still usable, else the preset's is taken if usable; otherwise the choice stays, shown as
+ * not usable (Start says why): a real test never turns silently into another transport's
+ * (the simulator's) because an endpoint changed. */
 static void eval_transports(struct app *a)
 {
     static const char *const known[] = {"tcp", "verbs", "nccl"};
@@ -446,7 +448,8 @@ static void eval_transports(struct app *a)
         snprintf(s->transport, sizeof(s->transport), "%s", s->xps[pre].name);
         return;
     }
-    s->transport[0] = '\0';
+    if (s->transport[0])
+        return;
     for (int i = 0; i < s->nxps; i++)
         if (s->xps[i].ok) {
             snprintf(s->transport, sizeof(s->transport), "%s", s->xps[i].name);
@@ -745,7 +748,7 @@ static int build_mix(struct app *a, struct mix *m, char *why, size_t len)
         if (x >= 0)
             snprintf(why, len, "Transport %s: %s", s->xps[x].name, s->xps[x].why);
         else
-            snprintf(why, len, "Transport: none can run this endpoint and preset (see below)");
+            snprintf(why, len, "Transport: pick one that can run this endpoint and preset");
         return -EINVAL;
     }
     mix_copy(m, &s->base);
@@ -1218,7 +1221,14 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
         int bad = 0;
         for (int i = 0; i < s->nxps; i++)
             bad += !s->xps[i].ok;
-        snprintf(val, vlen, "< %s >", s->transport[0] ? s->transport : "none usable");
+        int cur = find_xp(s, s->transport);
+        if (!s->transport[0])
+            snprintf(val, vlen, "< none usable >");
+        else if (cur < 0 || !s->xps[cur].ok)
+            snprintf(val, vlen, "< %s (not usable) >", s->transport);
+        else
+            snprintf(val, vlen, "< %s >", s->transport);
+        *dim = cur < 0 || !s->xps[cur].ok;
         snprintf(hint, hlen, "%d usable, %d not (below)", s->nxps - bad, bad);
         break;
     }

@@ -248,7 +248,7 @@ static void test_form(void **state)
     /* A GPU endpoint: TCP cannot use it, and says so. */
     go(&a, K_ENDPOINT);
     choose(&a, "Endpoint", "GPU0");
-    expect(&a, "none usable");
+    expect(&a, "< tcp (not usable) >");
     expect(&a, "tcp: TCP cannot use a GPU endpoint");
     expect(&a, "verbs: ");
     /* An RDMA port with a netdev: TCP runs over ib0; flags cannot say it. */
