@@ -317,15 +317,15 @@ int results_load(const char *path, cJSON **doc, struct ft_err *err)
     int64_t ver = 0;
     if (!fmt || strcmp(fmt, RESULTS_FORMAT) || !jsonutil_int(*doc, "version", &ver) ||
         ver != RESULTS_VERSION) {
+        /* fmt points into the document: decide on the hint before freeing it. */
+        bool topo = fmt && !strcmp(fmt, "fabtop-topology");
         cJSON_Delete(*doc);
         *doc = NULL;
         return ft_err_set(err, -EBADMSG,
                           "%s: not a fabtop results file (expected \"format\": \"%s\", version "
                           "%d)%s",
                           path, RESULTS_FORMAT, RESULTS_VERSION,
-                          fmt && !strcmp(fmt, "fabtop-topology")
-                              ? "; this is a topology snapshot: open it with --input"
-                              : "");
+                          topo ? "; this is a topology snapshot: open it with --input" : "");
     }
     return 0;
 }

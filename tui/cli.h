@@ -43,6 +43,8 @@ int cli_topo_main(int argc, char **argv);
 int cli_serve_main(int argc, char **argv);
 int cli_run_main(int argc, char **argv);
 int cli_explore_main(int argc, char **argv);
+int cli_compare_main(int argc, char **argv);
+int cli_report_main(int argc, char **argv);
 int cli_counters_main(int argc, char **argv);
 
 #endif

@@ -8,6 +8,8 @@ static const struct cli_cmd commands[] = {
     {"topo", "GPU / NIC / port topology, affinity matrix and bring-up lint", cli_topo_main},
     {"run", "run a traffic mix and report latency, throughput, retransmissions", cli_run_main},
     {"serve", "peer agent for 'fabtop run --peer' (authenticated, capped)", cli_serve_main},
+    {"compare", "two saved results side by side: differing conditions, ratios", cli_compare_main},
+    {"report", "the summary of a saved results file", cli_report_main},
     {"counters", "congestion, loss and error counters of ports and netdevs", cli_counters_main},
 };
 

@@ -9,6 +9,7 @@ extern const struct view_ops view_topo;
 extern const struct view_ops view_setup;
 extern const struct view_ops view_live;
 extern const struct view_ops view_help;
+extern const struct view_ops view_results;
 
 /* Open the help at the glossary entry for a term or counter name. */
 void help_show_term(struct app *a, const char *term);

@@ -1,0 +1,85 @@
+/* compare: puts two results documents side by side. It lists the test conditions that make
+ * a comparison unfair (hosts, versions, the ports used, MTUs, congestion control, mix
+ * parameters per flow, neighbour load, phases), each with why it matters, and the outcome
+ * per flow and size point with ratios. Pure data: no curses, never prints.
+ * Errors: functions return 0 or -errno and fill an optional struct ft_err. */
+#ifndef COMPARE_H
+#define COMPARE_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+
+/* What a difference in one condition means for the comparison. */
+enum cmp_severity {
+    CMP_SAME = 0, /* no difference */
+    CMP_INFO,     /* recorded for context; unlikely to change the numbers */
+    CMP_CAUTION,  /* may change the numbers; say so when quoting the comparison */
+    CMP_UNFAIR,   /* changes the numbers by itself: the results are not like for like */
+};
+
+/* One test condition, A against B. */
+struct cmp_cond {
+    char group[64];    /* "hosts", "versions", "port 1", "flow probe", "neighbours", ... */
+    char field[40];    /* "active MTU", "link layer", "sizes", ... */
+    char a[96], b[96]; /* values as text with units; "n/a" when not recorded */
+    bool same;
+    enum cmp_severity weight;   /* what a difference in this field means */
+    enum cmp_severity severity; /* CMP_SAME when same, else the weight (at most CMP_CAUTION
+                                   when only one side recorded it) */
+    const char *why;            /* one line: why a difference matters (static text) */
+};
+
+/* The statistics put side by side for every flow and size point. */
+enum { CMP_P50 = 0, CMP_P99, CMP_P999, CMP_GBPS, CMP_NMETRICS };
+
+/* One flow at one size point in one phase, A against B. */
+struct cmp_row {
+    char phase[16];
+    char flow[72];         /* "probe" or "probe / tp-sync" when the paired names differ */
+    char point[40];        /* "4KiB" or "4KiB / 16KiB" */
+    char latency_kind[24]; /* "half_round_trip", "none", ... */
+    bool in_a, in_b;
+    bool valid_a[CMP_NMETRICS], valid_b[CMP_NMETRICS];
+    double a[CMP_NMETRICS], b[CMP_NMETRICS]; /* us (latencies), Gb/s (goodput) */
+    char status_a[16], status_b[16];         /* "ok", "failed", ... */
+};
+
+struct cmp_result {
+    char label_a[160], label_b[160]; /* "quiet-vs-loaded, 2026-11-30T04:21:05Z, host vm" */
+    int nconds;
+    struct cmp_cond *conds;
+    int nrows;
+    struct cmp_row *rows;
+    int ndiff[CMP_UNFAIR + 1]; /* differing conditions per severity (ndiff[0] unused) */
+    enum cmp_severity worst;   /* the most severe difference, CMP_SAME if none */
+    char verdict[200];         /* one sentence: comparable or why not */
+};
+
+/* A few facts about one results document, for lists. */
+struct cmp_brief {
+    char started_at[40]; /* ISO 8601, UTC */
+    char mix[64];
+    char peer[128];  /* the first peer, "" if none */
+    char status[16]; /* "ok", "failed", "interrupted" */
+    char foreground[32];
+    char phase[16]; /* the phase the numbers come from (the last one) */
+    bool have_p50, have_p99, have_gbps;
+    double p50_us, p99_us, gbps; /* foreground, last phase, last size point */
+};
+
+/* Compare two results documents (as results_load returns them). */
+int cmp_results(const cJSON *a, const cJSON *b, struct cmp_result *out, struct ft_err *err);
+void cmp_free(struct cmp_result *r);
+/* The comparison as JSON (caller owns it): verdict, conditions, outcome with ratios. */
+cJSON *cmp_to_json(const struct cmp_result *r);
+/* B over A for metric m of row r; false when either side is missing or A is 0. */
+bool cmp_ratio(const struct cmp_row *r, int m, double *ratio);
+const char *cmp_severity_str(enum cmp_severity s);
+const char *cmp_metric_str(int m); /* "p50 us", "p99 us", "p99.9 us", "Gb/s" */
+/* Key facts of one results document (missing facts stay empty / invalid). */
+void cmp_brief(const cJSON *doc, struct cmp_brief *out);
+
+#endif
