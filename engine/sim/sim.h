@@ -110,6 +110,7 @@ struct sim_params {
     /* routing */
     uint64_t route_update; /* ps after a link goes down until new routes take effect */
     uint64_t seed;
+    uint64_t sample_period; /* ps between timeline samples in the results (0: none) */
     int nlink_events;
     struct sim_link_event link_events[8];
 };

@@ -27,6 +27,7 @@ enum sim_ev_type {
     EV_APP_START,   /* an application posts its first messages */
     EV_LINK,        /* a scheduled link event (index into params.link_events) */
     EV_ROUTES,      /* recompute routes after a link change */
+    EV_SAMPLE,      /* record the timeline (apps' goodput, the deepest queue) */
 };
 #define EV_SHIFT 27
 #define EV_MASK  ((1u << EV_SHIFT) - 1)
@@ -182,7 +183,11 @@ struct sim_appx {
     uint64_t rng;
     struct sim_app_stats st;
     uint64_t *pp_post; /* ping-pong/rr: post time per QP */
+    float *tl;         /* goodput per sample period, Gb/s */
+    uint64_t tl_bytes; /* payload at the last sample */
 };
+
+#define SIM_TL_MAX 2000 /* timeline samples kept */
 
 struct sim {
     struct sim_params p;
@@ -213,6 +218,9 @@ struct sim {
     uint64_t live;
     uint64_t rng;
     uint64_t pfc_pause_frames; /* XOFF frames sent anywhere (the reference's "pause events") */
+    uint32_t ntl;              /* timeline samples taken */
+    float *tl_queue;           /* deepest switch egress queue at each sample, bytes */
+    uint16_t *tl_paused;       /* ports held by PFC or out of credits at each sample */
     /* playback (sim_ctl_* from any thread) */
     _Atomic uint64_t ctl_scale;
     _Atomic bool ctl_paused, ctl_skip;
@@ -275,6 +283,7 @@ void sim_rto(struct sim *s, uint32_t qd);
 void sim_rate_timer(struct sim *s, uint32_t qd);
 void sim_ccti_timer(struct sim *s, uint32_t qd);
 void sim_app_start(struct sim *s, uint32_t app);
+void sim_sample(struct sim *s);
 void sim_qd_fail(struct sim *s, struct sim_qd *q, const char *why);
 
 #endif

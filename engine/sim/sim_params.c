@@ -168,12 +168,12 @@ void sim_ibcc_default(struct sim_ibcc *c)
     c->threshold = 15;
     c->marking_rate = 0;
     c->victim_mask = 0;
-    c->ccti_timer = 15;
+    c->ccti_timer = 5;
     c->ccti_increase = 1;
     c->ccti_min = 0;
     c->ccti_limit = 127;
     for (int i = 0; i < 128; i++)
-        c->cct[i] = (uint32_t)i * 50;
+        c->cct[i] = (uint32_t)i * 20;
 }
 
 void sim_params_default(struct sim_params *p, enum sim_fabric fabric)
@@ -430,6 +430,7 @@ int sim_params_from_json(const cJSON *o, const char *what, struct sim_params *p,
                                        "ib_credit_delay_ns",
                                        "route_update_us",
                                        "seed",
+                                       "sample_us",
                                        "link_events",
                                        NULL};
     only_keys(&c, o, "", keys);
@@ -514,6 +515,7 @@ int sim_params_from_json(const cJSON *o, const char *what, struct sim_params *p,
     ju64(&c, o, "ib_vl_buffer_bytes", 128, 1e9, 1, &p->ib_vl_buffer);
     ju64(&c, o, "ib_credit_delay_ns", 0, 1e6, SIM_PS_PER_NS, &p->ib_credit_delay);
     ju64(&c, o, "route_update_us", 0, 1e9, SIM_PS_PER_US, &p->route_update);
+    ju64(&c, o, "sample_us", 0, 1e9, SIM_PS_PER_US, &p->sample_period);
     if (jnum(&c, o, "seed", 0, 9e15, &v))
         p->seed = (uint64_t)v;
     const cJSON *le = cJSON_GetObjectItemCaseSensitive(o, "link_events");
@@ -609,6 +611,7 @@ cJSON *sim_params_to_json(const struct sim_params *p)
     cJSON_AddNumberToObject(o, "depth", p->depth);
     cJSON_AddNumberToObject(o, "route_update_us", (double)p->route_update / SIM_PS_PER_US);
     cJSON_AddNumberToObject(o, "seed", (double)p->seed);
+    cJSON_AddNumberToObject(o, "sample_us", (double)p->sample_period / SIM_PS_PER_US);
     cJSON *le = cJSON_AddArrayToObject(o, "link_events");
     for (int i = 0; i < p->nlink_events; i++) {
         const struct sim_link_event *e = &p->link_events[i];

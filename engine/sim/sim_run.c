@@ -60,6 +60,11 @@ int sim_new(const cJSON *topo, const char *what, const struct sim_params *p, str
     s->rng = s->p.seed * 0x2545f4914f6cdd1dull + 1;
     for (int i = 0; i < s->p.nlink_events; i++)
         sim_ev_push(s, s->p.link_events[i].at, EV_LINK, (uint32_t)i);
+    if (s->p.sample_period) {
+        s->tl_queue = xcalloc(SIM_TL_MAX, sizeof(float));
+        s->tl_paused = xcalloc(SIM_TL_MAX, sizeof(uint16_t));
+        sim_ev_push(s, s->p.sample_period, EV_SAMPLE, 0);
+    }
     *out = s;
     return 0;
 }
@@ -77,7 +82,10 @@ void sim_free(struct sim *s)
         free(s->apps[i].sizes_copy);
         free(s->apps[i].weights_copy);
         free(s->apps[i].pp_post);
+        free(s->apps[i].tl);
     }
+    free(s->tl_queue);
+    free(s->tl_paused);
     free(s->nodes);
     free(s->host_node);
     free(s->ports);
@@ -148,6 +156,8 @@ int sim_app_add(struct sim *s, const struct sim_app *a, struct ft_err *err)
     ax->remaining = a->messages ? a->messages : UINT64_MAX;
     ax->rng = s->p.seed * 1000003u + ai + 1;
     ax->pp_post = xcalloc((size_t)a->nqps, sizeof(uint64_t));
+    if (s->p.sample_period)
+        ax->tl = xcalloc(SIM_TL_MAX, sizeof(float));
     uint32_t need = s->nqds + 2 * (uint32_t)a->nqps;
     if (need > s->qds_cap) {
         s->qds_cap = need * 2;
@@ -264,6 +274,9 @@ static inline void dispatch(struct sim *s, const struct sim_ev *e)
         break;
     case EV_ROUTES:
         sim_routes_compute(s);
+        break;
+    case EV_SAMPLE:
+        sim_sample(s);
         break;
     }
 }
@@ -419,6 +432,34 @@ uint64_t sim_play(struct sim *s, uint64_t wall_ns, uint64_t max_events)
     if (n < max_events && s->now < target && !over(s))
         s->now = target;
     return n;
+}
+
+/* ---- the timeline in the results ---- */
+
+void sim_sample(struct sim *s)
+{
+    if (s->ntl >= SIM_TL_MAX)
+        return;
+    double per = (double)s->p.sample_period;
+    for (uint32_t i = 0; i < s->napps; i++) {
+        struct sim_app_stats st;
+        sim_app_stats(s, (int)i, &st);
+        uint64_t b = st.tx_acked + st.rx_bytes;
+        s->apps[i].tl[s->ntl] = (float)((double)(b - s->apps[i].tl_bytes) * 8 / per * 1e3);
+        s->apps[i].tl_bytes = b;
+    }
+    uint64_t q = 0;
+    unsigned held = 0;
+    for (uint32_t i = 0; i < s->nports; i++) {
+        const struct sim_port *p = &s->ports[i];
+        if (!p->host && p->q[1].bytes > q)
+            q = p->q[1].bytes;
+        held += s->p.fabric == SIM_FABRIC_IB ? p->blocked : p->paused;
+    }
+    s->tl_queue[s->ntl] = (float)q;
+    s->tl_paused[s->ntl] = (uint16_t)(held > 65535 ? 65535 : held);
+    s->ntl++;
+    sim_ev_push(s, s->now + s->p.sample_period, EV_SAMPLE, 0);
 }
 
 /* ---- views ---- */
@@ -651,6 +692,11 @@ static cJSON *app_json(const struct sim *s, int app)
         cJSON_AddNullToObject(o, "completion_us");
         cJSON_AddNullToObject(o, "goodput_gbps");
     }
+    if (ax->tl) {
+        cJSON *t = cJSON_AddArrayToObject(o, "timeline_gbps");
+        for (uint32_t i = 0; i < s->ntl; i++)
+            cJSON_AddItemToArray(t, cJSON_CreateNumber(ax->tl[i]));
+    }
     cJSON_AddBoolToObject(o, "done", st.done);
     if (st.failed)
         cJSON_AddStringToObject(o, "error", st.error);
@@ -668,6 +714,18 @@ cJSON *sim_results_json(const struct sim *s)
     cJSON_AddNumberToObject(o, "events", (double)s->events);
     cJSON_AddNumberToObject(o, "pfc_pause_frames", (double)s->pfc_pause_frames);
     cJSON_AddItemToObject(o, "settings", sim_params_to_json(&s->p));
+    if (s->ntl) {
+        /* Sampled in simulated time: each app's goodput (in its entry), the deepest switch
+         * egress queue and how many ports were held (paused or out of credits). */
+        cJSON *t = cJSON_AddObjectToObject(o, "timeline");
+        cJSON_AddNumberToObject(t, "period_us", (double)s->p.sample_period / SIM_PS_PER_US);
+        cJSON *q = cJSON_AddArrayToObject(t, "max_queue_bytes");
+        cJSON *h = cJSON_AddArrayToObject(t, "ports_held");
+        for (uint32_t i = 0; i < s->ntl; i++) {
+            cJSON_AddItemToArray(q, cJSON_CreateNumber(s->tl_queue[i]));
+            cJSON_AddItemToArray(h, cJSON_CreateNumber(s->tl_paused[i]));
+        }
+    }
     cJSON *apps = cJSON_AddArrayToObject(o, "apps");
     for (uint32_t i = 0; i < s->napps; i++)
         cJSON_AddItemToArray(apps, app_json(s, (int)i));

@@ -1,0 +1,221 @@
+/* test_sim_xport: the sim transport through the real runner: a simulated ping-pong's
+ * histogram holds every operation with exactly the model's latency, a victim measured quiet
+ * and then loaded runs in two simulations (one per phase), the results carry simulated-time
+ * outcomes and counters, the fabric view and playback controls answer while it runs, and bad
+ * sim flows are refused before anything starts. */
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/jsonutil.h"
+#include "engine/hist.h"
+#include "engine/results.h"
+#include "engine/runner.h"
+#include "engine/xport_sim.h"
+
+static struct mix parse(const char *text)
+{
+    struct mix m;
+    cJSON *doc;
+    struct ft_err err = {0};
+    assert_int_equal(jsonutil_parse(text, strlen(text), "mix", &doc, &err), 0);
+    if (mix_from_json(doc, "mix", &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    cJSON_Delete(doc);
+    return m;
+}
+
+static const cJSON *flow_of(const cJSON *res, int phase, const char *name)
+{
+    const cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "phases"), phase);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(ph, "flows"))
+    {
+        if (!strcmp(jsonutil_str(f, "name"), name))
+            return f;
+    }
+    return NULL;
+}
+
+static const char pingpong_mix[] =
+    "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"t\", \"flows\": ["
+    "{\"name\": \"pp\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 4096, "
+    "\"iterations\": 500, \"warmup_s\": 0, \"params\": {\"src\": \"h1\", \"dst\": \"h2\", "
+    "\"topology\": {\"format\": \"fabtop-sim-topology\", \"name\": \"t4\", \"kind\": \"star\", "
+    "\"hosts\": 4, "
+    "\"link_gbps\": 400, \"link_delay_ns\": 500}, \"fabric\": {\"switch_latency_ns\": 450}}},"
+    "{\"name\": \"bulk\", \"role\": \"background\", \"transport\": \"sim\", \"op\": \"stream\", "
+    "\"size\": \"64KiB\", \"warmup_s\": 0, \"params\": {\"src\": \"h3\", \"dst\": \"h0\"}}]}";
+
+static void test_pingpong(void **state)
+{
+    (void)state;
+    struct mix m = parse(pingpong_mix);
+    struct runner_opts o = {.mix = &m};
+    struct runner *r;
+    struct ft_err err = {0};
+    if (runner_start(&o, &r, &err) < 0)
+        fail_msg("%s", err.msg);
+    const cJSON *res = runner_wait(r);
+    assert_int_equal(runner_status(r), 0);
+    const cJSON *pp = flow_of(res, 0, "pp");
+    assert_string_equal(jsonutil_str(pp, "status"), "ok");
+    assert_string_equal(jsonutil_str(pp, "latency_kind"), "half_round_trip");
+    const cJSON *pt = cJSON_GetArrayItem(cJSON_GetObjectItem(pp, "points"), 0);
+    double ops, count, min, max, payload;
+    assert_true(jsonutil_num(pt, "ops", &ops));
+    assert_int_equal((int)ops, 500);
+    const cJSON *lat = cJSON_GetObjectItem(pt, "latency");
+    assert_true(jsonutil_num(lat, "count", &count));
+    assert_int_equal((int)count, 500); /* every operation is a sample */
+    /* Half round trip = 2 (t_ser + t_prop) + t_switch (+ half or all of an ACK): 2 x (83.88 +
+     * 500) + 450 ns = 1.618 us (sim-reference §2), in simulated time. */
+    assert_true(jsonutil_num(lat, "min", &min) && jsonutil_num(lat, "max", &max));
+    if (!(min > 1.617 && min < 1.620 && max < 1.621))
+        fail_msg("ping-pong latency %.4f-%.4f us", min, max);
+    assert_true(jsonutil_num(pt, "payload_bytes", &payload));
+    assert_int_equal((long)payload, 2L * 500 * 4096);
+    /* Results in simulated time, with the fabric's counters under the first flow. */
+    const cJSON *sim = cJSON_GetObjectItem(cJSON_GetObjectItem(pp, "conditions"), "sim");
+    assert_non_null(sim);
+    const cJSON *sr = cJSON_GetObjectItem(sim, "results");
+    double sops;
+    assert_true(jsonutil_num(sr, "ops", &sops) && sops == 500);
+    const cJSON *fab = cJSON_GetObjectItem(sim, "fabric");
+    const cJSON *h1 = cJSON_GetObjectItem(cJSON_GetObjectItem(fab, "counters"), "h1");
+    double words;
+    assert_true(jsonutil_num(h1, "port_xmit_data", &words) && words > 500 * 4096 / 4);
+    /* The background stream ran until the foreground was done, and stopped cleanly. */
+    const cJSON *bulk = flow_of(res, 0, "bulk");
+    assert_string_equal(jsonutil_str(bulk, "status"), "ok");
+    const cJSON *bpt = cJSON_GetArrayItem(cJSON_GetObjectItem(bulk, "points"), 0);
+    double bytes;
+    assert_true(jsonutil_num(bpt, "payload_bytes", &bytes) && bytes > 1e6);
+    assert_string_equal(jsonutil_str(bulk, "peer"), "simulated h3 -> h0 (t4)");
+    runner_free(r);
+    mix_free(&m);
+}
+
+static const char victim_mix[] =
+    "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"v\", \"phases\": [\"quiet\", "
+    "\"loaded\"], \"flows\": ["
+    "{\"name\": \"victim\", \"transport\": \"sim\", \"op\": \"rr\", \"size\": \"64KiB\", "
+    "\"response_size\": 64, \"iterations\": 300, \"warmup_s\": 0, \"params\": {\"src\": "
+    "\"h1\", \"dst\": \"h2\", \"topology\": \"star8-100g\", \"fabric\": {\"pfc\": {\"mode\": "
+    "\"static\", \"xoff_bytes\": 65536, \"xon_bytes\": 32768}}}},"
+    "{\"name\": \"a\", \"role\": \"background\", \"transport\": \"sim\", \"op\": \"stream\", "
+    "\"size\": \"1MiB\", \"warmup_s\": 0, \"params\": {\"src\": \"h3\", \"dst\": \"h2\"}},"
+    "{\"name\": \"b\", \"role\": \"background\", \"transport\": \"sim\", \"op\": \"stream\", "
+    "\"size\": \"1MiB\", \"warmup_s\": 0, \"params\": {\"src\": \"h4\", \"dst\": \"h2\"}}]}";
+
+static void test_quiet_then_loaded(void **state)
+{
+    (void)state;
+    struct mix m = parse(victim_mix);
+    struct runner_opts o = {.mix = &m};
+    struct runner *r;
+    struct ft_err err = {0};
+    if (runner_start(&o, &r, &err) < 0)
+        fail_msg("%s", err.msg);
+    /* While it runs the fabric view answers (once the simulation exists). */
+    bool viewed = false;
+    while (!runner_done(r)) {
+        struct xport_sim_view v;
+        if (xport_sim_view(r, &v) == 0) {
+            viewed |= v.nports == 16 && v.nnodes == 9 && !strcmp(v.topology, "star8-100g");
+            assert_int_equal(xport_sim_skip_idle(r, true), 0);
+            xport_sim_view_free(&v);
+        }
+        usleep(2000);
+    }
+    const cJSON *res = runner_wait(r);
+    assert_int_equal(runner_status(r), 0);
+    (void)viewed; /* a fast run may finish between two looks */
+    assert_null(flow_of(res, 0, "a"));
+    double q99, l99;
+    const cJSON *sum = cJSON_GetObjectItem(res, "summary");
+    assert_true(jsonutil_num(cJSON_GetObjectItem(sum, "quiet"), "p99", &q99));
+    assert_true(jsonutil_num(cJSON_GetObjectItem(sum, "loaded"), "p99", &l99));
+    /* The victim's requests queue behind two streams into the same host in the loaded phase
+     * (its responses come back through the same switch). */
+    print_message("victim p99: quiet %.2f us, loaded %.2f us\n", q99, l99);
+    assert_true(l99 > 2 * q99);
+    /* Each phase had its own simulation: the loaded one knows the background apps. */
+    const cJSON *v0 = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(flow_of(res, 0, "victim"), "conditions"), "sim"),
+        "fabric");
+    const cJSON *v1 = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(flow_of(res, 1, "victim"), "conditions"), "sim"),
+        "fabric");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(v0, "apps")), 1);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(v1, "apps")), 3);
+    assert_int_equal(xport_sim_pause(r, true), -2); /* over: no simulation any more */
+    runner_free(r);
+    mix_free(&m);
+}
+
+static void refused(const char *flow_json, const char *needle)
+{
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"bad\", \"flows\": [%s]}",
+             flow_json);
+    struct mix m = parse(text);
+    struct runner_opts o = {.mix = &m};
+    struct runner *r;
+    struct ft_err err = {0};
+    assert_true(runner_start(&o, &r, &err) < 0);
+    if (!strstr(err.msg, needle))
+        fail_msg("error '%s' does not say '%s'", err.msg, needle);
+    mix_free(&m);
+}
+
+static void test_validation(void **state)
+{
+    (void)state;
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"iterations\": 1, \"params\": {\"dst\": \"h0\", \"topology\": \"star8-100g\"}}",
+            "params.src");
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"duration_s\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
+            "\"star8-100g\"}}",
+            "iterations");
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h9\", \"topology\": "
+            "\"star8-100g\"}}",
+            "h0-h7");
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
+            "\"no-such-topology\"}}",
+            "no-such-topology");
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
+            "\"star8-100g\", \"fabric\": {\"pfc\": {\"xof\": 1}}}}",
+            "xof");
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
+            "\"ib-star16-200g\", \"fabric\": {\"cc\": \"dcqcn\"}}}",
+            "InfiniBand uses");
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"stream\", \"size\": {\"sweep\": "
+            "{\"from\": 64, \"to\": 256}}, \"iterations\": 1, \"params\": {\"src\": \"h1\", "
+            "\"dst\": \"h0\", \"topology\": \"star8-100g\"}}",
+            "sweep");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pingpong),
+        cmocka_unit_test(test_quiet_then_loaded),
+        cmocka_unit_test(test_validation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
