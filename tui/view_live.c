@@ -220,6 +220,31 @@ static void fmt_gbps(char *buf, size_t len, double g)
         snprintf(buf, len, g < 10 ? "%.3f" : g < 100 ? "%.2f" : "%.1f", g);
 }
 
+/* Columns of vertical bars (fractions of height rows), one text call per row rather than
+ * one per cell: a frame at 132x43 is drawn in well under a millisecond. The glyphs match
+ * ui_vbar's (eighth blocks in UTF-8, '#' from half a row otherwise). */
+static void vbars(struct ui *u, int y_bottom, int x, int height, const double *frac, int n,
+                  enum theme_role role)
+{
+    static const char *const eighths[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    char row[4 * 512 + 1];
+    n = n > 512 ? 512 : n;
+    for (int i = 0; i < height; i++) {
+        size_t len = 0;
+        for (int c = 0; c < n; c++) {
+            double f = frac[c] > 1 ? 1 : frac[c] > 0 ? frac[c] : 0;
+            int k = (int)(f * height * 8 + 0.5) - i * 8;
+            k = k < 0 ? 0 : k > 8 ? 8 : k;
+            const char *g = u->utf8 ? eighths[k] : k >= 4 ? "#" : " ";
+            size_t gl = strlen(g);
+            memcpy(row + len, g, gl);
+            len += gl;
+        }
+        row[len] = '\0';
+        ui_text(u, y_bottom - i, x, n, role, row);
+    }
+}
+
 /* ---- the histogram ---- */
 
 /* The first title that fits the box. */
@@ -288,17 +313,17 @@ static void draw_hist(struct app *a, struct ui *u, const struct rect *r, bool fo
     for (int i = 0; i < 3; i++)
         mcol[i] = live_axis_col(&ax, p[i]);
     bool loaded = snap->nphases == 2 && snap->phase_index == 1;
+    double frac[512];
     for (int c = 0; c < ax.width; c++) {
-        double f = live_bar_frac(cols[c], top, s->ylog);
+        frac[c] = live_bar_frac(cols[c], top, s->ylog);
         /* A non-empty column always shows at least one eighth of a row. */
-        if (cols[c] && f * bars_h * 8 < 1)
-            f = 1.0 / (bars_h * 8);
-        enum theme_role role = loaded ? ROLE_BAR_LOADED : ROLE_BAR;
-        for (int i = 0; i < 3; i++)
-            if (c == mcol[i])
-                role = mrole[i];
-        ui_vbar(u, in.y + bars_h - 1, in.x + c, bars_h, f, role);
+        if (cols[c] && frac[c] * bars_h * 8 < 1)
+            frac[c] = 1.0 / (bars_h * 8);
     }
+    vbars(u, in.y + bars_h - 1, in.x, bars_h, frac, ax.width, loaded ? ROLE_BAR_LOADED : ROLE_BAR);
+    /* The columns holding the percentiles again, in the markers' colours. */
+    for (int i = 0; i < 3; i++)
+        ui_vbar(u, in.y + bars_h - 1, in.x + mcol[i], bars_h, frac[mcol[i]], mrole[i]);
     /* The axis line with decade ticks, the markers on it, the labels below. */
     int ay = in.y + bars_h;
     char line[2048];
@@ -650,9 +675,10 @@ static void draw_timeline(struct app *a, struct ui *u, const struct rect *r, boo
         if (rows_per == 1) {
             ui_sparkline(u, y, chart_x, chart_w, vals, nc, vmax, bar);
         } else {
+            double frac[512];
             for (int j = 0; j < nc; j++)
-                ui_vbar(u, y + rows_per - 1, chart_x + j, rows_per, vmax > 0 ? vals[j] / vmax : 0,
-                        bar);
+                frac[j] = vmax > 0 ? vals[j] / vmax : 0;
+            vbars(u, y + rows_per - 1, chart_x, rows_per, frac, nc, bar);
         }
     }
 }
