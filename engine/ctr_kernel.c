@@ -124,26 +124,31 @@ int ctr_nl_qdisc_dump(int fd, uint32_t *seq, void (*cb)(const struct ctr_qdisc_s
         return -errno;
     /* 32 KiB: larger than any dump skb the kernel builds (NLMSG_GOODSIZE, or the
      * socket's minimum dump allocation). */
-    static _Thread_local long buf[32768 / sizeof(long)];
-    int count = 0;
+    enum { BUFSZ = 32768 };
+    long *buf = malloc(BUFSZ);
+    if (!buf)
+        return -ENOMEM;
+    int count = 0, rc = 0;
     for (;;) {
-        ssize_t n = recv(fd, buf, sizeof(buf), 0);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
+        ssize_t n = recv(fd, buf, BUFSZ, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : -EIO;
+            break;
         }
-        if (n == 0)
-            return -EIO;
         int len = (int)n;
         for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
              h = NLMSG_NEXT(h, len)) {
             if (h->nlmsg_seq != *seq)
                 continue; /* a late answer to an earlier request */
-            if (h->nlmsg_type == NLMSG_DONE)
+            if (h->nlmsg_type == NLMSG_DONE) {
+                free(buf);
                 return count;
+            }
             if (h->nlmsg_type == NLMSG_ERROR) {
                 const struct nlmsgerr *e = NLMSG_DATA(h);
+                free(buf);
                 return e->error ? e->error : -EIO;
             }
             if (h->nlmsg_type != RTM_NEWQDISC || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct tcmsg)))
@@ -154,6 +159,8 @@ int ctr_nl_qdisc_dump(int fd, uint32_t *seq, void (*cb)(const struct ctr_qdisc_s
             count++;
         }
     }
+    free(buf);
+    return rc;
 }
 
 /* ---- ethtool ---- */

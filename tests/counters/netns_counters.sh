@@ -80,7 +80,12 @@ nsx sw tc -s qdisc show dev pr | sed 's/^/    tc: /'
 [ "$rc" -eq 0 ] || { cat "$TMP/run.out"; fail "fabtop run exited $rc"; }
 
 python3 - "$TMP" "$start_lines" "$end_lines" <<'PY' || exit 1
-import json, sys
+import json, sys, traceback
+def excepthook(t, v, tb):
+    traceback.print_exception(t, v, tb, file=sys.stdout)
+    print("FAIL: the checks raised %s" % t.__name__)
+    sys.exit(1)
+sys.excepthook = excepthook
 tmp, start, end = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 bad = []
 sw = [json.loads(l) for l in open(tmp + "/sw.jsonl")]
@@ -114,8 +119,8 @@ for i in range(1, 5):
     r = next(c for c in fr[-1]["counters"] if c["object"] == "Tcp" and c["name"] == "RetransSegs")
     rates = [next(c for c in f["counters"] if c["object"] == "Tcp" and
                   c["name"] == "RetransSegs")["rate"] for f in fr]
-    print("sender %d: RetransSegs +%d since its watch started, peak rate %.0f/s"
-          % (i, r["delta"], max(x for x in rates if x is not None)))
+    print("sender %d: %d frames, RetransSegs +%d since its watch started, peak rate %.0f/s"
+          % (i, len(fr), r["delta"], max([x for x in rates if x is not None] or [0])))
     retrans += r["delta"]
 if not retrans > 0:
     bad.append("no sender retransmitted a TCP segment")

@@ -63,6 +63,11 @@ static int setup(void **state)
     tree_file(root, "proc/net/netstat",
               "TcpExt: TCPTimeouts SomethingNew\n"
               "TcpExt: 3 0");
+    /* Device-wide hw_counters (mlx5 in switchdev mode), and a Soft-RoCE device. */
+    put("sys/class/infiniband/mlx5_0/hw_counters/np_cnp_sent", "3");
+    put("sys/class/infiniband/rxe0/ports/1/hw_counters/ack_deferred", "0");
+    put("sys/class/infiniband/rxe0/ports/1/hw_counters/duplicate_request", "9");
+    put("sys/class/infiniband/rxe0/ports/1/hw_counters/lifespan", "10");
     fake_now_ns = 1000000000ull;
     return 0;
 }
@@ -116,6 +121,17 @@ static void test_discovery(void **state)
     assert_int_equal(ctr_get(s, "mlx5_0/1", "symbol_error")->behaviour, CTR_SATURATES);
     assert_int_equal(ctr_get(s, "Tcp", "CurrEstab")->kind, CTR_GAUGE);
     assert_int_equal(ctr_get(s, "Tcp", "RetransSegs")->kind, CTR_COUNTER);
+    assert_int_equal(ctr_get(s, "mlx5_0", "np_cnp_sent")->source, CTR_SRC_HW);
+    /* One name, two providers: a 32-bit Q counter on mlx5, an atomic64 on rxe. */
+    assert_int_equal(ctr_count_object(s, "rxe0/1"), 2);
+    assert_int_equal(ctr_get(s, "rxe0/1", "duplicate_request")->width, 64);
+    assert_true(ctr_get(s, "rxe0/1", "duplicate_request")->known);
+    const char *const *objs;
+    int n = ctr_set_objects(s, &objs);
+    bool rxe = false;
+    for (int i = 0; i < n; i++)
+        rxe |= !strcmp(objs[i], "rxe0/1 (RDMA port, rxe)");
+    assert_true(rxe);
     ctr_set_close(s);
 }
 
