@@ -470,8 +470,8 @@ static void compare_ports(struct builder *b, const cJSON *A, const cJSON *B)
     bool alla, allb;
     int na = used_ports(A, ia, &alla), nb = used_ports(B, ib, &allb);
     char x[64], y[64];
-    snprintf(x, sizeof(x), "%d%s", na, alla ? " (all: no flow names one)" : "");
-    snprintf(y, sizeof(y), "%d%s", nb, allb ? " (all: no flow names one)" : "");
+    snprintf(x, sizeof(x), "%d%s", na, alla ? " (none named: all)" : "");
+    snprintf(y, sizeof(y), "%d%s", nb, allb ? " (none named: all)" : "");
     add_cond_same(b, "ports", "RDMA ports used", x, y, na == nb, CMP_CAUTION,
                   "a path with RDMA ports on one side only is a different fabric");
     const cJSON *pa_arr = cJSON_GetObjectItemCaseSensitive(

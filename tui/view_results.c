@@ -513,7 +513,10 @@ static void outcome_lines(const struct cmp_result *r, bool both, struct lines *l
             char v[CMP_NMETRICS][24];
             for (int m = 0; m < CMP_NMETRICS; m++)
                 fmt_metric(v[m], sizeof(v[m]), w->in_a, w->valid_a[m], w->a[m], m);
-            if (wide)
+            bool lat = w->valid_a[CMP_P50] || w->valid_a[CMP_P99] || w->valid_a[CMP_P999];
+            if (!lat)
+                lines_add(ls, ROLE_NORMAL, "  %s Gb/s", v[3]);
+            else if (wide)
                 lines_add(ls, ROLE_NORMAL, "  p50 %s  p99 %s  p99.9 %s us (%s)  %s Gb/s", v[0],
                           v[1], v[2], w->latency_kind, v[3]);
             else {
@@ -614,8 +617,7 @@ static void draw_list(struct app *a, struct ui *u, const struct rect *r, bool fo
     if (in.h <= 0)
         return;
     ui_text_pad(u, in.y, in.x, in.w, ROLE_DIM,
-                "  started          mix             peer        status  the foreground's "
-                "last size in the last phase");
+                "  started          mix             peer        status  foreground, last point");
     int h = in.h - 1;
     if (s->n == 0) {
         ui_text(u, in.y + 1, in.x, in.w, ROLE_DIM,
@@ -864,7 +866,7 @@ static const char *results_keys(const struct app *a)
 {
     const struct res_state *s = a->vstate[VIEW_RESULTS];
     if (s->mode == M_OPEN && s->report)
-        return "Up/Down scroll  Left/Right sideways  v conditions  Esc close  Tab pane";
+        return "Up/Down scroll  Left/Right sideways  v back  Esc close";
     if (a->results && !a->results_path[0])
         return "Enter open  Space mark  c compare  v report  z zoom  w save";
     return "Enter open  Space mark  c compare  v report  z zoom  r rescan";

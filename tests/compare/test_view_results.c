@@ -296,11 +296,61 @@ static void test_view_large(void **state)
     close_screen(&s);
 }
 
+/* A finished run's results not saved yet: listed first, opened on entering the view; w
+ * saves them into the results directory, after which they are listed once, as saved. */
+static void test_view_unsaved(void **state)
+{
+    (void)state;
+    char config[400];
+    snprintf(config, sizeof(config), "%s/config", tmp);
+    struct app_opts o = {.config_dir = config};
+    struct ft_err err = {0};
+    struct scr s;
+    memset(&s, 0, sizeof(s));
+    if (app_init(&s.app, &o, &err) < 0)
+        fail_msg("app_init: %s", err.msg);
+    struct doc_opts d;
+    doc_defaults(&d);
+    d.mix = "fresh-run";
+    d.started_at = "2026-02-01T00:00:00.000Z";
+    s.app.results = doc_make(&d);
+    s.out = fopen("/dev/null", "w");
+    s.in = fopen("/dev/null", "r");
+    s.s = newterm("xterm-256color", s.out, s.in);
+    assert_non_null(s.s);
+    set_term(s.s);
+    resizeterm(24, 80);
+    ui_setup(&s.app.ui, stdscr, &s.app.theme, false);
+    app_switch(&s.app, VIEW_RESULTS);
+    draw(&s);
+    show("a finished run, not saved");
+    expect_text("+ this run, not saved (w saves)");
+    expect_text("Conditions: fresh-run");
+    int y = find_text("fresh-run", 3, NULL);
+    assert_true(y > 0 && y < find_text("probe-mtu", 3, NULL));
+    keys(&s, (const int[]){'w'}, 1);
+    assert_true(s.app.results_path[0] != '\0');
+    assert_non_null(strstr(s.app.results_path, "/data/fabtop/results/"));
+    assert_int_equal(access(s.app.results_path, R_OK), 0);
+    /* The tick notices the saved path and lists the file once. */
+    app_views[VIEW_RESULTS]->tick(&s.app);
+    draw(&s);
+    show("w: saved");
+    expect_text("Results: 7 saved, 0 marked");
+    assert_true(find_text("not saved", 0, NULL) < 0);
+    y = find_text("fresh-run", 3, NULL);
+    assert_true(y > 0 && find_text("fresh-run", y + 1, NULL) != y + 1);
+    expect_text(" *2026-02-01 00:00 fresh-run");
+    close_screen(&s);
+    unlink(s.app.results_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_view_80x24),
         cmocka_unit_test(test_view_large),
+        cmocka_unit_test(test_view_unsaved),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
