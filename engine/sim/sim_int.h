@@ -13,7 +13,7 @@
 #define SIM_NIL      UINT32_MAX
 #define SIM_MAXDEPTH 64 /* messages outstanding per QP direction */
 
-/* ---- events: a binary heap ordered by (time, insertion sequence) ---- */
+/* ---- events, ordered by (time, insertion sequence) ---- */
 enum sim_ev_type {
     EV_ARRIVE = 0,  /* the first frame on a port's wire arrives (index: the sending port) */
     EV_CREDIT,      /* the first credit update travelling back from a port arrives */
@@ -32,10 +32,22 @@ enum sim_ev_type {
 #define EV_SHIFT 27
 #define EV_MASK  ((1u << EV_SHIFT) - 1)
 
+/* Events sort on one 64-bit key: the time in ps above SIM_SEQ_BITS bits of insertion order,
+ * so ties run first in, first out (among events pushed within 4096 of each other; beyond,
+ * still in one deterministic order). Simulated time is therefore bounded by SIM_T_MAX (2^52 ps,
+ * 75 minutes); later events are clamped to it. */
+#define SIM_SEQ_BITS 12
+#define SIM_T_MAX    ((1ull << (64 - SIM_SEQ_BITS)) - 1)
+
 struct sim_ev {
-    uint64_t t;    /* ps */
-    uint32_t seq;  /* insertion order: ties run first-in first-out */
+    uint64_t key;  /* t << SIM_SEQ_BITS | sequence */
     uint32_t what; /* type << EV_SHIFT | index */
+    uint32_t pad;
+};
+
+struct sim_heap {
+    struct sim_ev *e;
+    uint32_t n, cap;
 };
 
 /* ---- packets ---- */
@@ -209,8 +221,8 @@ struct sim {
     uint32_t nfg, fg_left; /* foreground apps, and those not done */
     bool aborted;
     /* events */
-    struct sim_ev *heap;
-    uint32_t nheap, heap_cap, seq;
+    struct sim_heap hq[2]; /* [0] frames and ports, [1] timers */
+    uint32_t seq;
     uint64_t now, events;
     /* packets */
     struct sim_pkt *pkts;
@@ -230,13 +242,107 @@ struct sim {
     bool anchored;
 };
 
-/* sim_evq.c */
-void sim_ev_push(struct sim *s, uint64_t t, enum sim_ev_type type, uint32_t idx);
+/* sim_evq.c: two binary heaps over arrays that double when full (never per event): the hot
+ * one holds frames arriving, ports finishing a frame and adapters waking (one or two per port),
+ * the other the timers (retransmission, PFC, DCQCN, IB CC, link events); both share the
+ * sequence, so together they keep one order. Push and pop are inline for the event loop; pop
+ * moves the hole to a leaf first, then sifts the last element up (fewer comparisons when, as
+ * usual, the last element is late). */
+void sim_ev_grow(struct sim_heap *hp);
+
+static inline void sim_ev_push(struct sim *s, uint64_t t, enum sim_ev_type type, uint32_t idx)
+{
+    struct sim_heap *hp = &s->hq[type > EV_NIC_WAKE];
+    if (hp->n == hp->cap)
+        sim_ev_grow(hp);
+    if (t > SIM_T_MAX)
+        t = SIM_T_MAX;
+    uint64_t key = (t << SIM_SEQ_BITS) | (s->seq++ & ((1u << SIM_SEQ_BITS) - 1));
+    struct sim_ev *h = hp->e;
+    uint32_t i = hp->n++;
+    while (i) {
+        uint32_t parent = (i - 1) >> 1;
+        if (h[parent].key <= key)
+            break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i].key = key;
+    h[i].what = ((uint32_t)type << EV_SHIFT) | idx;
+}
+
+static inline bool sim_ev_any(const struct sim *s)
+{
+    return s->hq[0].n || s->hq[1].n;
+}
+
+/* Key of the earliest event (UINT64_MAX when none). */
+static inline uint64_t sim_ev_top(const struct sim *s)
+{
+    uint64_t a = s->hq[0].n ? s->hq[0].e[0].key : UINT64_MAX;
+    uint64_t b = s->hq[1].n ? s->hq[1].e[0].key : UINT64_MAX;
+    return a < b ? a : b;
+}
+
+/* Time of the earliest event, ps (the queue must not be empty). */
+static inline uint64_t sim_ev_next(const struct sim *s)
+{
+    return sim_ev_top(s) >> SIM_SEQ_BITS;
+}
+
 /* Remove the earliest event into *out; false when the queue is empty. */
-bool sim_ev_pop(struct sim *s, struct sim_ev *out);
+static inline bool sim_ev_pop(struct sim *s, struct sim_ev *out)
+{
+    struct sim_heap *hp = &s->hq[0];
+    if (!hp->n || (s->hq[1].n && s->hq[1].e[0].key < hp->e[0].key))
+        hp = &s->hq[1];
+    if (!hp->n)
+        return false;
+    struct sim_ev *h = hp->e;
+    *out = h[0];
+    uint32_t n = --hp->n;
+    if (!n)
+        return true;
+    struct sim_ev last = h[n];
+    uint32_t i = 0, c;
+    while ((c = 2 * i + 1) < n) {
+        if (c + 1 < n && h[c + 1].key < h[c].key)
+            c++;
+        h[i] = h[c];
+        i = c;
+    }
+    while (i) {
+        uint32_t parent = (i - 1) >> 1;
+        if (h[parent].key <= last.key)
+            break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = last;
+    return true;
+}
+
 int sim_pool_init(struct sim *s, uint32_t n);
-uint32_t sim_pkt_alloc(struct sim *s);
-void sim_pkt_free(struct sim *s, uint32_t i);
+void sim_pool_grow(struct sim *s);
+
+static inline uint32_t sim_pkt_alloc(struct sim *s)
+{
+    if (s->free_head == SIM_NIL)
+        sim_pool_grow(s);
+    uint32_t i = s->free_head;
+    s->free_head = s->pkts[i].next;
+    s->pkts[i].next = SIM_NIL;
+    s->pkts[i].flags = 0;
+    s->live++;
+    return i;
+}
+
+static inline void sim_pkt_free(struct sim *s, uint32_t i)
+{
+    s->pkts[i].next = s->free_head;
+    s->free_head = i;
+    s->live--;
+}
 static inline uint64_t sim_rand(struct sim *s)
 {
     /* splitmix64 */

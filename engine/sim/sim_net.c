@@ -250,7 +250,9 @@ static void sw_forward(struct sim *s, uint32_t node, uint32_t pkt)
         return;
     }
     uint32_t pick;
-    if (s->p.fabric == SIM_FABRIC_IB)
+    if (cnt == 1)
+        pick = 0;
+    else if (s->p.fabric == SIM_FABRIC_IB)
         pick = k->dst % cnt; /* fixed routes: one path per destination */
     else
         pick = (uint32_t)(sim_mix64(s->qds[k->qd].hash ^ n->salt ^ ((uint64_t)k->type << 40)) %

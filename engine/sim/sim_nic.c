@@ -394,8 +394,8 @@ static void send_data(struct sim *s, struct sim_qd *q, uint32_t pi)
         q->mcur = (q->mcur + 1) % SIM_MAXDEPTH;
     /* Pacing: the QP's rate (DCQCN R_C, else line rate) over wire bytes, the app's limit over
      * payload, plus IB CC's inter-packet delay CCT[CCTI]. */
-    double rate = q->cc_active ? q->rp.rc : q->rp.line;
-    uint64_t gap = (uint64_t)((double)k->wire * 8000.0 / rate);
+    uint64_t gap =
+        q->cc_active ? (uint64_t)((double)k->wire * 8000.0 / q->rp.rc) : sim_port_ser(p, k->wire);
     if (q->rate_cap > 0) {
         uint64_t g2 = (uint64_t)((double)payload * 8000.0 / q->rate_cap);
         if (g2 > gap)

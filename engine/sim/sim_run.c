@@ -54,9 +54,9 @@ int sim_new(const cJSON *topo, const char *what, const struct sim_params *p, str
             return rc;
         }
     }
-    s->heap_cap = 1024;
-    s->heap = xmalloc(s->heap_cap * sizeof(*s->heap));
-    sim_pool_init(s, 1u << 15);
+    sim_ev_grow(&s->hq[0]);
+    sim_ev_grow(&s->hq[1]);
+    sim_pool_init(s, 4096);
     s->rng = s->p.seed * 0x2545f4914f6cdd1dull + 1;
     for (int i = 0; i < s->p.nlink_events; i++)
         sim_ev_push(s, s->p.link_events[i].at, EV_LINK, (uint32_t)i);
@@ -92,7 +92,8 @@ void sim_free(struct sim *s)
     free(s->routes);
     free(s->apps);
     free(s->qds);
-    free(s->heap);
+    free(s->hq[0].e);
+    free(s->hq[1].e);
     free(s->pkts);
     free(s);
 }
@@ -235,7 +236,7 @@ static inline bool over(const struct sim *s)
 
 static inline void dispatch(struct sim *s, const struct sim_ev *e)
 {
-    s->now = e->t;
+    s->now = e->key >> SIM_SEQ_BITS;
     uint32_t idx = e->what & EV_MASK;
     switch ((enum sim_ev_type)(e->what >> EV_SHIFT)) {
     case EV_ARRIVE:
@@ -284,8 +285,8 @@ static inline void dispatch(struct sim *s, const struct sim_ev *e)
 uint64_t sim_run_until(struct sim *s, uint64_t until)
 {
     uint64_t n = 0;
-    struct sim_ev e;
-    while (s->nheap && s->heap[0].t <= until && !over(s)) {
+    struct sim_ev e = {0};
+    while (sim_ev_any(s) && sim_ev_next(s) <= until && !over(s)) {
         sim_ev_pop(s, &e);
         dispatch(s, &e);
         n++;
@@ -297,7 +298,7 @@ uint64_t sim_run_until(struct sim *s, uint64_t until)
 uint64_t sim_step(struct sim *s, uint64_t max)
 {
     uint64_t n = 0;
-    struct sim_ev e;
+    struct sim_ev e = {0};
     while (n < max && !over(s) && sim_ev_pop(s, &e)) {
         dispatch(s, &e);
         n++;
@@ -314,8 +315,8 @@ bool sim_finished(const struct sim *s)
 uint64_t sim_run(struct sim *s, uint64_t max_ps)
 {
     uint64_t n = 0;
-    struct sim_ev e;
-    while (!over(s) && s->nheap && s->heap[0].t <= max_ps) {
+    struct sim_ev e = {0};
+    while (!over(s) && sim_ev_any(s) && sim_ev_next(s) <= max_ps) {
         sim_ev_pop(s, &e);
         dispatch(s, &e);
         n++;
@@ -331,7 +332,7 @@ uint64_t sim_now(const struct sim *s)
 
 uint64_t sim_next_time(const struct sim *s)
 {
-    return s->nheap ? s->heap[0].t : UINT64_MAX;
+    return sim_ev_any(s) ? sim_ev_next(s) : UINT64_MAX;
 }
 
 uint64_t sim_events(const struct sim *s)
@@ -422,8 +423,8 @@ uint64_t sim_play(struct sim *s, uint64_t wall_ns, uint64_t max_events)
         target = next;
     }
     uint64_t n = 0;
-    struct sim_ev e;
-    while (n < max_events && !over(s) && s->nheap && s->heap[0].t <= target) {
+    struct sim_ev e = {0};
+    while (n < max_events && !over(s) && sim_ev_any(s) && sim_ev_next(s) <= target) {
         sim_ev_pop(s, &e);
         dispatch(s, &e);
         n++;

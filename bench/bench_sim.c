@@ -1,0 +1,121 @@
+/* bench_sim: the fabric simulator's speed on one core: wall time of the 16-host 400 Gb/s RoCE
+ * incast (15 senders x 2 MB into one receiver, 4 KB MTU, 500 ns links, PFC) from building the
+ * fabric to the last completion, events per second on it and on the longer 100 Gb/s reference
+ * star (1000 B payloads), and the process's peak resident memory.
+ * Usage: bench_sim [RUNS]   (default 21; medians with the p10-p90 spread) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "common/jsonutil.h"
+#include "engine/sim/sim.h"
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct one {
+    double total_ms, run_ms, mev_s, sim_us;
+    unsigned long long events;
+};
+
+static int incast(const char *topo_text, uint32_t mtu, struct one *o)
+{
+    struct ft_err err = {0};
+    double t0 = now_ns();
+    cJSON *topo = cJSON_Parse(topo_text);
+    struct sim_params p;
+    sim_params_default(&p, SIM_FABRIC_ROCE);
+    p.mtu = mtu;
+    struct sim *s;
+    if (!topo || sim_new(topo, "bench", &p, &s, &err) < 0) {
+        fprintf(stderr, "bench_sim: %s\n", err.msg);
+        return -1;
+    }
+    cJSON_Delete(topo);
+    for (int i = 1; i < 16; i++) {
+        struct sim_app a = {
+            .src = i, .dst = 0, .op = SIM_OP_STREAM, .size = 2000000, .nqps = 1, .messages = 1};
+        if (sim_app_add(s, &a, &err) < 0) {
+            fprintf(stderr, "bench_sim: %s\n", err.msg);
+            return -1;
+        }
+    }
+    double t1 = now_ns();
+    sim_run(s, UINT64_MAX);
+    double t2 = now_ns();
+    o->events = sim_events(s);
+    o->sim_us = (double)sim_now(s) / 1e6;
+    bool ok = sim_finished(s);
+    sim_free(s);
+    double t3 = now_ns();
+    o->total_ms = (t3 - t0) / 1e6;
+    o->run_ms = (t2 - t1) / 1e6;
+    o->mev_s = (double)o->events / ((t2 - t1) / 1e9) / 1e6;
+    return ok ? 0 : -1;
+}
+
+static void report(const char *what, struct one *r, int n)
+{
+    double *v = malloc((size_t)n * sizeof(double));
+    const char *names[3] = {"wall, build to free", "wall, event loop", "events per second"};
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < n; i++)
+            v[i] = k == 0 ? r[i].total_ms : k == 1 ? r[i].run_ms : r[i].mev_s;
+        qsort(v, (size_t)n, sizeof(double), cmp_d);
+        printf("  %-22s %8.3f %s (p10-p90 %.3f-%.3f, n=%d)\n", names[k], v[n / 2],
+               k == 2 ? "M/s" : "ms", v[n / 10], v[n - 1 - n / 10], n);
+    }
+    printf("  %s: %llu events, %.1f us simulated\n", what, r[0].events, r[0].sim_us);
+    free(v);
+}
+
+int main(int argc, char **argv)
+{
+    int runs = argc > 1 ? atoi(argv[1]) : 21;
+    if (runs < 1)
+        runs = 1;
+    struct one *r = calloc((size_t)runs, sizeof(*r));
+    static const char star400[] =
+        "{\"format\":\"fabtop-sim-topology\",\"name\":\"star16-400g\",\"kind\":\"star\","
+        "\"hosts\":16,\"link_gbps\":400,\"link_delay_ns\":500}";
+    static const char star100[] =
+        "{\"format\":\"fabtop-sim-topology\",\"name\":\"star16-100g\",\"kind\":\"star\","
+        "\"hosts\":16,\"link_gbps\":100,\"link_delay_ns\":1000}";
+#ifdef __OPTIMIZE__
+    const char *opt = "optimised build";
+#else
+    const char *opt = "UNOPTIMISED build: numbers mean nothing";
+#endif
+    printf("%s; one core\n", opt);
+    printf("16-host 400 Gb/s incast, 15 x 2 MB, 4 KB MTU, PFC (targets: <= 6 ms, >= 20 M "
+           "events/s)\n");
+    struct one warm;
+    if (incast(star400, 4096, &warm) < 0)
+        return 1;
+    for (int i = 0; i < runs; i++)
+        if (incast(star400, 4096, &r[i]) < 0)
+            return 1;
+    report("run", r, runs);
+    printf("16-host 100 Gb/s reference star, 15 x 2 MB, 1000 B payloads, PFC\n");
+    for (int i = 0; i < runs; i++)
+        if (incast(star100, 1000, &r[i]) < 0)
+            return 1;
+    report("run", r, runs);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak resident memory: %.1f MB (target < 100 MB)\n", (double)ru.ru_maxrss / 1024);
+    free(r);
+    return 0;
+}
