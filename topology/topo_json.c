@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "topology/topo_fabric.h"
 #include "topology/topo_load.h"
 
 /* ---- enum <-> text tables ---- */
@@ -302,6 +303,9 @@ cJSON *topo_json_from_model(const struct topo_model *m)
     a = cJSON_AddArrayToObject(doc, "notes");
     for (int i = 0; i < m->nnotes; i++)
         cJSON_AddItemToArray(a, cJSON_CreateString(m->notes[i]));
+    cJSON *fab = topo_fabric_to_json(m); /* only when a fabric part ran */
+    if (fab)
+        cJSON_AddItemToObject(doc, "fabric", fab);
     return doc;
 }
 
@@ -732,6 +736,8 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
         }
     if ((a = array(&c, doc, "notes")))
         cJSON_ArrayForEach(o, a) if (cJSON_IsString(o)) topo_model_note(m, "%s", o->valuestring);
+    if (c.rc == 0)
+        c.rc = topo_fabric_from_json(cJSON_GetObjectItemCaseSensitive(doc, "fabric"), m, what, err);
     return c.rc;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "topology/topo_fabric.h"
 
 struct topo_model *topo_model_new(void)
 {
@@ -37,6 +38,7 @@ void topo_model_free(struct topo_model *m)
     free(m->adapters);
     free(m->ports);
     free(m->netdevs);
+    topo_fabric_free(&m->fabric);
     free(m);
 }
 

@@ -261,6 +261,162 @@ struct topo_host {
     int dmabuf;         /* tristate: GPU driver exports dma-buf for RDMA */
 };
 
+/* ---- fabric: what lies beyond the node's ports ----
+ * The InfiniBand subnet reachable from the node's IB ports (libibnetdisc, libibmad: see
+ * topo_ibfabric.h) and the Ethernet neighbours of its netdevs (LLDP through lldpd: see
+ * topo_lldp.h). Filled by `fabtop topo --fabric` on a live system, or read back from a
+ * snapshot; empty (valid == 0) otherwise. Helpers: topo_fabric.h. */
+
+/* IBA NodeInfo:NodeType (IBA vol 1, 14.2.5.3). */
+enum topo_fnode_type { TOPO_FNODE_CA = 1, TOPO_FNODE_SWITCH = 2, TOPO_FNODE_ROUTER = 3 };
+
+enum {
+    TOPO_FNODE_V_LID = 1u << 0,  /* lid */
+    TOPO_FNODE_V_HOPS = 1u << 1, /* hops and local */
+    TOPO_FNODE_V_IDS = 1u << 2,  /* vendor_id, device_id */
+};
+
+/* A node of the subnet: a switch, a channel adapter (HCA) or a router. */
+struct topo_fnode {
+    enum topo_fnode_type type;
+    uint64_t guid;        /* NodeGUID */
+    uint64_t sys_guid;    /* SystemImageGUID */
+    char desc[TOPO_TEXT]; /* NodeDescription ("leaf-1", "node01 mlx5_0") */
+    int nports;           /* NumPorts (a switch's management port 0 is not counted) */
+    unsigned valid;       /* TOPO_FNODE_V_* */
+    uint32_t vendor_id;   /* IEEE OUI, 24 bits */
+    uint16_t device_id;
+    uint32_t lid;            /* a switch's port 0 LID; a CA's first LID */
+    int hops;                /* cables on the shortest path from fabric.locals[local] */
+    int local;               /* index into fabric.locals: where hops are counted from */
+    int first_port, nfports; /* its discovered ports: a range in fabric.ports */
+};
+
+enum {
+    TOPO_FPORT_V_STATE = 1u << 0,     /* state, phys_state */
+    TOPO_FPORT_V_LID = 1u << 1,       /* lid, lmc */
+    TOPO_FPORT_V_WIDTH = 1u << 2,     /* width */
+    TOPO_FPORT_V_SPEED = 1u << 3,     /* lane_gbps, speed */
+    TOPO_FPORT_V_WIDTH_CAP = 1u << 4, /* width_sup, width_ena */
+    TOPO_FPORT_V_SPEED_CAP = 1u << 5, /* lane_sup_gbps, lane_ena_gbps */
+};
+
+/* One port of a fabric node, from its PortInfo (IBA 14.2.5.6). */
+struct topo_fport {
+    int node;       /* index into fabric.nodes */
+    int num;        /* port number; 0 is a switch's management port */
+    uint64_t guid;  /* PortGUID (a switch's ports share its port 0 GUID) */
+    unsigned valid; /* TOPO_FPORT_V_* */
+    enum topo_port_state state;
+    enum topo_phys_state phys_state;
+    uint32_t lid;
+    int lmc;
+    int width;                /* active lanes: 1, 2, 4, 8, 12 */
+    int width_sup, width_ena; /* widest lanes supported; supported and enabled */
+    double lane_gbps;         /* active lane speed, nominal Gb/s (2.5 SDR ... 100 NDR) */
+    double lane_sup_gbps;     /* fastest lane speed supported */
+    double lane_ena_gbps;     /* fastest lane speed supported and enabled */
+    char speed[8];            /* "SDR", "QDR", "HDR" */
+    int remote;               /* fabric port at the other end of the cable, -1 if none */
+};
+
+/* A cable between two discovered ports (derived from topo_fport.remote). */
+struct topo_flink {
+    int a, b; /* fabric ports, a < b */
+};
+
+/* One of this node's own IB ports that discovery started from. */
+struct topo_flocal {
+    char ca[TOPO_NAME];     /* the umad CA (RDMA device) name */
+    int num;                /* its port number */
+    int port;               /* model port index, -1 when the model has no such port */
+    int fport;              /* the same port in fabric.ports, -1 when not discovered */
+    char status[TOPO_TEXT]; /* "" when discovered, else why not */
+};
+
+/* A switch a route passes: entered on in_port, left on out_port as its linear forwarding
+ * table says for the destination LID. */
+struct topo_fhop {
+    int node; /* fabric node */
+    int in_port, out_port;
+};
+
+enum topo_route_status {
+    TOPO_ROUTE_OK = 0,     /* the walk reached the destination */
+    TOPO_ROUTE_NO_ENTRY,   /* a forwarding table has no port for the destination LID */
+    TOPO_ROUTE_DOWN,       /* a forwarding table sends it out of a port with no active link */
+    TOPO_ROUTE_LOOP,       /* a switch entered twice, or the hop limit reached */
+    TOPO_ROUTE_NO_ANSWER,  /* a switch did not answer within the MAD timeout */
+    TOPO_ROUTE_UNRESOLVED, /* source or destination is not in the discovered fabric */
+};
+
+/* The route between two ports, walked through the switches' forwarding tables. */
+struct topo_froute {
+    char src_spec[TOPO_NAME], dst_spec[TOPO_NAME]; /* as asked: "node01 HCA-1", "13" */
+    int src, dst;                                  /* fabric ports, -1 when unresolved */
+    uint32_t src_lid, dst_lid;
+    enum topo_route_status status;
+    char detail[TOPO_TEXT]; /* where and why the walk stopped, "" when OK */
+    int first_hop, nhops;   /* range in fabric.hops */
+};
+
+/* A switch port counter read with PerfMgt MADs, twice, fabric.window_s apart. */
+struct topo_fcounter {
+    int fport;           /* fabric port */
+    char name[40];       /* the topo_ibcounters name: "port_xmit_wait", "symbol_error" */
+    bool valid0, valid1; /* answered at the first / second sample */
+    uint64_t v0, v1;
+};
+
+enum {
+    TOPO_NB_V_VLAN = 1u << 0, /* vlan */
+    TOPO_NB_V_TTL = 1u << 1,  /* ttl */
+};
+
+/* An Ethernet neighbour as lldpd saw it on one of the node's interfaces. */
+struct topo_neighbour {
+    char ifname[32];          /* local interface */
+    int netdev;               /* model netdev, -1 when the model lacks it */
+    char protocol[16];        /* "LLDP", "CDPv2", ... */
+    char chassis_id[64];      /* "3e:ce:8b:6a:41:da" */
+    char chassis_id_type[16]; /* "mac", "ip", "local", ... */
+    char sysname[TOPO_NAME];
+    char sysdesc[TOPO_TEXT];
+    char port_id[64];
+    char port_id_type[16]; /* "ifname", "mac", "local", ... */
+    char port_desc[TOPO_TEXT];
+    char mgmt_addr[64]; /* first management address, "" if none */
+    char vlans[64];     /* advertised VLAN ids: "10,20", "" if none */
+    unsigned valid;     /* TOPO_NB_V_* */
+    int vlan;           /* the port VLAN id (PVID), else the first advertised VLAN */
+    int ttl;            /* seconds */
+};
+
+enum {
+    TOPO_FAB_V_IB = 1u << 0,       /* InfiniBand discovery was tried (see ib_status) */
+    TOPO_FAB_V_LLDP = 1u << 1,     /* LLDP neighbours were asked for (see lldp_status) */
+    TOPO_FAB_V_COUNTERS = 1u << 2, /* switch port counters were sampled (window_s) */
+};
+
+struct topo_fabric {
+    unsigned valid;        /* TOPO_FAB_V_* */
+    char ib_status[256];   /* what InfiniBand discovery found, or why it could not */
+    char lldp_status[256]; /* what LLDP found, or why not (lldpd not running, ...) */
+    double window_s;       /* seconds between the two counter samples */
+    int mad_timeout_ms;    /* per-MAD timeout used */
+    int mad_retries;       /* retries per MAD */
+    int nnodes, nports, nlinks, nlocals, nroutes, nhops, ncounters, nneighbours, nnotes;
+    struct topo_fnode *nodes;
+    struct topo_fport *ports;
+    struct topo_flink *links;
+    struct topo_flocal *locals;
+    struct topo_froute *routes;
+    struct topo_fhop *hops;
+    struct topo_fcounter *counters;
+    struct topo_neighbour *neighbours;
+    char **notes; /* what discovery met on the way, one sentence each */
+};
+
 /* ---- the model ---- */
 
 enum topo_source_kind {
@@ -288,7 +444,8 @@ struct topo_model {
     struct topo_port *ports;
     struct topo_netdev *netdevs;
     int nnotes;
-    char **notes; /* what was not found and why, one sentence each */
+    char **notes;              /* what was not found and why, one sentence each */
+    struct topo_fabric fabric; /* switches, links, routes, neighbours (topo_fabric.h) */
 };
 
 struct topo_model *topo_model_new(void);
