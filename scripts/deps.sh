@@ -5,9 +5,12 @@ set -eu
 
 # Build and run.
 FABTOP_BUILD_DEPS="build-essential cmake pkg-config libhwloc-dev hwloc-nox libibverbs-dev \
-librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev libsodium-dev"
-# Tests: unit framework, formatting, terminal tests, fixtures, network namespaces.
-FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps"
+librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev libsodium-dev \
+libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
+# Tests: unit framework, formatting, terminal tests, fixtures, network namespaces, the
+# InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd.
+FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps \
+ibsim-utils libumad2sim0 opensm infiniband-diags lldpd"
 
 fabtop_missing() {
     missing=""
