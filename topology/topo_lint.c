@@ -13,6 +13,7 @@
 #include "common/fsutil.h"
 #include "common/strbuf.h"
 #include "topology/topo_affinity.h"
+#include "topology/topo_fablint.h"
 #include "topology/topo_ibcounters.h"
 
 const struct topo_lint_rule topo_lint_rules[] = {
@@ -34,6 +35,17 @@ const struct topo_lint_rule topo_lint_rules[] = {
     {"err-counter-rising", "an InfiniBand error counter that increased during the window"},
     {"err-counter-saturated", "an InfiniBand error counter stuck at its maximum value"},
     {"err-counter-reset", "an InfiniBand error counter that was cleared during the window (INFO)"},
+    /* Fabric rules (topo_fablint.c). */
+    {"port-ll-mismatch",
+     "a port stuck in Polling whose link layer differs from its siblings' or the stated one"},
+    {"fabric-link-mismatch",
+     "a host port and its switch port (or two ends of a cable) at different widths or speeds"},
+    {"fabric-link-degraded", "a fabric link narrower or slower than both its ends support"},
+    {"cabling-plan", "cabling that differs from the plan given with --cabling"},
+    {"route-broken", "a route whose forwarding tables do not lead to its destination"},
+    {"switch-counter-rising", "a switch port error counter that rose during the window"},
+    {"switch-counter-saturated", "a switch port error counter stuck at its maximum value"},
+    {"switch-xmit-wait", "a switch egress that waited for credits during the window (congestion)"},
 };
 const int topo_lint_nrules = (int)(sizeof(topo_lint_rules) / sizeof(topo_lint_rules[0]));
 
@@ -973,6 +985,7 @@ void topo_lint_run(const struct topo_model *m, const struct topo_lint_opts *o,
     rule_acs(m, out);
     if (o && o->errs)
         rule_counters(m, o->errs, out);
+    topo_fablint_run(m, o, out);
     sort_findings(out);
 }
 

@@ -41,9 +41,14 @@ struct topo_err_samples {
     double window_s; /* seconds between the two samples */
 };
 
+struct topo_cabling; /* topo_cabling.h */
+
 /* Options a user can state. */
 struct topo_lint_opts {
     const struct topo_err_samples *errs; /* NULL: counter rules are skipped */
+    enum topo_link_layer expect_ll;      /* the fabric's link layer as the user states it;
+                                          * TOPO_LL_UNKNOWN: not stated */
+    const struct topo_cabling *cabling;  /* a cabling plan to compare with; NULL: none */
 };
 
 /* Run every rule; findings are appended to out (sorted: errors first). */

@@ -775,11 +775,13 @@ static void test_rule_table(void **state)
 {
     (void)state;
     static const char *const expected[] = {
-        "pcie-width",       "pcie-speed",         "nic-pcie-bottleneck", "port-state",
-        "ib-no-sm",         "port-rate-mismatch", "roce-no-v2-gid",      "roce-mtu",
-        "mtu-mismatch",     "gpu-nic-far",        "fw-mismatch",         "memlock",
-        "gdr-missing",      "acs-redirect",       "err-counter-rising",  "err-counter-saturated",
-        "err-counter-reset"};
+        "pcie-width", "pcie-speed", "nic-pcie-bottleneck", "port-state", "ib-no-sm",
+        "port-rate-mismatch", "roce-no-v2-gid", "roce-mtu", "mtu-mismatch", "gpu-nic-far",
+        "fw-mismatch", "memlock", "gdr-missing", "acs-redirect", "err-counter-rising",
+        "err-counter-saturated", "err-counter-reset",
+        /* fabric rules (topo_fablint.c; triggered in tests/fabric/test_fabric.c) */
+        "port-ll-mismatch", "fabric-link-mismatch", "fabric-link-degraded", "cabling-plan",
+        "route-broken", "switch-counter-rising", "switch-counter-saturated", "switch-xmit-wait"};
     assert_int_equal(topo_lint_nrules, (int)(sizeof(expected) / sizeof(expected[0])));
     for (int i = 0; i < topo_lint_nrules; i++) {
         assert_string_equal(topo_lint_rules[i].id, expected[i]);
