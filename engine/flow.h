@@ -16,6 +16,7 @@
 #include "engine/mix.h"
 
 struct runner;
+struct topo_model;
 struct ctl_conn;
 struct xport_ops;
 
@@ -93,6 +94,8 @@ struct flow_rt {
 
     double setup_s, teardown_s; /* timed apart from the transfer */
     double fail_bound_s;        /* detect a dead peer or path within this (mix setting) */
+    double progress_deadline_s; /* no progress for this long fails the flow; a transport may
+                                 * raise it and fail_bound_s in setup to fit its timeouts */
     struct flow_wire wire;      /* latest sample (sampler thread) */
     uint64_t last_ack_ns;       /* when wire.acked_bytes last grew (sampler thread) */
     cJSON *conditions;          /* test conditions the transport reported after setup */
@@ -120,6 +123,8 @@ bool flow_pace(struct flow_worker *w, uint64_t bytes);
 void flow_fail(struct flow_rt *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Block while paused; returns false when the worker should exit. */
 bool flow_wait_running(struct flow_worker *w);
+/* The node's topology the run was started with (NULL if none), for NUMA placement. */
+const struct topo_model *flow_topology(const struct flow_rt *f);
 /* Events for the log the explorer shows. */
 void flow_event(struct flow_rt *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -36,9 +36,20 @@ const char *mix_latency_kind_str(enum mix_latency_kind k)
 
 enum mix_latency_kind mix_latency_kind_of(const struct mix_flow *f)
 {
+    /* RDMA verbs: READ is a round trip, "completion" times one WRITE from post to its
+     * completion, and bandwidth runs record post-to-completion of signalled requests. */
+    bool verbs = !strcmp(f->transport, "verbs");
+    const char *verb = verbs ? jsonutil_str(f->params, "verb") : NULL;
+    const char *lat = verbs ? jsonutil_str(f->params, "latency") : NULL;
     switch (f->op) {
     case MIX_OP_PINGPONG:
+        if (verb && !strcmp(verb, "read"))
+            return MIX_LAT_RTT;
+        if (lat && !strcmp(lat, "completion"))
+            return MIX_LAT_PER_OP;
         return MIX_LAT_HALF_RTT;
+    case MIX_OP_STREAM:
+        return verbs ? MIX_LAT_PER_OP : MIX_LAT_NONE;
     case MIX_OP_RR:
         return MIX_LAT_RTT;
     case MIX_OP_COLLECTIVE:

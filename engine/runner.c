@@ -129,6 +129,11 @@ static uint64_t last_alive(const struct flow_rt *f);
 
 /* ---- worker-side helpers (flow.h) ---- */
 
+const struct topo_model *flow_topology(const struct flow_rt *f)
+{
+    return f->runner->o.topo;
+}
+
 void flow_event(struct flow_rt *f, const char *fmt, ...)
 {
     char buf[140];
@@ -316,6 +321,7 @@ static struct flow_rt *flow_new(struct runner *r, int index)
     f->xp = xport_find(spec->transport);
     pthread_mutex_init(&f->lock, NULL);
     f->fail_bound_s = r->mix.fail_bound_s;
+    f->progress_deadline_s = r->mix.progress_deadline_s;
     atomic_init(&f->state, FLOW_ST_SETUP);
     atomic_init(&f->status, FLOW_PENDING);
     if (spec->size.kind == MIX_SIZE_SWEEP) {
@@ -591,10 +597,10 @@ static void check_progress(struct runner *r, struct flow_rt *f, uint64_t now)
     /* Check early enough that detection stays inside the mix's bound: one sampler period of
      * check granularity, one more for a late sampler tick on a busy host, and half a period
      * for acknowledgements the kernel was still processing when the path died. */
-    double deadline = r->mix.progress_deadline_s;
+    double deadline = f->progress_deadline_s;
     double margin = 2.5 / r->o.snapshot_hz;
-    if (deadline > r->mix.fail_bound_s - margin)
-        deadline = r->mix.fail_bound_s - margin;
+    if (deadline > f->fail_bound_s - margin)
+        deadline = f->fail_bound_s - margin;
     if (last && now > last && (now - last) / 1e9 > deadline)
         flow_fail(f, "no progress for %.2f s (deadline %.2f s): peer gone or path down?",
                   (now - last) / 1e9, deadline);

@@ -7,6 +7,7 @@
 
 static const struct xport_ops *const transports[] = {
     &xport_tcp,
+    &xport_verbs,
     &xport_sim,
     NULL,
 };

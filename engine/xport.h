@@ -46,6 +46,7 @@ const struct xport_ops *const *xport_all(void);
 const struct agent_handler *const *xport_agent_handlers(int *n);
 
 extern const struct xport_ops xport_tcp;
+extern const struct xport_ops xport_verbs;
 extern const struct xport_ops xport_sim;
 
 #endif

@@ -61,16 +61,30 @@ static int wait_fd(int fd, short ev, int ms)
     return 1;
 }
 
-/* Move exactly n bytes; keep_going() is polled between slices. Returns 0, -errno, or
- * -ECANCELED when keep_going said stop, -ENODATA on EOF. */
+/* Data sockets are blocking with short send/receive timeouts: one system call per
+ * transfer on the fast path (no poll), and a worker still notices a stop request within
+ * IO_SLICE_MS. */
+static int set_io_timeouts(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        return -errno;
+    struct timeval tv = {0, IO_SLICE_MS * 1000};
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+        return -errno;
+    return 0;
+}
+
+/* Move exactly n bytes; keep() is asked each time a slice passes without progress.
+ * Returns 0, -errno, -ECANCELED when keep() said stop, -ENODATA on EOF. */
 typedef bool (*keep_fn)(void *arg);
 
 static int xfer_all(int fd, void *buf, size_t n, bool out, keep_fn keep, void *arg, uint64_t *moved)
 {
     char *p = buf;
     while (n) {
-        ssize_t k =
-            out ? send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT) : recv(fd, p, n, MSG_DONTWAIT);
+        ssize_t k = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
         if (k > 0) {
             p += k;
             n -= (size_t)k;
@@ -82,13 +96,16 @@ static int xfer_all(int fd, void *buf, size_t n, bool out, keep_fn keep, void *a
             return -ENODATA;
         if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             return -errno;
-        if (keep && !keep(arg))
+        if (!keep(arg))
             return -ECANCELED;
-        int rc = wait_fd(fd, out ? POLLOUT : POLLIN, IO_SLICE_MS);
-        if (rc < 0)
-            return rc;
     }
     return 0;
+}
+
+/* keep() for handshakes: until the deadline (CLOCK_MONOTONIC ns) passes. */
+static bool before_deadline(void *arg)
+{
+    return flow_now_ns() < *(const uint64_t *)arg;
 }
 
 static int set_nonblock(int fd)
@@ -251,16 +268,19 @@ static int connect_one(struct flow_rt *f, struct tcp_flow *t, int idx, struct ft
     /* Greeting: magic, connection index, the session's token; the agent answers one byte. */
     uint32_t hello[2] = {htonl(TCP_HELLO), htonl((uint32_t)idx)};
     uint8_t ack = 0;
+    uint64_t until = flow_now_ns() + 3000000000ull;
     if (rc == 0)
-        rc = xfer_all(fd, hello, sizeof(hello), true, NULL, NULL, NULL);
+        rc = set_io_timeouts(fd);
     if (rc == 0)
-        rc = xfer_all(fd, t->token, TCP_TOKEN, true, NULL, NULL, NULL);
-    if (rc == 0) {
-        rc = wait_fd(fd, POLLIN, 3000);
-        rc = rc > 0 ? xfer_all(fd, &ack, 1, false, NULL, NULL, NULL) : (rc ? rc : -ETIMEDOUT);
-        if (rc == 0 && ack != 1)
-            rc = -EACCES;
-    }
+        rc = xfer_all(fd, hello, sizeof(hello), true, before_deadline, &until, NULL);
+    if (rc == 0)
+        rc = xfer_all(fd, t->token, TCP_TOKEN, true, before_deadline, &until, NULL);
+    if (rc == 0)
+        rc = xfer_all(fd, &ack, 1, false, before_deadline, &until, NULL);
+    if (rc == -ECANCELED)
+        rc = -ETIMEDOUT;
+    if (rc == 0 && ack != 1)
+        rc = -EACCES;
     if (rc < 0) {
         close(fd);
         return ft_err_set(err, rc, "flow %s: data connection %d to %s port %d: %s", s->name, idx,
@@ -379,8 +399,7 @@ static void run_stream(struct flow_worker *w, bool sender)
         size_t n = size > BUF_BYTES ? BUF_BYTES : size;
         if (sender && !flow_pace(w, n))
             break;
-        ssize_t k = sender ? send(w->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT)
-                           : recv(w->fd, buf, BUF_BYTES, MSG_DONTWAIT);
+        ssize_t k = sender ? send(w->fd, buf, n, MSG_NOSIGNAL) : recv(w->fd, buf, BUF_BYTES, 0);
         if (k > 0) {
             in_msg += (uint64_t)k;
             uint64_t msgs = in_msg / size;
@@ -398,11 +417,7 @@ static void run_stream(struct flow_worker *w, bool sender)
             describe_error(f, -errno, "stream");
             break;
         }
-        int rc = wait_fd(w->fd, sender ? POLLOUT : POLLIN, IO_SLICE_MS);
-        if (rc < 0) {
-            describe_error(f, rc, "stream");
-            break;
-        }
+        /* a timeout slice passed: look at the flow's state again */
     }
     free(buf);
 }
@@ -661,15 +676,13 @@ static void *srv_conn_main(void *arg)
             /* Receive and discard; under a rate cap read no faster than the cap, so TCP's
              * flow control holds the client back. */
             size_t n = sf->rate_gbps > 0 ? 64 * 1024 : BUF_BYTES;
-            ssize_t k = recv(c->fd, buf, n, MSG_DONTWAIT);
+            ssize_t k = recv(c->fd, buf, n, 0);
             if (k == 0)
                 break;
             if (k < 0) {
                 if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                     break;
-                if (wait_fd(c->fd, POLLIN, IO_SLICE_MS) < 0)
-                    break;
-                continue;
+                continue; /* a timeout slice: check for stop */
             }
             srv_pace(c, &paced, t0, (size_t)k);
         }
@@ -689,9 +702,12 @@ static void *srv_acceptor(void *arg)
             continue;
         struct sockaddr_storage from;
         socklen_t fl = sizeof(from);
-        int fd = accept4(sf->lfd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0)
+        int fd = accept4(sf->lfd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC);
+        if (fd < 0 || set_io_timeouts(fd) < 0) {
+            if (fd >= 0)
+                close(fd);
             continue;
+        }
         /* Only the authenticated client, with the session's token, may connect. */
         uint32_t hello[2];
         uint8_t tok[TCP_TOKEN];
@@ -699,12 +715,9 @@ static void *srv_acceptor(void *arg)
         uint64_t until = flow_now_ns() + 3000000000ull;
         int rc = 0;
         if (ok) {
-            rc = wait_fd(fd, POLLIN, 3000);
-            rc = rc > 0 ? xfer_all(fd, hello, sizeof(hello), false, NULL, NULL, NULL) : -1;
+            rc = xfer_all(fd, hello, sizeof(hello), false, before_deadline, &until, NULL);
             if (rc == 0)
-                rc = wait_fd(fd, POLLIN, (int)((until - flow_now_ns()) / 1000000)) > 0
-                         ? xfer_all(fd, tok, sizeof(tok), false, NULL, NULL, NULL)
-                         : -1;
+                rc = xfer_all(fd, tok, sizeof(tok), false, before_deadline, &until, NULL);
         }
         ok = ok && rc == 0 && ntohl(hello[0]) == TCP_HELLO &&
              ntohl(hello[1]) < (uint32_t)sf->nconns &&
@@ -716,7 +729,7 @@ static void *srv_acceptor(void *arg)
             continue;
         }
         uint8_t ack = 1;
-        xfer_all(fd, &ack, 1, true, NULL, NULL, NULL);
+        xfer_all(fd, &ack, 1, true, before_deadline, &until, NULL);
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         int idx = (int)ntohl(hello[1]);

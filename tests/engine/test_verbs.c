@@ -1,0 +1,148 @@
+/* Verbs transport pieces that need no RDMA device: the RLIMIT_MEMLOCK check (with
+ * CAP_IPC_LOCK dropped), the peer-loss bound, parameter validation, the "no device" reason,
+ * and GPU memory through dma-buf (exported on a machine with a CUDA GPU, else the reason). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/capability.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/jsonutil.h"
+#include "engine/mix.h"
+#include "engine/vb_res.h"
+#include "engine/xport.h"
+
+/* Clear CAP_IPC_LOCK from the effective set (capget/capset, capabilities(7)). */
+static void drop_ipc_lock(void)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    assert_int_equal(syscall(SYS_capget, &h, d), 0);
+    d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+    assert_int_equal(syscall(SYS_capset, &h, d), 0);
+}
+
+static void memlock_check(void **state)
+{
+    (void)state;
+    struct rlimit old, low = {64 * 1024, 64 * 1024};
+    getrlimit(RLIMIT_MEMLOCK, &old);
+    drop_ipc_lock();
+    assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &low), 0);
+    struct ft_err err = {0};
+    assert_int_equal(vb_memlock_check(1 << 20, &err), -ENOMEM);
+    assert_non_null(strstr(err.msg, "RLIMIT_MEMLOCK is 64 KiB"));
+    assert_non_null(strstr(err.msg, "1.00 MiB"));
+    assert_non_null(strstr(err.msg, "ulimit -l unlimited"));
+    assert_non_null(strstr(err.msg, "CAP_IPC_LOCK"));
+    assert_int_equal(vb_memlock_check(32 * 1024, &err), 0);
+    /* Lowering a limit is always allowed; raising it back needs privilege, so only an
+     * unprivileged run leaves it low (the process ends here anyway). */
+    setrlimit(RLIMIT_MEMLOCK, &old);
+}
+
+static void timeout_bound(void **state)
+{
+    (void)state;
+    /* T_o = 4.096 us x 2^timeout; (retry_cnt + 1) attempts of up to 4 T_o each. */
+    assert_float_equal(vb_timeout_bound_s(14, 7, "mlx5"), 8 * 4 * 4.096e-6 * 16384, 1e-9);
+    assert_float_equal(vb_timeout_bound_s(12, 6, "rxe"), 7 * 4 * 4.096e-6 * 4096, 1e-9);
+    /* rdma_rxe: at least one 4 ms tick per attempt; retry_cnt 7 retries forever. */
+    assert_float_equal(vb_timeout_bound_s(1, 0, "rxe"), 4 * 0.004, 1e-12);
+    assert_float_equal(vb_timeout_bound_s(1, 0, "mlx5"), 4 * 8.192e-6, 1e-12);
+    assert_true(isinf(vb_timeout_bound_s(14, 7, "rxe")));
+}
+
+static int check_flow(const char *params, struct ft_err *err)
+{
+    *err = (struct ft_err){0}; /* ft_err keeps the first message */
+    char js[512];
+    snprintf(js, sizeof(js),
+             "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"t\", \"flows\": "
+             "[{\"name\": \"f\", \"transport\": \"verbs\", \"op\": \"pingpong\", \"size\": 2, "
+             "\"params\": %s}]}",
+             params);
+    cJSON *doc = cJSON_Parse(js);
+    assert_non_null(doc);
+    struct mix m;
+    int rc = mix_from_json(doc, "test", &m, err);
+    cJSON_Delete(doc);
+    if (rc < 0)
+        return rc;
+    rc = xport_find("verbs")->validate(&m.flows[0], err);
+    mix_free(&m);
+    return rc;
+}
+
+static void validation(void **state)
+{
+    (void)state;
+    struct ft_err err = {0};
+    assert_int_equal(check_flow("{\"verb\": \"write\", \"timeout\": 12, \"retry_cnt\": 6}", &err),
+                     0);
+    assert_true(check_flow("{\"verb\": \"atomic\"}", &err) < 0);
+    assert_non_null(strstr(err.msg, "verb"));
+    assert_true(check_flow("{\"timeout\": 32}", &err) < 0);
+    assert_non_null(strstr(err.msg, "timeout 0-31"));
+    assert_true(check_flow("{\"retry_cnt\": 8}", &err) < 0);
+    assert_true(check_flow("{\"dscp\": 64}", &err) < 0);
+}
+
+static void no_device_reason(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    if (access("/sys/class/infiniband", F_OK) == 0)
+        skip(); /* this machine has RDMA devices: nothing to check here */
+    assert_true(xport_find("verbs")->available(why, sizeof(why)) < 0);
+    assert_non_null(strstr(why, "no RDMA device"));
+    assert_non_null(strstr(why, "rdma_rxe"));
+}
+
+static void gpu_dmabuf(void **state)
+{
+    (void)state;
+    struct ft_err err = {0};
+    int rc = vb_gpu_dmabuf_check(0, &err);
+    if (rc == -ELIBACC || rc == -ENODEV) {
+        /* No CUDA driver or GPU: the reason says which. */
+        assert_true(strstr(err.msg, "no CUDA driver") || strstr(err.msg, "CUDA device 0"));
+        skip();
+    }
+    if (rc == -EOPNOTSUPP) {
+        assert_non_null(strstr(err.msg, "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED"));
+        return;
+    }
+    assert_int_equal(rc, 0);
+    /* The real export: device memory as a dma-buf file descriptor, ready for
+     * ibv_reg_dmabuf_mr (which needs an RDMA NIC, absent on the GPU machines here). */
+    struct vb_res r = {.dmabuf_fd = -1};
+    assert_int_equal(vb_gpu_buffer(&r, 0, 100000, &err), 0);
+    assert_true(r.buf_gpu);
+    assert_true(r.dmabuf_fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(r.dmabuf_fd, &st), 0);
+    assert_true(r.buf_addr != 0 && r.buf_addr % 65536 == 0);
+    vb_close(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(timeout_bound),    cmocka_unit_test(validation),
+        cmocka_unit_test(no_device_reason), cmocka_unit_test(gpu_dmabuf),
+        cmocka_unit_test(memlock_check), /* last: it leaves the process unprivileged */
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

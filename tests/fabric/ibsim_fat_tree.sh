@@ -1,0 +1,69 @@
+#!/bin/sh
+# ibsim_fat_tree: a two-level fat tree (2 spines, 4 leaves, 8 HCAs) under ibsim and
+# OpenSM. The discovered graph must match the file exactly; routes between HCAs (also
+# between two HCAs that are not this node) must follow the forwarding tables OpenSM
+# programmed, hop for hop as ibtracert walks them; a cabling plan equal to the file must
+# be clean, and plans that differ from the cabling must be reported.
+. "$(dirname "$0")/ibsim_lib.sh"
+
+need_ibsim
+start_ibsim "$NETS/fat-tree.net"
+run_opensm
+
+lid() { json "$TMP/f.json" "[n['lid'] for n in d['fabric']['ib']['nodes'] if n['desc'] == '$1'][0]"; }
+
+fabtop_fabric "$TMP/f.json" --window 0.2 || fail "fabtop topo --fabric: $(cat "$TMP/f.json.err")"
+$CHECK graph "$NETS/fat-tree.net" "$TMP/f.json" || fail "discovered graph differs from the file"
+pass "graph matches fat-tree.net (6 switches, 8 HCAs, 16 cables, hop counts)"
+
+# Routes between pairs, two of them not involving this node, named three ways.
+h1=$(lid "node01 HCA-1") h3=$(lid "node03 HCA-1") h5=$(lid "node05 HCA-1")
+h7=$(lid "node07 HCA-1") h8=$(lid "node08 HCA-1")
+fabtop_fabric "$TMP/r.json" --window 0.2 --route "$h1,$h7" --route "node03 HCA-1,node08" \
+    --route "0x0000000000100008,$h3" --route "$h7,$h1" --route "node02,node01 HCA-1" ||
+    fail "fabtop --route: $(cat "$TMP/r.json.err")"
+pairs="$h1:$h7 $h3:$h8 $h5:$h3 $h7:$h1 $(lid "node02 HCA-1"):$h1"
+i=0
+for p in $pairs; do
+    sim timeout 20 ibtracert "${p%%:*}" "${p##*:}" >"$TMP/trace$i" 2>&1 ||
+        fail "ibtracert ${p%%:*} ${p##*:}: $(cat "$TMP/trace$i")"
+    $CHECK tracert "$TMP/r.json" $i "$TMP/trace$i" || fail "route $p differs from ibtracert"
+    i=$((i + 1))
+done
+[ "$(json "$TMP/r.json" "len(d['fabric']['ib']['routes'][0]['hops'])")" = 3 ] ||
+    fail "leaf -> spine -> leaf should be 3 switches"
+[ "$(json "$TMP/r.json" "len(d['fabric']['ib']['routes'][4]['hops'])")" = 1 ] ||
+    fail "two HCAs on one leaf should be 1 switch apart"
+pass "5 routes follow the forwarding tables OpenSM programmed (ibtracert agrees hop by hop)"
+
+# The file itself as the plan: clean. Then two plans that differ.
+sim timeout 60 "$FABTOP" topo --fabric --json --window 0 --cabling "$NETS/fat-tree.net" \
+    --lldp-socket "$TMP/none.sock" >"$TMP/p0.json" 2>/dev/null
+[ "$(json "$TMP/p0.json" "len([f for f in d['lint'] if f['rule'] == 'cabling-plan'])")" = 0 ] ||
+    fail "the file as plan reports differences: $(json "$TMP/p0.json" "[f['message'] for f in d['lint'] if f['rule'] == 'cabling-plan']")"
+# The plan swaps node05 and node06 on leaf-3, and moves leaf-4's uplink to spine-1 port 8.
+sed -e 's/^\[1\] "H5"\[1\]/[1] "H6"[1]/' -e 's/^\[2\] "H6"\[1\]/[2] "H5"[1]/' \
+    -e '/^Hca 1 "H5"/{n;s/"L3"\[1\]/"L3"[2]/}' -e '/^Hca 1 "H6"/{n;s/"L3"\[2\]/"L3"[1]/}' \
+    -e 's/^\[4\] "L4"\[5\]/[8] "L4"[5]/' -e 's/^\[5\] "S1"\[4\]/[5] "S1"[8]/' \
+    "$NETS/fat-tree.net" >"$TMP/plan.net"
+cmp -s "$TMP/plan.net" "$NETS/fat-tree.net" && fail "the plan was not changed"
+sim timeout 60 "$FABTOP" topo --fabric --json --window 0 --cabling "$TMP/plan.net" \
+    --lldp-socket "$TMP/none.sock" >"$TMP/p1.json" 2>/dev/null
+rc=$?
+[ $rc = 2 ] || fail "a plan that differs gives exit $rc, expected 2 (lint errors)"
+json "$TMP/p1.json" "'\n'.join(f['severity'] + ' ' + f['message'] for f in d['lint'] if f['rule'] == 'cabling-plan')" >"$TMP/p1.txt"
+for want in "leaf-3 port 1 is cabled to node05 HCA-1 port 1" \
+    "node06 HCA-1 port 1 is cabled to leaf-3 port 2" "spine-1 port 8 has no link" \
+    "leaf-4 port 5 is cabled to spine-1 port 4"; do
+    grep -qF -e "$want" "$TMP/p1.txt" || { cat "$TMP/p1.txt"; fail "plan report lacks '$want'"; }
+done
+[ "$(wc -l <"$TMP/p1.txt")" = 3 ] || { cat "$TMP/p1.txt"; fail "expected 3 differences"; }
+# The JSON form: node08 should be on leaf-4 port 3.
+printf '[{"node": "node08 HCA-1", "switch": "leaf-4", "switch_port": 3},\n %s]\n' \
+    '{"node": "node07 HCA-1", "port": 1, "switch": "leaf-4", "switch_port": 1}' >"$TMP/plan.json"
+sim timeout 60 "$FABTOP" topo --fabric --json --window 0 --cabling "$TMP/plan.json" \
+    --lldp-socket "$TMP/none.sock" >"$TMP/p2.json" 2>/dev/null
+[ "$(json "$TMP/p2.json" "[f['message'] for f in d['lint'] if f['rule'] == 'cabling-plan']")" = \
+  "['plan line 1 wants node08 HCA-1 port 1 <-> leaf-4 port 3, but node08 HCA-1 port 1 is cabled to leaf-4 port 2; leaf-4 port 3 has no link (DOWN/Polling)']" ] ||
+    fail "JSON plan: $(json "$TMP/p2.json" "[f['message'] for f in d['lint'] if f['rule'] == 'cabling-plan']")"
+pass "cabling plans that differ from the cabling are reported (ibnetdiscover and JSON forms)"
