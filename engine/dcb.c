@@ -15,8 +15,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define NLA_OK(a, len) ((len) >= (int)sizeof(struct nlattr) && (a)->nla_len >= sizeof(struct nlattr) && (a)->nla_len <= (len))
-#define NLA_NEXT(a, len)                                                                       \
+#define NLA_OK(a, len)                                                                             \
+    ((len) >= (int)sizeof(struct nlattr) && (a)->nla_len >= sizeof(struct nlattr) &&               \
+     (a)->nla_len <= (len))
+#define NLA_NEXT(a, len)                                                                           \
     ((len) -= NLA_ALIGN((a)->nla_len), (struct nlattr *)((char *)(a) + NLA_ALIGN((a)->nla_len)))
 #define NLA_DATA(a) ((void *)((char *)(a) + NLA_HDRLEN))
 
@@ -101,7 +103,8 @@ int dcb_query(const char *netdev, struct dcb_info *out, struct ft_err *err)
         }
         if (nh->nlmsg_type != RTM_GETDCB)
             continue;
-        struct nlattr *a = (struct nlattr *)((char *)NLMSG_DATA(nh) + NLA_ALIGN(sizeof(struct dcbmsg)));
+        struct nlattr *a =
+            (struct nlattr *)((char *)NLMSG_DATA(nh) + NLA_ALIGN(sizeof(struct dcbmsg)));
         int alen = (int)nh->nlmsg_len - (int)NLMSG_LENGTH(NLA_ALIGN(sizeof(struct dcbmsg)));
         for (; NLA_OK(a, alen); a = NLA_NEXT(a, alen))
             if ((a->nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE)

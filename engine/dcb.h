@@ -11,11 +11,11 @@
 #include "common/ft_err.h"
 
 struct dcb_info {
-    bool available;        /* the netdev answered DCB_CMD_IEEE_GET */
-    char why[160];         /* when not: "veth0 does not offer DCB (Operation not supported)" */
-    bool trust_dscp;       /* DSCP APP entries exist: the port classifies by DSCP */
-    int dscp_prio[64];     /* priority per DSCP from the APP table, -1 if not mapped */
-    unsigned pfc_en;       /* bit p set: PFC enabled on priority p */
+    bool available;    /* the netdev answered DCB_CMD_IEEE_GET */
+    char why[160];     /* when not: "veth0 does not offer DCB (Operation not supported)" */
+    bool trust_dscp;   /* DSCP APP entries exist: the port classifies by DSCP */
+    int dscp_prio[64]; /* priority per DSCP from the APP table, -1 if not mapped */
+    unsigned pfc_en;   /* bit p set: PFC enabled on priority p */
     bool pfc_known;
 };
 

@@ -398,8 +398,8 @@ static int preset_dirs(char dirs[3][512])
 int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err)
 {
     /* A file path, or NAME.json; "sim/NAME" is a preset in a subfolder when no such file. */
-    bool sub = !strstr(name_or_path, ".json") && name_or_path[0] != '/' &&
-               name_or_path[0] != '.' && access(name_or_path, F_OK) != 0;
+    bool sub = !strstr(name_or_path, ".json") && name_or_path[0] != '/' && name_or_path[0] != '.' &&
+               access(name_or_path, F_OK) != 0;
     if (!sub && (strchr(name_or_path, '/') || strstr(name_or_path, ".json")))
         return mix_load_file(name_or_path, m, err);
     char dirs[3][512];
