@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "topology/topo_fabric.h"
+#include "tui/fabric_text.h"
 #include "tui/topo_text.h"
 
 enum item_kind {
@@ -21,7 +23,12 @@ enum item_kind {
     IT_NIC,
     IT_PORT,
     IT_NVSWITCH,
-    IT_NOTE
+    IT_NOTE,
+    /* the Fabric section (see "Fabric" below) */
+    IT_FABRIC,
+    IT_FNODE,
+    IT_FROUTE,
+    IT_FNEIGH,
 };
 
 struct item {
@@ -121,6 +128,57 @@ static void add_pci(struct topo_state *s, const struct topo_model *m, const char
             add_pci(s, m, keep, i, child);
 }
 
+/* ---- Fabric: switches, CAs, routes and LLDP neighbours beyond the node's ports, when the
+ * model has them (a snapshot saved by `fabtop topo --fabric -o FILE`, opened with --input).
+ * The details come from tui/fabric_text.c. ---- */
+
+#define FABRIC_MAX_CAS 64 /* CAs listed in the tree; the detail of the header lists all */
+
+static void add_fabric_items(struct topo_state *s, const struct topo_model *m)
+{
+    const struct topo_fabric *f = &m->fabric;
+    if (!f->valid)
+        return;
+    struct item *it = add(s, IT_FABRIC, 0, -1, -1);
+    int nsw = 0, nca = 0;
+    for (int i = 0; i < f->nnodes; i++) {
+        nsw += f->nodes[i].type == TOPO_FNODE_SWITCH;
+        nca += f->nodes[i].type != TOPO_FNODE_SWITCH;
+    }
+    snprintf(it->text, sizeof(it->text), "Fabric: %d switch%s, %d CA%s, %d link%s, %d neighbour%s",
+             nsw, nsw == 1 ? "" : "es", nca, nca == 1 ? "" : "s", f->nlinks,
+             f->nlinks == 1 ? "" : "s", f->nneighbours, f->nneighbours == 1 ? "" : "s");
+    int cas = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < f->nnodes; i++) {
+            const struct topo_fnode *n = &f->nodes[i];
+            if ((pass == 0) != (n->type == TOPO_FNODE_SWITCH))
+                continue;
+            if (pass == 1 && cas++ >= FABRIC_MAX_CAS)
+                continue;
+            char lbl[TOPO_TEXT];
+            topo_fnode_label(f, i, lbl, sizeof(lbl));
+            int linked = 0;
+            for (int k = 0; k < n->nfports; k++)
+                linked += f->ports[n->first_port + k].remote >= 0;
+            it = add(s, IT_FNODE, 1, i, -1);
+            snprintf(it->text, sizeof(it->text), "%s %s, %d of %d ports cabled",
+                     n->type == TOPO_FNODE_SWITCH ? "switch" : "CA", lbl, linked, n->nports);
+        }
+    for (int i = 0; i < f->nroutes; i++) {
+        const struct topo_froute *r = &f->routes[i];
+        it = add(s, IT_FROUTE, 1, i, -1);
+        snprintf(it->text, sizeof(it->text), "route %s -> %s: %s", r->src_spec, r->dst_spec,
+                 topo_route_status_str(r->status));
+    }
+    for (int i = 0; i < f->nneighbours; i++) {
+        const struct topo_neighbour *n = &f->neighbours[i];
+        it = add(s, IT_FNEIGH, 1, i, -1);
+        snprintf(it->text, sizeof(it->text), "LLDP %s: %s %s", n->ifname,
+                 n->sysname[0] ? n->sysname : n->chassis_id, n->port_id);
+    }
+}
+
 static void build_items(struct app *a)
 {
     struct topo_state *s = st(a);
@@ -185,6 +243,7 @@ static void build_items(struct app *a)
         struct item *it = add(s, IT_NOTE, 0, -1, -1);
         snprintf(it->text, sizeof(it->text), "(no RDMA devices found)");
     }
+    add_fabric_items(s, m);
     free(keep);
     free(shown);
 }
@@ -220,6 +279,11 @@ static enum theme_role item_role(const struct app *a, const struct item *it)
     }
     case IT_NOTE:
         return ROLE_DIM;
+    case IT_FABRIC:
+    case IT_FNODE:
+        return ROLE_SWITCH;
+    case IT_FROUTE:
+        return a->topo->fabric.routes[it->ref].status == TOPO_ROUTE_OK ? ROLE_OK : ROLE_ERROR;
     default:
         return ROLE_NORMAL;
     }
@@ -355,6 +419,18 @@ static void detail_text(struct app *a, struct strbuf *sb)
         sb_printf(sb, "%s\n", it->text);
         for (int i = 0; i < m->nnotes; i++)
             sb_printf(sb, "- %s\n", m->notes[i]);
+        break;
+    case IT_FABRIC:
+        fabric_text(sb, m);
+        break;
+    case IT_FNODE:
+        fabric_text_node(sb, m, it->ref, "");
+        break;
+    case IT_FROUTE:
+        fabric_text_route(sb, m, it->ref, "");
+        break;
+    case IT_FNEIGH:
+        fabric_text_neighbour(sb, m, it->ref, "");
         break;
     }
     if (p && (p->valid & TOPO_PCI_V_CUR_WIDTH))
