@@ -204,6 +204,7 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
     int policy = 0, example = -1;
     const char *example_what = "";
     for (int i = 0; i < f->nlinks; i++) {
+        bool limited = false;
         int ia = f->links[i].a, ib = f->links[i].b;
         const struct topo_fport *a = &f->ports[ia], *b = &f->ports[ib];
         char la[TOPO_TEXT + 16], lb[TOPO_TEXT + 16];
@@ -239,7 +240,8 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
                     "ibportstate LID PORT width 255), then bounce the port",
                     lo);
             } else if (w < sup) {
-                if (policy++ == 0) {
+                limited = true;
+                if (example < 0) {
                     example = i;
                     example_what = "width";
                 }
@@ -275,12 +277,14 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
                     "LID PORT speed 15), then bounce the port",
                     lo);
             } else if (s < sup - 0.01) {
-                if (policy++ == 0) {
+                limited = true;
+                if (example < 0) {
                     example = i;
                     example_what = "lane speed";
                 }
             }
         }
+        policy += limited;
     }
     if (policy) {
         char la[TOPO_TEXT + 16], lb[TOPO_TEXT + 16];
@@ -289,9 +293,9 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
         struct topo_finding *x = add(out, "fabric-link-degraded", TOPO_SEV_INFO, -1, -1);
         snprintf(x->object, sizeof(x->object), "%d link%s", policy, policy == 1 ? "" : "s");
         fmt(x->msg, sizeof(x->msg),
-            "%d time%s a link runs below the width or lane speed both ends support, because "
-            "both ends enable no more (first: %s of %s <-> %s)",
-            policy, policy == 1 ? "" : "s", example_what, la, lb);
+            "%d link%s run%s below the width or lane speed both ends support, because both "
+            "ends enable no more (first: the %s of %s <-> %s)",
+            policy, policy == 1 ? "" : "s", policy == 1 ? "s" : "", example_what, la, lb);
         fmt(x->remedy, sizeof(x->remedy),
             "a policy (cables rated for less, a forced speed)? fine; otherwise raise "
             "LinkWidthEnabled/LinkSpeedEnabled in the subnet manager");

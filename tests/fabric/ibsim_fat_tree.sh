@@ -67,3 +67,24 @@ sim timeout 60 "$FABTOP" topo --fabric --json --window 0 --cabling "$TMP/plan.js
   "['plan line 1 wants node08 HCA-1 port 1 <-> leaf-4 port 3, but node08 HCA-1 port 1 is cabled to leaf-4 port 2; leaf-4 port 3 has no link (DOWN/Polling)']" ] ||
     fail "JSON plan: $(json "$TMP/p2.json" "[f['message'] for f in d['lint'] if f['rule'] == 'cabling-plan']")"
 pass "cabling plans that differ from the cabling are reported (ibnetdiscover and JSON forms)"
+
+# The explorer, on the snapshot: a Fabric section in the topology tree, the selected
+# switch's cabled ports in the detail pane (tmux; polled, never slept).
+command -v tmux >/dev/null 2>&1 || { echo "tmux is not installed: explorer check skipped"; exit 0; }
+sim timeout 60 "$FABTOP" topo --fabric --window 0 -o "$TMP/snap.json" \
+    --lldp-socket "$TMP/none.sock" >/dev/null 2>&1 || fail "fabtop topo --fabric -o"
+TMUXS=fabtop-fabric$$
+tmx() { tmux -L "$TMUXS" -f /dev/null "$@"; }
+trap 'tmx kill-server 2>/dev/null; cleanup' EXIT
+tmx new-session -d -x 100 -y 30 \
+    "env HOME=$TMP XDG_CONFIG_HOME=$TMP/xdg NO_COLOR=1 $FABTOP --input $TMP/snap.json"
+wait_for "the explorer's Fabric section" \
+    "tmx capture-pane -p | grep -qF 'Fabric: 6 switches, 8 CAs, 16 links, 0 neighbours'"
+tmx send-keys / s p i n e - 2 Enter
+wait_for "spine-2's detail" \
+    "tmx capture-pane -p | grep -qF 'switch spine-2, 0x0000000000200001, LID'" ||
+    fail "explorer: $(tmx capture-pane -p)"
+tmx capture-pane -p | grep -qF "port 4   -> leaf-4 port 6, 4X SDR" ||
+    fail "explorer detail lacks spine-2 port 4: $(tmx capture-pane -p)"
+tmx send-keys F10
+pass "the explorer lists the fabric beside the node tree and shows a switch's cabled ports"
