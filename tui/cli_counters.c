@@ -28,36 +28,35 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f, "Usage: fabtop counters [OPTIONS]\n"
-           "Congestion, loss/retransmission, error and traffic counters of this node's RDMA\n"
-           "ports and netdevs, with their real semantics (widths, saturation, resets).\n"
-           "\n"
-           "  --watch [SEC]       redraw every SEC seconds (default 1) with rates and growth\n"
-           "                      since the start; Ctrl-C ends it\n"
-           "  --count N           with --watch: stop after N redraws\n"
-           "  --port DEV:N|NETDEV only this RDMA port (mlx5_0:1), device (mlx5_0) or netdev\n"
-           "                      (eth0); repeat it for more\n"
-           "  --snmp              add /proc/net/snmp and netstat (TCP retransmissions,\n"
-           "                      timeouts, ECN) of this network namespace\n"
-           "  --qdisc             add qdisc statistics (backlog, drops, overlimits)\n"
-           "  --ethtool           add ethtool statistics (PFC pause per priority, discards)\n"
-           "  --all               also show unknown counters that did not move\n"
-           "  --json              print JSON on stdout (with --watch: one line per redraw)\n"
-           "  -o, --output FILE   also save the JSON document to FILE (atomically)\n"
-           "  --sysfs-root DIR    read a captured /sys tree (DIR/sys/...) instead of the live one\n"
-           "  --proc-root DIR     read a captured /proc tree (DIR/proc/net/...)\n"
-           "  -h, --help          this help\n"
-           "  -V, --version       print the version\n"
-           "\n"
-           "Counters are port-wide: they include all traffic on the port, not only yours.\n"
-           "On a live system the counters are read twice, one interval apart, for rates;\n"
-           "firmware-backed ones (IB PortCounters, mlx5 hw_counters) at most once a second.\n"
-           "n/a: not readable (never shown as 0). saturated: stuck at its maximum, the true\n"
-           "count is unknown. reset: it went down (cleared), no rate for that interval.\n"
-           "IB data counters count 4-byte words; fabtop shows bytes.\n"
-           "\n"
-           "Exit status: 0 ok, 64 usage, 66 no such port or no counters, 73 cannot write.\n");
+    fprintf(f, "Usage: fabtop counters [OPTIONS]\n"
+               "Congestion, loss/retransmission, error and traffic counters of this node's RDMA\n"
+               "ports and netdevs, with their real semantics (widths, saturation, resets).\n"
+               "\n"
+               "  --watch [SEC]       redraw every SEC seconds (default 1) with rates and growth\n"
+               "                      since the start; Ctrl-C ends it\n"
+               "  --count N           with --watch: stop after N redraws\n"
+               "  --port DEV:N|NETDEV only this RDMA port (mlx5_0:1), device (mlx5_0) or netdev\n"
+               "                      (eth0); repeat it for more\n"
+               "  --snmp              add /proc/net/snmp and netstat (TCP retransmissions,\n"
+               "                      timeouts, ECN) of this network namespace\n"
+               "  --qdisc             add qdisc statistics (backlog, drops, overlimits)\n"
+               "  --ethtool           add ethtool statistics (PFC pause per priority, discards)\n"
+               "  --all               also show unknown counters that did not move\n"
+               "  --json              print JSON on stdout (with --watch: one line per redraw)\n"
+               "  -o, --output FILE   also save the JSON document to FILE (atomically)\n"
+               "  --sysfs-root DIR    read a captured /sys tree (DIR/sys/...), not the live one\n"
+               "  --proc-root DIR     read a captured /proc tree (DIR/proc/net/...)\n"
+               "  -h, --help          this help\n"
+               "  -V, --version       print the version\n"
+               "\n"
+               "Counters are port-wide: they include all traffic on the port, not only yours.\n"
+               "On a live system the counters are read twice, one interval apart, for rates;\n"
+               "firmware-backed ones (IB PortCounters, mlx5 hw_counters) at most once a second.\n"
+               "n/a: not readable (never shown as 0). saturated: stuck at its maximum, the true\n"
+               "count is unknown. reset: it went down (cleared), no rate for that interval.\n"
+               "IB data counters count 4-byte words; fabtop shows bytes.\n"
+               "\n"
+               "Exit status: 0 ok, 64 usage, 66 no such port or no counters, 73 cannot write.\n");
 }
 
 static bool parse_secs(const char *s, double *out)
@@ -89,20 +88,36 @@ static void si(double v, char *buf, size_t len)
         snprintf(buf, len, "%.2f %s", v, pre[k]);
 }
 
-static void fmt_amount(double v, const char *unit, bool rate, char *buf, size_t len)
+/* A value with its unit: "4294967295 ticks", "32.16 MB". */
+static void fmt_value(double v, const char *unit, char *buf, size_t len)
 {
     char n[32];
     if (!strcmp(unit, "bytes")) {
         si(v, n, sizeof(n));
-        snprintf(buf, len, "%sB%s", n, rate ? "/s" : "");
-        return;
-    }
-    if (!rate && v == (long long)v && v < 1e15 && v > -1e15) {
+        snprintf(buf, len, "%sB", n);
+    } else if (v == (long long)v && v < 1e15 && v > -1e15) {
         snprintf(buf, len, "%lld %s", (long long)v, unit);
-        return;
+    } else {
+        si(v, n, sizeof(n));
+        snprintf(buf, len, "%s%s", n, unit);
     }
-    si(v, n, sizeof(n));
-    snprintf(buf, len, "%s%s%s", n, unit, rate ? "/s" : "");
+}
+
+/* A rate or a growth in the row's unit, which the value column names: "1.23 MB/s",
+ * "12/s", "+4.10 k". */
+static void fmt_short(double v, const char *unit, const char *pfx, const char *sfx, char *buf,
+                      size_t len)
+{
+    char n[32];
+    bool bytes = !strcmp(unit, "bytes");
+    if (!bytes && v == (long long)v && v < 1e9)
+        snprintf(n, sizeof(n), "%lld", (long long)v);
+    else
+        si(v, n, sizeof(n));
+    size_t l = strlen(n);
+    if (!bytes && l && n[l - 1] == ' ')
+        n[l - 1] = '\0';
+    snprintf(buf, len, "%s%s%s%s", pfx, n, bytes ? "B" : "", sfx);
 }
 
 static void row(struct strbuf *sb, const struct ctr_value *v, bool watch)
@@ -111,16 +126,13 @@ static void row(struct strbuf *sb, const struct ctr_value *v, bool watch)
     if (!(v->valid & CTR_V_VALUE))
         snprintf(val, sizeof(val), "n/a");
     else
-        fmt_amount(v->value, v->unit, false, val, sizeof(val));
+        fmt_value(v->value, v->unit, val, sizeof(val));
     if (v->kind == CTR_GAUGE) {
         snprintf(rate, sizeof(rate), "(level)");
-        if (v->valid & CTR_V_PEAK) {
-            char p[40];
-            fmt_amount(v->peak, v->unit, false, p, sizeof(p));
-            snprintf(delta, sizeof(delta), "peak %s", p);
-        } else {
+        if (v->valid & CTR_V_PEAK)
+            fmt_short(v->peak, v->unit, "peak ", "", delta, sizeof(delta));
+        else
             snprintf(delta, sizeof(delta), "n/a");
-        }
     } else {
         if (!(v->valid & CTR_V_VALUE))
             snprintf(rate, sizeof(rate), "n/a");
@@ -131,24 +143,22 @@ static void row(struct strbuf *sb, const struct ctr_value *v, bool watch)
         else if (!(v->valid & CTR_V_RATE))
             snprintf(rate, sizeof(rate), "n/a");
         else
-            fmt_amount(v->rate, v->unit, true, rate, sizeof(rate));
+            fmt_short(v->rate, v->unit, "", "/s", rate, sizeof(rate));
         if (v->saturated)
             snprintf(delta, sizeof(delta), "saturated");
         else if (!(v->valid & CTR_V_DELTA))
             snprintf(delta, sizeof(delta), "n/a");
-        else {
-            char d[40];
-            fmt_amount(v->delta, v->unit, false, d, sizeof(d));
-            snprintf(delta, sizeof(delta), "+%s%s", d, v->reset_since_mark ? " (reset)" : "");
-        }
+        else
+            fmt_short(v->delta, v->unit, "+", v->reset_since_mark ? " reset" : "", delta,
+                      sizeof(delta));
     }
     bool alarm = v->error_like && (((v->valid & CTR_V_RATE) && v->rate > 0) ||
                                    ((v->valid & CTR_V_DELTA) && v->delta > 0));
-    sb_printf(sb, "   %c %-34s %22s %18s", alarm ? '!' : ' ', v->name, val, rate);
+    /* 80 columns with --watch: flags, name 30, value 19, rate 11, growth 12. */
+    sb_printf(sb, "  %c%c %-30s %19s %11s", alarm ? '!' : ' ', v->known ? ' ' : '?', v->name, val,
+              rate);
     if (watch)
-        sb_printf(sb, " %22s", delta);
-    if (!v->known)
-        sb_add(sb, "  (unknown counter)");
+        sb_printf(sb, " %12s", delta);
     sb_add(sb, "\n");
 }
 
@@ -165,9 +175,8 @@ static void render(struct strbuf *sb, const struct ctr_set *s, bool watch, bool 
     if (rates_read)
         sb_printf(sb, ", rates over %.2f s", interval);
     if (watch)
-        sb_printf(sb, ", growth since the start %.1f s ago", since_s);
-    sb_add(sb, "\nPort-wide: each counter includes all traffic on its port or netdev, not only "
-               "a test's.\n");
+        sb_printf(sb, ", growth over %.1f s", since_s);
+    sb_add(sb, "\nPort-wide: each counter counts all traffic of its port or netdev.\n");
     if (!rates_read)
         sb_add(sb, "A captured tree: one reading, so no rates (--watch reads it again).\n");
     int hidden = 0;
@@ -190,8 +199,8 @@ static void render(struct strbuf *sb, const struct ctr_set *s, bool watch, bool 
                 sb_printf(sb, "\n%s\n", desc);
             else
                 sb_printf(sb, "\n%s  (%s)\n", v[i].object, ctr_source_str(v[i].source));
-            sb_printf(sb, "     %-34s %22s %18s%s\n", "", "value", "rate",
-                      watch ? "        since start" : "");
+            sb_printf(sb, "     %-30s %19s %11s%s\n", "", "value", "rate",
+                      watch ? "  since start" : "");
         }
         for (size_t g = 0; g < sizeof(group_order) / sizeof(group_order[0]); g++) {
             bool head = false;
@@ -220,7 +229,9 @@ static void render(struct strbuf *sb, const struct ctr_set *s, bool watch, bool 
         sb_add(sb, "\n");
     for (int i = 0; i < nn; i++)
         sb_printf(sb, "note: %s\n", notes[i]);
-    sb_add(sb, "'!' marks an error-like counter that rose.\n");
+    sb_add(sb, "'!' an error-like counter that rose.\n'?' a counter fabtop does not know (its "
+               "group is guessed from its name).\nRates and growth are in the unit of the "
+               "value.\n");
 }
 
 static void sleep_s(double secs)
