@@ -1086,7 +1086,7 @@ static int edit_key(struct app *a, int ch)
     struct setup_state *s = st(a);
     size_t n = strlen(s->edit), cap;
     char *t = field_text(s, s->sel, &cap);
-    if (ch == '\n' || ch == '\r' || ch == KEY_ENTER || ch == KEY_F(5)) {
+    if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
         char *v = s->edit;
         while (*v == ' ')
             v++;
@@ -1099,8 +1099,6 @@ static int edit_key(struct app *a, int ch)
         if (s->sel == F_PEER && s->peer[0])
             snprintf(s->remote, sizeof(s->remote), "%s", s->peer);
         s->editing = false;
-        if (ch == KEY_F(5))
-            return start(a);
         check_field(a, s->sel);
         return REACT_REDRAW;
     }
@@ -1171,8 +1169,7 @@ static int setup_key(struct app *a, int ch)
         }
         move_sel(s, 1);
         return REACT_REDRAW;
-    case KEY_F(5):
-    case 'S':
+    case 'S': /* F5 stays the global key for the results view */
     case 's':
         return start(a);
     default:
@@ -1297,7 +1294,7 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
         snprintf(val, vlen, "[ Start ]");
         snprintf(hint, hlen, "%s",
                  a->runner && !runner_done(a->runner) ? "a test is running (F4 live)"
-                                                      : "or F5 / S from any field");
+                                                      : "or S from any field");
         break;
     }
 }
@@ -1486,7 +1483,7 @@ static const char *setup_keys(const struct app *a)
     const struct setup_state *s = a->vstate[VIEW_SETUP];
     if (s->editing)
         return "type the value  Enter confirms  Esc cancels  Backspace/Ctrl-U delete";
-    return "Up/Down field  Left/Right change  Enter edit  Del reset  F5/S start";
+    return "Up/Down field  Left/Right change  Enter edit  Del reset  S start";
 }
 
 const struct view_ops view_setup = {
