@@ -125,6 +125,11 @@ static cJSON *point_json(const struct flow_rt *f, int pi, struct hist *merged, s
     } else {
         cJSON_AddNullToObject(o, "latency");
     }
+    /* A transport's own figures for this point (nccl: algbw/busbw as nccl-tests computes
+     * them, the host-timed mean), reported as conditions.point_figures[i]. */
+    const cJSON *fig, *pf = cJSON_GetArrayItem(
+                          cJSON_GetObjectItemCaseSensitive(f->conditions, "point_figures"), pi);
+    cJSON_ArrayForEach(fig, pf) cJSON_AddItemToObject(o, fig->string, cJSON_Duplicate(fig, 1));
     return o;
 }
 
@@ -177,9 +182,11 @@ static cJSON *flow_json(const struct flow_rt *f, const struct results_timeline *
         cJSON_AddItemToArray(wa, cJSON_CreateNumber(tl->wire_gbps[i]));
         cJSON_AddItemToArray(oa, cJSON_CreateNumber(tl->ops_per_s[i]));
     }
-    /* Captured right after setup, while the connections existed. */
-    cJSON_AddItemToObject(o, "conditions",
-                          f->conditions ? cJSON_Duplicate(f->conditions, 1) : cJSON_CreateObject());
+    /* Captured right after setup, while the connections existed (point_figures went into
+     * the points). */
+    cJSON *cond = f->conditions ? cJSON_Duplicate(f->conditions, 1) : cJSON_CreateObject();
+    cJSON_DeleteItemFromObjectCaseSensitive(cond, "point_figures");
+    cJSON_AddItemToObject(o, "conditions", cond);
     return o;
 }
 

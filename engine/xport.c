@@ -6,10 +6,7 @@
 #include "engine/agent.h"
 
 static const struct xport_ops *const transports[] = {
-    &xport_tcp,
-    &xport_verbs,
-    &xport_sim,
-    NULL,
+    &xport_tcp, &xport_verbs, &xport_nccl, &xport_sim, NULL,
 };
 
 const struct xport_ops *xport_find(const char *name)

@@ -47,6 +47,7 @@ const struct agent_handler *const *xport_agent_handlers(int *n);
 
 extern const struct xport_ops xport_tcp;
 extern const struct xport_ops xport_verbs;
+extern const struct xport_ops xport_nccl;
 extern const struct xport_ops xport_sim;
 
 #endif
