@@ -47,6 +47,8 @@ static void usage(FILE *f)
            "  -o, --output FILE     save the results JSON (atomically; also when interrupted)\n"
            "      --json            print the results JSON on stdout instead of the table\n"
            "      --no-pin          do not pin workers near their NIC's NUMA node\n"
+           "      --nccl PATH       the libnccl.so NCCL flows load (the exact library a serving\n"
+           "                        stack uses; sets FABTOP_NCCL)\n"
            "  -l, --list            list the preset mixes\n"
            "  -h, --help, -V, --version\n"
            "\n"
@@ -105,6 +107,7 @@ int cli_run_main(int argc, char **argv)
                                          {"output", required_argument, NULL, 'o'},
                                          {"json", no_argument, NULL, 'j'},
                                          {"no-pin", no_argument, NULL, 'P'},
+                                         {"nccl", required_argument, NULL, 'N'}, /* no short form */
                                          {"list", no_argument, NULL, 'l'},
                                          {"help", no_argument, NULL, 'h'},
                                          {"version", no_argument, NULL, 'V'},
@@ -153,6 +156,10 @@ int cli_run_main(int argc, char **argv)
             break;
         case 'P':
             pin = false;
+            break;
+        case 'N':
+            /* Read by engine/cudart.c when the NCCL transport first loads. */
+            setenv("FABTOP_NCCL", optarg, 1);
             break;
         case 'l':
             list_presets();
