@@ -116,6 +116,35 @@ static void test_mtu(void **state)
     cmp_free(&r);
 }
 
+/* The verbs transport's conditions: a different path MTU is unfair, set-up timings that
+ * differ every run are not compared at all. */
+static void test_verbs_conditions(void **state)
+{
+    (void)state;
+    struct doc_opts o;
+    doc_defaults(&o);
+    cJSON *d[2] = {doc_make(&o), doc_make(&o)};
+    for (int i = 0; i < 2; i++) {
+        cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d[i], "phases"), 0);
+        cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ph, "flows"), 0);
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(f, "conditions");
+        cJSON_AddNumberToObject(c, "path_mtu", i ? 1024 : 4096);
+        cJSON_AddStringToObject(c, "verb", "write");
+        cJSON *t = cJSON_AddObjectToObject(c, "setup_s");
+        cJSON_AddNumberToObject(t, "qp_connect", i ? 0.002 : 0.001);
+    }
+    struct cmp_result r;
+    struct ft_err err = {0};
+    assert_int_equal(cmp_results(d[0], d[1], &r, &err), 0);
+    expect_only(&r, "flow", "RDMA path MTU", CMP_UNFAIR);
+    for (int i = 0; i < r.nconds; i++)
+        assert_null(strstr(r.conds[i].field, "setup"));
+    assert_true(find(&r, "flow", "RDMA operation")->same);
+    cmp_free(&r);
+    cJSON_Delete(d[0]);
+    cJSON_Delete(d[1]);
+}
+
 static void test_link_layer(void **state)
 {
     (void)state;
@@ -348,12 +377,13 @@ static void test_errors_and_brief(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identical),    cmocka_unit_test(test_mtu),
-        cmocka_unit_test(test_link_layer),   cmocka_unit_test(test_firmware),
-        cmocka_unit_test(test_gid_and_rate), cmocka_unit_test(test_netdev_mtu),
-        cmocka_unit_test(test_sizes),        cmocka_unit_test(test_neighbours),
-        cmocka_unit_test(test_failed_flow),  cmocka_unit_test(test_info_only),
-        cmocka_unit_test(test_json),         cmocka_unit_test(test_errors_and_brief),
+        cmocka_unit_test(test_identical),        cmocka_unit_test(test_mtu),
+        cmocka_unit_test(test_verbs_conditions), cmocka_unit_test(test_link_layer),
+        cmocka_unit_test(test_firmware),         cmocka_unit_test(test_gid_and_rate),
+        cmocka_unit_test(test_netdev_mtu),       cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_neighbours),       cmocka_unit_test(test_failed_flow),
+        cmocka_unit_test(test_info_only),        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_errors_and_brief),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
