@@ -672,9 +672,7 @@ int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
     out->events = ss->pub_events;
     out->finished = ss->pub_finished;
     sim_ctl_get(ss->sim, &out->ctl);
-    int nn = 0;
-    while (strcmp(sim_node_name(ss->sim, nn), "?"))
-        nn++;
+    int nn = sim_nnodes(ss->sim);
     out->nnodes = nn;
     out->node_names = xcalloc((size_t)nn + 1, sizeof(*out->node_names));
     out->node_host = xcalloc((size_t)nn + 1, sizeof(bool));
@@ -684,10 +682,12 @@ int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
     }
     out->nports = ss->npub_ports;
     out->ports = xcalloc((size_t)out->nports + 1, sizeof(*out->ports));
-    memcpy(out->ports, ss->pub_ports, (size_t)out->nports * sizeof(*out->ports));
+    if (out->nports)
+        memcpy(out->ports, ss->pub_ports, (size_t)out->nports * sizeof(*out->ports));
     out->ncounters = ss->npub_ctrs;
     out->counters = xcalloc((size_t)out->ncounters + 1, sizeof(*out->counters));
-    memcpy(out->counters, ss->pub_ctrs, (size_t)out->ncounters * sizeof(*out->counters));
+    if (out->ncounters)
+        memcpy(out->counters, ss->pub_ctrs, (size_t)out->ncounters * sizeof(*out->counters));
     pthread_mutex_unlock(&ss->lock);
     pthread_mutex_unlock(&reg_lock);
     return 0;

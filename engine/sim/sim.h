@@ -168,6 +168,7 @@ void sim_free(struct sim *s);
 int sim_topology_load(const char *name_or_path, cJSON **out, struct ft_err *err);
 
 int sim_nhosts(const struct sim *s);
+int sim_nnodes(const struct sim *s);                       /* hosts first (h0..), then switches */
 int sim_host_index(const struct sim *s, const char *name); /* -1 if none */
 const char *sim_node_name(const struct sim *s, int node);
 double sim_host_gbps(const struct sim *s, int host);

@@ -103,6 +103,11 @@ int sim_nhosts(const struct sim *s)
     return (int)s->nhosts;
 }
 
+int sim_nnodes(const struct sim *s)
+{
+    return (int)s->nnodes;
+}
+
 int sim_host_index(const struct sim *s, const char *name)
 {
     for (uint32_t i = 0; i < s->nhosts; i++)
