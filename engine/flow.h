@@ -99,6 +99,7 @@ struct flow_rt {
     struct flow_wire wire;      /* latest sample (sampler thread) */
     uint64_t last_ack_ns;       /* when wire.acked_bytes last grew (sampler thread) */
     cJSON *conditions;          /* test conditions the transport reported after setup */
+    char brief[200];            /* one line of them (results_conditions_brief) */
 };
 
 uint64_t flow_now_ns(void);

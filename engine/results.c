@@ -310,6 +310,55 @@ cJSON *results_build(const struct results_input *in)
     return doc;
 }
 
+void results_conditions_brief(const cJSON *c, char *buf, size_t len)
+{
+    struct strbuf sb;
+    sb_init(&sb);
+    double v, w;
+    const char *dev = jsonutil_str(c, "rdma_device"), *ll = jsonutil_str(c, "link_layer");
+    if (dev) {
+        sb_printf(&sb, "%s:%d", dev, jsonutil_num(c, "port", &v) ? (int)v : 1);
+        bool ib = ll && !strncmp(ll, "InfiniBand", 10);
+        if (ib && jsonutil_num(c, "lid", &v))
+            sb_printf(&sb, " IB LID %d SL %d", (int)v, jsonutil_num(c, "sl", &w) ? (int)w : 0);
+        else if (jsonutil_str(c, "gid_type"))
+            sb_printf(&sb, " %s GID %d %s", jsonutil_str(c, "gid_type"),
+                      jsonutil_num(c, "gid_index", &v) ? (int)v : -1,
+                      jsonutil_str(c, "gid") ? jsonutil_str(c, "gid") : "?");
+        if (jsonutil_num(c, "path_mtu", &v))
+            sb_printf(&sb, ", MTU %d", (int)v);
+        if (!ib && jsonutil_num(c, "dscp", &v)) {
+            sb_printf(&sb, ", DSCP %d (TC %d)", (int)v,
+                      jsonutil_num(c, "traffic_class", &w) ? (int)w : (int)v << 2);
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dcb");
+            const cJSON *pr = cJSON_GetObjectItemCaseSensitive(d, "priority");
+            const cJSON *pfc = cJSON_GetObjectItemCaseSensitive(d, "pfc_enabled");
+            if (cJSON_IsNumber(pr))
+                sb_printf(&sb, " prio %d PFC %s", pr->valueint,
+                          cJSON_IsBool(pfc) ? (cJSON_IsTrue(pfc) ? "on" : "OFF") : "?");
+            else if (d)
+                sb_printf(&sb, " prio ?%s",
+                          cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(d, "available"))
+                              ? " (no DCB)"
+                              : "");
+        }
+        if (jsonutil_num(c, "queue_pairs", &v))
+            sb_printf(&sb, ", %d QP%s", (int)v, v == 1 ? "" : "s");
+        const char *conn = jsonutil_str(c, "connection");
+        if (conn && !strncmp(conn, "librdmacm", 9))
+            sb_printf(&sb, ", rdma_cm");
+        const char *mem = jsonutil_str(c, "memory");
+        if (mem && strcmp(mem, "host"))
+            sb_printf(&sb, ", %s memory", mem);
+    } else if (jsonutil_str(c, "congestion_control")) {
+        sb_printf(&sb, "TCP %s", jsonutil_str(c, "congestion_control"));
+        if (jsonutil_num(c, "mss_bytes", &v))
+            sb_printf(&sb, ", MSS %d", (int)v);
+    }
+    snprintf(buf, len, "%s", sb.s ? sb.s : "");
+    sb_free(&sb);
+}
+
 int results_save(const char *path, const cJSON *doc, struct ft_err *err)
 {
     return jsonutil_save(path, doc, true, err);

@@ -46,6 +46,10 @@ struct results_input {
 /* Build the document (caller owns it). */
 cJSON *results_build(const struct results_input *in);
 /* Save atomically (temporary file, then rename). */
+/* One line of the values a transport chose for a flow (device, port, GID, MTU, DSCP and
+ * the priority and PFC it maps to, QPs, connection method; TCP: congestion control, MSS),
+ * from its conditions object, for the live header and the text summary. "" when none. */
+void results_conditions_brief(const cJSON *cond, char *buf, size_t len);
 int results_save(const char *path, const cJSON *doc, struct ft_err *err);
 /* Load and check the format; one clear error for anything else. */
 int results_load(const char *path, cJSON **doc, struct ft_err *err);

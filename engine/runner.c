@@ -458,6 +458,9 @@ static void *flow_drive(void *arg)
                             cpus       ? cpus
                             : r->o.pin ? "not pinned: no NUMA locality known for the endpoint"
                                        : "not pinned (--no-pin)");
+    pthread_mutex_lock(&f->lock);
+    results_conditions_brief(f->conditions, f->brief, sizeof(f->brief));
+    pthread_mutex_unlock(&f->lock);
     atomic_store(&f->state, FLOW_ST_PAUSE);
     if (f->xp->start(f, &err) < 0) {
         flow_fail(f, "%s", err.msg);
@@ -722,6 +725,7 @@ static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
         memcpy(sf->tl_t, tl->t + first, (size_t)sf->ntl * sizeof(float));
         pthread_mutex_lock(&f->lock);
         snprintf(sf->error, sizeof(sf->error), "%s", f->error);
+        snprintf(sf->brief, sizeof(sf->brief), "%s", f->brief);
         pthread_mutex_unlock(&f->lock);
         int rp = sf->state == FLOW_ST_SETUP     ? RUN_PH_SETUP
                  : sf->state == FLOW_ST_WARMUP  ? RUN_PH_WARMUP

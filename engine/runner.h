@@ -61,7 +61,8 @@ struct snap_flow {
         uint64_t cwnd_bytes;
     } wire;
     char error[320];
-    int ntl;                         /* timeline points (oldest first) */
+    char brief[200]; /* the values the transport chose (device, GID, MTU, DSCP...) */
+    int ntl;         /* timeline points (oldest first) */
     float tl_goodput[SNAP_TIMELINE]; /* Gb/s per interval */
     float tl_t[SNAP_TIMELINE];       /* seconds since the run started */
 };

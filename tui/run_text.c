@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "engine/results.h"
 
 static double num(const cJSON *o, const char *key)
 {
@@ -52,6 +53,11 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
     sb_printf(sb, "  %s (%s, %s %s %s, %s)\n", jsonutil_str(fl, "name"), jsonutil_str(fl, "role"),
               jsonutil_str(fl, "transport"), jsonutil_str(fl, "op"), jsonutil_str(fl, "direction"),
               jsonutil_str(fl, "peer"));
+    char brief[200];
+    results_conditions_brief(cJSON_GetObjectItemCaseSensitive(fl, "conditions"), brief,
+                             sizeof(brief));
+    if (brief[0])
+        sb_printf(sb, "    %s\n", brief);
     const char *status = jsonutil_str(fl, "status");
     if (status && strcmp(status, "ok")) {
         double at = num(fl, "failed_at_s");

@@ -20,6 +20,7 @@
 
 #include "common/jsonutil.h"
 #include "engine/mix.h"
+#include "engine/results.h"
 #include "engine/vb_res.h"
 #include "engine/xport.h"
 
@@ -137,11 +138,44 @@ static void gpu_dmabuf(void **state)
     vb_close(&r);
 }
 
+/* The one-line header of what was chosen: RoCE with DCB, InfiniBand, and no DCB. */
+static void conditions_brief(void **state)
+{
+    (void)state;
+    char b[200];
+    cJSON *c = cJSON_Parse("{\"rdma_device\": \"mlx5_0\", \"port\": 1, \"link_layer\": "
+                           "\"Ethernet (RoCE)\", \"gid_index\": 3, \"gid\": \"::ffff:10.0.0.1\", "
+                           "\"gid_type\": \"RoCE v2\", \"path_mtu\": 4096, \"dscp\": 26, "
+                           "\"traffic_class\": 104, \"queue_pairs\": 4, \"connection\": "
+                           "\"librdmacm (rdma_cm)\", \"memory\": \"host\", \"dcb\": "
+                           "{\"available\": true, \"priority\": 3, \"pfc_enabled\": true}}");
+    results_conditions_brief(c, b, sizeof(b));
+    assert_string_equal(b, "mlx5_0:1 RoCE v2 GID 3 ::ffff:10.0.0.1, MTU 4096, DSCP 26 (TC 104) "
+                           "prio 3 PFC on, 4 QPs, rdma_cm");
+    cJSON_Delete(c);
+    c = cJSON_Parse("{\"rdma_device\": \"mlx5_1\", \"port\": 1, \"link_layer\": "
+                    "\"InfiniBand\", \"lid\": 12, \"sl\": 2, \"path_mtu\": 4096, "
+                    "\"queue_pairs\": 1, \"memory\": \"GPU (dma-buf)\"}");
+    results_conditions_brief(c, b, sizeof(b));
+    assert_string_equal(b, "mlx5_1:1 IB LID 12 SL 2, MTU 4096, 1 QP, GPU (dma-buf) memory");
+    cJSON_Delete(c);
+    c = cJSON_Parse("{\"rdma_device\": \"rxe0\", \"port\": 1, \"link_layer\": \"Ethernet "
+                    "(RoCE)\", \"gid_index\": 1, \"gid\": \"::ffff:10.0.0.1\", \"gid_type\": "
+                    "\"RoCE v2\", \"path_mtu\": 1024, \"dscp\": 26, \"dcb\": "
+                    "{\"available\": false}}");
+    results_conditions_brief(c, b, sizeof(b));
+    assert_non_null(strstr(b, "DSCP 26 (TC 104) prio ? (no DCB)"));
+    cJSON_Delete(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(timeout_bound),    cmocka_unit_test(validation),
-        cmocka_unit_test(no_device_reason), cmocka_unit_test(gpu_dmabuf),
+        cmocka_unit_test(timeout_bound),
+        cmocka_unit_test(validation),
+        cmocka_unit_test(no_device_reason),
+        cmocka_unit_test(gpu_dmabuf),
+        cmocka_unit_test(conditions_brief),
         cmocka_unit_test(memlock_check), /* last: it leaves the process unprivileged */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
