@@ -286,11 +286,9 @@ static void rx_cnp(struct sim *s, struct sim_qd *q)
     struct sim_node *n = host_node(s, q->src);
     n->c.rp_cnp_handled++;
     const struct sim_dcqcn *d = &s->p.dcqcn;
-    if (q->cc_active) {
-        alpha_catch_up(s, q);
-        if (d->reduce_period && s->now - q->last_cut < d->reduce_period)
-            return;
-    }
+    alpha_catch_up(s, q); /* the alpha timer runs whether or not the rate is cut */
+    if (q->cc_active && d->reduce_period && s->now - q->last_cut < d->reduce_period)
+        return;
     sim_dcqcn_on_cnp(d, &q->rp);
     q->cc_active = true;
     q->last_cut = s->now;

@@ -188,6 +188,7 @@ int sim_app_add(struct sim *s, const struct sim_app *a, struct ft_err *err)
             q->rp.line = sim_host_gbps(s, q->src);
             q->rp.rc = q->rp.rt = q->rp.line;
             q->rp.alpha = s->p.dcqcn.initial_alpha;
+            q->alpha_anchor = a->start;
             q->ccti = s->p.ibcc.ccti_min;
             q->worker = -1;
             bool sends;
