@@ -271,6 +271,13 @@ static void draw_hist(struct app *a, struct ui *u, const struct rect *r, bool fo
     snprintf(t[1], sizeof(t[1]), "Latency %s, %s, us, %s y", name, kind_words(k, false), yscale);
     snprintf(t[2], sizeof(t[2]), "%s %s us, %s y", name, kind_words(k, true), yscale);
     box_title(u, r, focus, (const char *const[]){t[0], t[1], t[2]}, 3);
+    /* What the transport chose (device, GID, MTU, DSCP and its priority...) on the bottom
+     * edge: the conditions every number above depends on. */
+    if (fg >= 0 && fg < snap->nflows && snap->flows[fg].brief[0] && r->w > 12 && r->h > 2) {
+        char b[208];
+        snprintf(b, sizeof(b), " %s ", snap->flows[fg].brief);
+        ui_text(u, r->y + r->h - 1, r->x + 2, r->w - 4, ROLE_BORDER, b);
+    }
     struct rect in = ui_inner(r);
     if (in.h < 1 || in.w < 8)
         return;

@@ -269,6 +269,8 @@ static void pingpong(void **state)
         /* The histogram: title with the latency kind, decade labels, markers, legend. */
         assert_on_screen("Latency pp");
         assert_on_screen("half");
+        /* The transport's choices on the histogram's bottom edge. */
+        assert_on_screen(" MSS ");
         assert_on_screen("▲p50");
         assert_on_screen("p99.9");
         bool decade =
