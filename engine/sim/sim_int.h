@@ -290,13 +290,20 @@ static inline uint64_t sim_ev_next(const struct sim *s)
     return sim_ev_top(s) >> SIM_SEQ_BITS;
 }
 
-/* Remove the earliest event into *out; false when the queue is empty. */
-static inline bool sim_ev_pop(struct sim *s, struct sim_ev *out)
+/* Key bound for events at or before t ps. */
+static inline uint64_t sim_ev_key_upto(uint64_t t)
+{
+    return t >= SIM_T_MAX ? UINT64_MAX : (t << SIM_SEQ_BITS) | ((1u << SIM_SEQ_BITS) - 1);
+}
+
+/* Remove the earliest event into *out if its key is at most max_key; false otherwise (or
+ * when the queue is empty). */
+static inline bool sim_ev_pop_upto(struct sim *s, uint64_t max_key, struct sim_ev *out)
 {
     struct sim_heap *hp = &s->hq[0];
     if (!hp->n || (s->hq[1].n && s->hq[1].e[0].key < hp->e[0].key))
         hp = &s->hq[1];
-    if (!hp->n)
+    if (!hp->n || hp->e[0].key > max_key)
         return false;
     struct sim_ev *h = hp->e;
     *out = h[0];
@@ -320,6 +327,12 @@ static inline bool sim_ev_pop(struct sim *s, struct sim_ev *out)
     }
     h[i] = last;
     return true;
+}
+
+/* Remove the earliest event into *out; false when the queue is empty. */
+static inline bool sim_ev_pop(struct sim *s, struct sim_ev *out)
+{
+    return sim_ev_pop_upto(s, UINT64_MAX, out);
 }
 
 int sim_pool_init(struct sim *s, uint32_t n);

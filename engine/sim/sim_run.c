@@ -292,8 +292,8 @@ uint64_t sim_run_until(struct sim *s, uint64_t until)
 {
     uint64_t n = 0;
     struct sim_ev e = {0};
-    while (sim_ev_any(s) && sim_ev_next(s) <= until && !over(s)) {
-        sim_ev_pop(s, &e);
+    uint64_t max_key = sim_ev_key_upto(until);
+    while (!over(s) && sim_ev_pop_upto(s, max_key, &e)) {
         dispatch(s, &e);
         n++;
     }
@@ -322,8 +322,8 @@ uint64_t sim_run(struct sim *s, uint64_t max_ps)
 {
     uint64_t n = 0;
     struct sim_ev e = {0};
-    while (!over(s) && sim_ev_any(s) && sim_ev_next(s) <= max_ps) {
-        sim_ev_pop(s, &e);
+    uint64_t max_key = sim_ev_key_upto(max_ps);
+    while (!over(s) && sim_ev_pop_upto(s, max_key, &e)) {
         dispatch(s, &e);
         n++;
     }
