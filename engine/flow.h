@@ -122,6 +122,11 @@ uint64_t flow_next_size(struct flow_worker *w);
 bool flow_pace(struct flow_worker *w, uint64_t bytes);
 /* Mark the flow failed (first reason wins) and ask every worker to stop. */
 void flow_fail(struct flow_rt *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Start one thread per worker running fn(worker); 0 or -errno (workers already started
+ * are joined by flow_join_workers). */
+int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err);
+/* Join every started worker. */
+void flow_join_workers(struct flow_rt *f);
 /* Block while paused; returns false when the worker should exit. */
 bool flow_wait_running(struct flow_worker *w);
 /* The node's topology the run was started with (NULL if none), for NUMA placement. */

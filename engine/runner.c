@@ -129,6 +129,28 @@ static uint64_t last_alive(const struct flow_rt *f);
 
 /* ---- worker-side helpers (flow.h) ---- */
 
+int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err)
+{
+    for (int i = 0; i < f->nworkers; i++) {
+        struct flow_worker *w = &f->workers[i];
+        int rc = pthread_create(&w->thread, NULL, fn, w);
+        if (rc)
+            return ft_err_set(err, -rc, "flow %s: cannot start a worker: %s", f->spec->name,
+                              strerror(rc));
+        w->started = true;
+    }
+    return 0;
+}
+
+void flow_join_workers(struct flow_rt *f)
+{
+    for (int i = 0; i < f->nworkers; i++)
+        if (f->workers[i].started) {
+            pthread_join(f->workers[i].thread, NULL);
+            f->workers[i].started = false;
+        }
+}
+
 const struct topo_model *flow_topology(const struct flow_rt *f)
 {
     return f->runner->o.topo;

@@ -448,24 +448,12 @@ static void *worker_main(void *arg)
 
 static int tcp_start(struct flow_rt *f, struct ft_err *err)
 {
-    for (int i = 0; i < f->nworkers; i++) {
-        struct flow_worker *w = &f->workers[i];
-        int rc = pthread_create(&w->thread, NULL, worker_main, w);
-        if (rc)
-            return ft_err_set(err, -rc, "flow %s: cannot start a worker: %s", f->spec->name,
-                              strerror(rc));
-        w->started = true;
-    }
-    return 0;
+    return flow_start_workers(f, worker_main, err);
 }
 
 static void tcp_stop(struct flow_rt *f)
 {
-    for (int i = 0; i < f->nworkers; i++)
-        if (f->workers[i].started) {
-            pthread_join(f->workers[i].thread, NULL);
-            f->workers[i].started = false;
-        }
+    flow_join_workers(f);
 }
 
 static void tcp_teardown(struct flow_rt *f)
