@@ -134,10 +134,10 @@ static int list_local_ports(struct ctx *c, const struct topo_ibfabric_opts *o,
         if (o->ca && strcmp(o->ca, names[i]))
             continue;
         umad_ca_t ca;
-        if (umad_get_ca(names[i], &ca) < 0) {
-            topo_fabric_note(c->f, "%s: cannot read its umad attributes; skipped", names[i]);
+        /* With no umad device at all libibumad still names one default CA ("mthca0"),
+         * which then cannot be read: that is "no device", not a note. */
+        if (umad_get_ca(names[i], &ca) < 0)
             continue;
-        }
         bool sw = ca.node_type == IB_NODE_SWITCH;
         for (int p = sw ? 0 : 1; p <= ca.numports && p < UMAD_CA_MAX_PORTS && count < max; p++) {
             const umad_port_t *up = ca.ports[p];
@@ -451,16 +451,21 @@ static void walk_route(struct ctx *c, int ri)
     struct topo_froute *r = &f->routes[ri];
     r->first_hop = f->nhops;
     r->nhops = 0;
-    const struct topo_fport *d = &f->ports[r->dst];
-    if (!(d->valid & TOPO_FPORT_V_LID) || d->lid == 0) {
-        route_stop(r, TOPO_ROUTE_UNRESOLVED,
-                   "the destination has no LID: no subnet manager has configured the subnet");
-        return;
+    /* The destination is a LID; a port of the discovered fabric when known. A LID that
+     * discovery did not see (its node did not answer) can still be walked: the switches'
+     * tables know where it is. */
+    if (r->dst >= 0) {
+        const struct topo_fport *d = &f->ports[r->dst];
+        if (!(d->valid & TOPO_FPORT_V_LID) || d->lid == 0) {
+            route_stop(r, TOPO_ROUTE_UNRESOLVED,
+                       "the destination has no LID: no subnet manager has configured the "
+                       "subnet");
+            return;
+        }
+        r->dst_lid = d->lid;
     }
-    r->dst_lid = d->lid;
     const struct topo_fport *s = &f->ports[r->src];
     r->src_lid = (s->valid & TOPO_FPORT_V_LID) ? s->lid : 0;
-    int dst_node = d->node;
     int cur, in_port;
     char lbl[TOPO_TEXT + 16];
     if (f->nodes[s->node].type == TOPO_FNODE_SWITCH) {
@@ -479,9 +484,13 @@ static void walk_route(struct ctx *c, int ri)
     for (int hop = 0;; hop++) {
         char node_lbl[TOPO_TEXT];
         topo_fnode_label(f, cur, node_lbl, sizeof(node_lbl));
-        if (cur == dst_node && f->nodes[cur].type != TOPO_FNODE_SWITCH) {
-            r->status = TOPO_ROUTE_OK;
-            break;
+        if (f->nodes[cur].type != TOPO_FNODE_SWITCH && in_port > 0) {
+            int owner = topo_fabric_find_lid(f, r->dst_lid);
+            if (owner >= 0 && f->ports[owner].node == cur) {
+                r->dst = owner;
+                r->status = TOPO_ROUTE_OK;
+                break;
+            }
         }
         if (f->nodes[cur].type != TOPO_FNODE_SWITCH) {
             route_stop(r, TOPO_ROUTE_NO_ENTRY,
@@ -524,9 +533,11 @@ static void walk_route(struct ctx *c, int ri)
             break;
         }
         if (e == 0) {
-            if (r->dst == topo_fabric_port_of(f, cur, 0))
+            int p0 = topo_fabric_port_of(f, cur, 0);
+            if (p0 >= 0 && topo_fabric_find_lid(f, r->dst_lid) == p0) {
+                r->dst = p0;
                 r->status = TOPO_ROUTE_OK;
-            else
+            } else
                 route_stop(r, TOPO_ROUTE_NO_ENTRY, "%s forwards LID %u to its own management port",
                            node_lbl, r->dst_lid);
             break;
@@ -592,6 +603,19 @@ static int parse_routes(struct ctx *c, const struct topo_ibfabric_opts *o, struc
         snprintf(b, sizeof(b), "%s", comma + 1);
         int s = topo_fabric_resolve(f, a, why, sizeof(why));
         int d = s >= 0 ? topo_fabric_resolve(f, b, why, sizeof(why)) : -1;
+        char *end;
+        unsigned long lid = strtoul(b, &end, 0);
+        if (s >= 0 && d < 0 && !*end && lid > 0 && lid < 0xc000) {
+            /* A unicast LID no discovered port has: walk the tables towards it anyway. */
+            int k = topo_fabric_add_route(f);
+            struct topo_froute *r = &f->routes[k];
+            snprintf(r->src_spec, sizeof(r->src_spec), "%s", a);
+            snprintf(r->dst_spec, sizeof(r->dst_spec), "%s", b);
+            r->src = s;
+            r->dst_lid = (uint32_t)lid;
+            walk_route(c, k);
+            continue;
+        }
         add_route(c, s, d, a, b);
         if (s < 0 || d < 0) {
             struct topo_froute *r = &f->routes[f->nroutes - 1];
@@ -827,10 +851,37 @@ struct errcap {
     FILE *f;
 };
 
+/* The capture in progress. Some of these libraries (and the umad2sim simulator shim) exit()
+ * on a fatal error; then what they said must reach the real stderr, not a temporary file. */
+static struct errcap *errcap_active;
+
+static void errcap_atexit(void)
+{
+    struct errcap *e = errcap_active;
+    if (!e || e->saved < 0)
+        return;
+    errcap_active = NULL;
+    fflush(stderr);
+    dup2(e->saved, STDERR_FILENO);
+    rewind(e->f);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), e->f)) > 0)
+        if (fwrite(buf, 1, n, stderr) != n)
+            break;
+    fflush(stderr);
+}
+
 static void errcap_start(struct errcap *e)
 {
+    static bool registered;
     fflush(stderr);
     e->saved = -1;
+    e->f = NULL;
+#ifdef __SANITIZE_ADDRESS__
+    /* A sanitizer's report is written to fd 2 and ends in _exit: never park it. */
+    return;
+#endif
     e->f = tmpfile();
     if (!e->f)
         return;
@@ -839,13 +890,18 @@ static void errcap_start(struct errcap *e)
         if (e->saved >= 0)
             close(e->saved);
         e->saved = -1;
+        return;
     }
+    if (!registered && atexit(errcap_atexit) == 0)
+        registered = true;
+    errcap_active = e;
 }
 
 static void errcap_stop(struct errcap *e, struct topo_fabric *f)
 {
     if (!e->f)
         return;
+    errcap_active = NULL;
     if (e->saved >= 0) {
         fflush(stderr);
         dup2(e->saved, STDERR_FILENO);

@@ -95,8 +95,16 @@ console() {
 }
 
 # sim CMD...: run a program as a client of the simulator, attached at node ${SIM_HOST:-H1}.
+# In a sanitizer build the preloaded shim comes before ASan's runtime, the shim's own read()
+# copies past its buffer, and libibnetdisc (rdma-core 44) leaks 64-byte objects inside
+# ibnd_discover_fabric once LIDs are assigned, which ibnd_destroy_fabric does not free (a
+# five-line program calling only those two shows it). Allow those; report fabtop's own code.
+printf 'interceptor_via_lib:libumad2sim.so\n' >"$TMP/asan.supp"
+printf 'leak:libumad2sim.so\nleak:libibnetdisc.so\n' >"$TMP/lsan.supp"
 sim() {
-    (cd "$TMP" && LD_PRELOAD=$SIM_SO SIM_HOST=${SIM_HOST:-H1} "$@")
+    (cd "$TMP" && LD_PRELOAD=$SIM_SO SIM_HOST=${SIM_HOST:-H1} \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:suppressions=$TMP/asan.supp" \
+        LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp" "$@")
 }
 
 # run_opensm: one OpenSM sweep (opensm -o): LIDs, then the forwarding tables.
