@@ -45,12 +45,15 @@ print("ethtool: %d veth statistics, peer_ifindex %d" % (len(eth), p["value"]))
 PY
 
 # Watchers: the switch's qdiscs every 0.2 s, each sender's TCP counters every 0.5 s.
-nsx sw "$FABTOP" counters --qdisc --port pr --watch 0.2 --json >"$TMP/sw.jsonl" 2>"$TMP/sw.err" &
+# Started by `ip netns exec` itself (it execs fabtop), not through a shell function, so
+# that $! is fabtop and the kills below reach it; --count ends them after 2 minutes anyway.
+ip netns exec "$NSP-sw" "$FABTOP" counters --qdisc --port pr --watch 0.2 --count 600 --json \
+    >"$TMP/sw.jsonl" 2>"$TMP/sw.err" &
 W="$!"
 PIDS="$PIDS $!"
 for i in 1 2 3 4; do
-    nsx "s$i" "$FABTOP" counters --snmp --port eth0 --watch 0.5 --json >"$TMP/s$i.jsonl" \
-        2>"$TMP/s$i.err" &
+    ip netns exec "$NSP-s$i" "$FABTOP" counters --snmp --port eth0 --watch 0.5 --count 240 \
+        --json >"$TMP/s$i.jsonl" 2>"$TMP/s$i.err" &
     W="$W $!"
     PIDS="$PIDS $!"
 done
