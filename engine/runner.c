@@ -72,10 +72,16 @@ struct runner {
     cJSON *results;
     int status;
     bool interrupted;
-    /* Counters of the test's ports and netdevs (port-wide), guarded by ctr_lock: the sampler
-     * reads them, a phase's start marks them, its end keeps their deltas for the results. */
+    /* Counters of the test's ports and netdevs (port-wide). A thread of their own reads them:
+     * qdisc dumps and ethtool ioctls wait for the kernel's RTNL lock (held for seconds while
+     * namespaces are torn down, say) and firmware counters for the firmware, which must
+     * never delay the sampler's failure detection. ctr_lock guards the set (read, marked at
+     * a phase's start, its deltas kept at the end); pub_lock the copy snapshots take. */
     struct ctr_set *ctrs;
-    pthread_mutex_t ctr_lock;
+    pthread_t ctr_thread;
+    pthread_mutex_t ctr_lock, pub_lock;
+    struct ctr_value *pub;
+    int npub;
     cJSON *phase_ctrs[2];
 };
 
@@ -663,18 +669,29 @@ static void tl_add(struct flow_tl *tl, struct runner *r, struct flow_rt *f, uint
     tl->have_prev = true;
 }
 
-/* The test's counters into a snapshot, as a copy (the set's array changes). */
+/* The counters' latest values for the snapshots (call with ctr_lock held). */
+static void publish_counters(struct runner *r)
+{
+    int n;
+    const struct ctr_value *v = ctr_set_values(r->ctrs, &n);
+    pthread_mutex_lock(&r->pub_lock);
+    if (n > r->npub)
+        r->pub = xrealloc(r->pub, (size_t)n * sizeof(*v));
+    memcpy(r->pub, v, (size_t)n * sizeof(*v));
+    r->npub = n;
+    pthread_mutex_unlock(&r->pub_lock);
+}
+
+/* The test's counters into a snapshot, as a copy; never waits for a counter read. */
 static void copy_counters(struct runner *r, struct eng_snapshot *s)
 {
     if (!r->ctrs)
         return;
-    pthread_mutex_lock(&r->ctr_lock);
-    int n;
-    const struct ctr_value *v = ctr_set_values(r->ctrs, &n);
-    s->counters = xmalloc((size_t)(n ? n : 1) * sizeof(*v));
-    memcpy(s->counters, v, (size_t)n * sizeof(*v));
-    s->ncounters = n;
-    pthread_mutex_unlock(&r->ctr_lock);
+    pthread_mutex_lock(&r->pub_lock);
+    s->counters = xmalloc((size_t)(r->npub ? r->npub : 1) * sizeof(*r->pub));
+    memcpy(s->counters, r->pub, (size_t)r->npub * sizeof(*r->pub));
+    s->ncounters = r->npub;
+    pthread_mutex_unlock(&r->pub_lock);
 }
 
 static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
@@ -805,12 +822,23 @@ static void *sampler(void *arg)
             tl_add(ph->tl[i], r, f, now);
             check_progress(r, f, now);
         }
-        if (r->ctrs) { /* firmware-backed counters only once a second (ctr_opts) */
-            pthread_mutex_lock(&r->ctr_lock);
-            ctr_set_sample(r->ctrs);
-            pthread_mutex_unlock(&r->ctr_lock);
-        }
         publish(r, build_snapshot(r, false));
+    }
+    return NULL;
+}
+
+/* The counters' own sampler, at the snapshot rate (firmware-backed counters once a
+ * second, see ctr_opts); a read that blocks delays only the counters. */
+static void *counter_sampler(void *arg)
+{
+    struct runner *r = arg;
+    uint64_t period = (uint64_t)(1e9 / r->o.snapshot_hz);
+    while (!atomic_load(&r->sampler_exit)) {
+        pthread_mutex_lock(&r->ctr_lock);
+        ctr_set_sample(r->ctrs);
+        publish_counters(r);
+        pthread_mutex_unlock(&r->ctr_lock);
+        sleep_ns(period);
     }
     return NULL;
 }
@@ -847,6 +875,7 @@ static void phase_counters(struct runner *r, int phi, bool start)
         cJSON_Delete(r->phase_ctrs[phi]);
         r->phase_ctrs[phi] = ctr_set_report_json(r->ctrs, true);
     }
+    publish_counters(r);
     pthread_mutex_unlock(&r->ctr_lock);
 }
 
@@ -894,6 +923,8 @@ static void *runner_main(void *arg)
     clock_gettime(CLOCK_REALTIME, &r->wall_end);
     atomic_store(&r->sampler_exit, true);
     pthread_join(r->sampler_thread, NULL);
+    if (r->ctrs)
+        pthread_join(r->ctr_thread, NULL);
 
     struct results_input in = {
         .mix = &r->mix,
@@ -942,11 +973,14 @@ static void open_counters(struct runner *r)
 {
     struct ft_err err = {0};
     pthread_mutex_init(&r->ctr_lock, NULL);
+    pthread_mutex_init(&r->pub_lock, NULL);
     if (ctr_set_for_mix(&r->mix, r->o.peer_override, r->o.topo, &r->ctrs, &err) < 0) {
         revent(r, "counters: none (%s)", err.msg);
         return;
     }
     ctr_set_sample_all(r->ctrs);
+    publish_counters(r);
+    pthread_create(&r->ctr_thread, NULL, counter_sampler, r);
     const char *const *obj;
     int n = ctr_set_objects(r->ctrs, &obj);
     struct strbuf sb;
@@ -1088,6 +1122,8 @@ void runner_free(struct runner *r)
     for (int p = 0; p < 2; p++)
         cJSON_Delete(r->phase_ctrs[p]);
     pthread_mutex_destroy(&r->ctr_lock);
+    pthread_mutex_destroy(&r->pub_lock);
+    free(r->pub);
     cJSON_Delete(r->results);
     close(r->wake[0]);
     close(r->wake[1]);

@@ -155,10 +155,19 @@ int cli_topo_main(int argc, char **argv)
             io.ca = ca;
             break;
         }
-        case 'R':
+        case 'R': {
+            const char *comma = strchr(optarg, ',');
+            if (!comma || comma == optarg || !comma[1]) {
+                free(routes);
+                return cli_usage_error("topo",
+                                       "--route takes SRC,DST (each a LID, a GUID or a node "
+                                       "description), not '%s'",
+                                       optarg);
+            }
             routes = xrealloc(routes, (size_t)(nroutes + 1) * sizeof(*routes));
             routes[nroutes++] = optarg;
             break;
+        }
         case 'T':
         case 'r': {
             char *end;
@@ -277,13 +286,17 @@ int cli_topo_main(int argc, char **argv)
         if (!matrix && !lint)
             topo_text_tree(&sb, m);
         if (fabric) {
-            sb_add(&sb, "\n");
+            if (!matrix && !lint)
+                sb_add(&sb, "\n");
             fabric_text(&sb, m);
         }
-        if (matrix)
+        if (matrix) {
+            if (fabric)
+                sb_add(&sb, "\n");
             topo_text_matrix(&sb, m, &aff);
+        }
         if (lint) {
-            if (matrix)
+            if (matrix || fabric)
                 sb_add(&sb, "\n");
             topo_text_findings(&sb, &findings);
         }
