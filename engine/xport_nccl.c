@@ -934,9 +934,15 @@ static int core_batch(struct nc_core *k, struct nc_batch *b)
     b->t0_ns = now_ns();
     for (int i = 0; i < b->n && !rc; i++) {
         for (int c = 0; c < k->ncomms && !rc; c++) {
-            if (b->events)
-                for (int r = 0; r < k->nlocal; r++)
+            /* Events need no current device: event and stream belong to the same GPU. */
+            for (int r = 0; b->events && r < k->nlocal && !rc; r++) {
+                cu_err_t e =
                     a->cudaEventRecord(ev_at(&k->ranks[r], c, i)[0], k->ranks[r].stream[c]);
+                if (e)
+                    rc = cu_fail(k, e, "cudaEventRecord", k->ranks[r].dev);
+            }
+            if (rc)
+                break;
             if (b->graph) {
                 pthread_mutex_lock(&issue_lock);
                 CALL_BEGIN(k);
@@ -952,9 +958,12 @@ static int core_batch(struct nc_core *k, struct nc_batch *b)
             } else {
                 rc = core_issue(k, c, p, now_ns() + slack);
             }
-            if (b->events)
-                for (int r = 0; r < k->nlocal; r++)
+            for (int r = 0; b->events && r < k->nlocal && !rc; r++) {
+                cu_err_t e =
                     a->cudaEventRecord(ev_at(&k->ranks[r], c, i)[1], k->ranks[r].stream[c]);
+                if (e)
+                    rc = cu_fail(k, e, "cudaEventRecord", k->ranks[r].dev);
+            }
         }
     }
     uint64_t launched = now_ns();
@@ -1057,8 +1066,25 @@ static int core_check(struct nc_core *k, int p, uint64_t *wrong, uint64_t *check
     return rc;
 }
 
+/* After an abort, buffers and streams a hung kernel may still touch are never freed: the block
+ * that owns them is kept here for the life of the process (reachable, not lost). */
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *abandoned[256];
+static int nabandoned;
+
+static bool abandon(void *owner)
+{
+    pthread_mutex_lock(&abandoned_lock);
+    bool kept = nabandoned < 256;
+    if (kept)
+        abandoned[nabandoned++] = owner;
+    pthread_mutex_unlock(&abandoned_lock);
+    return kept;
+}
+
 /* Release everything: communicators destroyed (or aborted after a failure), then the
- * graphs, events, buffers and streams. Returns false when NCCL did not let go in time. */
+ * graphs, events, buffers and streams. Returns false when NCCL did not let go in time or the
+ * communicators were aborted: then the caller keeps its block (abandon). */
 static bool core_free(struct nc_core *k)
 {
     const struct cudart *a = k->a;
@@ -1066,16 +1092,9 @@ static bool core_free(struct nc_core *k)
     if (!a)
         return true;
     if (k->inited && !atomic_load(&k->abort_claim))
-        ok = core_close_comms(k, k->err[0] != '\0');
-    if (!ok || atomic_load(&k->abort_claim)) {
-        /* Memory a hung or aborted kernel may still touch is left alone. */
-        for (int i = 0; i < k->nlocal; i++) {
-            free(k->ranks[i].ev);
-            free(k->ranks[i].graphs);
-        }
-        pthread_mutex_destroy(&k->err_lock);
-        return ok;
-    }
+        ok = k->err[0] ? core_abort(k) : core_close_comms(k, false);
+    if (!ok || atomic_load(&k->abort_claim))
+        return false; /* memory a hung or aborted kernel may still touch is left alone */
     for (int i = 0; i < k->nlocal; i++) {
         struct nc_rank *r = &k->ranks[i];
         a->cudaSetDevice(r->dev);
@@ -2039,6 +2058,7 @@ static void nccl_teardown(struct flow_rt *f)
     if (x->leaked) {
         /* A thread may still use the flow's memory: leave it all. */
         f->xdata = NULL;
+        abandon(x);
         return;
     }
     if (x->core.inited && atomic_load(&f->status) == FLOW_FAILED)
@@ -2050,12 +2070,16 @@ static void nccl_teardown(struct flow_rt *f)
         ctl_request(f->ctl, req, &resp, 2000, NULL);
         cJSON_Delete(resp);
     }
-    if (x->a && !core_free(&x->core))
-        flow_event(f, "NCCL did not release its communicators within %.0f s; left behind",
-                   NC_TEARDOWN_S);
+    f->xdata = NULL;
+    if (x->a && !core_free(&x->core)) {
+        if (!atomic_load(&x->core.abort_claim))
+            flow_event(f, "NCCL did not release its communicators within %.0f s; left behind",
+                       NC_TEARDOWN_S);
+        if (abandon(x))
+            return;
+    }
     free(x->lat);
     free(x);
-    f->xdata = NULL;
 }
 
 static void nccl_conditions(const struct flow_rt *f, cJSON *out)
@@ -2344,8 +2368,12 @@ static void srv_free(void *arg)
         atomic_store(&sv->watch_stop, true);
         pthread_join(sv->watch, NULL);
     }
-    if (!core_free(&sv->core))
-        agent_session_log(sv->session, "nccl: NCCL did not release its communicators in time");
+    if (!core_free(&sv->core)) {
+        if (!atomic_load(&sv->core.abort_claim))
+            agent_session_log(sv->session, "nccl: NCCL did not release its communicators in time");
+        if (abandon(sv))
+            return;
+    }
     pthread_mutex_destroy(&sv->lock);
     pthread_cond_destroy(&sv->cond);
     free(sv);
