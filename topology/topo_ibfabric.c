@@ -28,12 +28,14 @@
 #define MAX_LOCALS     16
 #define MAX_ROUTE_HOPS 64 /* IBA directed routes stop at 64 hops too */
 
-/* PortInfo:CapabilityMask bit 14, IsExtendedSpeedsSupported (IBA 14.2.5.6, Table 146):
- * LinkSpeedExt* fields are valid. A switch reports it on port 0 only. */
+/* PortInfo:CapabilityMask bit 14, IsExtendedSpeedsSupported (IBA 14.2.5.6; the same bit
+ * rdma-core's infiniband-diags tests before decoding LinkSpeedExt*). A switch reports its
+ * CapabilityMask on port 0 only. */
 #define PI_CAP_EXT_SPEEDS (1u << 14)
-/* PerfMgt ClassPortInfo:CapabilityMask (IBA 16.1.3.1, Table 226 and the PortCounters
- * annexes): bit 9 PortCountersExtended supported (full 64-bit set), bit 10 the same
- * without the IETF MIB counters, bit 12 PortXmitWait supported. */
+/* PerfMgt ClassPortInfo:CapabilityMask (IBA 16.1.3.1): bit 9 PortCountersExtended
+ * supported (the full 64-bit set), bit 10 the same without the IETF MIB counters, bit 12
+ * PortCounters:PortXmitWait supported; the bits perfquery tests (infiniband-diags,
+ * IB_PM_EXT_WIDTH_SUPPORTED, IB_PM_EXT_WIDTH_NOIETF_SUP, IB_PM_PC_XMIT_WAIT_SUP). */
 #define PM_CAP_EXT_WIDTH        (1u << 9)
 #define PM_CAP_EXT_WIDTH_NOIETF (1u << 10)
 #define PM_CAP_XMIT_WAIT        (1u << 12)
@@ -667,9 +669,9 @@ struct pc_field {
     uint32_t need; /* a ClassPortInfo capability it needs, 0 for none */
 };
 
-/* PortCounters (IBA 16.1.3.5) and PortCountersExtended (16.1.4.11); with the extended
- * attribute the 64-bit data counters replace the 32-bit ones, which saturate in seconds
- * at HDR rates. */
+/* PortCounters (attribute 0x0012) and PortCountersExtended (0x001D) of IBA 16.1 (PerfMgt),
+ * with libibmad's field names; with the extended attribute the 64-bit data counters
+ * replace the 32-bit ones, which saturate within seconds at HDR rates (2^32 x 4 bytes). */
 static const struct pc_field pc_fields[] = {
     {"symbol_error", IB_PC_ERR_SYM_F, false, 0},
     {"link_error_recovery", IB_PC_LINK_RECOVERS_F, false, 0},
