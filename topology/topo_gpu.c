@@ -45,6 +45,7 @@ struct nvml_api {
     nvmlReturn_t (*link_remote_pci)(nvmlDevice_t, unsigned int, nvmlPciInfo_t *);
     nvmlReturn_t (*link_remote_type)(nvmlDevice_t, unsigned int, int *);
     nvmlReturn_t (*link_version)(nvmlDevice_t, unsigned int, unsigned int *);
+    nvmlReturn_t (*arch)(nvmlDevice_t, unsigned int *);
 };
 
 /* ---- CUDA driver API (cuda.h) ---- */
@@ -80,21 +81,30 @@ static int find_gpu_by_busid(const struct topo_model *m, const char *busid)
     return pci >= 0 ? topo_model_gpu_of_pci(m, pci) : -1;
 }
 
-/* Per-link, per-direction NVLink bandwidth by NVLink version (MB/s), the same unit and
- * convention hwloc's NVLinkBandwidth uses. */
-static double nvlink_version_mbs(unsigned v)
+/* nvmlDeviceArchitecture_t values. */
+#define NVML_DEVICE_ARCH_PASCAL    4
+#define NVML_DEVICE_ARCH_BLACKWELL 10
+
+/* Per-link, per-direction NVLink bandwidth (MB/s, the unit and convention of hwloc's
+ * NVLinkBandwidth). The GPU architecture decides where NVML knows it: NVLink 1 (Pascal)
+ * 20 GB/s, NVLink 2-4 (Volta to Hopper) 25 GB/s, NVLink 5 (Blackwell) 50 GB/s. Otherwise
+ * nvmlDeviceGetNvLinkVersion, which returns nvmlNvlinkVersion_t (1 = 1.0, 2 = 2.0, 3 = 2.2,
+ * 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0), not the major number; some drivers report 5.0 on
+ * Hopper, hence the architecture first. Active links of unknown speed count as 25 GB/s so
+ * that a switch-attached GPU still shows its NVLinks. */
+static double nvlink_mbs(unsigned arch, unsigned version)
 {
-    switch (v) {
+    if (arch >= NVML_DEVICE_ARCH_PASCAL && arch < NVML_DEVICE_ARCH_BLACKWELL + 1)
+        return arch == NVML_DEVICE_ARCH_PASCAL      ? 20000
+               : arch == NVML_DEVICE_ARCH_BLACKWELL ? 50000
+                                                    : 25000;
+    switch (version) {
     case 1:
         return 20000;
-    case 2:
-    case 3:
-    case 4:
-        return 25000;
-    case 5:
+    case 7:
         return 50000;
     default:
-        return 0;
+        return 25000;
     }
 }
 
@@ -132,7 +142,10 @@ static void nvml_links(struct topo_model *m, struct nvml_api *n, nvmlDevice_t de
         if (m->gpulinks[i].gpu != gpu)
             m->gpulinks[w++] = m->gpulinks[i];
     m->ngpulinks = w;
-    double per = nvlink_version_mbs(version);
+    unsigned arch = 0;
+    if (!n->arch || n->arch(dev, &arch) != 0)
+        arch = 0;
+    double per = nvlink_mbs(arch, version);
     for (int p = 0; p < 64 && p < m->ngpus; p++) {
         if (!peer_links[p])
             continue;
@@ -181,6 +194,7 @@ static void enrich_nvml(struct topo_model *m)
     }
     SYM(&n, link_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
     SYM(&n, link_version, "nvmlDeviceGetNvLinkVersion");
+    SYM(&n, arch, "nvmlDeviceGetArchitecture");
     nvmlReturn_t r = n.init();
     if (r != 0) {
         topo_model_note(m, "NVML present but nvmlInit failed: %s (is the NVIDIA driver loaded?)",
