@@ -4,6 +4,7 @@
  * field names are rdma-core libibmad's (fields.c). */
 #include "topology/topo_ibfabric.h"
 
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -935,6 +936,24 @@ static const char *phys_name(unsigned p)
     return topo_phys_state_str(p <= 7 ? (enum topo_phys_state)p : TOPO_PHYS_UNKNOWN);
 }
 
+/* Can this process open some /dev/infiniband/umad* for reading and writing? */
+static bool umad_accessible(void)
+{
+    DIR *d = opendir("/dev/infiniband");
+    bool ok = false;
+    struct dirent *de;
+    while (d && !ok && (de = readdir(d))) {
+        char path[300];
+        if (strncmp(de->d_name, "umad", 4))
+            continue;
+        snprintf(path, sizeof(path), "/dev/infiniband/%s", de->d_name);
+        ok = access(path, R_OK | W_OK) == 0;
+    }
+    if (d)
+        closedir(d);
+    return ok;
+}
+
 static void discover_local(struct ctx *c, const struct local_port *lp, const ibnd_config_t *cfg)
 {
     struct topo_fabric *f = c->f;
@@ -959,7 +978,9 @@ static void discover_local(struct ctx *c, const struct local_port *lp, const ibn
     l = &f->locals[li];
     if (!fab) {
         int e = errno;
-        if (e == EACCES || e == EPERM)
+        /* Opening /dev/infiniband/umadN is what fails without privileges; libibnetdisc
+         * does not always leave errno saying so. */
+        if (e == EACCES || e == EPERM || (geteuid() != 0 && !umad_accessible()))
             snprintf(l->status, sizeof(l->status),
                      "cannot open its umad device: needs root or read/write access to "
                      "/dev/infiniband/umad*");
