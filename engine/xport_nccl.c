@@ -584,14 +584,38 @@ struct nc_closer {
 static void *closer_main(void *arg)
 {
     struct nc_closer *c = arg;
-    for (int i = 0; i < c->n; i++) {
-        if (c->abort) {
-            c->a->ncclCommAbort(c->comms[i]);
-        } else {
-            nccl_result_t r = c->a->ncclCommDestroy(c->comms[i]);
-            if (r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
-                c->a->ncclCommAbort(c->comms[i]);
+    const struct cudart *a = c->a;
+    bool failed[NC_MAX_GPUS * NC_MAX_COMMS] = {false};
+    if (!c->abort) {
+        /* Non-blocking communicators: finalize (flushes outstanding work, returns
+         * ncclInProgress), poll until every one is quiet, then destroy. */
+        for (int i = 0; i < c->n; i++) {
+            nccl_result_t r = a->ncclCommFinalize(c->comms[i]);
+            failed[i] = r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS;
         }
+        uint64_t until = now_ns() + (uint64_t)(NC_TEARDOWN_S * 0.8e9);
+        for (bool busy = true; busy && now_ns() < until;) {
+            busy = false;
+            for (int i = 0; i < c->n; i++) {
+                nccl_result_t st = NCCL_R_SUCCESS;
+                if (failed[i] || a->ncclCommGetAsyncError(c->comms[i], &st) != NCCL_R_SUCCESS)
+                    failed[i] = true;
+                else if (st == NCCL_R_IN_PROGRESS)
+                    busy = true;
+                else if (st != NCCL_R_SUCCESS)
+                    failed[i] = true;
+            }
+            if (busy) {
+                struct timespec ts = {0, 200000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    for (int i = 0; i < c->n; i++) {
+        if (c->abort || failed[i])
+            a->ncclCommAbort(c->comms[i]);
+        else
+            a->ncclCommDestroy(c->comms[i]);
     }
     atomic_store(&c->done, true);
     return NULL;
