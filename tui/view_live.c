@@ -627,8 +627,8 @@ static void draw_timeline(struct app *a, struct ui *u, const struct rect *r, boo
     if (chart_w < 4)
         return;
     char head[256];
-    snprintf(head, sizeof(head), "%-*s %-*s%*s%*s", namew, "flow", chart_w, "each on its own scale",
-             numw, "now", numw, "max");
+    snprintf(head, sizeof(head), "%-*.*s %-*.*s%*s%*s", namew, namew, "flow", chart_w, chart_w - 1,
+             "each on its own scale", numw, "now", numw, "max");
     ui_text(u, in.y, in.x, in.w, ROLE_DIM, head);
     int rows_per = (in.h - 1) / snap->nflows;
     rows_per = rows_per < 1 ? 1 : rows_per > 4 ? 4 : rows_per;

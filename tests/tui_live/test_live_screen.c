@@ -374,6 +374,10 @@ static void quiet_vs_loaded(void **state)
         assert_true(row_numbers("p99", v, 4) >= 3);
         assert_false(isnan(v[0]) || isnan(v[1]) || isnan(v[2]));
         assert_on_screen("bulk: done");
+        /* The timeline's header keeps its now and max columns. */
+        int y = find_line("each on its own");
+        assert_true(y >= 0);
+        assert_non_null(strstr(screen[y], "now    max"));
     }
     /* The events pane scrolls back to the first event. */
     a.focus = 4;
