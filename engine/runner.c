@@ -228,11 +228,12 @@ bool flow_pace(struct flow_worker *w, uint64_t bytes)
     if (rate <= 0)
         return flow_state(f) < FLOW_ST_STOP;
     /* Token bucket per worker: the flow's rate split evenly over its workers, a burst of at
-     * most 1 ms worth of data (or one message). */
+     * most 1 ms worth of data or two messages, so one late wake-up (a busy host) does not
+     * lose rate for good. */
     double bytes_per_ns = rate * 1e9 / 8 / 1e9 / f->nworkers;
     double burst = bytes_per_ns * 1e6;
-    if (burst < (double)bytes)
-        burst = (double)bytes;
+    if (burst < 2.0 * (double)bytes)
+        burst = 2.0 * (double)bytes;
     for (;;) {
         uint64_t now = flow_now_ns();
         if (w->tokens_ns == 0)
