@@ -184,7 +184,7 @@ step nvlink_sweep 150 "$BIN" run --mix "$(mix nvlink "$SWEEP" 0.4 \
 
 # ---- the same over NCCL's socket transport (loopback) ----
 step socket_sweep 170 env NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "$BIN" run --mix \
-    "$(mix socket "$SWEEP" 0.5 '{"collective": "all_reduce", "dtype": "float", "gpus": [0, 1]}')" \
+    "$(mix socket "$SWEEP" 1.0 '{"collective": "all_reduce", "dtype": "float", "gpus": [0, 1]}')" \
     -o "$OUT/socket.json"
 
 # ---- contention: 64 KiB all_reduce alone, then with H2D and D2H copies (pinned, pageable) ----

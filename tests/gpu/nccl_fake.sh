@@ -76,7 +76,7 @@ done
 
 # 2. The reported figures: busbw = algbw x 2(n-1)/n, tuning and transport from NCCL's log,
 #    the note on event resolution, point_figures merged into the points.
-m=$(mixfile sweep "$(coll ar '{"collective": "all_reduce", "gpus": [0, 1]}' '{"sweep": {"from": 8, "to": "64KiB", "factor": 8}}')")
+m=$(mixfile sweep "$(coll ar '{"collective": "all_reduce", "gpus": [0, 1]}' '{"sweep": {"from": 8, "to": "64KiB", "factor": 8}}' 0 ', "iterations": 400')")
 timeout 60 "$bin" run --mix "$m" -o "$tmp/sweep.out.json" >"$tmp/log" 2>&1 || fail "sweep: $(cat "$tmp/log")"
 check "$tmp/sweep.out.json" '
 c = f["conditions"]["nccl"]
@@ -139,7 +139,7 @@ spid=$!
 sleep 0.5
 peer='"peer": "127.0.0.1:'$port'"'
 BOUND=5
-m=$(mixfile remote "$(coll ar '{"collective": "all_reduce", "gpus": [0], "peer_gpus": [1], "graph": true}' "$SWEEP" 0.15 ", $peer")")
+m=$(mixfile remote "$(coll ar '{"collective": "all_reduce", "gpus": [0], "peer_gpus": [1], "graph": true}' "$SWEEP" 0 ", $peer, \"iterations\": 300")")
 timeout 60 "$bin" run --mix "$m" --key-file "$tmp/key" -o "$tmp/remote.out.json" >"$tmp/log" 2>&1 ||
     { fail "remote: $(cat "$tmp/log")"; cat "$tmp/serve.log"; }
 check "$tmp/remote.out.json" '
