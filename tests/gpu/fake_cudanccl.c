@@ -543,8 +543,12 @@ static void shm_check(struct fake_set *s)
 {
     if (s->nlocal < s->nranks && !s->shm) {
         s->shm = shm_attach(s->uid, &s->shm_fd);
-        if (s->shm)
-            atomic_fetch_add(&s->shm->attached, s->nlocal);
+        if (s->shm && atomic_fetch_add(&s->shm->attached, s->nlocal) + s->nlocal >= s->nranks) {
+            /* Everyone is in: the name can go (the mappings stay). */
+            char name[64];
+            snprintf(name, sizeof(name), "/fabtop-fake-%016llx", (unsigned long long)s->uid);
+            shm_unlink(name);
+        }
     }
 }
 

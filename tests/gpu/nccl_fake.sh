@@ -13,7 +13,7 @@ lib=${1:?the fake CUDA/NCCL library}
 command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
 tmp=$(mktemp -d)
 spid=""
-trap '[ -n "$spid" ] && kill -9 "$spid" 2>/dev/null; rm -rf "$tmp"; rm -f /dev/shm/fabtop-fake-*' EXIT
+trap '[ -n "$spid" ] && kill -9 "$spid" 2>/dev/null; rm -rf "$tmp"' EXIT
 export FABTOP_CUDART="$lib" FABTOP_NCCL="$lib" FAKE_CUDA_DEVICES=2
 unset NCCL_DEBUG NCCL_DEBUG_SUBSYS NCCL_DEBUG_FILE
 fails=0
