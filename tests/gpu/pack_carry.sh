@@ -1,10 +1,12 @@
 #!/bin/sh
-# pack_carry: put an already-built fabtop and the shared libraries the GPU machines lack into
-# .carry/ (git-ignored) for the device tool's `carry`. The device machines (Ubuntu 24.04) have
-# hwloc, ncursesw, libibverbs and librdmacm at run time but not libcjson or libsodium; those
-# two come along, everything else is listed in .carry/MANIFEST for tests/gpu/device_run.sh to
-# check. Usage: tests/gpu/pack_carry.sh [BUILD_DIR]   (default: build; CARRY_DIR overrides
-# the destination).
+# pack_carry: put an already-built fabtop and the shared libraries the GPU machines may lack
+# into .carry/ (git-ignored) for the device tool's `carry`. The device machines (Ubuntu 24.04)
+# have ncursesw, libibverbs and librdmacm at run time (their verbs providers must stay the
+# system's) but no libcjson or libsodium, and maybe not the InfiniBand management libraries
+# (libibnetdisc, libibmad, libibumad) or hwloc: those come along (self-contained, libc and
+# libudev only); everything else is listed in .carry/MANIFEST and tests/gpu/device_run.sh checks
+# that it resolves there. Usage: tests/gpu/pack_carry.sh [BUILD_DIR]   (default: build;
+# CARRY_DIR overrides the destination, CARRY_LIBS adds soname prefixes).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -23,7 +25,7 @@ rm -rf "$dest"
 mkdir -p "$dest/lib"
 cp "$bin" "$dest/fabtop"
 # Libraries to carry: by soname prefix (CARRY_LIBS adds more, space-separated prefixes).
-want="libcjson libsodium ${CARRY_LIBS:-}"
+want="libcjson libsodium libibnetdisc libibmad libibumad libhwloc ${CARRY_LIBS:-}"
 ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
     for w in $want; do
         case "$name" in
