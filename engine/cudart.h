@@ -90,7 +90,9 @@ enum {
     CU_HOST_ALLOC_PORTABLE = 0x01,   /* cudaHostAllocPortable */
     CU_MEMCPY_H2D = 1,               /* cudaMemcpyHostToDevice */
     CU_MEMCPY_D2H = 2,               /* cudaMemcpyDeviceToHost */
+    CU_CAPTURE_GLOBAL = 0,           /* cudaStreamCaptureModeGlobal */
     CU_CAPTURE_THREAD_LOCAL = 1,     /* cudaStreamCaptureModeThreadLocal */
+    CU_CAPTURE_RELAXED = 2,          /* cudaStreamCaptureModeRelaxed */
     CU_DEVICE_PCI_BUS_ID_LEN = 32,   /* enough for "0000:00:00.0" */
 };
 

@@ -887,16 +887,31 @@ static int core_wait_streams(struct nc_core *k, uint64_t deadline, const char *w
     return core_poll(k, streams_done, NULL, deadline, what);
 }
 
+/* The stream-capture mode: relaxed by default, because with non-blocking communicators NCCL
+ * may finish the enqueue (and poll its own events) while our thread is capturing, which the
+ * stricter modes refuse (cudaErrorStreamCaptureUnsupported); FABTOP_NCCL_CAPTURE_MODE=
+ * global|thread|relaxed overrides it. */
+static int capture_mode(void)
+{
+    const char *m = getenv("FABTOP_NCCL_CAPTURE_MODE");
+    if (m && !strcmp(m, "global"))
+        return CU_CAPTURE_GLOBAL;
+    if (m && !strcmp(m, "thread"))
+        return CU_CAPTURE_THREAD_LOCAL;
+    return CU_CAPTURE_RELAXED;
+}
+
 /* Capture one operation per communicator set of point p as a CUDA graph per local rank. */
 static int core_capture(struct nc_core *k, int p)
 {
     const struct cudart *a = k->a;
     cu_err_t e;
+    int mode = capture_mode();
     for (int i = 0; i < k->nlocal; i++) {
         struct nc_rank *r = &k->ranks[i];
         a->cudaSetDevice(r->dev);
         for (int c = 0; c < k->ncomms; c++)
-            if ((e = a->cudaStreamBeginCapture(r->stream[c], CU_CAPTURE_THREAD_LOCAL)))
+            if ((e = a->cudaStreamBeginCapture(r->stream[c], mode)))
                 return cu_fail(k, e, "cudaStreamBeginCapture", r->dev);
     }
     int rc = 0;

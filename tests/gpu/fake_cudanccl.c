@@ -943,7 +943,7 @@ int ncclRecv(void *rb, size_t count, int dt, int peer, struct ncclComm *c, struc
 
 int cudaStreamBeginCapture(struct CUstream_st *s, int mode)
 {
-    if (mode != CU_CAPTURE_THREAD_LOCAL)
+    if (mode < CU_CAPTURE_GLOBAL || mode > CU_CAPTURE_RELAXED)
         return 1;
     s->capturing = true;
     s->cap = s->cap_tail = NULL;

@@ -49,6 +49,8 @@ _Static_assert(CU_HOST_ALLOC_PORTABLE == cudaHostAllocPortable, "cudaHostAllocPo
 _Static_assert(CU_MEMCPY_H2D == cudaMemcpyHostToDevice, "cudaMemcpyHostToDevice");
 _Static_assert(CU_MEMCPY_D2H == cudaMemcpyDeviceToHost, "cudaMemcpyDeviceToHost");
 _Static_assert(CU_CAPTURE_THREAD_LOCAL == cudaStreamCaptureModeThreadLocal, "capture mode");
+_Static_assert(CU_CAPTURE_GLOBAL == cudaStreamCaptureModeGlobal, "capture mode");
+_Static_assert(CU_CAPTURE_RELAXED == cudaStreamCaptureModeRelaxed, "capture mode");
 
 _Static_assert(NCCL_R_SUCCESS == ncclSuccess, "ncclSuccess");
 _Static_assert(NCCL_R_IN_PROGRESS == ncclInProgress, "ncclInProgress");
