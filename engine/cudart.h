@@ -142,6 +142,7 @@ enum {
     X(cu_err_t, cudaStreamDestroy, (cu_stream_t stream))                                           \
     X(cu_err_t, cudaStreamQuery, (cu_stream_t stream))                                             \
     X(cu_err_t, cudaStreamSynchronize, (cu_stream_t stream))                                       \
+    X(cu_err_t, cudaLaunchHostFunc, (cu_stream_t stream, void (*fn)(void *), void *userData))      \
     X(cu_err_t, cudaEventCreateWithFlags, (cu_event_t * event, unsigned int flags))                \
     X(cu_err_t, cudaEventDestroy, (cu_event_t event))                                              \
     X(cu_err_t, cudaEventRecord, (cu_event_t event, cu_stream_t stream))                           \

@@ -59,12 +59,24 @@ __attribute__((constructor)) static void fake_init(void)
 struct fake_rdv;
 
 struct item {
-    int kind; /* 0 operation, 1 event record, 2 copy */
+    int kind; /* 0 operation, 1 event record, 2 copy, 3 host function */
     struct fake_rdv *r;
     struct CUevent_st *ev;
     uint64_t dur;
+    void (*fn)(void *); /* kind 3: run on a thread of its own, as CUDA does */
+    void *arg;
+    pthread_t th;
+    _Atomic int state; /* kind 3: 0 not started, 1 running, 2 returned */
     struct item *next;
 };
+
+static void *host_fn_main(void *p)
+{
+    struct item *it = p;
+    it->fn(it->arg);
+    atomic_store(&it->state, 2);
+    return NULL;
+}
 
 struct cap_op; /* an NCCL operation captured into a graph */
 
@@ -115,6 +127,17 @@ static void progress(struct CUstream_st *s)
             rdv_unref(it->r);
         } else if (it->kind == 2) {
             s->vt = (s->vt > t ? s->vt : t) + it->dur;
+        } else if (it->kind == 3) {
+            int st = atomic_load(&it->state);
+            if (st == 0) {
+                atomic_store(&it->state, 1);
+                pthread_create(&it->th, NULL, host_fn_main, it);
+                return;
+            }
+            if (st == 1)
+                return;
+            pthread_join(it->th, NULL);
+            s->vt = s->vt > now_ns() ? s->vt : now_ns();
         } else {
             it->ev->t = s->vt > t ? s->vt : t;
             it->ev->done = true;
@@ -256,6 +279,8 @@ int cudaStreamDestroy(struct CUstream_st *s)
         struct item *n = s->head->next;
         if (s->head->kind == 0)
             rdv_unref(s->head->r);
+        if (s->head->kind == 3 && atomic_load(&s->head->state) != 0)
+            pthread_join(s->head->th, NULL);
         free(s->head);
         s->head = n;
     }
@@ -271,6 +296,18 @@ int cudaStreamQuery(struct CUstream_st *s)
     int rc = s->head ? CU_ERR_NOT_READY : 0;
     pthread_mutex_unlock(&lock);
     return rc;
+}
+
+int cudaLaunchHostFunc(struct CUstream_st *s, void (*fn)(void *), void *arg)
+{
+    struct item *it = calloc(1, sizeof(*it));
+    it->kind = 3;
+    it->fn = fn;
+    it->arg = arg;
+    pthread_mutex_lock(&lock);
+    push(s, it);
+    pthread_mutex_unlock(&lock);
+    return 0;
 }
 
 int cudaStreamSynchronize(struct CUstream_st *s)

@@ -93,6 +93,9 @@ for p in f["points"]:
     assert n["algo"] == "RING" and n["proto"] in ("LL", "SIMPLE"), n
     assert n["per_iteration"]["note"] == "CUDA events resolve about 0.5 us"
     assert n["per_iteration"]["mean_us"] >= 2.9  # the fake takes 3 us an operation
+    # Gated batches: the enqueue time is reported apart from the operation time.
+    assert n["enqueue_us_per_op"] > 0, n
+assert "holds each stream" in c["timing"]["gate"], c["timing"]
 ' && echo "PASS: figures, tuning and transport in the results" || fail "sweep results"
 
 # 3. Copy neighbours, quiet then loaded.
