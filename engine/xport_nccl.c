@@ -58,7 +58,8 @@ struct nc_params {
     const struct nccl_dtype *dt;
     int redop, root;
     bool in_place, graph, check;
-    int timing; /* NC_TIME_* bits */
+    bool blocking; /* blocking communicators (this process's ranks) */
+    int timing;    /* NC_TIME_* bits */
     int host_iters, event_iters;
     char algo[64], proto[64];
     /* endpoints: CUDA ordinals here and on the peer; all = every visible GPU */
@@ -152,9 +153,9 @@ static int str_param(const cJSON *p, const char *key, const char *flow, char *bu
 static int parse_params(const struct mix_flow *f, struct nc_params *p, struct ft_err *err)
 {
     static const char *const known[] = {
-        "collective", "dtype",     "redop",      "root",        "in_place", "graph",
-        "check",      "timing",    "host_iters", "event_iters", "algo",     "proto",
-        "gpus",       "peer_gpus", "copy",       "pinned",      "depth",    NULL};
+        "collective", "dtype",      "redop",       "root",     "in_place", "graph", "check",
+        "timing",     "host_iters", "event_iters", "algo",     "proto",    "gpus",  "peer_gpus",
+        "copy",       "pinned",     "depth",       "blocking", NULL};
     const cJSON *pp = f->params;
     memset(p, 0, sizeof(*p));
     const cJSON *it;
@@ -167,7 +168,8 @@ static int parse_params(const struct mix_flow *f, struct nc_params *p, struct ft
             return ft_err_set(err, -EINVAL,
                               "flow %s: unknown params.%s (nccl flows take: collective, dtype, "
                               "redop, root, in_place, graph, check, timing, host_iters, "
-                              "event_iters, algo, proto, gpus, peer_gpus; copy flows: copy, "
+                              "event_iters, algo, proto, gpus, peer_gpus, blocking; copy flows: "
+                              "copy, "
                               "pinned, depth, gpus)",
                               f->name, it->string);
     }
@@ -196,6 +198,7 @@ static int parse_params(const struct mix_flow *f, struct nc_params *p, struct ft
         (rc = bool_param(pp, "in_place", false, f->name, &p->in_place, err)) < 0 ||
         (rc = bool_param(pp, "graph", false, f->name, &p->graph, err)) < 0 ||
         (rc = bool_param(pp, "check", false, f->name, &p->check, err)) < 0 ||
+        (rc = bool_param(pp, "blocking", false, f->name, &p->blocking, err)) < 0 ||
         (rc = int_param(pp, "host_iters", NC_HOST_ITERS, 1, 10000, f->name, &p->host_iters, err)) <
             0 ||
         (rc = int_param(pp, "event_iters", NC_EVENT_ITERS, 1, NC_EV_MAX, f->name, &p->event_iters,
@@ -387,6 +390,7 @@ struct nc_core {
     bool inited;             /* communicators exist */
     bool aborted;
     _Atomic int gate_open; /* see gate_wait */
+    bool blocking;         /* blocking communicators (params.blocking) */
     pthread_mutex_t err_lock;
     char err[320];
 };
@@ -699,7 +703,11 @@ static int core_init_comms(struct nc_core *k, const nccl_id_t *ids, double timeo
     const struct cudart *a = k->a;
     struct cudart_nccl_config cfg;
     cudart_nccl_config_init(&cfg);
-    cfg.blocking = 0; /* operations return ncclInProgress instead of blocking */
+    /* Non-blocking by default: operations return ncclInProgress instead of blocking, so a
+     * vanished rank can be aborted. params.blocking makes blocking communicators, which NCCL's
+     * socket transport runs about 10% faster (measured on H200: 117 against 130 us at 64 KiB,
+     * 3.67 against 3.19 GB/s at 256 MiB); a hung enqueue is then left to the watchdog. */
+    cfg.blocking = k->blocking;
     nccl_result_t r = a->ncclGroupStart();
     if (r)
         return nccl_fail(k, r, "ncclGroupStart", NULL);
@@ -1638,6 +1646,7 @@ static int coll_setup(struct flow_rt *f, struct nc_flow *x, struct ft_err *err)
     k->in_place = x->prm.in_place;
     k->ncomms = s->concurrency;
     k->bound_ns = (uint64_t)(f->fail_bound_s * 1e9);
+    k->blocking = x->prm.blocking;
     k->op_timeout_ns = k->bound_ns * 6 / 10; /* ahead of the runner's own progress deadline */
     k->alive = flow_alive;
     k->alive_arg = f;
@@ -2250,7 +2259,10 @@ static void nccl_conditions(const struct flow_rt *f, cJSON *out)
         cJSON_AddNullToObject(n, "peer_ranks");
     cJSON_AddNumberToObject(n, "init_s", x->init_s);
     cJSON_AddStringToObject(n, "communicator_mode",
-                            "non-blocking (config.blocking = 0): enqueue never blocks");
+                            k->blocking
+                                ? "blocking (params.blocking): a hung enqueue is left "
+                                  "to the watchdog"
+                                : "non-blocking (config.blocking = 0): enqueue never blocks");
     cJSON_AddNumberToObject(n, "op_deadline_s", k->op_timeout_ns / 1e9);
     cJSON_AddStringToObject(n, "op_deadline",
                             "an operation not complete this long after its due time (the later "

@@ -7,9 +7,9 @@
 # libnccl; and a rank killed mid-run (peer agent in a second process), over P2P and sockets.
 # It runs the fabtop that tests/gpu/pack_carry.sh put in .carry/ (nothing is built or
 # installed), bounds every step with `timeout` (the whole run stays under 8 minutes), needs
-# only bash, coreutils and python3, and writes at most 8 files to $OUT:
-#   device_run.log topo.json nvlink.json socket.json contention.json kill.json torch.json
-#   summary.json
+# only bash, coreutils and python3, and writes at most 9 files to $OUT:
+#   device_run.log topo.json nvlink.json socket.json socket_blocking.json contention.json
+#   kill.json torch.json summary.json
 # With one GPU it runs what one GPU can (topology, copies); without a GPU it exits 77.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -59,7 +59,7 @@ finish() {
         timeout 60 python3 "$ROOT/tests/gpu/device_summary.py" --out "$OUT" --work "$WORK" \
             --summary "$OUT/summary.json" 2>&1 | tee -a "$LOG"
     fi
-    log "files in \$OUT: $(cd "$OUT" && ls | tr '\n' ' ')($(ls "$OUT" | wc -l) of at most 8)"
+    log "files in \$OUT: $(cd "$OUT" && ls | tr '\n' ' ')($(ls "$OUT" | wc -l) of at most 9)"
     log "done in $(($(date +%s) - T0))s, exit $rc"
     rm -rf "$WORK"
     exit "$rc"
@@ -186,6 +186,12 @@ step nvlink_sweep 150 "$BIN" run --mix "$(mix nvlink "$SWEEP" 0.4 \
 step socket_sweep 170 env NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "$BIN" run --mix \
     "$(mix socket "$SWEEP" 1.0 '{"collective": "all_reduce", "dtype": "float", "gpus": [0, 1]}')" \
     -o "$OUT/socket.json"
+
+# ---- the same with blocking communicators (as nccl-tests uses): what non-blocking costs ----
+step socket_sweep_blocking 170 env NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "$BIN" run --mix \
+    "$(mix socket_blocking "$SWEEP" 1.0 \
+        '{"collective": "all_reduce", "dtype": "float", "gpus": [0, 1], "blocking": true}')" \
+    -o "$OUT/socket_blocking.json"
 
 # ---- contention: 64 KiB all_reduce alone, then with H2D and D2H copies (pinned, pageable) ----
 contention_mix() {

@@ -2,7 +2,7 @@
 # device_script: the logic of tests/gpu/device_run.sh and pack_carry.sh without a GPU. (1) With
 # no GPU the device script exits 77 and says why. (2) With a pretend two-GPU machine (a fake
 # nvidia-smi, and a fake fabtop that writes results shaped like the real ones) it runs every
-# step in order, writes its mixes (each parses as a fabtop mix), keeps to at most 8 files in
+# step in order, writes its mixes (each parses as a fabtop mix), keeps to at most 9 files in
 # $OUT, and device_summary.py compares the figures with the references. (3) pack_carry.sh
 # packs the real binary with libcjson and libsodium so that it runs from .carry/ alone.
 set -u
@@ -127,12 +127,13 @@ PATH="$tmp/gpu2:$PATH" OUT="$tmp/out2" FABTOP_DEVICE_BIN="$tmp/gpu2/fabtop" \
 rc=$?
 [ $rc -eq 0 ] || { fail "pretend 2 GPUs -> $rc"; tail -30 "$tmp/log2"; }
 n=$(ls "$tmp/out2" | wc -l)
-[ "$n" -le 8 ] && echo "PASS: $n files in \$OUT (at most 8): $(ls "$tmp/out2" | tr '\n' ' ')" ||
+[ "$n" -le 9 ] && echo "PASS: $n files in \$OUT (at most 9): $(ls "$tmp/out2" | tr '\n' ' ')" ||
     fail "$n files in \$OUT"
-for f in device_run.log topo.json nvlink.json socket.json contention.json kill.json summary.json; do
+for f in device_run.log topo.json nvlink.json socket.json socket_blocking.json contention.json kill.json \
+    summary.json; do
     [ -s "$tmp/out2/$f" ] || fail "\$OUT/$f missing"
 done
-for s in topo nvlink_sweep socket_sweep contention contention_pageable check_all_reduce \
+for s in topo nvlink_sweep socket_sweep socket_sweep_blocking contention contention_pageable check_all_reduce \
     check_sendrecv decode_graph decode_nograph; do
     grep -q "== $s: exit 0" "$tmp/out2/device_run.log" || fail "step $s did not run cleanly"
 done
@@ -142,7 +143,7 @@ python3 - "$tmp/out2/summary.json" <<'EOF' || fail "summary.json contents"
 import json, sys
 s = json.load(open(sys.argv[1]))
 rows = {r["what"]: r for r in s["reference_comparison"]}
-assert len(rows) == 8, rows
+assert len(rows) == 10, rows
 assert rows["NVLink busbw 512 MiB (host-timed), GB/s"]["pass"] is True, rows
 assert rows["socket 64 KiB time (host-timed), us"]["ratio"] is not None
 assert len(s["nvlink_vs_torch"]) == 28

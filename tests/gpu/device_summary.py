@@ -93,7 +93,7 @@ def ratio(a, b):
     return a / b if (a is not None and b) else None
 
 
-def compare(nv, sock):
+def compare(nv, sock, sock_blk=None):
     rows = []
 
     def row(what, got, ref, kind):
@@ -111,12 +111,18 @@ def compare(nv, sock):
     for k in ("mean", "min", "p99"):
         row("NVLink 64 KiB per-iteration %s, us" % k, p64.get("it_%s_us" % k),
             REFERENCE["nvlink_per_iteration_64KiB_us"][k], "lat")
-    row("socket 64 KiB time (host-timed), us", point(sock, 64 << 10).get("host_time_us"),
-        REFERENCE["socket_time_us"][str(64 << 10)], "lat")
-    big = [p.get("host_busbw_GBps") for p in sock.get("points", [])
-           if (p.get("size_bytes") or 0) >= (256 << 20) and p.get("host_busbw_GBps")]
-    row("socket busbw, best of >= 256 MiB, GB/s", max(big) if big else None,
-        REFERENCE["socket_busbw_GBps_large"], "bw")
+    # The socket transport with fabtop's default non-blocking communicators, and with
+    # blocking ones (params.blocking), as nccl-tests uses.
+    for label, sk in (("", sock), (" [blocking comms]", sock_blk or {})):
+        if not sk:
+            continue
+        row("socket 64 KiB time (host-timed)%s, us" % label,
+            point(sk, 64 << 10).get("host_time_us"), REFERENCE["socket_time_us"][str(64 << 10)],
+            "lat")
+        big = [p.get("host_busbw_GBps") for p in sk.get("points", [])
+               if (p.get("size_bytes") or 0) >= (256 << 20) and p.get("host_busbw_GBps")]
+        row("socket busbw, best of >= 256 MiB%s, GB/s" % label, max(big) if big else None,
+            REFERENCE["socket_busbw_GBps_large"], "bw")
     return rows
 
 
@@ -223,6 +229,8 @@ def main():
         pass
     nv = sweep(load(O("nvlink.json"))) if os.path.exists(O("nvlink.json")) else {}
     sock = sweep(load(O("socket.json"))) if os.path.exists(O("socket.json")) else {}
+    sock_blk = sweep(load(O("socket_blocking.json"))) if os.path.exists(
+        O("socket_blocking.json")) else {}
     tn = sweep(load(W("nvlink_torchnccl.json"))) if os.path.exists(
         W("nvlink_torchnccl.json")) else {}
     torch_doc = load(O("torch.json")) if os.path.exists(O("torch.json")) else {}
@@ -230,7 +238,8 @@ def main():
     s["socket"] = sock
     s["fabtop_on_torch_nccl"] = {k: v for k, v in tn.items() if k != "points"}
     s["torch"] = {k: v for k, v in torch_doc.items() if k != "points"}
-    s["reference_comparison"] = compare(nv, sock)
+    s["socket_blocking"] = sock_blk
+    s["reference_comparison"] = compare(nv, sock, sock_blk)
     s["nvlink_vs_torch"] = side_by_side(nv, torch_doc, tn)
     for name in ("contention", "contention_pageable"):
         path = O(name + ".json") if os.path.exists(O(name + ".json")) else W(name + ".json")
