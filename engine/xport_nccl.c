@@ -2155,6 +2155,19 @@ static void nccl_teardown(struct flow_rt *f)
     if (!x)
         return;
     if (f->conditions && x->a) {
+        /* NCCL connects at run time (the first operation of each size): the transports it
+         * chose are only known after the probes, long after the conditions were taken. */
+        cJSON *nc = cJSON_GetObjectItemCaseSensitive(f->conditions, "nccl");
+        if (cJSON_IsObject(nc)) {
+            cJSON *tr = cJSON_CreateArray();
+            for (int i = 0; i < x->log.ntransports; i++)
+                cJSON_AddItemToArray(tr, cJSON_CreateString(x->log.transports[i]));
+            cJSON_ReplaceItemInObjectCaseSensitive(nc, "transports", tr);
+            if (x->log.network[0]) {
+                cJSON_DeleteItemFromObjectCaseSensitive(nc, "network");
+                cJSON_AddStringToObject(nc, "network", x->log.network);
+            }
+        }
         cJSON *pf = cJSON_AddArrayToObject(f->conditions, "point_figures");
         for (int p = 0; p < f->npoints; p++)
             cJSON_AddItemToArray(pf, f->spec->op == MIX_OP_COPY ? copy_point_figures(f, x, p)

@@ -397,6 +397,7 @@ struct fake_set { /* the communicators of one unique id in this process */
     int shm_fd;
     struct shm_seg *shm;        /* ranks in other processes: synchronisation only */
     struct fake_rdv *slots[64]; /* open operations by sequence number */
+    bool connected;             /* channels connect at the first operation, as NCCL does */
     struct fake_set *next;
 };
 
@@ -569,7 +570,6 @@ int ncclCommInitRankConfig(struct ncclComm **comm, int nranks, struct cudart_ncc
         INFO("comm %p, 2 coll channels, 2 collnet channels, 0 nvls channels, 4 p2p channels, 2 "
              "p2p channels per peer",
              (void *)c);
-        INFO("Channel 00/0 : 0[0] -> 1[1] via %s", "P2P/FAKE/read");
     }
     pthread_mutex_unlock(&lock);
     return group_depth ? 0 : NCCL_R_IN_PROGRESS;
@@ -849,6 +849,10 @@ static int enqueue(struct ncclComm *c, const struct part *p, struct CUstream_st 
     if (!dbg_ready) {
         debug_setup();
         dbg_ready = true;
+    }
+    if (!c->set->connected) { /* NCCL_RUNTIME_CONNECT: connections at the first operation */
+        c->set->connected = true;
+        INFO("Channel 00/0 : 0[0] -> 1[1] via %s", "P2P/FAKE/read");
     }
     if (group_depth == 0) {
         pthread_mutex_unlock(&lock);
