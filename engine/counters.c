@@ -1193,6 +1193,15 @@ int ctr_route_netdev(const char *peer_host, const char *local_ip, char *ifname, 
 int ctr_set_for_mix(const struct mix *mix, const char *peer_override, const struct topo_model *m,
                     struct ctr_set **out, struct ft_err *err)
 {
+    /* Simulated flows touch nothing on this host: their counters are the simulated
+     * fabric's (engine/xport_sim.h). */
+    bool all_sim = mix->nflows > 0;
+    for (int i = 0; i < mix->nflows; i++)
+        all_sim &= !strcmp(mix->flows[i].transport, "sim");
+    if (all_sim)
+        return ft_err_set(err, -ENOENT,
+                          "every flow is simulated: no host counters; the simulated fabric's "
+                          "come with the run");
     char **nds = NULL, **ports = NULL, **notes = NULL;
     int nnd = 0, nports = 0, nnotes = 0;
     for (int i = 0; i < mix->nflows; i++) {

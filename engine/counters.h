@@ -152,7 +152,8 @@ int ctr_set_for_test(const struct ctr_opts *base, const struct topo_model *m,
  * loopback); each flow's local_rdma port. peer_override as for the runner (--peer).
  * Hook for later: the verbs transport will bind the test's own queue pairs to an RDMA
  * counter of their own (rdma statistic qp set / RDMA_NLDEV_CMD_STAT_SET) and read it per
- * flow; these port-wide counters stay as the context around it. */
+ * flow; these port-wide counters stay as the context around it. -ENOENT when every flow
+ * is simulated (transport "sim": nothing on this host to watch). */
 int ctr_set_for_mix(const struct mix *mix, const char *peer_override, const struct topo_model *m,
                     struct ctr_set **out, struct ft_err *err);
 /* The netdev that holds local_ip, or else the address a socket connected to peer_host

@@ -49,7 +49,8 @@ enum mix_latency_kind mix_latency_kind_of(const struct mix_flow *f)
             return MIX_LAT_PER_OP;
         return MIX_LAT_HALF_RTT;
     case MIX_OP_STREAM:
-        return verbs ? MIX_LAT_PER_OP : MIX_LAT_NONE;
+        /* The simulator times each message from post to completion, as verbs does. */
+        return verbs || !strcmp(f->transport, "sim") ? MIX_LAT_PER_OP : MIX_LAT_NONE;
     case MIX_OP_RR:
         return MIX_LAT_RTT;
     case MIX_OP_COLLECTIVE:
@@ -422,30 +423,49 @@ int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err)
     return rc;
 }
 
+/* Add NAME.json entries of dir/sub (sub "" for the top level) as "NAME" or "sub/NAME". */
+static void add_presets(const char *dir, const char *sub, char ***out, int *count)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s%s%s", dir, sub[0] ? "/" : "", sub);
+    char **names;
+    int k = fsu_list("/", path, &names);
+    for (int j = 0; j < k; j++) {
+        size_t len = strlen(names[j]);
+        if (len < 6 || strcmp(names[j] + len - 5, ".json"))
+            continue;
+        char name[300];
+        snprintf(name, sizeof(name), "%s%s%.*s", sub, sub[0] ? "/" : "", (int)(len - 5), names[j]);
+        bool dup = false;
+        for (int d = 0; d < *count; d++)
+            dup |= !strcmp((*out)[d], name);
+        if (dup)
+            continue;
+        *out = xrealloc(*out, (size_t)(*count + 2) * sizeof(char *));
+        (*out)[(*count)++] = xstrdup(name);
+        (*out)[*count] = NULL;
+    }
+    if (k >= 0)
+        fsu_free_list(names);
+}
+
 char **mix_list_presets(void)
 {
     char dirs[3][512];
     int n = preset_dirs(dirs), count = 0;
     char **out = xcalloc(1, sizeof(char *));
+    /* The top level first, then one level of subfolders ("sim/incast-pfc"); deeper folders
+     * (sim/topologies) hold other documents. */
+    for (int i = 0; i < n; i++)
+        add_presets(dirs[i], "", &out, &count);
     for (int i = 0; i < n; i++) {
-        char **names;
-        int k = fsu_list("/", dirs[i], &names);
-        for (int j = 0; j < k; j++) {
-            size_t len = strlen(names[j]);
-            if (len < 6 || strcmp(names[j] + len - 5, ".json"))
-                continue;
-            names[j][len - 5] = '\0';
-            bool dup = false;
-            for (int d = 0; d < count; d++)
-                dup |= !strcmp(out[d], names[j]);
-            if (dup)
-                continue;
-            out = xrealloc(out, (size_t)(count + 2) * sizeof(char *));
-            out[count++] = xstrdup(names[j]);
-            out[count] = NULL;
-        }
+        char **subs;
+        int k = fsu_list("/", dirs[i], &subs);
+        for (int j = 0; j < k; j++)
+            if (!strchr(subs[j], '.'))
+                add_presets(dirs[i], subs[j], &out, &count);
         if (k >= 0)
-            fsu_free_list(names);
+            fsu_free_list(subs);
     }
     return out;
 }

@@ -88,7 +88,8 @@ int mix_load_file(const char *path, struct mix *m, struct ft_err *err);
 /* NAME (a preset in the search path) or a FILE path. Search path: $XDG_CONFIG_HOME/fabtop/
  * mixes, the installed share/fabtop/mixes, then this source tree's engine/mixes. */
 int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err);
-/* List preset names (NULL-terminated, caller frees with mix_free_names). */
+/* List preset names (NULL-terminated, caller frees with mix_free_names): those at the top of
+ * the search path first, then those one folder down as "FOLDER/NAME" ("sim/incast-pfc"). */
 char **mix_list_presets(void);
 void mix_free_names(char **names);
 cJSON *mix_to_json(const struct mix *m);
