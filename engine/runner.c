@@ -21,6 +21,7 @@
 #include "engine/flow.h"
 #include "engine/results.h"
 #include "engine/xport.h"
+#include "engine/xport_sim.h"
 #include "topology/topo_model.h"
 
 #define MAX_EVENTS 512
@@ -683,16 +684,27 @@ static void publish_counters(struct runner *r)
     pthread_mutex_unlock(&r->pub_lock);
 }
 
-/* The test's counters into a snapshot, as a copy; never waits for a counter read. */
+/* The test's counters into a snapshot, as a copy; never waits for a counter read. A
+ * simulated fabric's counters (per NIC and switch port, engine/xport_sim.h) follow. */
 static void copy_counters(struct runner *r, struct eng_snapshot *s)
 {
-    if (!r->ctrs)
-        return;
-    pthread_mutex_lock(&r->pub_lock);
-    s->counters = xmalloc((size_t)(r->npub ? r->npub : 1) * sizeof(*r->pub));
-    memcpy(s->counters, r->pub, (size_t)r->npub * sizeof(*r->pub));
-    s->ncounters = r->npub;
-    pthread_mutex_unlock(&r->pub_lock);
+    struct xport_sim_view sv;
+    int nsim = xport_sim_view(r, &sv) == 0 ? sv.ncounters : -1;
+    if (r->ctrs || nsim > 0) {
+        if (r->ctrs)
+            pthread_mutex_lock(&r->pub_lock);
+        int nhost = r->ctrs ? r->npub : 0, n = nhost + (nsim > 0 ? nsim : 0);
+        s->counters = xmalloc((size_t)(n ? n : 1) * sizeof(*s->counters));
+        if (nhost)
+            memcpy(s->counters, r->pub, (size_t)nhost * sizeof(*r->pub));
+        if (r->ctrs)
+            pthread_mutex_unlock(&r->pub_lock);
+        if (nsim > 0)
+            memcpy(s->counters + nhost, sv.counters, (size_t)nsim * sizeof(*sv.counters));
+        s->ncounters = n;
+    }
+    if (nsim >= 0)
+        xport_sim_view_free(&sv);
 }
 
 static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
@@ -1111,6 +1123,7 @@ void runner_free(struct runner *r)
 {
     if (!r)
         return;
+    xport_sim_release(r);
     if (r->loop_agent)
         agent_stop(r->loop_agent);
     for (int p = 0; p < r->nphases; p++)

@@ -45,6 +45,7 @@ struct sess {
     int app_flow[MIX_MAX_FLOWS]; /* app index -> flows[] */
     pthread_t thread;
     bool started;
+    struct sim_params params;
     pthread_mutex_t lock; /* guards everything below and the binding above */
     pthread_cond_t cond;
     bool finished, aborted;
@@ -54,10 +55,16 @@ struct sess {
     int npub_ports, npub_ctrs;
     struct sim_port_snap *pub_ports;
     struct ctr_value *pub_ctrs;
+    struct xport_sim_flow *pub_flows; /* nflows */
+    bool published;
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sess *reg;
+/* Sessions that ended, kept for their final state (one per runner at most); reg_lock. */
+static struct sess *retired;
+/* Playback for new sessions whose mix does not say (reg_lock). */
+static struct sim_ctl_state def_ctl;
 
 /* flow_rt.spec points into the runner's own copy of the mix (runner.c flow_new:
  * spec = &mix.flows[index]), so the whole mix is reachable from any of its flows. */
@@ -260,6 +267,11 @@ static void publish(struct sess *ss)
         ss->pub_ports = xcalloc((size_t)np, sizeof(*ss->pub_ports));
     if (!ss->pub_ctrs)
         ss->pub_ctrs = xcalloc((size_t)nc, sizeof(*ss->pub_ctrs));
+    if (!ss->pub_flows)
+        ss->pub_flows = xcalloc((size_t)ss->nflows + 1, sizeof(*ss->pub_flows));
+    for (int k = 0; k < ss->nflows; k++)
+        sim_app_stats(ss->sim, ss->flows[k].app, &ss->pub_flows[k].st);
+    ss->published = true;
     sim_port_snapshot(ss->sim, ss->pub_ports, np);
     ss->npub_ports = np;
     ss->npub_ctrs = sim_counters(ss->sim, ss->pub_ctrs, nc);
@@ -433,6 +445,7 @@ static int sess_create(const struct flow_rt *f, int phase, struct sess **out, st
     ss->mix = m;
     ss->runner = f->runner;
     ss->phase = phase;
+    ss->params = p;
     jsonutil_strcpy(topo, "name", ss->topo_name, sizeof(ss->topo_name));
     rc = sim_new(topo, what, &p, &ss->sim, err);
     cJSON_Delete(topo);
@@ -473,7 +486,12 @@ static int sess_create(const struct flow_rt *f, int phase, struct sess **out, st
         ss->app_flow[rc] = ss->nflows++;
         rc = 0;
     }
-    /* Playback settings from the defining flow. */
+    /* Playback: this process's defaults (the explorer's), then the defining flow's. */
+    if (rc == 0) {
+        sim_ctl_set_scale(ss->sim, def_ctl.scale);
+        sim_ctl_skip_idle(ss->sim, def_ctl.skip_idle);
+        sim_ctl_pause(ss->sim, def_ctl.paused);
+    }
     const cJSON *pb = cJSON_GetObjectItemCaseSensitive(def->params, "playback");
     double scale = 0;
     bool b;
@@ -503,9 +521,24 @@ static void sess_free(struct sess *ss)
     sim_free(ss->sim);
     free(ss->pub_ports);
     free(ss->pub_ctrs);
+    free(ss->pub_flows);
     pthread_mutex_destroy(&ss->lock);
     pthread_cond_destroy(&ss->cond);
     free(ss);
+}
+
+/* Free the final state kept for runner r (NULL: every runner's); call with reg_lock. */
+static void drop_retired_locked(const struct runner *r)
+{
+    for (struct sess **pp = &retired; *pp;) {
+        struct sess *ss = *pp;
+        if (r && ss->runner != r) {
+            pp = &ss->next;
+            continue;
+        }
+        *pp = ss->next;
+        sess_free(ss);
+    }
 }
 
 /* The flow's place in its session (xdata points at it). */
@@ -528,6 +561,7 @@ static int sim_setup(struct flow_rt *f, struct ft_err *err)
             pthread_mutex_unlock(&reg_lock);
             return rc;
         }
+        drop_retired_locked(f->runner);
         ss->next = reg;
         reg = ss;
         if (pthread_create(&ss->thread, NULL, sess_main, ss) == 0)
@@ -644,17 +678,33 @@ static void sim_teardown(struct flow_rt *f)
         }
     }
     cJSON_Delete(all);
-    sess_free(ss);
+    /* Keep the final state for the explorer (the run's last look at the fabric). */
+    pthread_mutex_lock(&reg_lock);
+    if (ss->published) {
+        drop_retired_locked(ss->runner);
+        ss->next = retired;
+        retired = ss;
+        ss = NULL;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    if (ss)
+        sess_free(ss);
 }
 
 /* ---- the explorer's side ---- */
 
-static struct sess *find_locked(const struct runner *r)
+static struct sess *find_in(struct sess *list, const struct runner *r)
 {
-    struct sess *ss = reg;
+    struct sess *ss = list;
     while (ss && ss->runner != r)
         ss = ss->next;
     return ss;
+}
+
+/* The runner's simulation in progress. */
+static struct sess *find_locked(const struct runner *r)
+{
+    return find_in(reg, r);
 }
 
 int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
@@ -662,6 +712,9 @@ int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&reg_lock);
     struct sess *ss = find_locked(r);
+    out->retired = !ss;
+    if (!ss)
+        ss = find_in(retired, r);
     if (!ss) {
         pthread_mutex_unlock(&reg_lock);
         return -ENOENT;
@@ -670,8 +723,26 @@ int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
     snprintf(out->topology, sizeof(out->topology), "%s", ss->topo_name);
     out->sim_now_ps = ss->pub_now;
     out->events = ss->pub_events;
-    out->finished = ss->pub_finished;
+    out->finished = ss->pub_finished || out->retired;
+    out->phase = ss->phase;
+    out->fabric = ss->params.fabric;
+    out->pfc = ss->params.pfc;
+    out->ecn = ss->params.ecn;
+    out->cc = ss->params.cc;
+    out->buffer_bytes = ss->params.buffer_bytes;
     sim_ctl_get(ss->sim, &out->ctl);
+    out->nflows = ss->published ? ss->nflows : 0;
+    out->flows = xcalloc((size_t)out->nflows + 1, sizeof(*out->flows));
+    for (int k = 0; k < out->nflows; k++) {
+        struct xport_sim_flow *o = &out->flows[k];
+        const struct mix_flow *mf = &ss->mix->flows[ss->flows[k].mix_index];
+        snprintf(o->name, sizeof(o->name), "%s", mf->name);
+        o->src = sim_host_index(ss->sim, jsonutil_str(mf->params, "src"));
+        o->dst = sim_host_index(ss->sim, jsonutil_str(mf->params, "dst"));
+        o->background = mf->role == MIX_ROLE_BACKGROUND;
+        o->target = o->background ? 0 : mf->iterations;
+        o->st = ss->pub_flows[k].st;
+    }
     int nn = sim_nnodes(ss->sim);
     out->nnodes = nn;
     out->node_names = xcalloc((size_t)nn + 1, sizeof(*out->node_names));
@@ -695,6 +766,7 @@ int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
 
 void xport_sim_view_free(struct xport_sim_view *v)
 {
+    free(v->flows);
     free(v->node_names);
     free(v->node_host);
     free(v->ports);
@@ -752,6 +824,30 @@ int xport_sim_step(const struct runner *r, uint64_t sim_ps)
 int xport_sim_skip_idle(const struct runner *r, bool on)
 {
     return with_sim(r, do_skip, on);
+}
+
+int xport_sim_set_default_playback(const struct sim_ctl_state *c)
+{
+    if (c->scale && (c->scale < 10000 || c->scale > 100000000))
+        return -EINVAL;
+    pthread_mutex_lock(&reg_lock);
+    def_ctl = *c;
+    pthread_mutex_unlock(&reg_lock);
+    return 0;
+}
+
+void xport_sim_default_playback(struct sim_ctl_state *out)
+{
+    pthread_mutex_lock(&reg_lock);
+    *out = def_ctl;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void xport_sim_release(const struct runner *r)
+{
+    pthread_mutex_lock(&reg_lock);
+    drop_retired_locked(r);
+    pthread_mutex_unlock(&reg_lock);
 }
 
 const struct xport_ops xport_sim = {
