@@ -910,7 +910,8 @@ static int neighbours(const cJSON *ph, double *gbps, bool *gbps_valid)
                 last = pt;
         }
         double g;
-        if (last && jsonutil_num(last, "goodput_gbps", &g))
+        bool sim;
+        if (last && results_goodput(f, last, &g, &sim))
             *gbps += g;
         else
             *gbps_valid = false;
@@ -980,14 +981,14 @@ static void point_size_text(const cJSON *pt, char *buf, size_t len)
         snprintf(buf, len, "mixed");
 }
 
-static void fill_side(const cJSON *fl, const cJSON *pt, bool *valid, double *v, char *status,
-                      size_t slen)
+static void fill_side(const cJSON *fl, const cJSON *pt, bool *valid, double *v, bool *sim,
+                      char *status, size_t slen)
 {
     const cJSON *lat = cJSON_GetObjectItemCaseSensitive(pt, "latency");
     valid[CMP_P50] = jsonutil_num(lat, "p50", &v[CMP_P50]);
     valid[CMP_P99] = jsonutil_num(lat, "p99", &v[CMP_P99]);
     valid[CMP_P999] = jsonutil_num(lat, "p99.9", &v[CMP_P999]);
-    valid[CMP_GBPS] = jsonutil_num(pt, "goodput_gbps", &v[CMP_GBPS]);
+    valid[CMP_GBPS] = results_goodput(fl, pt, &v[CMP_GBPS], sim);
     const char *s = jsonutil_str(fl, "status");
     snprintf(status, slen, "%s", s ? s : NA);
 }
@@ -1035,12 +1036,12 @@ static void outcome_flow(struct builder *b, const char *phase, const char *label
         char x[24], y[24];
         point_size_text(pa[i], x, sizeof(x));
         w->in_a = true;
-        fill_side(fa, pa[i], w->valid_a, w->a, w->status_a, sizeof(w->status_a));
+        fill_side(fa, pa[i], w->valid_a, w->a, &w->sim_a, w->status_a, sizeof(w->status_a));
         if (k >= 0) {
             used_b[k] = true;
             point_size_text(pb[k], y, sizeof(y));
             w->in_b = true;
-            fill_side(fb, pb[k], w->valid_b, w->b, w->status_b, sizeof(w->status_b));
+            fill_side(fb, pb[k], w->valid_b, w->b, &w->sim_b, w->status_b, sizeof(w->status_b));
         }
         if (k >= 0 && strcmp(x, y))
             snprintf(w->point, sizeof(w->point), "%s|%s", x, y);
@@ -1056,7 +1057,7 @@ static void outcome_flow(struct builder *b, const char *phase, const char *label
         snprintf(w->latency_kind, sizeof(w->latency_kind), "%s", kind ? kind : NA);
         point_size_text(pb[j], w->point, sizeof(w->point));
         w->in_b = true;
-        fill_side(fb, pb[j], w->valid_b, w->b, w->status_b, sizeof(w->status_b));
+        fill_side(fb, pb[j], w->valid_b, w->b, &w->sim_b, w->status_b, sizeof(w->status_b));
     }
 }
 
@@ -1086,7 +1087,7 @@ static void outcome(struct builder *b, const cJSON *A, const cJSON *B, const str
 bool cmp_ratio(const struct cmp_row *r, int m, double *ratio)
 {
     if (m < 0 || m >= CMP_NMETRICS || !r->in_a || !r->in_b || !r->valid_a[m] || !r->valid_b[m] ||
-        r->a[m] <= 0)
+        r->a[m] <= 0 || (m == CMP_GBPS && r->sim_a != r->sim_b))
         return false;
     *ratio = r->b[m] / r->a[m];
     return true;
@@ -1190,6 +1191,8 @@ static cJSON *side_json(const struct cmp_row *w, bool b)
     jsonutil_add_num_or_null(o, "p99_us", valid[CMP_P99], v[CMP_P99]);
     jsonutil_add_num_or_null(o, "p99.9_us", valid[CMP_P999], v[CMP_P999]);
     jsonutil_add_num_or_null(o, "goodput_gbps", valid[CMP_GBPS], v[CMP_GBPS]);
+    if (b ? w->sim_b : w->sim_a)
+        cJSON_AddStringToObject(o, "goodput_time", "simulated");
     return o;
 }
 
@@ -1295,5 +1298,5 @@ void cmp_brief(const cJSON *doc, struct cmp_brief *out)
     const cJSON *lat = cJSON_GetObjectItemCaseSensitive(pts[n - 1], "latency");
     out->have_p50 = jsonutil_num(lat, "p50", &out->p50_us);
     out->have_p99 = jsonutil_num(lat, "p99", &out->p99_us);
-    out->have_gbps = jsonutil_num(pts[n - 1], "goodput_gbps", &out->gbps);
+    out->have_gbps = results_goodput(fl, pts[n - 1], &out->gbps, &out->gbps_simulated);
 }

@@ -45,6 +45,7 @@ struct cmp_row {
     bool valid_a[CMP_NMETRICS], valid_b[CMP_NMETRICS];
     double a[CMP_NMETRICS], b[CMP_NMETRICS]; /* us (latencies), Gb/s (goodput) */
     char status_a[16], status_b[16];         /* "ok", "failed", ... */
+    bool sim_a, sim_b; /* a simulated flow: its goodput is in simulated time */
 };
 
 struct cmp_result {
@@ -68,6 +69,7 @@ struct cmp_brief {
     char phase[16]; /* the phase the numbers come from (the last one) */
     bool have_p50, have_p99, have_gbps;
     double p50_us, p99_us, gbps; /* foreground, last phase, last size point */
+    bool gbps_simulated;         /* a simulated flow's goodput, in simulated time */
 };
 
 /* Compare two results documents (as results_load returns them). */
@@ -75,7 +77,8 @@ int cmp_results(const cJSON *a, const cJSON *b, struct cmp_result *out, struct f
 void cmp_free(struct cmp_result *r);
 /* The comparison as JSON (caller owns it): verdict, conditions, outcome with ratios. */
 cJSON *cmp_to_json(const struct cmp_result *r);
-/* B over A for metric m of row r; false when either side is missing or A is 0. */
+/* B over A for metric m of row r; false when either side is missing or A is 0, or for a
+ * goodput in simulated time against one in wall-clock time. */
 bool cmp_ratio(const struct cmp_row *r, int m, double *ratio);
 const char *cmp_severity_str(enum cmp_severity s);
 const char *cmp_metric_str(int m); /* "p50 us", "p99 us", "p99.9 us", "Gb/s" */

@@ -359,6 +359,97 @@ void results_conditions_brief(const cJSON *c, char *buf, size_t len)
     sb_free(&sb);
 }
 
+bool results_goodput(const cJSON *flow, const cJSON *point, double *gbps, bool *simulated)
+{
+    const char *t = jsonutil_str(flow, "transport");
+    *simulated = t && !strcmp(t, "sim");
+    if (!*simulated)
+        return jsonutil_num(point, "goodput_gbps", gbps);
+    const cJSON *sim = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(flow, "conditions"), "sim");
+    return jsonutil_num(cJSON_GetObjectItemCaseSensitive(sim, "results"), "goodput_gbps", gbps);
+}
+
+/* Set o.key to null where o has it. */
+static void null_key(cJSON *o, const char *key)
+{
+    if (cJSON_GetObjectItemCaseSensitive(o, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateNull());
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void results_make_reproducible(cJSON *doc)
+{
+    for (const char *const *k = (const char *const[]){"started_at", "ended_at", "duration_s", NULL};
+         *k; k++)
+        null_key(doc, *k);
+    cJSON *ph;
+    cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(doc, "phases"))
+    {
+        null_key(ph, "duration_s");
+        null_key(ph, "counters"); /* the host's, port-wide */
+        cJSON *fl;
+        cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(ph, "flows"))
+        {
+            for (const char *const *k =
+                     (const char *const[]){"setup_s", "teardown_s", "failed_at_s",
+                                           "detected_after_last_progress_s", "failed_at_run_s",
+                                           "timeline", NULL};
+                 *k; k++)
+                null_key(fl, *k);
+            cJSON *pt;
+            cJSON_ArrayForEach(pt, cJSON_GetObjectItemCaseSensitive(fl, "points"))
+            {
+                for (const char *const *k =
+                         (const char *const[]){"measure_s", "ops_per_s", "goodput_gbps",
+                                               "wire_gbps", NULL};
+                     *k; k++)
+                    null_key(pt, *k);
+            }
+        }
+    }
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "summary"))
+    {
+        if (cJSON_IsObject(e))
+            null_key(e, "goodput_gbps");
+    }
+    /* Events without their times ("  1.234s "), sorted. */
+    cJSON *ev = cJSON_GetObjectItemCaseSensitive(doc, "events");
+    int n = cJSON_GetArraySize(ev), k = 0;
+    char **v = xcalloc((size_t)n + 1, sizeof(char *));
+    cJSON_ArrayForEach(e, ev)
+    {
+        if (!cJSON_IsString(e))
+            continue;
+        const char *t = e->valuestring;
+        const char *p = t + strspn(t, " ");
+        const char *q = p + strspn(p, "0123456789.");
+        v[k++] = xstrdup(q > p && q[0] == 's' && q[1] == ' ' ? q + 2 : t);
+    }
+    qsort(v, (size_t)k, sizeof(*v), str_cmp);
+    if (ev) {
+        cJSON *sorted = cJSON_CreateArray();
+        for (int i = 0; i < k; i++)
+            cJSON_AddItemToArray(sorted, cJSON_CreateString(v[i]));
+        cJSON_ReplaceItemInObjectCaseSensitive(doc, "events", sorted);
+    }
+    for (int i = 0; i < k; i++)
+        free(v[i]);
+    free(v);
+    /* The topology stays: it holds no free memory or other moving state (numa mem_bytes is
+     * hwloc's local_memory, the node's MemTotal). */
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "reproducible");
+    cJSON_AddStringToObject(doc, "reproducible",
+                            "fabtop run --reproducible: wall-clock times and durations, the rates "
+                            "and timelines computed from them, the events' times (events sorted) "
+                            "and the host's counters are null");
+}
+
 int results_save(const char *path, const cJSON *doc, struct ft_err *err)
 {
     return jsonutil_save(path, doc, true, err);

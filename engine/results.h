@@ -50,6 +50,18 @@ cJSON *results_build(const struct results_input *in);
  * the priority and PFC it maps to, QPs, connection method; TCP: congestion control, MSS),
  * from its conditions object, for the live header and the text summary. "" when none. */
 void results_conditions_brief(const cJSON *cond, char *buf, size_t len);
+/* The goodput to show for a flow (a results document's phases[].flows[]) at one of its
+ * points: a simulated flow's (transport "sim") is its conditions.sim.results.goodput_gbps,
+ * payload over simulated time (*simulated true); any other's the point's goodput_gbps per
+ * wall-clock second. false when it was not recorded. */
+bool results_goodput(const cJSON *flow, const cJSON *point, double *gbps, bool *simulated);
+/* Leave out (null) what measures this machine rather than the test, so two runs of a
+ * simulated mix with one seed give byte-identical files: the start and end times, wall-clock
+ * durations and the rates computed from them, the wall-clock timelines, the events' times
+ * (the events are sorted: flow threads log in any order) and the host's counters. The
+ * host's topology stays (it holds no free memory or other moving state). Says so in
+ * "reproducible". */
+void results_make_reproducible(cJSON *doc);
 int results_save(const char *path, const cJSON *doc, struct ft_err *err);
 /* Load and check the format; one clear error for anything else. */
 int results_load(const char *path, cJSON **doc, struct ft_err *err);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "engine/results.h"
 
 static const struct {
     const char *name;
@@ -173,7 +174,9 @@ int thr_check(const struct thr *e, const cJSON *results, char *report, size_t le
                                : t->stat == EXP_RETRANS ? cJSON_GetObjectItem(pt, "tcp")
                                                         : pt;
             double v;
-            if (!jsonutil_num(src, stats[k].json, &v))
+            bool simulated = false; /* gbps of a sim flow: in simulated time */
+            if (t->stat == EXP_GBPS ? !results_goodput(fl, pt, &v, &simulated)
+                                    : !jsonutil_num(src, stats[k].json, &v))
                 continue;
             checked++;
             bool ok = t->less ? v < t->value : v > t->value;
@@ -181,8 +184,8 @@ int thr_check(const struct thr *e, const cJSON *results, char *report, size_t le
                 double size = 0;
                 jsonutil_num(pt, "size_bytes", &size);
                 OUT("expect %s violated: %s %s = %.6g%s%s at %.0f B\n", t->text,
-                    jsonutil_str(fl, "name"), stats[k].name, v, stats[k].latency ? " us" : "", "",
-                    size);
+                    jsonutil_str(fl, "name"), stats[k].name, v, stats[k].latency ? " us" : "",
+                    simulated ? " (simulated time)" : "", size);
                 bad++;
             }
         }

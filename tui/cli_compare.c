@@ -96,8 +96,9 @@ static void text(struct strbuf *sb, const struct cmp_result *r, const char *pa, 
             if (cmp_ratio(w, m, &ratio))
                 snprintf(q, sizeof(q), "x%.2f", ratio);
             char line[96];
-            int n =
-                snprintf(line, sizeof(line), "    %-10s %12s %12s %9s", cmp_metric_str(m), x, y, q);
+            const char *name =
+                m == CMP_GBPS && (w->sim_a || w->sim_b) ? "sim Gb/s" : cmp_metric_str(m);
+            int n = snprintf(line, sizeof(line), "    %-10s %12s %12s %9s", name, x, y, q);
             while (n > 0 && line[n - 1] == ' ')
                 line[--n] = '\0';
             sb_printf(sb, "%s\n", line);

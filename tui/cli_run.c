@@ -46,6 +46,10 @@ static void usage(FILE *f)
            "                        exit 1 when one is violated\n"
            "  -o, --output FILE     save the results JSON (atomically; also when interrupted)\n"
            "      --json            print the results JSON on stdout instead of the table\n"
+           "      --reproducible    leave out what measures this machine rather than the test\n"
+           "                        (wall-clock times, durations and rates, event times, host\n"
+           "                        counters): two runs of a sim/ mix with one seed then give\n"
+           "                        byte-identical results\n"
            "      --no-pin          do not pin workers near their NIC's NUMA node\n"
            "      --nccl PATH       the libnccl.so NCCL flows load (the exact library a serving\n"
            "                        stack uses; sets FABTOP_NCCL)\n"
@@ -108,6 +112,7 @@ int cli_run_main(int argc, char **argv)
                                          {"json", no_argument, NULL, 'j'},
                                          {"no-pin", no_argument, NULL, 'P'},
                                          {"nccl", required_argument, NULL, 'N'}, /* no short form */
+                                         {"reproducible", no_argument, NULL, 'R'},
                                          {"list", no_argument, NULL, 'l'},
                                          {"help", no_argument, NULL, 'h'},
                                          {"version", no_argument, NULL, 'V'},
@@ -115,7 +120,7 @@ int cli_run_main(int argc, char **argv)
     const char *mixname = NULL, *peer = NULL, *key = NULL, *out = NULL, *expect_s = NULL;
     double duration = 0;
     uint64_t size = 0;
-    bool json = false, pin = true;
+    bool json = false, pin = true, repro = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -153,6 +158,9 @@ int cli_run_main(int argc, char **argv)
             break;
         case 'j':
             json = true;
+            break;
+        case 'R':
+            repro = true;
             break;
         case 'P':
             pin = false;
@@ -239,8 +247,12 @@ int cli_run_main(int argc, char **argv)
     }
     if (tty)
         fprintf(stderr, "\r%-100s\r", "");
-    const cJSON *res = runner_wait(r);
+    const cJSON *run_res = runner_wait(r);
     int rc = runner_status(r) ? CLI_FAILED : CLI_OK;
+    cJSON *repro_res = repro && run_res ? cJSON_Duplicate(run_res, 1) : NULL;
+    if (repro_res)
+        results_make_reproducible(repro_res);
+    const cJSON *res = repro_res ? repro_res : run_res;
     if (out && res) {
         if (results_save(out, res, &err) < 0) {
             fprintf(stderr, "fabtop: %s\n", err.msg);
@@ -260,13 +272,14 @@ int cli_run_main(int argc, char **argv)
         fputs(sb.s, stdout);
         sb_free(&sb);
     }
-    if (ex.n && res) {
+    if (ex.n && run_res) {
         char report[4096];
-        int bad = thr_check(&ex, res, report, sizeof(report));
+        int bad = thr_check(&ex, run_res, report, sizeof(report));
         fputs(report, stderr);
         if (bad && rc == CLI_OK)
             rc = CLI_THRESHOLDS;
     }
+    cJSON_Delete(repro_res);
     runner_free(r);
     mix_free(&mix);
     topo_model_free(topo);

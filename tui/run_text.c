@@ -73,12 +73,24 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
         sb_add(sb, "\n");
     }
     bool lat = kind && strcmp(kind, "none");
-    if (lat)
+    /* A simulated flow's times and rates are the fabric's, in simulated time; per wall-clock
+     * second they would describe this machine's speed at simulating. */
+    const char *tr = jsonutil_str(fl, "transport");
+    bool sim = tr && !strcmp(tr, "sim");
+    const cJSON *simres = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(fl, "conditions"), "sim"), "results");
+    if (sim)
+        sb_printf(sb, "    in simulated time: %s%s%sgoodput, last completion (end)\n",
+                  lat ? "latency " : "", lat ? kind : "", lat ? " (us), " : "");
+    else if (lat)
         sb_printf(sb, "    latency: %s, microseconds\n", kind);
     sb_printf(sb, "    %9s %9s", "size", "ops");
     if (lat)
         sb_printf(sb, " %9s %9s %9s %9s %9s %9s", "p50", "p90", "p99", "p99.9", "p99.99", "max");
-    sb_printf(sb, " %9s %9s %10s %7s\n", "Gb/s", "wire Gb/s", "ops/s", "retrans");
+    if (sim)
+        sb_printf(sb, " %9s %10s\n", "sim Gb/s", "end us");
+    else
+        sb_printf(sb, " %9s %9s %10s %7s\n", "Gb/s", "wire Gb/s", "ops/s", "retrans");
     const cJSON *pt;
     cJSON_ArrayForEach(pt, cJSON_GetObjectItem(fl, "points"))
     {
@@ -94,10 +106,15 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
             for (int k = 0; k < 6; k++)
                 lat_cell(sb, l, keys[k]);
         }
-        cell(sb, pt, "goodput_gbps", 10, "%.3f");
-        cell(sb, pt, "wire_gbps", 10, "%.3f");
-        cell(sb, pt, "ops_per_s", 11, "%.0f");
-        cell(sb, cJSON_GetObjectItem(pt, "tcp"), "retrans_segments", 8, "%.0f");
+        if (sim) {
+            cell(sb, simres, "goodput_gbps", 10, "%.3f");
+            cell(sb, simres, "completion_us", 11, "%.1f");
+        } else {
+            cell(sb, pt, "goodput_gbps", 10, "%.3f");
+            cell(sb, pt, "wire_gbps", 10, "%.3f");
+            cell(sb, pt, "ops_per_s", 11, "%.0f");
+            cell(sb, cJSON_GetObjectItem(pt, "tcp"), "retrans_segments", 8, "%.0f");
+        }
         if (!cJSON_IsTrue(cJSON_GetObjectItem(pt, "complete")))
             sb_add(sb, "  (partial)");
         sb_add(sb, "\n");
@@ -109,15 +126,23 @@ void run_text_summary(struct strbuf *sb, const cJSON *results)
     const cJSON *mix = cJSON_GetObjectItem(results, "mix");
     sb_printf(sb, "mix %s: %s\n", jsonutil_str(mix, "name"),
               jsonutil_str(mix, "description") ? jsonutil_str(mix, "description") : "");
-    sb_printf(sb, "started %s, %.1f s%s\n", jsonutil_str(results, "started_at"),
-              num(results, "duration_s"),
+    const char *started = jsonutil_str(results, "started_at");
+    double dur = num(results, "duration_s");
+    char took[32] = "n/a";
+    if (dur >= 0)
+        snprintf(took, sizeof(took), "%.1f s", dur);
+    sb_printf(sb, "started %s, %s%s\n", started ? started : "n/a", took,
               cJSON_IsTrue(cJSON_GetObjectItem(results, "interrupted"))
                   ? ", INTERRUPTED: partial results"
                   : "");
     const cJSON *ph;
     cJSON_ArrayForEach(ph, cJSON_GetObjectItem(results, "phases"))
     {
-        sb_printf(sb, "\nPhase %s (%.1f s)\n", jsonutil_str(ph, "name"), num(ph, "duration_s"));
+        double pd = num(ph, "duration_s");
+        if (pd >= 0)
+            sb_printf(sb, "\nPhase %s (%.1f s)\n", jsonutil_str(ph, "name"), pd);
+        else
+            sb_printf(sb, "\nPhase %s\n", jsonutil_str(ph, "name"));
         const cJSON *fl;
         cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows")) flow_table(sb, fl);
     }

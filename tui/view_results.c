@@ -227,7 +227,8 @@ static void scan(struct app *a)
         cur->bad = false;
         cmp_brief(a->results, &cur->brief);
     }
-    qsort(s->e, (size_t)s->n, sizeof(*s->e), newest_first);
+    if (s->n > 1) /* s->e is NULL while the list is empty */
+        qsort(s->e, (size_t)s->n, sizeof(*s->e), newest_first);
     s->seen_results = a->results;
     snprintf(s->seen_path, sizeof(s->seen_path), "%s", a->results_path);
     s->sel = 0;
@@ -296,7 +297,8 @@ static void entry_line(const struct res_state *s, const struct entry *e, char *b
         if (b->have_p99)
             n += (size_t)snprintf(nums + n, sizeof(nums) - n, "p99 %.1f us  ", b->p99_us);
         if (b->have_gbps && n < sizeof(nums))
-            n += (size_t)snprintf(nums + n, sizeof(nums) - n, "%.2f Gb/s  ", b->gbps);
+            n += (size_t)snprintf(nums + n, sizeof(nums) - n, "%.2f %sGb/s  ", b->gbps,
+                                  b->gbps_simulated ? "sim " : "");
         if (b->have_p50 && n < sizeof(nums))
             n += (size_t)snprintf(nums + n, sizeof(nums) - n, "p50 %.1f us  ", b->p50_us);
         if (b->foreground[0] && n < sizeof(nums))
@@ -514,14 +516,17 @@ static void outcome_lines(const struct cmp_result *r, bool both, struct lines *l
             for (int m = 0; m < CMP_NMETRICS; m++)
                 fmt_metric(v[m], sizeof(v[m]), w->in_a, w->valid_a[m], w->a[m], m);
             bool lat = w->valid_a[CMP_P50] || w->valid_a[CMP_P99] || w->valid_a[CMP_P999];
+            /* A simulated flow's goodput is over simulated time, its latency too. */
+            const char *gb = w->sim_a ? "Gb/s in simulated time" : "Gb/s";
             if (!lat)
-                lines_add(ls, ROLE_NORMAL, "  %s Gb/s", v[3]);
-            else if (wide)
+                lines_add(ls, ROLE_NORMAL, "  %s %s", v[3], gb);
+            else if (wide && !w->sim_a)
                 lines_add(ls, ROLE_NORMAL, "  p50 %s  p99 %s  p99.9 %s us (%s)  %s Gb/s", v[0],
                           v[1], v[2], w->latency_kind, v[3]);
             else {
-                lines_add(ls, ROLE_NORMAL, "  p50 %s  p99 %s  p99.9 %s us", v[0], v[1], v[2]);
-                lines_add(ls, ROLE_NORMAL, "  %s Gb/s", v[3]);
+                lines_add(ls, ROLE_NORMAL, "  p50 %s  p99 %s  p99.9 %s us%s", v[0], v[1], v[2],
+                          w->sim_a ? " (simulated)" : "");
+                lines_add(ls, ROLE_NORMAL, "  %s %s", v[3], gb);
             }
             continue;
         }
@@ -535,7 +540,9 @@ static void outcome_lines(const struct cmp_result *r, bool both, struct lines *l
             double ratio;
             if (cmp_ratio(w, m, &ratio))
                 snprintf(q, sizeof(q), "x%.2f", ratio);
-            lines_add(ls, ROLE_NORMAL, "  %-8s %9s %9s %6s", short_metric(m), x, y, q);
+            lines_add(ls, ROLE_NORMAL, "  %-8s %9s %9s %6s",
+                      m == CMP_GBPS && (w->sim_a || w->sim_b) ? "sim Gb/s" : short_metric(m), x, y,
+                      q);
         }
     }
 }

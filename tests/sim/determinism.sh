@@ -1,11 +1,13 @@
 #!/bin/sh
-# determinism.sh: two runs of one simulated mix with one seed give identical results files once
-# the fields that measure the real machine are removed: wall-clock times (started_at, ended_at,
-# duration_s, setup_s, teardown_s, measure_s and the rates computed from it, the wall-clock
-# timeline, the events' timestamps; the events themselves are sorted because flow threads log
-# in any order) and the real host's state, which the simulation does not touch: its counters
-# (phases[].counters: SNMP and netdev) and its topology snapshot (free memory per NUMA node). Everything simulated must match byte
-# for byte: histograms, operations, payload, and conditions.sim (results, counters, timeline).
+# determinism.sh: two runs of one simulated mix with one seed give identical results files.
+# With --reproducible, fabtop leaves out what measures the real machine (wall-clock times and
+# the rates computed from them, the wall-clock timelines, the events' times and order, the
+# host's counters), so the two files must match byte for byte (cmp). Without it, the same holds
+# once jq removes those fields here: wall-clock times (started_at, ended_at, duration_s,
+# setup_s, teardown_s, measure_s and the rates computed from it, the wall-clock timeline, the
+# events' timestamps; the events themselves are sorted because flow threads log in any order)
+# and the real host's state (phases[].counters and the topology snapshot). Everything simulated
+# must match: histograms, operations, payload, and conditions.sim (results, counters, timeline).
 set -eu
 bin=${FABTOP_BIN:?FABTOP_BIN is not set}
 command -v jq >/dev/null 2>&1 || { echo "jq is not installed: skipped"; exit 77; }
@@ -30,4 +32,35 @@ for mix in sim/incast-pfc sim/victim-dcqcn sim/link-failure sim/ib-incast-cc; do
         exit 1
     fi
     echo "ok: $mix: identical results (wall-clock fields and host state aside)"
+    # --reproducible: the files themselves are identical.
+    for i in 1 2; do
+        (cd "$tmp" && "$bin" run --mix "$mix" --reproducible -o "$tmp/repro$i.json" >/dev/null)
+    done
+    if ! cmp "$tmp/repro1.json" "$tmp/repro2.json"; then
+        echo "FAIL: $mix: two --reproducible runs with one seed give different files:"
+        diff "$tmp/repro1.json" "$tmp/repro2.json" | head -20
+        exit 1
+    fi
+    # What it left out is null, and nothing simulated went with it.
+    jq -e '.started_at == null and .ended_at == null and .duration_s == null
+        and (.reproducible | type == "string")
+        and all(.phases[]; .duration_s == null and .counters == null
+            and all(.flows[]; .setup_s == null and .timeline == null
+                and all(.points[]; .measure_s == null and .goodput_gbps == null)))
+        and all(.events[]; test("^ *[0-9.]+s ") | not)
+        and (.phases[-1].flows[0].conditions.sim.fabric.events > 0)
+        and (.topology | type == "object")' "$tmp/repro1.json" >/dev/null || {
+        echo "FAIL: $mix: --reproducible left a wall-clock field, or dropped a simulated one"
+        exit 1
+    }
+    # The same simulated outcome as the plain run's.
+    jq -S "$filter" "$tmp/repro1.json" >"$tmp/repro1.filtered"
+    jq -S "$filter" "$tmp/run1.json" | jq -S 'del(.reproducible)' >"$tmp/run1.refiltered"
+    jq -S 'del(.reproducible)' "$tmp/repro1.filtered" >"$tmp/repro1.refiltered"
+    if ! cmp -s "$tmp/run1.refiltered" "$tmp/repro1.refiltered"; then
+        echo "FAIL: $mix: --reproducible changed the simulated outcome:"
+        diff "$tmp/run1.refiltered" "$tmp/repro1.refiltered" | head -20
+        exit 1
+    fi
+    echo "ok: $mix: --reproducible files identical (cmp)"
 done
