@@ -270,7 +270,8 @@ static void draw_header(struct app *a, const struct layout *l)
 
 static void draw_tabs(struct app *a, const struct layout *l)
 {
-    static const enum view_id order[] = {VIEW_TOPO, VIEW_SETUP, VIEW_LIVE, VIEW_RESULTS, VIEW_HELP};
+    static const enum view_id order[] = {VIEW_TOPO,   VIEW_SETUP,   VIEW_LIVE,
+                                         VIEW_FABRIC, VIEW_RESULTS, VIEW_HELP};
     struct ui *u = &a->ui;
     ui_text_pad(u, l->tabs.y, 0, l->cols, ROLE_TAB, "");
     int x = 1;
@@ -379,9 +380,9 @@ static int global_key(struct app *a, int ch)
     case KEY_RESIZE:
         return REACT_REDRAW;
     default:
-        if (ch >= '1' && ch <= '5') {
-            static const enum view_id order[] = {VIEW_TOPO, VIEW_SETUP, VIEW_LIVE, VIEW_RESULTS,
-                                                 VIEW_HELP};
+        if (ch >= '1' && ch <= '6') {
+            static const enum view_id order[] = {VIEW_TOPO,    VIEW_SETUP, VIEW_LIVE,
+                                                 VIEW_RESULTS, VIEW_HELP,  VIEW_FABRIC};
             app_switch(a, order[ch - '1']);
             return REACT_REDRAW;
         }

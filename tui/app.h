@@ -21,7 +21,15 @@
 
 struct app;
 
-enum view_id { VIEW_TOPO = 0, VIEW_SETUP, VIEW_LIVE, VIEW_RESULTS, VIEW_HELP, VIEW_COUNT };
+enum view_id {
+    VIEW_TOPO = 0,
+    VIEW_SETUP,
+    VIEW_LIVE,
+    VIEW_RESULTS,
+    VIEW_HELP,
+    VIEW_FABRIC,
+    VIEW_COUNT
+};
 
 /* What a key did, for the loop to act on. */
 enum {

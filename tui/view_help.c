@@ -28,7 +28,8 @@ static const char *const key_lines[] = {
     "Keys (htop/nvtop style; every view lists its own keys in the bottom line)",
     "  F1 or ?    this help           F2 or 2    test setup",
     "  F3 or 1    topology            F4 or 3    live run",
-    "  F5 or 4    results, compare    F10 or q   quit",
+    "  F5 or 4    results, compare    F6 or 6    simulated fabric",
+    "  F10 or q   quit",
     "  Tab        next pane           Shift-Tab  previous pane",
     "  Up/Down, j/k   move            PgUp/PgDn  page",
     "  Enter      open / go to        /          search, n next",
@@ -37,6 +38,9 @@ static const char *const key_lines[] = {
     "Live run: p pauses the display, s stops the test, w saves the results, ? on a counter "
     "explains it.",
     "Results: Space marks a result for comparison, c compares the two marked, Enter opens.",
+    "Fabric (sim runs): Space pauses, n steps 1 us and e one event, -/+ slower/faster "
+    "(1 us per 10 us to 100 ms), f full speed, i skips idle stretches, a active ports, l the "
+    "lesson.",
     "",
     "Command-line equivalents: fabtop topo [--matrix|--lint|--json], fabtop run --mix NAME,",
     "fabtop serve, fabtop compare A.json B.json, fabtop --input FILE, fabtop --results FILE.",

@@ -224,9 +224,19 @@ static int max_senders(const struct setup_state *s)
     return MIX_MAX_FLOWS - (s->base.nflows - base_senders(s));
 }
 
+/* A preset of the fabric simulator (sim/NAME): its flows run between simulated hosts, so no
+ * endpoint, peer, key file or duration applies (they complete a number of operations). */
+static bool base_sim(const struct setup_state *s)
+{
+    int fg = base_fg(s);
+    return fg >= 0 && !strcmp(s->base.flows[fg].transport, "sim");
+}
+
 /* Does a field apply to this preset (and these settings)? */
 static bool field_applies(const struct setup_state *s, int f)
 {
+    if (base_sim(s) && (f == F_ENDPOINT || f == F_PEER || f == F_KEYFILE || f == F_DURATION))
+        return false;
     if (f == F_SENDERS)
         return base_senders(s) > 0 && s->neighbours;
     if (f == F_NEIGHBOURS)
@@ -385,6 +395,14 @@ static bool xp_check(struct app *a, const char *name, const struct xport_ops *xp
             return false;
         }
     }
+    /* The simulator runs the sim/ presets (their flows name simulated hosts), and only it. */
+    if (s->have_base && base_sim(s) != !strcmp(name, "sim")) {
+        snprintf(why, len, "%s",
+                 base_sim(s) ? "this preset is a simulated fabric" : "runs the sim/ presets only");
+        return false;
+    }
+    if (!strcmp(name, "sim"))
+        return true;
     if (!strcmp(name, "tcp")) {
         if (e->kind == EP_GPU) {
             snprintf(why, len, "TCP cannot use a GPU endpoint");
@@ -434,6 +452,12 @@ static void eval_transports(struct app *a)
             snprintf(s->xps[s->nxps].name, sizeof(s->xps[0].name), "%s", known[k]);
             s->xps[s->nxps++].ops = NULL;
         }
+    /* The simulator is the sim/ presets' one transport, and no other preset's. */
+    int k = 0;
+    for (int i = 0; i < s->nxps; i++)
+        if (!s->have_base || base_sim(s) == !strcmp(s->xps[i].name, "sim"))
+            s->xps[k++] = s->xps[i];
+    s->nxps = k;
     for (int i = 0; i < s->nxps; i++) {
         struct xp_choice *x = &s->xps[i];
         x->why[0] = '\0';
@@ -581,7 +605,7 @@ static bool needs_file(const struct setup_state *s)
 {
     if (!s->have_base)
         return false;
-    if (s->eps[s->ep].kind != EP_ANY)
+    if (s->eps[s->ep].kind != EP_ANY && !base_sim(s))
         return true;
     for (int i = 0; i < s->base.nflows; i++)
         if (flow_runs(s, &s->base.flows[i]) && strcmp(s->base.flows[i].transport, s->transport))
@@ -724,7 +748,7 @@ static int build_mix(struct app *a, struct mix *m, char *why, size_t len)
         snprintf(why, len, "Concurrency: ping-pong keeps 1 message in flight; pick an rr preset");
         return -EINVAL;
     }
-    if (s->duration[0] && !parse_seconds(s->duration, &duration)) {
+    if (s->duration[0] && field_applies(s, F_DURATION) && !parse_seconds(s->duration, &duration)) {
         snprintf(why, len, "Duration '%s': give seconds per size, more than 0, up to 86400",
                  s->duration);
         return -EINVAL;
@@ -735,11 +759,12 @@ static int build_mix(struct app *a, struct mix *m, char *why, size_t len)
                  s->senders, max_senders(s));
         return -EINVAL;
     }
-    if (s->peer[0] && !peer_ok(s->peer)) {
+    bool remote = s->peer[0] && field_applies(s, F_PEER);
+    if (remote && !peer_ok(s->peer)) {
         snprintf(why, len, "Peer '%s': give HOST[:PORT] of a `fabtop serve`, or loopback", s->peer);
         return -EINVAL;
     }
-    if (s->peer[0] && s->key_file[0] && access(s->key_file, R_OK) < 0) {
+    if (remote && s->key_file[0] && access(s->key_file, R_OK) < 0) {
         snprintf(why, len, "Key file %s: %s", s->key_file, strerror(errno));
         return -EINVAL;
     }
@@ -769,7 +794,8 @@ static int build_mix(struct app *a, struct mix *m, char *why, size_t len)
     for (int i = 0; i < m->nflows; i++) {
         struct mix_flow *f = &m->flows[i];
         snprintf(f->transport, sizeof(f->transport), "%s", s->transport);
-        apply_endpoint(&s->eps[s->ep], a->topo, f);
+        if (field_applies(s, F_ENDPOINT))
+            apply_endpoint(&s->eps[s->ep], a->topo, f);
     }
     if (size)
         mix_set_size(m, size);
@@ -844,11 +870,12 @@ static void command_line(struct app *a, struct strbuf *sb)
     else
         snprintf(name, sizeof(name), "%s", s->preset >= 0 ? s->presets[s->preset] : "?");
     add_word(sb, name);
-    if (s->peer[0]) {
+    bool remote = s->peer[0] && field_applies(s, F_PEER);
+    if (remote) {
         sb_add(sb, " --peer ");
         add_word(sb, s->peer);
     }
-    if (s->peer[0] && s->key_file[0]) {
+    if (remote && s->key_file[0]) {
         sb_add(sb, " --key-file ");
         add_word(sb, s->key_file);
     }
@@ -864,6 +891,8 @@ static void command_line(struct app *a, struct strbuf *sb)
         add_word(sb, s->size);
     }
     double d;
+    if (!field_applies(s, F_DURATION))
+        return;
     if (s->duration[0] && parse_seconds(s->duration, &d))
         sb_printf(sb, " --duration %g", d);
     else if (s->duration[0]) {
@@ -915,10 +944,16 @@ static int start(struct app *a)
     bool file = needs_file(s);
     snprintf(a->run_key_file, sizeof(a->run_key_file), "%s", s->key_file);
     struct ft_err err = {0};
-    if (app_start_run(a, &m, s->peer[0] ? s->peer : NULL, &err) < 0) {
+    bool remote = s->peer[0] && field_applies(s, F_PEER);
+    if (app_start_run(a, &m, remote ? s->peer : NULL, &err) < 0) {
         app_message(a, ROLE_ERROR, "%s", err.msg);
         mix_free(&m);
         return REACT_REDRAW;
+    }
+    /* A simulated fabric is watched in its own view (the live view has the numbers too). */
+    if (base_sim(s)) {
+        app_switch(a, VIEW_FABRIC);
+        app_message(a, ROLE_INFO, "running %s: F4 shows its latency and counters", m.name);
     }
     struct ft_err serr = {0}, cerr = {0};
     if (file && save_last_setup(a, &m, &serr) < 0)
@@ -1200,15 +1235,32 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
             snprintf(hint, hlen, "cannot load it (below)");
         break;
     case F_ENDPOINT:
+        if (base_sim(s)) {
+            snprintf(val, vlen, "n/a");
+            snprintf(hint, hlen, "simulated hosts (the preset's)");
+            *dim = true;
+            break;
+        }
         snprintf(val, vlen, "< %.*s >", VALUE_W - 4, s->eps[s->ep].label);
         ep_hint(a, &s->eps[s->ep], hint, hlen);
         break;
     case F_PEER:
+        if (base_sim(s)) {
+            snprintf(val, vlen, "n/a");
+            snprintf(hint, hlen, "none: a simulated fabric");
+            *dim = true;
+            break;
+        }
         snprintf(val, vlen, "%s", s->peer[0] ? s->peer : "loopback");
         snprintf(hint, hlen, "%s",
                  s->peer[0] ? "a `fabtop serve` agent" : "in-process agent, 127.0.0.1");
         break;
     case F_KEYFILE:
+        if (base_sim(s)) {
+            snprintf(val, vlen, "n/a");
+            *dim = true;
+            break;
+        }
         snprintf(val, vlen, "%s", s->key_file[0] ? s->key_file : "(default)");
         *dim = !s->key_file[0];
         snprintf(hint, hlen, "%s",
@@ -1255,6 +1307,13 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
                                              : "operations in flight");
         break;
     case F_DURATION:
+        if (base_sim(s)) {
+            snprintf(val, vlen, "n/a");
+            unsigned long long n = bf ? (unsigned long long)bf->iterations : 0ull;
+            snprintf(hint, hlen, "%llu operation%s in simulated time", n, n == 1 ? "" : "s");
+            *dim = true;
+            break;
+        }
         if (s->duration[0])
             snprintf(val, vlen, "%s%s", s->duration, strchr(s->duration, 's') ? "" : " s");
         else

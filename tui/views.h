@@ -10,6 +10,7 @@ extern const struct view_ops view_setup;
 extern const struct view_ops view_live;
 extern const struct view_ops view_help;
 extern const struct view_ops view_results;
+extern const struct view_ops view_fabric;
 
 /* Open the help at the glossary entry for a term or counter name. */
 void help_show_term(struct app *a, const char *term);
