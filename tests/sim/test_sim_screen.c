@@ -1,0 +1,499 @@
+/* test_sim_screen: the explorer on a simulated run, in process (newterm on /dev/null, rows read
+ * back): the fabric view (F6) before any run says how to start one; sim/incast-pfc picked and
+ * started in the setup view (F2) lands on the fabric view, paused as asked; stepping by 1 us and
+ * by one event, the time scale keys and skip idle drive the running simulation; what each port
+ * row shows (queue, watermark, pause state) is the simulation's state; the lesson is shown and
+ * can be read whole; the live view (F4) lists the simulated counters with their real names;
+ * full speed runs it to the end and the final fabric stays, matching the results; the results
+ * view shows the goodput in simulated time; 80x24 and 132x43 (the flows' progress); a TCP run
+ * has no fabric to show. */
+#include <locale.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/jsonutil.h"
+#include "engine/xport_sim.h"
+#include "tests/tui/screen.h"
+#include "tui/views.h"
+
+#include "../topology/synth_xml.h"
+
+static char tmpdir[64];
+static char topo_path[128];
+static char cfg_dir[128];
+
+static int setup(void **state)
+{
+    (void)state;
+    setlocale(LC_ALL, "C.UTF-8");
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/fabtop-simscr-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(topo_path, sizeof(topo_path), "%s/synth.xml", tmpdir);
+    FILE *f = fopen(topo_path, "w");
+    if (!f)
+        return -1;
+    fputs(synth_v2_xml, f);
+    fclose(f);
+    char xdg[128], data[128];
+    snprintf(xdg, sizeof(xdg), "%s/xdg", tmpdir);
+    setenv("XDG_CONFIG_HOME", xdg, 1);
+    snprintf(cfg_dir, sizeof(cfg_dir), "%s/fabtop", xdg);
+    snprintf(data, sizeof(data), "%s/data", tmpdir);
+    setenv("XDG_DATA_HOME", data, 1);
+    screen_set_actual_dir(tmpdir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void open_screen(struct screen *s, int rows, int cols)
+{
+    struct app_opts o = {.input = topo_path, .config_dir = cfg_dir};
+    if (screen_open(s, NULL, rows, cols, &o) < 0)
+        fail_msg("cannot open the screen");
+    s->app.msg[0] = '\0';
+}
+
+static void print_screen(struct screen *s, const char *what)
+{
+    char *d = screen_dump(s);
+    printf("---- %s ----\n%s", what, d);
+    fflush(stdout);
+    free(d);
+}
+
+static void assert_on_screen(struct screen *s, const char *text)
+{
+    if (screen_find_row(s, text) < 0) {
+        print_screen(s, "missing");
+        fail_msg("not on the screen: %s", text);
+    }
+}
+
+/* What the event loop does between frames: the newest snapshot, the results at the end, the
+ * current view's tick; then a frame. */
+static void pump(struct screen *s)
+{
+    struct app *a = &s->app;
+    if (a->runner) {
+        struct eng_snapshot *sn = runner_snapshot(a->runner);
+        eng_snapshot_release(a->snap);
+        a->snap = sn;
+        if (runner_done(a->runner) && !a->results) {
+            a->results = cJSON_Duplicate(runner_wait(a->runner), 1);
+            eng_snapshot_release(a->snap);
+            a->snap = runner_snapshot(a->runner);
+        }
+    }
+    if (app_views[a->view]->tick)
+        app_views[a->view]->tick(a);
+    screen_draw(s);
+}
+
+/* Pump until text is on the screen (at most about 20 s). */
+static bool wait_for(struct screen *s, const char *text)
+{
+    for (int i = 0; i < 2000; i++) {
+        pump(s);
+        if (screen_find_row(s, text) >= 0)
+            return true;
+        sleep_ms(10);
+    }
+    return false;
+}
+
+static void assert_wait_for(struct screen *s, const char *text)
+{
+    if (!wait_for(s, text)) {
+        print_screen(s, "never appeared");
+        fail_msg("never on the screen: %s", text);
+    }
+}
+
+/* The status row of the fabric box: "sim time T us  STATE, SCALE...  N events". */
+static void status_of(struct screen *s, double *t_us, unsigned long long *events)
+{
+    int y = screen_find_row(s, "sim time ");
+    assert_true(y >= 0);
+    char buf[512];
+    screen_row(s, y, buf, sizeof(buf));
+    const char *p = strstr(buf, "sim time ");
+    *t_us = strtod(p + 9, NULL);
+    const char *e = strstr(buf, " events");
+    assert_non_null(e);
+    while (e > buf && e[-1] >= '0' && e[-1] <= '9')
+        e--;
+    *events = strtoull(e, NULL, 10);
+}
+
+/* The view as the simulation published it (the screen draws the same copy). */
+static void sim_view(struct screen *s, struct xport_sim_view *v)
+{
+    assert_int_equal(xport_sim_view(s->app.runner, v), 0);
+}
+
+/* Bytes as the fabric view writes them (binary units, at most 7 columns). */
+static void fmt_q(char *buf, size_t len, uint64_t b)
+{
+    if (b < 1024)
+        snprintf(buf, len, "%lluB", (unsigned long long)b);
+    else if (b < 10 * 1024)
+        snprintf(buf, len, "%.1fKiB", b / 1024.0);
+    else if (b < 1024 * 1024)
+        snprintf(buf, len, "%.0fKiB", b / 1024.0);
+    else if (b < 10ull * 1024 * 1024)
+        snprintf(buf, len, "%.2fMiB", b / 1048576.0);
+    else
+        snprintf(buf, len, "%.1fMiB", b / 1048576.0);
+}
+
+/* The row of a port ("sw0/0 " at its start inside the box), or "" when not shown. */
+static void port_row(struct screen *s, const char *label, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int rows = getmaxy(stdscr);
+    for (int y = 0; y < rows; y++) {
+        char r[1024], want[64];
+        screen_row(s, y, r, sizeof(r));
+        snprintf(want, sizeof(want), "\u2502%s ", label);
+        if (!strncmp(r, want, strlen(want))) {
+            snprintf(buf, len, "%s", r);
+            return;
+        }
+    }
+}
+
+/* Every port row on the screen says what the simulation says: its depth, watermark and
+ * pause state. Returns how many rows were checked. */
+static int check_port_rows(struct screen *s, const struct xport_sim_view *v, int *held)
+{
+    int checked = 0;
+    for (int i = 0; i < v->nports; i++) {
+        const struct sim_port_snap *p = &v->ports[i];
+        char label[64], row[1024];
+        if (p->host)
+            snprintf(label, sizeof(label), "%s", v->node_names[p->node]);
+        else
+            snprintf(label, sizeof(label), "%s/%d", v->node_names[p->node], p->port);
+        port_row(s, label, row, sizeof(row));
+        if (!row[0])
+            continue;
+        char depth[16], wm[16], want[64];
+        fmt_q(depth, sizeof(depth), p->queue_bytes);
+        fmt_q(wm, sizeof(wm), p->watermark_bytes);
+        const char *pause = p->paused && p->pausing ? "held+X"
+                            : p->paused             ? "held"
+                            : p->pausing            ? "XOFF"
+                                                    : "-";
+        snprintf(want, sizeof(want), " %s %s %s ", depth, wm, pause);
+        /* Collapse runs of blanks in the row to compare the columns. */
+        char flat[1024];
+        size_t n = 0;
+        for (const char *c = row; *c && n + 1 < sizeof(flat); c++)
+            if (!(*c == ' ' && n && flat[n - 1] == ' '))
+                flat[n++] = *c;
+        flat[n] = '\0';
+        if (!strstr(flat, want)) {
+            print_screen(s, "a port row that disagrees with the simulation");
+            fail_msg("%s: row '%s' lacks '%s'", label, flat, want);
+        }
+        *held += p->paused || p->pausing;
+        checked++;
+    }
+    return checked;
+}
+
+/* ---- before any run ---- */
+
+static void test_no_run(void **state)
+{
+    (void)state;
+    struct screen s;
+    open_screen(&s, 24, 80);
+    screen_keys(&s, "F6");
+    assert_int_equal(s.app.view, VIEW_FABRIC);
+    screen_draw(&s);
+    assert_on_screen(&s, "F6 Fabric");
+    assert_on_screen(&s, "No simulated run is active.");
+    assert_on_screen(&s, "F2 (setup)");
+    assert_on_screen(&s, "fabtop run --mix sim/incast-pfc");
+    /* The explorer plays sim runs in slow motion, skipping idle stretches, by default. */
+    struct sim_ctl_state c;
+    xport_sim_default_playback(&c);
+    assert_true(c.scale == 1000000 && c.skip_idle && !c.paused);
+    assert_on_screen(&s, "1 us per 1 ms, skipping idle");
+    /* The keys set what the next run starts with. */
+    screen_keys(&s, "+");
+    xport_sim_default_playback(&c);
+    assert_int_equal(c.scale, 500000);
+    screen_keys(&s, "- - -");
+    xport_sim_default_playback(&c);
+    assert_int_equal(c.scale, 5000000);
+    screen_keys(&s, "i Space");
+    xport_sim_default_playback(&c);
+    assert_true(!c.skip_idle && c.paused);
+    screen_draw(&s);
+    assert_on_screen(&s, "1 us per 5 ms, starting paused");
+    screen_keys(&s, "f");
+    xport_sim_default_playback(&c);
+    assert_int_equal(c.scale, 0);
+    screen_keys(&s, "f");
+    xport_sim_default_playback(&c);
+    assert_int_equal(c.scale, 5000000); /* back to the slow motion it had */
+    /* The fastest slow motion is 1 us per 10 us; faster is full speed; the slowest 100 ms. */
+    for (int i = 0; i < 20; i++)
+        screen_keys(&s, "-");
+    xport_sim_default_playback(&c);
+    assert_int_equal(c.scale, 100000000);
+    for (int i = 0; i < 12; i++)
+        screen_keys(&s, "+");
+    xport_sim_default_playback(&c);
+    assert_int_equal(c.scale, 10000);
+    screen_keys(&s, "+");
+    xport_sim_default_playback(&c);
+    assert_int_equal(c.scale, 0);
+    screen_keys(&s, "-");
+    xport_sim_default_playback(&c);
+    assert_int_equal(c.scale, 10000);
+    /* The help lists the view's keys. */
+    screen_keys(&s, "F1");
+    screen_draw(&s);
+    assert_on_screen(&s, "F6 or 6    simulated fabric");
+    screen_keys(&s, "6");
+    assert_int_equal(s.app.view, VIEW_FABRIC);
+    screen_close(&s);
+    /* Closing the explorer puts the library's default back: full speed. */
+    xport_sim_default_playback(&c);
+    assert_true(c.scale == 0 && !c.paused);
+}
+
+/* ---- a simulated incast, watched ---- */
+
+static void test_incast(void **state)
+{
+    (void)state;
+    struct screen s;
+    open_screen(&s, 24, 80);
+    /* Ask for the next run to start paused, then pick the preset in the setup view. */
+    screen_keys(&s, "F6 Space F2");
+    assert_int_equal(s.app.view, VIEW_SETUP);
+    screen_draw(&s);
+    for (int i = 0; i < 60 && screen_find_row(&s, "< sim/incast-pfc >") < 0; i++) {
+        screen_keys(&s, "Right");
+        screen_draw(&s);
+    }
+    assert_on_screen(&s, "< sim/incast-pfc >");
+    /* Nothing of this host applies to a simulated fabric. */
+    assert_on_screen(&s, "Endpoint       n/a");
+    assert_on_screen(&s, "Peer           n/a");
+    assert_on_screen(&s, "Transport      < sim >");
+    assert_on_screen(&s, "$ fabtop run --mix sim/incast-pfc");
+    screen_keys(&s, "S");
+    assert_non_null(s.app.runner);
+    assert_int_equal(s.app.view, VIEW_FABRIC);
+    assert_wait_for(&s, "PAUSED");
+    assert_on_screen(&s, "Fabric star16-100g: RoCE, PFC, 16 hosts, 1 switch");
+    assert_on_screen(&s, "Lesson: sim/incast-pfc");
+    assert_on_screen(&s, "Fifteen senders converge");
+    double t;
+    unsigned long long ev, ev2;
+    status_of(&s, &t, &ev);
+    assert_true(t == 0);
+    /* n: 1 us of simulated time; e: one event. */
+    screen_keys(&s, "n");
+    assert_wait_for(&s, "sim time 1.000 us");
+    status_of(&s, &t, &ev);
+    screen_keys(&s, "e");
+    for (int i = 0; i < 500; i++) {
+        pump(&s);
+        status_of(&s, &t, &ev2);
+        if (ev2 != ev)
+            break;
+        sleep_ms(10);
+    }
+    assert_int_equal(ev2, ev + 1);
+    /* The scale keys drive the running simulation. */
+    struct xport_sim_view v;
+    screen_keys(&s, "-");
+    assert_wait_for(&s, "1 us per 2 ms");
+    sim_view(&s, &v);
+    assert_int_equal(v.ctl.scale, 2000000);
+    xport_sim_view_free(&v);
+    screen_keys(&s, "i");
+    sim_view(&s, &v);
+    assert_false(v.ctl.skip_idle);
+    xport_sim_view_free(&v);
+    screen_keys(&s, "i");
+    /* Play 400 us at 1 us per 2 ms (0.8 s), then pause and compare every port row with the
+     * simulation. */
+    screen_keys(&s, "Space");
+    do {
+        pump(&s);
+        status_of(&s, &t, &ev);
+        sleep_ms(10);
+    } while (t < 400);
+    screen_keys(&s, "Space");
+    /* Paused: wait until the copy on screen is the paused state's. */
+    for (int i = 0; i < 500; i++) {
+        sleep_ms(60);
+        sim_view(&s, &v);
+        pump(&s);
+        status_of(&s, &t, &ev);
+        bool same = v.ctl.paused && fabs(t - v.sim_now_ps / 1e6) < 0.0005;
+        if (same)
+            break;
+        xport_sim_view_free(&v);
+    }
+    assert_true(v.ctl.paused);
+    assert_on_screen(&s, "PAUSED");
+    int held = 0;
+    int rows = check_port_rows(&s, &v, &held);
+    assert_true(rows >= 8); /* 80x24 shows 9 port rows */
+    /* The incast's queue builds at the switch's egress toward h0: the deepest watermark,
+     * that port's row first on the screen. */
+    int deepest = 0;
+    for (int i = 1; i < v.nports; i++)
+        if (v.ports[i].watermark_bytes > v.ports[deepest].watermark_bytes)
+            deepest = i;
+    assert_false(v.ports[deepest].host);
+    assert_true(v.node_host[v.ports[deepest].peer_node]);
+    assert_string_equal(v.node_names[v.ports[deepest].peer_node], "h0");
+    assert_true(v.ports[deepest].queue_bytes > 0);
+    char row[1024];
+    port_row(&s, "sw0/0", row, sizeof(row));
+    assert_non_null(strstr(row, " h0 "));
+    assert_true(screen_find_row(&s, "\u2502sw0/0 ") == screen_find_row(&s, "link to") + 1);
+    xport_sim_view_free(&v);
+    /* a: the active ports only; the title says what a does. */
+    assert_on_screen(&s, "(a: active only)");
+    screen_keys(&s, "a");
+    screen_draw(&s);
+    assert_on_screen(&s, "(a: all ports)");
+    screen_keys(&s, "a");
+    /* l: the whole lesson, and back. */
+    const char *lesson = s.app.run_mix.lesson;
+    const char *tail = lesson + strlen(lesson);
+    for (int k = 0; k < 3 && tail > lesson; tail--)
+        k += tail[-1] == ' ';
+    screen_keys(&s, "l");
+    screen_draw(&s);
+    assert_on_screen(&s, "l: back to the fabric");
+    assert_on_screen(&s, tail + 1);
+    screen_keys(&s, "l");
+    screen_draw(&s);
+    assert_on_screen(&s, "sim time ");
+    /* The keys fit the bottom row of 80 columns (once the last message is gone). */
+    s.app.msg[0] = '\0';
+    screen_draw(&s);
+    assert_on_screen(&s, "l lesson  F10 quit");
+    /* The live view lists the simulated fabric's counters with their real names. */
+    screen_keys(&s, "F4");
+    screen_resize(&s, 43, 132);
+    pump(&s);
+    assert_on_screen(&s, "port_xmit_data");
+    assert_on_screen(&s, "h1 (");
+    assert_on_screen(&s, "rx_prio3_pause "); /* the senders were paused */
+    screen_keys(&s, "F6");
+    pump(&s);
+    /* 132x43: the flows' progress too. */
+    assert_on_screen(&s, "Flows");
+    assert_on_screen(&s, "h1->h0");
+    /* f: full speed to the end; the final fabric stays, as the results have it. */
+    screen_keys(&s, "f");
+    for (int i = 0; i < 3000 && !s.app.results; i++) {
+        pump(&s);
+        sleep_ms(10);
+    }
+    assert_non_null(s.app.results);
+    assert_wait_for(&s, "finished");
+    const cJSON *fl = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(s.app.results, "phases"), 0),
+                            "flows"),
+        0);
+    const cJSON *fab = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(fl, "conditions"), "sim"), "fabric");
+    double sim_us, wm;
+    assert_true(jsonutil_num(fab, "sim_time_us", &sim_us));
+    char want[96];
+    snprintf(want, sizeof(want), "sim time %.3f us  finished", sim_us);
+    assert_on_screen(&s, want);
+    assert_true(jsonutil_num(cJSON_GetObjectItem(cJSON_GetObjectItem(fab, "counters"), "sw0/0"),
+                             "queue_watermark", &wm));
+    char wms[16];
+    fmt_q(wms, sizeof(wms), (uint64_t)wm);
+    port_row(&s, "sw0/0", row, sizeof(row));
+    if (!strstr(row, wms))
+        fail_msg("sw0/0's final watermark: '%s' lacks %s", row, wms);
+    assert_on_screen(&s, "avg"); /* utilisation over the whole run */
+    assert_on_screen(&s, "done");
+    /* The results view: goodput in simulated time. */
+    screen_keys(&s, "F5");
+    pump(&s);
+    assert_on_screen(&s, "sim Gb/s");
+    screen_keys(&s, "Enter");
+    pump(&s);
+    assert_on_screen(&s, "Gb/s in simulated time");
+    screen_close(&s);
+}
+
+/* ---- a run without simulated flows ---- */
+
+static void test_tcp_run(void **state)
+{
+    (void)state;
+    struct screen s;
+    open_screen(&s, 24, 80);
+    const char text[] =
+        "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"tcp-pp\", \"flows\": [{\"name\": "
+        "\"pp\", \"transport\": \"tcp\", \"op\": \"pingpong\", \"size\": 64, \"warmup_s\": 0, "
+        "\"duration_s\": 0.3, \"peer\": \"loopback\"}]}";
+    cJSON *doc = cJSON_Parse(text);
+    struct mix m;
+    struct ft_err err = {0};
+    assert_int_equal(mix_from_json(doc, "mix", &m, &err), 0);
+    cJSON_Delete(doc);
+    if (app_start_run(&s.app, &m, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    mix_free(&m);
+    screen_keys(&s, "F6");
+    pump(&s);
+    assert_on_screen(&s, "The test tcp-pp has no simulated flows");
+    /* Stepping has nothing to step. */
+    screen_keys(&s, "n");
+    assert_non_null(strstr(s.app.msg, "nothing to step"));
+    runner_wait(s.app.runner);
+    screen_close(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_run),
+        cmocka_unit_test(test_incast),
+        cmocka_unit_test(test_tcp_run),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
