@@ -31,8 +31,8 @@
 
 #define SYSFS_MAGIC_NR 0x62656572 /* SYSFS_MAGIC in linux/magic.h */
 
-/* How an entry is read. */
-enum rd_kind { RD_FILE = 0, RD_ETH, RD_QDISC, RD_SNMP };
+/* How an entry is read (RD_FED: the caller supplies each reading, ctr_set_fed_put). */
+enum rd_kind { RD_FILE = 0, RD_ETH, RD_QDISC, RD_SNMP, RD_FED };
 
 /* qdisc fields, in the order entries are made. */
 enum { QF_BYTES = 0, QF_PACKETS, QF_DROPS, QF_OVERLIMITS, QF_REQUEUES, QF_BACKLOG, QF_QLEN, QF_N };
@@ -57,6 +57,7 @@ struct ent {
     bool mark_ok;  /* the delta since the mark is known */
     uint64_t acc;  /* growth since the mark, raw counts */
     bool read_ok;  /* this sample's reading (fresh) */
+    bool fed;      /* RD_FED: a reading was put since the last sample */
     uint64_t raw;  /* this sample's reading */
     bool negative; /* gauges: the reading was -raw */
 };
@@ -113,6 +114,7 @@ struct ctr_set {
     /* description */
     int nobjects, nnotes;
     char **objects, **notes;
+    char *scope; /* fed sets: replaces the port-wide scope */
 };
 
 /* ---- small helpers ---- */
@@ -555,6 +557,10 @@ static int sample(struct ctr_set *s, bool all)
         }
         case RD_SNMP:
             break; /* read above */
+        case RD_FED:
+            e->read_ok = e->fed;
+            e->fed = false;
+            break;
         }
         update(e, &s->vals[i], now);
         good += e->read_ok;
@@ -921,7 +927,52 @@ void ctr_set_close(struct ctr_set *s)
         free(s->notes[i]);
     free(s->objects);
     free(s->notes);
+    free(s->scope);
     free(s);
+}
+
+/* ---- sets fed by the caller ---- */
+
+struct ctr_set *ctr_set_new_fed(const char *scope)
+{
+    struct ctr_set *s = xcalloc(1, sizeof(*s));
+    snprintf(s->sys_root, sizeof(s->sys_root), "/");
+    snprintf(s->proc_root, sizeof(s->proc_root), "/");
+    s->period_slow_ns = 1000000000ull;
+    s->eth_sock = s->nl_fd = -1;
+    s->snmp[0].fd = s->snmp[1].fd = -1;
+    s->scope = xstrdup(scope ? scope : "");
+    return s;
+}
+
+int ctr_set_fed_add(struct ctr_set *s, enum ctr_source src, const char *provider,
+                    const char *object, const char *name)
+{
+    return add_entry(s, src, provider, object, name, RD_FED, false);
+}
+
+void ctr_set_fed_put(struct ctr_set *s, int idx, uint64_t raw)
+{
+    if (idx < 0 || idx >= s->n || s->ents[idx].rd != RD_FED)
+        return;
+    s->ents[idx].raw = raw;
+    s->ents[idx].negative = false;
+    s->ents[idx].fed = true;
+}
+
+void ctr_set_add_object(struct ctr_set *s, const char *desc)
+{
+    add_str(&s->objects, &s->nobjects, desc);
+}
+
+void ctr_set_add_note(struct ctr_set *s, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    add_str(&s->notes, &s->nnotes, buf);
 }
 
 int ctr_set_objects(const struct ctr_set *s, const char *const **names)
@@ -941,7 +992,7 @@ int ctr_set_notes(const struct ctr_set *s, const char *const **notes)
 bool ctr_value_interesting(const struct ctr_value *v)
 {
     if (v->known || v->source == CTR_SRC_IB || v->source == CTR_SRC_HW ||
-        v->source == CTR_SRC_NETDEV || v->source == CTR_SRC_QDISC)
+        v->source == CTR_SRC_NETDEV || v->source == CTR_SRC_QDISC || v->source == CTR_SRC_QP)
         return true;
     return ((v->valid & CTR_V_RATE) && v->rate != 0) || ((v->valid & CTR_V_DELTA) && v->delta != 0);
 }
@@ -1010,9 +1061,10 @@ cJSON *ctr_set_report_json(const struct ctr_set *s, bool deltas_only)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "scope",
-                            "port-wide: these counters include all traffic on the ports and "
-                            "netdevs, not only the test's; snmp counters cover the whole "
-                            "network namespace");
+                            s->scope ? s->scope
+                                     : "port-wide: these counters include all traffic on the "
+                                       "ports and netdevs, not only the test's; snmp counters "
+                                       "cover the whole network namespace");
     cJSON *ob = cJSON_AddArrayToObject(o, "objects");
     for (int i = 0; i < s->nobjects; i++)
         cJSON_AddItemToArray(ob, cJSON_CreateString(s->objects[i]));

@@ -27,6 +27,8 @@ enum ctr_source {
     CTR_SRC_ETHTOOL, /* ETHTOOL_GSTATS (PFC pause per priority, discards, ...) */
     CTR_SRC_QDISC,   /* qdisc statistics via rtnetlink (backlog, drops, overlimits) */
     CTR_SRC_SNMP,    /* /proc/net/snmp and /proc/net/netstat (TCP, IP, UDP ...) */
+    CTR_SRC_QP,      /* an RDMA counter bound to the test's own queue pairs, read over RDMA
+                      * netlink (engine/ctr_qpc.h): hw_counters names and semantics */
     CTR_SRC_COUNT
 };
 
@@ -139,6 +141,20 @@ cJSON *ctr_set_report_json(const struct ctr_set *s, bool deltas_only);
 int ctr_set_objects(const struct ctr_set *s, const char *const **names);
 int ctr_set_notes(const struct ctr_set *s, const char *const **notes);
 void ctr_set_close(struct ctr_set *s);
+
+/* A set whose readings the caller supplies (counters read by other means: an RDMA counter
+ * over netlink, engine/ctr_qpc.h), with the same semantics as the rest. scope replaces the
+ * port-wide scope of ctr_set_report_json(). Sample it with ctr_set_sample_all() after
+ * putting this round's readings: a counter given none is n/a for that sample. */
+struct ctr_set *ctr_set_new_fed(const char *scope);
+/* Add a counter (its semantics from the table for src and provider); returns its index. */
+int ctr_set_fed_add(struct ctr_set *s, enum ctr_source src, const char *provider,
+                    const char *object, const char *name);
+void ctr_set_fed_put(struct ctr_set *s, int idx, uint64_t raw);
+/* Describe the set: an object it reads, a note on what could not be read and why. */
+void ctr_set_add_object(struct ctr_set *s, const char *desc);
+void ctr_set_add_note(struct ctr_set *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Counters for the ports and netdevs a test uses (from the topology: the RDMA ports on
  * those netdevs and the netdevs of those ports), labelled port-wide since they include

@@ -518,6 +518,13 @@ static const char *ib_unit(enum topo_ibc_unit u)
 
 bool ctr_info_get(enum ctr_source src, const char *provider, const char *name, struct ctr_info *out)
 {
+    if (src == CTR_SRC_QP) {
+        /* A counter bound to QPs counts what the port's hw_counters count, per QP: the
+         * same names and widths (mlx5_ib_counter_alloc_stats() takes the Q counters). */
+        bool known = ctr_info_get(CTR_SRC_HW, provider, name, out);
+        out->source = CTR_SRC_QP;
+        return known;
+    }
     if (src == CTR_SRC_IB) {
         const struct topo_ibcounter *c = topo_ibc_find(name);
         if (!c) {
@@ -575,7 +582,8 @@ const char *ctr_meaning(const char *name)
 
 const char *ctr_source_str(enum ctr_source s)
 {
-    static const char *const names[] = {"ib", "hw_counters", "netdev", "ethtool", "qdisc", "snmp"};
+    static const char *const names[] = {"ib",    "hw_counters", "netdev",    "ethtool",
+                                        "qdisc", "snmp",        "qp_counter"};
     return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 

@@ -700,7 +700,9 @@ static const char *source_str(enum ctr_source src)
         [CTR_SRC_NETDEV] = "netdev",       [CTR_SRC_ETHTOOL] = "ethtool",
         [CTR_SRC_QDISC] = "qdisc",         [CTR_SRC_SNMP] = "kernel TCP/IP",
     };
-    return (unsigned)src < CTR_SRC_COUNT ? names[src] : "?";
+    if (src == CTR_SRC_QP) /* an RDMA counter bound to the test's own QPs (engine/ctr_qpc.h) */
+        return "this test's queue pairs";
+    return (unsigned)src < sizeof(names) / sizeof(names[0]) ? names[src] : "?";
 }
 
 static const char *unit_short(const char *unit)
