@@ -19,6 +19,7 @@ struct runner;
 struct topo_model;
 struct ctl_conn;
 struct xport_ops;
+struct ctr_value;
 
 /* What the flow's workers should be doing now. */
 enum flow_state {
@@ -100,6 +101,13 @@ struct flow_rt {
     uint64_t last_ack_ns;       /* when wire.acked_bytes last grew (sampler thread) */
     cJSON *conditions;          /* test conditions the transport reported after setup */
     char brief[200];            /* one line of them (results_conditions_brief) */
+    /* The flow's own counters, apart from the port-wide ones: an RDMA counter bound to its
+     * queue pairs (verbs, engine/ctr_qpc.h), kept by the transport under lock: own, the
+     * latest values (NULL: none); own_report, set at teardown for the results: the deltas
+     * since binding, or why there are none. The runner frees both. */
+    int nown;
+    struct ctr_value *own;
+    cJSON *own_report;
 };
 
 uint64_t flow_now_ns(void);
