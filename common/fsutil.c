@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,29 @@ int fsu_list(const char *root, const char *rel, char ***names)
     v[n] = NULL;
     *names = v;
     return (int)n;
+}
+
+void fsu_add_json_names(const char *dir, const char *prefix, char ***names, int *count)
+{
+    char **ls;
+    int k = fsu_list("/", dir, &ls);
+    for (int j = 0; j < k; j++) {
+        size_t len = strlen(ls[j]);
+        if (len < 6 || strcmp(ls[j] + len - 5, ".json"))
+            continue;
+        char name[320];
+        snprintf(name, sizeof(name), "%s%.*s", prefix, (int)(len - 5), ls[j]);
+        bool dup = false;
+        for (int d = 0; d < *count; d++)
+            dup |= !strcmp((*names)[d], name);
+        if (dup)
+            continue;
+        *names = xrealloc(*names, (size_t)(*count + 2) * sizeof(char *));
+        (*names)[(*count)++] = xstrdup(name);
+        (*names)[*count] = NULL;
+    }
+    if (k >= 0)
+        fsu_free_list(ls);
 }
 
 void fsu_free_list(char **names)

@@ -26,6 +26,11 @@ int fsu_link_base(const char *root, const char *rel, char *buf, size_t len);
 int fsu_list(const char *root, const char *rel, char ***names);
 void fsu_free_list(char **names);
 
+/* Add the names of dir's *.json files, without ".json" and after prefix ("" or "sub/"), to
+ * the NULL-terminated list *names of *count entries, skipping names already there (the first
+ * directory of a search path wins). */
+void fsu_add_json_names(const char *dir, const char *prefix, char ***names, int *count);
+
 /* Is there anything at root/rel? */
 int fsu_exists(const char *root, const char *rel);
 

@@ -426,27 +426,10 @@ int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err)
 /* Add NAME.json entries of dir/sub (sub "" for the top level) as "NAME" or "sub/NAME". */
 static void add_presets(const char *dir, const char *sub, char ***out, int *count)
 {
-    char path[700];
+    char path[700], prefix[80];
     snprintf(path, sizeof(path), "%s%s%s", dir, sub[0] ? "/" : "", sub);
-    char **names;
-    int k = fsu_list("/", path, &names);
-    for (int j = 0; j < k; j++) {
-        size_t len = strlen(names[j]);
-        if (len < 6 || strcmp(names[j] + len - 5, ".json"))
-            continue;
-        char name[300];
-        snprintf(name, sizeof(name), "%s%s%.*s", sub, sub[0] ? "/" : "", (int)(len - 5), names[j]);
-        bool dup = false;
-        for (int d = 0; d < *count; d++)
-            dup |= !strcmp((*out)[d], name);
-        if (dup)
-            continue;
-        *out = xrealloc(*out, (size_t)(*count + 2) * sizeof(char *));
-        (*out)[(*count)++] = xstrdup(name);
-        (*out)[*count] = NULL;
-    }
-    if (k >= 0)
-        fsu_free_list(names);
+    snprintf(prefix, sizeof(prefix), "%s%s", sub, sub[0] ? "/" : "");
+    fsu_add_json_names(path, prefix, out, count);
 }
 
 char **mix_list_presets(void)

@@ -402,26 +402,8 @@ char **theme_list(void)
     /* The compiled-in default is always there, with or without a file. */
     char **out = xcalloc(2, sizeof(char *));
     out[0] = xstrdup("default");
-    for (int i = 0; i < n; i++) {
-        char **names;
-        int k = fsu_list("/", dirs[i], &names);
-        for (int j = 0; j < k; j++) {
-            size_t len = strlen(names[j]);
-            if (len < 6 || strcmp(names[j] + len - 5, ".json"))
-                continue;
-            names[j][len - 5] = '\0';
-            bool dup = false;
-            for (int d = 0; d < count; d++)
-                dup |= !strcmp(out[d], names[j]);
-            if (dup)
-                continue;
-            out = xrealloc(out, (size_t)(count + 2) * sizeof(char *));
-            out[count++] = xstrdup(names[j]);
-            out[count] = NULL;
-        }
-        if (k >= 0)
-            fsu_free_list(names);
-    }
+    for (int i = 0; i < n; i++)
+        fsu_add_json_names(dirs[i], "", &out, &count);
     qsort(out, (size_t)count, sizeof(char *), name_cmp);
     return out;
 }
