@@ -166,8 +166,8 @@ int ctr_set_for_test(const struct ctr_opts *base, const struct topo_model *m,
 /* The same for a mix: each TCP flow's netdev is the one holding its local address (its
  * local_netdev, its local_ip, or the address the route to its peer leaves from: lo for
  * loopback); each flow's local_rdma port. peer_override as for the runner (--peer).
- * Hook for later: the verbs transport will bind the test's own queue pairs to an RDMA
- * counter of their own (rdma statistic qp set / RDMA_NLDEV_CMD_STAT_SET) and read it per
+ * The verbs transport binds the test's own queue pairs to an RDMA counter of their own
+ * (`rdma statistic qp bind`, RDMA_NLDEV_CMD_STAT_SET: engine/ctr_qpc.h) and reads it per
  * flow; these port-wide counters stay as the context around it. -ENOENT when every flow
  * is simulated (transport "sim": nothing on this host to watch). */
 int ctr_set_for_mix(const struct mix *mix, const char *peer_override, const struct topo_model *m,

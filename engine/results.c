@@ -187,6 +187,10 @@ static cJSON *flow_json(const struct flow_rt *f, const struct results_timeline *
     cJSON *cond = f->conditions ? cJSON_Duplicate(f->conditions, 1) : cJSON_CreateObject();
     cJSON_DeleteItemFromObjectCaseSensitive(cond, "point_figures");
     cJSON_AddItemToObject(o, "conditions", cond);
+    /* The flow's own counters, apart from the phase's port-wide ones (verbs: its queue
+     * pairs' RDMA counter, with the deltas since binding, or why there is none). */
+    if (f->own_report)
+        cJSON_AddItemToObject(o, "qp_counters", cJSON_Duplicate(f->own_report, 1));
     return o;
 }
 

@@ -389,6 +389,8 @@ static void flow_free(struct flow_rt *f)
         free(f->workers[i].lat);
     free(f->workers);
     cJSON_Delete(f->conditions);
+    free(f->own);
+    cJSON_Delete(f->own_report);
     pthread_mutex_destroy(&f->lock);
     free(f);
 }
@@ -707,6 +709,25 @@ static void copy_counters(struct runner *r, struct eng_snapshot *s)
         xport_sim_view_free(&sv);
 }
 
+/* Each flow's own counters (verbs: its queue pairs' RDMA counter, engine/ctr_qpc.h) after
+ * the port-wide ones; their source, CTR_SRC_QP, and object tell them apart. */
+static void copy_own_counters(struct eng_snapshot *s, const struct phase_rt *ph, int nflows)
+{
+    for (int i = 0; i < nflows; i++) {
+        struct flow_rt *f = ph->flows[i];
+        if (!f)
+            continue;
+        pthread_mutex_lock(&f->lock);
+        if (f->nown > 0) {
+            size_t n = (size_t)(s->ncounters + f->nown);
+            s->counters = xrealloc(s->counters, n * sizeof(*s->counters));
+            memcpy(s->counters + s->ncounters, f->own, (size_t)f->nown * sizeof(*f->own));
+            s->ncounters += f->nown;
+        }
+        pthread_mutex_unlock(&f->lock);
+    }
+}
+
 static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
 {
     struct eng_snapshot *s = xcalloc(1, sizeof(*s));
@@ -791,6 +812,7 @@ static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
     free(tmp);
     free(merged);
     copy_counters(r, s);
+    copy_own_counters(s, ph, s->nflows);
     pthread_mutex_lock(&r->ev_lock);
     int first = r->nevents > 32 ? r->nevents - 32 : 0;
     s->nevents = r->nevents - first;
@@ -981,7 +1003,7 @@ static void *runner_main(void *arg)
 }
 
 /* The counters of the ports and netdevs the mix uses (engine/counters.h); a run goes on
- * without them. The verbs transport will add its own queue pairs' counters later. */
+ * without them. Each verbs flow adds its own queue pairs' counter (engine/ctr_qpc.h). */
 static void open_counters(struct runner *r)
 {
     struct ft_err err = {0};

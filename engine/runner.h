@@ -83,7 +83,8 @@ struct eng_snapshot {
     int nevents;
     char events[32][160]; /* most recent last */
     /* Counters of the ports and netdevs the test uses (engine/counters.h), port-wide:
-     * they include everyone else's traffic on those ports. NULL/0 when none. */
+     * they include everyone else's traffic on those ports; then each flow's own counters
+     * where it has them (source CTR_SRC_QP: this test's queue pairs). NULL/0 when none. */
     int ncounters;
     struct ctr_value *counters;
     _Atomic int refs;

@@ -30,6 +30,7 @@
 #include "common/strbuf.h"
 #include "engine/agent.h"
 #include "engine/ctl.h"
+#include "engine/ctr_qpc.h"
 #include "engine/dcb.h"
 #include "engine/vb_cm.h"
 #include "engine/vb_res.h"
@@ -212,6 +213,7 @@ struct vb_flow {
     bool async_started;
     _Atomic bool async_stop;
     struct vb_cm *cm;        /* when connected through librdmacm */
+    struct ctr_qpc *qpc;     /* its QPs on an RDMA counter of their own (or why not) */
     double bound_s;          /* (retry_cnt + 1) x 4 x max(T_o, floor): the QP's own bound */
     uint64_t probe_after_ns; /* liveness probe after this long without an answer */
 };
@@ -521,6 +523,7 @@ static void *async_main(void *arg)
      * before the completion error it causes, so the log keeps both. */
     for (bool last = false; !last;) {
         last = atomic_load(&v->async_stop);
+        ctr_qpc_flow_tick(f, v->qpc, 1.0); /* this flow's QP counter, once a second */
         if (poll(&p, 1, last ? 20 : 100) <= 0)
             continue;
         struct ibv_async_event ev;
@@ -617,6 +620,17 @@ static int vb_setup(struct flow_rt *f, struct ft_err *err)
         rc = vb_connect(&v->res, &v->peer, &v->cfg.want, v->cfg.timeout, v->cfg.retry_cnt, err);
     if (rc < 0)
         return rc;
+    /* The QPs on a counter of their own, apart from the port-wide counters, where the
+     * kernel and the device allow it (never fails the flow). */
+    uint32_t qpns[VB_MAX_QPS];
+    for (int i = 0; i < v->res.nqp; i++)
+        qpns[i] = v->res.qp[i]->qp_num;
+    v->qpc = ctr_qpc_flow_bind(f, &(struct ctr_qpc_opts){.dev = v->res.dev,
+                                                         .port = v->res.port,
+                                                         .driver = v->res.driver,
+                                                         .qpns = qpns,
+                                                         .nqps = v->res.nqp,
+                                                         .nl_fd = -1});
     if (pthread_create(&v->async, NULL, async_main, f) == 0)
         v->async_started = true;
     return 0;
@@ -641,6 +655,8 @@ static void vb_teardown(struct flow_rt *f)
         atomic_store(&v->async_stop, true);
         pthread_join(v->async, NULL);
     }
+    ctr_qpc_flow_finish(f, v->qpc); /* a last reading, then unbound before the QPs go */
+    v->qpc = NULL;
     vb_cm_close(v->cm);
     vb_close(&v->res);
     free(v);

@@ -128,6 +128,36 @@ try:
 except Exception as e:
     check(False, "memlock: %r" % e)
 
+# The test's own queue pairs on an RDMA counter: rdma_rxe has none per QP, and the kernel
+# answers the bind with ENOMEM (rdma_counter_bind_qpn_alloc); unprivileged it answers EPERM
+# first. The results say so apart from the port-wide counters, and the runs succeed.
+for name, qps, err, words in [("write-lat-2", 1, "ENOMEM", "rdma_rxe has no per-QP counters"),
+                              ("write-bw-4qp", 4, "ENOMEM", "rdma_rxe has no per-QP counters"),
+                              ("write-lat-cm", 1, "ENOMEM", "rdma_rxe has no per-QP counters"),
+                              ("qpc-nobody", 1, "EPERM", "needs CAP_NET_ADMIN")]:
+    try:
+        r = res(name)
+        f = flow(r)
+        q = f["qp_counters"]
+        ev = [e for e in r["events"] if "QP counter not bound" in e]
+        ok = rc(name) == 0 and f["status"] == "ok" and q["status"] == "not bound" and \
+            q["errno"] == err and words in q["reason"] and "\n" not in q["reason"] and \
+            q["scope"].startswith("this test's queue pairs") and len(q["qpns"]) == qps and \
+            q["device"] == "rxe0" and q["port"] == 1 and q["counters"] == [] and \
+            q["counter_id"] is None and len(ev) == 1 and \
+            ("QP %d on rxe0 port 1" % q["qpns"][0]) in q["reason"] and \
+            r["phases"][0]["counters"] is not None
+        check(ok, "%s: this test's %d queue pair%s not bound (%s), run %s: %s" %
+              (name, len(q["qpns"]), "s" if qps > 1 else "", q["errno"], f["status"], q["reason"]))
+    except Exception as e:
+        check(False, "%s: qp_counters: %r" % (name, e))
+try:
+    txt = open(os.path.join(out, "qp-counters-after.json")).read().strip()
+    left = json.loads(txt) if txt else []  # iproute2 prints nothing when there are none
+    check(left == [], "no RDMA counter left bound after the runs: %s" % json.dumps(left))
+except Exception as e:
+    check(False, "qp counters after the runs: %r" % e)
+
 try:
     r = res("port-down")
     ev = [e for e in r["events"] if "port error" in e.lower()]
