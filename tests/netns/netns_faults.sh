@@ -62,8 +62,8 @@ print("%s: %s after %.3f s (bound %.1f s): %s; %d operations measured before the
 bad = []
 if f["status"] != "failed":
     bad.append("status %s" % f["status"])
-# started_at is rounded to the millisecond and the fault's own time stamp is taken just after
-# the kill returns, so a failure seen at once can compute a few ms below zero.
+# started_at is rounded down to the millisecond and the run's clock and `date` are read in
+# different processes, so a failure seen at once can compute a few ms below zero.
 if not (-0.010 <= detected <= bound):
     bad.append("detected after %.3f s, bound %.1f s" % (detected, bound))
 if not pt["measured"] or pt["complete"] or pt.get("ops", 0) <= 0:
