@@ -254,3 +254,27 @@ void ui_sparkline(struct ui *u, int y, int x, int width, const float *v, int n, 
     }
     ui_text(u, y, x, width, r, buf);
 }
+
+int ui_nav_step(int ch)
+{
+    switch (ch) {
+    case KEY_UP:
+    case 'k':
+        return -1;
+    case KEY_DOWN:
+    case 'j':
+        return 1;
+    case KEY_PPAGE:
+        return -10;
+    case KEY_NPAGE:
+        return 10;
+    case KEY_HOME:
+    case 'g':
+        return -UI_NAV_FAR;
+    case KEY_END:
+    case 'G':
+        return UI_NAV_FAR;
+    default:
+        return 0;
+    }
+}

@@ -21,6 +21,10 @@ struct ui {
 
 /* Map the theme onto the terminal's colours (init_pair); no_color forces monochrome. */
 void ui_setup(struct ui *u, WINDOW *win, const struct theme *t, bool no_color);
+/* The selection step a navigation key asks for: Up/k -1, Down/j +1, PgUp/PgDn -/+10,
+ * Home/g and End/G -/+UI_NAV_FAR (clamped by the caller); 0 for any other key. */
+#define UI_NAV_FAR 100000
+int ui_nav_step(int ch);
 attr_t ui_attr(const struct ui *u, enum theme_role r);
 
 /* Text at (y, x), cut at width columns (width <= 0: to the right edge of the screen). */

@@ -774,83 +774,64 @@ static int scroll_by(int *v, int d)
 static int results_key(struct app *a, int ch)
 {
     struct res_state *s = st(a);
-    int d = 0;
-    switch (ch) {
-    case KEY_UP:
-    case 'k':
-        d = -1;
-        break;
-    case KEY_DOWN:
-    case 'j':
-        d = 1;
-        break;
-    case KEY_PPAGE:
-        d = -10;
-        break;
-    case KEY_NPAGE:
-        d = 10;
-        break;
-    case KEY_HOME:
-    case 'g':
-        d = -100000;
-        break;
-    case KEY_END:
-    case 'G':
-        d = 100000;
-        break;
-    case '\n':
-    case '\r':
-    case KEY_ENTER:
-        open_entry(a, s->sel);
-        return REACT_REDRAW;
-    case ' ':
-        toggle_mark(a);
-        return REACT_REDRAW;
-    case 'c':
-        compare_marked(a);
-        return REACT_REDRAW;
-    case 'v':
-        if (s->mode != M_OPEN) {
-            app_message(a, ROLE_WARN, "open a result first (Enter)");
+    /* Up/Down, PgUp/PgDn, Home/End (and hjkl, g/G) move the selection; the rest here. */
+    int d = ui_nav_step(ch);
+    if (!d) {
+        switch (ch) {
+        case '\n':
+        case '\r':
+        case KEY_ENTER:
+            open_entry(a, s->sel);
             return REACT_REDRAW;
+        case ' ':
+            toggle_mark(a);
+            return REACT_REDRAW;
+        case 'c':
+            compare_marked(a);
+            return REACT_REDRAW;
+        case 'v':
+            if (s->mode != M_OPEN) {
+                app_message(a, ROLE_WARN, "open a result first (Enter)");
+                return REACT_REDRAW;
+            }
+            s->report = !s->report;
+            s->ltop = s->hscroll = 0;
+            if (s->report && a->focus == 0)
+                a->focus = 1;
+            return REACT_REDRAW;
+        case 'z':
+            s->zoom = !s->zoom;
+            if (s->zoom && a->focus == 0)
+                a->focus = 1;
+            return REACT_REDRAW;
+        case 'r':
+            scan(a);
+            app_message(a, ROLE_INFO, "%d results in %s", s->n, s->dir);
+            return REACT_REDRAW;
+        case 'w':
+            save_current(a);
+            return REACT_REDRAW;
+        case 27:
+            if (s->mode == M_NONE)
+                return REACT_HANDLED;
+            s->mode = s->mode == M_COMPARE && s->doc ? M_OPEN : M_NONE;
+            s->report = false;
+            return REACT_REDRAW;
+        case KEY_LEFT:
+        case 'h':
+            if (s->report && s->mode == M_OPEN)
+                return scroll_by(&s->hscroll, -8);
+            a->focus = (a->focus + 2) % 3;
+            return REACT_REDRAW;
+        case KEY_RIGHT:
+        case 'l':
+            if (s->report && s->mode == M_OPEN)
+                return scroll_by(&s->hscroll, 8);
+            a->focus = (a->focus + 1) % 3;
+            return REACT_REDRAW;
+        default:
+            return REACT_NONE;
         }
-        s->report = !s->report;
-        s->ltop = s->hscroll = 0;
-        if (s->report && a->focus == 0)
-            a->focus = 1;
-        return REACT_REDRAW;
-    case 'z':
-        s->zoom = !s->zoom;
-        if (s->zoom && a->focus == 0)
-            a->focus = 1;
-        return REACT_REDRAW;
-    case 'r':
-        scan(a);
-        app_message(a, ROLE_INFO, "%d results in %s", s->n, s->dir);
-        return REACT_REDRAW;
-    case 'w':
-        save_current(a);
-        return REACT_REDRAW;
-    case 27:
-        if (s->mode == M_NONE)
-            return REACT_HANDLED;
-        s->mode = s->mode == M_COMPARE && s->doc ? M_OPEN : M_NONE;
-        s->report = false;
-        return REACT_REDRAW;
-    case KEY_LEFT:
-    case 'h':
-        if (s->report && s->mode == M_OPEN)
-            return scroll_by(&s->hscroll, -8);
-        a->focus = (a->focus + 2) % 3;
-        return REACT_REDRAW;
-    case KEY_RIGHT:
-    case 'l':
-        if (s->report && s->mode == M_OPEN)
-            return scroll_by(&s->hscroll, 8);
-        a->focus = (a->focus + 1) % 3;
-        return REACT_REDRAW;
-    default:
-        return REACT_NONE;
     }
     if (a->focus == 0 && !(s->report && s->mode == M_OPEN)) {
         int v = s->sel + d;

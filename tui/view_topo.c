@@ -581,56 +581,37 @@ static int topo_key(struct app *a, int ch)
         }
         return REACT_REDRAW;
     }
-    int d = 0;
-    switch (ch) {
-    case KEY_UP:
-    case 'k':
-        d = -1;
-        break;
-    case KEY_DOWN:
-    case 'j':
-        d = 1;
-        break;
-    case KEY_PPAGE:
-        d = -10;
-        break;
-    case KEY_NPAGE:
-        d = 10;
-        break;
-    case KEY_HOME:
-    case 'g':
-        d = -100000;
-        break;
-    case KEY_END:
-    case 'G':
-        d = 100000;
-        break;
-    case 'm':
-        s->matrix = !s->matrix;
-        s->dtop = 0;
-        return REACT_REDRAW;
-    case '/':
-        s->searching = true;
-        s->search[0] = '\0';
-        return REACT_REDRAW;
-    case 'n':
-        search_next(a);
-        return REACT_REDRAW;
-    case '\n':
-    case KEY_ENTER:
-        if (a->focus == 2 && jump_to_finding(a))
+    /* Up/Down, PgUp/PgDn, Home/End (and hjkl, g/G) move the selection; the rest here. */
+    int d = ui_nav_step(ch);
+    if (!d) {
+        switch (ch) {
+        case 'm':
+            s->matrix = !s->matrix;
+            s->dtop = 0;
             return REACT_REDRAW;
-        return REACT_HANDLED;
-    case 'l':
-    case KEY_RIGHT:
-        a->focus = (a->focus + 1) % 3;
-        return REACT_REDRAW;
-    case 'h':
-    case KEY_LEFT:
-        a->focus = (a->focus + 2) % 3;
-        return REACT_REDRAW;
-    default:
-        return REACT_NONE;
+        case '/':
+            s->searching = true;
+            s->search[0] = '\0';
+            return REACT_REDRAW;
+        case 'n':
+            search_next(a);
+            return REACT_REDRAW;
+        case '\n':
+        case KEY_ENTER:
+            if (a->focus == 2 && jump_to_finding(a))
+                return REACT_REDRAW;
+            return REACT_HANDLED;
+        case 'l':
+        case KEY_RIGHT:
+            a->focus = (a->focus + 1) % 3;
+            return REACT_REDRAW;
+        case 'h':
+        case KEY_LEFT:
+            a->focus = (a->focus + 2) % 3;
+            return REACT_REDRAW;
+        default:
+            return REACT_NONE;
+        }
     }
     if (a->focus == 2)
         return move_sel(&s->fsel, a->findings.n, d);
