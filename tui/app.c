@@ -262,9 +262,13 @@ static void draw_header(struct app *a, const struct layout *l)
              a->topo->host.hostname[0] ? a->topo->host.hostname : "?",
              a->topo->snapshot[0] || a->topo->source_path[0] ? "  from " : "",
              a->topo->snapshot[0] ? a->topo->snapshot : a->topo->source_path);
-    ui_text_pad(u, l->header.y, 0, l->cols, ROLE_HEADER, left);
+    /* The run's status keeps the right end; the host and source are cut short before it,
+     * with two blanks between. */
     int rw = ui_width(right);
-    if (rw && rw + 2 < l->cols)
+    bool status = rw && rw + 2 < l->cols;
+    ui_text_pad(u, l->header.y, 0, l->cols, ROLE_HEADER, "");
+    ui_text(u, l->header.y, 0, status ? l->cols - rw - 3 : l->cols, ROLE_HEADER, left);
+    if (status)
         ui_text(u, l->header.y, l->cols - rw - 1, rw, ROLE_HEADER, right);
 }
 
