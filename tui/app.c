@@ -78,6 +78,8 @@ int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
             app_message(a, ROLE_WARN, "using the default theme: %s", terr.msg);
         }
     }
+    char cfg_error[sizeof(cfg.error)];
+    snprintf(cfg_error, sizeof(cfg_error), "%s", cfg.error);
     config_free(&cfg);
     load_topology(a);
     if (o->results) {
@@ -96,6 +98,15 @@ int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
     a->view = o->results && app_views[VIEW_RESULTS] ? VIEW_RESULTS : VIEW_TOPO;
     if (app_views[a->view]->enter)
         app_views[a->view]->enter(a);
+    if (cfg_error[0]) {
+        /* ~ for the home directory, so that the line and column fit on 80 columns. */
+        const char *home = getenv("HOME"), *rest = cfg_error;
+        size_t hl = home ? strlen(home) : 0;
+        bool tilde = hl > 1 && !strncmp(cfg_error, home, hl) && cfg_error[hl] == '/';
+        if (tilde)
+            rest += hl;
+        app_message(a, ROLE_WARN, "settings ignored, %s%s", tilde ? "~" : "", rest);
+    }
     if (a->topo_error[0])
         app_message(a, ROLE_ERROR, "topology: %s", a->topo_error);
     a->dirty = true;
@@ -298,8 +309,21 @@ static void draw_status(struct app *a, const struct layout *l)
         return;
     }
     const struct view_ops *v = app_views[a->view];
+    static const char quit[] = "  F10 quit";
     char keys[512];
-    snprintf(keys, sizeof(keys), " %s  F10 quit", v->keys ? v->keys(a) : "");
+    snprintf(keys, sizeof(keys), " %s", v->keys ? v->keys(a) : "");
+    /* Too wide: drop whole keys from the end (they are separated by two blanks), so that
+     * no key is cut in half and the way out stays on screen. */
+    int room = l->cols - ui_width(quit);
+    char *cut;
+    while (ui_width(keys) > room && (cut = strrchr(keys, ' ')) != NULL) {
+        while (cut > keys && !(cut[0] == ' ' && cut[-1] == ' '))
+            cut--;
+        if (cut == keys)
+            break;
+        cut[-1] = '\0';
+    }
+    strncat(keys, quit, sizeof(keys) - strlen(keys) - 1);
     ui_text_pad(u, l->status.y, 0, l->cols, ROLE_STATUS, keys);
 }
 

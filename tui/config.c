@@ -32,7 +32,7 @@ void config_load(const char *dir, struct config *c)
     cJSON *doc;
     struct ft_err err = {0};
     if (jsonutil_load(path, &doc, &err) < 0) {
-        snprintf(c->error, sizeof(c->error), "%s (ignored)", err.msg);
+        snprintf(c->error, sizeof(c->error), "%s", err.msg);
         return;
     }
     jsonutil_strcpy(doc, "theme", c->theme, sizeof(c->theme));

@@ -792,7 +792,7 @@ static const char *fabric_keys(const struct app *a)
 {
     const struct fab_state *s = a->vstate[VIEW_FABRIC];
     if (!s->have || s->from != a->runner)
-        return "F2 set up a test  -/+ speed  f full speed  i skip idle  Space start paused";
+        return "F2 set up a test  Space start paused  -/+ speed  f full speed  i skip idle";
     return "Space pause  n/e step  -/+ speed  f full  i skip idle  l lesson";
 }
 

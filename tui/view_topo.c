@@ -630,8 +630,8 @@ static int topo_key(struct app *a, int ch)
 static const char *topo_keys(const struct app *a)
 {
     (void)a;
-    return "Up/Down/jk move  Tab/hl pane  m matrix  / search  n next  Enter go to finding  "
-           "F2 setup";
+    /* Most used first: at 80 columns the key line drops whole keys from the end. */
+    return "Up/Down move  Tab pane  Enter go to finding  m matrix  / search  n next  F2 setup";
 }
 
 const struct view_ops view_topo = {

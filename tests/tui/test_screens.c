@@ -402,6 +402,63 @@ static void test_theme_key(void **state)
     remove("config/config.json");
 }
 
+/* A malformed config.json: one message naming the file at start, the file left as it is
+ * (not overwritten by t), and the explorer usable with defaults. */
+static void test_bad_config(void **state)
+{
+    (void)state;
+    mkdir("config", 0755);
+    static const char bad[] = "{\"theme\": \"light\",\n \"peer\": }\n";
+    assert_true(write_text("config/config.json", bad));
+    struct app_opts o = synth_opts();
+    struct screen s;
+    assert_int_equal(screen_open(&s, NULL, 24, 80, &o), 0);
+    screen_draw(&s);
+    char row[512];
+    screen_row(&s, 23, row, sizeof(row));
+    /* HOME is the temporary directory: the path is shown from ~. */
+    static const char want[] = "settings ignored, ~/config/config.json:2:10: malformed JSON "
+                               "(check for a missin";
+    assert_true(!strncmp(row, want, strlen(want)));
+    assert_true(cell_has_pair(&s, 23, 0, ROLE_WARN));
+    assert_string_equal(s.app.theme.name, "default");
+    assert_true(screen_find_row(&s, "GPU0") >= 0);
+    /* t changes the theme for this session but leaves the owner's file alone. */
+    screen_keys(&s, "t");
+    screen_draw(&s);
+    assert_string_equal(s.app.theme.name, "high-contrast");
+    screen_row(&s, 23, row, sizeof(row));
+    assert_non_null(strstr(row, "not remembered"));
+    screen_close(&s);
+    FILE *f = fopen("config/config.json", "r");
+    assert_non_null(f);
+    char back[128] = "";
+    size_t n = fread(back, 1, sizeof(back) - 1, f);
+    fclose(f);
+    back[n] = '\0';
+    assert_string_equal(back, bad);
+    remove("config/config.json");
+}
+
+/* The key line at 80 columns: whole keys only, and the way out always there. */
+static void test_key_line(void **state)
+{
+    (void)state;
+    struct app_opts o = synth_opts();
+    struct screen s;
+    assert_int_equal(screen_open(&s, NULL, 24, 80, &o), 0);
+    screen_draw(&s);
+    char row[512];
+    screen_row(&s, 23, row, sizeof(row));
+    assert_string_equal(row, " Up/Down move  Tab pane  Enter go to finding  m matrix  / search"
+                             "  F10 quit");
+    screen_resize(&s, 43, 132);
+    screen_row(&s, 42, row, sizeof(row));
+    assert_string_equal(row, " Up/Down move  Tab pane  Enter go to finding  m matrix  / search"
+                             "  n next  F2 setup  F10 quit");
+    screen_close(&s);
+}
+
 /* ---- real topology exports (--shared) ---- */
 
 static void shared_scenario(const char *file, const char *name, const char *keys, int rows,
@@ -514,7 +571,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_topo_search),      cmocka_unit_test(test_help),
         cmocka_unit_test(test_too_small),        cmocka_unit_test(test_bad_theme),
         cmocka_unit_test(test_no_color),         cmocka_unit_test(test_colour_fallbacks),
-        cmocka_unit_test(test_theme_key),
+        cmocka_unit_test(test_theme_key),        cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_key_line),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -250,7 +250,20 @@ static void pingpong(void **state)
         saw_setup |= on_screen("connecting (setup)") || on_screen("warm-up");
         if (!saw_measuring && on_screen("measuring,") && on_screen("s left")) {
             saw_measuring = true;
+            a.msg[0] = '\0';
+            frame(&a);
             print_screen("ping-pong, measuring");
+            /* At 80 columns the header cuts the host and topology path short and keeps the
+             * run's status whole at its right end; the key line keeps whole keys and F10. */
+            const char *st = strstr(screen[0], "live-pp ");
+            assert_non_null(st);
+            assert_non_null(strstr(st, ": measuring "));
+            assert_non_null(strstr(st, "/1 s"));
+            assert_non_null(strstr(screen[0], " fabtop "));
+            const char *keys = screen[screen_rows - 1];
+            assert_non_null(strstr(keys, " ? explain "));
+            assert_non_null(strstr(keys, "  F10 quit"));
+            assert_string_equal(keys + strlen(keys) - strlen("F10 quit"), "F10 quit");
             /* Saving while it runs is refused with a reason. */
             app_key(&a, 'w');
             assert_non_null(strstr(a.msg, "still running"));
