@@ -222,7 +222,7 @@ int app_save_results(struct app *a, const char *path, struct ft_err *err)
 }
 
 /* Take the newest snapshot (unless the display is paused) and the results at the end. */
-static void poll_engine(struct app *a)
+void app_poll(struct app *a)
 {
     if (!a->runner)
         return;
@@ -253,6 +253,9 @@ static void poll_engine(struct app *a)
         }
         a->dirty = true;
     }
+    for (int v = 0; v < VIEW_COUNT; v++)
+        if (app_views[v] && app_views[v]->observe)
+            app_views[v]->observe(a);
 }
 
 /* ---- drawing ---- */
@@ -469,7 +472,7 @@ int app_run(struct app *a)
         uint64_t t = now_ns();
         if (t >= next_tick) {
             next_tick = t + 100000000ull;
-            poll_engine(a);
+            app_poll(a);
             const struct view_ops *v = app_views[a->view];
             if (v->tick && (v->tick(a) & REACT_REDRAW))
                 a->dirty = true;
@@ -509,7 +512,7 @@ int app_run(struct app *a)
         if (rc < 0 && errno != EINTR)
             break;
         if (p[1].revents & POLLIN)
-            poll_engine(a);
+            app_poll(a);
         /* Drain the keyboard (and KEY_RESIZE after SIGWINCH). */
         int ch;
         while ((ch = getch()) != ERR)

@@ -53,8 +53,12 @@ struct view_ops {
     void (*draw)(struct app *a, struct ui *ui, const struct layout *l);
     /* Answer a key (ncurses key code); return REACT_*. */
     int (*key)(struct app *a, int ch);
-    /* 10 Hz; return REACT_REDRAW when something to show changed. May be NULL. */
+    /* 10 Hz while on screen; return REACT_REDRAW when something to show changed. May be
+     * NULL. */
     int (*tick)(struct app *a);
+    /* After every engine poll, on screen or not: keep what must outlive a switch to another
+     * view (the live view's quiet-phase numbers). May be NULL. */
+    void (*observe)(struct app *a);
     /* The status line's key hints for this view. */
     const char *(*keys)(const struct app *a);
 };
@@ -108,6 +112,9 @@ int app_init(struct app *a, const struct app_opts *o, struct ft_err *err);
 void app_fini(struct app *a);
 /* Run the explorer on the terminal until quit; returns the exit status. */
 int app_run(struct app *a);
+/* Take the engine's newest snapshot (unless the display is paused) and, at the end, its
+ * results; then let every view observe them. The event loop calls it; so can tests. */
+void app_poll(struct app *a);
 /* Draw one complete frame into the current screen (used by app_run and by screen tests). */
 void app_draw(struct app *a);
 /* Feed one key as the loop would (screen tests). */

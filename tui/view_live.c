@@ -163,8 +163,9 @@ static bool pcol_from_results(struct pcol *c, const cJSON *res, const char *phas
     return true;
 }
 
-/* Remember the foreground's quiet numbers while the quiet phase runs; forget them when a
- * new run starts. Called on every tick and draw (cheap, idempotent). */
+/* Remember the foreground's quiet numbers while the quiet phase runs, whichever view is on
+ * screen; forget them when a new run starts. Called after every engine poll and on every
+ * draw (cheap, idempotent). */
 static void observe(struct app *a)
 {
     struct live_state *s = st(a);
@@ -1098,12 +1099,6 @@ static void live_draw(struct app *a, struct ui *u, const struct layout *l)
     draw_events(a, u, &l->pane[P_EV], a->focus == P_EV);
 }
 
-static int live_tick(struct app *a)
-{
-    observe(a);
-    return REACT_NONE;
-}
-
 static int sel_move(struct live_state *s, int pane, int d)
 {
     int n = s->nsel[pane];
@@ -1217,6 +1212,6 @@ const struct view_ops view_live = {
     .fini = live_fini,
     .draw = live_draw,
     .key = live_key,
-    .tick = live_tick,
+    .observe = observe,
     .keys = live_keys,
 };
