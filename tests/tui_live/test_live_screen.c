@@ -573,10 +573,8 @@ static void counters(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(no_run),
-        cmocka_unit_test(pingpong),
-        cmocka_unit_test(quiet_vs_loaded),
-        cmocka_unit_test(quiet_off_screen),
+        cmocka_unit_test(no_run),          cmocka_unit_test(pingpong),
+        cmocka_unit_test(quiet_vs_loaded), cmocka_unit_test(quiet_off_screen),
         cmocka_unit_test(counters),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
