@@ -253,6 +253,10 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
             double ena_lo = fmin(a->lane_ena_gbps, b->lane_ena_gbps);
             double ena_hi = fmax(a->lane_ena_gbps, b->lane_ena_gbps);
             double s = fmin(a->lane_gbps, b->lane_gbps);
+            /* FDR10 has QDR's lane rate: its name comes from the port, not the rate. */
+            const char *sname = topo_ib_speed_name(s);
+            if (!strcmp((a->lane_gbps <= b->lane_gbps ? a : b)->speed, "FDR10"))
+                sname = "FDR10";
             const char *lo = a->lane_ena_gbps <= b->lane_ena_gbps ? la : lb;
             if (s < ena_lo - 0.01) {
                 struct topo_finding *x = add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
@@ -260,7 +264,7 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
                 fmt(x->msg, sizeof(x->msg),
                     "the link %s <-> %s trained at %s (%g Gb/s per lane) although both ends "
                     "enable %s (%g Gb/s)",
-                    la, lb, topo_ib_speed_name(s), s, topo_ib_speed_name(ena_lo), ena_lo);
+                    la, lb, sname, s, topo_ib_speed_name(ena_lo), ena_lo);
                 fmt(x->remedy, sizeof(x->remedy),
                     "a marginal cable or transceiver trains slower: reseat or replace it and "
                     "check the cable's rated speed");
@@ -270,8 +274,7 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
                 fmt(x->msg, sizeof(x->msg),
                     "the link %s <-> %s runs %s: LinkSpeedEnabled on %s allows only %s while the "
                     "other end allows %s",
-                    la, lb, topo_ib_speed_name(s), lo, topo_ib_speed_name(ena_lo),
-                    topo_ib_speed_name(ena_hi));
+                    la, lb, sname, lo, topo_ib_speed_name(ena_lo), topo_ib_speed_name(ena_hi));
                 fmt(x->remedy, sizeof(x->remedy),
                     "enable the speed on %s (the subnet manager's port settings, or ibportstate "
                     "LID PORT speed 15), then bounce the port",

@@ -167,6 +167,23 @@ static int list_local_ports(struct ctx *c, const struct topo_ibfabric_opts *o,
 
 /* ---- discovered nodes and ports -> model ---- */
 
+double topo_ib_active_lane(const uint8_t *pi, const uint8_t *epi, bool ext_speeds, char *name,
+                           size_t len)
+{
+    unsigned xact = ext_speeds ? mad_get_field((void *)pi, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F) : 0;
+    double g = topo_ib_speed_gbps(mad_get_field((void *)pi, 0, IB_PORT_LINK_SPEED_ACTIVE_F), xact);
+    /* FDR10 is not a PortInfo speed: the port says QDR and Mellanox's ExtendedPortInfo
+     * (attribute 0xFF90, which libibnetdisc reads with IBND_CONFIG_MLX_EPI from the devices
+     * that have it, and leaves zeroed otherwise) sets bit 0 of its LinkSpeedActive. An
+     * extended speed, when active, wins (as ibnetdiscover prints it). Lanes run at 10.3125
+     * Gb/s with 64b/66b; the kernel's rate counts FDR10 as 10 Gb/s a lane, like QDR. */
+    bool fdr10 = epi && !xact && g == 10 &&
+                 (mad_get_field((void *)epi, 0, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F) & 1u);
+    if (name && len)
+        snprintf(name, len, "%s", fdr10 ? "FDR10" : g > 0 ? topo_ib_speed_name(g) : "");
+    return g;
+}
+
 static void fill_port(struct topo_fport *fp, ibnd_node_t *n, ibnd_port_t *ip)
 {
     uint8_t *pi = ip->info;
@@ -221,11 +238,9 @@ static void fill_port(struct topo_fport *fp, ibnd_node_t *n, ibnd_port_t *ip)
         fp->width = lanes;
         fp->valid |= TOPO_FPORT_V_WIDTH;
     }
-    double g = topo_ib_speed_gbps(mad_get_field(pi, 0, IB_PORT_LINK_SPEED_ACTIVE_F),
-                                  ext ? mad_get_field(pi, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F) : 0);
+    double g = topo_ib_active_lane(pi, ip->ext_info, ext, fp->speed, sizeof(fp->speed));
     if (g > 0) {
         fp->lane_gbps = g;
-        snprintf(fp->speed, sizeof(fp->speed), "%s", topo_ib_speed_name(g));
         fp->valid |= TOPO_FPORT_V_SPEED;
     }
 }
@@ -417,6 +432,10 @@ static bool refresh_port(struct ctx *c, int fport)
         return false;
     ibnd_port_t tmp = {0};
     memcpy(tmp.info, buf, sizeof(buf));
+    /* Mellanox's ExtendedPortInfo (FDR10) as discovery read it. */
+    if (r->node && fp->num >= 0 && fp->num <= r->node->numports && r->node->ports &&
+        r->node->ports[fp->num])
+        memcpy(tmp.ext_info, r->node->ports[fp->num]->ext_info, sizeof(tmp.ext_info));
     tmp.portnum = fp->num;
     tmp.guid = fp->guid;
     /* Keep the switch's port 0 for CapabilityMask, as discovery did. */
@@ -1057,6 +1076,7 @@ static int discover(struct ctx *cp, struct topo_model *m, const struct topo_ibfa
     memset(&cfg, 0, sizeof(cfg));
     cfg.timeout_ms = (unsigned)c.timeout_ms;
     cfg.retries = (unsigned)c.retries;
+    cfg.flags = IBND_CONFIG_MLX_EPI; /* FDR10 on the Mellanox devices that report it */
     for (int i = 0; i < nlp; i++)
         discover_local(&c, &lps[i], &cfg);
     topo_fabric_finalize(f);

@@ -9,6 +9,10 @@
 #ifndef TOPO_IBFABRIC_H
 #define TOPO_IBFABRIC_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "common/ft_err.h"
 #include "topology/topo_model.h"
 
@@ -30,5 +34,12 @@ struct topo_ibfabric_opts {
  * permission, a dead switch) is reported in m->fabric.ib_status and notes. */
 int topo_ibfabric_discover(struct topo_model *m, const struct topo_ibfabric_opts *o,
                            struct ft_err *err);
+
+/* A port's active lane speed from its PortInfo (pi) and Mellanox's ExtendedPortInfo (epi;
+ * NULL or zeros when not read), with ext_speeds when the port's CapabilityMask has
+ * IsExtendedSpeedsSupported: Gb/s a lane as the kernel's rate counts them (FDR 14, FDR10
+ * 10), 0 when not known; its name ("FDR10", "EDR", "" when not known) into name. */
+double topo_ib_active_lane(const uint8_t *pi, const uint8_t *epi, bool ext_speeds, char *name,
+                           size_t len);
 
 #endif

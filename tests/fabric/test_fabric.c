@@ -11,12 +11,14 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <infiniband/mad.h>
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "lint_fixture.h"
 #include "topology/topo_cabling.h"
 #include "topology/topo_fabric.h"
+#include "topology/topo_ibfabric.h"
 #include "topology/topo_json.h"
 #include "topology/topo_lint.h"
 #include "topology/topo_load.h"
@@ -218,6 +220,43 @@ static void test_encodings(void **state)
     char buf[64];
     topo_fport_link_str(&p, buf, sizeof(buf));
     assert_string_equal(buf, "4X NDR, 400 Gb/s");
+}
+
+/* FDR10: PortInfo says QDR and Mellanox's ExtendedPortInfo sets bit 0 of its LinkSpeedActive;
+ * an active extended speed wins; without the vendor MAD (zeros) it stays QDR. */
+static void test_fdr10(void **state)
+{
+    (void)state;
+    uint8_t pi[IB_SMP_DATA_SIZE] = {0}, epi[IB_SMP_DATA_SIZE] = {0};
+    char name[16];
+    mad_set_field(pi, 0, IB_PORT_LINK_SPEED_ACTIVE_F, 4); /* QDR */
+    assert_true(topo_ib_active_lane(pi, NULL, true, name, sizeof(name)) == 10);
+    assert_string_equal(name, "QDR");
+    assert_true(topo_ib_active_lane(pi, epi, true, name, sizeof(name)) == 10);
+    assert_string_equal(name, "QDR");
+    mad_set_field(epi, 0, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F, 1);
+    assert_true(topo_ib_active_lane(pi, epi, true, name, sizeof(name)) == 10);
+    assert_string_equal(name, "FDR10");
+    struct topo_fport p = {.width = 4, .lane_gbps = 10};
+    p.valid = TOPO_FPORT_V_WIDTH | TOPO_FPORT_V_SPEED;
+    snprintf(p.speed, sizeof(p.speed), "%s", name);
+    char buf[64];
+    topo_fport_link_str(&p, buf, sizeof(buf));
+    assert_string_equal(buf, "4X FDR10, 40 Gb/s");
+    /* FDR active in LinkSpeedExtActive: FDR, 14 Gb/s a lane. */
+    mad_set_field(pi, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F, 1);
+    assert_true(topo_ib_active_lane(pi, epi, true, name, sizeof(name)) == 14);
+    assert_string_equal(name, "FDR");
+    /* Without IsExtendedSpeedsSupported the extended field means nothing. */
+    assert_true(topo_ib_active_lane(pi, epi, false, name, sizeof(name)) == 10);
+    assert_string_equal(name, "FDR10");
+    /* The vendor bit only at QDR's signalling: an SDR link stays SDR. */
+    mad_set_field(pi, 0, IB_PORT_LINK_SPEED_ACTIVE_F, 1);
+    assert_true(topo_ib_active_lane(pi, epi, false, name, sizeof(name)) == 2.5);
+    assert_string_equal(name, "SDR");
+    mad_set_field(pi, 0, IB_PORT_LINK_SPEED_ACTIVE_F, 0);
+    assert_true(topo_ib_active_lane(pi, epi, false, name, sizeof(name)) == 0);
+    assert_string_equal(name, "");
 }
 
 /* ---- snapshot ---- */
@@ -681,6 +720,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encodings),
+        cmocka_unit_test(test_fdr10),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_resolve),
