@@ -26,6 +26,7 @@
 #include "engine/ctr_kernel.h"
 #include "engine/ctr_sem.h"
 #include "engine/mix.h"
+#include "engine/xport.h"
 #include "topology/topo_ibcounters.h"
 #include "topology/topo_model.h"
 
@@ -1258,12 +1259,29 @@ int ctr_set_for_mix(const struct mix *mix, const char *peer_override, const stru
     int nnd = 0, nports = 0, nnotes = 0;
     for (int i = 0; i < mix->nflows; i++) {
         const struct mix_flow *f = &mix->flows[i];
+        const struct xport_ops *x = xport_find(f->transport);
+        bool by_route = !strcmp(f->transport, "tcp");
+        if (!f->local_rdma[0] && x && x->local_port) {
+            /* No RDMA port named: the one the transport will choose (verbs: vb_open's). */
+            char rdma[96] = "", nd[64] = "";
+            struct ft_err e = {0};
+            if (x->local_port(f, rdma, sizeof(rdma), nd, sizeof(nd), &e) < 0) {
+                char buf[600];
+                snprintf(buf, sizeof(buf), "flow %s: RDMA port unknown (%s)", f->name, e.msg);
+                add_str(&notes, &nnotes, buf);
+            } else {
+                add_unique(&ports, &nports, rdma);
+                if (!f->local_netdev[0])
+                    add_unique(&nds, &nnd, nd);
+                by_route = !rdma[0] && !nd[0];
+            }
+        }
         add_unique(&ports, &nports, f->local_rdma);
         if (f->local_netdev[0]) {
             add_unique(&nds, &nnd, f->local_netdev);
             continue;
         }
-        if (strcmp(f->transport, "tcp"))
+        if (!by_route)
             continue;
         const char *peer = f->peer;
         if (!strcmp(peer, "loopback") && peer_override)

@@ -31,6 +31,12 @@ struct xport_ops {
     /* Read the kernel's counters for the flow (TCP_INFO...) into out; called by the sampler
      * thread at 10 Hz and by the flow's driver at window edges. May be NULL. */
     void (*sample)(struct flow_rt *f, struct flow_wire *out);
+    /* The local RDMA port ("mlx5_0:1") and netdev the flow will use, chosen as setup will
+     * choose them, so that the port's counters are attributed before the flow starts (for
+     * flows whose mix names no RDMA port). Both left empty: by the route to the peer, as for
+     * TCP. 0, or -errno with the reason. May be NULL. */
+    int (*local_port)(const struct mix_flow *f, char *rdma, size_t rlen, char *netdev, size_t nlen,
+                      struct ft_err *err);
     /* Test conditions for the results (socket options, congestion control, MTU...); called
      * once, right after setup. */
     void (*conditions)(const struct flow_rt *f, cJSON *out);

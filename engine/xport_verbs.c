@@ -1030,6 +1030,25 @@ static const struct agent_handler open_handler = {"verbs.open", handle_open};
 static const struct agent_handler size_handler = {"verbs.size", handle_size};
 static const struct agent_handler *const vb_handlers[] = {&open_handler, &size_handler, NULL};
 
+/* The port vb_open will choose for this flow: open it the same way and close it again
+ * (librdmacm flows get theirs from the route at connect time: left to the caller). */
+static int vb_local_port(const struct mix_flow *f, char *rdma, size_t rlen, char *netdev,
+                         size_t nlen, struct ft_err *err)
+{
+    struct vb_cfg c;
+    int rc = parse_cfg(f, &c, err);
+    if (rc < 0 || c.rdmacm)
+        return rc;
+    struct vb_res r;
+    rc = vb_open(&r, &c.want, err);
+    if (rc < 0)
+        return rc;
+    snprintf(rdma, rlen, "%s:%d", r.dev, r.port);
+    snprintf(netdev, nlen, "%s", r.netdev);
+    vb_close(&r);
+    return 0;
+}
+
 const struct xport_ops xport_verbs = {
     .name = "verbs",
     .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM),
@@ -1040,6 +1059,7 @@ const struct xport_ops xport_verbs = {
     .start = vb_start,
     .stop = vb_stop,
     .teardown = vb_teardown,
+    .local_port = vb_local_port,
     .conditions = vb_conditions_hook,
     .handlers = vb_handlers,
 };

@@ -2,8 +2,11 @@
  * the Udp snmp counters move when the test sends datagrams over loopback; a qdisc dump over
  * rtnetlink works (lo has noqueue, which is said, not shown as zeros); ethtool on lo says
  * it has no statistics; the netdev behind an address or a peer is found (lo for
- * loopback). Skips (77) when /sys/class/net/lo or /proc/net/snmp is missing. */
+ * loopback); a verbs flow that names no RDMA port gets the port the transport will choose
+ * (here, with no RDMA device, a note saying why not), a librdmacm one the route's netdev.
+ * Skips (77) when /sys/class/net/lo or /proc/net/snmp is missing. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "engine/mix.h"
 
 #include "tests/counters/ctr_test.h"
 
@@ -115,6 +120,67 @@ static void test_route_netdev(void **state)
     assert_non_null(strstr(err.msg, "192.0.2.99"));
 }
 
+static bool has(const char *const *l, int n, const char *needle)
+{
+    for (int i = 0; i < n; i++)
+        if (strstr(l[i], needle))
+            return true;
+    return false;
+}
+
+/* How many RDMA devices the kernel lists (symlinks in /sys/class/infiniband). */
+static int rdma_devices(void)
+{
+    DIR *d = opendir("/sys/class/infiniband");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_verbs_attribution(void **state)
+{
+    (void)state;
+    static const char *const connect[] = {"ctl", "rdmacm"};
+    for (int k = 0; k < 2; k++) {
+        char json[512];
+        snprintf(json, sizeof(json),
+                 "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"v\", \"flows\": "
+                 "[{\"name\": \"wr\", \"transport\": \"verbs\", \"op\": \"pingpong\", "
+                 "\"size\": 2, \"duration_s\": 1, \"peer\": \"127.0.0.1\", \"params\": "
+                 "{\"verb\": \"write\", \"connect\": \"%s\"}}]}",
+                 connect[k]);
+        cJSON *doc = cJSON_Parse(json);
+        assert_non_null(doc);
+        struct mix m;
+        struct ft_err err = {0};
+        assert_int_equal(mix_from_json(doc, "v.json", &m, &err), 0);
+        cJSON_Delete(doc);
+        struct ctr_set *cs = NULL;
+        assert_int_equal(ctr_set_for_mix(&m, NULL, NULL, &cs, &err), 0);
+        const char *const *obj, *const *notes;
+        int nobj = ctr_set_objects(cs, &obj), nnotes = ctr_set_notes(cs, &notes);
+        for (int i = 0; i < nnotes; i++)
+            printf("%s: note: %s\n", connect[k], notes[i]);
+        for (int i = 0; i < nobj; i++)
+            printf("%s: object: %s\n", connect[k], obj[i]);
+        bool rdma = rdma_devices() > 0;
+        if (k == 1) {
+            /* librdmacm picks its device by the route: lo's netdev, like TCP. */
+            assert_true(has(obj, nobj, "lo"));
+            assert_false(has(notes, nnotes, "RDMA port unknown"));
+        } else if (!rdma) {
+            assert_true(has(notes, nnotes, "flow wr: RDMA port unknown (no RDMA device here"));
+        } else {
+            assert_false(has(notes, nnotes, "RDMA port unknown"));
+        }
+        ctr_set_close(cs);
+        mix_free(&m);
+    }
+}
+
 int main(void)
 {
     struct stat st;
@@ -126,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_lo_and_snmp_move),
         cmocka_unit_test(test_qdisc_dump),
         cmocka_unit_test(test_route_netdev),
+        cmocka_unit_test(test_verbs_attribution),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,6 +113,22 @@ try:
 except Exception as e:
     check(False, "hw_counters: %r" % e)
 
+# The mixes name no RDMA port: the results' port-wide counters watch the one the transport
+# chose (rxe0 port 1, and its netdev), and its packet counters moved in the measured phase.
+try:
+    r = res("write-bw-64k")
+    c = [p["counters"] for p in r["phases"] if p.get("counters")][-1]
+    sent = [x for x in c["counters"] if x["object"].startswith("rxe0") and
+            x["name"] == "sent_pkts"]
+    check(any(o.startswith("rxe0") for o in c["objects"]) and
+          any(o.startswith("veth0") for o in c["objects"]) and
+          not any("RDMA port unknown" in n for n in c["notes"]) and
+          len(sent) == 1 and (sent[0]["delta"] or 0) > 0,
+          "counters of the port the transport chose: objects %s, sent_pkts +%s" %
+          (c["objects"], sent[0]["delta"] if sent else None))
+except Exception as e:
+    check(False, "counters of the chosen port: %r" % e)
+
 try:
     txt = open(os.path.join(out, "bad-gid.out")).read()
     check(rc("bad-gid") != 0 and "GIDs on rxe0 port 1" in txt and "GID index 77" in txt,
