@@ -9,6 +9,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "common/strbuf.h"
+
 static attr_t to_curses(unsigned a)
 {
     attr_t r = A_NORMAL;
@@ -277,4 +279,43 @@ int ui_nav_step(int ch)
     default:
         return 0;
     }
+}
+
+/* Word-wrap text into at most max lines of width columns; returns the lines it needs. */
+int ui_wrap_lines(const char *text, int width, char (*out)[512], int max)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        int len = (int)strlen(p);
+        int take = len;
+        if (len > width) {
+            take = width;
+            while (take > 0 && p[take] != ' ')
+                take--;
+            if (take == 0)
+                take = width;
+        }
+        if (n < max)
+            snprintf(out[n], sizeof(out[n]), "%.*s", take, p);
+        n++;
+        p += take;
+    }
+    return n;
+}
+
+/* Paragraphs wrapped to the width from row *y on; "" leaves a blank row. */
+void ui_paragraph(struct ui *u, int *y, int ymax, int x, int w, enum theme_role r, const char *text)
+{
+    char(*lines)[512] = xcalloc(16, sizeof(*lines));
+    int n = ui_wrap_lines(text, w, lines, 16);
+    for (int i = 0; i < n && i < 16 && *y < ymax; i++)
+        ui_text(u, (*y)++, x, w, r, lines[i]);
+    if (!text[0] && *y < ymax)
+        (*y)++;
+    free(lines);
 }

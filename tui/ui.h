@@ -27,6 +27,13 @@ void ui_setup(struct ui *u, WINDOW *win, const struct theme *t, bool no_color);
 int ui_nav_step(int ch);
 attr_t ui_attr(const struct ui *u, enum theme_role r);
 
+/* Word-wrap text (ASCII) into at most max lines of width columns; returns the lines it
+ * needs. */
+int ui_wrap_lines(const char *text, int width, char (*out)[512], int max);
+/* A paragraph wrapped to width from row *y on (at most 16 lines, not past ymax), advancing
+ * *y; "" leaves a blank row. */
+void ui_paragraph(struct ui *u, int *y, int ymax, int x, int w, enum theme_role r,
+                  const char *text);
 /* Text at (y, x), cut at width columns (width <= 0: to the right edge of the screen). */
 void ui_text(struct ui *u, int y, int x, int width, enum theme_role r, const char *s);
 void ui_printf(struct ui *u, int y, int x, int width, enum theme_role r, const char *fmt, ...)

@@ -506,39 +506,12 @@ static void draw_flows_box(struct app *a, struct ui *u, const struct rect *r)
     }
 }
 
-/* Word-wrap text into at most max lines of width columns; returns the lines it needs. */
-static int wrap_lines(const char *text, int width, char (*out)[512], int max)
-{
-    int n = 0;
-    const char *p = text;
-    while (*p) {
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        int len = (int)strlen(p);
-        int take = len;
-        if (len > width) {
-            take = width;
-            while (take > 0 && p[take] != ' ')
-                take--;
-            if (take == 0)
-                take = width;
-        }
-        if (n < max)
-            snprintf(out[n], sizeof(out[n]), "%.*s", take, p);
-        n++;
-        p += take;
-    }
-    return n;
-}
-
 static void draw_lesson(struct app *a, struct ui *u, const struct rect *r)
 {
     struct fab_state *s = st(a);
     struct rect in = ui_inner(r);
     char(*lines)[512] = xcalloc(64, sizeof(*lines));
-    int n = wrap_lines(a->run_mix.lesson, in.w > 0 ? in.w : 1, lines, 64);
+    int n = ui_wrap_lines(a->run_mix.lesson, in.w > 0 ? in.w : 1, lines, 64);
     char t[160];
     if (s->lesson_full)
         snprintf(t, sizeof(t), "Lesson: %s (l: back to the fabric)", a->run_mix.name);
@@ -559,19 +532,6 @@ static void draw_lesson(struct app *a, struct ui *u, const struct rect *r)
     free(lines);
 }
 
-/* Paragraphs wrapped to the width from row *y on; "" leaves a blank row. */
-static void paragraph(struct ui *u, int *y, int ymax, int x, int w, enum theme_role r,
-                      const char *text)
-{
-    char(*lines)[512] = xcalloc(16, sizeof(*lines));
-    int n = wrap_lines(text, w, lines, 16);
-    for (int i = 0; i < n && i < 16 && *y < ymax; i++)
-        ui_text(u, (*y)++, x, w, r, lines[i]);
-    if (!text[0] && *y < ymax)
-        (*y)++;
-    free(lines);
-}
-
 static void draw_no_sim(struct app *a, struct ui *u, const struct layout *l)
 {
     ui_box(u, &l->body, "Simulated fabric", false);
@@ -579,23 +539,24 @@ static void draw_no_sim(struct app *a, struct ui *u, const struct layout *l)
     int y = in.y + 1, x = in.x + 1, w = in.w - 2, ym = in.y + in.h;
     char m[512];
     if (a->runner && !runner_done(a->runner) && run_has_sim(a))
-        paragraph(u, &y, ym, x, w, ROLE_INFO, "The simulation is starting...");
+        ui_paragraph(u, &y, ym, x, w, ROLE_INFO, "The simulation is starting...");
     else if (a->runner && !run_has_sim(a)) {
         snprintf(m, sizeof(m), "The test %s has no simulated flows: there is no fabric to draw.",
                  a->have_run_mix ? a->run_mix.name : "");
-        paragraph(u, &y, ym, x, w, ROLE_NORMAL, m);
+        ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, m);
     } else
-        paragraph(u, &y, ym, x, w, ROLE_NORMAL, "No simulated run is active.");
-    paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
-    paragraph(u, &y, ym, x, w, ROLE_NORMAL,
-              "Teaching mode runs a test on a simulated RoCE or InfiniBand fabric and draws it "
-              "here as it plays: each port's queue, PFC pauses or missing credits, ECN marks and "
-              "drops.");
-    paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
-    paragraph(u, &y, ym, x, w, ROLE_NORMAL,
-              "Start one: F2 (setup), pick a sim/ preset such as sim/incast-pfc and press S; or "
-              "from a shell: fabtop run --mix sim/incast-pfc (fabtop run --list lists them).");
-    paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
+        ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "No simulated run is active.");
+    ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
+    ui_paragraph(
+        u, &y, ym, x, w, ROLE_NORMAL,
+        "Teaching mode runs a test on a simulated RoCE or InfiniBand fabric and draws it "
+        "here as it plays: each port's queue, PFC pauses or missing credits, ECN marks and "
+        "drops.");
+    ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
+    ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL,
+                 "Start one: F2 (setup), pick a sim/ preset such as sim/incast-pfc and press S; or "
+                 "from a shell: fabtop run --mix sim/incast-pfc (fabtop run --list lists them).");
+    ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
     struct sim_ctl_state c;
     xport_sim_default_playback(&c);
     char sc[48];
@@ -605,7 +566,7 @@ static void draw_no_sim(struct app *a, struct ui *u, const struct layout *l)
              "speed, i skip idle, Space start paused or not.",
              sc, c.skip_idle ? ", skipping idle stretches" : "",
              c.paused ? ", starting paused" : "");
-    paragraph(u, &y, ym, x, w, ROLE_INFO, m);
+    ui_paragraph(u, &y, ym, x, w, ROLE_INFO, m);
 }
 
 static void fabric_draw(struct app *a, struct ui *u, const struct layout *l)
@@ -627,7 +588,7 @@ static void fabric_draw(struct app *a, struct ui *u, const struct layout *l)
     int lh = 0;
     if (lesson) {
         char(*tmp)[512] = xcalloc(64, sizeof(*tmp));
-        int need = wrap_lines(a->run_mix.lesson, b->w - 2, tmp, 64) + 2;
+        int need = ui_wrap_lines(a->run_mix.lesson, b->w - 2, tmp, 64) + 2;
         free(tmp);
         int cap = b->h / 3 > 5 ? b->h / 3 : 5;
         lh = need < cap ? need : cap;

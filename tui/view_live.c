@@ -1065,24 +1065,23 @@ static void draw_no_run(struct app *a, struct ui *u, const struct layout *l)
 {
     ui_box(u, &l->body, "Live run", false);
     struct rect in = ui_inner(&l->body);
-    int y = in.y + 1;
-    ui_text(u, y++, in.x + 1, in.w - 2, ROLE_NORMAL, "No test has run in this session.");
-    y++;
-    ui_text(u, y++, in.x + 1, in.w - 2, ROLE_NORMAL,
-            "Press F2 (setup) to pick the endpoints and a traffic mix and start a test;");
-    ui_text(u, y++, in.x + 1, in.w - 2, ROLE_NORMAL,
-            "it shows here while it runs: latency histogram, percentiles, goodput, counters, "
-            "events.");
+    int y = in.y + 1, x = in.x + 1, w = in.w - 2, ym = in.y + in.h;
+    ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "No test has run in this session.");
+    ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
+    ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL,
+                 "Press F2 (setup) to pick the endpoints and a traffic mix and start a test; it "
+                 "shows here while it runs: latency histogram, percentiles, goodput, counters, "
+                 "events.");
     if (a->results_path[0] || a->results) {
-        y++;
+        ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
         char m[700];
         snprintf(m, sizeof(m), "Saved results%s%s are in F5 (results).",
                  a->results_path[0] ? " from " : "", a->results_path);
-        ui_text(u, y++, in.x + 1, in.w - 2, ROLE_DIM, m);
+        ui_paragraph(u, &y, ym, x, w, ROLE_DIM, m);
     }
-    y++;
-    ui_text(u, y, in.x + 1, in.w - 2, ROLE_DIM,
-            "From a shell: fabtop run --mix NAME runs the same test without the explorer.");
+    ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
+    ui_paragraph(u, &y, ym, x, w, ROLE_DIM,
+                 "From a shell: fabtop run --mix NAME runs the same test without the explorer.");
 }
 
 static void live_draw(struct app *a, struct ui *u, const struct layout *l)
