@@ -12,11 +12,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <cmocka.h>
 #include <curses.h>
 
+#include "common/strbuf.h"
 #include "tests/compare/docs.h"
+#include "tests/topology/synth_xml.h"
+#include "tests/tui/screen.h"
 #include "tui/app.h"
 
 static char tmp[256];
@@ -149,7 +153,14 @@ static int setup(void **state)
     FILE *f = fopen(path, "w");
     fputs("{\"format\": \"fabtop-topology\", \"version\": 1}", f);
     fclose(f);
+    /* The list dates an unreadable file by its mtime: a fixed one (2025-11-30 00:00 UTC). */
+    struct utimbuf ut = {.actime = 1764460800, .modtime = 1764460800};
+    utime(path, &ut);
     write_doc("opened.json", "opened-run", "2026-01-04T03:04:05.000Z", 4096);
+    snprintf(path, sizeof(path), "%s/synth.xml", tmp);
+    f = fopen(path, "w");
+    fputs(synth_v2_xml, f);
+    fclose(f);
     snprintf(path, sizeof(path), "%s/data", tmp);
     setenv("XDG_DATA_HOME", path, 1);
     setenv("TZ", "UTC", 1);
@@ -167,10 +178,12 @@ static int teardown(void **state)
 
 static void open_screen(struct scr *s, int rows, int cols)
 {
-    char results[400], config[400];
+    char results[400], config[400], input[400];
     snprintf(results, sizeof(results), "%s/opened.json", tmp);
     snprintf(config, sizeof(config), "%s/config", tmp);
-    struct app_opts o = {.results = results, .config_dir = config};
+    /* The synthetic machine, so that the header names the same host everywhere. */
+    snprintf(input, sizeof(input), "%s/synth.xml", tmp);
+    struct app_opts o = {.results = results, .config_dir = config, .input = input};
     struct ft_err err = {0};
     memset(s, 0, sizeof(*s));
     if (app_init(&s->app, &o, &err) < 0)
@@ -345,12 +358,57 @@ static void test_view_unsaved(void **state)
     unlink(s.app.results_path);
 }
 
+/* The screen against expected/NAME-COLSxROWS.txt, the temporary directory read as $TMP;
+ * without the passing message (it is timed, so it would depend on the machine's speed). */
+static bool matches(struct scr *s, const char *name)
+{
+    s->app.msg[0] = '\0';
+    draw(s);
+    char *text = screen_dump(NULL);
+    struct strbuf sb;
+    sb_init(&sb);
+    size_t n = strlen(tmp);
+    for (const char *p = text; *p;) {
+        if (!strncmp(p, tmp, n)) {
+            sb_add(&sb, "$TMP");
+            p += n;
+        } else {
+            sb_addn(&sb, p++, 1);
+        }
+    }
+    free(text);
+    char full[128];
+    snprintf(full, sizeof(full), "%s-%dx%d", name, COLS, LINES);
+    bool ok = screen_text_matches(sb.s, full);
+    sb_free(&sb);
+    return ok;
+}
+
+/* The list with the opened result, two compared, and a report, against expected screens. */
+static void test_expected_screens(void **state)
+{
+    (void)state;
+    bool ok = true;
+    for (int size = 0; size < 2; size++) {
+        struct scr s;
+        open_screen(&s, size ? 43 : 24, size ? 132 : 80);
+        ok &= matches(&s, "results-opened");
+        keys(&s, (const int[]){KEY_DOWN, ' ', KEY_DOWN, ' ', 'c'}, 5);
+        ok &= matches(&s, "results-compare");
+        keys(&s, (const int[]){27, KEY_HOME, '\n', 'v'}, 4);
+        ok &= matches(&s, "results-report");
+        close_screen(&s);
+    }
+    assert_true(ok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_view_80x24),
         cmocka_unit_test(test_view_large),
         cmocka_unit_test(test_view_unsaved),
+        cmocka_unit_test(test_expected_screens),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

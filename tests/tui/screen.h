@@ -37,6 +37,8 @@ char *screen_dump(struct screen *s);
  * screen_set_actual_dir (default: the working directory) and the differing lines are
  * printed. Returns true when they match. */
 bool screen_matches(struct screen *s, const char *name);
+/* The same for a screen's text read back by another harness (rows joined by newlines). */
+bool screen_text_matches(const char *text, const char *name);
 void screen_set_actual_dir(const char *dir);
 /* Row y's text (cut trailing blanks) into buf. */
 void screen_row(struct screen *s, int y, char *buf, size_t len);

@@ -22,8 +22,13 @@
 #include "engine/mix.h"
 #include "engine/runner.h"
 #include "tui/app.h"
+#include "tests/tui/screen.h"
 
 #include "../topology/synth_xml.h"
+
+/* A topology path long enough that the header must cut it short at 80 columns. */
+#define LONG_DIR   "topologies-captured-during-rack-bring-up/node-17"
+#define LONG_INPUT LONG_DIR "/synth.xml"
 
 static char tmpdir[64];
 static char topo_path[128];
@@ -144,6 +149,8 @@ static int setup(void **state)
     assert_non_null(f);
     fputs(synth_v2_xml, f);
     fclose(f);
+    assert_int_equal(chdir(tmpdir), 0);
+    assert_int_equal(system("mkdir -p " LONG_DIR " && cp synth.xml " LONG_INPUT), 0);
     char data[128];
     snprintf(data, sizeof(data), "%s/data", tmpdir);
     setenv("XDG_DATA_HOME", data, 1);
@@ -163,6 +170,8 @@ static int teardown(void **state)
     delscreen(scr);
     fclose(scr_out);
     fclose(scr_in);
+    if (chdir("/") != 0)
+        fprintf(stderr, "chdir /: %m\n");
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
@@ -170,16 +179,25 @@ static int teardown(void **state)
     return 0;
 }
 
-static void app_open(struct app *a)
+/* A topology path long enough that the header must cut it short at 80 columns. */
+
+static void app_open_input(struct app *a, const char *input)
 {
     char cfg[128];
     snprintf(cfg, sizeof(cfg), "%s/config", tmpdir);
-    struct app_opts o = {.input = topo_path, .config_dir = cfg};
+    struct app_opts o = {.input = input, .config_dir = cfg};
     struct ft_err err = {0};
     if (app_init(a, &o, &err) < 0)
         fail_msg("app_init: %s", err.msg);
     ui_setup(&a->ui, stdscr, &a->theme, false);
     a->msg[0] = '\0';
+}
+
+/* Relative to the working directory (tmpdir), so that the header reads the same in every
+ * run (the expected screens). */
+static void app_open(struct app *a)
+{
+    app_open_input(a, "synth.xml");
 }
 
 /* What the event loop does with the engine: the newest snapshot, the results at the end. */
@@ -231,7 +249,7 @@ static void pingpong(void **state)
 {
     (void)state;
     struct app a;
-    app_open(&a);
+    app_open_input(&a, LONG_INPUT);
     resize(24, 80);
     start(&a, pingpong_mix);
     bool saw_measuring = false, saw_setup = false;
@@ -246,6 +264,7 @@ static void pingpong(void **state)
             print_screen("ping-pong, measuring");
             /* At 80 columns the header cuts the host and topology path short and keeps the
              * run's status whole at its right end; the key line keeps whole keys and F10. */
+            assert_null(strstr(screen[0], "synth.xml")); /* cut short */
             const char *st = strstr(screen[0], "live-pp ");
             assert_non_null(st);
             assert_non_null(strstr(st, ": measuring "));
@@ -570,12 +589,117 @@ static void counters(void **state)
     app_fini(&a);
 }
 
+/* ---- expected screens ---- */
+
+static const char two_flow_mix[] =
+    "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"live-2\", \"flows\": ["
+    "{\"name\": \"pp\", \"transport\": \"tcp\", \"op\": \"pingpong\", \"size\": 64, "
+    "\"duration_s\": 4, \"peer\": \"loopback\"}, {\"name\": \"bulk\", \"role\": "
+    "\"background\", \"transport\": \"tcp\", \"op\": \"stream\", \"size\": \"64KiB\", "
+    "\"peer\": \"loopback\"}]}";
+
+static void fill_flow(struct snap_flow *f, const char *name, int op, int role, double gbps)
+{
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    snprintf(f->transport, sizeof(f->transport), "tcp");
+    f->op = op;
+    f->role = role;
+    f->status = FLOW_RUNNING;
+    f->state = FLOW_ST_MEASURE;
+    f->npoints = 1;
+    f->valid = SNAP_V_RATE | SNAP_V_WIRE;
+    f->goodput_gbps = gbps;
+    f->wire_gbps = gbps * 1.02;
+    f->ntl = 30;
+    for (int i = 0; i < f->ntl; i++) {
+        f->tl_t[i] = 0.2f + 0.1f * (float)i;
+        /* A dip in the middle, where the neighbour pushed hardest. */
+        f->tl_goodput[i] = (float)(gbps * (i >= 12 && i < 18 ? 0.6 : 1.0 + 0.01 * (i % 3)));
+    }
+    f->wire.valid = true;
+}
+
+/* Every pane filled from made-up, fixed numbers: the foreground's histogram (20000 samples
+ * around 18-27 us with a 1% tail at 0.15-0.75 ms), two flows, their goodput timelines, TCP
+ * per flow, counters and events. */
+static struct eng_snapshot *full_snapshot(void)
+{
+    struct eng_snapshot *s = fake_snapshot();
+    free(s->flows);
+    s->nflows = 2;
+    s->flows = calloc(2, sizeof(*s->flows));
+    struct snap_flow *pp = &s->flows[0], *bulk = &s->flows[1];
+    fill_flow(pp, "pp", MIX_OP_PINGPONG, MIX_ROLE_FOREGROUND, 0.0213);
+    fill_flow(bulk, "bulk", MIX_OP_STREAM, MIX_ROLE_BACKGROUND, 9.87);
+    pp->size = 64;
+    bulk->size = 65536;
+    for (uint64_t i = 0; i < 20000; i++)
+        hist_record(&s->fg_hist,
+                    i % 100 == 99 ? 150000 + (i * 7919) % 600000 : 18000 + (i * 7919) % 9000);
+    hist_stats(&s->fg_hist, &pp->lat);
+    pp->valid |= SNAP_V_LAT;
+    pp->ops_per_s = 41650;
+    pp->ops = 62475;
+    pp->wire.rtt_us = 41.5;
+    pp->wire.rttvar_us = 9.25;
+    pp->wire.cwnd_bytes = 14480;
+    bulk->ops_per_s = 18826; /* 9.87 Gb/s of 64 KiB messages */
+    bulk->wire.retrans = 17;
+    bulk->wire.rtt_us = 212.0;
+    bulk->wire.rttvar_us = 40.5;
+    bulk->wire.cwnd_bytes = 2621440;
+    snprintf(pp->brief, sizeof(pp->brief), "lo, MSS 65483, cubic, TCP_NODELAY");
+    s->nevents = 3;
+    snprintf(s->events[0], sizeof(s->events[0]), "  0.000s setup: 2 flows connected in 2.1 ms");
+    snprintf(s->events[1], sizeof(s->events[1]), "  0.201s phase loaded: all flows");
+    snprintf(s->events[2], sizeof(s->events[2]), "  1.402s bulk: 17 retransmissions");
+    return s;
+}
+
+static void expected_screens(void **state)
+{
+    (void)state;
+    struct app a;
+    app_open(&a);
+    app_switch(&a, VIEW_LIVE);
+    cJSON *doc = cJSON_Parse(two_flow_mix);
+    struct ft_err err = {0};
+    assert_int_equal(mix_from_json(doc, "test mix", &a.run_mix, &err), 0);
+    cJSON_Delete(doc);
+    a.have_run_mix = true;
+    a.snap = full_snapshot();
+    static const struct {
+        const char *name, *keys;
+    } views[] = {{"live-full", ""}, {"live-tcp", "c"}, {"live-linear", "y"}};
+    bool ok = true;
+    for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+        for (const char *k = views[v].keys; *k; k++)
+            app_key(&a, *k);
+        for (int size = 0; size < 2; size++) {
+            resize(size ? 43 : 24, size ? 132 : 80);
+            a.focus = 0;
+            a.msg[0] = '\0';
+            frame(&a);
+            char *text = screen_dump(NULL);
+            char name[64];
+            snprintf(name, sizeof(name), "%s-%dx%d", views[v].name, size ? 132 : 80,
+                     size ? 43 : 24);
+            ok &= screen_text_matches(text, name);
+            free(text);
+        }
+        for (const char *k = views[v].keys; *k; k++)
+            app_key(&a, *k);
+    }
+    app_fini(&a);
+    assert_true(ok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_run),          cmocka_unit_test(pingpong),
         cmocka_unit_test(quiet_vs_loaded), cmocka_unit_test(quiet_off_screen),
-        cmocka_unit_test(counters),
+        cmocka_unit_test(counters),        cmocka_unit_test(expected_screens),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
