@@ -518,18 +518,24 @@ static struct eng_snapshot *fake_snapshot(void)
     return s;
 }
 
+/* The live view on a made-up snapshot of a run of mix (JSON). */
+static void open_made_up(struct app *a, const char *mix, struct eng_snapshot *snap)
+{
+    app_open(a);
+    app_switch(a, VIEW_LIVE);
+    cJSON *doc = cJSON_Parse(mix);
+    struct ft_err err = {0};
+    assert_int_equal(mix_from_json(doc, "test mix", &a->run_mix, &err), 0);
+    cJSON_Delete(doc);
+    a->have_run_mix = true;
+    a->snap = snap;
+}
+
 static void counters(void **state)
 {
     (void)state;
     struct app a;
-    app_open(&a);
-    app_switch(&a, VIEW_LIVE);
-    cJSON *doc = cJSON_Parse(pingpong_mix);
-    struct ft_err err = {0};
-    assert_int_equal(mix_from_json(doc, "test mix", &a.run_mix, &err), 0);
-    cJSON_Delete(doc);
-    a.have_run_mix = true;
-    a.snap = fake_snapshot();
+    open_made_up(&a, pingpong_mix, fake_snapshot());
     for (int size = 0; size < 2; size++) {
         resize(size ? 43 : 24, size ? 132 : 80);
         a.focus = 0;
@@ -660,14 +666,7 @@ static void expected_screens(void **state)
 {
     (void)state;
     struct app a;
-    app_open(&a);
-    app_switch(&a, VIEW_LIVE);
-    cJSON *doc = cJSON_Parse(two_flow_mix);
-    struct ft_err err = {0};
-    assert_int_equal(mix_from_json(doc, "test mix", &a.run_mix, &err), 0);
-    cJSON_Delete(doc);
-    a.have_run_mix = true;
-    a.snap = full_snapshot();
+    open_made_up(&a, two_flow_mix, full_snapshot());
     static const struct {
         const char *name, *keys;
     } views[] = {{"live-full", ""}, {"live-tcp", "c"}, {"live-linear", "y"}};
