@@ -16,6 +16,7 @@
 
 #include "common/fsutil.h"
 #include "common/strbuf.h"
+#include "topology/topo_fabric.h"
 
 static bool applies(const struct topo_model *m, const struct topo_load_opts *o)
 {
@@ -27,26 +28,6 @@ static bool applies(const struct topo_model *m, const struct topo_load_opts *o)
 static int mtu_bytes(int e)
 {
     return e >= 1 && e <= 5 ? 128 << e : 0;
-}
-
-/* ibv_port_attr.active_width is a bit: 1 = 1X, 2 = 4X, 4 = 8X, 8 = 12X, 16 = 2X
- * (libibverbs man page ibv_query_port). */
-static int width_lanes(unsigned w)
-{
-    switch (w) {
-    case 1:
-        return 1;
-    case 2:
-        return 4;
-    case 4:
-        return 8;
-    case 8:
-        return 12;
-    case 16:
-        return 2;
-    default:
-        return 0;
-    }
 }
 
 /* ibv_port_attr.active_speed: 1 SDR, 2 DDR, 4 QDR, 8 FDR10, 16 FDR, 32 EDR, 64 HDR,
@@ -193,7 +174,9 @@ static void fill_port(struct topo_port *p, const struct ibv_port_attr *a)
     p->sm_sl = a->sm_sl;
     const char *name = NULL;
     double lane = speed_lane(a->active_speed, &name);
-    int lanes = width_lanes(a->active_width);
+    /* ibv_port_attr.active_width is PortInfo's LinkWidthActive bit (1 = 1X, 2 = 4X, 4 = 8X,
+     * 8 = 12X, 16 = 2X; ibv_query_port(3)). */
+    int lanes = topo_ib_width_lanes(a->active_width);
     if (!(p->valid & TOPO_PORT_V_RATE) && lane > 0 && lanes > 0) {
         p->rate_gbps = lane * lanes;
         p->width = lanes;
