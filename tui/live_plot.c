@@ -173,3 +173,24 @@ void live_fmt_bytes(char *buf, size_t len, uint64_t b)
     }
     snprintf(buf, len, v == floor(v) ? "%.0f%s" : "%.1f%s", v, unit[u]);
 }
+
+/* Bytes with binary units, at most 7 columns up to 99.9 GiB (a switch's buffer is tens of
+ * MiB): "512B", "9.5KiB", "64KiB", "1.25MiB", "31.9MiB", "512MiB", "1.0GiB". */
+void live_fmt_queue(char *buf, size_t len, uint64_t b)
+{
+    double k = b / 1024.0, m = b / 1048576.0;
+    if (b < 1024)
+        snprintf(buf, len, "%lluB", (unsigned long long)b);
+    else if (k < 9.95)
+        snprintf(buf, len, "%.1fKiB", k);
+    else if (k < 1023.5)
+        snprintf(buf, len, "%.0fKiB", k);
+    else if (m < 9.995)
+        snprintf(buf, len, "%.2fMiB", m);
+    else if (m < 99.95)
+        snprintf(buf, len, "%.1fMiB", m);
+    else if (m < 1023.5)
+        snprintf(buf, len, "%.0fMiB", m);
+    else
+        snprintf(buf, len, "%.1fGiB", m / 1024);
+}

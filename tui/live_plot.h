@@ -60,5 +60,8 @@ void live_fmt_us(char *buf, size_t len, double ns);
 void live_fmt_si(char *buf, size_t len, double v);
 /* Bytes as the mixes write them: "64B", "4KiB", "1MiB", "1.5KiB"; 0: "mixed". */
 void live_fmt_bytes(char *buf, size_t len, uint64_t b);
+/* A queue's bytes in at most 7 columns, binary units: "512B", "9.5KiB", "64KiB", "1.25MiB",
+ * "31.9MiB". */
+void live_fmt_queue(char *buf, size_t len, uint64_t b);
 
 #endif

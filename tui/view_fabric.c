@@ -67,21 +67,6 @@ static uint64_t scale_step(uint64_t cur, int dir)
     return scales[i + 1 < NSCALES ? i + 1 : NSCALES - 1];
 }
 
-/* Bytes with binary units, at most 7 columns: "512B", "64KiB", "1.25MiB", "31.9MiB". */
-static void fmt_q(char *buf, size_t len, uint64_t b)
-{
-    if (b < 1024)
-        snprintf(buf, len, "%lluB", (unsigned long long)b);
-    else if (b < 10 * 1024)
-        snprintf(buf, len, "%.1fKiB", b / 1024.0);
-    else if (b < 1024 * 1024)
-        snprintf(buf, len, "%.0fKiB", b / 1024.0);
-    else if (b < 10ull * 1024 * 1024)
-        snprintf(buf, len, "%.2fMiB", b / 1048576.0);
-    else
-        snprintf(buf, len, "%.1fMiB", b / 1048576.0);
-}
-
 static void fmt_count(char *buf, size_t len, double v)
 {
     live_fmt_si(buf, len, v);
@@ -321,8 +306,8 @@ static void draw_port_row(struct app *a, struct ui *u, int y, int x, int w, cons
     char name[48], peer[48], depth[16], wm[16], pause[16], mark[16], drop[16], util[16];
     port_label(v, p, name, sizeof(name));
     peer_label(v, p, peer, sizeof(peer));
-    fmt_q(depth, sizeof(depth), p->queue_bytes);
-    fmt_q(wm, sizeof(wm), p->watermark_bytes);
+    live_fmt_queue(depth, sizeof(depth), p->queue_bytes);
+    live_fmt_queue(wm, sizeof(wm), p->watermark_bytes);
     double drops = port_drops(v, name);
     /* Link state first; then the egress held by the peer (a PFC pause, or no IB credits);
      * then this port pausing its peer (XOFF outstanding). */
@@ -446,7 +431,7 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
         ui_text(u, in.y + 2, in.x, in.w, ROLE_DIM, "(no port active yet: a shows them all)");
     if (legend) {
         char q[16], pos[48];
-        fmt_q(q, sizeof(q), qmax);
+        live_fmt_queue(q, sizeof(q), qmax);
         snprintf(pos, sizeof(pos), "%d-%d/%d", n ? s->top + 1 : 0,
                  s->top + (rows < n - s->top ? rows : n - s->top), n);
         const char *pl = ib ? "nocred: no credits from the peer (port_xmit_wait)"

@@ -24,6 +24,7 @@
 #include "common/jsonutil.h"
 #include "engine/xport_sim.h"
 #include "tests/tui/screen.h"
+#include "tui/live_plot.h"
 #include "tui/views.h"
 
 #include "../topology/synth_xml.h"
@@ -155,21 +156,6 @@ static void sim_view(struct screen *s, struct xport_sim_view *v)
     assert_int_equal(xport_sim_view(s->app.runner, v), 0);
 }
 
-/* Bytes as the fabric view writes them (binary units, at most 7 columns). */
-static void fmt_q(char *buf, size_t len, uint64_t b)
-{
-    if (b < 1024)
-        snprintf(buf, len, "%lluB", (unsigned long long)b);
-    else if (b < 10 * 1024)
-        snprintf(buf, len, "%.1fKiB", b / 1024.0);
-    else if (b < 1024 * 1024)
-        snprintf(buf, len, "%.0fKiB", b / 1024.0);
-    else if (b < 10ull * 1024 * 1024)
-        snprintf(buf, len, "%.2fMiB", b / 1048576.0);
-    else
-        snprintf(buf, len, "%.1fMiB", b / 1048576.0);
-}
-
 /* The row of a port ("sw0/0 " at its start inside the box), or "" when not shown. */
 static void port_row(struct screen *s, const char *label, char *buf, size_t len)
 {
@@ -202,8 +188,8 @@ static int check_port_rows(struct screen *s, const struct xport_sim_view *v, int
         if (!row[0])
             continue;
         char depth[16], wm[16], want[64];
-        fmt_q(depth, sizeof(depth), p->queue_bytes);
-        fmt_q(wm, sizeof(wm), p->watermark_bytes);
+        live_fmt_queue(depth, sizeof(depth), p->queue_bytes);
+        live_fmt_queue(wm, sizeof(wm), p->watermark_bytes);
         const char *pause = p->paused && p->pausing ? "held+X"
                             : p->paused             ? "held"
                             : p->pausing            ? "XOFF"
@@ -443,7 +429,7 @@ static void test_incast(void **state)
     assert_true(jsonutil_num(cJSON_GetObjectItem(cJSON_GetObjectItem(fab, "counters"), "sw0/0"),
                              "queue_watermark", &wm));
     char wms[16];
-    fmt_q(wms, sizeof(wms), (uint64_t)wm);
+    live_fmt_queue(wms, sizeof(wms), (uint64_t)wm);
     port_row(&s, "sw0/0", row, sizeof(row));
     if (!strstr(row, wms))
         fail_msg("sw0/0's final watermark: '%s' lacks %s", row, wms);

@@ -214,6 +214,29 @@ static void formats(void **state)
     assert_string_equal(b, "1MiB");
     live_fmt_bytes(b, sizeof(b), 0);
     assert_string_equal(b, "mixed");
+    /* Queue depths: binary units in at most 7 columns. */
+    static const struct {
+        uint64_t b;
+        const char *want;
+    } q[] = {{0, "0B"},
+             {1023, "1023B"},
+             {1024, "1.0KiB"},
+             {9728, "9.5KiB"},
+             {10188, "9.9KiB"},
+             {10189, "10KiB"},
+             {65536, "64KiB"},
+             {1047552, "1023KiB"},
+             {1048064, "1.00MiB"},
+             {1310720, "1.25MiB"},
+             {33449574, "31.9MiB"},
+             {104752988, "99.9MiB"},
+             {536870912, "512MiB"},
+             {1073741824, "1.0GiB"}};
+    for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+        live_fmt_queue(b, sizeof(b), q[i].b);
+        assert_string_equal(b, q[i].want);
+        assert_true(strlen(b) <= 7);
+    }
 }
 
 int main(void)
