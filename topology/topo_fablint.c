@@ -14,22 +14,6 @@
 #include "topology/topo_fabric.h"
 #include "topology/topo_ibcounters.h"
 
-static struct topo_finding *add(struct topo_findings *out, const char *rule, enum topo_sev sev,
-                                int pci, int port)
-{
-    if (out->n == out->cap) {
-        out->cap = out->cap ? 2 * out->cap : 16;
-        out->v = xrealloc(out->v, (size_t)out->cap * sizeof(*out->v));
-    }
-    struct topo_finding *f = &out->v[out->n++];
-    memset(f, 0, sizeof(*f));
-    f->rule = rule;
-    f->sev = sev;
-    f->pci = pci;
-    f->port = port;
-    return f;
-}
-
 static void fmt(char *buf, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static void fmt(char *buf, size_t len, const char *f, ...)
 {
@@ -37,27 +21,6 @@ static void fmt(char *buf, size_t len, const char *f, ...)
     va_start(ap, f);
     vsnprintf(buf, len, f, ap);
     va_end(ap);
-}
-
-static void port_label(const struct topo_model *m, int port, char *buf, size_t len)
-{
-    const struct topo_port *p = &m->ports[port];
-    char name[TOPO_NAME] = "?";
-    if (p->nic >= 0 && p->nic < m->nnics)
-        topo_nic_name(m, p->nic, name, sizeof(name));
-    snprintf(buf, len, "%s port %d", name, p->num);
-}
-
-static int port_pci(const struct topo_model *m, int port)
-{
-    int nic = m->ports[port].nic;
-    return nic >= 0 && nic < m->nnics ? m->nics[nic].pci : -1;
-}
-
-static bool is_rdma_port(const struct topo_model *m, int port)
-{
-    int nic = m->ports[port].nic;
-    return nic >= 0 && nic < m->nnics && m->nics[nic].rdma_dev[0];
 }
 
 /* ---- port-ll-mismatch ---- */
@@ -71,7 +34,7 @@ static int sibling_other_ll(const struct topo_model *m, int port, enum topo_link
     int best = -1, best_score = -1;
     for (int j = 0; j < m->nports; j++) {
         const struct topo_port *q = &m->ports[j];
-        if (j == port || !is_rdma_port(m, j) || !(q->valid & TOPO_PORT_V_LL) ||
+        if (j == port || !topo_port_is_rdma(m, j) || !(q->valid & TOPO_PORT_V_LL) ||
             q->link_layer == TOPO_LL_UNKNOWN || q->link_layer == ll)
             continue;
         int qad = m->nics[q->nic].adapter;
@@ -97,12 +60,12 @@ static void rule_ll_polling(const struct topo_model *m, const struct topo_lint_o
     enum topo_link_layer want = o ? o->expect_ll : TOPO_LL_UNKNOWN;
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
-        if (!is_rdma_port(m, i) || !(p->valid & TOPO_PORT_V_PHYS) ||
+        if (!topo_port_is_rdma(m, i) || !(p->valid & TOPO_PORT_V_PHYS) ||
             p->phys_state != TOPO_PHYS_POLLING || !(p->valid & TOPO_PORT_V_LL) ||
             p->link_layer == TOPO_LL_UNKNOWN)
             continue;
         char obj[64], because[200];
-        port_label(m, i, obj, sizeof(obj));
+        topo_port_label(m, i, obj, sizeof(obj));
         if (want != TOPO_LL_UNKNOWN && p->link_layer != want) {
             fmt(because, sizeof(because), "the fabric is %s (as stated with --expect-link-layer)",
                 topo_link_layer_str(want));
@@ -111,7 +74,7 @@ static void rule_ll_polling(const struct topo_model *m, const struct topo_lint_o
             if (s < 0)
                 continue;
             char sl[64];
-            port_label(m, s, sl, sizeof(sl));
+            topo_port_label(m, s, sl, sizeof(sl));
             const struct topo_port *q = &m->ports[s];
             fmt(because, sizeof(because), "its sibling %s runs %s%s", sl,
                 topo_link_layer_str(q->link_layer),
@@ -119,7 +82,8 @@ static void rule_ll_polling(const struct topo_model *m, const struct topo_lint_o
                     ? " with its link up"
                     : "");
         }
-        struct topo_finding *f = add(out, "port-ll-mismatch", TOPO_SEV_ERROR, port_pci(m, i), i);
+        struct topo_finding *f =
+            topo_findings_add(out, "port-ll-mismatch", TOPO_SEV_ERROR, topo_port_pci(m, i), i);
         snprintf(f->object, sizeof(f->object), "%s", obj);
         fmt(f->msg, sizeof(f->msg),
             "stuck in Polling with link layer %s, while %s: an adapter port in %s mode cabled "
@@ -160,11 +124,11 @@ static void rule_host_vs_switch(const struct topo_model *m, struct topo_findings
         if (!wdiff && !sdiff)
             continue;
         char obj[64], sl[TOPO_TEXT + 16], link[64];
-        port_label(m, l->port, obj, sizeof(obj));
+        topo_port_label(m, l->port, obj, sizeof(obj));
         topo_fport_label(f, peer, sl, sizeof(sl));
         topo_fport_link_str(sp, link, sizeof(link));
-        struct topo_finding *x =
-            add(out, "fabric-link-mismatch", TOPO_SEV_WARN, port_pci(m, l->port), l->port);
+        struct topo_finding *x = topo_findings_add(out, "fabric-link-mismatch", TOPO_SEV_WARN,
+                                                   topo_port_pci(m, l->port), l->port);
         snprintf(x->object, sizeof(x->object), "%s", obj);
         fmt(x->msg, sizeof(x->msg),
             "the host sees %dX at %g Gb/s per lane (%g Gb/s), but its switch port %s reports %s",
@@ -185,7 +149,8 @@ static void rule_host_vs_switch(const struct topo_model *m, struct topo_findings
         topo_fport_label(f, f->links[i].b, lb, sizeof(lb));
         topo_fport_link_str(a, ka, sizeof(ka));
         topo_fport_link_str(b, kb, sizeof(kb));
-        struct topo_finding *x = add(out, "fabric-link-mismatch", TOPO_SEV_WARN, -1, -1);
+        struct topo_finding *x =
+            topo_findings_add(out, "fabric-link-mismatch", TOPO_SEV_WARN, -1, -1);
         snprintf(x->object, sizeof(x->object), "%.63s", la);
         fmt(x->msg, sizeof(x->msg), "%s reports %s but its peer %s reports %s", la, ka, lb, kb);
         fmt(x->remedy, sizeof(x->remedy),
@@ -219,7 +184,8 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
             const char *lo = a->width_ena <= b->width_ena ? la : lb;
             const char *hi = a->width_ena <= b->width_ena ? lb : la;
             if (w < ena_lo) {
-                struct topo_finding *x = add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
+                struct topo_finding *x =
+                    topo_findings_add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
                 snprintf(x->object, sizeof(x->object), "%.63s", la);
                 fmt(x->msg, sizeof(x->msg),
                     "the link %s <-> %s trained at %dX although both ends enable %dX: lanes "
@@ -229,7 +195,8 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
                     "reseat the cable on both ends, then replace it (or the transceiver) if it "
                     "trains narrow again; watch symbol errors on both ports");
             } else if (w < ena_hi && w < sup) {
-                struct topo_finding *x = add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
+                struct topo_finding *x =
+                    topo_findings_add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
                 snprintf(x->object, sizeof(x->object), "%.63s", la);
                 fmt(x->msg, sizeof(x->msg),
                     "the link %s <-> %s runs %dX: LinkWidthEnabled on %s allows only %dX while "
@@ -259,7 +226,8 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
                 sname = "FDR10";
             const char *lo = a->lane_ena_gbps <= b->lane_ena_gbps ? la : lb;
             if (s < ena_lo - 0.01) {
-                struct topo_finding *x = add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
+                struct topo_finding *x =
+                    topo_findings_add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
                 snprintf(x->object, sizeof(x->object), "%.63s", la);
                 fmt(x->msg, sizeof(x->msg),
                     "the link %s <-> %s trained at %s (%g Gb/s per lane) although both ends "
@@ -269,7 +237,8 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
                     "a marginal cable or transceiver trains slower: reseat or replace it and "
                     "check the cable's rated speed");
             } else if (s < ena_hi - 0.01 && s < sup - 0.01) {
-                struct topo_finding *x = add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
+                struct topo_finding *x =
+                    topo_findings_add(out, "fabric-link-degraded", TOPO_SEV_WARN, -1, -1);
                 snprintf(x->object, sizeof(x->object), "%.63s", la);
                 fmt(x->msg, sizeof(x->msg),
                     "the link %s <-> %s runs %s: LinkSpeedEnabled on %s allows only %s while the "
@@ -293,7 +262,8 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
         char la[TOPO_TEXT + 16], lb[TOPO_TEXT + 16];
         topo_fport_label(f, f->links[example].a, la, sizeof(la));
         topo_fport_label(f, f->links[example].b, lb, sizeof(lb));
-        struct topo_finding *x = add(out, "fabric-link-degraded", TOPO_SEV_INFO, -1, -1);
+        struct topo_finding *x =
+            topo_findings_add(out, "fabric-link-degraded", TOPO_SEV_INFO, -1, -1);
         snprintf(x->object, sizeof(x->object), "%d link%s", policy, policy == 1 ? "" : "s");
         fmt(x->msg, sizeof(x->msg),
             "%d link%s run%s below the width or lane speed both ends support, because both "
@@ -312,7 +282,7 @@ static void rule_cabling(const struct topo_model *m, const struct topo_cabling *
 {
     const struct topo_fabric *f = &m->fabric;
     if (!(f->valid & TOPO_FAB_V_IB)) {
-        struct topo_finding *x = add(out, "cabling-plan", TOPO_SEV_WARN, -1, -1);
+        struct topo_finding *x = topo_findings_add(out, "cabling-plan", TOPO_SEV_WARN, -1, -1);
         snprintf(x->object, sizeof(x->object), "%.63s", plan->path);
         fmt(x->msg, sizeof(x->msg),
             "a cabling plan was given but no InfiniBand fabric was discovered to compare it "
@@ -331,9 +301,9 @@ static void rule_cabling(const struct topo_model *m, const struct topo_cabling *
         "add the cable to the plan, or remove it",
     };
     for (int i = 0; i < n; i++) {
-        struct topo_finding *x =
-            add(out, "cabling-plan",
-                d[i].kind == TOPO_CABLING_UNPLANNED ? TOPO_SEV_WARN : TOPO_SEV_ERROR, -1, -1);
+        struct topo_finding *x = topo_findings_add(
+            out, "cabling-plan",
+            d[i].kind == TOPO_CABLING_UNPLANNED ? TOPO_SEV_WARN : TOPO_SEV_ERROR, -1, -1);
         if (d[i].fport >= 0)
             topo_fport_label(f, d[i].fport, x->object, sizeof(x->object));
         else
@@ -353,9 +323,9 @@ static void rule_routes(const struct topo_model *m, struct topo_findings *out)
         const struct topo_froute *r = &f->routes[i];
         if (r->status == TOPO_ROUTE_OK)
             continue;
-        struct topo_finding *x =
-            add(out, "route-broken",
-                r->status == TOPO_ROUTE_UNRESOLVED ? TOPO_SEV_WARN : TOPO_SEV_ERROR, -1, -1);
+        struct topo_finding *x = topo_findings_add(
+            out, "route-broken",
+            r->status == TOPO_ROUTE_UNRESOLVED ? TOPO_SEV_WARN : TOPO_SEV_ERROR, -1, -1);
         snprintf(x->object, sizeof(x->object), "route %.28s -> %.28s", r->src_spec, r->dst_spec);
         fmt(x->msg, sizeof(x->msg), "%s: %s", topo_route_status_str(r->status), r->detail);
         switch (r->status) {
@@ -408,14 +378,16 @@ static void rule_switch_counters(const struct topo_model *m, struct topo_finding
         if (rose && f->window_s > 0)
             snprintf(rate, sizeof(rate), " in %.3g s", f->window_s);
         if (rose && c->is_error) {
-            struct topo_finding *x = add(out, "switch-counter-rising", TOPO_SEV_ERROR, -1, -1);
+            struct topo_finding *x =
+                topo_findings_add(out, "switch-counter-rising", TOPO_SEV_ERROR, -1, -1);
             snprintf(x->object, sizeof(x->object), "%.63s", obj);
             fmt(x->msg, sizeof(x->msg), "%s (%s) rose by %llu, from %llu to %llu%s: %s",
                 c->iba_name, e->name, d, (unsigned long long)e->v0, (unsigned long long)e->v1, rate,
                 c->meaning);
             fmt(x->remedy, sizeof(x->remedy), "%s", c->action ? c->action : "watch it under load");
         } else if (rose && c->group == TOPO_IBC_CONGESTION) {
-            struct topo_finding *x = add(out, "switch-xmit-wait", TOPO_SEV_WARN, -1, -1);
+            struct topo_finding *x =
+                topo_findings_add(out, "switch-xmit-wait", TOPO_SEV_WARN, -1, -1);
             snprintf(x->object, sizeof(x->object), "%.63s", obj);
             fmt(x->msg, sizeof(x->msg),
                 "%s rose by %llu ticks%s: this switch egress waited for credits, so the "
@@ -428,7 +400,8 @@ static void rule_switch_counters(const struct topo_model *m, struct topo_finding
         uint64_t last = e->valid1 ? e->v1 : e->v0;
         uint64_t max = topo_ibc_max(c->width);
         if (c->is_error && (e->valid0 || e->valid1) && max && last == max) {
-            struct topo_finding *x = add(out, "switch-counter-saturated", TOPO_SEV_WARN, -1, -1);
+            struct topo_finding *x =
+                topo_findings_add(out, "switch-counter-saturated", TOPO_SEV_WARN, -1, -1);
             snprintf(x->object, sizeof(x->object), "%.63s", obj);
             fmt(x->msg, sizeof(x->msg),
                 "%s reads %llu = 2^%d - 1, where it stops: its real count is unknown and new "

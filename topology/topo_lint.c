@@ -67,8 +67,8 @@ const int topo_lint_nrules = (int)(sizeof(topo_lint_rules) / sizeof(topo_lint_ru
 
 /* ---- findings ---- */
 
-static struct topo_finding *add(struct topo_findings *out, const char *rule, enum topo_sev sev,
-                                int pci, int port)
+struct topo_finding *topo_findings_add(struct topo_findings *out, const char *rule,
+                                       enum topo_sev sev, int pci, int port)
 {
     if (out->n == out->cap) {
         out->cap = out->cap ? 2 * out->cap : 16;
@@ -120,28 +120,6 @@ static void pci_label(const struct topo_model *m, int pci, char *buf, size_t len
     } else {
         snprintf(buf, len, "%s", bdf);
     }
-}
-
-/* "mlx5_0 port 1". */
-static void port_label(const struct topo_model *m, int port, char *buf, size_t len)
-{
-    const struct topo_port *p = &m->ports[port];
-    char name[TOPO_NAME] = "?";
-    if (p->nic >= 0 && p->nic < m->nnics)
-        topo_nic_name(m, p->nic, name, sizeof(name));
-    snprintf(buf, len, "%s port %d", name, p->num);
-}
-
-static int port_pci(const struct topo_model *m, int port)
-{
-    int nic = m->ports[port].nic;
-    return nic >= 0 && nic < m->nnics ? m->nics[nic].pci : -1;
-}
-
-static bool is_rdma_port(const struct topo_model *m, int port)
-{
-    int nic = m->ports[port].nic;
-    return nic >= 0 && nic < m->nnics && m->nics[nic].rdma_dev[0];
 }
 
 static bool port_active(const struct topo_port *p)
@@ -240,7 +218,7 @@ static void rule_pcie_link(const struct topo_model *m, struct topo_findings *out
         if ((p->valid & wv) == wv && p->cur_width > 0 && p->max_width > 0 &&
             p->cur_width < p->max_width && !slot_reported(m, out, "pcie-width", i)) {
             pci_label(m, i, obj, sizeof(obj));
-            struct topo_finding *f = add(out, "pcie-width", TOPO_SEV_WARN, i, -1);
+            struct topo_finding *f = topo_findings_add(out, "pcie-width", TOPO_SEV_WARN, i, -1);
             snprintf(f->object, sizeof(f->object), "%s", obj);
             char why[96] = "";
             if (up && (up->valid & TOPO_PCI_V_MAX_WIDTH) && up->max_width > 0 &&
@@ -261,7 +239,7 @@ static void rule_pcie_link(const struct topo_model *m, struct topo_findings *out
         if ((p->valid & sv) == sv && p->cur_speed_gts > 0 && p->max_speed_gts > 0 &&
             p->cur_speed_gts + 0.01 < p->max_speed_gts && !slot_reported(m, out, "pcie-speed", i)) {
             pci_label(m, i, obj, sizeof(obj));
-            struct topo_finding *f = add(out, "pcie-speed", TOPO_SEV_INFO, i, -1);
+            struct topo_finding *f = topo_findings_add(out, "pcie-speed", TOPO_SEV_INFO, i, -1);
             snprintf(f->object, sizeof(f->object), "%s", obj);
             set_msg(f,
                     "PCIe link at %g GT/s (Gen%d), below its maximum %g GT/s (Gen%d); GPUs "
@@ -339,8 +317,9 @@ static void rule_nic_pcie(const struct topo_model *m, struct topo_findings *out)
             continue;
         char name[TOPO_NAME];
         topo_nic_name(m, n, name, sizeof(name));
-        struct topo_finding *f = add(out, "nic-pcie-bottleneck", TOPO_SEV_WARN, nic->pci,
-                                     nic->nports > 0 ? nic->first_port : -1);
+        struct topo_finding *f =
+            topo_findings_add(out, "nic-pcie-bottleneck", TOPO_SEV_WARN, nic->pci,
+                              nic->nports > 0 ? nic->first_port : -1);
         pci_label(m, nic->pci, f->object, sizeof(f->object));
         set_msg(f,
                 "PCIe x%d at %g GT/s (Gen%d, %s) carries at most %.0f Gb/s per direction, "
@@ -370,14 +349,15 @@ static void rule_port_state(const struct topo_model *m, struct topo_findings *ou
 {
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
-        if (!is_rdma_port(m, i))
+        if (!topo_port_is_rdma(m, i))
             continue;
         bool bad_state = port_known_down(p);
         bool bad_phys = (p->valid & TOPO_PORT_V_PHYS) && p->phys_state != TOPO_PHYS_LINKUP;
         if (!bad_state && !bad_phys)
             continue;
-        struct topo_finding *f = add(out, "port-state", TOPO_SEV_ERROR, port_pci(m, i), i);
-        port_label(m, i, f->object, sizeof(f->object));
+        struct topo_finding *f =
+            topo_findings_add(out, "port-state", TOPO_SEV_ERROR, topo_port_pci(m, i), i);
+        topo_port_label(m, i, f->object, sizeof(f->object));
         set_msg(f, "port state %s, physical state %s (%s link layer): it carries no RDMA traffic",
                 (p->valid & TOPO_PORT_V_STATE) ? topo_port_state_str(p->state) : "unknown",
                 (p->valid & TOPO_PORT_V_PHYS) ? topo_phys_state_str(p->phys_state) : "unknown",
@@ -413,7 +393,7 @@ static void rule_ib_no_sm(const struct topo_model *m, struct topo_findings *out)
 {
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
-        if (!is_rdma_port(m, i) || port_ll(p) != TOPO_LL_INFINIBAND)
+        if (!topo_port_is_rdma(m, i) || port_ll(p) != TOPO_LL_INFINIBAND)
             continue;
         /* Without a physical link no SM can reach the port: port-state says so. */
         if ((p->valid & TOPO_PORT_V_PHYS) && p->phys_state != TOPO_PHYS_LINKUP)
@@ -422,8 +402,9 @@ static void rule_ib_no_sm(const struct topo_model *m, struct topo_findings *out)
         bool no_lid = (p->valid & TOPO_PORT_V_LID) && (p->lid == 0 || p->lid == 0xffff);
         if (!no_sm && !no_lid)
             continue;
-        struct topo_finding *f = add(out, "ib-no-sm", TOPO_SEV_ERROR, port_pci(m, i), i);
-        port_label(m, i, f->object, sizeof(f->object));
+        struct topo_finding *f =
+            topo_findings_add(out, "ib-no-sm", TOPO_SEV_ERROR, topo_port_pci(m, i), i);
+        topo_port_label(m, i, f->object, sizeof(f->object));
         char lid[32] = "unknown", sm[32] = "unknown";
         if (p->valid & TOPO_PORT_V_LID)
             snprintf(lid, sizeof(lid), "0x%x", (unsigned)p->lid);
@@ -463,8 +444,9 @@ static void rule_port_rate(const struct topo_model *m, struct topo_findings *out
         int n = 0;
         for (int i = 0; i < m->nports; i++) {
             const struct topo_port *p = &m->ports[i];
-            if (is_rdma_port(m, i) && port_active(p) && port_ll(p) == (enum topo_link_layer)ll &&
-                (p->valid & TOPO_PORT_V_RATE) && p->rate_gbps > 0)
+            if (topo_port_is_rdma(m, i) && port_active(p) &&
+                port_ll(p) == (enum topo_link_layer)ll && (p->valid & TOPO_PORT_V_RATE) &&
+                p->rate_gbps > 0)
                 rates[n++] = p->rate_gbps;
         }
         if (n < 2)
@@ -475,12 +457,13 @@ static void rule_port_rate(const struct topo_model *m, struct topo_findings *out
             same += rates[k] == common;
         for (int i = 0; i < m->nports; i++) {
             const struct topo_port *p = &m->ports[i];
-            if (!is_rdma_port(m, i) || !port_active(p) || port_ll(p) != (enum topo_link_layer)ll ||
-                !(p->valid & TOPO_PORT_V_RATE) || p->rate_gbps <= 0 || p->rate_gbps == common)
+            if (!topo_port_is_rdma(m, i) || !port_active(p) ||
+                port_ll(p) != (enum topo_link_layer)ll || !(p->valid & TOPO_PORT_V_RATE) ||
+                p->rate_gbps <= 0 || p->rate_gbps == common)
                 continue;
             struct topo_finding *f =
-                add(out, "port-rate-mismatch", TOPO_SEV_WARN, port_pci(m, i), i);
-            port_label(m, i, f->object, sizeof(f->object));
+                topo_findings_add(out, "port-rate-mismatch", TOPO_SEV_WARN, topo_port_pci(m, i), i);
+            topo_port_label(m, i, f->object, sizeof(f->object));
             char sp[48] = "";
             if (p->speed[0])
                 snprintf(sp, sizeof(sp), " (%dX %s)", p->width, p->speed);
@@ -504,7 +487,8 @@ static void rule_roce_gid(const struct topo_model *m, struct topo_findings *out)
 {
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
-        if (!is_rdma_port(m, i) || port_ll(p) != TOPO_LL_ETHERNET || !(p->valid & TOPO_PORT_V_GIDS))
+        if (!topo_port_is_rdma(m, i) || port_ll(p) != TOPO_LL_ETHERNET ||
+            !(p->valid & TOPO_PORT_V_GIDS))
             continue;
         int v2 = 0, v1 = 0;
         for (int g = 0; g < p->ngids; g++) {
@@ -516,8 +500,9 @@ static void rule_roce_gid(const struct topo_model *m, struct topo_findings *out)
             continue;
         if (v2 > 0)
             continue;
-        struct topo_finding *f = add(out, "roce-no-v2-gid", TOPO_SEV_WARN, port_pci(m, i), i);
-        port_label(m, i, f->object, sizeof(f->object));
+        struct topo_finding *f =
+            topo_findings_add(out, "roce-no-v2-gid", TOPO_SEV_WARN, topo_port_pci(m, i), i);
+        topo_port_label(m, i, f->object, sizeof(f->object));
         const char *nd =
             p->netdev >= 0 && p->netdev < m->nnetdevs ? m->netdevs[p->netdev].name : "its netdev";
         if (p->ngids == 0)
@@ -550,12 +535,14 @@ static void rule_mtu(const struct topo_model *m, struct topo_findings *out)
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
         unsigned need = TOPO_PORT_V_MTU | TOPO_PORT_V_MAXMTU;
-        if (!is_rdma_port(m, i) || port_ll(p) != TOPO_LL_ETHERNET || (p->valid & need) != need ||
-            port_known_down(p) || p->active_mtu <= 0 || p->active_mtu >= p->max_mtu)
+        if (!topo_port_is_rdma(m, i) || port_ll(p) != TOPO_LL_ETHERNET ||
+            (p->valid & need) != need || port_known_down(p) || p->active_mtu <= 0 ||
+            p->active_mtu >= p->max_mtu)
             continue;
         flagged[i] = 1;
-        struct topo_finding *f = add(out, "roce-mtu", TOPO_SEV_WARN, port_pci(m, i), i);
-        port_label(m, i, f->object, sizeof(f->object));
+        struct topo_finding *f =
+            topo_findings_add(out, "roce-mtu", TOPO_SEV_WARN, topo_port_pci(m, i), i);
+        topo_port_label(m, i, f->object, sizeof(f->object));
         int nmtu = netdev_mtu(m, p);
         const char *nd =
             p->netdev >= 0 && p->netdev < m->nnetdevs ? m->netdevs[p->netdev].name : "the netdev";
@@ -576,8 +563,9 @@ static void rule_mtu(const struct topo_model *m, struct topo_findings *out)
         int maxmtu = 0, nmax = 0;
         for (int i = 0; i < m->nports; i++) {
             const struct topo_port *p = &m->ports[i];
-            if (is_rdma_port(m, i) && port_active(p) && port_ll(p) == (enum topo_link_layer)ll &&
-                (p->valid & TOPO_PORT_V_MTU) && p->active_mtu > 0) {
+            if (topo_port_is_rdma(m, i) && port_active(p) &&
+                port_ll(p) == (enum topo_link_layer)ll && (p->valid & TOPO_PORT_V_MTU) &&
+                p->active_mtu > 0) {
                 if (p->active_mtu > maxmtu) {
                     maxmtu = p->active_mtu;
                     nmax = 0;
@@ -587,12 +575,13 @@ static void rule_mtu(const struct topo_model *m, struct topo_findings *out)
         }
         for (int i = 0; i < m->nports; i++) {
             const struct topo_port *p = &m->ports[i];
-            if (!is_rdma_port(m, i) || !port_active(p) || port_ll(p) != (enum topo_link_layer)ll ||
-                !(p->valid & TOPO_PORT_V_MTU) || p->active_mtu <= 0 || p->active_mtu >= maxmtu ||
-                flagged[i])
+            if (!topo_port_is_rdma(m, i) || !port_active(p) ||
+                port_ll(p) != (enum topo_link_layer)ll || !(p->valid & TOPO_PORT_V_MTU) ||
+                p->active_mtu <= 0 || p->active_mtu >= maxmtu || flagged[i])
                 continue;
-            struct topo_finding *f = add(out, "mtu-mismatch", TOPO_SEV_WARN, port_pci(m, i), i);
-            port_label(m, i, f->object, sizeof(f->object));
+            struct topo_finding *f =
+                topo_findings_add(out, "mtu-mismatch", TOPO_SEV_WARN, topo_port_pci(m, i), i);
+            topo_port_label(m, i, f->object, sizeof(f->object));
             set_msg(f,
                     "active MTU %d while %d other active %s port%s use%s %d: traffic between "
                     "them runs at the smaller MTU",
@@ -624,7 +613,8 @@ static void rule_gpu_nic_far(const struct topo_model *m, struct topo_findings *o
             const struct topo_nearest *nr = &a.nearest[g];
             if (nr->n == 0 || nr->rel < TOPO_REL_PHB)
                 continue;
-            struct topo_finding *f = add(out, "gpu-nic-far", TOPO_SEV_WARN, m->gpus[g].pci, -1);
+            struct topo_finding *f =
+                topo_findings_add(out, "gpu-nic-far", TOPO_SEV_WARN, m->gpus[g].pci, -1);
             char gname[16], nics[128] = "";
             topo_gpu_name(m, g, gname, sizeof(gname));
             if (m->gpus[g].pci >= 0)
@@ -715,7 +705,7 @@ static void rule_fw(const struct topo_model *m, struct topo_findings *out)
         }
         const struct topo_adapter *o = &m->adapters[odd];
         int pci = o->nfuncs > 0 ? m->nics[o->funcs[0]].pci : -1;
-        struct topo_finding *f = add(out, "fw-mismatch", TOPO_SEV_WARN, pci, -1);
+        struct topo_finding *f = topo_findings_add(out, "fw-mismatch", TOPO_SEV_WARN, pci, -1);
         snprintf(f->object, sizeof(f->object), "%s", a->model);
         set_msg(f, "%d adapters of model %04x:%04x run %d firmware versions: %s", nad, a->vendor_id,
                 a->device_id, nver, sb.s);
@@ -752,7 +742,7 @@ static void rule_memlock(const struct topo_model *m, struct topo_findings *out)
         h->memlock_soft >= LINT_MEMLOCK_MIN || h->is_root == TOPO_YES ||
         h->cap_ipc_lock == TOPO_YES)
         return;
-    struct topo_finding *f = add(out, "memlock", TOPO_SEV_WARN, -1, -1);
+    struct topo_finding *f = topo_findings_add(out, "memlock", TOPO_SEV_WARN, -1, -1);
     snprintf(f->object, sizeof(f->object), "%s", h->hostname[0] ? h->hostname : "host");
     char soft[32], hard[32], need[32];
     human_bytes(h->memlock_soft, soft, sizeof(soft));
@@ -796,7 +786,8 @@ static void rule_gdr(const struct topo_model *m, struct topo_findings *out)
     if (peer == TOPO_YES || h->dmabuf == TOPO_YES)
         return;
     bool known = peer == TOPO_NO && h->dmabuf == TOPO_NO;
-    struct topo_finding *f = add(out, "gdr-missing", known ? TOPO_SEV_WARN : TOPO_SEV_INFO, -1, -1);
+    struct topo_finding *f =
+        topo_findings_add(out, "gdr-missing", known ? TOPO_SEV_WARN : TOPO_SEV_INFO, -1, -1);
     snprintf(f->object, sizeof(f->object), "%s", h->hostname[0] ? h->hostname : "host");
     static const char *const tri[] = {"unknown", "no", "yes"};
     if (known)
@@ -859,7 +850,7 @@ static void rule_acs(const struct topo_model *m, struct topo_findings *out)
         if (!pairs[x])
             continue;
         const struct topo_pci *b = &m->pci[x];
-        struct topo_finding *f = add(out, "acs-redirect", TOPO_SEV_WARN, x, -1);
+        struct topo_finding *f = topo_findings_add(out, "acs-redirect", TOPO_SEV_WARN, x, -1);
         topo_bdf_str(&b->addr, f->object, sizeof(f->object));
         char gname[16], nname[TOPO_NAME];
         topo_gpu_name(m, example_gpu[x], gname, sizeof(gname));
@@ -896,13 +887,14 @@ static void rule_counters(const struct topo_model *m, const struct topo_err_samp
             continue;
         const struct topo_ibcounter *c = topo_ibc_find(e->name);
         char obj[64];
-        port_label(m, e->port, obj, sizeof(obj));
-        int pci = port_pci(m, e->port);
+        topo_port_label(m, e->port, obj, sizeof(obj));
+        int pci = topo_port_pci(m, e->port);
         uint64_t max = topo_ibc_max(e->width);
         if (e->valid0 && e->valid1 && e->v1 > e->v0) {
             uint64_t d = e->v1 - e->v0;
             bool hit_max = max && e->v1 == max;
-            struct topo_finding *f = add(out, "err-counter-rising", TOPO_SEV_ERROR, pci, e->port);
+            struct topo_finding *f =
+                topo_findings_add(out, "err-counter-rising", TOPO_SEV_ERROR, pci, e->port);
             snprintf(f->object, sizeof(f->object), "%s", obj);
             char rate[64] = "";
             if (s->window_s > 0) {
@@ -916,7 +908,8 @@ static void rule_counters(const struct topo_model *m, const struct topo_err_samp
                     c ? ": " : "", c ? c->meaning : "");
             set_remedy(f, "%s", c && c->action ? c->action : "watch the counter under load");
         } else if (e->valid0 && e->valid1 && e->v1 < e->v0) {
-            struct topo_finding *f = add(out, "err-counter-reset", TOPO_SEV_INFO, pci, e->port);
+            struct topo_finding *f =
+                topo_findings_add(out, "err-counter-reset", TOPO_SEV_INFO, pci, e->port);
             snprintf(f->object, sizeof(f->object), "%s", obj);
             set_msg(f,
                     "%s went from %llu down to %llu: it was cleared during the window (a "
@@ -927,7 +920,8 @@ static void rule_counters(const struct topo_model *m, const struct topo_err_samp
         bool have = e->valid1 || e->valid0;
         uint64_t last = e->valid1 ? e->v1 : e->v0;
         if (have && max && last == max) {
-            struct topo_finding *f = add(out, "err-counter-saturated", TOPO_SEV_WARN, pci, e->port);
+            struct topo_finding *f =
+                topo_findings_add(out, "err-counter-saturated", TOPO_SEV_WARN, pci, e->port);
             snprintf(f->object, sizeof(f->object), "%s", obj);
             set_msg(f,
                     "%s reads %llu = 2^%d - 1, where this %d-bit counter stops: saturated: the "
@@ -1027,7 +1021,7 @@ int topo_lint_sample(const struct topo_model *m, const char *root, bool second,
             struct topo_err_counter *e = &s->v[i];
             e->valid1 = false;
             const struct topo_ibcounter *c = topo_ibc_find(e->name);
-            if (e->port < 0 || e->port >= m->nports || !is_rdma_port(m, e->port) || !c ||
+            if (e->port < 0 || e->port >= m->nports || !topo_port_is_rdma(m, e->port) || !c ||
                 counter_path(m, e->port, c->dir, c->name, rel, sizeof(rel)) < 0)
                 continue;
             uint64_t v;
@@ -1041,7 +1035,7 @@ int topo_lint_sample(const struct topo_model *m, const char *root, bool second,
     }
     s->n = 0;
     for (int pi = 0; pi < m->nports; pi++) {
-        if (!is_rdma_port(m, pi))
+        if (!topo_port_is_rdma(m, pi))
             continue;
         for (int k = 0; k < topo_ibcounters_n; k++) {
             const struct topo_ibcounter *c = &topo_ibcounters[k];

@@ -55,6 +55,10 @@ struct topo_lint_opts {
 void topo_lint_run(const struct topo_model *m, const struct topo_lint_opts *o,
                    struct topo_findings *out);
 void topo_findings_free(struct topo_findings *f);
+/* Append a finding of rule with sev about PCI device pci and/or port (-1: none); the
+ * caller fills its texts. For the rule modules (topo_lint.c, topo_fablint.c). */
+struct topo_finding *topo_findings_add(struct topo_findings *out, const char *rule,
+                                       enum topo_sev sev, int pci, int port);
 
 /* Worst severity present, or -1 when there are no findings above INFO. */
 int topo_findings_worst(const struct topo_findings *f);

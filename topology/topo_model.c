@@ -255,6 +255,27 @@ const char *topo_gid_type_str(enum topo_gid_type t)
     }
 }
 
+void topo_port_label(const struct topo_model *m, int port, char *buf, size_t len)
+{
+    const struct topo_port *p = &m->ports[port];
+    char name[TOPO_NAME] = "?";
+    if (p->nic >= 0 && p->nic < m->nnics)
+        topo_nic_name(m, p->nic, name, sizeof(name));
+    snprintf(buf, len, "%s port %d", name, p->num);
+}
+
+int topo_port_pci(const struct topo_model *m, int port)
+{
+    int nic = m->ports[port].nic;
+    return nic >= 0 && nic < m->nnics ? m->nics[nic].pci : -1;
+}
+
+bool topo_port_is_rdma(const struct topo_model *m, int port)
+{
+    int nic = m->ports[port].nic;
+    return nic >= 0 && nic < m->nnics && m->nics[nic].rdma_dev[0];
+}
+
 void topo_nic_name(const struct topo_model *m, int nic, char *buf, size_t len)
 {
     const struct topo_nic *n = &m->nics[nic];

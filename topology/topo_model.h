@@ -484,6 +484,12 @@ const char *topo_link_layer_str(enum topo_link_layer l);
 const char *topo_gid_type_str(enum topo_gid_type t);
 /* A stable short name for a NIC: its RDMA device, else its first netdev, else its BDF. */
 void topo_nic_name(const struct topo_model *m, int nic, char *buf, size_t len);
+/* "mlx5_0 port 1": the port's NIC (topo_nic_name) and number. */
+void topo_port_label(const struct topo_model *m, int port, char *buf, size_t len);
+/* The PCI device index of the port's NIC, or -1. */
+int topo_port_pci(const struct topo_model *m, int port);
+/* Whether the port's NIC is an RDMA device. */
+bool topo_port_is_rdma(const struct topo_model *m, int port);
 /* "GPU0".. by index in the model (model order is PCI order). */
 void topo_gpu_name(const struct topo_model *m, int gpu, char *buf, size_t len);
 
