@@ -105,6 +105,23 @@ if "$bin" run --mix quiet-vs-loaded --duration 0.2 -o "$tmp/run.json" >"$tmp/run
     has "$tmp/out" "mix quiet-vs-loaded" "Phase quiet" "Phase loaded" "Quiet vs loaded"
     run 0 -- report --json "$tmp/run.json"
     has "$tmp/out" '"format":' '"fabtop-results"'
+    # A loaded median well below the quiet one gets a note on why; a slower one does not.
+    for case in "100 50 note:" "100 95 -"; do
+        set -- $case
+        python3 - "$tmp/run.json" "$tmp/faster.json" "$1" "$2" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["summary"]["quiet"]["p50"] = float(sys.argv[3])
+d["summary"]["loaded"]["p50"] = float(sys.argv[4])
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+        run 0 -- report "$tmp/faster.json"
+        if [ "$3" = "note:" ]; then
+            has "$tmp/out" "note: the loaded median is below the quiet one" "by the tail"
+        elif grep -q "note: the loaded median" "$tmp/out"; then
+            fail "a note although the loaded p50 is 0.95 of the quiet one"
+        fi
+    done
 else
     echo "SKIP: loopback run failed: $(tail -3 "$tmp/run.out")"
 fi
