@@ -64,6 +64,7 @@ struct flow_wire {
 /* One measurement point: one size of a sweep (or the whole flow). */
 struct flow_point {
     uint64_t size;         /* bytes; 0 for a size distribution */
+    uint64_t bw_bytes;     /* nccl-tests' S of the point, for bus bandwidth (0: none) */
     uint64_t t0_ns, t1_ns; /* measure window, CLOCK_MONOTONIC */
     uint64_t tx0, rx0, ops0, tx1, rx1, ops1;
     struct flow_wire wire0, wire1; /* sampled at the window's start and end */
@@ -83,6 +84,9 @@ struct flow_rt {
     _Atomic int point; /* current point index */
     int npoints;
     struct flow_point points[MIX_MAX_SIZES];
+    /* Collectives: busbw = bw_bytes / time x bw_factor (nccl-tests' factor for the
+     * collective and rank count), set by the transport at setup; 0: no bus bandwidth. */
+    double bw_factor;
     int nworkers;       /* in use (a transport may lower it in setup) */
     int nworkers_alloc; /* allocated */
     struct flow_worker *workers;

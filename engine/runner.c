@@ -767,6 +767,8 @@ static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
         sf->point = atomic_load(&f->point);
         sf->npoints = f->npoints;
         sf->size = f->points[sf->point].size;
+        sf->bw_bytes = f->points[sf->point].bw_bytes;
+        sf->bw_factor = f->bw_factor;
         sum_counters(f, &sf->tx_bytes, &sf->rx_bytes, &sf->ops);
         struct flow_tl *tl = ph->tl[i];
         if (tl->last_valid) {

@@ -48,6 +48,10 @@ struct snap_flow {
     char transport[16];
     int op, role, status, state, point, npoints;
     uint64_t size; /* current point's size (0: distribution) */
+    /* Collectives: the point's S and the busbw factor (busbw GB/s = bw_bytes / mean ns x
+     * bw_factor, as nccl-tests computes it); bw_factor 0: not a collective. */
+    uint64_t bw_bytes;
+    double bw_factor;
     unsigned valid;
     struct hist_stats lat; /* current point, measured samples only (ns) */
     double goodput_gbps;   /* payload, Gb/s, last interval */

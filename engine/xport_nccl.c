@@ -1690,6 +1690,10 @@ static int coll_setup(struct flow_rt *f, struct nc_flow *x, struct ft_err *err)
                           k->root, k->nranks);
     if ((rc = nc_layouts(k)) < 0 || (rc = core_alloc(k)) < 0)
         return ft_err_set(err, rc, "flow %s: %s", s->name, k->err);
+    /* For the live view's bus bandwidth: each point's S and the collective's factor. */
+    for (int p = 0; p < k->npoints; p++)
+        f->points[p].bw_bytes = k->lay[p].bytes;
+    f->bw_factor = nccl_busbw_factor(k->coll, k->nranks);
     x->lat = xcalloc((size_t)NC_EV_MAX * (size_t)k->ncomms, sizeof(double));
     record_env(x);
 
