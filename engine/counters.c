@@ -206,6 +206,7 @@ static int add_entry(struct ctr_set *s, enum ctr_source src, const char *provide
     snprintf(v->name, sizeof(v->name), "%s", name);
     v->group = info.group;
     v->kind = info.kind;
+    v->setting = info.setting;
     v->behaviour = info.behaviour;
     v->width = info.width;
     v->unit = info.unit;

@@ -63,6 +63,7 @@ struct ctr_value {
     enum ctr_behaviour behaviour;
     uint8_t width;         /* bits (0 unknown); 32-or-64 IB counters show what the value proves */
     bool known;            /* in fabtop's table (else group and unit are guessed from the name) */
+    bool setting;          /* a configuration value, not a measurement (ctr_info.setting) */
     const char *unit;      /* "bytes", "packets", "events", "ticks", "us", ... */
     unsigned valid;        /* CTR_V_* */
     bool saturated;        /* stuck at its maximum: the true count is unknown (no rate, no delta) */
@@ -108,6 +109,7 @@ struct ctr_info {
     enum ctr_group group;
     bool error_like;
     const char *meaning;
+    bool setting; /* a configuration value (IP forwarding, TTL, RTO bounds): never "moved" */
 };
 
 /* Semantics of a counter: true and *out from the table when known; otherwise false and

@@ -34,11 +34,17 @@
 
 #define C(nm, src, prov, w, unit, grp, err, text)                                                  \
     {                                                                                              \
-        nm, src, prov, w, 0, CTR_WRAPS, CTR_COUNTER, unit, 1, grp, err, text                       \
+        nm, src, prov, w, 0, CTR_WRAPS, CTR_COUNTER, unit, 1, grp, err, text, false                \
     }
 #define G(nm, src, prov, unit, grp, text)                                                          \
     {                                                                                              \
-        nm, src, prov, 0, 0, CTR_WIDTH_UNKNOWN, CTR_GAUGE, unit, 1, grp, false, text               \
+        nm, src, prov, 0, 0, CTR_WIDTH_UNKNOWN, CTR_GAUGE, unit, 1, grp, false, text, false        \
+    }
+
+/* A configuration value read beside the counters: shown as a value, never as moving. */
+#define S(nm, src, prov, unit, grp, text)                                                          \
+    {                                                                                              \
+        nm, src, prov, 0, 0, CTR_WIDTH_UNKNOWN, CTR_GAUGE, unit, 1, grp, false, text, true         \
     }
 
 #define HW      CTR_SRC_HW
@@ -313,10 +319,10 @@ static const struct ctr_info table[] = {
     G("qlen", QDISC, NULL, "packets", CTR_CONGESTION, "Packets waiting in the qdisc's queue now."),
 
     /* ---- /proc/net/snmp and netstat [SNMP] ---- */
-    G("RtoAlgorithm", SNMP, "Tcp", "setting", CTR_TRAFFIC, "TCP retransmission timer algorithm."),
-    G("RtoMin", SNMP, "Tcp", "ms", CTR_TRAFFIC, "Smallest TCP retransmission timeout."),
-    G("RtoMax", SNMP, "Tcp", "ms", CTR_TRAFFIC, "Largest TCP retransmission timeout."),
-    G("MaxConn", SNMP, "Tcp", "connections", CTR_TRAFFIC, "Limit on TCP connections (-1: none)."),
+    S("RtoAlgorithm", SNMP, "Tcp", "setting", CTR_TRAFFIC, "TCP retransmission timer algorithm."),
+    S("RtoMin", SNMP, "Tcp", "ms", CTR_TRAFFIC, "Smallest TCP retransmission timeout."),
+    S("RtoMax", SNMP, "Tcp", "ms", CTR_TRAFFIC, "Largest TCP retransmission timeout."),
+    S("MaxConn", SNMP, "Tcp", "connections", CTR_TRAFFIC, "Limit on TCP connections (-1: none)."),
     G("CurrEstab", SNMP, "Tcp", "connections", CTR_TRAFFIC,
       "TCP connections established or closing now."),
     C("ActiveOpens", SNMP, "Tcp", 64, "connections", CTR_TRAFFIC, false,
@@ -384,8 +390,8 @@ static const struct ctr_info table[] = {
       "IP packets received without ECN capability."),
     C("InOctets", SNMP, "IpExt", 64, "bytes", CTR_TRAFFIC, false, "IP bytes received."),
     C("OutOctets", SNMP, "IpExt", 64, "bytes", CTR_TRAFFIC, false, "IP bytes sent."),
-    G("Forwarding", SNMP, "Ip", "setting", CTR_TRAFFIC, "IP forwarding: 1 router, 2 host."),
-    G("DefaultTTL", SNMP, "Ip", "hops", CTR_TRAFFIC, "Default IP time to live."),
+    S("Forwarding", SNMP, "Ip", "setting", CTR_TRAFFIC, "IP forwarding: 1 router, 2 host."),
+    S("DefaultTTL", SNMP, "Ip", "hops", CTR_TRAFFIC, "Default IP time to live."),
     C("InReceives", SNMP, "Ip", 64, "packets", CTR_TRAFFIC, false, "IP packets received."),
     C("InDelivers", SNMP, "Ip", 64, "packets", CTR_TRAFFIC, false,
       "IP packets delivered to upper layers."),
