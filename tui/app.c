@@ -266,9 +266,11 @@ static void draw_header(struct app *a, const struct layout *l)
     char right[160] = "";
     if (a->snap && a->runner && !runner_done(a->runner)) {
         static const char *const ph[] = {"setup", "warm-up", "measuring", "teardown", "done"};
-        snprintf(right, sizeof(right), "%s %s: %s %.0f/%.0f s%s",
+        /* Tenths for phases under 10 s ("0.3/0.5 s", not "0/0 s"). */
+        int d = a->snap->phase_total_s < 10 ? 1 : 0;
+        snprintf(right, sizeof(right), "%s %s: %s %.*f/%.*f s%s",
                  a->have_run_mix ? a->run_mix.name : "", a->snap->phase_name,
-                 ph[a->snap->run_phase], a->snap->phase_elapsed_s, a->snap->phase_total_s,
+                 ph[a->snap->run_phase], d, a->snap->phase_elapsed_s, d, a->snap->phase_total_s,
                  a->display_paused ? " [display paused]" : "");
     }
     char left[256];

@@ -28,6 +28,7 @@ struct pcol {
     bool size_valid;
     int point, npoints;
     double count, p50, p90, p99, p999, max, gbps, ops;
+    double busbw; /* collectives: GB/s from the mean per-operation time, as nccl-tests */
 };
 
 /* What the foreground's quiet phase looked like when last seen, kept for the loaded phase. */
@@ -86,7 +87,7 @@ static void pcol_clear(struct pcol *c, const char *head)
     memset(c, 0, sizeof(*c));
     snprintf(c->head, sizeof(c->head), "%s", head);
     c->role = ROLE_BORDER;
-    c->count = c->p50 = c->p90 = c->p99 = c->p999 = c->max = c->gbps = c->ops = NAN;
+    c->count = c->p50 = c->p90 = c->p99 = c->p999 = c->max = c->gbps = c->ops = c->busbw = NAN;
 }
 
 static void pcol_from_snap(struct pcol *c, const struct snap_flow *f, const char *head)
@@ -98,6 +99,8 @@ static void pcol_from_snap(struct pcol *c, const struct snap_flow *f, const char
         c->point = f->point;
         c->npoints = f->npoints;
     }
+    if ((f->valid & SNAP_V_LAT) && f->bw_factor > 0 && f->lat.mean > 0)
+        c->busbw = (double)f->bw_bytes / f->lat.mean * f->bw_factor; /* B/ns = GB/s */
     if (f->valid & SNAP_V_LAT) {
         c->count = (double)f->lat.count;
         c->p50 = f->lat.p50;
@@ -160,6 +163,12 @@ static bool pcol_from_results(struct pcol *c, const cJSON *res, const char *phas
     c->max = jnum(lat, "max", 1000);
     c->gbps = jnum(last, "goodput_gbps", 1);
     c->ops = jnum(last, "ops_per_s", 1);
+    /* The same busbw as the snapshot's: the point's S over the mean per-operation time. */
+    const cJSON *nc = cJSON_GetObjectItem(last, "nccl");
+    double mean = jnum(lat, "mean", 1000), sb = jnum(nc, "bytes", 1),
+           fac = jnum(nc, "busbw_factor", 1);
+    if (mean > 0 && sb > 0 && fac > 0)
+        c->busbw = sb / mean * fac;
     return true;
 }
 
@@ -181,8 +190,10 @@ static void observe(struct app *a)
     if (!snap)
         return;
     s->last_gen = snap->gen;
+    /* While it measures: at teardown the last interval's rates read 0. */
     if (snap->nphases == 2 && snap->phase_index == 0 && snap->fg >= 0 && snap->fg < snap->nflows &&
-        (snap->flows[snap->fg].valid & SNAP_V_LAT)) {
+        (snap->flows[snap->fg].valid & SNAP_V_LAT) &&
+        snap->flows[snap->fg].state == FLOW_ST_MEASURE) {
         pcol_from_snap(&s->quiet.col, &snap->flows[snap->fg], "quiet");
         s->quiet.valid = true;
     }
@@ -380,14 +391,15 @@ static void draw_hist(struct app *a, struct ui *u, const struct rect *r, bool fo
 
 /* ---- the percentile table ---- */
 
-enum pfield { F_SIZE, F_COUNT, F_P50, F_P90, F_P99, F_P999, F_MAX, F_GBPS, F_OPS };
+enum pfield { F_SIZE, F_COUNT, F_P50, F_P90, F_P99, F_P999, F_MAX, F_BUSBW, F_GBPS, F_OPS };
 static const struct {
     const char *label;
     int prio; /* 1 is kept longest when rows are short */
 } prow[] = {
     [F_SIZE] = {"size", 9}, [F_COUNT] = {"count", 6}, [F_P50] = {"p50", 1},
     [F_P90] = {"p90", 7},   [F_P99] = {"p99", 2},     [F_P999] = {"p99.9", 3},
-    [F_MAX] = {"max", 4},   [F_GBPS] = {"Gb/s", 5},   [F_OPS] = {"ops/s", 8},
+    [F_MAX] = {"max", 4},   [F_BUSBW] = {"busbw", 5}, [F_GBPS] = {"Gb/s", 5},
+    [F_OPS] = {"ops/s", 8},
 };
 
 static double pfield_val(const struct pcol *c, enum pfield f)
@@ -405,6 +417,8 @@ static double pfield_val(const struct pcol *c, enum pfield f)
         return c->p999;
     case F_MAX:
         return c->max;
+    case F_BUSBW:
+        return c->busbw;
     case F_GBPS:
         return c->gbps;
     case F_OPS:
@@ -448,6 +462,9 @@ static void pcell(char *buf, size_t len, const struct pcol *c, enum pfield f, in
         break;
     case F_GBPS:
         fmt_gbps(buf, len, c->gbps);
+        break;
+    case F_BUSBW:
+        fmt_gbps(buf, len, c->busbw); /* GB/s, same digits as Gb/s */
         break;
     default:
         live_fmt_us(buf, len, pfield_val(c, f));
@@ -494,6 +511,7 @@ static int build_cols(struct app *a, struct pcol *cols, int max)
         r->max = l->max / q->max;
         r->gbps = l->gbps / q->gbps;
         r->ops = l->ops / q->ops;
+        r->busbw = l->busbw / q->busbw;
     }
     for (int i = 0; i < snap->nflows && n < max; i++) {
         if (two && i == fg)
@@ -564,9 +582,13 @@ static void draw_pct(struct app *a, struct ui *u, const struct rect *r, bool foc
     }
     if (first + fit < ncols)
         ui_text(u, in.y, in.x + in.w - 1, 1, ROLE_DIM, ">");
+    /* The bus bandwidth row only where a column has one (collectives). */
+    bool busbw = false;
+    for (int j = 0; j < ncols; j++)
+        busbw |= !cols[j].ratio && !isnan(cols[j].busbw);
     int row = 1;
     for (int f = 0; f < (int)(sizeof(prow) / sizeof(prow[0])) && row <= avail; f++) {
-        if (prow[f].prio > avail)
+        if (prow[f].prio > avail || (f == F_BUSBW && !busbw))
             continue;
         ui_text(u, in.y + row, in.x, labw, ROLE_NORMAL, prow[f].label);
         for (int j = 0; j < fit && first + j < ncols; j++) {
@@ -582,7 +604,7 @@ static void draw_pct(struct app *a, struct ui *u, const struct rect *r, bool foc
             if (c->ratio && strcmp(v, "n/a") && f != F_SIZE && f != F_COUNT) {
                 /* Loaded more than 10% worse than quiet: a warning colour. */
                 double x = pfield_val(c, (enum pfield)f);
-                bool worse = f == F_GBPS || f == F_OPS ? x < 0.9 : x > 1.1;
+                bool worse = f == F_GBPS || f == F_OPS || f == F_BUSBW ? x < 0.9 : x > 1.1;
                 role = worse ? ROLE_WARN : ROLE_OK;
             }
             ui_text(u, in.y + row, in.x + labw + j * colw, colw, role, cell);
@@ -736,12 +758,23 @@ static void ctr_num(char *buf, size_t len, double v, const char *unit, bool vali
  * are listed: a node has hundreds, nearly all of them still. */
 static bool ctr_shown(const struct live_state *s, const struct ctr_value *c)
 {
+    if (c->setting) /* configuration (forwarding, TTL, RTO bounds): only with z */
+        return s->all_counters;
     if (s->all_counters || c->saturated || c->reset || c->reset_since_mark ||
         !(c->valid & CTR_V_VALUE))
         return true;
     if (c->kind == CTR_GAUGE)
         return c->value != 0 || ((c->valid & CTR_V_PEAK) && c->peak != 0);
     return !(c->valid & CTR_V_DELTA) || c->delta != 0 || ((c->valid & CTR_V_RATE) && c->rate != 0);
+}
+
+/* Flows with TCP_INFO to show (the other transports have none). */
+static int tcp_flows(const struct eng_snapshot *snap)
+{
+    int n = 0;
+    for (int i = 0; i < snap->nflows; i++)
+        n += !strcmp(snap->flows[i].transport, "tcp");
+    return n;
 }
 
 /* The pane's lines: the TCP section and/or the counters section. */
@@ -754,8 +787,9 @@ static int build_clines(struct app *a, int h, struct cline *out, int max, bool *
         nctr += ctr_shown(s, &snap->counters[i]);
     s->ctr_moved = nctr;
     s->ctr_total = snap->ncounters;
-    bool tcp = true, ctr = true;
-    *both = snap->ncounters == 0 || h >= 1 + snap->nflows + 1 + 5;
+    int ntcp = tcp_flows(snap);
+    bool tcp = ntcp > 0, ctr = true;
+    *both = !tcp || snap->ncounters == 0 || h >= 1 + ntcp + 1 + 5;
     if (!*both) {
         tcp = s->ctr_tcp;
         ctr = !s->ctr_tcp;
@@ -764,7 +798,8 @@ static int build_clines(struct app *a, int h, struct cline *out, int max, bool *
     if (tcp && n < max) {
         out[n++] = (struct cline){CL_HEAD, -1, "TCP per flow"};
         for (int i = 0; i < snap->nflows && n < max; i++)
-            out[n++] = (struct cline){CL_TCP, i, NULL};
+            if (!strcmp(snap->flows[i].transport, "tcp"))
+                out[n++] = (struct cline){CL_TCP, i, NULL};
     }
     if (ctr && n < max) {
         if (snap->ncounters == 0) {
@@ -800,7 +835,10 @@ static void draw_ctr(struct app *a, struct ui *u, const struct rect *r, bool foc
     bool both;
     int n = build_clines(a, in.h, lines, maxl, &both);
     char t[3][128];
-    if (both && snap->ncounters)
+    if (!tcp_flows(snap)) {
+        snprintf(t[0], sizeof(t[0]), "Counters, port-wide (? explains)");
+        snprintf(t[1], sizeof(t[1]), "Counters, port-wide");
+    } else if (both && snap->ncounters)
         snprintf(t[0], sizeof(t[0]), "TCP per flow; counters, port-wide (? explains)");
     else if (both)
         snprintf(t[0], sizeof(t[0]), "TCP per flow (? explains)");
@@ -808,10 +846,11 @@ static void draw_ctr(struct app *a, struct ui *u, const struct rect *r, bool foc
         snprintf(t[0], sizeof(t[0]), "TCP per flow (c: port-wide counters)");
     else
         snprintf(t[0], sizeof(t[0]), "Counters, port-wide (c: TCP, ? explains)");
-    snprintf(t[1], sizeof(t[1]), "%s",
-             both         ? "TCP; counters, port-wide"
-             : s->ctr_tcp ? "TCP per flow (c)"
-                          : "Counters, port-wide (c)");
+    if (tcp_flows(snap))
+        snprintf(t[1], sizeof(t[1]), "%s",
+                 both         ? "TCP; counters, port-wide"
+                 : s->ctr_tcp ? "TCP per flow (c)"
+                              : "Counters, port-wide (c)");
     box_title(u, r, focus, (const char *const[]){t[0], t[1]}, 2);
     if (in.h < 1 || in.w < 20) {
         free(lines);
