@@ -55,6 +55,8 @@ grab() { tm capture-pane -p -t "$1" >"$OUT/$2.txt"; echo "captured $2" | tee -a 
     echo "explorer_capture on $(hostname), $(date -u +%FT%TZ)"
     nvidia-smi -L 2>&1
     "$BIN" --version
+    # What the NUMA node's memory in the topology view should read.
+    grep -H MemTotal /proc/meminfo /sys/devices/system/node/node*/meminfo 2>&1
 } >"$LOG" 2>&1
 
 # Topology and matrix of the live node.
