@@ -58,6 +58,7 @@ struct runner {
     char key_error[512];
     pthread_t main_thread, sampler_thread;
     _Atomic bool stop, done, sampler_exit;
+    _Atomic int hist_flow; /* runner_show_hist: whose histogram snapshots carry (-1: fg) */
     int wake[2];
     pthread_mutex_t snap_lock;
     struct eng_snapshot *snap;
@@ -583,6 +584,11 @@ void eng_snapshot_release(struct eng_snapshot *s)
         snapshot_free(s);
 }
 
+void runner_show_hist(struct runner *r, int flow)
+{
+    atomic_store(&r->hist_flow, flow);
+}
+
 struct eng_snapshot *runner_snapshot(struct runner *r)
 {
     pthread_mutex_lock(&r->snap_lock);
@@ -745,6 +751,8 @@ static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
     s->done = final;
     s->nflows = r->mix.nflows;
     s->fg = mix_foreground(&r->mix);
+    int hf = atomic_load(&r->hist_flow);
+    s->hist_flow = hf >= 0 && hf < r->mix.nflows ? hf : s->fg;
     s->flows = xcalloc((size_t)s->nflows, sizeof(*s->flows));
     struct hist *tmp = xmalloc(sizeof(*tmp));
     struct hist *merged = xmalloc(sizeof(*merged));
@@ -791,8 +799,8 @@ static struct eng_snapshot *build_snapshot(struct runner *r, bool final)
                 hist_stats(merged, &sf->lat);
                 sf->valid |= SNAP_V_LAT;
             }
-            if (i == s->fg)
-                memcpy(&s->fg_hist, merged, sizeof(*merged));
+            if (i == s->hist_flow)
+                memcpy(&s->hist, merged, sizeof(*merged));
         }
         int first = tl->n > SNAP_TIMELINE ? tl->n - SNAP_TIMELINE : 0;
         sf->ntl = tl->n - first;
@@ -1064,6 +1072,7 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
     }
     struct runner *r = xcalloc(1, sizeof(*r));
     r->o = *o;
+    atomic_init(&r->hist_flow, -1);
     if (r->o.snapshot_hz <= 0)
         r->o.snapshot_hz = 10;
     mix_copy(&r->mix, mix);

@@ -82,8 +82,9 @@ struct eng_snapshot {
     bool done;
     int nflows;
     struct snap_flow *flows;
-    int fg;              /* foreground flow index */
-    struct hist fg_hist; /* the foreground's current point, for the histogram view */
+    int fg;           /* foreground flow index */
+    int hist_flow;    /* whose histogram hist is: the foreground, or runner_show_hist's */
+    struct hist hist; /* that flow's current point, for the histogram view */
     int nevents;
     char events[32][160]; /* most recent last */
     /* Counters of the ports and netdevs the test uses (engine/counters.h), port-wide:
@@ -105,6 +106,9 @@ void eng_snapshot_release(struct eng_snapshot *s);
 /* A file descriptor that becomes readable when a new snapshot is published (read and
  * discard its bytes), for the UI's poll loop. */
 int runner_wake_fd(const struct runner *r);
+/* Which flow's histogram the next snapshots carry (index in the mix; -1: the foreground,
+ * the default). For a viewer browsing the flows of a running test. */
+void runner_show_hist(struct runner *r, int flow);
 /* Ask it to stop early (Ctrl-C, the UI's stop key): results keep what was measured. */
 void runner_stop(struct runner *r);
 bool runner_done(const struct runner *r);

@@ -36,7 +36,8 @@ static const char *const key_lines[] = {
     "  t          next colour theme (remembered for the next start)",
     "Topology: m toggles the affinity matrix; Enter on a lint finding jumps to its object.",
     "Live run: p pauses the display, s stops the test, w saves the results, ? on a counter "
-    "explains it.",
+    "explains it; in the percentile table (Tab to it), Left/Right picks the flow whose "
+    "histogram is shown.",
     "Results: Space marks a result for comparison, c compares the two marked, Enter opens.",
     "Fabric (sim runs): Space pauses, n steps 1 us and e one event, -/+ slower/faster "
     "(1 us per 10 us to 100 ms), f full speed, i skips idle stretches, a active ports, l the "

@@ -29,6 +29,7 @@ struct pcol {
     int point, npoints;
     double count, p50, p90, p99, p999, max, gbps, ops;
     double busbw; /* collectives: GB/s from the mean per-operation time, as nccl-tests */
+    int flow;     /* the flow's index in the snapshot; -1 for the ratio column */
 };
 
 /* What the foreground's quiet phase looked like when last seen, kept for the loaded phase. */
@@ -59,6 +60,15 @@ struct live_state {
     const struct runner *runner;
     uint64_t last_gen;
     struct quiet_memory quiet;
+    /* The histogram follows the flow selected in the percentile table once the user has
+     * moved that selection (pct_chosen); hist_want is that flow, -1 the foreground. After
+     * the run another flow's comes from the results (res_hist, parsed once per choice). */
+    bool pct_chosen;
+    int hist_want;
+    struct hist *res_hist;
+    int res_hist_flow;
+    const cJSON *res_hist_doc;
+    bool res_hist_ok;
 };
 
 static struct live_state *st(struct app *a)
@@ -71,11 +81,15 @@ static void live_init(struct app *a)
     struct live_state *s = xcalloc(1, sizeof(*s));
     s->ylog = true;
     s->ev_follow = true;
+    s->hist_want = -1;
     a->vstate[VIEW_LIVE] = s;
 }
 
 static void live_fini(struct app *a)
 {
+    struct live_state *s = a->vstate[VIEW_LIVE];
+    if (s)
+        free(s->res_hist);
     free(a->vstate[VIEW_LIVE]);
     a->vstate[VIEW_LIVE] = NULL;
 }
@@ -88,6 +102,7 @@ static void pcol_clear(struct pcol *c, const char *head)
     snprintf(c->head, sizeof(c->head), "%s", head);
     c->role = ROLE_BORDER;
     c->count = c->p50 = c->p90 = c->p99 = c->p999 = c->max = c->gbps = c->ops = c->busbw = NAN;
+    c->flow = -1;
 }
 
 static void pcol_from_snap(struct pcol *c, const struct snap_flow *f, const char *head)
@@ -182,6 +197,8 @@ static void observe(struct app *a)
     if (a->runner != s->runner || (snap && snap->gen < s->last_gen)) {
         s->runner = a->runner;
         s->quiet.valid = false;
+        s->pct_chosen = false;
+        s->hist_want = -1;
         s->ev_follow = true;
         s->last_gen = 0;
         memset(s->sel, 0, sizeof(s->sel));
@@ -269,11 +286,54 @@ static void box_title(struct ui *u, const struct rect *r, bool focus, const char
     ui_box(u, r, variants[i], focus);
 }
 
+/* After the run: flow's histogram of its last measured point in the results' last phase
+ * (parsed once per choice); NULL when the results have none. */
+static const struct hist *results_hist(struct app *a, struct live_state *s, int flow)
+{
+    if (s->res_hist_flow == flow && s->res_hist_doc == a->results)
+        return s->res_hist_ok ? s->res_hist : NULL;
+    s->res_hist_flow = flow;
+    s->res_hist_doc = a->results;
+    s->res_hist_ok = false;
+    const char *name = a->snap->flows[flow].name;
+    const cJSON *ph, *fl, *pt, *hj = NULL;
+    cJSON_ArrayForEach(ph, cJSON_GetObjectItem(a->results, "phases"))
+    {
+        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows"))
+        {
+            const char *fn = jsonutil_str(fl, "name");
+            if (!fn || strcmp(fn, name))
+                continue;
+            cJSON_ArrayForEach(pt, cJSON_GetObjectItem(fl, "points"))
+            {
+                const cJSON *h = cJSON_GetObjectItem(pt, "histogram");
+                if (cJSON_IsTrue(cJSON_GetObjectItem(pt, "measured")) && cJSON_IsObject(h))
+                    hj = h;
+            }
+        }
+    }
+    if (!s->res_hist)
+        s->res_hist = xmalloc(sizeof(*s->res_hist));
+    s->res_hist_ok = hj && hist_from_json(hj, s->res_hist) == 0;
+    return s->res_hist_ok ? s->res_hist : NULL;
+}
+
 static void draw_hist(struct app *a, struct ui *u, const struct rect *r, bool focus)
 {
     struct live_state *s = st(a);
     const struct eng_snapshot *snap = a->snap;
-    int fg = snap->fg;
+    /* The snapshot's histogram is hist_flow's; after the run a flow chosen since comes
+     * from the results. */
+    int fg = snap->hist_flow;
+    const struct hist *h = &snap->hist;
+    if (s->hist_want >= 0 && s->hist_want < snap->nflows && s->hist_want != fg && snap->done &&
+        a->results) {
+        const struct hist *rh = results_hist(a, s, s->hist_want);
+        if (rh) {
+            h = rh;
+            fg = s->hist_want;
+        }
+    }
     const char *name = fg >= 0 && fg < snap->nflows ? snap->flows[fg].name : "n/a";
     enum mix_latency_kind k = kind_of(a, fg);
     char t[3][160];
@@ -293,11 +353,12 @@ static void draw_hist(struct app *a, struct ui *u, const struct rect *r, bool fo
     struct rect in = ui_inner(r);
     if (in.h < 1 || in.w < 8)
         return;
-    const struct hist *h = &snap->fg_hist;
     uint64_t count = atomic_load_explicit(&h->count, memory_order_relaxed);
     if (fg < 0 || k == MIX_LAT_NONE) {
-        ui_text(u, in.y, in.x, in.w, ROLE_DIM,
-                "The foreground flow measures no latency (a stream): see its goodput.");
+        char m[128];
+        snprintf(m, sizeof(m), "The flow %s measures no latency (a stream): see its goodput.",
+                 name);
+        ui_text(u, in.y, in.x, in.w, ROLE_DIM, m);
         return;
     }
     if (!count) {
@@ -500,6 +561,7 @@ static int build_cols(struct app *a, struct pcol *cols, int max)
         }
         q->role = ROLE_BAR;
         l->role = ROLE_BAR_LOADED;
+        q->flow = l->flow = fg;
         struct pcol *r = &cols[n++];
         pcol_clear(r, "l/q");
         r->ratio = true;
@@ -522,6 +584,7 @@ static int build_cols(struct app *a, struct pcol *cols, int max)
         if (!(res && pcol_from_results(c, res, ph, f->name, f->name)))
             pcol_from_snap(c, f, f->name);
         c->role = f->status == FLOW_FAILED ? ROLE_ERROR : ROLE_BORDER;
+        c->flow = i;
         if (kind_of(a, i) == MIX_LAT_NONE)
             c->count = c->p50 = c->p90 = c->p99 = c->p999 = c->max = NAN;
     }
@@ -571,6 +634,12 @@ static void draw_pct(struct app *a, struct ui *u, const struct rect *r, bool foc
         s->top[P_PCT] = s->sel[P_PCT];
     if (s->sel[P_PCT] >= s->top[P_PCT] + fit)
         s->top[P_PCT] = s->sel[P_PCT] - fit + 1;
+    /* The histogram shows the selected column's flow once the user has chosen one (the
+     * ratio column keeps the one before). */
+    if (s->pct_chosen && ncols && cols[s->sel[P_PCT]].flow >= 0)
+        s->hist_want = cols[s->sel[P_PCT]].flow;
+    if (a->runner && !runner_done(a->runner))
+        runner_show_hist(a->runner, s->hist_want);
     int first = s->top[P_PCT];
     ui_text(u, in.y, in.x, labw, ROLE_DIM, "us");
     for (int j = 0; j < fit && first + j < ncols; j++) {
@@ -1130,8 +1199,9 @@ static void live_draw(struct app *a, struct ui *u, const struct layout *l)
         draw_no_run(a, u, l);
         return;
     }
-    draw_hist(a, u, &l->pane[P_HIST], a->focus == P_HIST);
+    /* The table first: its selection decides whose histogram is drawn. */
     draw_pct(a, u, &l->pane[P_PCT], a->focus == P_PCT);
+    draw_hist(a, u, &l->pane[P_HIST], a->focus == P_HIST);
     draw_timeline(a, u, &l->pane[P_TL], a->focus == P_TL);
     draw_ctr(a, u, &l->pane[P_CTR], a->focus == P_CTR);
     draw_events(a, u, &l->pane[P_EV], a->focus == P_EV);
@@ -1168,6 +1238,9 @@ static int live_key(struct app *a, int ch)
 {
     struct live_state *s = st(a);
     int pane = a->focus;
+    if (pane == P_PCT && (ch == KEY_UP || ch == KEY_DOWN || ch == KEY_LEFT || ch == KEY_RIGHT ||
+                          ch == 'j' || ch == 'k' || ch == KEY_HOME || ch == KEY_END))
+        s->pct_chosen = true;
     switch (ch) {
     case 'p':
         if (!a->runner) {

@@ -18,10 +18,12 @@
 #include <cmocka.h>
 #include <curses.h>
 
+#include "common/jsonutil.h"
 #include "engine/flow.h"
 #include "engine/mix.h"
 #include "engine/runner.h"
 #include "tui/app.h"
+#include "tui/live_plot.h"
 #include "tests/tui/screen.h"
 
 #include "../topology/synth_xml.h"
@@ -472,7 +474,7 @@ static struct eng_snapshot *fake_snapshot(void)
     s->flows[0].status = FLOW_RUNNING;
     s->flows[0].state = FLOW_ST_MEASURE;
     s->fg = 0;
-    hist_init(&s->fg_hist);
+    hist_init(&s->hist);
     s->nevents = 2;
     snprintf(s->events[0], sizeof(s->events[0]), "  0.001s phase loaded: all flows");
     snprintf(s->events[1], sizeof(s->events[1]), "  1.200s pp FAILED: peer gone");
@@ -592,6 +594,80 @@ static void counters(void **state)
     frame(&a);
     app_key(&a, '?');
     assert_int_equal(a.view, VIEW_HELP);
+    app_fini(&a);
+}
+
+/* ---- the histogram follows the selected flow ---- */
+
+/* The histogram pane's title row (the first line with "Latency "), or "". */
+static const char *hist_title(void)
+{
+    int y = find_line("Latency ");
+    return y >= 0 ? screen[y] : "";
+}
+
+/* Two ping-pong flows: Right in the percentile table moves the histogram to the other one
+ * while the run goes on (the runner's snapshots switch), Left brings the foreground back
+ * after the run (from the results document, same count as the results say). */
+static void hist_follows_selection(void **state)
+{
+    (void)state;
+    struct app a;
+    app_open(&a);
+    resize(43, 132);
+    start(&a, "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"two-pp\", \"flows\": "
+              "[{\"name\": \"pp\", \"transport\": \"tcp\", \"op\": \"pingpong\", \"size\": "
+              "64, \"warmup_s\": 0.1, \"duration_s\": 1.2, \"peer\": \"loopback\"}, "
+              "{\"name\": \"other\", \"role\": \"background\", \"transport\": \"tcp\", "
+              "\"op\": \"pingpong\", \"size\": 1024, \"warmup_s\": 0.1, \"peer\": "
+              "\"loopback\"}]}");
+    bool switched = false;
+    for (int i = 0; i < 300 && !a.results; i++) {
+        pump(&a);
+        frame(&a);
+        if (!switched && a.snap && (a.snap->flows[0].valid & SNAP_V_LAT)) {
+            assert_non_null(strstr(hist_title(), "Latency pp,"));
+            a.focus = 1; /* the percentile table */
+            app_key(&a, KEY_RIGHT);
+            frame(&a); /* tells the runner */
+            switched = true;
+        }
+        if (switched && !a.snap->done && a.snap->hist_flow == 1 &&
+            (a.snap->flows[1].valid & SNAP_V_LAT)) {
+            frame(&a);
+            assert_non_null(strstr(hist_title(), "Latency other,"));
+            /* The histogram holds the other flow's samples, not the foreground's. */
+            uint64_t n = atomic_load(&a.snap->hist.count);
+            assert_int_equal(n, a.snap->flows[1].lat.count);
+            print_screen("histogram of the selected flow, running");
+            break;
+        }
+        sleep_ms(30);
+    }
+    assert_true(switched);
+    assert_int_equal(a.snap->hist_flow, 1);
+    while (!a.results) {
+        pump(&a);
+        sleep_ms(30);
+    }
+    pump(&a);
+    /* After the run: Left selects the foreground again; its histogram comes from the
+     * results, whose count it must match. */
+    app_key(&a, KEY_LEFT);
+    frame(&a);
+    assert_non_null(strstr(hist_title(), "Latency pp,"));
+    const cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItem(a.results, "phases"), 0);
+    const cJSON *fl = cJSON_GetArrayItem(cJSON_GetObjectItem(ph, "flows"), 0);
+    const cJSON *pt = cJSON_GetArrayItem(cJSON_GetObjectItem(fl, "points"), 0);
+    double cnt = 0;
+    assert_true(jsonutil_num(cJSON_GetObjectItem(pt, "latency"), "count", &cnt));
+    char want[32];
+    live_fmt_si(want, sizeof(want), cnt);
+    char legend[64];
+    snprintf(legend, sizeof(legend), "n=%s", want);
+    print_screen("the foreground's histogram from the results");
+    if (!on_screen(legend))
+        fail_msg("not on the screen: %s", legend);
     app_fini(&a);
 }
 
@@ -743,9 +819,9 @@ static struct eng_snapshot *full_snapshot(void)
     pp->size = 64;
     bulk->size = 65536;
     for (uint64_t i = 0; i < 20000; i++)
-        hist_record(&s->fg_hist,
+        hist_record(&s->hist,
                     i % 100 == 99 ? 150000 + (i * 7919) % 600000 : 18000 + (i * 7919) % 9000);
-    hist_stats(&s->fg_hist, &pp->lat);
+    hist_stats(&s->hist, &pp->lat);
     pp->valid |= SNAP_V_LAT;
     pp->ops_per_s = 41650;
     pp->ops = 62475;
@@ -812,6 +888,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(counters),
         cmocka_unit_test(expected_screens),
         cmocka_unit_test(busbw_from_results),
+        cmocka_unit_test(hist_follows_selection),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
