@@ -30,6 +30,7 @@ struct pcol {
     double count, p50, p90, p99, p999, max, gbps, ops;
     double busbw; /* collectives: GB/s from the mean per-operation time, as nccl-tests */
     int flow;     /* the flow's index in the snapshot; -1 for the ratio column */
+    bool quiet;   /* the foreground's quiet column */
 };
 
 /* What the foreground's quiet phase looked like when last seen, kept for the loaded phase. */
@@ -65,8 +66,10 @@ struct live_state {
      * the run another flow's comes from the results (res_hist, parsed once per choice). */
     bool pct_chosen;
     int hist_want;
+    bool hist_quiet; /* the quiet column is picked: after the run, the quiet phase's */
     struct hist *res_hist;
     int res_hist_flow;
+    bool res_hist_quiet;
     const cJSON *res_hist_doc;
     bool res_hist_ok;
 };
@@ -286,19 +289,23 @@ static void box_title(struct ui *u, const struct rect *r, bool focus, const char
     ui_box(u, r, variants[i], focus);
 }
 
-/* After the run: flow's histogram of its last measured point in the results' last phase
- * (parsed once per choice); NULL when the results have none. */
-static const struct hist *results_hist(struct app *a, struct live_state *s, int flow)
+/* After the run: flow's histogram of its last measured point in the results' last phase,
+ * or in the quiet phase (parsed once per choice); NULL when the results have none. */
+static const struct hist *results_hist(struct app *a, struct live_state *s, int flow, bool quiet)
 {
-    if (s->res_hist_flow == flow && s->res_hist_doc == a->results)
+    if (s->res_hist_flow == flow && s->res_hist_quiet == quiet && s->res_hist_doc == a->results)
         return s->res_hist_ok ? s->res_hist : NULL;
     s->res_hist_flow = flow;
+    s->res_hist_quiet = quiet;
     s->res_hist_doc = a->results;
     s->res_hist_ok = false;
     const char *name = a->snap->flows[flow].name;
     const cJSON *ph, *fl, *pt, *hj = NULL;
     cJSON_ArrayForEach(ph, cJSON_GetObjectItem(a->results, "phases"))
     {
+        const char *pn = jsonutil_str(ph, "name");
+        if (quiet && (!pn || strcmp(pn, "quiet")))
+            continue;
         cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows"))
         {
             const char *fn = jsonutil_str(fl, "name");
@@ -326,15 +333,22 @@ static void draw_hist(struct app *a, struct ui *u, const struct rect *r, bool fo
      * from the results. */
     int fg = snap->hist_flow;
     const struct hist *h = &snap->hist;
-    if (s->hist_want >= 0 && s->hist_want < snap->nflows && s->hist_want != fg && snap->done &&
-        a->results) {
-        const struct hist *rh = results_hist(a, s, s->hist_want);
+    bool quiet_phase = snap->nphases == 2 && snap->phase_index == 0;
+    bool two = snap->nphases == 2 && s->hist_want == snap->fg;
+    if (s->hist_want >= 0 && s->hist_want < snap->nflows && snap->done && a->results &&
+        (s->hist_want != fg || (two && s->hist_quiet))) {
+        const struct hist *rh = results_hist(a, s, s->hist_want, two && s->hist_quiet);
         if (rh) {
             h = rh;
             fg = s->hist_want;
+            quiet_phase = two && s->hist_quiet;
         }
     }
-    const char *name = fg >= 0 && fg < snap->nflows ? snap->flows[fg].name : "n/a";
+    const char *fname = fg >= 0 && fg < snap->nflows ? snap->flows[fg].name : "n/a";
+    /* In a quiet-vs-loaded run the phase goes with the name. */
+    char name[48];
+    snprintf(name, sizeof(name), "%s%s", fname,
+             snap->nphases == 2 && fg == snap->fg ? (quiet_phase ? " quiet" : " loaded") : "");
     enum mix_latency_kind k = kind_of(a, fg);
     char t[3][160];
     const char *yscale = s->ylog ? "log" : "linear";
@@ -392,7 +406,7 @@ static void draw_hist(struct app *a, struct ui *u, const struct rect *r, bool fo
     int mcol[3];
     for (int i = 0; i < 3; i++)
         mcol[i] = live_axis_col(&ax, p[i]);
-    bool loaded = snap->nphases == 2 && snap->phase_index == 1;
+    bool loaded = snap->nphases == 2 && !quiet_phase;
     double frac[512];
     for (int c = 0; c < ax.width; c++) {
         frac[c] = live_bar_frac(cols[c], top, s->ylog);
@@ -562,6 +576,7 @@ static int build_cols(struct app *a, struct pcol *cols, int max)
         q->role = ROLE_BAR;
         l->role = ROLE_BAR_LOADED;
         q->flow = l->flow = fg;
+        q->quiet = true;
         struct pcol *r = &cols[n++];
         pcol_clear(r, "l/q");
         r->ratio = true;
@@ -636,8 +651,10 @@ static void draw_pct(struct app *a, struct ui *u, const struct rect *r, bool foc
         s->top[P_PCT] = s->sel[P_PCT] - fit + 1;
     /* The histogram shows the selected column's flow once the user has chosen one (the
      * ratio column keeps the one before). */
-    if (s->pct_chosen && ncols && cols[s->sel[P_PCT]].flow >= 0)
+    if (s->pct_chosen && ncols && cols[s->sel[P_PCT]].flow >= 0) {
         s->hist_want = cols[s->sel[P_PCT]].flow;
+        s->hist_quiet = cols[s->sel[P_PCT]].quiet;
+    }
     if (a->runner && !runner_done(a->runner))
         runner_show_hist(a->runner, s->hist_want);
     int first = s->top[P_PCT];

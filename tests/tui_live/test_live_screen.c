@@ -93,6 +93,13 @@ static bool on_screen(const char *needle)
     return find_line(needle) >= 0;
 }
 
+/* The histogram pane's title row (the first line with "Latency "), or "". */
+static const char *hist_title(void)
+{
+    int y = find_line("Latency ");
+    return y >= 0 ? screen[y] : "";
+}
+
 #define assert_on_screen(s)                                                                        \
     do {                                                                                           \
         if (!on_screen(s)) {                                                                       \
@@ -413,6 +420,27 @@ static void quiet_vs_loaded(void **state)
     frame(&a);
     assert_false(on_screen("phase quiet"));
     assert_on_screen("bulk: done");
+    /* After the run the loaded histogram is shown; picking the quiet column in the table
+     * shows the quiet phase's, from the results (its count, not the loaded one's). */
+    assert_non_null(strstr(hist_title(), "Latency probe loaded,"));
+    a.focus = 1;
+    app_key(&a, KEY_HOME);
+    frame(&a);
+    assert_non_null(strstr(hist_title(), "Latency probe quiet,"));
+    double v[4];
+    assert_true(row_numbers("count", v, 4) >= 2);
+    char want[32], legend[48];
+    live_fmt_si(want, sizeof(want), v[0]);
+    snprintf(legend, sizeof(legend), "n=%s", want);
+    if (!on_screen(legend))
+        fail_msg("the quiet histogram's legend lacks %s", legend);
+    app_key(&a, KEY_RIGHT);
+    frame(&a);
+    assert_non_null(strstr(hist_title(), "Latency probe loaded,"));
+    live_fmt_si(want, sizeof(want), v[1]);
+    snprintf(legend, sizeof(legend), "n=%s", want);
+    if (!on_screen(legend))
+        fail_msg("the loaded histogram's legend lacks %s", legend);
     app_fini(&a);
 }
 
@@ -598,13 +626,6 @@ static void counters(void **state)
 }
 
 /* ---- the histogram follows the selected flow ---- */
-
-/* The histogram pane's title row (the first line with "Latency "), or "". */
-static const char *hist_title(void)
-{
-    int y = find_line("Latency ");
-    return y >= 0 ? screen[y] : "";
-}
 
 /* Two ping-pong flows: Right in the percentile table moves the histogram to the other one
  * while the run goes on (the runner's snapshots switch), Left brings the foreground back
