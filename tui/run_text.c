@@ -49,10 +49,10 @@ static void size_text(double b, char *buf, size_t len)
 
 static void flow_table(struct strbuf *sb, const cJSON *fl)
 {
-    const char *kind = jsonutil_str(fl, "latency_kind");
-    sb_printf(sb, "  %s (%s, %s %s %s, %s)\n", jsonutil_str(fl, "name"), jsonutil_str(fl, "role"),
+    const char *kind = jsonutil_str(fl, "latency_kind"), *peer = jsonutil_str(fl, "peer");
+    sb_printf(sb, "  %s (%s, %s %s %s%s%s)\n", jsonutil_str(fl, "name"), jsonutil_str(fl, "role"),
               jsonutil_str(fl, "transport"), jsonutil_str(fl, "op"), jsonutil_str(fl, "direction"),
-              jsonutil_str(fl, "peer"));
+              peer && *peer ? ", " : "", peer && *peer ? peer : "");
     char brief[200];
     results_conditions_brief(cJSON_GetObjectItemCaseSensitive(fl, "conditions"), brief,
                              sizeof(brief));
@@ -79,6 +79,11 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
     bool sim = tr && !strcmp(tr, "sim");
     const cJSON *simres = cJSON_GetObjectItem(
         cJSON_GetObjectItem(cJSON_GetObjectItem(fl, "conditions"), "sim"), "results");
+    /* A collective reads as nccl-tests prints it: the host-timed time per operation and the
+     * algorithm and bus bandwidth (GB/s = 10^9 B/s) from it, and what NCCL chose; the loop's
+     * own goodput would mislead (each operation waits on an enqueue). */
+    const char *op = jsonutil_str(fl, "op");
+    bool coll = tr && !strcmp(tr, "nccl") && op && !strcmp(op, "collective");
     if (sim)
         sb_printf(sb, "    in simulated time: %s%s%sgoodput, last completion (end)\n",
                   lat ? "latency " : "", lat ? kind : "", lat ? " (us), " : "");
@@ -89,6 +94,8 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
         sb_printf(sb, " %9s %9s %9s %9s %9s %9s", "p50", "p90", "p99", "p99.9", "p99.99", "max");
     if (sim)
         sb_printf(sb, " %9s %10s\n", "sim Gb/s", "end us");
+    else if (coll)
+        sb_printf(sb, " %9s %9s %9s  %s\n", "time us", "algbw", "busbw", "algo/proto");
     else
         sb_printf(sb, " %9s %9s %10s %7s\n", "Gb/s", "wire Gb/s", "ops/s", "retrans");
     const cJSON *pt;
@@ -109,6 +116,17 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
         if (sim) {
             cell(sb, simres, "goodput_gbps", 10, "%.3f");
             cell(sb, simres, "completion_us", 11, "%.1f");
+        } else if (coll) {
+            /* bw_from says which time the bandwidths use: host-timed, else per-iteration. */
+            const cJSON *nc = cJSON_GetObjectItem(pt, "nccl");
+            const cJSON *t = cJSON_GetObjectItem(nc, "host_timed");
+            if (!cJSON_IsObject(t) || !cJSON_GetObjectItem(t, "time_us"))
+                t = cJSON_GetObjectItem(nc, "per_iteration");
+            lat_cell(sb, t, cJSON_GetObjectItem(t, "time_us") ? "time_us" : "mean_us");
+            cell(sb, nc, "algbw_GBps", 10, "%.2f");
+            cell(sb, nc, "busbw_GBps", 10, "%.2f");
+            const char *al = jsonutil_str(nc, "algo"), *pr = jsonutil_str(nc, "proto");
+            sb_printf(sb, "  %s/%s", al ? al : "n/a", pr ? pr : "n/a");
         } else {
             cell(sb, pt, "goodput_gbps", 10, "%.3f");
             cell(sb, pt, "wire_gbps", 10, "%.3f");

@@ -97,6 +97,24 @@ for p in f["points"]:
     assert n["enqueue_us_per_op"] > 0, n
 assert "holds each stream" in c["timing"]["gate"], c["timing"]
 ' && echo "PASS: figures, tuning and transport in the results" || fail "sweep results"
+# The text summary prints each point as nccl-tests does: the host-timed time, algbw and
+# busbw from the results, and NCCL's algorithm/protocol; no TCP columns.
+"$bin" report "$tmp/sweep.out.json" >"$tmp/report" 2>&1 || fail "report: $(cat "$tmp/report")"
+python3 - "$tmp/sweep.out.json" "$tmp/report" <<'EOF' && echo "PASS: the summary shows time, algbw, busbw, algo/proto" || fail "summary: $(cat "$tmp/report")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+txt = open(sys.argv[2]).read()
+assert "time us" in txt and "busbw" in txt and "algo/proto" in txt and "retrans" not in txt, txt
+assert "(foreground, nccl collective tx)" in txt, txt
+pts = [p for p in d["phases"][0]["flows"][0]["points"] if p["measured"]]
+rows = [l.split() for l in txt.splitlines() if l.strip().endswith(("/LL", "/SIMPLE"))]
+assert len(rows) == len(pts), (rows, len(pts))
+for r, p in zip(rows, pts):
+    n = p["nccl"]
+    assert abs(float(r[-2]) - round(n["busbw_GBps"], 2)) < 0.006, (r, n["busbw_GBps"])
+    assert abs(float(r[-3]) - round(n["algbw_GBps"], 2)) < 0.006, (r, n["algbw_GBps"])
+    assert r[-1] == "%s/%s" % (n["algo"], n["proto"]), r
+EOF
 
 # 3. Copy neighbours, quiet then loaded.
 m=$(mixfile cont "$(coll ar '{"collective": "all_reduce"}' '"64KiB"' 0.4),
