@@ -84,6 +84,8 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
      * own goodput would mislead (each operation waits on an enqueue). */
     const char *op = jsonutil_str(fl, "op");
     bool coll = tr && !strcmp(tr, "nccl") && op && !strcmp(op, "collective");
+    /* Host<->GPU copies: GB/s per direction, as the copy engines are rated. */
+    bool copy = tr && !strcmp(tr, "nccl") && op && !strcmp(op, "copy");
     if (sim)
         sb_printf(sb, "    in simulated time: %s%s%sgoodput, last completion (end)\n",
                   lat ? "latency " : "", lat ? kind : "", lat ? " (us), " : "");
@@ -96,6 +98,8 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
         sb_printf(sb, " %9s %10s\n", "sim Gb/s", "end us");
     else if (coll)
         sb_printf(sb, " %9s %9s %9s  %s\n", "time us", "algbw", "busbw", "algo/proto");
+    else if (copy)
+        sb_printf(sb, " %9s %9s %10s\n", "h2d GB/s", "d2h GB/s", "ops/s");
     else
         sb_printf(sb, " %9s %9s %10s %7s\n", "Gb/s", "wire Gb/s", "ops/s", "retrans");
     const cJSON *pt;
@@ -116,6 +120,11 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
         if (sim) {
             cell(sb, simres, "goodput_gbps", 10, "%.3f");
             cell(sb, simres, "completion_us", 11, "%.1f");
+        } else if (copy) {
+            const cJSON *c = cJSON_GetObjectItem(pt, "copy");
+            cell(sb, c, "h2d_GBps", 10, "%.2f");
+            cell(sb, c, "d2h_GBps", 10, "%.2f");
+            cell(sb, pt, "ops_per_s", 11, "%.0f");
         } else if (coll) {
             /* bw_from says which time the bandwidths use: host-timed, else per-iteration. */
             const cJSON *nc = cJSON_GetObjectItem(pt, "nccl");

@@ -134,6 +134,21 @@ assert c["h2d"]["conditions"]["copy"]["lanes"] == ["GPU 0 h2d", "GPU 1 h2d"]
 assert c["d2h"]["conditions"]["copy"]["lanes"] == ["GPU 1 d2h"]
 assert d["summary"]["quiet"]["p99"] > 0 and d["summary"]["loaded"]["p99"] > 0
 ' && echo "PASS: copy neighbours, quiet vs loaded" || fail "contention results"
+"$bin" report "$tmp/cont.out.json" >"$tmp/report" 2>&1 || fail "report: $(cat "$tmp/report")"
+python3 - "$tmp/cont.out.json" "$tmp/report" <<'EOF' && echo "PASS: copies print GB/s per direction" || fail "copy summary: $(cat "$tmp/report")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+txt = open(sys.argv[2]).read()
+assert "h2d GB/s" in txt and "d2h GB/s" in txt, txt
+lines = txt.splitlines()
+for name in ("h2d", "d2h"):
+    f = [f for f in d["phases"][1]["flows"] if f["name"] == name][0]
+    c = [p for p in f["points"] if p["measured"]][-1]["copy"]
+    i = next(k for k, l in enumerate(lines) if l.strip().startswith(name + " (background"))
+    row = lines[i + 3].split()
+    want = ["n/a" if c[k] is None else "%.2f" % c[k] for k in ("h2d_GBps", "d2h_GBps")]
+    assert row[-3:-1] == want, (name, row, want)
+EOF
 
 # 4. A hung operation: the flow fails within the bound, with the reason, and the run ends.
 BOUND=1
