@@ -98,13 +98,21 @@ size_t rdmanl_build_dev_dump(void *buf, size_t cap, uint32_t seq)
     return nlb_end(&b);
 }
 
+/* Every QP-statistics request starts alike: acknowledged, the device and port, and the
+ * resource (QPs). */
+static void qp_stat_start(struct nlb *b, void *buf, size_t cap, uint16_t cmd, uint32_t seq,
+                          uint32_t dev, uint32_t port)
+{
+    nlb_start(b, buf, cap, NLDEV(cmd), NLM_F_REQUEST | NLM_F_ACK, seq);
+    nlb_u32(b, RDMA_NLDEV_ATTR_DEV_INDEX, dev);
+    nlb_u32(b, RDMA_NLDEV_ATTR_PORT_INDEX, port);
+    nlb_u32(b, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
+}
+
 size_t rdmanl_build_mode_get(void *buf, size_t cap, uint32_t seq, uint32_t dev, uint32_t port)
 {
     struct nlb b;
-    nlb_start(&b, buf, cap, NLDEV(RDMA_NLDEV_CMD_STAT_GET), NLM_F_REQUEST | NLM_F_ACK, seq);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_DEV_INDEX, dev);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
+    qp_stat_start(&b, buf, cap, RDMA_NLDEV_CMD_STAT_GET, seq, dev, port);
     /* Present (any value) so stat_get_doit_qp() answers with the mode, not counters. */
     nlb_u32(&b, RDMA_NLDEV_ATTR_STAT_MODE, RDMA_COUNTER_MODE_MANUAL);
     return nlb_end(&b);
@@ -114,10 +122,7 @@ size_t rdmanl_build_bind(void *buf, size_t cap, uint32_t seq, uint32_t dev, uint
                          uint32_t qpn, bool new_counter, uint32_t counter)
 {
     struct nlb b;
-    nlb_start(&b, buf, cap, NLDEV(RDMA_NLDEV_CMD_STAT_SET), NLM_F_REQUEST | NLM_F_ACK, seq);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_DEV_INDEX, dev);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
+    qp_stat_start(&b, buf, cap, RDMA_NLDEV_CMD_STAT_SET, seq, dev, port);
     nlb_u32(&b, RDMA_NLDEV_ATTR_STAT_MODE, RDMA_COUNTER_MODE_MANUAL);
     nlb_u32(&b, RDMA_NLDEV_ATTR_RES_LQPN, qpn);
     if (!new_counter)
@@ -129,10 +134,7 @@ size_t rdmanl_build_unbind(void *buf, size_t cap, uint32_t seq, uint32_t dev, ui
                            uint32_t qpn, uint32_t counter)
 {
     struct nlb b;
-    nlb_start(&b, buf, cap, NLDEV(RDMA_NLDEV_CMD_STAT_DEL), NLM_F_REQUEST | NLM_F_ACK, seq);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_DEV_INDEX, dev);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
+    qp_stat_start(&b, buf, cap, RDMA_NLDEV_CMD_STAT_DEL, seq, dev, port);
     nlb_u32(&b, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, counter);
     nlb_u32(&b, RDMA_NLDEV_ATTR_RES_LQPN, qpn);
     return nlb_end(&b);
@@ -142,10 +144,7 @@ size_t rdmanl_build_counter_get(void *buf, size_t cap, uint32_t seq, uint32_t de
                                 uint32_t counter)
 {
     struct nlb b;
-    nlb_start(&b, buf, cap, NLDEV(RDMA_NLDEV_CMD_STAT_GET), NLM_F_REQUEST | NLM_F_ACK, seq);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_DEV_INDEX, dev);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-    nlb_u32(&b, RDMA_NLDEV_ATTR_STAT_RES, RDMA_NLDEV_ATTR_RES_QP);
+    qp_stat_start(&b, buf, cap, RDMA_NLDEV_CMD_STAT_GET, seq, dev, port);
     nlb_u32(&b, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, counter);
     return nlb_end(&b);
 }
