@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "topology/topo_jsonrd.h"
 
 static const char *const fnode_types[] = {"", "CA", "switch", "router"};
 static const char *const port_states[] = {"UNKNOWN", "DOWN",   "INIT",
@@ -20,8 +21,6 @@ static const char *const phys_states[] = {
     "LinkErrorRecovery", "PhyTest"};
 static const char *const route_states[] = {"ok",   "no-entry",  "link-down",
                                            "loop", "no-answer", "unresolved"};
-
-#define NAMES(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
 
 /* 2^53: the largest range in which a double holds every integer. */
 #define EXACT_DOUBLE_MAX 9007199254740992ull
@@ -33,14 +32,6 @@ static void add_guid(cJSON *o, const char *key, uint64_t g)
     char buf[24];
     topo_guid_str(g, buf, sizeof(buf));
     cJSON_AddStringToObject(o, key, buf);
-}
-
-static void add_idx(cJSON *o, const char *key, int v)
-{
-    if (v >= 0)
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
 }
 
 static void add_u64(cJSON *o, const char *key, bool valid, uint64_t v)
@@ -69,7 +60,7 @@ static cJSON *node_json(const struct topo_fnode *n)
     jsonutil_add_num_or_null(o, "lid", n->valid & TOPO_FNODE_V_LID, n->lid);
     jsonutil_add_num_or_null(o, "hops", n->valid & TOPO_FNODE_V_HOPS, n->hops);
     if (n->valid & TOPO_FNODE_V_HOPS)
-        add_idx(o, "local", n->local);
+        topo_json_add_idx(o, "local", n->local);
     else
         cJSON_AddNullToObject(o, "local");
     return o;
@@ -102,7 +93,7 @@ static cJSON *port_json(const struct topo_fport *p)
                              p->lane_sup_gbps);
     jsonutil_add_num_or_null(o, "lane_enabled_gbps", p->valid & TOPO_FPORT_V_SPEED_CAP,
                              p->lane_ena_gbps);
-    add_idx(o, "remote", p->remote);
+    topo_json_add_idx(o, "remote", p->remote);
     return o;
 }
 
@@ -118,8 +109,8 @@ static cJSON *ib_json(const struct topo_fabric *f)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "ca", l->ca);
         cJSON_AddNumberToObject(o, "num", l->num);
-        add_idx(o, "port", l->port);
-        add_idx(o, "fport", l->fport);
+        topo_json_add_idx(o, "port", l->port);
+        topo_json_add_idx(o, "fport", l->fport);
         cJSON_AddStringToObject(o, "status", l->status);
         cJSON_AddItemToArray(a, o);
     }
@@ -150,8 +141,8 @@ static cJSON *ib_json(const struct topo_fabric *f)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "from", r->src_spec);
         cJSON_AddStringToObject(o, "to", r->dst_spec);
-        add_idx(o, "src", r->src);
-        add_idx(o, "dst", r->dst);
+        topo_json_add_idx(o, "src", r->src);
+        topo_json_add_idx(o, "dst", r->dst);
         cJSON_AddNumberToObject(o, "src_lid", r->src_lid);
         cJSON_AddNumberToObject(o, "dst_lid", r->dst_lid);
         cJSON_AddStringToObject(o, "status", topo_route_status_str(r->status));
@@ -195,7 +186,7 @@ static cJSON *lldp_json(const struct topo_fabric *f)
         const struct topo_neighbour *n = &f->neighbours[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "ifname", n->ifname);
-        add_idx(o, "netdev", n->netdev);
+        topo_json_add_idx(o, "netdev", n->netdev);
         cJSON_AddStringToObject(o, "protocol", n->protocol);
         cJSON_AddStringToObject(o, "chassis_id", n->chassis_id);
         cJSON_AddStringToObject(o, "chassis_id_type", n->chassis_id_type);
@@ -235,81 +226,39 @@ cJSON *topo_fabric_to_json(const struct topo_model *m)
 
 /* ---- reading ---- */
 
-struct rd {
-    const char *what;
-    struct ft_err *err;
-    int rc;
-};
-
-static void bad(struct rd *c, const char *arr, int i, const char *key, const char *must)
-{
-    if (c->rc == 0)
-        c->rc = ft_err_set(c->err, -EBADMSG, "%s: fabric %s[%d].%s %s", c->what, arr, i, key, must);
-}
-
-static int name_to_enum(const char *s, const char *const *names, int n)
-{
-    if (!s)
-        return -1;
-    for (int i = 0; i < n; i++)
-        if (names[i][0] && !strcmp(s, names[i]))
-            return i;
-    return -1;
-}
-
-static void get_str(const cJSON *o, const char *key, char *buf, size_t len)
-{
-    if (!jsonutil_strcpy(o, key, buf, len) && len)
-        buf[0] = 0;
-}
-
-/* A number member: absent or null -> false; another type -> error. */
-static bool opt_num(struct rd *c, const cJSON *o, const char *arr, int i, const char *key,
-                    double *out)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!it || cJSON_IsNull(it))
-        return false;
-    if (!cJSON_IsNumber(it)) {
-        bad(c, arr, i, key, "must be a number or null");
-        return false;
-    }
-    *out = it->valuedouble;
-    return true;
-}
-
 /* An index member in [-1, hi): null/absent -> -1. */
-static int opt_idx(struct rd *c, const cJSON *o, const char *arr, int i, const char *key, int hi)
+static int opt_idx(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
+                   int hi)
 {
     double v;
-    if (!opt_num(c, o, arr, i, key, &v))
+    if (!topo_jrd_num(c, o, arr, i, key, &v))
         return -1;
     if (v < 0 || v >= hi || v != (int)v) {
-        bad(c, arr, i, key, "is out of range");
+        topo_jrd_bad(c, arr, i, key, "is out of range");
         return -1;
     }
     return (int)v;
 }
 
-static bool get_guid(struct rd *c, const cJSON *o, const char *arr, int i, const char *key,
+static bool get_guid(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
                      uint64_t *out)
 {
     const char *s = jsonutil_str(o, key);
     char *end;
     if (!s || strncmp(s, "0x", 2)) {
-        bad(c, arr, i, key, "must be a GUID string like \"0x0002c90300a1b2c3\"");
+        topo_jrd_bad(c, arr, i, key, "must be a GUID string like \"0x0002c90300a1b2c3\"");
         return false;
     }
     errno = 0;
     *out = strtoull(s, &end, 16);
     if (errno || *end) {
-        bad(c, arr, i, key, "must be a GUID string like \"0x0002c90300a1b2c3\"");
+        topo_jrd_bad(c, arr, i, key, "must be a GUID string like \"0x0002c90300a1b2c3\"");
         return false;
     }
     return true;
 }
 
-static bool get_u64(struct rd *c, const cJSON *o, const char *arr, int i, const char *key,
+static bool get_u64(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
                     uint64_t *out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -326,87 +275,78 @@ static bool get_u64(struct rd *c, const cJSON *o, const char *arr, int i, const 
         if (!errno && !*end && it->valuestring[0] != '-')
             return true;
     }
-    bad(c, arr, i, key, "must be a non-negative integer, a decimal string or null");
+    topo_jrd_bad(c, arr, i, key, "must be a non-negative integer, a decimal string or null");
     return false;
 }
 
-static const cJSON *array_of(struct rd *c, const cJSON *o, const char *key)
+static void load_node(struct topo_jrd *c, const cJSON *o, int i, struct topo_fnode *n, int nlocals)
 {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!a || cJSON_IsNull(a))
-        return NULL;
-    if (!cJSON_IsArray(a))
-        bad(c, key, 0, "", "must be an array");
-    return a;
-}
-
-static void load_node(struct rd *c, const cJSON *o, int i, struct topo_fnode *n, int nlocals)
-{
-    int t = name_to_enum(jsonutil_str(o, "type"), NAMES(fnode_types));
+    int t = topo_name_to_enum(jsonutil_str(o, "type"), TOPO_NAMES(fnode_types));
     if (t < 0)
-        bad(c, "nodes", i, "type", "must be switch, CA or router");
+        topo_jrd_bad(c, "nodes", i, "type", "must be switch, CA or router");
     n->type = t < 0 ? TOPO_FNODE_CA : (enum topo_fnode_type)t;
     get_guid(c, o, "nodes", i, "guid", &n->guid);
     get_guid(c, o, "nodes", i, "sys_guid", &n->sys_guid);
-    get_str(o, "desc", n->desc, sizeof(n->desc));
+    topo_jrd_str(o, "desc", n->desc, sizeof(n->desc));
     double v, w;
-    if (opt_num(c, o, "nodes", i, "nports", &v))
+    if (topo_jrd_num(c, o, "nodes", i, "nports", &v))
         n->nports = (int)v;
-    if (opt_num(c, o, "nodes", i, "vendor_id", &v) && opt_num(c, o, "nodes", i, "device_id", &w)) {
+    if (topo_jrd_num(c, o, "nodes", i, "vendor_id", &v) &&
+        topo_jrd_num(c, o, "nodes", i, "device_id", &w)) {
         n->vendor_id = (uint32_t)v;
         n->device_id = (uint16_t)w;
         n->valid |= TOPO_FNODE_V_IDS;
     }
-    if (opt_num(c, o, "nodes", i, "lid", &v)) {
+    if (topo_jrd_num(c, o, "nodes", i, "lid", &v)) {
         n->lid = (uint32_t)v;
         n->valid |= TOPO_FNODE_V_LID;
     }
-    if (opt_num(c, o, "nodes", i, "hops", &v)) {
+    if (topo_jrd_num(c, o, "nodes", i, "hops", &v)) {
         n->hops = (int)v;
         n->local = opt_idx(c, o, "nodes", i, "local", nlocals);
         n->valid |= TOPO_FNODE_V_HOPS;
     }
 }
 
-static void load_port(struct rd *c, const cJSON *o, int i, struct topo_fport *p, int nnodes,
+static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_fport *p, int nnodes,
                       int nports)
 {
     p->node = opt_idx(c, o, "ports", i, "node", nnodes);
     if (p->node < 0)
-        bad(c, "ports", i, "node", "must name a node");
+        topo_jrd_bad(c, "ports", i, "node", "must name a node");
     double v, w;
-    if (opt_num(c, o, "ports", i, "num", &v))
+    if (topo_jrd_num(c, o, "ports", i, "num", &v))
         p->num = (int)v;
     get_guid(c, o, "ports", i, "guid", &p->guid);
-    int s = name_to_enum(jsonutil_str(o, "state"), NAMES(port_states));
-    int ph = name_to_enum(jsonutil_str(o, "phys_state"), NAMES(phys_states));
+    int s = topo_name_to_enum(jsonutil_str(o, "state"), TOPO_NAMES(port_states));
+    int ph = topo_name_to_enum(jsonutil_str(o, "phys_state"), TOPO_NAMES(phys_states));
     if (s >= 0 && ph >= 0) {
         p->state = (enum topo_port_state)s;
         p->phys_state = (enum topo_phys_state)ph;
         p->valid |= TOPO_FPORT_V_STATE;
     }
-    if (opt_num(c, o, "ports", i, "lid", &v) && opt_num(c, o, "ports", i, "lmc", &w)) {
+    if (topo_jrd_num(c, o, "ports", i, "lid", &v) && topo_jrd_num(c, o, "ports", i, "lmc", &w)) {
         p->lid = (uint32_t)v;
         p->lmc = (int)w;
         p->valid |= TOPO_FPORT_V_LID;
     }
-    if (opt_num(c, o, "ports", i, "width", &v)) {
+    if (topo_jrd_num(c, o, "ports", i, "width", &v)) {
         p->width = (int)v;
         p->valid |= TOPO_FPORT_V_WIDTH;
     }
-    if (opt_num(c, o, "ports", i, "width_supported", &v) &&
-        opt_num(c, o, "ports", i, "width_enabled", &w)) {
+    if (topo_jrd_num(c, o, "ports", i, "width_supported", &v) &&
+        topo_jrd_num(c, o, "ports", i, "width_enabled", &w)) {
         p->width_sup = (int)v;
         p->width_ena = (int)w;
         p->valid |= TOPO_FPORT_V_WIDTH_CAP;
     }
-    if (opt_num(c, o, "ports", i, "lane_gbps", &v)) {
+    if (topo_jrd_num(c, o, "ports", i, "lane_gbps", &v)) {
         p->lane_gbps = v;
-        get_str(o, "speed", p->speed, sizeof(p->speed));
+        topo_jrd_str(o, "speed", p->speed, sizeof(p->speed));
         p->valid |= TOPO_FPORT_V_SPEED;
     }
-    if (opt_num(c, o, "ports", i, "lane_supported_gbps", &v) &&
-        opt_num(c, o, "ports", i, "lane_enabled_gbps", &w)) {
+    if (topo_jrd_num(c, o, "ports", i, "lane_supported_gbps", &v) &&
+        topo_jrd_num(c, o, "ports", i, "lane_enabled_gbps", &w)) {
         p->lane_sup_gbps = v;
         p->lane_ena_gbps = w;
         p->valid |= TOPO_FPORT_V_SPEED_CAP;
@@ -414,18 +354,19 @@ static void load_port(struct rd *c, const cJSON *o, int i, struct topo_fport *p,
     p->remote = opt_idx(c, o, "ports", i, "remote", nports);
 }
 
-static void load_ib(struct rd *c, const cJSON *ib, struct topo_model *m)
+static void load_ib(struct topo_jrd *c, const cJSON *ib, struct topo_model *m)
 {
     struct topo_fabric *f = &m->fabric;
     f->valid |= TOPO_FAB_V_IB;
-    get_str(ib, "status", f->ib_status, sizeof(f->ib_status));
+    topo_jrd_str(ib, "status", f->ib_status, sizeof(f->ib_status));
     double v;
-    if (opt_num(c, ib, "ib", 0, "mad_timeout_ms", &v))
+    if (topo_jrd_num(c, ib, "ib", 0, "mad_timeout_ms", &v))
         f->mad_timeout_ms = (int)v;
-    if (opt_num(c, ib, "ib", 0, "mad_retries", &v))
+    if (topo_jrd_num(c, ib, "ib", 0, "mad_retries", &v))
         f->mad_retries = (int)v;
-    const cJSON *la = array_of(c, ib, "locals"), *na = array_of(c, ib, "nodes"),
-                *pa = array_of(c, ib, "ports"), *o;
+    const cJSON *la = topo_jrd_array(c, ib, "locals", true),
+                *na = topo_jrd_array(c, ib, "nodes", true),
+                *pa = topo_jrd_array(c, ib, "ports", true), *o;
     int nlocals = la ? cJSON_GetArraySize(la) : 0, nnodes = na ? cJSON_GetArraySize(na) : 0;
     int nports = pa ? cJSON_GetArraySize(pa) : 0;
     int i = 0;
@@ -451,7 +392,8 @@ static void load_ib(struct rd *c, const cJSON *ib, struct topo_model *m)
         if (fn->first_port < 0)
             fn->first_port = p;
         else if (fn->first_port + fn->nfports != p)
-            bad(c, "ports", p, "node", "breaks its node's run of ports (keep them together)");
+            topo_jrd_bad(c, "ports", p, "node",
+                         "breaks its node's run of ports (keep them together)");
         fn->nfports++;
     }
     i = 0;
@@ -460,35 +402,35 @@ static void load_ib(struct rd *c, const cJSON *ib, struct topo_model *m)
         {
             int k = topo_fabric_add_local(f);
             struct topo_flocal *l = &f->locals[k];
-            get_str(o, "ca", l->ca, sizeof(l->ca));
-            if (opt_num(c, o, "locals", i, "num", &v))
+            topo_jrd_str(o, "ca", l->ca, sizeof(l->ca));
+            if (topo_jrd_num(c, o, "locals", i, "num", &v))
                 l->num = (int)v;
             l->port = opt_idx(c, o, "locals", i, "port", m->nports);
             l->fport = opt_idx(c, o, "locals", i, "fport", nports);
-            get_str(o, "status", l->status, sizeof(l->status));
+            topo_jrd_str(o, "status", l->status, sizeof(l->status));
             i++;
         }
-    const cJSON *ra = array_of(c, ib, "routes");
+    const cJSON *ra = topo_jrd_array(c, ib, "routes", true);
     i = 0;
     if (ra)
         cJSON_ArrayForEach(o, ra)
         {
             int k = topo_fabric_add_route(f);
             struct topo_froute *r = &f->routes[k];
-            get_str(o, "from", r->src_spec, sizeof(r->src_spec));
-            get_str(o, "to", r->dst_spec, sizeof(r->dst_spec));
+            topo_jrd_str(o, "from", r->src_spec, sizeof(r->src_spec));
+            topo_jrd_str(o, "to", r->dst_spec, sizeof(r->dst_spec));
             r->src = opt_idx(c, o, "routes", i, "src", nports);
             r->dst = opt_idx(c, o, "routes", i, "dst", nports);
-            if (opt_num(c, o, "routes", i, "src_lid", &v))
+            if (topo_jrd_num(c, o, "routes", i, "src_lid", &v))
                 r->src_lid = (uint32_t)v;
-            if (opt_num(c, o, "routes", i, "dst_lid", &v))
+            if (topo_jrd_num(c, o, "routes", i, "dst_lid", &v))
                 r->dst_lid = (uint32_t)v;
-            int s = name_to_enum(jsonutil_str(o, "status"), NAMES(route_states));
+            int s = topo_name_to_enum(jsonutil_str(o, "status"), TOPO_NAMES(route_states));
             if (s < 0)
-                bad(c, "routes", i, "status", "is not a route status");
+                topo_jrd_bad(c, "routes", i, "status", "is not a route status");
             r->status = s < 0 ? TOPO_ROUTE_UNRESOLVED : (enum topo_route_status)s;
-            get_str(o, "detail", r->detail, sizeof(r->detail));
-            const cJSON *ha = array_of(c, o, "hops"), *h;
+            topo_jrd_str(o, "detail", r->detail, sizeof(r->detail));
+            const cJSON *ha = topo_jrd_array(c, o, "hops", true), *h;
             r->first_hop = f->nhops;
             int j = 0;
             if (ha)
@@ -497,9 +439,9 @@ static void load_ib(struct rd *c, const cJSON *ib, struct topo_model *m)
                     int hk = topo_fabric_add_hop(f);
                     struct topo_fhop *hp = &f->hops[hk];
                     hp->node = opt_idx(c, h, "routes.hops", j, "node", nnodes);
-                    if (opt_num(c, h, "routes.hops", j, "in", &v))
+                    if (topo_jrd_num(c, h, "routes.hops", j, "in", &v))
                         hp->in_port = (int)v;
-                    if (opt_num(c, h, "routes.hops", j, "out", &v))
+                    if (topo_jrd_num(c, h, "routes.hops", j, "out", &v))
                         hp->out_port = (int)v;
                     j++;
                 }
@@ -509,9 +451,9 @@ static void load_ib(struct rd *c, const cJSON *ib, struct topo_model *m)
     const cJSON *ctr = cJSON_GetObjectItemCaseSensitive(ib, "counters");
     if (cJSON_IsObject(ctr)) {
         f->valid |= TOPO_FAB_V_COUNTERS;
-        if (opt_num(c, ctr, "counters", 0, "window_s", &v))
+        if (topo_jrd_num(c, ctr, "counters", 0, "window_s", &v))
             f->window_s = v;
-        const cJSON *va = array_of(c, ctr, "values");
+        const cJSON *va = topo_jrd_array(c, ctr, "values", true);
         i = 0;
         if (va)
             cJSON_ArrayForEach(o, va)
@@ -519,7 +461,7 @@ static void load_ib(struct rd *c, const cJSON *ib, struct topo_model *m)
                 int k = topo_fabric_add_counter(f);
                 struct topo_fcounter *x = &f->counters[k];
                 x->fport = opt_idx(c, o, "counters", i, "port", nports);
-                get_str(o, "name", x->name, sizeof(x->name));
+                topo_jrd_str(o, "name", x->name, sizeof(x->name));
                 x->valid0 = get_u64(c, o, "counters", i, "v0", &x->v0);
                 x->valid1 = get_u64(c, o, "counters", i, "v1", &x->v1);
                 i++;
@@ -527,12 +469,12 @@ static void load_ib(struct rd *c, const cJSON *ib, struct topo_model *m)
     }
 }
 
-static void load_lldp(struct rd *c, const cJSON *l, struct topo_model *m)
+static void load_lldp(struct topo_jrd *c, const cJSON *l, struct topo_model *m)
 {
     struct topo_fabric *f = &m->fabric;
     f->valid |= TOPO_FAB_V_LLDP;
-    get_str(l, "status", f->lldp_status, sizeof(f->lldp_status));
-    const cJSON *a = array_of(c, l, "neighbours"), *o;
+    topo_jrd_str(l, "status", f->lldp_status, sizeof(f->lldp_status));
+    const cJSON *a = topo_jrd_array(c, l, "neighbours", true), *o;
     int i = 0;
     if (!a)
         return;
@@ -540,24 +482,24 @@ static void load_lldp(struct rd *c, const cJSON *l, struct topo_model *m)
     {
         int k = topo_fabric_add_neighbour(f);
         struct topo_neighbour *n = &f->neighbours[k];
-        get_str(o, "ifname", n->ifname, sizeof(n->ifname));
+        topo_jrd_str(o, "ifname", n->ifname, sizeof(n->ifname));
         n->netdev = opt_idx(c, o, "neighbours", i, "netdev", m->nnetdevs);
-        get_str(o, "protocol", n->protocol, sizeof(n->protocol));
-        get_str(o, "chassis_id", n->chassis_id, sizeof(n->chassis_id));
-        get_str(o, "chassis_id_type", n->chassis_id_type, sizeof(n->chassis_id_type));
-        get_str(o, "sysname", n->sysname, sizeof(n->sysname));
-        get_str(o, "sysdesc", n->sysdesc, sizeof(n->sysdesc));
-        get_str(o, "port_id", n->port_id, sizeof(n->port_id));
-        get_str(o, "port_id_type", n->port_id_type, sizeof(n->port_id_type));
-        get_str(o, "port_desc", n->port_desc, sizeof(n->port_desc));
-        get_str(o, "mgmt_addr", n->mgmt_addr, sizeof(n->mgmt_addr));
+        topo_jrd_str(o, "protocol", n->protocol, sizeof(n->protocol));
+        topo_jrd_str(o, "chassis_id", n->chassis_id, sizeof(n->chassis_id));
+        topo_jrd_str(o, "chassis_id_type", n->chassis_id_type, sizeof(n->chassis_id_type));
+        topo_jrd_str(o, "sysname", n->sysname, sizeof(n->sysname));
+        topo_jrd_str(o, "sysdesc", n->sysdesc, sizeof(n->sysdesc));
+        topo_jrd_str(o, "port_id", n->port_id, sizeof(n->port_id));
+        topo_jrd_str(o, "port_id_type", n->port_id_type, sizeof(n->port_id_type));
+        topo_jrd_str(o, "port_desc", n->port_desc, sizeof(n->port_desc));
+        topo_jrd_str(o, "mgmt_addr", n->mgmt_addr, sizeof(n->mgmt_addr));
         double v;
-        if (opt_num(c, o, "neighbours", i, "vlan", &v)) {
+        if (topo_jrd_num(c, o, "neighbours", i, "vlan", &v)) {
             n->vlan = (int)v;
             n->valid |= TOPO_NB_V_VLAN;
         }
-        get_str(o, "vlans", n->vlans, sizeof(n->vlans));
-        if (opt_num(c, o, "neighbours", i, "ttl", &v)) {
+        topo_jrd_str(o, "vlans", n->vlans, sizeof(n->vlans));
+        if (topo_jrd_num(c, o, "neighbours", i, "ttl", &v)) {
             n->ttl = (int)v;
             n->valid |= TOPO_NB_V_TTL;
         }
@@ -568,7 +510,7 @@ static void load_lldp(struct rd *c, const cJSON *l, struct topo_model *m)
 int topo_fabric_from_json(const cJSON *o, struct topo_model *m, const char *what,
                           struct ft_err *err)
 {
-    struct rd c = {.what = what, .err = err};
+    struct topo_jrd c = {.what = what, .scope = "fabric ", .err = err};
     if (!o || cJSON_IsNull(o))
         return 0;
     if (!cJSON_IsObject(o))
@@ -579,7 +521,7 @@ int topo_fabric_from_json(const cJSON *o, struct topo_model *m, const char *what
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "lldp");
     if (cJSON_IsObject(l))
         load_lldp(&c, l, m);
-    const cJSON *a = array_of(&c, o, "notes"), *n;
+    const cJSON *a = topo_jrd_array(&c, o, "notes", true), *n;
     if (a)
         cJSON_ArrayForEach(n, a) if (cJSON_IsString(n))
             topo_fabric_note(&m->fabric, "%s", n->valuestring);

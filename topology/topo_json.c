@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "topology/topo_jsonrd.h"
 #include "topology/topo_fabric.h"
 #include "topology/topo_load.h"
 
@@ -22,18 +23,6 @@ static const char *const peer_kinds[] = {"gpu", "switch", "cpu"};
 static const char *const ll_names[] = {"unknown", "InfiniBand", "Ethernet"};
 static const char *const gid_types[] = {"IB", "RoCE v1", "RoCE v2"};
 
-#define NAMES(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
-
-static int name_to_enum(const char *s, const char *const *names, int n)
-{
-    if (!s)
-        return -1;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(s, names[i]))
-            return i;
-    return -1;
-}
-
 static void add_bdf(cJSON *o, const char *key, const struct topo_bdf *a)
 {
     char buf[32];
@@ -46,14 +35,6 @@ static void add_hex(cJSON *o, const char *key, unsigned v, int digits)
     char buf[16];
     snprintf(buf, sizeof(buf), "%0*x", digits, v);
     cJSON_AddStringToObject(o, key, buf);
-}
-
-static void add_idx(cJSON *o, const char *key, int v)
-{
-    if (v >= 0)
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
 }
 
 static void add_tristate(cJSON *o, const char *key, int v)
@@ -96,7 +77,7 @@ static cJSON *pci_json(const struct topo_pci *p)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", pci_kinds[p->kind]);
-    add_idx(o, "parent", p->parent);
+    topo_json_add_idx(o, "parent", p->parent);
     add_bdf(o, "bdf", &p->addr);
     cJSON *br = cJSON_AddArrayToObject(o, "buses");
     cJSON_AddItemToArray(br, cJSON_CreateNumber(p->bus_first));
@@ -111,8 +92,8 @@ static cJSON *pci_json(const struct topo_pci *p)
         add_hex(o, "class_id", p->class_id, 4);
     }
     cJSON_AddStringToObject(o, "role", roles[p->role]);
-    add_idx(o, "numa", p->numa);
-    add_idx(o, "package", p->package);
+    topo_json_add_idx(o, "numa", p->numa);
+    topo_json_add_idx(o, "package", p->package);
     cJSON_AddStringToObject(o, "cpuset", p->cpuset);
     jsonutil_add_num_or_null(o, "cur_speed_gts", p->valid & TOPO_PCI_V_CUR_SPEED, p->cur_speed_gts);
     jsonutil_add_num_or_null(o, "cur_width", p->valid & TOPO_PCI_V_CUR_WIDTH, p->cur_width);
@@ -140,7 +121,7 @@ static cJSON *gpu_json(const struct topo_gpu *g)
     jsonutil_add_num_or_null(o, "nvml_index", g->valid & TOPO_GPU_V_NVML, g->nvml_index);
     jsonutil_add_num_or_null(o, "rsmi_index", g->valid & TOPO_GPU_V_RSMI, g->rsmi_index);
     jsonutil_add_num_or_null(o, "mem_bytes", g->valid & TOPO_GPU_V_MEM, (double)g->mem_bytes);
-    add_idx(o, "mem_numa", g->mem_numa);
+    topo_json_add_idx(o, "mem_numa", g->mem_numa);
     return o;
 }
 
@@ -173,7 +154,7 @@ static cJSON *port_json(const struct topo_port *p)
     jsonutil_add_num_or_null(o, "lmc", p->valid & TOPO_PORT_V_LID, p->lmc);
     jsonutil_add_num_or_null(o, "sm_lid", p->valid & TOPO_PORT_V_SMLID, p->sm_lid);
     jsonutil_add_num_or_null(o, "sm_sl", p->valid & TOPO_PORT_V_SMLID, p->sm_sl);
-    add_idx(o, "netdev", p->netdev);
+    topo_json_add_idx(o, "netdev", p->netdev);
     if (p->valid & TOPO_PORT_V_GIDS) {
         cJSON *ga = cJSON_AddArrayToObject(o, "gids");
         for (int i = 0; i < p->ngids; i++) {
@@ -198,7 +179,7 @@ static cJSON *port_json(const struct topo_port *p)
 static cJSON *nic_json(const struct topo_nic *n)
 {
     cJSON *o = cJSON_CreateObject();
-    add_idx(o, "pci", n->pci);
+    topo_json_add_idx(o, "pci", n->pci);
     cJSON_AddNumberToObject(o, "adapter", n->adapter);
     cJSON_AddStringToObject(o, "rdma_dev", n->rdma_dev);
     cJSON_AddStringToObject(o, "driver", n->driver);
@@ -216,8 +197,8 @@ static cJSON *netdev_json(const struct topo_netdev *d)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", d->name);
-    add_idx(o, "pci", d->pci);
-    add_idx(o, "nic", d->nic);
+    topo_json_add_idx(o, "pci", d->pci);
+    topo_json_add_idx(o, "nic", d->nic);
     cJSON_AddNumberToObject(o, "dev_port", d->dev_port);
     cJSON_AddStringToObject(o, "mac", d->mac);
     jsonutil_add_num_or_null(o, "mtu", d->valid & TOPO_NET_V_MTU, d->mtu);
@@ -255,10 +236,10 @@ cJSON *topo_json_from_model(const struct topo_model *m)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "os_index", n->os_index);
         cJSON_AddStringToObject(o, "kind", numa_kinds[n->kind]);
-        add_idx(o, "package", n->package);
+        topo_json_add_idx(o, "package", n->package);
         cJSON_AddNumberToObject(o, "mem_bytes", (double)n->mem_bytes);
         cJSON_AddStringToObject(o, "cpuset", n->cpuset);
-        add_idx(o, "gpu", n->gpu);
+        topo_json_add_idx(o, "gpu", n->gpu);
         cJSON_AddStringToObject(o, "subtype", n->subtype);
         cJSON_AddItemToArray(a, o);
     }
@@ -276,7 +257,7 @@ cJSON *topo_json_from_model(const struct topo_model *m)
         cJSON_AddStringToObject(o, "peer_kind", peer_kinds[l->peer_kind]);
         cJSON_AddNumberToObject(o, "peer", l->peer);
         cJSON_AddNumberToObject(o, "bw_mbs", l->bw_mbs);
-        add_idx(o, "links", l->links);
+        topo_json_add_idx(o, "links", l->links);
         cJSON_AddStringToObject(o, "kind", l->kind);
         cJSON_AddItemToArray(a, o);
     }
@@ -311,55 +292,21 @@ cJSON *topo_json_from_model(const struct topo_model *m)
 
 /* ---- JSON -> model ---- */
 
-struct jctx {
-    const char *what;
-    struct ft_err *err;
-    int rc;
-};
-
-static int bad(struct jctx *c, const char *fmt, const char *arr, int i, const char *key)
-{
-    if (c->rc == 0)
-        c->rc = ft_err_set(c->err, -EBADMSG, fmt, c->what, arr, i, key);
-    return c->rc;
-}
-
-/* Read an optional number: null/absent -> not valid. Wrong type -> error. */
-static bool opt_num(struct jctx *c, const cJSON *o, const char *arr, int i, const char *key,
-                    double *out)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!it || cJSON_IsNull(it))
-        return false;
-    if (!cJSON_IsNumber(it)) {
-        bad(c, "%s: %s[%d].%s must be a number or null", arr, i, key);
-        return false;
-    }
-    *out = it->valuedouble;
-    return true;
-}
-
-static int req_int(struct jctx *c, const cJSON *o, const char *arr, int i, const char *key, int lo,
-                   int hi, int dflt)
+static int req_int(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
+                   int lo, int hi, int dflt)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!it || cJSON_IsNull(it))
         return dflt;
     if (!cJSON_IsNumber(it) || it->valuedouble < lo || it->valuedouble > hi) {
-        bad(c, "%s: %s[%d].%s is missing or out of range", arr, i, key);
+        topo_jrd_bad(c, arr, i, key, "is missing or out of range");
         return dflt;
     }
     return (int)it->valuedouble;
 }
 
-static void get_str(const cJSON *o, const char *key, char *buf, size_t len)
-{
-    if (!jsonutil_strcpy(o, key, buf, len))
-        buf[0] = '\0';
-}
-
-static unsigned hex_field(struct jctx *c, const cJSON *o, const char *arr, int i, const char *key,
-                          bool *present)
+static unsigned hex_field(struct topo_jrd *c, const cJSON *o, const char *arr, int i,
+                          const char *key, bool *present)
 {
     const char *s = jsonutil_str(o, key);
     *present = s != NULL;
@@ -368,7 +315,7 @@ static unsigned hex_field(struct jctx *c, const cJSON *o, const char *arr, int i
     char *end;
     unsigned long v = strtoul(s, &end, 16);
     if (*end || !*s) {
-        bad(c, "%s: %s[%d].%s must be a hex string", arr, i, key);
+        topo_jrd_bad(c, arr, i, key, "must be a hex string");
         return 0;
     }
     return (unsigned)v;
@@ -384,22 +331,12 @@ static int tristate(const cJSON *o, const char *key)
     return TOPO_UNKNOWN;
 }
 
-static const cJSON *array(struct jctx *c, const cJSON *doc, const char *key)
-{
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, key);
-    if (!a)
-        return NULL;
-    if (!cJSON_IsArray(a))
-        bad(c, "%s: %s%.0d%s must be an array", key, 0, "");
-    return a;
-}
-
 static void load_host(const cJSON *h, struct topo_host *o)
 {
-    get_str(h, "hostname", o->hostname, sizeof(o->hostname));
-    get_str(h, "kernel", o->kernel, sizeof(o->kernel));
-    get_str(h, "arch", o->arch, sizeof(o->arch));
-    get_str(h, "product", o->product, sizeof(o->product));
+    topo_jrd_str(h, "hostname", o->hostname, sizeof(o->hostname));
+    topo_jrd_str(h, "kernel", o->kernel, sizeof(o->kernel));
+    topo_jrd_str(h, "arch", o->arch, sizeof(o->arch));
+    topo_jrd_str(h, "product", o->product, sizeof(o->product));
     o->is_root = tristate(h, "is_root");
     o->cap_ipc_lock = tristate(h, "cap_ipc_lock");
     o->nvidia_peermem = tristate(h, "nvidia_peermem");
@@ -412,22 +349,22 @@ static void load_host(const cJSON *h, struct topo_host *o)
     }
 }
 
-static void load_pci(struct jctx *c, const cJSON *o, int i, struct topo_pci *p, int npci)
+static void load_pci(struct topo_jrd *c, const cJSON *o, int i, struct topo_pci *p, int npci)
 {
-    int kind = name_to_enum(jsonutil_str(o, "kind"), NAMES(pci_kinds));
+    int kind = topo_name_to_enum(jsonutil_str(o, "kind"), TOPO_NAMES(pci_kinds));
     if (kind < 0) {
-        bad(c, "%s: %s[%d].%s must be hostbridge, bridge or device", "pci", i, "kind");
+        topo_jrd_bad(c, "pci", i, "kind", "must be hostbridge, bridge or device");
         return;
     }
     p->kind = (enum topo_pci_kind)kind;
     p->parent = req_int(c, o, "pci", i, "parent", -1, npci - 1, -1);
     if (p->parent >= i) {
-        bad(c, "%s: %s[%d].%s must refer to an earlier entry", "pci", i, "parent");
+        topo_jrd_bad(c, "pci", i, "parent", "must refer to an earlier entry");
         return;
     }
     const char *bdf = jsonutil_str(o, "bdf");
     if (!bdf || topo_bdf_parse(bdf, &p->addr) < 0) {
-        bad(c, "%s: %s[%d].%s is not a PCI address like 0000:4d:00.0", "pci", i, "bdf");
+        topo_jrd_bad(c, "pci", i, "bdf", "is not a PCI address like 0000:4d:00.0");
         return;
     }
     const cJSON *br = cJSON_GetObjectItemCaseSensitive(o, "buses");
@@ -443,74 +380,74 @@ static void load_pci(struct jctx *c, const cJSON *o, int i, struct topo_pci *p, 
         p->valid |= TOPO_PCI_V_IDS;
     p->numa = req_int(c, o, "pci", i, "numa", -1, 1 << 20, -1);
     p->package = req_int(c, o, "pci", i, "package", -1, 1 << 20, -1);
-    get_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
+    topo_jrd_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
     double v;
-    if (opt_num(c, o, "pci", i, "cur_speed_gts", &v)) {
+    if (topo_jrd_num(c, o, "pci", i, "cur_speed_gts", &v)) {
         p->cur_speed_gts = v;
         p->valid |= TOPO_PCI_V_CUR_SPEED;
     }
-    if (opt_num(c, o, "pci", i, "cur_width", &v)) {
+    if (topo_jrd_num(c, o, "pci", i, "cur_width", &v)) {
         p->cur_width = (int)v;
         p->valid |= TOPO_PCI_V_CUR_WIDTH;
     }
-    if (opt_num(c, o, "pci", i, "max_speed_gts", &v)) {
+    if (topo_jrd_num(c, o, "pci", i, "max_speed_gts", &v)) {
         p->max_speed_gts = v;
         p->valid |= TOPO_PCI_V_MAX_SPEED;
     }
-    if (opt_num(c, o, "pci", i, "max_width", &v)) {
+    if (topo_jrd_num(c, o, "pci", i, "max_width", &v)) {
         p->max_width = (int)v;
         p->valid |= TOPO_PCI_V_MAX_WIDTH;
     }
-    if (opt_num(c, o, "pci", i, "link_gbs", &v)) {
+    if (topo_jrd_num(c, o, "pci", i, "link_gbs", &v)) {
         p->link_gbs = v;
         p->valid |= TOPO_PCI_V_LINK_GBS;
     }
-    if (opt_num(c, o, "pci", i, "acs_ctrl", &v)) {
+    if (topo_jrd_num(c, o, "pci", i, "acs_ctrl", &v)) {
         p->acs_ctrl = (uint16_t)v;
         p->valid |= TOPO_PCI_V_ACS;
     }
-    get_str(o, "vendor_name", p->vendor_name, sizeof(p->vendor_name));
-    get_str(o, "device_name", p->device_name, sizeof(p->device_name));
-    get_str(o, "subtype", p->subtype, sizeof(p->subtype));
-    get_str(o, "slot", p->slot, sizeof(p->slot));
+    topo_jrd_str(o, "vendor_name", p->vendor_name, sizeof(p->vendor_name));
+    topo_jrd_str(o, "device_name", p->device_name, sizeof(p->device_name));
+    topo_jrd_str(o, "subtype", p->subtype, sizeof(p->subtype));
+    topo_jrd_str(o, "slot", p->slot, sizeof(p->slot));
 }
 
-static void load_gpu(struct jctx *c, const cJSON *o, int i, struct topo_gpu *g, int npci)
+static void load_gpu(struct topo_jrd *c, const cJSON *o, int i, struct topo_gpu *g, int npci)
 {
     g->pci = req_int(c, o, "gpus", i, "pci", 0, npci - 1, -1);
     if (g->pci < 0)
-        bad(c, "%s: %s[%d].%s must name a PCI entry", "gpus", i, "pci");
-    get_str(o, "vendor", g->vendor, sizeof(g->vendor));
-    get_str(o, "model", g->model, sizeof(g->model));
-    get_str(o, "osdevs", g->osdevs, sizeof(g->osdevs));
-    get_str(o, "uuid", g->uuid, sizeof(g->uuid));
-    get_str(o, "found_by", g->found_by, sizeof(g->found_by));
+        topo_jrd_bad(c, "gpus", i, "pci", "must name a PCI entry");
+    topo_jrd_str(o, "vendor", g->vendor, sizeof(g->vendor));
+    topo_jrd_str(o, "model", g->model, sizeof(g->model));
+    topo_jrd_str(o, "osdevs", g->osdevs, sizeof(g->osdevs));
+    topo_jrd_str(o, "uuid", g->uuid, sizeof(g->uuid));
+    topo_jrd_str(o, "found_by", g->found_by, sizeof(g->found_by));
     double v;
-    if (opt_num(c, o, "gpus", i, "cuda_index", &v)) {
+    if (topo_jrd_num(c, o, "gpus", i, "cuda_index", &v)) {
         g->cuda_index = (int)v;
         g->valid |= TOPO_GPU_V_CUDA;
     }
-    if (opt_num(c, o, "gpus", i, "nvml_index", &v)) {
+    if (topo_jrd_num(c, o, "gpus", i, "nvml_index", &v)) {
         g->nvml_index = (int)v;
         g->valid |= TOPO_GPU_V_NVML;
     }
-    if (opt_num(c, o, "gpus", i, "rsmi_index", &v)) {
+    if (topo_jrd_num(c, o, "gpus", i, "rsmi_index", &v)) {
         g->rsmi_index = (int)v;
         g->valid |= TOPO_GPU_V_RSMI;
     }
-    if (opt_num(c, o, "gpus", i, "mem_bytes", &v)) {
+    if (topo_jrd_num(c, o, "gpus", i, "mem_bytes", &v)) {
         g->mem_bytes = (uint64_t)v;
         g->valid |= TOPO_GPU_V_MEM;
     }
     g->mem_numa = req_int(c, o, "gpus", i, "mem_numa", -1, 1 << 20, -1);
 }
 
-static void load_port(struct jctx *c, const cJSON *o, int i, struct topo_port *p, int nnics,
+static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_port *p, int nnics,
                       int nnet)
 {
     p->nic = req_int(c, o, "ports", i, "nic", 0, nnics - 1, -1);
     if (p->nic < 0)
-        bad(c, "%s: %s[%d].%s must name a NIC entry", "ports", i, "nic");
+        topo_jrd_bad(c, "ports", i, "nic", "must name a NIC entry");
     p->num = req_int(c, o, "ports", i, "num", 1, 255, 1);
     static const char *const states[] = {"UNKNOWN", "DOWN",   "INIT",
                                          "ARMED",   "ACTIVE", "ACTIVE_DEFER"};
@@ -518,42 +455,43 @@ static void load_port(struct jctx *c, const cJSON *o, int i, struct topo_port *p
         "Unknown",           "Sleep",  "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
         "LinkErrorRecovery", "PhyTest"};
     int e;
-    if ((e = name_to_enum(jsonutil_str(o, "state"), NAMES(states))) >= 0) {
+    if ((e = topo_name_to_enum(jsonutil_str(o, "state"), TOPO_NAMES(states))) >= 0) {
         p->state = (enum topo_port_state)e;
         p->valid |= TOPO_PORT_V_STATE;
     }
-    if ((e = name_to_enum(jsonutil_str(o, "phys_state"), NAMES(phys))) >= 0) {
+    if ((e = topo_name_to_enum(jsonutil_str(o, "phys_state"), TOPO_NAMES(phys))) >= 0) {
         p->phys_state = (enum topo_phys_state)e;
         p->valid |= TOPO_PORT_V_PHYS;
     }
-    if ((e = name_to_enum(jsonutil_str(o, "link_layer"), NAMES(ll_names))) >= 0) {
+    if ((e = topo_name_to_enum(jsonutil_str(o, "link_layer"), TOPO_NAMES(ll_names))) >= 0) {
         p->link_layer = (enum topo_link_layer)e;
         p->valid |= TOPO_PORT_V_LL;
     }
     double v, w;
-    if (opt_num(c, o, "ports", i, "rate_gbps", &v) && opt_num(c, o, "ports", i, "width", &w)) {
+    if (topo_jrd_num(c, o, "ports", i, "rate_gbps", &v) &&
+        topo_jrd_num(c, o, "ports", i, "width", &w)) {
         p->rate_gbps = v;
         p->width = (int)w;
-        get_str(o, "speed", p->speed, sizeof(p->speed));
+        topo_jrd_str(o, "speed", p->speed, sizeof(p->speed));
         p->valid |= TOPO_PORT_V_RATE;
     }
-    if (opt_num(c, o, "ports", i, "active_mtu", &v)) {
+    if (topo_jrd_num(c, o, "ports", i, "active_mtu", &v)) {
         p->active_mtu = (int)v;
         p->valid |= TOPO_PORT_V_MTU;
     }
-    if (opt_num(c, o, "ports", i, "max_mtu", &v)) {
+    if (topo_jrd_num(c, o, "ports", i, "max_mtu", &v)) {
         p->max_mtu = (int)v;
         p->valid |= TOPO_PORT_V_MAXMTU;
     }
-    if (opt_num(c, o, "ports", i, "lid", &v)) {
+    if (topo_jrd_num(c, o, "ports", i, "lid", &v)) {
         p->lid = (uint32_t)v;
-        if (opt_num(c, o, "ports", i, "lmc", &w))
+        if (topo_jrd_num(c, o, "ports", i, "lmc", &w))
             p->lmc = (int)w;
         p->valid |= TOPO_PORT_V_LID;
     }
-    if (opt_num(c, o, "ports", i, "sm_lid", &v)) {
+    if (topo_jrd_num(c, o, "ports", i, "sm_lid", &v)) {
         p->sm_lid = (uint32_t)v;
-        if (opt_num(c, o, "ports", i, "sm_sl", &w))
+        if (topo_jrd_num(c, o, "ports", i, "sm_sl", &w))
             p->sm_sl = (int)w;
         p->valid |= TOPO_PORT_V_SMLID;
     }
@@ -566,46 +504,46 @@ static void load_port(struct jctx *c, const cJSON *o, int i, struct topo_port *p
         {
             struct topo_gid g = {0};
             g.index = req_int(c, go, "ports.gids", i, "index", 0, 1 << 20, 0);
-            get_str(go, "gid", g.gid, sizeof(g.gid));
-            int t = name_to_enum(jsonutil_str(go, "type"), NAMES(gid_types));
+            topo_jrd_str(go, "gid", g.gid, sizeof(g.gid));
+            int t = topo_name_to_enum(jsonutil_str(go, "type"), TOPO_NAMES(gid_types));
             if (t >= 0) {
                 g.type = (enum topo_gid_type)t;
                 p->valid |= TOPO_PORT_V_GIDTYPES;
             }
-            get_str(go, "ndev", g.ndev, sizeof(g.ndev));
-            get_str(go, "ip", g.ip, sizeof(g.ip));
+            topo_jrd_str(go, "ndev", g.ndev, sizeof(g.ndev));
+            topo_jrd_str(go, "ip", g.ip, sizeof(g.ip));
             topo_port_add_gid(p, &g);
         }
     }
 }
 
-static void load_netdev(struct jctx *c, const cJSON *o, int i, struct topo_netdev *d, int npci,
+static void load_netdev(struct topo_jrd *c, const cJSON *o, int i, struct topo_netdev *d, int npci,
                         int nnics)
 {
-    get_str(o, "name", d->name, sizeof(d->name));
+    topo_jrd_str(o, "name", d->name, sizeof(d->name));
     if (!d->name[0])
-        bad(c, "%s: %s[%d].%s must be a non-empty string", "netdevs", i, "name");
+        topo_jrd_bad(c, "netdevs", i, "name", "must be a non-empty string");
     d->pci = req_int(c, o, "netdevs", i, "pci", -1, npci - 1, -1);
     d->nic = req_int(c, o, "netdevs", i, "nic", -1, nnics - 1, -1);
     d->dev_port = req_int(c, o, "netdevs", i, "dev_port", -1, 255, 0);
-    get_str(o, "mac", d->mac, sizeof(d->mac));
+    topo_jrd_str(o, "mac", d->mac, sizeof(d->mac));
     double v;
-    if (opt_num(c, o, "netdevs", i, "mtu", &v)) {
+    if (topo_jrd_num(c, o, "netdevs", i, "mtu", &v)) {
         d->mtu = (int)v;
         d->valid |= TOPO_NET_V_MTU;
     }
-    if (opt_num(c, o, "netdevs", i, "speed_mbps", &v)) {
+    if (topo_jrd_num(c, o, "netdevs", i, "speed_mbps", &v)) {
         d->speed_mbps = (int)v;
         d->valid |= TOPO_NET_V_SPEED;
     }
     if (jsonutil_strcpy(o, "operstate", d->operstate, sizeof(d->operstate)))
         d->valid |= TOPO_NET_V_OPER;
-    get_str(o, "addrs", d->addrs, sizeof(d->addrs));
+    topo_jrd_str(o, "addrs", d->addrs, sizeof(d->addrs));
 }
 
 int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what, struct ft_err *err)
 {
-    struct jctx c = {.what = what, .err = err};
+    struct topo_jrd c = {.what = what, .scope = "", .err = err};
     const char *fmt = jsonutil_str(doc, "format");
     if (!cJSON_IsObject(doc) || !fmt || strcmp(fmt, TOPO_JSON_FORMAT))
         return ft_err_set(err, -EBADMSG,
@@ -623,43 +561,43 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
                           what, (long long)ver, TOPO_JSON_VERSION);
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "source");
     /* Keep where the data originally came from, so save -> load -> save is exact. */
-    int sk = name_to_enum(jsonutil_str(src, "kind"), NAMES(src_names));
+    int sk = topo_name_to_enum(jsonutil_str(src, "kind"), TOPO_NAMES(src_names));
     m->source = sk < 0 ? TOPO_SRC_JSON : (enum topo_source_kind)sk;
-    get_str(src, "path", m->source_path, sizeof(m->source_path));
+    topo_jrd_str(src, "path", m->source_path, sizeof(m->source_path));
     snprintf(m->snapshot, sizeof(m->snapshot), "%s", what);
-    get_str(src, "hwloc_version", m->hwloc_version, sizeof(m->hwloc_version));
+    topo_jrd_str(src, "hwloc_version", m->hwloc_version, sizeof(m->hwloc_version));
     load_host(cJSON_GetObjectItemCaseSensitive(doc, "host"), &m->host);
 
     const cJSON *a, *o;
     int i = 0;
-    if ((a = array(&c, doc, "packages")))
+    if ((a = topo_jrd_array(&c, doc, "packages", false)))
         cJSON_ArrayForEach(o, a)
         {
             int k_ = topo_model_add_package(m);
             struct topo_package *p = &m->packages[k_];
             p->os_index = req_int(&c, o, "packages", i++, "os_index", 0, 1 << 20, 0);
-            get_str(o, "cpu_model", p->cpu_model, sizeof(p->cpu_model));
-            get_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
+            topo_jrd_str(o, "cpu_model", p->cpu_model, sizeof(p->cpu_model));
+            topo_jrd_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
         }
     i = 0;
-    if ((a = array(&c, doc, "numa")))
+    if ((a = topo_jrd_array(&c, doc, "numa", false)))
         cJSON_ArrayForEach(o, a)
         {
             int k_ = topo_model_add_numa(m);
             struct topo_numa *n = &m->numa[k_];
             n->os_index = req_int(&c, o, "numa", i, "os_index", 0, 1 << 20, 0);
-            int k = name_to_enum(jsonutil_str(o, "kind"), NAMES(numa_kinds));
+            int k = topo_name_to_enum(jsonutil_str(o, "kind"), TOPO_NAMES(numa_kinds));
             n->kind = k < 0 ? TOPO_NUMA_CPU : (enum topo_numa_kind)k;
             n->package = req_int(&c, o, "numa", i, "package", -1, m->npackages - 1, -1);
             double v = 0;
-            if (opt_num(&c, o, "numa", i, "mem_bytes", &v))
+            if (topo_jrd_num(&c, o, "numa", i, "mem_bytes", &v))
                 n->mem_bytes = (uint64_t)v;
-            get_str(o, "cpuset", n->cpuset, sizeof(n->cpuset));
+            topo_jrd_str(o, "cpuset", n->cpuset, sizeof(n->cpuset));
             n->gpu = req_int(&c, o, "numa", i, "gpu", -1, 1 << 20, -1);
-            get_str(o, "subtype", n->subtype, sizeof(n->subtype));
+            topo_jrd_str(o, "subtype", n->subtype, sizeof(n->subtype));
             i++;
         }
-    int npci = (a = array(&c, doc, "pci")) ? cJSON_GetArraySize(a) : 0;
+    int npci = (a = topo_jrd_array(&c, doc, "pci", false)) ? cJSON_GetArraySize(a) : 0;
     i = 0;
     if (a)
         cJSON_ArrayForEach(o, a)
@@ -668,7 +606,7 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
             load_pci(&c, o, i++, &m->pci[k], npci);
         }
     i = 0;
-    if ((a = array(&c, doc, "gpus")))
+    if ((a = topo_jrd_array(&c, doc, "gpus", false)))
         cJSON_ArrayForEach(o, a)
         {
             int k = topo_model_add_gpu(m);
@@ -676,29 +614,29 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
         }
     for (int k = 0; k < m->nnuma; k++)
         if (m->numa[k].gpu >= m->ngpus)
-            bad(&c, "%s: %s[%d].%s must name a GPU entry", "numa", k, "gpu");
+            topo_jrd_bad(&c, "numa", k, "gpu", "must name a GPU entry");
     i = 0;
-    if ((a = array(&c, doc, "gpulinks")))
+    if ((a = topo_jrd_array(&c, doc, "gpulinks", false)))
         cJSON_ArrayForEach(o, a)
         {
             int k_ = topo_model_add_gpulink(m);
             struct topo_gpulink *l = &m->gpulinks[k_];
             l->gpu = req_int(&c, o, "gpulinks", i, "gpu", 0, m->ngpus - 1, 0);
-            int pk = name_to_enum(jsonutil_str(o, "peer_kind"), NAMES(peer_kinds));
+            int pk = topo_name_to_enum(jsonutil_str(o, "peer_kind"), TOPO_NAMES(peer_kinds));
             l->peer_kind = pk < 0 ? TOPO_PEER_GPU : (enum topo_link_peer)pk;
             int hi = l->peer_kind == TOPO_PEER_GPU      ? m->ngpus - 1
                      : l->peer_kind == TOPO_PEER_SWITCH ? npci - 1
                                                         : m->npackages - 1;
             l->peer = req_int(&c, o, "gpulinks", i, "peer", -1, hi, -1);
-            opt_num(&c, o, "gpulinks", i, "bw_mbs", &l->bw_mbs);
+            topo_jrd_num(&c, o, "gpulinks", i, "bw_mbs", &l->bw_mbs);
             l->links = req_int(&c, o, "gpulinks", i, "links", -1, 1024, -1);
-            get_str(o, "kind", l->kind, sizeof(l->kind));
+            topo_jrd_str(o, "kind", l->kind, sizeof(l->kind));
             i++;
         }
-    int nnics = (a = array(&c, doc, "nics")) ? cJSON_GetArraySize(a) : 0;
-    const cJSON *pa = array(&c, doc, "ports");
+    int nnics = (a = topo_jrd_array(&c, doc, "nics", false)) ? cJSON_GetArraySize(a) : 0;
+    const cJSON *pa = topo_jrd_array(&c, doc, "ports", false);
     int nports = pa ? cJSON_GetArraySize(pa) : 0;
-    const cJSON *na = array(&c, doc, "netdevs");
+    const cJSON *na = topo_jrd_array(&c, doc, "netdevs", false);
     int nnet = na ? cJSON_GetArraySize(na) : 0;
     i = 0;
     if (a)
@@ -707,17 +645,17 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
             int k_ = topo_model_add_nic(m);
             struct topo_nic *n = &m->nics[k_];
             n->pci = req_int(&c, o, "nics", i, "pci", -1, npci - 1, -1);
-            get_str(o, "rdma_dev", n->rdma_dev, sizeof(n->rdma_dev));
-            get_str(o, "driver", n->driver, sizeof(n->driver));
-            get_str(o, "node_guid", n->node_guid, sizeof(n->node_guid));
-            get_str(o, "sys_image_guid", n->sys_image_guid, sizeof(n->sys_image_guid));
-            get_str(o, "fw_ver", n->fw_ver, sizeof(n->fw_ver));
-            get_str(o, "board_id", n->board_id, sizeof(n->board_id));
-            get_str(o, "hca_type", n->hca_type, sizeof(n->hca_type));
+            topo_jrd_str(o, "rdma_dev", n->rdma_dev, sizeof(n->rdma_dev));
+            topo_jrd_str(o, "driver", n->driver, sizeof(n->driver));
+            topo_jrd_str(o, "node_guid", n->node_guid, sizeof(n->node_guid));
+            topo_jrd_str(o, "sys_image_guid", n->sys_image_guid, sizeof(n->sys_image_guid));
+            topo_jrd_str(o, "fw_ver", n->fw_ver, sizeof(n->fw_ver));
+            topo_jrd_str(o, "board_id", n->board_id, sizeof(n->board_id));
+            topo_jrd_str(o, "hca_type", n->hca_type, sizeof(n->hca_type));
             n->first_port = req_int(&c, o, "nics", i, "first_port", -1, nports, -1);
             n->nports = req_int(&c, o, "nics", i, "nports", 0, nports, 0);
             if (n->nports > 0 && (n->first_port < 0 || n->first_port + n->nports > nports))
-                bad(&c, "%s: %s[%d].%s range runs past the ports array", "nics", i, "first_port");
+                topo_jrd_bad(&c, "nics", i, "first_port", "range runs past the ports array");
             i++;
         }
     i = 0;
@@ -734,7 +672,7 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
             int k = topo_model_add_netdev(m);
             load_netdev(&c, o, i++, &m->netdevs[k], npci, nnics);
         }
-    if ((a = array(&c, doc, "notes")))
+    if ((a = topo_jrd_array(&c, doc, "notes", false)))
         cJSON_ArrayForEach(o, a) if (cJSON_IsString(o)) topo_model_note(m, "%s", o->valuestring);
     if (c.rc == 0)
         c.rc = topo_fabric_from_json(cJSON_GetObjectItemCaseSensitive(doc, "fabric"), m, what, err);
@@ -765,7 +703,7 @@ static cJSON *cell_json(const struct topo_cell *c)
     cJSON_AddStringToObject(o, "pcie", topo_rel_str(c->pcie));
     if (c->rel == TOPO_REL_NV) {
         cJSON_AddNumberToObject(o, "nvlink_mbs", c->nv_bw_mbs);
-        add_idx(o, "nvlinks", c->nv_links);
+        topo_json_add_idx(o, "nvlinks", c->nv_links);
         cJSON_AddBoolToObject(o, "via_switch", c->via_switch);
     }
     cJSON_AddBoolToObject(o, "same_package", c->same_package);
@@ -789,7 +727,7 @@ cJSON *topo_json_affinity(const struct topo_model *m, const struct topo_affinity
         topo_gpu_name(m, i, name, sizeof(name));
         cJSON_AddStringToObject(r, "name", name);
         add_bdf(r, "bdf", &p->addr);
-        add_idx(r, "numa", p->numa);
+        topo_json_add_idx(r, "numa", p->numa);
         cJSON_AddStringToObject(r, "cpuset", p->cpuset);
         cJSON *gg = cJSON_AddArrayToObject(r, "gpu");
         for (int j = 0; j < a->ngpus; j++)

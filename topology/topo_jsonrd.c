@@ -1,0 +1,65 @@
+/* topo_jsonrd: helpers shared by the topology snapshot's writer and reader. */
+#include "topology/topo_jsonrd.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "common/jsonutil.h"
+
+int topo_name_to_enum(const char *s, const char *const *names, int n)
+{
+    if (!s)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (names[i][0] && !strcmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+void topo_json_add_idx(cJSON *o, const char *key, int v)
+{
+    if (v >= 0)
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+int topo_jrd_bad(struct topo_jrd *c, const char *arr, int i, const char *key, const char *must)
+{
+    if (c->rc == 0)
+        c->rc = ft_err_set(c->err, -EBADMSG, "%s: %s%s[%d].%s %s", c->what, c->scope, arr, i, key,
+                           must);
+    return c->rc;
+}
+
+bool topo_jrd_num(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
+                  double *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!it || cJSON_IsNull(it))
+        return false;
+    if (!cJSON_IsNumber(it)) {
+        topo_jrd_bad(c, arr, i, key, "must be a number or null");
+        return false;
+    }
+    *out = it->valuedouble;
+    return true;
+}
+
+const cJSON *topo_jrd_array(struct topo_jrd *c, const cJSON *o, const char *key, bool null_ok)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!a || (null_ok && cJSON_IsNull(a)))
+        return NULL;
+    if (cJSON_IsArray(a))
+        return a;
+    if (c->rc == 0)
+        c->rc = ft_err_set(c->err, -EBADMSG, "%s: %s%s must be an array", c->what, c->scope, key);
+    return NULL;
+}
+
+void topo_jrd_str(const cJSON *o, const char *key, char *buf, size_t len)
+{
+    if (!jsonutil_strcpy(o, key, buf, len) && len)
+        buf[0] = '\0';
+}
