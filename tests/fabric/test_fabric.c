@@ -360,6 +360,9 @@ static void test_refusals(void **state)
     expect_refused("\"type\":\t\"switch\"", "\"type\":\t\"hub\"", "nodes[0].type");
     expect_refused("\"status\":\t\"ok\"", "\"status\":\t\"fine\"", "routes[0].status");
     expect_refused("\"v0\":\t\"1152921504606846977\"", "\"v0\":\t\"-3\"", "counters[3].v0");
+    /* A member that must be an array and is not: named, and not walked. */
+    expect_refused("\"nodes\":\t[", "\"nodes\":\t{\"x\": 1}, \"was\": [",
+                   "fabric nodes must be an array");
 }
 
 /* ---- resolution ---- */
