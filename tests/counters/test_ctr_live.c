@@ -23,6 +23,7 @@
 #include "engine/mix.h"
 
 #include "tests/counters/ctr_test.h"
+#include "tests/run/mixtest.h"
 
 /* Send n UDP datagrams to 127.0.0.1 (to a bound socket, so they are delivered). */
 static void udp_over_lo(int n)
@@ -152,12 +153,8 @@ static void test_verbs_attribution(void **state)
                  "\"size\": 2, \"duration_s\": 1, \"peer\": \"127.0.0.1\", \"params\": "
                  "{\"verb\": \"write\", \"connect\": \"%s\"}}]}",
                  connect[k]);
-        cJSON *doc = cJSON_Parse(json);
-        assert_non_null(doc);
-        struct mix m;
+        struct mix m = mixtest_parse(json);
         struct ft_err err = {0};
-        assert_int_equal(mix_from_json(doc, "v.json", &m, &err), 0);
-        cJSON_Delete(doc);
         struct ctr_set *cs = NULL;
         assert_int_equal(ctr_set_for_mix(&m, NULL, NULL, &cs, &err), 0);
         const char *const *obj, *const *notes;

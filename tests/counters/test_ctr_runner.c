@@ -19,6 +19,7 @@
 #include "common/jsonutil.h"
 #include "engine/results.h"
 #include "engine/runner.h"
+#include "tests/run/mixtest.h"
 
 static const char mix_text[] =
     "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"t\", \"phases\": [\"quiet\", "
@@ -51,13 +52,8 @@ static double delta(const cJSON *phase, const char *object, const char *name)
 static void test_phases_carry_counter_deltas(void **state)
 {
     (void)state;
-    struct mix m;
-    cJSON *doc;
+    struct mix m = mixtest_parse(mix_text);
     struct ft_err err = {0};
-    assert_int_equal(jsonutil_parse(mix_text, strlen(mix_text), "mix", &doc, &err), 0);
-    if (mix_from_json(doc, "mix", &m, &err) < 0)
-        fail_msg("%s", err.msg);
-    cJSON_Delete(doc);
     struct runner_opts o = {.mix = &m};
     struct runner *r;
     if (runner_start(&o, &r, &err) < 0)

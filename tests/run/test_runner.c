@@ -18,6 +18,7 @@
 #include "engine/hist.h"
 #include "engine/results.h"
 #include "engine/runner.h"
+#include "tests/run/mixtest.h"
 
 static const char mix_text[] =
     "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"t\", \"phases\": [\"quiet\", "
@@ -27,34 +28,10 @@ static const char mix_text[] =
     "{\"name\": \"bulk\", \"role\": \"background\", \"op\": \"stream\", \"direction\": \"tx\", "
     "\"size\": \"64KiB\", \"warmup_s\": 0.1, \"rate_gbps\": 0.2}]}";
 
-static struct mix load_mix(void)
-{
-    struct mix m;
-    cJSON *doc;
-    struct ft_err err = {0};
-    assert_int_equal(jsonutil_parse(mix_text, strlen(mix_text), "mix", &doc, &err), 0);
-    if (mix_from_json(doc, "mix", &m, &err) < 0)
-        fail_msg("%s", err.msg);
-    cJSON_Delete(doc);
-    return m;
-}
-
-static const cJSON *flow_of(const cJSON *res, int phase, const char *name)
-{
-    const cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "phases"), phase);
-    const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(ph, "flows"))
-    {
-        if (!strcmp(jsonutil_str(f, "name"), name))
-            return f;
-    }
-    return NULL;
-}
-
 static void test_full_run(void **state)
 {
     (void)state;
-    struct mix m = load_mix();
+    struct mix m = mixtest_parse(mix_text);
     struct runner_opts o = {.mix = &m};
     struct runner *r;
     struct ft_err err = {0};
@@ -85,9 +62,9 @@ static void test_full_run(void **state)
     assert_string_equal(jsonutil_str(res, "format"), "fabtop-results");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(res, "phases")), 2);
     /* Quiet: the foreground alone; loaded: the neighbour too. */
-    assert_null(flow_of(res, 0, "bulk"));
-    assert_non_null(flow_of(res, 1, "bulk"));
-    const cJSON *pp = flow_of(res, 1, "pp");
+    assert_null(mixtest_flow(res, 0, "bulk"));
+    assert_non_null(mixtest_flow(res, 1, "bulk"));
+    const cJSON *pp = mixtest_flow(res, 1, "pp");
     assert_string_equal(jsonutil_str(pp, "status"), "ok");
     assert_string_equal(jsonutil_str(pp, "latency_kind"), "half_round_trip");
     double setup;
@@ -121,7 +98,7 @@ static void test_full_run(void **state)
     assert_true(sizes[0] == 64 && sizes[1] == 256);
     /* The neighbour respected its 0.2 Gb/s pacing (within 20%). */
     const cJSON *bpt =
-        cJSON_GetArrayItem(cJSON_GetObjectItem(flow_of(res, 1, "bulk"), "points"), 0);
+        cJSON_GetArrayItem(cJSON_GetObjectItem(mixtest_flow(res, 1, "bulk"), "points"), 0);
     double g;
     assert_true(jsonutil_num(bpt, "goodput_gbps", &g));
     if (!(g > 0.16 && g < 0.24))
@@ -147,7 +124,7 @@ static void test_full_run(void **state)
 static void test_stop_keeps_data(void **state)
 {
     (void)state;
-    struct mix m = load_mix();
+    struct mix m = mixtest_parse(mix_text);
     m.quiet_then_loaded = false;
     m.flows[0].duration_s = 30;
     struct runner_opts o = {.mix = &m};
@@ -166,7 +143,7 @@ static void test_stop_keeps_data(void **state)
     runner_stop(r);
     const cJSON *res = runner_wait(r);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(res, "interrupted")));
-    const cJSON *pp = flow_of(res, 0, "pp");
+    const cJSON *pp = mixtest_flow(res, 0, "pp");
     assert_string_equal(jsonutil_str(pp, "status"), "stopped");
     const cJSON *pt = cJSON_GetArrayItem(cJSON_GetObjectItem(pp, "points"), 0);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(pt, "measured")));
@@ -180,7 +157,7 @@ static void test_stop_keeps_data(void **state)
 static void test_unreachable_peer(void **state)
 {
     (void)state;
-    struct mix m = load_mix();
+    struct mix m = mixtest_parse(mix_text);
     m.quiet_then_loaded = false;
     m.nflows = 1;
     /* A port nobody listens on: the flow fails with the reason, the run still ends. */
@@ -191,7 +168,7 @@ static void test_unreachable_peer(void **state)
     assert_int_equal(runner_start(&o, &r, &err), 0);
     const cJSON *res = runner_wait(r);
     assert_int_equal(runner_status(r), 2);
-    const cJSON *pp = flow_of(res, 0, "pp");
+    const cJSON *pp = mixtest_flow(res, 0, "pp");
     assert_string_equal(jsonutil_str(pp, "status"), "failed");
     assert_non_null(strstr(jsonutil_str(pp, "error"), "127.0.0.1"));
     runner_free(r);

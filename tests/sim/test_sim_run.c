@@ -25,18 +25,7 @@
 #include "engine/runner.h"
 #include "engine/thresholds.h"
 #include "engine/xport_sim.h"
-
-static struct mix parse(const char *text)
-{
-    struct mix m;
-    cJSON *doc;
-    struct ft_err err = {0};
-    assert_int_equal(jsonutil_parse(text, strlen(text), "mix", &doc, &err), 0);
-    if (mix_from_json(doc, "mix", &m, &err) < 0)
-        fail_msg("%s", err.msg);
-    cJSON_Delete(doc);
-    return m;
-}
+#include "tests/run/mixtest.h"
 
 /* Run a mix to the end; the caller frees the runner. */
 static struct runner *run(struct mix *m)
@@ -137,7 +126,7 @@ static const char stream_mix[] =
 static void test_stream_latency(void **state)
 {
     (void)state;
-    struct mix m = parse(stream_mix);
+    struct mix m = mixtest_parse(stream_mix);
     struct runner *r = run(&m);
     assert_int_equal(runner_status(r), 0);
     const cJSON *f = flow_named(runner_wait(r), "bulk");
@@ -162,14 +151,14 @@ static void test_stream_latency(void **state)
 static void test_no_host_counters(void **state)
 {
     (void)state;
-    struct mix m = parse(stream_mix);
+    struct mix m = mixtest_parse(stream_mix);
     struct ctr_set *cs = NULL;
     struct ft_err err = {0};
     assert_int_equal(ctr_set_for_mix(&m, NULL, NULL, &cs, &err), -ENOENT);
     assert_null(cs);
     assert_non_null(strstr(err.msg, "simulated"));
     /* One real flow beside them: the host's counters are wanted again. */
-    struct mix mixed = parse(
+    struct mix mixed = mixtest_parse(
         "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"x\", \"flows\": ["
         "{\"name\": \"pp\", \"transport\": \"tcp\", \"op\": \"pingpong\", \"size\": 64, "
         "\"duration_s\": 1, \"peer\": \"loopback\"},"

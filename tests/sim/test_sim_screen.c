@@ -28,6 +28,7 @@
 #include "tui/views.h"
 
 #include "../topology/synth_xml.h"
+#include "tests/run/mixtest.h"
 
 static char tmpdir[64];
 static char topo_path[128];
@@ -456,11 +457,8 @@ static void test_tcp_run(void **state)
         "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"tcp-pp\", \"flows\": [{\"name\": "
         "\"pp\", \"transport\": \"tcp\", \"op\": \"pingpong\", \"size\": 64, \"warmup_s\": 0, "
         "\"duration_s\": 0.3, \"peer\": \"loopback\"}]}";
-    cJSON *doc = cJSON_Parse(text);
-    struct mix m;
+    struct mix m = mixtest_parse(text);
     struct ft_err err = {0};
-    assert_int_equal(mix_from_json(doc, "mix", &m, &err), 0);
-    cJSON_Delete(doc);
     if (app_start_run(&s.app, &m, NULL, &err) < 0)
         fail_msg("%s", err.msg);
     mix_free(&m);

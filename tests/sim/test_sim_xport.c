@@ -22,30 +22,7 @@
 #include "engine/results.h"
 #include "engine/runner.h"
 #include "engine/xport_sim.h"
-
-static struct mix parse(const char *text)
-{
-    struct mix m;
-    cJSON *doc;
-    struct ft_err err = {0};
-    assert_int_equal(jsonutil_parse(text, strlen(text), "mix", &doc, &err), 0);
-    if (mix_from_json(doc, "mix", &m, &err) < 0)
-        fail_msg("%s", err.msg);
-    cJSON_Delete(doc);
-    return m;
-}
-
-static const cJSON *flow_of(const cJSON *res, int phase, const char *name)
-{
-    const cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "phases"), phase);
-    const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(ph, "flows"))
-    {
-        if (!strcmp(jsonutil_str(f, "name"), name))
-            return f;
-    }
-    return NULL;
-}
+#include "tests/run/mixtest.h"
 
 static const char pingpong_mix[] =
     "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"t\", \"flows\": ["
@@ -60,7 +37,7 @@ static const char pingpong_mix[] =
 static void test_pingpong(void **state)
 {
     (void)state;
-    struct mix m = parse(pingpong_mix);
+    struct mix m = mixtest_parse(pingpong_mix);
     struct runner_opts o = {.mix = &m};
     struct runner *r;
     struct ft_err err = {0};
@@ -68,7 +45,7 @@ static void test_pingpong(void **state)
         fail_msg("%s", err.msg);
     const cJSON *res = runner_wait(r);
     assert_int_equal(runner_status(r), 0);
-    const cJSON *pp = flow_of(res, 0, "pp");
+    const cJSON *pp = mixtest_flow(res, 0, "pp");
     assert_string_equal(jsonutil_str(pp, "status"), "ok");
     assert_string_equal(jsonutil_str(pp, "latency_kind"), "half_round_trip");
     const cJSON *pt = cJSON_GetArrayItem(cJSON_GetObjectItem(pp, "points"), 0);
@@ -96,7 +73,7 @@ static void test_pingpong(void **state)
     double words;
     assert_true(jsonutil_num(h1, "port_xmit_data", &words) && words > 500 * 4096 / 4);
     /* The background stream ran until the foreground was done, and stopped cleanly. */
-    const cJSON *bulk = flow_of(res, 0, "bulk");
+    const cJSON *bulk = mixtest_flow(res, 0, "bulk");
     assert_string_equal(jsonutil_str(bulk, "status"), "ok");
     const cJSON *bpt = cJSON_GetArrayItem(cJSON_GetObjectItem(bulk, "points"), 0);
     double bytes;
@@ -121,7 +98,7 @@ static const char victim_mix[] =
 static void test_quiet_then_loaded(void **state)
 {
     (void)state;
-    struct mix m = parse(victim_mix);
+    struct mix m = mixtest_parse(victim_mix);
     struct runner_opts o = {.mix = &m};
     struct runner *r;
     struct ft_err err = {0};
@@ -147,7 +124,7 @@ static void test_quiet_then_loaded(void **state)
     const cJSON *res = runner_wait(r);
     assert_int_equal(runner_status(r), 0);
     (void)viewed; /* a fast run may finish between two looks */
-    assert_null(flow_of(res, 0, "a"));
+    assert_null(mixtest_flow(res, 0, "a"));
     double q99, l99;
     const cJSON *sum = cJSON_GetObjectItem(res, "summary");
     assert_true(jsonutil_num(cJSON_GetObjectItem(sum, "quiet"), "p99", &q99));
@@ -158,10 +135,12 @@ static void test_quiet_then_loaded(void **state)
     assert_true(l99 > 2 * q99);
     /* Each phase had its own simulation: the loaded one knows the background apps. */
     const cJSON *v0 = cJSON_GetObjectItem(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(flow_of(res, 0, "victim"), "conditions"), "sim"),
+        cJSON_GetObjectItem(cJSON_GetObjectItem(mixtest_flow(res, 0, "victim"), "conditions"),
+                            "sim"),
         "fabric");
     const cJSON *v1 = cJSON_GetObjectItem(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(flow_of(res, 1, "victim"), "conditions"), "sim"),
+        cJSON_GetObjectItem(cJSON_GetObjectItem(mixtest_flow(res, 1, "victim"), "conditions"),
+                            "sim"),
         "fabric");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(v0, "apps")), 1);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(v1, "apps")), 3);
@@ -190,7 +169,7 @@ static void refused(const char *flow_json, const char *needle)
     snprintf(text, sizeof(text),
              "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"bad\", \"flows\": [%s]}",
              flow_json);
-    struct mix m = parse(text);
+    struct mix m = mixtest_parse(text);
     struct runner_opts o = {.mix = &m};
     struct runner *r;
     struct ft_err err = {0};

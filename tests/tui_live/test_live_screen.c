@@ -27,6 +27,7 @@
 #include "tests/tui/screen.h"
 
 #include "../topology/synth_xml.h"
+#include "tests/run/mixtest.h"
 
 /* A topology path long enough that the header must cut it short at 80 columns. */
 #define LONG_DIR   "topologies-captured-during-rack-bring-up/node-17"
@@ -217,13 +218,8 @@ static void pump(struct app *a)
 
 static void start(struct app *a, const char *json)
 {
-    cJSON *doc = cJSON_Parse(json);
-    assert_non_null(doc);
-    struct mix m;
+    struct mix m = mixtest_parse(json);
     struct ft_err err = {0};
-    if (mix_from_json(doc, "test mix", &m, &err) < 0)
-        fail_msg("mix: %s", err.msg);
-    cJSON_Delete(doc);
     if (app_start_run(a, &m, NULL, &err) < 0)
         fail_msg("app_start_run: %s", err.msg);
     mix_free(&m);
@@ -553,10 +549,7 @@ static void open_made_up(struct app *a, const char *mix, struct eng_snapshot *sn
 {
     app_open(a);
     app_switch(a, VIEW_LIVE);
-    cJSON *doc = cJSON_Parse(mix);
-    struct ft_err err = {0};
-    assert_int_equal(mix_from_json(doc, "test mix", &a->run_mix, &err), 0);
-    cJSON_Delete(doc);
+    a->run_mix = mixtest_parse(mix);
     a->have_run_mix = true;
     a->snap = snap;
 }

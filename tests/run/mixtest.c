@@ -1,0 +1,38 @@
+/* mixtest: mix and results helpers shared by the tests. */
+#include "tests/run/mixtest.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/jsonutil.h"
+
+struct mix mixtest_parse(const char *text)
+{
+    struct mix m;
+    cJSON *doc;
+    struct ft_err err = {0};
+    if (jsonutil_parse(text, strlen(text), "mix", &doc, &err) < 0)
+        fail_msg("%s", err.msg);
+    if (mix_from_json(doc, "mix", &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    cJSON_Delete(doc);
+    return m;
+}
+
+const cJSON *mixtest_flow(const cJSON *res, int phase, const char *name)
+{
+    const cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "phases"), phase);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(ph, "flows"))
+    {
+        const char *fn = jsonutil_str(f, "name");
+        if (fn && !strcmp(fn, name))
+            return f;
+    }
+    return NULL;
+}

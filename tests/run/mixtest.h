@@ -1,0 +1,16 @@
+/* mixtest: what many tests do with mixes and results: parse a mix from JSON text (the test
+ * fails with the parser's message when it does not parse), and find a flow of a phase in a
+ * results document. */
+#ifndef MIXTEST_H
+#define MIXTEST_H
+
+#include <cjson/cJSON.h>
+
+#include "engine/mix.h"
+
+/* The mix in text; fails the running cmocka test when it is not one. */
+struct mix mixtest_parse(const char *text);
+/* Flow name of phase number phase in results res, or NULL. */
+const cJSON *mixtest_flow(const cJSON *res, int phase, const char *name);
+
+#endif
