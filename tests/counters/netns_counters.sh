@@ -12,24 +12,7 @@
 . "$FABTOP_SRC/tests/netns/lib.sh"
 need_netns
 RATE_MBIT=${RATE_MBIT:-100}
-mkns r
-mkns sw
-nsx sw ip link add br0 type bridge
-nsx sw ip link set br0 up
-link r eth0 sw pr
-addr r eth0 10.79.0.1/24
-nsx sw ip link set pr master br0
-for i in 1 2 3 4; do
-    mkns "s$i"
-    link "s$i" eth0 sw "p$i"
-    addr "s$i" eth0 "10.79.0.1$i/24"
-    nsx sw ip link set "p$i" master br0
-done
-nsx sw tc qdisc add dev pr root handle 1: htb default 10 r2q 100
-nsx sw tc class add dev pr parent 1: classid 1:10 htb rate "${RATE_MBIT}mbit" ceil "${RATE_MBIT}mbit"
-nsx sw tc qdisc add dev pr parent 1:10 handle 10: bfifo limit 96000
-mkkey >/dev/null
-for i in 1 2 3 4; do serve "s$i" "10.79.0.1$i" "$TMP/serve$i.log"; done
+incast_topology 10.79.0
 
 # ethtool statistics of a real netdev, through ETHTOOL_GSTATS (veth has a few).
 nsx sw "$FABTOP" counters --ethtool --port pr --json >"$TMP/eth.json" ||

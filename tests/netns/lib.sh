@@ -85,3 +85,31 @@ r = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))
 PY
 }
+
+# incast_topology NET: four senders s1..s4 (NET.11-14) and a receiver r (NET.1, eth0) on
+# one bridge in a "switch" namespace sw, whose port towards the receiver (pr) is the
+# bottleneck: htb at RATE_MBIT (default 100) with a small byte-limited bfifo leaf (veth
+# itself never pushes back, so the queue must live in a qdisc); a `fabtop serve` agent in
+# each sender, logging to $TMP/serveI.log. NET is the first three octets ("10.78.0").
+incast_topology() {
+    inet=$1
+    mkns r
+    mkns sw
+    nsx sw ip link add br0 type bridge
+    nsx sw ip link set br0 up
+    link r eth0 sw pr
+    addr r eth0 "$inet.1/24"
+    nsx sw ip link set pr master br0
+    for i in 1 2 3 4; do
+        mkns "s$i"
+        link "s$i" eth0 sw "p$i"
+        addr "s$i" eth0 "$inet.1$i/24"
+        nsx sw ip link set "p$i" master br0
+    done
+    nsx sw tc qdisc add dev pr root handle 1: htb default 10 r2q 100
+    nsx sw tc class add dev pr parent 1: classid 1:10 htb rate "${RATE_MBIT:-100}mbit" \
+        ceil "${RATE_MBIT:-100}mbit"
+    nsx sw tc qdisc add dev pr parent 1:10 handle 10: bfifo limit 96000
+    mkkey >/dev/null
+    for i in 1 2 3 4; do serve "s$i" "$inet.1$i" "$TMP/serve$i.log"; done
+}
