@@ -97,7 +97,7 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
     if (sim)
         sb_printf(sb, " %9s %10s\n", "sim Gb/s", "end us");
     else if (coll)
-        sb_printf(sb, " %9s %9s %9s  %s\n", "time us", "algbw", "busbw", "algo/proto");
+        sb_printf(sb, " %9s %9s %9s  %s\n", "time us", "alg GB/s", "bus GB/s", "algo/proto");
     else if (copy)
         sb_printf(sb, " %9s %9s %10s\n", "h2d GB/s", "d2h GB/s", "ops/s");
     else

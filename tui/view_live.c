@@ -471,9 +471,9 @@ static const struct {
     const char *label;
     int prio; /* 1 is kept longest when rows are short */
 } prow[] = {
-    [F_SIZE] = {"size", 9}, [F_COUNT] = {"count", 6}, [F_P50] = {"p50", 1},
-    [F_P90] = {"p90", 7},   [F_P99] = {"p99", 2},     [F_P999] = {"p99.9", 3},
-    [F_MAX] = {"max", 4},   [F_BUSBW] = {"busbw", 5}, [F_GBPS] = {"Gb/s", 5},
+    [F_SIZE] = {"size", 9}, [F_COUNT] = {"count", 6},    [F_P50] = {"p50", 1},
+    [F_P90] = {"p90", 7},   [F_P99] = {"p99", 2},        [F_P999] = {"p99.9", 3},
+    [F_MAX] = {"max", 4},   [F_BUSBW] = {"bus GB/s", 5}, [F_GBPS] = {"Gb/s", 5},
     [F_OPS] = {"ops/s", 8},
 };
 
@@ -630,7 +630,12 @@ static void draw_pct(struct app *a, struct ui *u, const struct rect *r, bool foc
         return;
     /* Rows by priority when the pane is short. */
     int avail = in.h - 1;
-    const int labw = 6;
+    /* The bus bandwidth row only where a column has one (collectives); its label carries
+     * its unit (GB/s, unlike the Gb/s row), so the labels get wider. */
+    bool busbw = false;
+    for (int j = 0; j < ncols; j++)
+        busbw |= !cols[j].ratio && !isnan(cols[j].busbw);
+    const int labw = busbw ? 9 : 6;
     /* Columns at least 8 wide ("1041.5" and a space), at most 14; more flows scroll. */
     int colw = 8;
     int fit = (in.w - labw) / colw;
@@ -668,10 +673,6 @@ static void draw_pct(struct app *a, struct ui *u, const struct rect *r, bool foc
     }
     if (first + fit < ncols)
         ui_text(u, in.y, in.x + in.w - 1, 1, ROLE_DIM, ">");
-    /* The bus bandwidth row only where a column has one (collectives). */
-    bool busbw = false;
-    for (int j = 0; j < ncols; j++)
-        busbw |= !cols[j].ratio && !isnan(cols[j].busbw);
     int row = 1;
     for (int f = 0; f < (int)(sizeof(prow) / sizeof(prow[0])) && row <= avail; f++) {
         if (prow[f].prio > avail || (f == F_BUSBW && !busbw))

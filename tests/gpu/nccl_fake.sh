@@ -104,7 +104,7 @@ python3 - "$tmp/sweep.out.json" "$tmp/report" <<'EOF' && echo "PASS: the summary
 import json, sys
 d = json.load(open(sys.argv[1]))
 txt = open(sys.argv[2]).read()
-assert "time us" in txt and "busbw" in txt and "algo/proto" in txt and "retrans" not in txt, txt
+assert "time us" in txt and "alg GB/s" in txt and "bus GB/s" in txt and "algo/proto" in txt and "retrans" not in txt, txt
 assert "(foreground, nccl collective tx)" in txt, txt
 pts = [p for p in d["phases"][0]["flows"][0]["points"] if p["measured"]]
 rows = [l.split() for l in txt.splitlines() if l.strip().endswith(("/LL", "/SIMPLE"))]

@@ -731,7 +731,7 @@ static void nccl_busbw(void **state)
             assert_true(f->bw_factor == 1.0);
             assert_int_equal(f->bw_bytes, 65536);
             frame(&a);
-            double want = (double)f->bw_bytes / f->lat.mean, got = row_value("busbw", 0);
+            double want = (double)f->bw_bytes / f->lat.mean, got = row_value("bus GB/s", 0);
             if (!seen)
                 print_screen("nccl all_reduce on the stand-in, measuring");
             /* No TCP section for a flow without TCP; settings (IP forwarding, TTL) are not
@@ -781,7 +781,7 @@ static void busbw_from_results(void **state)
     frame(&a);
     print_screen("busbw from results");
     double v[4];
-    assert_int_equal(row_numbers("busbw", v, 4), 3);
+    assert_int_equal(row_numbers("bus GB/s", v, 4), 3);
     assert_true(fabs(v[0] - 9.83) < 0.006);  /* 65536 B / 10 us x 1.5 = 9.830 GB/s */
     assert_true(fabs(v[1] - 4.915) < 0.001); /* over 20 us */
     assert_true(fabs(v[2] - 0.50) < 0.001);  /* loaded / quiet */
