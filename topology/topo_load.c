@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "topology/topo_enrich.h"
+#include "topology/topo_xmlchild.h"
 
 /* Enrichers in the order they run: sysfs first (it may add RDMA devices), then verbs
  * (it refines their ports), GPU libraries, host facts. */
@@ -81,7 +82,11 @@ int topo_load(const struct topo_load_opts *o, struct topo_model **out, struct ft
         src = &topo_source_sysfs;
     }
     struct topo_model *m = topo_model_new();
-    int rc = src->load(m, o, err);
+    int rc;
+    if (src == &topo_source_xml && o->xml_helper)
+        rc = topo_xmlchild_load(o->xml_helper, o->input, m, err);
+    else
+        rc = src->load(m, o, err);
     if (rc < 0) {
         topo_model_free(m);
         return rc;

@@ -15,6 +15,10 @@ struct topo_load_opts {
     const char *sysfs_root; /* captured tree holding sys/ (and proc/); NULL: "/" */
     bool no_verbs;          /* skip libibverbs (tests on captured trees) */
     bool no_gpu_libs;       /* skip NVML/CUDA loading */
+    /* The fabtop-hwloc-xml helper (topo_xmlchild.h): an hwloc XML input is parsed there, so
+     * that a crash of libhwloc on a malformed file cannot take this process down. NULL:
+     * parse in this process (tests, fuzzing, callers without the helper). */
+    const char *xml_helper;
 };
 
 /* One way of building the model. */

@@ -16,6 +16,7 @@
 #include "common/strbuf.h"
 #include "engine/results.h"
 #include "topology/topo_load.h"
+#include "tui/cli.h"
 #include "tui/config.h"
 
 static uint64_t now_ns(void)
@@ -53,7 +54,7 @@ static void load_topology(struct app *a)
 {
     struct topo_load_opts lo = {.input = a->o.input, .sysfs_root = a->o.sysfs_root};
     struct ft_err err = {0};
-    if (topo_load(&lo, &a->topo, &err) < 0) {
+    if (cli_topo_load(&lo, &a->topo, &err) < 0) {
         snprintf(a->topo_error, sizeof(a->topo_error), "%s", err.msg);
         a->topo = topo_model_new();
     }

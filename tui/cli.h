@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
+#include "topology/topo_load.h"
 
 /* Exit statuses shared by every subcommand. */
 enum {
@@ -38,6 +39,12 @@ int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
 /* Emit a JSON document: on stdout when json, and atomically to out_path when set. */
 int cli_emit_json(const cJSON *doc, bool json, const char *out_path);
 void cli_print_version(void);
+/* The fabtop-hwloc-xml helper: $FABTOP_XML_HELPER, else beside this binary (the build
+ * tree), else in the installed libexec directory; NULL when none is there. */
+const char *cli_xml_helper(void);
+/* topo_load with the XML helper filled in; without a helper an XML is parsed in this
+ * process and the model gets a note saying that a malformed file can crash it. */
+int cli_topo_load(struct topo_load_opts *lo, struct topo_model **out, struct ft_err *err);
 
 int cli_topo_main(int argc, char **argv);
 int cli_serve_main(int argc, char **argv);

@@ -232,7 +232,7 @@ int cli_topo_main(int argc, char **argv)
         return cli_fail(&err);
     }
     struct topo_model *m;
-    if (topo_load(&lo, &m, &err) < 0) {
+    if (cli_topo_load(&lo, &m, &err) < 0) {
         free(routes);
         topo_cabling_free(plan);
         return cli_fail(&err);
