@@ -80,6 +80,15 @@ st=$?
     pass "missing helper: exit 69, $(cat "$tmp/err")" ||
     fail "missing helper: exit $st (want 69): $(cat "$tmp/err")"
 
+# A helper stopped by its CPU limit (a stand-in that sends itself SIGXCPU, as RLIMIT_CPU does).
+printf '#!/bin/sh\nkill -XCPU $$\n' >"$tmp/xcpu-helper"
+chmod +x "$tmp/xcpu-helper"
+FABTOP_XML_HELPER=$tmp/xcpu-helper "$bin" topo --input "$tmp/live.xml" >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ $st -eq 65 ] && grep -q "more than 20 s of CPU" "$tmp/err" &&
+    pass "CPU limit: exit 65, $(cat "$tmp/err")" ||
+    fail "CPU limit: exit $st (want 65): $(cat "$tmp/err")"
+
 # The same model through the helper and in process. A copy of fabtop with no helper beside
 # it parses in process (and says so in a note, which is left out of the comparison).
 cp "$bin" "$tmp/fabtop-alone"
