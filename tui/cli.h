@@ -35,8 +35,17 @@ int cli_fail(const struct ft_err *err);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* After getopt_long returned '?' or ':' (with opterr = 0): name the bad option. */
 int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
-/* Emit a JSON document: on stdout when json, and atomically to out_path when set. */
-int cli_emit_json(const cJSON *doc, bool json, const char *out_path);
+/* Before long work whose document goes to -o PATH: can PATH be written (common/atomicfile.h:
+ * a regular file or nothing, in an existing directory)? 0, or one line on stderr and 73. It
+ * creates and truncates nothing. */
+int cli_check_output(const char *path);
+/* Save doc atomically to path. If that fails: one line saying why, then the document is saved
+ * to a new fallback file, fabtop-KIND-DATE-TIME-PID.json in the current directory (else in
+ * $TMPDIR, default /tmp), and a second line names it; returns 73 (also when saved there).
+ * 0 when saved to path. kind: "results", "topo", "counters", "compare". */
+int cli_save_json(const cJSON *doc, const char *path, const char *kind);
+/* Emit a JSON document: on stdout when json, and to out_path (cli_save_json) when set. */
+int cli_emit_json(const cJSON *doc, bool json, const char *out_path, const char *kind);
 void cli_print_version(void);
 
 int cli_topo_main(int argc, char **argv);

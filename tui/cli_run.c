@@ -194,6 +194,11 @@ int cli_run_main(int argc, char **argv)
     struct mix mix;
     if (mix_load(mixname, &mix, &err) < 0)
         return cli_fail(&err);
+    /* Know before the test runs that its results can be saved. */
+    if (out && cli_check_output(out) != CLI_OK) {
+        mix_free(&mix);
+        return CLI_CANTCREAT;
+    }
     if (size)
         mix_set_size(&mix, size);
     if (duration > 0)
@@ -225,7 +230,7 @@ int cli_run_main(int argc, char **argv)
         return cli_fail(&err);
     }
     bool tty = isatty(2);
-    int signals = 0;
+    int signals = 0, caught = 0;
     while (!runner_done(r)) {
         struct pollfd p[2] = {{runner_wake_fd(r), POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
         if (poll(p, 2, 500) < 0 && errno != EINTR)
@@ -236,6 +241,7 @@ int cli_run_main(int argc, char **argv)
                 ;
         if (p[1].revents & POLLIN) {
             if (read(p[1].fd, buf, sizeof(buf)) > 0 && ++signals == 1) {
+                caught = buf[0];
                 if (tty)
                     fprintf(stderr, "\nfabtop: stopping; keeping what was measured\n");
                 runner_stop(r);
@@ -245,6 +251,11 @@ int cli_run_main(int argc, char **argv)
         progress(s, tty);
         eng_snapshot_release(s);
     }
+    /* A signal that came as the run ended still ends the process (below). */
+    struct pollfd sp = {sig_pipe[0], POLLIN, 0};
+    char sb0;
+    if (!caught && poll(&sp, 1, 0) == 1 && read(sig_pipe[0], &sb0, 1) == 1)
+        caught = sb0;
     if (tty)
         fprintf(stderr, "\r%-100s\r", "");
     const cJSON *run_res = runner_wait(r);
@@ -253,12 +264,8 @@ int cli_run_main(int argc, char **argv)
     if (repro_res)
         results_make_reproducible(repro_res);
     const cJSON *res = repro_res ? repro_res : run_res;
-    if (out && res) {
-        if (results_save(out, res, &err) < 0) {
-            fprintf(stderr, "fabtop: %s\n", err.msg);
-            rc = CLI_CANTCREAT;
-        }
-    }
+    if (out && res && cli_save_json(res, out, "results") != CLI_OK)
+        rc = CLI_CANTCREAT;
     if (json && res) {
         char *text = cJSON_Print(res);
         puts(text);
@@ -285,5 +292,13 @@ int cli_run_main(int argc, char **argv)
     topo_model_free(topo);
     close(sig_pipe[0]);
     close(sig_pipe[1]);
+    if (caught) {
+        /* What was measured is saved: now end as the signal would have, so that the shell
+         * and any caller see an interrupted command (128 + signal number in sh). */
+        fflush(stdout);
+        fflush(stderr);
+        signal(caught, SIG_DFL);
+        raise(caught);
+    }
     return rc;
 }
