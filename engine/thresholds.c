@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,20 @@ static int parse_term(const char *s, struct thr_term *t, struct ft_err *err)
     double v = strtod(op + 1, &end);
     if (end == op + 1)
         return ft_err_set(err, -EINVAL, "--expect '%s': no number after '%c'", s, *op);
+    /* Every statistic is a count, a rate or a latency: finite and never below 0. A threshold
+     * that no result can meet would only ever report a violation. */
+    if (!isfinite(v))
+        return ft_err_set(err, -EINVAL, "--expect '%s': the threshold must be a finite number", s);
+    if (v < 0)
+        return ft_err_set(err, -EINVAL,
+                          "--expect '%s': a negative threshold; %s is never below 0 (give 0 or "
+                          "more)",
+                          s, stats[found].name);
+    if (t->less && v == 0)
+        return ft_err_set(err, -EINVAL,
+                          "--expect '%s': %s is never below 0, so this can never pass (give a "
+                          "threshold above 0)",
+                          s, stats[found].name);
     while (isspace((unsigned char)*end))
         end++;
     if (stats[found].latency) {
