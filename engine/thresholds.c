@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "common/suggest.h"
 #include "engine/results.h"
 
 static const struct {
@@ -54,11 +55,23 @@ static int parse_term(const char *s, struct thr_term *t, struct ft_err *err)
             flen = n;
         }
     }
-    if (found < 0)
+    if (found < 0) {
+        /* The nearest statistic to the whole left side or to what follows one of its dots
+         * ("probe.quiet.gpbs"). */
+        const char *names[NSTATS + 1], *near = NULL;
+        for (int i = 0; i < NSTATS; i++)
+            names[i] = stats[i].name;
+        names[NSTATS] = NULL;
+        for (const char *p = left; p && !near; p = strchr(p, '.') ? strchr(p, '.') + 1 : NULL)
+            near = suggest_nearest(p, names);
+        char hint[48] = "";
+        if (near)
+            snprintf(hint, sizeof(hint), "did you mean '%s'? ", near);
         return ft_err_set(err, -EINVAL,
-                          "--expect '%s': unknown statistic (use min, mean, p50, p90, p99, "
+                          "--expect '%s': unknown statistic (%suse min, mean, p50, p90, p99, "
                           "p99.9, p99.99, max, gbps, wire_gbps, ops, retrans)",
-                          s);
+                          s, hint);
+    }
     t->stat = stats[found].stat;
     size_t l = strlen(left);
     if (l > flen) {

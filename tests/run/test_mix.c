@@ -196,6 +196,9 @@ static void test_expect(void **state)
     assert_true(e.t[2].value == 2000);
     assert_true(e.t[3].value == 1e6);
     assert_true(thr_parse("p42<3", &e, &err) < 0);
+    ft_err_clear(&err);
+    assert_true(thr_parse("probe.quiet.gpbs>9", &e, &err) < 0);
+    assert_non_null(strstr(err.msg, "unknown statistic (did you mean 'gbps'?"));
     assert_true(thr_parse("p99=3", &e, &err) < 0);
     assert_true(thr_parse("p99<3 parsecs", &e, &err) < 0);
     /* Thresholds no result can meet, or that mean nothing. */
