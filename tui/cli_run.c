@@ -58,8 +58,12 @@ static void usage(FILE *f)
            "\n"
            "Latency is in microseconds with its kind named (ping-pong: half round trip, as\n"
            "sockperf and perftest report; request/response: round trip). Gb/s = 10^9 bit/s.\n"
-           "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage, 65 bad mix,\n"
-           "66 missing mix, 69 transport unavailable.\n");
+           "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage (a bad --peer or\n"
+           "--expect), 65 bad mix or key, 66 missing mix or key file, 69 transport or peer\n"
+           "unavailable, 73 cannot write -o FILE (checked before the run; if the final write\n"
+           "fails the results go to a named fallback file), 77 key file permissions or the\n"
+           "peer refused the key. Ctrl-C / SIGTERM: the results so far are saved, then fabtop\n"
+           "ends by that signal (130 / 143 in sh).\n");
 }
 
 static void list_presets(void)
@@ -194,10 +198,25 @@ int cli_run_main(int argc, char **argv)
     struct mix mix;
     if (mix_load(mixname, &mix, &err) < 0)
         return cli_fail(&err);
-    /* Know before the test runs that its results can be saved. */
+    /* Know before the test runs that its results can be saved and its peers answer. */
     if (out && cli_check_output(out) != CLI_OK) {
         mix_free(&mix);
         return CLI_CANTCREAT;
+    }
+    enum runner_peer_fault pf;
+    struct runner_opts po = {.mix = &mix, .peer_override = peer, .key_file = key};
+    if (runner_check_peers(&po, &pf, &err) < 0) {
+        /* A bad --peer is a usage error, a bad peer in the mix bad data; a key file missing
+         * (66), unreadable or open to others (77) or malformed (65); an agent that refuses
+         * our key or address 77; no agent answering 69. */
+        int st = pf == RUNNER_PEER_OPTION    ? CLI_USAGE
+                 : pf == RUNNER_PEER_ADDRESS ? CLI_DATAERR
+                 : pf == RUNNER_PEER_KEY     ? ft_err_exit_status(err.code)
+                 : pf == RUNNER_PEER_DENIED  ? CLI_NOPERM
+                                             : CLI_UNAVAILABLE;
+        fprintf(stderr, "fabtop: %s\n", err.msg);
+        mix_free(&mix);
+        return st;
     }
     if (size)
         mix_set_size(&mix, size);
