@@ -593,6 +593,14 @@ void mix_copy(struct mix *dst, const struct mix *src)
             src->flows[i].params ? cJSON_Duplicate(src->flows[i].params, 1) : NULL;
 }
 
+bool mix_all_simulated(const struct mix *m)
+{
+    bool all = m->nflows > 0;
+    for (int i = 0; i < m->nflows; i++)
+        all &= !strcmp(m->flows[i].transport, "sim");
+    return all;
+}
+
 int mix_foreground(const struct mix *m)
 {
     for (int i = 0; i < m->nflows; i++)

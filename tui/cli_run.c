@@ -223,11 +223,12 @@ int cli_run_main(int argc, char **argv)
     if (duration > 0)
         mix_set_duration(&mix, duration);
 
-    /* The topology, for pinning and for the results; a run works without it. */
+    /* The topology, for pinning and for the results; a run works without it, and a simulated
+     * one touches nothing on this host. */
     struct topo_load_opts lo = {.no_gpu_libs = true};
     struct topo_model *topo = NULL;
     struct ft_err terr = {0};
-    if (topo_load(&lo, &topo, &terr) < 0)
+    if (!mix_all_simulated(&mix) && topo_load(&lo, &topo, &terr) < 0)
         fprintf(stderr, "fabtop: topology unavailable (%s); running without pinning\n", terr.msg);
 
     if (pipe(sig_pipe) < 0) {
