@@ -4,6 +4,7 @@
 #define CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <cjson/cJSON.h>
 
@@ -44,6 +45,9 @@ int cli_check_output(const char *path);
  * $TMPDIR, default /tmp), and a second line names it; returns 73 (also when saved there).
  * 0 when saved to path. kind: "results", "topo", "counters", "compare". */
 int cli_save_json(const cJSON *doc, const char *path, const char *kind);
+/* The fallback alone, printing nothing: a new fabtop-KIND-DATE-TIME-PID.json in the current
+ * directory, else in $TMPDIR (default /tmp). 0 and its path in out, or -errno. */
+int cli_save_fallback(const cJSON *doc, const char *kind, char *out, size_t len);
 /* Emit a JSON document: on stdout when json, and to out_path (cli_save_json) when set. */
 int cli_emit_json(const cJSON *doc, bool json, const char *out_path, const char *kind);
 void cli_print_version(void);

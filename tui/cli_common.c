@@ -68,25 +68,32 @@ static int save_fallback(const cJSON *doc, const char *dir, const char *kind, ch
     return jsonutil_save(out, doc, true, &err);
 }
 
+int cli_save_fallback(const cJSON *doc, const char *kind, char *out, size_t len)
+{
+    char cwd[1024];
+    const char *tmpdir = getenv("TMPDIR");
+    const char *dirs[] = {getcwd(cwd, sizeof(cwd)), tmpdir && *tmpdir ? tmpdir : "/tmp"};
+    int rc = -ENOENT;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+        if (dirs[i] && (rc = save_fallback(doc, dirs[i], kind, out, len)) == 0)
+            return 0;
+    return rc;
+}
+
 int cli_save_json(const cJSON *doc, const char *path, const char *kind)
 {
     struct ft_err err = {0};
     if (jsonutil_save(path, doc, true, &err) == 0)
         return CLI_OK;
     fprintf(stderr, "fabtop: %s\n", err.msg);
-    char cwd[1024], fallback[1200];
-    const char *tmpdir = getenv("TMPDIR");
-    const char *dirs[] = {getcwd(cwd, sizeof(cwd)), tmpdir && *tmpdir ? tmpdir : "/tmp"};
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        if (dirs[i] && save_fallback(doc, dirs[i], kind, fallback, sizeof(fallback)) == 0) {
-            fprintf(stderr, "fabtop: the %s document is saved in %s instead\n", kind, fallback);
-            return CLI_CANTCREAT;
-        }
-    }
-    fprintf(stderr,
-            "fabtop: the %s document could not be saved anywhere else either (tried %s "
-            "and %s)\n",
-            kind, dirs[0] ? dirs[0] : "the current directory", dirs[1]);
+    char fallback[1200];
+    if (cli_save_fallback(doc, kind, fallback, sizeof(fallback)) == 0)
+        fprintf(stderr, "fabtop: the %s document is saved in %s instead\n", kind, fallback);
+    else
+        fprintf(stderr,
+                "fabtop: the %s document could not be saved anywhere else either (the current "
+                "directory, $TMPDIR or /tmp)\n",
+                kind);
     return CLI_CANTCREAT;
 }
 
