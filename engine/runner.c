@@ -449,6 +449,24 @@ static int peer_timeout_ms(const struct mix *m)
     return ms < 1000 ? 1000 : ms;
 }
 
+/* ctl_connect to a remote agent, trying again for up to half a second while it answers
+ * "busy": a session that just ended (this run's check of the peer, the previous run's flows)
+ * holds its slot until the agent has seen the connection close. */
+static int connect_remote(const char *peer, const struct ctl_key *key, int timeout_ms,
+                          struct ctl_conn **c, struct ft_err *err)
+{
+    for (int tries = 0;; tries++) {
+        struct ft_err e = {0};
+        int rc = ctl_connect(peer, CTL_DEFAULT_PORT, key, timeout_ms, c, &e);
+        if (rc != -EBUSY || tries == 5) {
+            if (rc < 0)
+                ft_err_set(err, rc, "%s", e.msg);
+            return rc;
+        }
+        sleep_ns(100000000);
+    }
+}
+
 /* The agent a flow talks to: its own peer, or --peer for a loopback flow; NULL when the flow
  * needs no agent or uses the one inside this process. */
 static const char *remote_peer(const struct mix_flow *f, const char *peer_override)
@@ -478,7 +496,7 @@ static int connect_peer(struct flow_rt *f, struct ft_err *err)
     if (!r->key_loaded)
         return ft_err_set(err, -ENOKEY, "%s", r->key_error);
     snprintf(f->peer_desc, sizeof(f->peer_desc), "%s", peer);
-    return ctl_connect(peer, CTL_DEFAULT_PORT, &r->key, peer_timeout_ms(&r->mix), &f->ctl, err);
+    return connect_remote(peer, &r->key, peer_timeout_ms(&r->mix), &f->ctl, err);
 }
 
 static void *flow_drive(void *arg)
@@ -1060,11 +1078,8 @@ static void open_counters(struct runner *r)
 
 /* ---- public API ---- */
 
-int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err *err)
+int runner_validate(const struct mix *mix, struct ft_err *err)
 {
-    *out = NULL;
-    const struct mix *mix = o->mix;
-    bool any_loopback = false, any_remote = false;
     for (int i = 0; i < mix->nflows; i++) {
         const struct mix_flow *f = &mix->flows[i];
         const struct xport_ops *xp = xport_find(f->transport);
@@ -1083,6 +1098,21 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
             if (rc < 0)
                 return rc;
         }
+    }
+    return 0;
+}
+
+int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err *err)
+{
+    *out = NULL;
+    const struct mix *mix = o->mix;
+    int vrc = runner_validate(mix, err);
+    if (vrc < 0)
+        return vrc;
+    bool any_loopback = false, any_remote = false;
+    for (int i = 0; i < mix->nflows; i++) {
+        const struct mix_flow *f = &mix->flows[i];
+        const struct xport_ops *xp = xport_find(f->transport);
         if (xp->needs_peer) {
             bool lb = !strcmp(f->peer, "loopback");
             any_loopback |= lb && !o->peer_override;
@@ -1184,7 +1214,7 @@ int runner_check_peers(const struct runner_opts *o, enum runner_peer_fault *faul
     }
     for (int k = 0; k < nseen && rc == 0; k++) {
         struct ctl_conn *c;
-        rc = ctl_connect(seen[k], CTL_DEFAULT_PORT, &key, peer_timeout_ms(m), &c, err);
+        rc = connect_remote(seen[k], &key, peer_timeout_ms(m), &c, err);
         if (rc == 0)
             ctl_close(c);
         else

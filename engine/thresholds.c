@@ -10,7 +10,9 @@
 
 #include "common/jsonutil.h"
 #include "common/suggest.h"
+#include "engine/mix.h"
 #include "engine/results.h"
+#include "engine/xport.h"
 
 static const struct {
     const char *name;
@@ -148,6 +150,55 @@ int thr_parse(const char *s, struct thr *e, struct ft_err *err)
     }
     if (e->n == 0)
         return ft_err_set(err, -EINVAL, "--expect: no terms (example: 'p99<50us,gbps>9')");
+    return 0;
+}
+
+int thr_check_mix(const struct thr *e, const struct mix *m, struct ft_err *err)
+{
+    for (int i = 0; i < e->n; i++) {
+        const struct thr_term *t = &e->t[i];
+        int k = 0;
+        while (stats[k].stat != t->stat)
+            k++;
+        bool quiet = !strcmp(t->phase, "quiet");
+        if (quiet && !m->quiet_then_loaded)
+            return ft_err_set(err, -EINVAL,
+                              "--expect '%s': mix %s has no quiet phase (it runs loaded only)",
+                              t->text, m->name);
+        const struct mix_flow *f = NULL;
+        const char *names[MIX_MAX_FLOWS + 1];
+        for (int j = 0; j < m->nflows; j++) {
+            names[j] = m->flows[j].name;
+            if (t->flow[0] ? !strcmp(t->flow, m->flows[j].name)
+                           : m->flows[j].role == MIX_ROLE_FOREGROUND && !f)
+                f = &m->flows[j];
+        }
+        names[m->nflows] = NULL;
+        if (!f) {
+            const char *near = suggest_nearest(t->flow, names);
+            char hint[64] = "";
+            if (near)
+                snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near);
+            return ft_err_set(err, -EINVAL, "--expect '%s': mix %s has no flow '%s'%s", t->text,
+                              m->name, t->flow, hint);
+        }
+        if (quiet && f->role == MIX_ROLE_BACKGROUND)
+            return ft_err_set(err, -EINVAL,
+                              "--expect '%s': %s is a background flow; it runs in the loaded "
+                              "phase only",
+                              t->text, f->name);
+        if (stats[k].latency && mix_latency_kind_of(f) == MIX_LAT_NONE)
+            return ft_err_set(err, -EINVAL,
+                              "--expect '%s': flow %s (%s %s) records no latency; test its "
+                              "gbps or ops",
+                              t->text, f->name, f->transport, mix_op_str(f->op));
+        const struct xport_ops *xp = xport_find(f->transport);
+        if ((t->stat == EXP_WIRE_GBPS || t->stat == EXP_RETRANS) && xp && !xp->sample)
+            return ft_err_set(err, -EINVAL,
+                              "--expect '%s': flow %s (%s) has no %s; only TCP flows record "
+                              "what the socket sent and retransmitted",
+                              t->text, f->name, f->transport, stats[k].name);
+    }
     return 0;
 }
 

@@ -205,6 +205,10 @@ int cli_run_main(int argc, char **argv)
         mix_free(&mix);
         return CLI_CANTCREAT;
     }
+    if (runner_validate(&mix, &err) < 0) {
+        mix_free(&mix);
+        return cli_fail(&err);
+    }
     enum runner_peer_fault pf;
     struct runner_opts po = {.mix = &mix, .peer_override = peer, .key_file = key};
     if (runner_check_peers(&po, &pf, &err) < 0) {
@@ -224,6 +228,10 @@ int cli_run_main(int argc, char **argv)
         mix_set_size(&mix, size);
     if (duration > 0)
         mix_set_duration(&mix, duration);
+    if (ex.n && thr_check_mix(&ex, &mix, &err) < 0) {
+        mix_free(&mix);
+        return cli_usage_error("run", "%s", err.msg);
+    }
 
     /* The topology, for pinning and for the results; a run works without it, and a simulated
      * one touches nothing on this host. */

@@ -3,7 +3,8 @@
 # file is a file whatever its name (an existing "mymix" runs; "garbage.bin" is bad data, 65,
 # not a missing preset); a misspelled key in a mix is refused with the nearest known key (65)
 # at every level, the simulator's fabric settings included; --expect thresholds that can never
-# pass (NaN, infinite, negative, "< 0") are usage errors (64). Loopback TCP only.
+# pass (NaN, infinite, negative, "< 0", a flow or phase the mix lacks) are usage errors (64).
+# Loopback TCP only.
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN is not set}
 tmp=$(mktemp -d)
@@ -78,6 +79,9 @@ refused 64 "--expect 'p99<-5us': a negative threshold" --mix ok.json --expect 'p
 refused 64 "--expect 'gbps>inf': the threshold must be a finite number" --mix ok.json --expect 'gbps>inf'
 refused 64 "--expect 'retrans<0': retrans is never below 0, so this can never pass" --mix ok.json \
     --expect 'p99<50ms,retrans<0'
+refused 64 "--expect 'prob.p99<1ms': mix t has no flow 'prob' (did you mean 'probe'?)" --mix ok.json \
+    --expect 'prob.p99<1ms'
+refused 64 "--expect 'quiet.p99<1ms': mix t has no quiet phase" --mix ok.json --expect 'quiet.p99<1ms'
 
 [ "$fails" -eq 0 ] || { echo "$fails failures"; exit 1; }
 echo "PASS: input_cli"

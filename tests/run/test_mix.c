@@ -218,6 +218,41 @@ static void test_expect(void **state)
     assert_non_null(strstr(err.msg, "can never pass"));
     assert_int_equal(thr_parse("retrans<1,p99>0", &e, &err), 0);
 
+    /* Terms this mix cannot meet, known before the run: no such flow or phase, a background
+     * flow in the quiet phase, a statistic the flow does not record. */
+    static const char mixtext[] =
+        "{\"name\": \"m\", \"phases\": [\"quiet\", \"loaded\"], \"flows\": ["
+        "{\"name\": \"probe\", \"op\": \"pingpong\", \"size\": 64},"
+        "{\"name\": \"bulk\", \"role\": \"background\", \"op\": \"stream\", \"size\": 65536},"
+        "{\"name\": \"sim\", \"role\": \"background\", \"transport\": \"sim\", \"op\": "
+        "\"stream\", \"size\": 65536, \"params\": {\"src\": \"h0\", \"dst\": \"h1\"}}]}";
+    cJSON *mdoc = cJSON_Parse(mixtext);
+    struct mix m;
+    assert_int_equal(mix_from_json(mdoc, "m.json", &m, &err), 0);
+    cJSON_Delete(mdoc);
+    static const struct {
+        const char *term, *why;
+    } cannot[] = {
+        {"prbe.p99<5ms", "mix m has no flow 'prbe' (did you mean 'probe'?)"},
+        {"bulk.quiet.gbps>1", "bulk is a background flow; it runs in the loaded phase only"},
+        {"bulk.p99<5ms", "flow bulk (tcp stream) records no latency"},
+        {"sim.retrans<1", "flow sim (sim) has no retrans"},
+        {"sim.wire_gbps>1", "flow sim (sim) has no wire_gbps"},
+    };
+    for (size_t i = 0; i < sizeof(cannot) / sizeof(cannot[0]); i++) {
+        ft_err_clear(&err);
+        assert_int_equal(thr_parse(cannot[i].term, &e, &err), 0);
+        if (thr_check_mix(&e, &m, &err) != -EINVAL || !strstr(err.msg, cannot[i].why))
+            fail_msg("'%s' against the mix: '%s'", cannot[i].term, err.msg);
+    }
+    assert_int_equal(
+        thr_parse("p99<5ms,quiet.p50<1ms,bulk.gbps>1,bulk.retrans<9,sim.gbps>1", &e, &err), 0);
+    assert_int_equal(thr_check_mix(&e, &m, &err), 0);
+    m.quiet_then_loaded = false;
+    assert_int_equal(thr_parse("quiet.p99<5ms", &e, &err), 0);
+    assert_int_equal(thr_check_mix(&e, &m, &err), -EINVAL);
+    mix_free(&m);
+
     const char *res =
         "{\"phases\": [{\"name\": \"loaded\", \"flows\": [{\"name\": \"probe\", \"role\": "
         "\"foreground\", \"points\": [{\"size_bytes\": 64, \"goodput_gbps\": 3, \"latency\": "
