@@ -200,6 +200,14 @@ int cli_run_main(int argc, char **argv)
     struct mix mix;
     if (mix_load(mixname, &mix, &err) < 0)
         return cli_fail(&err);
+    if (size)
+        mix_set_size(&mix, size);
+    if (duration > 0)
+        mix_set_duration(&mix, duration);
+    if (ex.n && thr_check_mix(&ex, &mix, &err) < 0) {
+        mix_free(&mix);
+        return cli_usage_error("run", "%s", err.msg);
+    }
     /* Know before the test runs that its results can be saved and its peers answer. */
     if (out && cli_check_output(out) != CLI_OK) {
         mix_free(&mix);
@@ -223,14 +231,6 @@ int cli_run_main(int argc, char **argv)
         fprintf(stderr, "fabtop: %s\n", err.msg);
         mix_free(&mix);
         return st;
-    }
-    if (size)
-        mix_set_size(&mix, size);
-    if (duration > 0)
-        mix_set_duration(&mix, duration);
-    if (ex.n && thr_check_mix(&ex, &mix, &err) < 0) {
-        mix_free(&mix);
-        return cli_usage_error("run", "%s", err.msg);
     }
 
     /* The topology, for pinning and for the results; a run works without it, and a simulated
