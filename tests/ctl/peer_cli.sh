@@ -2,13 +2,15 @@
 # peer_cli: `fabtop run --peer` problems are said once on stderr, before any flow runs, with
 # their own status, never as every flow "FAILED" with 2: a port out of range (64), a bad peer
 # in the mix (65), a missing key file (66), a key file open to others (77), a key the agent
-# does not share (77), a port where no agent listens (69). With the right key the same run
+# does not share (77), an agent whose allowlist leaves this host out (77), a port where no
+# agent listens (69). With the right key the same run
 # works. A real `fabtop serve` on 127.0.0.1 only.
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 tmp=$(mktemp -d)
 pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+pid2=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$pid2" ] && kill "$pid2" 2>/dev/null; rm -rf "$tmp"' EXIT
 fails=0
 fail() {
     echo "FAIL: $*"
@@ -79,6 +81,26 @@ for i in 1 2 3; do
         fail "run $i with the right key: $(cat "$tmp/err") $(cat "$tmp/out")"
     fi
 done
+
+# An agent that does not allow this host (127.0.0.1 is not in 10.0.0.0/8): 77.
+"$bin" serve --listen 127.0.0.1:0 --key-file "$tmp/key" --allow 10.0.0.0/8 --log "$tmp/log2" \
+    >/dev/null 2>&1 &
+pid2=$!
+port2=""
+for _ in $(seq 1 100); do
+    port2=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\):.*/\1/p' "$tmp/log2" 2>/dev/null)
+    [ -n "$port2" ] && break
+    sleep 0.05
+done
+if [ -n "$port2" ]; then
+    refused 77 "127.0.0.1:$port2" --mix "$tmp/mix.json" --peer "127.0.0.1:$port2" \
+        --key-file "$tmp/key"
+else
+    fail "the second agent did not say where it listens"
+fi
+kill -TERM "$pid2"
+wait "$pid2"
+pid2=""
 
 # No agent on the port any more: connection refused.
 kill -TERM "$pid"
