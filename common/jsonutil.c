@@ -12,6 +12,7 @@
 
 #include "common/atomicfile.h"
 #include "common/strbuf.h"
+#include "common/suggest.h"
 
 int jsonutil_slurp(const char *path, char **out, size_t *len, size_t max, struct ft_err *err)
 {
@@ -119,6 +120,35 @@ int jsonutil_save(const char *path, const cJSON *doc, bool pretty, struct ft_err
     int rc = atomicfile_write(path, withnl, n + 1, err);
     free(withnl);
     return rc;
+}
+
+int jsonutil_check_keys(const cJSON *obj, const char *const *known, const char *where,
+                        struct ft_err *err)
+{
+    if (!cJSON_IsObject(obj))
+        return 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj)
+    {
+        bool ok = false;
+        for (const char *const *k = known; *k && !ok; k++)
+            ok = !strcmp(*k, it->string);
+        if (ok)
+            continue;
+        const char *near = suggest_nearest(it->string, known);
+        if (near)
+            return ft_err_set(err, -EINVAL, "%s: unknown key '%s' (did you mean '%s'?)", where,
+                              it->string, near);
+        struct strbuf sb;
+        sb_init(&sb);
+        for (const char *const *k = known; *k; k++)
+            sb_printf(&sb, "%s%s", k == known ? "" : ", ", *k);
+        int rc =
+            ft_err_set(err, -EINVAL, "%s: unknown key '%s' (known: %s)", where, it->string, sb.s);
+        sb_free(&sb);
+        return rc;
+    }
+    return 0;
 }
 
 bool jsonutil_num(const cJSON *obj, const char *key, double *out)

@@ -26,6 +26,12 @@ int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out, 
 /* Print compactly or indented and write atomically. */
 int jsonutil_save(const char *path, const cJSON *doc, bool pretty, struct ft_err *err);
 
+/* Every member of the object obj must be named in known (NULL-terminated). Otherwise -EINVAL
+ * with "WHERE: unknown key 'duraton_s' (did you mean 'duration_s'?)", or the known keys
+ * listed when none is near. A NULL or non-object obj passes (the caller checks types). */
+int jsonutil_check_keys(const cJSON *obj, const char *const *known, const char *where,
+                        struct ft_err *err);
+
 /* Getters: return true and set *out when key exists with the right type. */
 bool jsonutil_num(const cJSON *obj, const char *key, double *out);
 bool jsonutil_int(const cJSON *obj, const char *key, int64_t *out);

@@ -1249,10 +1249,7 @@ int ctr_set_for_mix(const struct mix *mix, const char *peer_override, const stru
 {
     /* Simulated flows touch nothing on this host: their counters are the simulated
      * fabric's (engine/xport_sim.h). */
-    bool all_sim = mix->nflows > 0;
-    for (int i = 0; i < mix->nflows; i++)
-        all_sim &= !strcmp(mix->flows[i].transport, "sim");
-    if (all_sim)
+    if (mix_all_simulated(mix))
         return ft_err_set(err, -ENOENT,
                           "every flow is simulated: no host counters; the simulated fabric's "
                           "come with the run");

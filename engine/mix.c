@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
+#include "engine/xport.h"
 
 static const char *const op_names[] = {"pingpong", "stream", "rr", "collective", "copy"};
 static const char *const role_names[] = {"foreground", "background"};
@@ -132,6 +134,21 @@ static int perr(struct pctx *c, int flow, const char *field, const char *fmt, ..
     return c->rc;
 }
 
+/* Every member of o (the document when fi < 0, else flows[fi] or its member field) must be
+ * one the reader knows: a misspelled key would otherwise be ignored and its default used. */
+static void check_keys(struct pctx *c, int fi, const char *field, const cJSON *o,
+                       const char *const *known)
+{
+    if (c->rc)
+        return;
+    char where[600];
+    if (fi < 0)
+        snprintf(where, sizeof(where), "%s", c->what);
+    else
+        snprintf(where, sizeof(where), "%s: flows[%d]%s%s", c->what, fi, *field ? "." : "", field);
+    c->rc = jsonutil_check_keys(o, known, where, c->err);
+}
+
 static int enum_of(const char *s, const char *const *names, int n)
 {
     for (int i = 0; s && i < n; i++)
@@ -164,8 +181,10 @@ static void parse_sizes(struct pctx *c, int fi, const cJSON *v, struct mix_sizes
     }
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(v, "sweep");
     const cJSON *dist = cJSON_GetObjectItemCaseSensitive(v, "dist");
+    check_keys(c, fi, "size", v, (const char *const[]){"sweep", "dist", NULL});
     if (cJSON_IsObject(sw)) {
         /* Like perftest -a / nccl-tests -b -e -f: from, to, factor (default 2). */
+        check_keys(c, fi, "size.sweep", sw, (const char *const[]){"from", "to", "factor", NULL});
         uint64_t from, to;
         double factor = 2;
         if (!size_value(cJSON_GetObjectItemCaseSensitive(sw, "from"), &from) ||
@@ -254,6 +273,14 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
         perr(c, fi, "", "must be an object");
         return;
     }
+    /* latency_kind is written by mix_to_json (derived from op and params) and read back as is. */
+    static const char *const flow_keys[] = {
+        "name",          "transport",    "op",        "role",
+        "direction",     "local",        "peer",      "size",
+        "response_size", "concurrency",  "rate_gbps", "warmup_s",
+        "duration_s",    "iterations",   "start_s",   "seed",
+        "params",        "latency_kind", NULL};
+    check_keys(c, fi, "", o, flow_keys);
     str_field(c, fi, o, "name", f->name, sizeof(f->name));
     str_field(c, fi, o, "transport", f->transport, sizeof(f->transport));
     int e = enum_of(jsonutil_str(o, "op"), op_names, MIX_OP_COUNT);
@@ -275,6 +302,8 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
         if (!cJSON_IsObject(local)) {
             perr(c, fi, "local", "must be an object with ip, netdev, rdma or gpu");
         } else {
+            check_keys(c, fi, "local", local,
+                       (const char *const[]){"ip", "netdev", "rdma", "gpu", NULL});
             str_field(c, fi, local, "ip", f->local_ip, sizeof(f->local_ip));
             str_field(c, fi, local, "netdev", f->local_netdev, sizeof(f->local_netdev));
             str_field(c, fi, local, "rdma", f->local_rdma, sizeof(f->local_rdma));
@@ -309,6 +338,10 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
             perr(c, fi, "params", "must be an object");
         else
             f->params = cJSON_Duplicate(params, 1);
+        /* The transport names the parameters it reads for this operation. */
+        const struct xport_ops *xp = xport_find(f->transport);
+        if (f->params && xp && xp->param_keys)
+            check_keys(c, fi, "params", params, xp->param_keys(f->op));
     }
 }
 
@@ -327,6 +360,9 @@ int mix_from_json(const cJSON *doc, const char *what, struct mix *m, struct ft_e
     if (ver != MIX_VERSION)
         return ft_err_set(err, -EPROTO, "%s: mix version %lld, this fabtop reads version %d", what,
                           (long long)ver, MIX_VERSION);
+    check_keys(&c, -1, "", doc,
+               (const char *const[]){"format", "version", "name", "description", "lesson", "phases",
+                                     "progress_deadline_s", "fail_bound_s", "flows", NULL});
     str_field(&c, -1, doc, "name", m->name, sizeof(m->name));
     str_field(&c, -1, doc, "description", m->description, sizeof(m->description));
     str_field(&c, -1, doc, "lesson", m->lesson, sizeof(m->lesson));
@@ -398,10 +434,12 @@ static int preset_dirs(char dirs[3][512])
 
 int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err)
 {
-    /* A file path, or NAME.json; "sim/NAME" is a preset in a subfolder when no such file. */
-    bool sub = !strstr(name_or_path, ".json") && name_or_path[0] != '/' && name_or_path[0] != '.' &&
-               access(name_or_path, F_OK) != 0;
-    if (!sub && (strchr(name_or_path, '/') || strstr(name_or_path, ".json")))
+    /* Whatever exists (and is not a directory) is a file, whatever its name ("mymix",
+     * "garbage.bin"); a path from / or . and NAME.json are files even when missing; anything
+     * else is a preset ("api", "sim/incast-pfc" in a subfolder). */
+    struct stat st;
+    if ((stat(name_or_path, &st) == 0 && !S_ISDIR(st.st_mode)) || name_or_path[0] == '/' ||
+        name_or_path[0] == '.' || strstr(name_or_path, ".json"))
         return mix_load_file(name_or_path, m, err);
     char dirs[3][512];
     int n = preset_dirs(dirs);
@@ -553,6 +591,14 @@ void mix_copy(struct mix *dst, const struct mix *src)
     for (int i = 0; i < dst->nflows; i++)
         dst->flows[i].params =
             src->flows[i].params ? cJSON_Duplicate(src->flows[i].params, 1) : NULL;
+}
+
+bool mix_all_simulated(const struct mix *m)
+{
+    bool all = m->nflows > 0;
+    for (int i = 0; i < m->nflows; i++)
+        all &= !strcmp(m->flows[i].transport, "sim");
+    return all;
 }
 
 int mix_foreground(const struct mix *m)

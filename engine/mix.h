@@ -97,6 +97,8 @@ void mix_free(struct mix *m); /* frees per-flow params */
 /* Deep copy (params duplicated). */
 void mix_copy(struct mix *dst, const struct mix *src);
 
+/* Is every flow simulated (transport "sim")? Such a run touches nothing on this host. */
+bool mix_all_simulated(const struct mix *m);
 /* Index of the foreground flow (the first one with that role), or -1. */
 int mix_foreground(const struct mix *m);
 /* Apply `--size BYTES` to the foreground flow (a fixed size). */

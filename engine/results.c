@@ -203,6 +203,27 @@ static void add_sysctl(cJSON *o, const char *key, const char *path)
         cJSON_AddNullToObject(o, key);
 }
 
+/* The conditions of an all-sim run: the simulated fabric (its topology; each flow's
+ * conditions.sim hold the rest), nothing of the host. */
+static void sim_conditions(cJSON *cond, const struct results_input *in)
+{
+    cJSON *o = cJSON_AddObjectToObject(cond, "sim");
+    cJSON_AddStringToObject(o, "note",
+                            "every flow is simulated: these are the simulated fabric's "
+                            "conditions (each flow's conditions.sim has its settings and "
+                            "results); the host's sysctls, netdev MTUs and topology are not "
+                            "recorded");
+    const char *topo = NULL;
+    for (int p = 0; p < in->nphases && !topo; p++)
+        for (int i = 0; i < in->mix->nflows && !topo; i++) {
+            const struct flow_rt *f = in->phases[p].flows[i];
+            if (f && f->conditions)
+                topo = jsonutil_str(cJSON_GetObjectItemCaseSensitive(f->conditions, "sim"),
+                                    "topology");
+        }
+    jsonutil_add_str_or_null(o, "topology", topo);
+}
+
 /* The foreground's p50/p99 per phase, side by side (quiet vs loaded). */
 static cJSON *summary_json(cJSON *phases, const struct mix *mix)
 {
@@ -272,11 +293,18 @@ cJSON *results_build(const struct results_input *in)
         }
     cJSON_AddItemToObject(doc, "versions", version_json());
     cJSON *cond = cJSON_AddObjectToObject(doc, "conditions");
-    add_sysctl(cond, "tcp_congestion_control", "proc/sys/net/ipv4/tcp_congestion_control");
-    add_sysctl(cond, "tcp_ecn", "proc/sys/net/ipv4/tcp_ecn");
-    add_sysctl(cond, "tcp_rmem", "proc/sys/net/ipv4/tcp_rmem");
-    add_sysctl(cond, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
-    if (in->topo) {
+    /* A simulated run depends on the simulated fabric alone: it records none of the host's
+     * state (sysctls, netdev MTUs, the topology), which other programs change under it. */
+    bool sim = mix_all_simulated(in->mix);
+    if (sim)
+        sim_conditions(cond, in);
+    else {
+        add_sysctl(cond, "tcp_congestion_control", "proc/sys/net/ipv4/tcp_congestion_control");
+        add_sysctl(cond, "tcp_ecn", "proc/sys/net/ipv4/tcp_ecn");
+        add_sysctl(cond, "tcp_rmem", "proc/sys/net/ipv4/tcp_rmem");
+        add_sysctl(cond, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
+    }
+    if (in->topo && !sim) {
         cJSON *mtu = cJSON_AddObjectToObject(cond, "netdev_mtu");
         for (int i = 0; i < in->topo->nnetdevs; i++)
             if (in->topo->netdevs[i].valid & TOPO_NET_V_MTU)
@@ -307,7 +335,7 @@ cJSON *results_build(const struct results_input *in)
     cJSON *ev = cJSON_AddArrayToObject(doc, "events");
     for (int i = 0; i < in->nevents; i++)
         cJSON_AddItemToArray(ev, cJSON_CreateString(in->events[i]));
-    if (in->topo)
+    if (in->topo && !sim)
         cJSON_AddItemToObject(doc, "topology", topo_json_from_model(in->topo));
     else
         cJSON_AddNullToObject(doc, "topology");
@@ -445,8 +473,8 @@ void results_make_reproducible(cJSON *doc)
     for (int i = 0; i < k; i++)
         free(v[i]);
     free(v);
-    /* The topology stays: it holds no free memory or other moving state (numa mem_bytes is
-     * hwloc's local_memory, the node's MemTotal). */
+    /* The topology of a real run stays: it holds no free memory or other moving state (numa
+     * mem_bytes is hwloc's local_memory, the node's MemTotal); an all-sim run has none. */
     cJSON_DeleteItemFromObjectCaseSensitive(doc, "reproducible");
     cJSON_AddStringToObject(doc, "reproducible",
                             "fabtop run --reproducible: wall-clock times and durations, the rates "

@@ -43,7 +43,8 @@ struct results_input {
     const char (*events)[160];
 };
 
-/* Build the document (caller owns it). */
+/* Build the document (caller owns it). When every flow is simulated, "conditions" holds the
+ * simulated fabric only and "topology" is null: nothing of the host it ran on. */
 cJSON *results_build(const struct results_input *in);
 /* Save atomically (temporary file, then rename). */
 /* One line of the values a transport chose for a flow (device, port, GID, MTU, DSCP and
@@ -59,7 +60,8 @@ bool results_goodput(const cJSON *flow, const cJSON *point, double *gbps, bool *
  * simulated mix with one seed give byte-identical files: the start and end times, wall-clock
  * durations and the rates computed from them, the wall-clock timelines, the events' times
  * (the events are sorted: flow threads log in any order) and the host's counters. The
- * host's topology stays (it holds no free memory or other moving state). Says so in
+ * host's topology stays (it holds no free memory or other moving state); an all-sim run has
+ * no host topology or host conditions to begin with (results_build). Says so in
  * "reproducible". */
 void results_make_reproducible(cJSON *doc);
 int results_save(const char *path, const cJSON *doc, struct ft_err *err);

@@ -442,6 +442,44 @@ static bool wait_or_stop(struct flow_rt *f, uint64_t ns)
     return !(atomic_load(&f->runner->stop) || flow_state(f) == FLOW_ST_STOP);
 }
 
+/* How long a connection to a remote agent may take. */
+static int peer_timeout_ms(const struct mix *m)
+{
+    int ms = (int)(m->fail_bound_s * 1000);
+    return ms < 1000 ? 1000 : ms;
+}
+
+/* ctl_connect to a remote agent, trying again for up to half a second while it answers
+ * "busy": a session that just ended (this run's check of the peer, the previous run's flows)
+ * holds its slot until the agent has seen the connection close. */
+static int connect_remote(const char *peer, const struct ctl_key *key, int timeout_ms,
+                          struct ctl_conn **c, struct ft_err *err)
+{
+    for (int tries = 0;; tries++) {
+        struct ft_err e = {0};
+        int rc = ctl_connect(peer, CTL_DEFAULT_PORT, key, timeout_ms, c, &e);
+        if (rc != -EBUSY || tries == 5) {
+            if (rc < 0)
+                ft_err_set(err, rc, "%s", e.msg);
+            return rc;
+        }
+        sleep_ns(100000000);
+    }
+}
+
+/* The agent a flow talks to: its own peer, or --peer for a loopback flow; NULL when the flow
+ * needs no agent or uses the one inside this process. */
+static const char *remote_peer(const struct mix_flow *f, const char *peer_override)
+{
+    const struct xport_ops *xp = xport_find(f->transport);
+    if (!xp || !xp->needs_peer)
+        return NULL;
+    const char *peer = f->peer;
+    if (!strcmp(peer, "loopback") && peer_override)
+        peer = peer_override;
+    return strcmp(peer, "loopback") ? peer : NULL;
+}
+
 /* Connect the flow's control session: the in-process loopback agent or a remote one. */
 static int connect_peer(struct flow_rt *f, struct ft_err *err)
 {
@@ -458,8 +496,7 @@ static int connect_peer(struct flow_rt *f, struct ft_err *err)
     if (!r->key_loaded)
         return ft_err_set(err, -ENOKEY, "%s", r->key_error);
     snprintf(f->peer_desc, sizeof(f->peer_desc), "%s", peer);
-    int ms = (int)(r->mix.fail_bound_s * 1000);
-    return ctl_connect(peer, CTL_DEFAULT_PORT, &r->key, ms < 1000 ? 1000 : ms, &f->ctl, err);
+    return connect_remote(peer, &r->key, peer_timeout_ms(&r->mix), &f->ctl, err);
 }
 
 static void *flow_drive(void *arg)
@@ -1041,11 +1078,8 @@ static void open_counters(struct runner *r)
 
 /* ---- public API ---- */
 
-int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err *err)
+int runner_validate(const struct mix *mix, struct ft_err *err)
 {
-    *out = NULL;
-    const struct mix *mix = o->mix;
-    bool any_loopback = false, any_remote = false;
     for (int i = 0; i < mix->nflows; i++) {
         const struct mix_flow *f = &mix->flows[i];
         const struct xport_ops *xp = xport_find(f->transport);
@@ -1064,6 +1098,21 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
             if (rc < 0)
                 return rc;
         }
+    }
+    return 0;
+}
+
+int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err *err)
+{
+    *out = NULL;
+    const struct mix *mix = o->mix;
+    int vrc = runner_validate(mix, err);
+    if (vrc < 0)
+        return vrc;
+    bool any_loopback = false, any_remote = false;
+    for (int i = 0; i < mix->nflows; i++) {
+        const struct mix_flow *f = &mix->flows[i];
+        const struct xport_ops *xp = xport_find(f->transport);
         if (xp->needs_peer) {
             bool lb = !strcmp(f->peer, "loopback");
             any_loopback |= lb && !o->peer_override;
@@ -1123,6 +1172,56 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
     pthread_create(&r->main_thread, NULL, runner_main, r);
     *out = r;
     return 0;
+}
+
+int runner_check_peers(const struct runner_opts *o, enum runner_peer_fault *fault,
+                       struct ft_err *err)
+{
+    const struct mix *m = o->mix;
+    *fault = RUNNER_PEER_OK;
+    const char *seen[MIX_MAX_FLOWS];
+    int nseen = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        const char *peer = remote_peer(&m->flows[i], o->peer_override);
+        bool dup = false;
+        for (int k = 0; k < nseen && peer; k++)
+            dup |= !strcmp(seen[k], peer);
+        if (!peer || dup)
+            continue;
+        seen[nseen++] = peer;
+        char host[256];
+        uint16_t port;
+        struct ft_err why = {0};
+        int rc = ctl_split_host_port(peer, CTL_DEFAULT_PORT, host, sizeof(host), &port, &why);
+        if (rc == 0 && (!host[0] || port == 0))
+            rc = ft_err_set(&why, -EINVAL, "'%s': %s", peer,
+                            host[0] ? "port 0 is not a port to connect to" : "no host name");
+        if (rc < 0) {
+            bool opt = o->peer_override && !strcmp(peer, o->peer_override);
+            *fault = opt ? RUNNER_PEER_OPTION : RUNNER_PEER_ADDRESS;
+            if (opt)
+                return ft_err_set(err, rc, "--peer: %s", why.msg);
+            return ft_err_set(err, rc, "flow %s: peer: %s", m->flows[i].name, why.msg);
+        }
+    }
+    if (!nseen)
+        return 0;
+    struct ctl_key key;
+    int rc = ctl_key_load(o->key_file, &key, err);
+    if (rc < 0) {
+        *fault = RUNNER_PEER_KEY;
+        return rc;
+    }
+    for (int k = 0; k < nseen && rc == 0; k++) {
+        struct ctl_conn *c;
+        rc = connect_remote(seen[k], &key, peer_timeout_ms(m), &c, err);
+        if (rc == 0)
+            ctl_close(c);
+        else
+            *fault = rc == -EACCES || rc == -EPERM ? RUNNER_PEER_DENIED : RUNNER_PEER_DOWN;
+    }
+    ctl_key_wipe(&key);
+    return rc;
 }
 
 int runner_wake_fd(const struct runner *r)

@@ -97,8 +97,31 @@ struct eng_snapshot {
 
 struct runner;
 
-/* Validate the mix against the transports and start running it in the background. */
+/* Validate the mix against the transports: each exists, is available here, can do its
+ * flow's operation and accepts its settings. 0 or -errno with the message. */
+int runner_validate(const struct mix *mix, struct ft_err *err);
+/* Validate the mix (runner_validate) and start running it in the background. */
 int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err *err);
+
+/* What runner_check_peers found wrong, for the caller's exit status. */
+enum runner_peer_fault {
+    RUNNER_PEER_OK = 0,
+    RUNNER_PEER_OPTION,  /* peer_override does not parse (bad port or brackets): -EINVAL */
+    RUNNER_PEER_ADDRESS, /* a flow's own peer does not parse: -EINVAL */
+    RUNNER_PEER_KEY,     /* the key: missing -ENOENT, unreadable or open to others -EACCES,
+                            malformed -EINVAL */
+    RUNNER_PEER_DENIED,  /* an agent refused us: the keys differ, or not on its allowlist */
+    RUNNER_PEER_DOWN,    /* no agent there: refused, unreachable, no such host, timed out, busy,
+                            another protocol or version */
+};
+
+/* Before runner_start (and after runner_validate): every remote agent the mix's flows use (--peer
+ * for loopback flows, or a flow's own peer), each address once: it parses, the key loads, and one
+ * authenticated session opens and closes, within the mix's fail_bound_s (at least 1 s). So a run
+ * that cannot reach its peer says it once instead of failing every flow. 0 (also when every flow
+ * stays in this process), or -errno with the message and *fault. */
+int runner_check_peers(const struct runner_opts *o, enum runner_peer_fault *fault,
+                       struct ft_err *err);
 /* The latest snapshot (never NULL after start); release it when done. Never blocks a
  * worker. */
 struct eng_snapshot *runner_snapshot(struct runner *r);

@@ -3,12 +3,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "common/suggest.h"
+#include "engine/mix.h"
 #include "engine/results.h"
+#include "engine/xport.h"
 
 static const struct {
     const char *name;
@@ -53,11 +57,23 @@ static int parse_term(const char *s, struct thr_term *t, struct ft_err *err)
             flen = n;
         }
     }
-    if (found < 0)
+    if (found < 0) {
+        /* The nearest statistic to the whole left side or to what follows one of its dots
+         * ("probe.quiet.gpbs"). */
+        const char *names[NSTATS + 1], *near = NULL;
+        for (int i = 0; i < NSTATS; i++)
+            names[i] = stats[i].name;
+        names[NSTATS] = NULL;
+        for (const char *p = left; p && !near; p = strchr(p, '.') ? strchr(p, '.') + 1 : NULL)
+            near = suggest_nearest(p, names);
+        char hint[48] = "";
+        if (near)
+            snprintf(hint, sizeof(hint), "did you mean '%s'? ", near);
         return ft_err_set(err, -EINVAL,
-                          "--expect '%s': unknown statistic (use min, mean, p50, p90, p99, "
+                          "--expect '%s': unknown statistic (%suse min, mean, p50, p90, p99, "
                           "p99.9, p99.99, max, gbps, wire_gbps, ops, retrans)",
-                          s);
+                          s, hint);
+    }
     t->stat = stats[found].stat;
     size_t l = strlen(left);
     if (l > flen) {
@@ -78,6 +94,20 @@ static int parse_term(const char *s, struct thr_term *t, struct ft_err *err)
     double v = strtod(op + 1, &end);
     if (end == op + 1)
         return ft_err_set(err, -EINVAL, "--expect '%s': no number after '%c'", s, *op);
+    /* Every statistic is a count, a rate or a latency: finite and never below 0. A threshold
+     * that no result can meet would only ever report a violation. */
+    if (!isfinite(v))
+        return ft_err_set(err, -EINVAL, "--expect '%s': the threshold must be a finite number", s);
+    if (v < 0)
+        return ft_err_set(err, -EINVAL,
+                          "--expect '%s': a negative threshold; %s is never below 0 (give 0 or "
+                          "more)",
+                          s, stats[found].name);
+    if (t->less && v == 0)
+        return ft_err_set(err, -EINVAL,
+                          "--expect '%s': %s is never below 0, so this can never pass (give a "
+                          "threshold above 0)",
+                          s, stats[found].name);
     while (isspace((unsigned char)*end))
         end++;
     if (stats[found].latency) {
@@ -120,6 +150,55 @@ int thr_parse(const char *s, struct thr *e, struct ft_err *err)
     }
     if (e->n == 0)
         return ft_err_set(err, -EINVAL, "--expect: no terms (example: 'p99<50us,gbps>9')");
+    return 0;
+}
+
+int thr_check_mix(const struct thr *e, const struct mix *m, struct ft_err *err)
+{
+    for (int i = 0; i < e->n; i++) {
+        const struct thr_term *t = &e->t[i];
+        int k = 0;
+        while (stats[k].stat != t->stat)
+            k++;
+        bool quiet = !strcmp(t->phase, "quiet");
+        if (quiet && !m->quiet_then_loaded)
+            return ft_err_set(err, -EINVAL,
+                              "--expect '%s': mix %s has no quiet phase (it runs loaded only)",
+                              t->text, m->name);
+        const struct mix_flow *f = NULL;
+        const char *names[MIX_MAX_FLOWS + 1];
+        for (int j = 0; j < m->nflows; j++) {
+            names[j] = m->flows[j].name;
+            if (t->flow[0] ? !strcmp(t->flow, m->flows[j].name)
+                           : m->flows[j].role == MIX_ROLE_FOREGROUND && !f)
+                f = &m->flows[j];
+        }
+        names[m->nflows] = NULL;
+        if (!f) {
+            const char *near = suggest_nearest(t->flow, names);
+            char hint[64] = "";
+            if (near)
+                snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near);
+            return ft_err_set(err, -EINVAL, "--expect '%s': mix %s has no flow '%s'%s", t->text,
+                              m->name, t->flow, hint);
+        }
+        if (quiet && f->role == MIX_ROLE_BACKGROUND)
+            return ft_err_set(err, -EINVAL,
+                              "--expect '%s': %s is a background flow; it runs in the loaded "
+                              "phase only",
+                              t->text, f->name);
+        if (stats[k].latency && mix_latency_kind_of(f) == MIX_LAT_NONE)
+            return ft_err_set(err, -EINVAL,
+                              "--expect '%s': flow %s (%s %s) records no latency; test its "
+                              "gbps or ops",
+                              t->text, f->name, f->transport, mix_op_str(f->op));
+        const struct xport_ops *xp = xport_find(f->transport);
+        if ((t->stat == EXP_WIRE_GBPS || t->stat == EXP_RETRANS) && xp && !xp->sample)
+            return ft_err_set(err, -EINVAL,
+                              "--expect '%s': flow %s (%s) has no %s; only TCP flows record "
+                              "what the socket sent and retransmitted",
+                              t->text, f->name, f->transport, stats[k].name);
+    }
     return 0;
 }
 

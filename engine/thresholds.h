@@ -43,6 +43,14 @@ struct thr {
 
 int thr_parse(const char *s, struct thr *e, struct ft_err *err);
 
+struct mix;
+/* Before the run: every term must be able to pass against this mix. Its flow exists (the
+ * foreground when none is named), its phase exists and holds that flow (a background flow
+ * does not run in the quiet phase), and the flow records the statistic (latency needs an
+ * operation with a latency kind; wire_gbps and retrans a transport that samples the socket,
+ * TCP). 0, or -EINVAL naming the term and why. */
+int thr_check_mix(const struct thr *e, const struct mix *m, struct ft_err *err);
+
 /* Check the terms against a results document. Returns the number of violations and
  * appends one line per violation (and per term that could not be checked) to report. */
 int thr_check(const struct thr *e, const cJSON *results, char *report, size_t len);

@@ -20,6 +20,9 @@ struct xport_ops {
     bool needs_peer;  /* uses a peer agent (false: local only, e.g. NCCL in one process) */
     /* Can it run here? 0, or -errno with the reason in why (library or device missing). */
     int (*available)(char *why, size_t len);
+    /* The keys a flow's "params" may hold for operation op (NULL-terminated): the mix reader
+     * refuses any other, naming the nearest of these. NULL: params are not checked. */
+    const char *const *(*param_keys)(enum mix_op op);
     /* Transport-specific checks of a flow (sizes, params) before anything starts. */
     int (*validate)(const struct mix_flow *f, struct ft_err *err);
     /* Client side, in order: make connections / register memory (timed as setup), start the

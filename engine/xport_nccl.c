@@ -149,30 +149,22 @@ static int str_param(const cJSON *p, const char *key, const char *flow, char *bu
     return 0;
 }
 
+/* The parameters of a collective flow and of a copy flow (the mix reader refuses others). */
+static const char *const *nccl_param_keys(enum mix_op op)
+{
+    static const char *const coll[] = {"collective", "dtype",       "redop",    "root",
+                                       "in_place",   "graph",       "check",    "timing",
+                                       "host_iters", "event_iters", "algo",     "proto",
+                                       "gpus",       "peer_gpus",   "blocking", NULL};
+    static const char *const copy[] = {"copy", "pinned", "depth", "gpus", NULL};
+    return op == MIX_OP_COPY ? copy : coll;
+}
+
 /* Every parameter the flow may carry, with its default; errors name the flow and the field. */
 static int parse_params(const struct mix_flow *f, struct nc_params *p, struct ft_err *err)
 {
-    static const char *const known[] = {
-        "collective", "dtype",      "redop",       "root",     "in_place", "graph", "check",
-        "timing",     "host_iters", "event_iters", "algo",     "proto",    "gpus",  "peer_gpus",
-        "copy",       "pinned",     "depth",       "blocking", NULL};
     const cJSON *pp = f->params;
     memset(p, 0, sizeof(*p));
-    const cJSON *it;
-    cJSON_ArrayForEach(it, pp)
-    {
-        bool ok = false;
-        for (const char *const *k = known; *k; k++)
-            ok |= !strcmp(*k, it->string);
-        if (!ok)
-            return ft_err_set(err, -EINVAL,
-                              "flow %s: unknown params.%s (nccl flows take: collective, dtype, "
-                              "redop, root, in_place, graph, check, timing, host_iters, "
-                              "event_iters, algo, proto, gpus, peer_gpus, blocking; copy flows: "
-                              "copy, "
-                              "pinned, depth, gpus)",
-                              f->name, it->string);
-    }
     int rc;
     const char *s = jsonutil_str(pp, "collective");
     int c = s ? nccl_coll_parse(s) : NCCL_COLL_ALL_REDUCE;
@@ -2710,6 +2702,7 @@ const struct xport_ops xport_nccl = {
      * loopback agent every rank runs in this process (see coll_setup). */
     .needs_peer = true,
     .available = nccl_available,
+    .param_keys = nccl_param_keys,
     .validate = nccl_validate,
     .setup = nccl_setup,
     .start = nccl_start,

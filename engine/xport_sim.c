@@ -84,6 +84,12 @@ static bool is_sim(const struct mix_flow *f)
 static const char *const flow_keys[] = {"topology", "fabric",   "playback", "src",
                                         "dst",      "start_us", NULL};
 
+static const char *const *sim_param_keys(enum mix_op op)
+{
+    (void)op;
+    return flow_keys;
+}
+
 static int host_num(const char *s)
 {
     if (!s || s[0] != 'h' || !s[1])
@@ -123,18 +129,13 @@ static int load_fabric(const cJSON *params, const char *what, cJSON **topo, stru
 
 static int sim_validate(const struct mix_flow *f, struct ft_err *err)
 {
-    const cJSON *it;
-    cJSON_ArrayForEach(it, f->params)
-    {
-        bool ok = false;
-        for (const char *const *k = flow_keys; *k && !ok; k++)
-            ok = !strcmp(*k, it->string);
-        if (!ok)
-            return ft_err_set(err, -EINVAL,
-                              "flow %s: params.%s is not a simulator setting (topology, fabric, "
-                              "playback, src, dst, start_us)",
-                              f->name, it->string);
-    }
+    char where[96];
+    snprintf(where, sizeof(where), "flow %s: params.playback", f->name);
+    int krc = jsonutil_check_keys(
+        cJSON_GetObjectItemCaseSensitive(f->params, "playback"),
+        (const char *const[]){"scale_ns_per_us", "skip_idle", "paused", NULL}, where, err);
+    if (krc < 0)
+        return krc;
     int src = host_num(jsonutil_str(f->params, "src"));
     int dst = host_num(jsonutil_str(f->params, "dst"));
     if (src < 0 || dst < 0 || src == dst)
@@ -855,6 +856,7 @@ const struct xport_ops xport_sim = {
     .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR),
     .needs_peer = false,
     .available = sim_available,
+    .param_keys = sim_param_keys,
     .validate = sim_validate,
     .setup = sim_setup,
     .start = sim_start,

@@ -869,11 +869,19 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
 static const struct agent_handler tcp_open_handler = {"tcp.open", handle_open};
 static const struct agent_handler *const tcp_handlers[] = {&tcp_open_handler, NULL};
 
+static const char *const *tcp_param_keys(enum mix_op op)
+{
+    (void)op;
+    static const char *const keys[] = {"congestion_control", NULL};
+    return keys;
+}
+
 const struct xport_ops xport_tcp = {
     .name = "tcp",
     .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR),
     .needs_peer = true,
     .available = tcp_available,
+    .param_keys = tcp_param_keys,
     .validate = tcp_validate,
     .setup = tcp_setup,
     .start = tcp_start,

@@ -120,6 +120,16 @@ static int parse_cfg(const struct mix_flow *f, struct vb_cfg *c, struct ft_err *
     return 0;
 }
 
+/* The params parse_cfg reads. */
+static const char *const *vb_param_keys(enum mix_op op)
+{
+    (void)op;
+    static const char *const keys[] = {"verb",      "latency", "memory",    "timeout",
+                                       "retry_cnt", "depth",   "gid_index", "dscp",
+                                       "sl",        "connect", NULL};
+    return keys;
+}
+
 static int vb_validate(const struct mix_flow *f, struct ft_err *err)
 {
     struct vb_cfg c;
@@ -1054,6 +1064,7 @@ const struct xport_ops xport_verbs = {
     .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM),
     .needs_peer = true,
     .available = vb_available,
+    .param_keys = vb_param_keys,
     .validate = vb_validate,
     .setup = vb_setup,
     .start = vb_start,

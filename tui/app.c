@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/atomicfile.h"
 #include "common/strbuf.h"
 #include "engine/results.h"
 #include "topology/topo_load.h"
@@ -135,6 +136,8 @@ void app_fini(struct app *a)
 
 /* ---- runs ---- */
 
+static void check_results_dir(struct app *a);
+
 int app_start_run(struct app *a, const struct mix *m, const char *peer, struct ft_err *err)
 {
     if (a->runner && !runner_done(a->runner))
@@ -161,6 +164,7 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
     a->display_paused = false;
     app_switch(a, VIEW_LIVE);
     app_message(a, ROLE_INFO, "running %s", m->name);
+    check_results_dir(a);
     return 0;
 }
 
@@ -195,6 +199,38 @@ static int mkdir_p(const char *dir)
     return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
+/* The results could not go where they should (err says why): a fallback file, so that a
+ * measured run is not lost. */
+static int save_elsewhere(struct app *a, struct ft_err *err)
+{
+    char why[sizeof(err->msg)], where[sizeof(a->results_path)];
+    snprintf(why, sizeof(why), "%s", err->msg);
+    int code = err->code;
+    if (cli_save_fallback(a->results, "results", where, sizeof(where)) < 0)
+        return code;
+    snprintf(a->results_path, sizeof(a->results_path), "%s", where);
+    ft_err_clear(err);
+    ft_err_set(err, code, "%.200s; saved to %s instead", why, where);
+    return 1;
+}
+
+/* Can the results of a run be saved where w saves them? A warning now, not after the run. */
+static void check_results_dir(struct app *a)
+{
+    char dir[768], probe[900];
+    app_results_dir(dir, sizeof(dir));
+    struct ft_err err = {0};
+    int rc = mkdir_p(dir);
+    if (rc < 0)
+        ft_err_set(&err, rc, "%s: %s", dir, strerror(-rc));
+    snprintf(probe, sizeof(probe), "%s/fabtop-check.json", dir);
+    if (rc < 0 || atomicfile_check(probe, &err) < 0)
+        app_message(a, ROLE_WARN,
+                    "results cannot be saved in %s (%.160s): w will save them "
+                    "elsewhere and say where",
+                    dir, err.msg);
+}
+
 int app_save_results(struct app *a, const char *path, struct ft_err *err)
 {
     if (!a->results)
@@ -204,9 +240,10 @@ int app_save_results(struct app *a, const char *path, struct ft_err *err)
         char dir[768];
         app_results_dir(dir, sizeof(dir));
         int rc = mkdir_p(dir);
-        if (rc < 0)
-            return ft_err_set(err, rc, "%s: cannot create the results directory: %s", dir,
-                              strerror(-rc));
+        if (rc < 0) {
+            ft_err_set(err, rc, "%s: cannot create the results directory: %s", dir, strerror(-rc));
+            return save_elsewhere(a, err);
+        }
         time_t t = time(NULL);
         struct tm tm;
         localtime_r(&t, &tm);
@@ -217,9 +254,11 @@ int app_save_results(struct app *a, const char *path, struct ft_err *err)
         path = buf;
     }
     int rc = results_save(path, a->results, err);
-    if (rc == 0)
+    if (rc == 0) {
         snprintf(a->results_path, sizeof(a->results_path), "%s", path);
-    return rc;
+        return 0;
+    }
+    return save_elsewhere(a, err);
 }
 
 /* Take the newest snapshot (unless the display is paused) and the results at the end. */

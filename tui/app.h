@@ -127,7 +127,9 @@ void app_message(struct app *a, enum theme_role r, const char *fmt, ...)
 int app_start_run(struct app *a, const struct mix *m, const char *peer, struct ft_err *err);
 /* Stop the run in progress (results keep what was measured). */
 void app_stop_run(struct app *a);
-/* Save the current results atomically into the results directory (or path); 0/-errno. */
+/* Save the current results atomically into the results directory (or path): 0. When that
+ * fails they go to a fallback file (tui/cli.h: cli_save_fallback): 1, with err saying why and
+ * where, and results_path naming it. -errno when they could not be saved anywhere. */
 int app_save_results(struct app *a, const char *path, struct ft_err *err);
 /* Where saved results live: $XDG_DATA_HOME/fabtop/results (or ~/.local/share/...). */
 void app_results_dir(char *buf, size_t len);

@@ -4,6 +4,7 @@
 #define CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <cjson/cJSON.h>
 
@@ -36,8 +37,20 @@ int cli_fail(const struct ft_err *err);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* After getopt_long returned '?' or ':' (with opterr = 0): name the bad option. */
 int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
-/* Emit a JSON document: on stdout when json, and atomically to out_path when set. */
-int cli_emit_json(const cJSON *doc, bool json, const char *out_path);
+/* Before long work whose document goes to -o PATH: can PATH be written (common/atomicfile.h:
+ * a regular file or nothing, in an existing directory)? 0, or one line on stderr and 73. It
+ * creates and truncates nothing. */
+int cli_check_output(const char *path);
+/* Save doc atomically to path. If that fails: one line saying why, then the document is saved
+ * to a new fallback file, fabtop-KIND-DATE-TIME-PID.json in the current directory (else in
+ * $TMPDIR, default /tmp), and a second line names it; returns 73 (also when saved there).
+ * 0 when saved to path. kind: "results", "topo", "counters", "compare". */
+int cli_save_json(const cJSON *doc, const char *path, const char *kind);
+/* The fallback alone, printing nothing: a new fabtop-KIND-DATE-TIME-PID.json in the current
+ * directory, else in $TMPDIR (default /tmp). 0 and its path in out, or -errno. */
+int cli_save_fallback(const cJSON *doc, const char *kind, char *out, size_t len);
+/* Emit a JSON document: on stdout when json, and to out_path (cli_save_json) when set. */
+int cli_emit_json(const cJSON *doc, bool json, const char *out_path, const char *kind);
 void cli_print_version(void);
 /* The fabtop-hwloc-xml helper: $FABTOP_XML_HELPER, else beside this binary (the build
  * tree), else in the installed libexec directory; NULL when none is there. */

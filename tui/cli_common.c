@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/atomicfile.h"
 #include "common/jsonutil.h"
 #include "topology/topo_xmlchild.h"
 
@@ -40,7 +43,62 @@ int cli_bad_option(const char *cmd, char **argv, const char *shortopts)
     return cli_usage_error(cmd, "unknown option or missing argument: '%s'", opt ? opt : "?");
 }
 
-int cli_emit_json(const cJSON *doc, bool json, const char *out_path)
+int cli_check_output(const char *path)
+{
+    struct ft_err err = {0};
+    if (atomicfile_check(path, &err) < 0) {
+        fprintf(stderr, "fabtop: %s\n", err.msg);
+        return CLI_CANTCREAT;
+    }
+    return CLI_OK;
+}
+
+/* Save doc to a new file named after kind and the time in dir; its path in out. */
+static int save_fallback(const cJSON *doc, const char *dir, const char *kind, char *out, size_t len)
+{
+    char stamp[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+    snprintf(out, len, "%s/fabtop-%s-%s-%ld.json", dir, kind, stamp, (long)getpid());
+    struct stat st;
+    if (lstat(out, &st) == 0)
+        return -EEXIST; /* never replace anything */
+    struct ft_err err = {0};
+    return jsonutil_save(out, doc, true, &err);
+}
+
+int cli_save_fallback(const cJSON *doc, const char *kind, char *out, size_t len)
+{
+    char cwd[1024];
+    const char *tmpdir = getenv("TMPDIR");
+    const char *dirs[] = {getcwd(cwd, sizeof(cwd)), tmpdir && *tmpdir ? tmpdir : "/tmp"};
+    int rc = -ENOENT;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+        if (dirs[i] && (rc = save_fallback(doc, dirs[i], kind, out, len)) == 0)
+            return 0;
+    return rc;
+}
+
+int cli_save_json(const cJSON *doc, const char *path, const char *kind)
+{
+    struct ft_err err = {0};
+    if (jsonutil_save(path, doc, true, &err) == 0)
+        return CLI_OK;
+    fprintf(stderr, "fabtop: %s\n", err.msg);
+    char fallback[1200];
+    if (cli_save_fallback(doc, kind, fallback, sizeof(fallback)) == 0)
+        fprintf(stderr, "fabtop: the %s document is saved in %s instead\n", kind, fallback);
+    else
+        fprintf(stderr,
+                "fabtop: the %s document could not be saved anywhere else either (the current "
+                "directory, $TMPDIR or /tmp)\n",
+                kind);
+    return CLI_CANTCREAT;
+}
+
+int cli_emit_json(const cJSON *doc, bool json, const char *out_path, const char *kind)
 {
     if (json) {
         char *text = cJSON_Print(doc);
@@ -50,14 +108,7 @@ int cli_emit_json(const cJSON *doc, bool json, const char *out_path)
         fputc('\n', stdout);
         cJSON_free(text);
     }
-    if (out_path) {
-        struct ft_err err = {0};
-        if (jsonutil_save(out_path, doc, true, &err) < 0) {
-            fprintf(stderr, "fabtop: %s\n", err.msg);
-            return CLI_CANTCREAT;
-        }
-    }
-    return CLI_OK;
+    return out_path ? cli_save_json(doc, out_path, kind) : CLI_OK;
 }
 
 void cli_print_version(void)

@@ -163,7 +163,7 @@ int cli_compare_main(int argc, char **argv)
         cJSON_AddStringToObject(files, "a", pa);
         cJSON_AddStringToObject(files, "b", pb);
         cJSON_AddItemToObject(doc, "files", files);
-        rc = cli_emit_json(doc, json, out);
+        rc = cli_emit_json(doc, json, out, "compare");
         cJSON_Delete(doc);
         if (rc != CLI_OK) {
             cmp_free(&r);

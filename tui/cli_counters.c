@@ -365,6 +365,8 @@ int cli_counters_main(int argc, char **argv)
         return cli_usage_error("counters", "--count goes with --watch");
     if (out && watch)
         return cli_usage_error("counters", "-o writes one document; it does not go with --watch");
+    if (out && cli_check_output(out) != CLI_OK)
+        return CLI_CANTCREAT;
     co.only = nports ? ports : NULL;
     co.nonly = nports;
     bool live = !co.sys_root && !co.proc_root;
@@ -387,7 +389,7 @@ int cli_counters_main(int argc, char **argv)
             cJSON *doc = ctr_set_report_json(s, false);
             cJSON_AddStringToObject(doc, "format", "fabtop-counters");
             cJSON_AddNumberToObject(doc, "interval_s", live ? interval : 0);
-            rc = cli_emit_json(doc, json, out);
+            rc = cli_emit_json(doc, json, out, "counters");
             cJSON_Delete(doc);
         }
         if (!json && rc == CLI_OK) {

@@ -57,7 +57,7 @@ int cli_report_main(int argc, char **argv)
         return cli_fail(&err);
     int rc = CLI_OK;
     if (json) {
-        rc = cli_emit_json(doc, true, NULL);
+        rc = cli_emit_json(doc, true, NULL, "report");
     } else {
         struct strbuf sb;
         sb_init(&sb);

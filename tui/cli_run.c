@@ -44,7 +44,9 @@ static void usage(FILE *f)
            "  -s, --size BYTES      the foreground flow's message size (e.g. 4096, 64KiB)\n"
            "  -e, --expect TERMS    thresholds, e.g. 'p99<50us,gbps>9' or 'probe.quiet.p99<20us';\n"
            "                        exit 1 when one is violated\n"
-           "  -o, --output FILE     save the results JSON (atomically; also when interrupted)\n"
+           "  -o, --output FILE     save the results JSON (atomically; also when interrupted):\n"
+           "                        a regular file or a symlink to one (written through),\n"
+           "                        checked before the run starts\n"
            "      --json            print the results JSON on stdout instead of the table\n"
            "      --reproducible    leave out what measures this machine rather than the test\n"
            "                        (wall-clock times, durations and rates, event times, host\n"
@@ -58,8 +60,12 @@ static void usage(FILE *f)
            "\n"
            "Latency is in microseconds with its kind named (ping-pong: half round trip, as\n"
            "sockperf and perftest report; request/response: round trip). Gb/s = 10^9 bit/s.\n"
-           "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage, 65 bad mix,\n"
-           "66 missing mix, 69 transport unavailable.\n");
+           "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage (a bad --peer or\n"
+           "--expect), 65 bad mix or key, 66 missing mix or key file, 69 transport or peer\n"
+           "unavailable, 73 cannot write -o FILE (checked before the run; if the final write\n"
+           "fails the results go to a named fallback file), 77 key file permissions or the\n"
+           "peer refused the key. Ctrl-C / SIGTERM: the results so far are saved, then fabtop\n"
+           "ends by that signal (130 / 143 in sh).\n");
 }
 
 static void list_presets(void)
@@ -198,12 +204,41 @@ int cli_run_main(int argc, char **argv)
         mix_set_size(&mix, size);
     if (duration > 0)
         mix_set_duration(&mix, duration);
+    if (ex.n && thr_check_mix(&ex, &mix, &err) < 0) {
+        mix_free(&mix);
+        return cli_usage_error("run", "%s", err.msg);
+    }
+    /* Know before the test runs that its results can be saved and its peers answer. */
+    if (out && cli_check_output(out) != CLI_OK) {
+        mix_free(&mix);
+        return CLI_CANTCREAT;
+    }
+    if (runner_validate(&mix, &err) < 0) {
+        mix_free(&mix);
+        return cli_fail(&err);
+    }
+    enum runner_peer_fault pf;
+    struct runner_opts po = {.mix = &mix, .peer_override = peer, .key_file = key};
+    if (runner_check_peers(&po, &pf, &err) < 0) {
+        /* A bad --peer is a usage error, a bad peer in the mix bad data; a key file missing
+         * (66), unreadable or open to others (77) or malformed (65); an agent that refuses
+         * our key or address 77; no agent answering 69. */
+        int st = pf == RUNNER_PEER_OPTION    ? CLI_USAGE
+                 : pf == RUNNER_PEER_ADDRESS ? CLI_DATAERR
+                 : pf == RUNNER_PEER_KEY     ? ft_err_exit_status(err.code)
+                 : pf == RUNNER_PEER_DENIED  ? CLI_NOPERM
+                                             : CLI_UNAVAILABLE;
+        fprintf(stderr, "fabtop: %s\n", err.msg);
+        mix_free(&mix);
+        return st;
+    }
 
-    /* The topology, for pinning and for the results; a run works without it. */
+    /* The topology, for pinning and for the results; a run works without it, and a simulated
+     * one touches nothing on this host. */
     struct topo_load_opts lo = {.no_gpu_libs = true};
     struct topo_model *topo = NULL;
     struct ft_err terr = {0};
-    if (topo_load(&lo, &topo, &terr) < 0)
+    if (!mix_all_simulated(&mix) && topo_load(&lo, &topo, &terr) < 0)
         fprintf(stderr, "fabtop: topology unavailable (%s); running without pinning\n", terr.msg);
 
     if (pipe(sig_pipe) < 0) {
@@ -225,7 +260,7 @@ int cli_run_main(int argc, char **argv)
         return cli_fail(&err);
     }
     bool tty = isatty(2);
-    int signals = 0;
+    int signals = 0, caught = 0;
     while (!runner_done(r)) {
         struct pollfd p[2] = {{runner_wake_fd(r), POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
         if (poll(p, 2, 500) < 0 && errno != EINTR)
@@ -236,6 +271,7 @@ int cli_run_main(int argc, char **argv)
                 ;
         if (p[1].revents & POLLIN) {
             if (read(p[1].fd, buf, sizeof(buf)) > 0 && ++signals == 1) {
+                caught = buf[0];
                 if (tty)
                     fprintf(stderr, "\nfabtop: stopping; keeping what was measured\n");
                 runner_stop(r);
@@ -245,6 +281,11 @@ int cli_run_main(int argc, char **argv)
         progress(s, tty);
         eng_snapshot_release(s);
     }
+    /* A signal that came as the run ended still ends the process (below). */
+    struct pollfd sp = {sig_pipe[0], POLLIN, 0};
+    char sb0;
+    if (!caught && poll(&sp, 1, 0) == 1 && read(sig_pipe[0], &sb0, 1) == 1)
+        caught = sb0;
     if (tty)
         fprintf(stderr, "\r%-100s\r", "");
     const cJSON *run_res = runner_wait(r);
@@ -253,12 +294,8 @@ int cli_run_main(int argc, char **argv)
     if (repro_res)
         results_make_reproducible(repro_res);
     const cJSON *res = repro_res ? repro_res : run_res;
-    if (out && res) {
-        if (results_save(out, res, &err) < 0) {
-            fprintf(stderr, "fabtop: %s\n", err.msg);
-            rc = CLI_CANTCREAT;
-        }
-    }
+    if (out && res && cli_save_json(res, out, "results") != CLI_OK)
+        rc = CLI_CANTCREAT;
     if (json && res) {
         char *text = cJSON_Print(res);
         puts(text);
@@ -285,5 +322,13 @@ int cli_run_main(int argc, char **argv)
     topo_model_free(topo);
     close(sig_pipe[0]);
     close(sig_pipe[1]);
+    if (caught) {
+        /* What was measured is saved: now end as the signal would have, so that the shell
+         * and any caller see an interrupted command (128 + signal number in sh). */
+        fflush(stdout);
+        fflush(stderr);
+        signal(caught, SIG_DFL);
+        raise(caught);
+    }
     return rc;
 }

@@ -224,6 +224,11 @@ int cli_topo_main(int argc, char **argv)
         free(routes);
         return cli_usage_error("topo", "--input and --sysfs-root are exclusive");
     }
+    /* Discovery can take a while (fabric MADs, error windows): know first that -o works. */
+    if (out && cli_check_output(out) != CLI_OK) {
+        free(routes);
+        return CLI_CANTCREAT;
+    }
 
     struct ft_err err = {0};
     struct topo_cabling *plan = NULL;
@@ -275,7 +280,7 @@ int cli_topo_main(int argc, char **argv)
         cJSON *doc = topo_json_from_model(m);
         cJSON_AddItemToObject(doc, "affinity", topo_json_affinity(m, &aff));
         cJSON_AddItemToObject(doc, "lint", topo_json_findings(&findings));
-        rc = cli_emit_json(doc, json, out);
+        rc = cli_emit_json(doc, json, out, "topo");
         cJSON_Delete(doc);
     }
     if (!json && rc == CLI_OK) {

@@ -1246,8 +1246,11 @@ static void save(struct app *a)
                     "The test is still running: w saves its results when it ends (s stops it).");
         return;
     }
-    if (app_save_results(a, NULL, &err) < 0)
+    int rc = app_save_results(a, NULL, &err);
+    if (rc < 0)
         app_message(a, ROLE_ERROR, "Not saved: %s", err.msg);
+    else if (rc > 0)
+        app_message(a, ROLE_WARN, "%s", err.msg);
     else
         app_message(a, ROLE_OK, "Results saved to %s", a->results_path);
 }

@@ -757,8 +757,9 @@ static void save_current(struct app *a)
         app_message(a, ROLE_INFO, "already saved: %s", a->results_path);
         return;
     }
-    if (app_save_results(a, NULL, &err) < 0)
-        app_message(a, ROLE_ERROR, "%s", err.msg);
+    int rc = app_save_results(a, NULL, &err);
+    if (rc != 0)
+        app_message(a, rc < 0 ? ROLE_ERROR : ROLE_WARN, "%s", err.msg);
     else
         app_message(a, ROLE_OK, "saved %s", a->results_path);
 }

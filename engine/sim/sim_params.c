@@ -226,22 +226,14 @@ static int jfail(struct jctx *c, const char *key, const char *msg)
     return c->rc;
 }
 
-/* Every key of o must be in the list (NULL-terminated). */
+/* Every key of o must be in the list (NULL-terminated); else the nearest known one is named. */
 static void only_keys(struct jctx *c, const cJSON *o, const char *where, const char *const *keys)
 {
-    const cJSON *it;
-    cJSON_ArrayForEach(it, o)
-    {
-        bool ok = false;
-        for (const char *const *k = keys; *k && !ok; k++)
-            ok = !strcmp(*k, it->string);
-        if (!ok) {
-            char msg[160];
-            snprintf(msg, sizeof(msg), "is not a setting here (unknown key \"%s\")", it->string);
-            jfail(c, where, msg);
-            return;
-        }
-    }
+    if (c->rc)
+        return;
+    char at[256];
+    snprintf(at, sizeof(at), "%s: fabric%s%s", c->what, *where ? "." : "", where);
+    c->rc = jsonutil_check_keys(o, keys, at, c->err);
 }
 
 static bool jnum(struct jctx *c, const cJSON *o, const char *key, double lo, double hi, double *out)

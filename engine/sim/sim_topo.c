@@ -96,15 +96,9 @@ int sim_topo_build(struct sim *s, const cJSON *t, const char *what, struct ft_er
         "kind",   "hosts",     "leaves",      "spines",        "hosts_per_leaf",
         "k",      "link_gbps", "uplink_gbps", "link_delay_ns", "uplink_delay_ns",
         NULL};
-    const cJSON *it;
-    cJSON_ArrayForEach(it, t)
-    {
-        bool ok = false;
-        for (const char *const *k = keys; *k && !ok; k++)
-            ok = !strcmp(*k, it->string);
-        if (!ok)
-            return ft_err_set(err, -EINVAL, "%s: unknown topology key \"%s\"", what, it->string);
-    }
+    int krc = jsonutil_check_keys(t, keys, what, err);
+    if (krc < 0)
+        return krc;
     const char *fab = jsonutil_str(t, "fabric");
     if (fab && strcmp(fab, s->p.fabric == SIM_FABRIC_IB ? "ib" : "roce"))
         return ft_err_set(err, -EINVAL, "%s: the topology is \"%s\" but the settings are for %s",

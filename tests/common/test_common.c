@@ -1,5 +1,6 @@
 /* test_common: fsutil readers (numbers, N/A files, natural order), JSON loading with
- * located errors, and atomic writes. */
+ * located errors, atomic writes (only regular files, through symlinks, modes kept, the
+ * check before a run that leaves nothing behind), unknown keys with the nearest known one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -16,6 +20,7 @@
 #include "common/atomicfile.h"
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
+#include "common/suggest.h"
 
 static char dir[64];
 
@@ -131,13 +136,235 @@ static void test_atomic_write(void **state)
     assert_non_null(strstr(err.msg, "no/such/dir/out.json"));
 }
 
+static void dpath(char *out, size_t len, const char *rel)
+{
+    snprintf(out, len, "%s/%s", dir, rel);
+}
+
+static mode_t mode_of(const char *path)
+{
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    return st.st_mode;
+}
+
+/* No ".tmp" file of the atomic writer is left in dir. */
+static void no_temporaries(void)
+{
+    char **names;
+    int n = fsu_list(dir, "", &names);
+    for (int i = 0; i < n; i++)
+        if (strstr(names[i], ".tmp"))
+            fail_msg("a temporary file is left behind: %s", names[i]);
+    fsu_free_list(names);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "blocked on a FIFO\n";
+    if (write(2, msg, sizeof(msg) - 1) < 0) {
+        /* exiting anyway */
+    }
+    _exit(1);
+}
+
+/* Devices, FIFOs, sockets and directories are refused with one line, without opening them
+ * (a FIFO would block) and without replacing them. */
+static void test_atomic_refuses(void **state)
+{
+    (void)state;
+    char path[256];
+    struct ft_err err = {0};
+    signal(SIGALRM, on_alarm);
+    alarm(10);
+    dpath(path, sizeof(path), "fifo");
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(atomicfile_check(path, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "is a FIFO"));
+    ft_err_clear(&err);
+    assert_int_equal(atomicfile_write(path, "x", 1, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "fifo: is a FIFO, not a regular file"));
+    assert_true(S_ISFIFO(mode_of(path)));
+    ft_err_clear(&err);
+    dpath(path, sizeof(path), "adir");
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(atomicfile_write(path, "x", 1, &err), -EISDIR);
+    assert_non_null(strstr(err.msg, "adir: is a directory"));
+    assert_true(S_ISDIR(mode_of(path)));
+    ft_err_clear(&err);
+    /* A character device like /dev/null (1,3), made here; only root may make one. */
+    dpath(path, sizeof(path), "null");
+    if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+        assert_int_equal(atomicfile_check(path, &err), -EINVAL);
+        ft_err_clear(&err);
+        assert_int_equal(atomicfile_write(path, "x", 1, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "null: is a character device, not a regular file"));
+        assert_true(S_ISCHR(mode_of(path)));
+        ft_err_clear(&err);
+        /* A symlink to it is refused too: the target decides. */
+        char link[256];
+        dpath(link, sizeof(link), "to-null");
+        assert_int_equal(symlink(path, link), 0);
+        assert_int_equal(atomicfile_write(link, "x", 1, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "is a character device"));
+        assert_true(S_ISLNK(mode_of(link)));
+        ft_err_clear(&err);
+    } else {
+        print_message("not root: the device node check is skipped (%s)\n", strerror(errno));
+    }
+    /* A missing directory, and a file where a directory should be. */
+    dpath(path, sizeof(path), "no/such/dir/out.json");
+    assert_int_equal(atomicfile_check(path, &err), -ENOENT);
+    assert_non_null(strstr(err.msg, "no/such/dir: no such directory"));
+    ft_err_clear(&err);
+    put("plain", "x");
+    dpath(path, sizeof(path), "plain/out.json");
+    assert_int_equal(atomicfile_write(path, "x", 1, &err), -ENOTDIR);
+    ft_err_clear(&err);
+    /* A symlink loop. */
+    char a[256], b[256];
+    dpath(a, sizeof(a), "loop-a");
+    dpath(b, sizeof(b), "loop-b");
+    assert_int_equal(symlink(b, a), 0);
+    assert_int_equal(symlink(a, b), 0);
+    assert_int_equal(atomicfile_write(a, "x", 1, &err), -ELOOP);
+    ft_err_clear(&err);
+    alarm(0);
+    no_temporaries();
+}
+
+/* A symlink is written through: the link stays, its target gets the content (also a target
+ * that does not exist yet, through a relative link into another directory). */
+static void test_atomic_symlink(void **state)
+{
+    (void)state;
+    char target[256], link[256], sub[256];
+    struct ft_err err = {0};
+    dpath(sub, sizeof(sub), "real");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    put("real/target.json", "old");
+    dpath(target, sizeof(target), "real/target.json");
+    dpath(link, sizeof(link), "link.json");
+    assert_int_equal(symlink("real/target.json", link), 0);
+    assert_int_equal(atomicfile_write(link, "through", 7, &err), 0);
+    assert_true(S_ISLNK(mode_of(link)));
+    char buf[32];
+    assert_int_equal(fsu_read(dir, "real/target.json", buf, sizeof(buf)), 7);
+    assert_string_equal(buf, "through");
+    /* A dangling link: its target is created. */
+    dpath(link, sizeof(link), "dangling.json");
+    assert_int_equal(symlink("real/new.json", link), 0);
+    assert_int_equal(atomicfile_check(link, &err), 0);
+    assert_int_equal(access(target, F_OK), 0);
+    dpath(target, sizeof(target), "real/new.json");
+    assert_int_equal(access(target, F_OK), -1); /* the check created nothing */
+    assert_int_equal(atomicfile_write(link, "new", 3, &err), 0);
+    assert_true(S_ISLNK(mode_of(link)));
+    assert_int_equal(fsu_read(dir, "real/new.json", buf, sizeof(buf)), 3);
+    no_temporaries();
+    char **names;
+    int n = fsu_list(dir, "real", &names);
+    assert_int_equal(n, 2);
+    fsu_free_list(names);
+}
+
+/* An existing file keeps its mode; a new one gets 0666 less the umask. */
+static void test_atomic_modes(void **state)
+{
+    (void)state;
+    char path[256];
+    struct ft_err err = {0};
+    put("secret.json", "old");
+    dpath(path, sizeof(path), "secret.json");
+    assert_int_equal(chmod(path, 0600), 0);
+    assert_int_equal(atomicfile_write(path, "new", 3, &err), 0);
+    assert_int_equal(mode_of(path) & 07777, 0600);
+    assert_int_equal(chmod(path, 0640), 0);
+    assert_int_equal(atomicfile_write(path, "newer", 5, &err), 0);
+    assert_int_equal(mode_of(path) & 07777, 0640);
+    mode_t old = umask(027);
+    dpath(path, sizeof(path), "fresh.json");
+    assert_int_equal(atomicfile_write(path, "x", 1, &err), 0);
+    assert_int_equal(mode_of(path) & 07777, 0640);
+    umask(022);
+    dpath(path, sizeof(path), "fresh2.json");
+    assert_int_equal(atomicfile_write(path, "x", 1, &err), 0);
+    assert_int_equal(mode_of(path) & 07777, 0644);
+    umask(old);
+    no_temporaries();
+}
+
+/* The check before a run: it neither creates nor truncates anything. */
+static void test_atomic_check(void **state)
+{
+    (void)state;
+    char path[256];
+    struct ft_err err = {0};
+    dpath(path, sizeof(path), "later.json");
+    assert_int_equal(atomicfile_check(path, &err), 0);
+    assert_int_equal(access(path, F_OK), -1);
+    put("kept.json", "measured");
+    dpath(path, sizeof(path), "kept.json");
+    assert_int_equal(atomicfile_check(path, &err), 0);
+    char buf[32];
+    assert_int_equal(fsu_read(dir, "kept.json", buf, sizeof(buf)), 8);
+    no_temporaries();
+    /* A directory nobody may write (root may: then the check passes). */
+    char ro[256];
+    dpath(ro, sizeof(ro), "ro");
+    assert_int_equal(mkdir(ro, 0555), 0);
+    dpath(path, sizeof(path), "ro/out.json");
+    int rc = atomicfile_check(path, &err);
+    if (geteuid() != 0) {
+        assert_int_equal(rc, -EACCES);
+        assert_non_null(strstr(err.msg, "ro: cannot create a file in this directory"));
+    } else {
+        assert_int_equal(rc, 0);
+    }
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+static void test_suggest(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"duration_s", "size", "seed", "start_s", "warmup_s", NULL};
+    assert_int_equal(suggest_distance("duraton_s", "duration_s"), 1);
+    assert_int_equal(suggest_distance("sise", "size"), 1);
+    assert_int_equal(suggest_distance("szie", "size"), 1); /* a transposition is one edit */
+    assert_int_equal(suggest_distance("", "abc"), 3);
+    assert_int_equal(suggest_distance("kitten", "sitting"), 3);
+    assert_string_equal(suggest_nearest("duraton_s", keys), "duration_s");
+    assert_string_equal(suggest_nearest("sise", keys), "size");
+    assert_string_equal(suggest_nearest("Warmup_S", keys), "warmup_s");
+    assert_null(suggest_nearest("colour", keys));
+    assert_null(suggest_nearest("x", keys));
+
+    cJSON *o = cJSON_Parse("{\"size\": 1, \"duraton_s\": 2}");
+    struct ft_err err = {0};
+    assert_int_equal(jsonutil_check_keys(o, keys, "m.json: flows[1]", &err), -EINVAL);
+    assert_string_equal(err.msg,
+                        "m.json: flows[1]: unknown key 'duraton_s' (did you mean 'duration_s'?)");
+    cJSON_Delete(o);
+    o = cJSON_Parse("{\"colour\": 1}");
+    ft_err_clear(&err);
+    assert_int_equal(jsonutil_check_keys(o, keys, "t", &err), -EINVAL);
+    assert_string_equal(err.msg, "t: unknown key 'colour' (known: duration_s, size, seed, "
+                                 "start_s, warmup_s)");
+    cJSON_Delete(o);
+    o = cJSON_Parse("{\"seed\": 1}");
+    assert_int_equal(jsonutil_check_keys(o, keys, "t", NULL), 0);
+    cJSON_Delete(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_numbers),
-        cmocka_unit_test(test_natural_order),
-        cmocka_unit_test(test_json_errors),
-        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_read_numbers),   cmocka_unit_test(test_natural_order),
+        cmocka_unit_test(test_json_errors),    cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_atomic_refuses), cmocka_unit_test(test_atomic_symlink),
+        cmocka_unit_test(test_atomic_modes),   cmocka_unit_test(test_atomic_check),
+        cmocka_unit_test(test_suggest),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -497,7 +497,7 @@ static void test_validate(void **state)
     expect_invalid(MIX_HEAD FLOW(",\"params\":{\"gpus\":\"some\"}") "]}",
                    "params.gpus must be \"all\" or a list");
     expect_invalid(MIX_HEAD FLOW(",\"params\":{\"colective\":\"all_reduce\"}") "]}",
-                   "unknown params.colective");
+                   "flows[0].params: unknown key 'colective' (did you mean 'collective'?)");
     expect_invalid(MIX_HEAD FLOW(",\"params\":{\"graph\":1}") "]}",
                    "params.graph must be true or false");
     expect_invalid(MIX_HEAD FLOW(",\"params\":{\"timing\":\"gpu\"}") "]}",

@@ -1,6 +1,8 @@
 /* test_mix: every shipped preset parses and names its foreground; a mix survives
  * to_json -> from_json unchanged; malformed mixes get one error naming the file, the flow
- * and the field; sizes with units parse; --expect terms parse and check results. */
+ * and the field; unknown keys are refused with the nearest known one; sizes with units
+ * parse; --expect terms parse and check results, and thresholds that can never pass (NaN,
+ * infinite, negative, "< 0") are refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,6 +123,41 @@ static void test_malformed(void **state)
     refused("{\"version\": 7, \"flows\": []}", "mix version 7");
 }
 
+/* A key the reader does not know is refused with the nearest known one, at every level:
+ * the document, a flow, its local endpoint, its size, and the params of its transport. */
+static void test_unknown_keys(void **state)
+{
+    (void)state;
+    refused("{\"flow\": [{\"op\": \"rr\", \"size\": 64}]}",
+            "bad.json: unknown key 'flow' (did you mean 'flows'?)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64}, {\"name\": \"b\", \"op\": \"rr\", "
+            "\"size\": 64, \"duraton_s\": 3}]}",
+            "bad.json: flows[1]: unknown key 'duraton_s' (did you mean 'duration_s'?)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"sise\": 64}]}",
+            "flows[0]: unknown key 'sise' (did you mean 'size'?)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"local\": {\"netdve\": \"eth0\"}}]}",
+            "flows[0].local: unknown key 'netdve' (did you mean 'netdev'?)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": {\"swep\": {}}}]}",
+            "flows[0].size: unknown key 'swep' (did you mean 'sweep'?)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": {\"sweep\": {\"fro\": 64, \"to\": 128}}}]}",
+            "flows[0].size.sweep: unknown key 'fro' (did you mean 'from'?)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"params\": "
+            "{\"congestion_contrl\": \"bbr\"}}]}",
+            "flows[0].params: unknown key 'congestion_contrl' (did you mean "
+            "'congestion_control'?)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"transport\": \"verbs\", \"size\": 64, "
+            "\"params\": {\"dcsp\": 26}}]}",
+            "flows[0].params: unknown key 'dcsp' (did you mean 'dscp'?)");
+    refused("{\"flows\": [{\"op\": \"stream\", \"transport\": \"sim\", \"size\": 64, "
+            "\"params\": {\"src\": \"h0\", \"dts\": \"h1\"}}]}",
+            "flows[0].params: unknown key 'dts' (did you mean 'dst'?)");
+    refused("{\"flows\": [{\"op\": \"copy\", \"transport\": \"nccl\", \"size\": 64, "
+            "\"params\": {\"collective\": \"all_reduce\"}}]}",
+            "flows[0].params: unknown key 'collective' (known: copy, pinned, depth, gpus)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"colour\": 1}]}",
+            "flows[0]: unknown key 'colour' (known: name, transport, op,");
+}
+
 static void test_bytes(void **state)
 {
     (void)state;
@@ -159,8 +196,62 @@ static void test_expect(void **state)
     assert_true(e.t[2].value == 2000);
     assert_true(e.t[3].value == 1e6);
     assert_true(thr_parse("p42<3", &e, &err) < 0);
+    ft_err_clear(&err);
+    assert_true(thr_parse("probe.quiet.gpbs>9", &e, &err) < 0);
+    assert_non_null(strstr(err.msg, "unknown statistic (did you mean 'gbps'?"));
     assert_true(thr_parse("p99=3", &e, &err) < 0);
     assert_true(thr_parse("p99<3 parsecs", &e, &err) < 0);
+    /* Thresholds no result can meet, or that mean nothing. */
+    static const char *const never[] = {"p99<nan", "p99<-5us",  "p99<inf",   "gbps>inf",
+                                        "p99<0",   "retrans<0", "p99<1e999", "gbps>-1",
+                                        "ops<-0",  "max>NaN",   NULL};
+    for (const char *const *t = never; *t; t++) {
+        ft_err_clear(&err);
+        if (thr_parse(*t, &e, &err) != -EINVAL || !strstr(err.msg, *t))
+            fail_msg("--expect '%s' accepted or refused without naming it: %s", *t, err.msg);
+    }
+    ft_err_clear(&err);
+    assert_int_equal(thr_parse("p99<-5us", &e, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "a negative threshold; p99 is never below 0"));
+    ft_err_clear(&err);
+    assert_int_equal(thr_parse("retrans<0", &e, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "can never pass"));
+    assert_int_equal(thr_parse("retrans<1,p99>0", &e, &err), 0);
+
+    /* Terms this mix cannot meet, known before the run: no such flow or phase, a background
+     * flow in the quiet phase, a statistic the flow does not record. */
+    static const char mixtext[] =
+        "{\"name\": \"m\", \"phases\": [\"quiet\", \"loaded\"], \"flows\": ["
+        "{\"name\": \"probe\", \"op\": \"pingpong\", \"size\": 64},"
+        "{\"name\": \"bulk\", \"role\": \"background\", \"op\": \"stream\", \"size\": 65536},"
+        "{\"name\": \"sim\", \"role\": \"background\", \"transport\": \"sim\", \"op\": "
+        "\"stream\", \"size\": 65536, \"params\": {\"src\": \"h0\", \"dst\": \"h1\"}}]}";
+    cJSON *mdoc = cJSON_Parse(mixtext);
+    struct mix m;
+    assert_int_equal(mix_from_json(mdoc, "m.json", &m, &err), 0);
+    cJSON_Delete(mdoc);
+    static const struct {
+        const char *term, *why;
+    } cannot[] = {
+        {"prbe.p99<5ms", "mix m has no flow 'prbe' (did you mean 'probe'?)"},
+        {"bulk.quiet.gbps>1", "bulk is a background flow; it runs in the loaded phase only"},
+        {"bulk.p99<5ms", "flow bulk (tcp stream) records no latency"},
+        {"sim.retrans<1", "flow sim (sim) has no retrans"},
+        {"sim.wire_gbps>1", "flow sim (sim) has no wire_gbps"},
+    };
+    for (size_t i = 0; i < sizeof(cannot) / sizeof(cannot[0]); i++) {
+        ft_err_clear(&err);
+        assert_int_equal(thr_parse(cannot[i].term, &e, &err), 0);
+        if (thr_check_mix(&e, &m, &err) != -EINVAL || !strstr(err.msg, cannot[i].why))
+            fail_msg("'%s' against the mix: '%s'", cannot[i].term, err.msg);
+    }
+    assert_int_equal(
+        thr_parse("p99<5ms,quiet.p50<1ms,bulk.gbps>1,bulk.retrans<9,sim.gbps>1", &e, &err), 0);
+    assert_int_equal(thr_check_mix(&e, &m, &err), 0);
+    m.quiet_then_loaded = false;
+    assert_int_equal(thr_parse("quiet.p99<5ms", &e, &err), 0);
+    assert_int_equal(thr_check_mix(&e, &m, &err), -EINVAL);
+    mix_free(&m);
 
     const char *res =
         "{\"phases\": [{\"name\": \"loaded\", \"flows\": [{\"name\": \"probe\", \"role\": "
@@ -187,7 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_bytes),
-        cmocka_unit_test(test_expect),
+        cmocka_unit_test(test_expect),    cmocka_unit_test(test_unknown_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* test_live_screen: the live view drawn in process (newterm on /dev/null, read back with
  * mvwinnstr) at 80x24 and 132x43: before any run, during and after a real 1 s loopback TCP
  * ping-pong, a short quiet-vs-loaded run, and a made-up snapshot with port-wide counters
- * (n/a, saturated, a rising error counter, ? on a counter). Screens are printed. */
+ * (n/a, saturated, a rising error counter, ? on a counter); results that cannot go into the
+ * results directory saved to a fallback file. Screens are printed. */
 #include <locale.h>
 #include <math.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include "common/jsonutil.h"
 #include "engine/flow.h"
 #include "engine/mix.h"
+#include "engine/results.h"
 #include "engine/runner.h"
 #include "tui/app.h"
 #include "tui/live_plot.h"
@@ -354,6 +356,48 @@ static void pingpong(void **state)
         app_key(&a, '\t');
     assert_int_equal(a.focus, 0);
     app_fini(&a);
+}
+
+/* Results that cannot go into the results directory (a file stands where its parent should
+ * be): a warning when the run starts, and w saves them to a named fallback file in the
+ * current directory instead of losing them. */
+static void unsaveable(void **state)
+{
+    (void)state;
+    char blocked[160], data[160];
+    snprintf(blocked, sizeof(blocked), "%s/blocked", tmpdir);
+    assert_int_equal(mkdir(blocked, 0755), 0);
+    snprintf(data, sizeof(data), "%s/blocked/fabtop", tmpdir);
+    FILE *f = fopen(data, "w");
+    assert_non_null(f);
+    fclose(f);
+    const char *old = getenv("XDG_DATA_HOME");
+    char saved[160];
+    snprintf(saved, sizeof(saved), "%s", old ? old : "");
+    setenv("XDG_DATA_HOME", blocked, 1);
+    struct app a;
+    app_open(&a);
+    start(&a, pingpong_mix);
+    if (!strstr(a.msg, "results cannot be saved in ") || !strstr(a.msg, "blocked/fabtop/results"))
+        fail_msg("no warning when the run starts: '%s'", a.msg);
+    for (int i = 0; i < 200 && !a.results; i++) {
+        pump(&a);
+        sleep_ms(50);
+    }
+    assert_non_null(a.results);
+    app_key(&a, 'w');
+    if (!strstr(a.msg, "cannot create the results directory") || !strstr(a.msg, "instead"))
+        fail_msg("w: '%s'", a.msg);
+    char want[200];
+    snprintf(want, sizeof(want), "%s/fabtop-results-", tmpdir);
+    assert_non_null(strstr(a.results_path, want));
+    cJSON *doc = NULL;
+    struct ft_err err = {0};
+    assert_int_equal(results_load(a.results_path, &doc, &err), 0);
+    cJSON_Delete(doc);
+    unlink(a.results_path);
+    app_fini(&a);
+    setenv("XDG_DATA_HOME", saved, 1);
 }
 
 static const char quiet_loaded_mix[] =
@@ -897,6 +941,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_run),
         cmocka_unit_test(pingpong),
+        cmocka_unit_test(unsaveable),
         cmocka_unit_test(quiet_vs_loaded),
         cmocka_unit_test(quiet_off_screen),
         cmocka_unit_test(counters),
