@@ -26,11 +26,12 @@
 
 #include "common/jsonutil.h"
 
-#define MAX_LINGER 256 /* refused connections waiting for the client to read why */
-#define LINGER_MS                                                                                  \
-    1000                     /* how long they may wait (held open: a client that reconnects        \
-                                when its connection ends waits that long) */
-#define EARLY_SEEN       256 /* nonces of early proofs remembered (replays gain nothing) */
+/* Refused connections wait (held open, so a client that reconnects when its connection ends
+ * waits that long) until the client has read why or LINGER_MS pass; at most MAX_LINGER. */
+#define MAX_LINGER       256
+#define LINGER_MS        1000
+#define EARLY_SEEN       256      /* nonces of early proofs remembered (replays gain nothing) */
+#define PACE_SLACK_NS    20000000 /* the rate cap's tolerance for late senders (20 ms) */
 #define FRAME_TIMEOUT_MS 10000
 #define ACCEPT_BATCH     64
 
@@ -76,8 +77,12 @@ struct agent_session {
     int nflows;
     int nreq;
     struct timespec t0;
-    void *state;
-    void (*destroy)(void *);
+    struct {
+        const void *tag;
+        void *state;
+        void (*destroy)(void *);
+    } st[AGENT_STATE_SLOTS];
+    int nst;
     int64_t timer_at; /* ms; 0: none */
     void (*timer_fn)(struct agent_session *, void *);
     void *timer_arg;
@@ -515,10 +520,11 @@ static int serve_request(struct agent_session *s, const char *payload, size_t le
 static void session_end_state(struct agent_session *s)
 {
     s->timer_fn = NULL;
-    if (s->destroy)
-        s->destroy(s->state);
-    s->state = NULL;
-    s->destroy = NULL;
+    while (s->nst > 0) {
+        s->nst--;
+        if (s->st[s->nst].destroy)
+            s->st[s->nst].destroy(s->st[s->nst].state);
+    }
 }
 
 static double since_s(const struct timespec *t0)
@@ -1437,17 +1443,31 @@ bool agent_session_stopping(const struct agent_session *s)
     return atomic_load(&s->a->stopping);
 }
 
-void agent_session_set_state(struct agent_session *s, void *state, void (*destroy)(void *state))
+int agent_session_set_state(struct agent_session *s, const void *tag, void *state,
+                            void (*destroy)(void *state))
 {
-    if (s->destroy && s->state != state)
-        s->destroy(s->state);
-    s->state = state;
-    s->destroy = destroy;
+    int i = 0;
+    while (i < s->nst && s->st[i].tag != tag)
+        i++;
+    if (i == s->nst) {
+        if (s->nst == AGENT_STATE_SLOTS)
+            return -ENOSPC;
+        s->nst++;
+    } else if (s->st[i].destroy && s->st[i].state != state) {
+        s->st[i].destroy(s->st[i].state);
+    }
+    s->st[i].tag = tag;
+    s->st[i].state = state;
+    s->st[i].destroy = destroy;
+    return 0;
 }
 
-void *agent_session_state(const struct agent_session *s)
+void *agent_session_state(const struct agent_session *s, const void *tag)
 {
-    return s->state;
+    for (int i = 0; i < s->nst; i++)
+        if (s->st[i].tag == tag)
+            return s->st[i].state;
+    return NULL;
 }
 
 void agent_session_log(struct agent_session *s, const char *fmt, ...)
@@ -1496,8 +1516,11 @@ bool agent_session_pace(struct agent_session *s, size_t n, const _Atomic bool *s
         return !(stop && atomic_load(stop));
     struct bucket *b = &s->a->buckets[s->key];
     int64_t cost = (int64_t)((double)n * 8.0 / gbps), now = mono_ns();
+    /* A sender that woke late may catch up by PACE_SLACK_NS (so scheduling delays do not
+     * lower the rate), never more: over any window of T the key sends at most
+     * rate x (T + PACE_SLACK_NS) plus the reservations being sent. */
     pthread_mutex_lock(&b->mu);
-    int64_t at = b->tat_ns > now ? b->tat_ns : now;
+    int64_t at = b->tat_ns > now - PACE_SLACK_NS ? b->tat_ns : now - PACE_SLACK_NS;
     b->tat_ns = at + cost;
     pthread_mutex_unlock(&b->mu);
     while (now < at) {

@@ -137,11 +137,16 @@ const char *agent_session_peer_host(const struct agent_session *s);
 /* The effective caps, defaults filled in. */
 const struct agent_cfg *agent_session_cfg(const struct agent_session *s);
 uint64_t agent_session_id(const struct agent_session *s);
-/* Attach per-session state; destroy(state) runs when the session ends (after the control
- * connection is gone, before agent_stop returns), so a transport stops its data threads
- * when the client vanishes. Replacing it destroys the old state first. */
-void agent_session_set_state(struct agent_session *s, void *state, void (*destroy)(void *state));
-void *agent_session_state(const struct agent_session *s);
+/* Attach per-session state under tag (the owner's own: a transport passes its handler
+ * table, so one transport never sees another's state; up to AGENT_STATE_SLOTS tags per
+ * session, -ENOSPC beyond). destroy(state) runs when the session ends (after the control
+ * connection is gone, before agent_stop returns, in the reverse order of attaching), so a
+ * transport stops its data threads when the client vanishes. Replacing a tag's state
+ * destroys the old one first. */
+#define AGENT_STATE_SLOTS 8
+int agent_session_set_state(struct agent_session *s, const void *tag, void *state,
+                            void (*destroy)(void *state));
+void *agent_session_state(const struct agent_session *s, const void *tag);
 /* True once agent_stop began (for handlers that wait). */
 bool agent_session_stopping(const struct agent_session *s);
 /* Log "session N: ..." through the agent's log callback. */

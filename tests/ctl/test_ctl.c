@@ -774,6 +774,9 @@ static void test_busy(void **state)
 
 /* ---- handlers, state, stopping ---- */
 
+/* The tag of this side's per-session state (agent_session_state). */
+static const char state_tag;
+
 static atomic_int destroyed;
 
 static void state_free(void *p)
@@ -785,10 +788,10 @@ static void state_free(void *p)
 static int h_open(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
     (void)err;
-    int *st = agent_session_state(s);
+    int *st = agent_session_state(s, &state_tag);
     if (!st) {
         st = calloc(1, sizeof(*st));
-        agent_session_set_state(s, st, state_free);
+        agent_session_set_state(s, &state_tag, st, state_free);
     }
     (*st)++;
     const struct agent_cfg *cfg = agent_session_cfg(s);
