@@ -21,6 +21,7 @@
 
 #include "common/dynlib.h"
 #include "common/fsutil.h"
+#include "common/pagebuf.h"
 
 static double now_s(void)
 {
@@ -324,10 +325,11 @@ int vb_gpu_buffer(struct vb_res *r, int gpu, size_t len, struct ft_err *err)
 }
 
 /* Host memory on the NIC's NUMA node (mbind; MPOL_BIND = 2, numaif.h). */
+/* Host buffers from the kernel (pagebuf.h), so an agent gives them back after each flow. */
 static char *host_alloc(size_t len, int numa)
 {
-    void *p = NULL;
-    if (posix_memalign(&p, 4096, len))
+    void *p = pagebuf_alloc(len);
+    if (!p)
         return NULL;
     if (numa >= 0 && numa < 1024) {
         unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
@@ -557,7 +559,7 @@ void vb_close(struct vb_res *r)
         ibv_dealloc_pd(r->pd);
     if (r->ctx)
         ibv_close_device(r->ctx);
-    free(r->buf);
+    pagebuf_free(r->buf, r->buf_len);
     if (r->buf_gpu && cu.free)
         cu.free((CUdeviceptr)(uintptr_t)r->cuda_mem);
     if (r->dmabuf_fd >= 0)

@@ -24,6 +24,7 @@
 #include <sodium.h>
 
 #include "common/jsonutil.h"
+#include "common/pagebuf.h"
 #include "common/strbuf.h"
 #include "engine/agent.h"
 #include "engine/ctl.h"
@@ -42,7 +43,16 @@ struct tcp_hdr {
     uint32_t magic, size, resp, flags;
 };
 
-/* ---- small socket helpers (shared by both sides) ---- */
+/* ---- small helpers (shared by both sides) ---- */
+
+/* A worker's buffer: from the kernel, so a long-running agent gives it back (pagebuf.h). */
+static char *buf_alloc(void)
+{
+    char *b = pagebuf_alloc(BUF_BYTES);
+    if (!b)
+        abort(); /* as xcalloc: no recovering from out of memory here */
+    return b;
+}
 
 /* Wait for fd to be ready; 1 ready, 0 timeout, -errno error. */
 static int wait_fd(int fd, short ev, int ms)
@@ -354,7 +364,7 @@ static void run_rr(struct flow_worker *w, bool half)
     struct flow_rt *f = w->flow;
     const struct mix_flow *s = f->spec;
     size_t cap = BUF_BYTES;
-    char *buf = xcalloc(1, cap);
+    char *buf = buf_alloc();
     while (flow_wait_running(w)) {
         uint64_t size = flow_next_size(w);
         uint64_t resp =
@@ -386,14 +396,14 @@ static void run_rr(struct flow_worker *w, bool half)
         flow_record(w, half ? dt / 2 : dt);
         flow_progress(w, 0, 0, 1);
     }
-    free(buf);
+    pagebuf_free(buf, BUF_BYTES);
 }
 
 /* Stream: one side sends as fast as the pacing allows, the other reads. */
 static void run_stream(struct flow_worker *w, bool sender)
 {
     struct flow_rt *f = w->flow;
-    char *buf = xcalloc(1, BUF_BYTES);
+    char *buf = buf_alloc();
     uint64_t in_msg = 0;
     while (flow_wait_running(w)) {
         uint64_t size = flow_next_size(w);
@@ -420,7 +430,7 @@ static void run_stream(struct flow_worker *w, bool sender)
         }
         /* a timeout slice passed: look at the flow's state again */
     }
-    free(buf);
+    pagebuf_free(buf, BUF_BYTES);
 }
 
 static void *worker_main(void *arg)
@@ -633,7 +643,7 @@ static void *srv_conn_main(void *arg)
 {
     struct srv_conn *c = arg;
     struct srv_flow *sf = c->flow;
-    char *buf = xcalloc(1, BUF_BYTES);
+    char *buf = buf_alloc();
     uint64_t t0 = flow_now_ns(), paced = 0;
     uint64_t limit = sf->max_duration_s > 0 ? (uint64_t)(sf->max_duration_s * 1e9) : 0;
     while (!atomic_load(&sf->stop)) {
@@ -689,7 +699,7 @@ static void *srv_conn_main(void *arg)
         }
     }
     shutdown(c->fd, SHUT_RDWR);
-    free(buf);
+    pagebuf_free(buf, BUF_BYTES);
     return NULL;
 }
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -240,6 +241,11 @@ int cli_serve_main(int argc, char **argv)
     }
     cfg.log = log_line;
     cfg.log_arg = logf;
+
+    /* A long-running process of many short threads: bound glibc's per-thread arenas (8 per
+     * core by default, each keeping what it once held; mallopt(3)). The big data buffers come
+     * from mmap anyway (common/pagebuf.h). */
+    mallopt(M_ARENA_MAX, 4);
 
     /* Every thread inherits the blocked signals; this one waits for them. */
     sigset_t set;

@@ -89,12 +89,9 @@ echo "--- qpc-nobody (exit $(cat "$OUT/qpc-nobody.rc"))"; tail -3 "$OUT/qpc-nobo
 /usr/bin/rdma -j statistic qp show link "$RXE_DEV/1" >"$OUT/qp-counters-after.json" 2>&1
 # Return routability: a client that never echoes the agent's nonce, one that echoes it
 # wrong, and one that points the agent's QP at a QP number nobody owns. The agent's QPs
-# (those of the serve process, from `rdma res show qp`) are counted while the first waits.
-agent_qps() {
-    /usr/bin/rdma -j res show qp 2>/dev/null | python3 -c '
-import json, sys
-print(sum(1 for q in json.load(sys.stdin) if str(q.get("pid")) == sys.argv[1]))' "$SERVE"
-}
+# (`rdma res show qp` names the creating thread, so by command name: the only fabtop
+# process now is the agent) are counted while the first waits.
+agent_qps() { /usr/bin/rdma res show qp 2>/dev/null | grep -c ' type RC .* comm fabtop'; }
 vb_rr_client 127.0.0.1:7470 $key noecho >"$OUT/rr-noecho.out" 2>&1 &
 rr=$!
 sleep 0.7
