@@ -226,9 +226,13 @@ static int jfail(struct jctx *c, const char *key, const char *msg)
     return c->rc;
 }
 
-/* Every key of o must be in the list (NULL-terminated). */
+/* o must be an object and every key of it in the list (NULL-terminated). */
 static void only_keys(struct jctx *c, const cJSON *o, const char *where, const char *const *keys)
 {
+    if (!cJSON_IsObject(o)) { /* an array's items have no keys */
+        jfail(c, where, "must be an object {...}");
+        return;
+    }
     const cJSON *it;
     cJSON_ArrayForEach(it, o)
     {
