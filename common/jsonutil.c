@@ -150,6 +150,12 @@ bool jsonutil_whole_u64(double v, uint64_t *out)
     return true;
 }
 
+bool jsonutil_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi, int64_t *out)
+{
+    double d;
+    return jsonutil_num(obj, key, &d) && jsonutil_whole(d, lo, hi, out);
+}
+
 bool jsonutil_int(const cJSON *obj, const char *key, int64_t *out)
 {
     double d;

@@ -40,6 +40,9 @@ bool jsonutil_strcpy(const cJSON *obj, const char *key, char *buf, size_t len);
 bool jsonutil_whole(double v, int64_t lo, int64_t hi, int64_t *out);
 /* The same for the whole uint64_t range, [0, 2^64 - 1]. */
 bool jsonutil_whole_u64(double v, uint64_t *out);
+/* A member that is a whole number in [lo, hi] (for display: one out of range is treated as
+ * absent, shown as n/a, never converted). */
+bool jsonutil_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi, int64_t *out);
 
 /* Adders that write null for invalid values, so readers never mistake n/a for 0. */
 void jsonutil_add_num_or_null(cJSON *obj, const char *key, bool valid, double v);

@@ -99,7 +99,7 @@ int mix_parse_bytes(const char *s, uint64_t *out)
             return -EINVAL;
     }
     double bytes = v * mult;
-    if (!(bytes >= 1) || bytes > 16.0 * 1024 * 1024 * 1024 || bytes != floor(bytes))
+    if (!(bytes >= 1) || bytes > (double)MIX_MAX_BYTES || bytes != floor(bytes))
         return -EINVAL;
     *out = (uint64_t)bytes;
     return 0;
@@ -145,7 +145,7 @@ static bool size_value(const cJSON *v, uint64_t *out)
 {
     if (cJSON_IsNumber(v)) {
         if (v->valuedouble < 1 || v->valuedouble != floor(v->valuedouble) ||
-            v->valuedouble > 16.0 * 1024 * 1024 * 1024)
+            v->valuedouble > (double)MIX_MAX_BYTES)
             return false;
         *out = (uint64_t)v->valuedouble;
         return true;

@@ -16,6 +16,8 @@
 #define MIX_VERSION   1
 #define MIX_MAX_FLOWS 64
 #define MIX_MAX_SIZES 64
+/* The largest message size a mix takes: 16 GiB. */
+#define MIX_MAX_BYTES (16ull << 30)
 
 enum mix_op {
     MIX_OP_PINGPONG = 0, /* one message each way, one in flight: latency = half round trip */

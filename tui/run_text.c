@@ -2,6 +2,7 @@
  * sockperf tradition, rendered from a results document (so saved results print alike). */
 #include "tui/run_text.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,9 +40,9 @@ static void size_text(double b, char *buf, size_t len)
 {
     if (b < 0)
         snprintf(buf, len, "mixed");
-    else if (b >= 1048576 && (long long)b % 1048576 == 0)
+    else if (b >= 1048576 && fmod(b, 1048576) == 0)
         snprintf(buf, len, "%.0fMiB", b / 1048576);
-    else if (b >= 1024 && (long long)b % 1024 == 0)
+    else if (b >= 1024 && fmod(b, 1024) == 0)
         snprintf(buf, len, "%.0fKiB", b / 1024);
     else
         snprintf(buf, len, "%.0fB", b);
