@@ -46,6 +46,8 @@ struct mix_sizes {
     int n;                         /* sweep points or distribution entries */
     uint64_t bytes[MIX_MAX_SIZES]; /* fixed: bytes[0]; sweep: each point; dist: each size */
     double weight[MIX_MAX_SIZES];  /* dist only: relative weights */
+    uint64_t sweep_to;             /* sweep only: "to" and "factor" as the mix gave them, */
+    double sweep_factor;           /* so that the mix saved again sweeps the same points */
     uint64_t response_bytes;       /* request/response: reply size (0: same as request) */
 };
 
