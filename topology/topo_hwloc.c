@@ -147,6 +147,17 @@ static void list_cpuset(hwloc_const_bitmap_t set, char *buf, size_t len)
         hwloc_bitmap_list_snprintf(buf, len, set);
 }
 
+/* The model's index of a package: packages are taken at hwloc's one package depth; one
+ * elsewhere (a malformed XML nests a package in another, and hwloc then counts none at any
+ * one depth) has no index, rather than one that names no entry. */
+static int package_index(struct hw_ctx *c, hwloc_obj_t pk)
+{
+    if (!pk || pk->logical_index >= (unsigned)c->m->npackages ||
+        hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, pk->logical_index) != pk)
+        return -1;
+    return (int)pk->logical_index;
+}
+
 static void add_packages_and_numa(struct hw_ctx *c)
 {
     int npk = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_PACKAGE);
@@ -176,9 +187,8 @@ static void add_packages_and_numa(struct hw_ctx *c)
             n->kind = TOPO_NUMA_OTHER;
         else
             n->kind = TOPO_NUMA_CPU;
-        hwloc_obj_t pk = hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, o);
-        if (pk)
-            n->package = (int)pk->logical_index;
+        n->package =
+            package_index(c, hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, o));
     }
 }
 
@@ -260,11 +270,10 @@ static int add_pci_obj(struct hw_ctx *c, hwloc_obj_t o, int parent)
     if (anc) {
         list_cpuset(anc->cpuset, p->cpuset, sizeof(p->cpuset));
         p->numa = single_cpu_numa(c, anc);
-        hwloc_obj_t pk = anc->type == HWLOC_OBJ_PACKAGE
-                             ? anc
-                             : hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, anc);
-        if (pk)
-            p->package = (int)pk->logical_index;
+        p->package =
+            package_index(c, anc->type == HWLOC_OBJ_PACKAGE
+                                 ? anc
+                                 : hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, anc));
     }
     return k;
 }

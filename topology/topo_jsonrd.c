@@ -55,8 +55,12 @@ int topo_jrd_range(struct topo_jrd *c, const char *arr, int i, const char *key, 
                    int64_t lo, int64_t hi)
 {
     char must[96];
-    if (hi < lo) /* an index into an empty array */
-        snprintf(must, sizeof(must), "= %.15g is out of range (there is no entry to name)", v);
+    if (hi < 0) /* an index into an empty array */
+        snprintf(must, sizeof(must), "= %.15g names no entry (there is none)", v);
+    else if (lo < 0)
+        snprintf(must, sizeof(must), "= %.15g is %s %" PRId64 " to %" PRId64, v,
+                 v >= (double)lo && v <= (double)hi ? "not a whole number in" : "out of range", lo,
+                 hi);
     else
         snprintf(must, sizeof(must), "= %.15g is %s %" PRId64 "-%" PRId64, v,
                  v >= (double)lo && v <= (double)hi ? "not a whole number in" : "out of range", lo,

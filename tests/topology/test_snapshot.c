@@ -278,6 +278,39 @@ static void test_round_trip_partial_ids(void **state)
     topo_model_free(m);
 }
 
+/* hwloc XML with a package nested in another (malformed, but hwloc loads it): hwloc counts
+ * no packages at any one depth, and the NUMA node's package index named an entry the model
+ * does not have; the snapshot saved from it was refused ("numa[0].package = 0"). */
+static void test_round_trip_nested_package(void **state)
+{
+    (void)state;
+#define SETS(n)                                                                                    \
+    "cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" "             \
+    "gp_index=\"" #n "\""
+    static const char xml[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+        "<topology version=\"2.0\">\n"
+        "<object type=\"Machine\" os_index=\"0\" allowed_cpuset=\"0x1\" "
+        "allowed_nodeset=\"0x1\" " SETS(
+            1) ">\n"
+               "<object type=\"Package\" os_index=\"0\" " SETS(
+                   2) ">\n"
+                      "<object type=\"Package\" os_index=\"1\" " SETS(
+                          3) ">\n"
+                             "<object type=\"NUMANode\" os_index=\"0\" "
+                             "local_memory=\"1073741824\" " SETS(
+                                 4) "/>\n"
+                                    "<object type=\"PU\" os_index=\"0\" " SETS(
+                                        5) "/>\n"
+                                           "</object>\n</object>\n</object>\n</topology>\n";
+#undef SETS
+    struct topo_model *m = load_path(write_tmp("nested.xml", xml));
+    assert_int_equal(m->nnuma, 1);
+    assert_true(m->numa[0].package >= -1 && m->numa[0].package < m->npackages);
+    round_trip(m, "nested");
+    topo_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_bad_snapshots),
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_round_trip_partial_ids),
+        cmocka_unit_test(test_round_trip_nested_package),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
