@@ -642,11 +642,21 @@ static void add_machine_infos(struct hw_ctx *c)
 
 /* ---- the load itself ---- */
 
-static int build_from_hwloc(struct hw_ctx *c)
+static int build_from_hwloc(struct hw_ctx *c, const char *what, struct ft_err *err)
 {
     add_machine_infos(c);
     add_packages_and_numa(c);
     walk_normal(c, hwloc_get_root_obj(c->topo));
+    /* hwloc's XML import takes any byte for a PCI device and function; a PCI address has 5
+     * and 3 bits (PCI Local Bus 3.0, 3.2.2.3.1), and the snapshot reader refuses others. */
+    for (int i = 0; i < c->m->npci; i++) {
+        const struct topo_bdf *a = &c->m->pci[i].addr;
+        if (a->dev > 0x1f || a->func > 7)
+            return ft_err_set(err, -EBADMSG,
+                              "%s: PCI object %04x:%02x:%02x.%x is not a PCI address (device "
+                              "0-1f, function 0-7): not an hwloc export of a real machine",
+                              what, a->domain, a->bus, a->dev, a->func);
+    }
 
     /* GPUs and NICs in PCI address order (nvidia-smi numbers GPUs that way). */
     int *order = xmalloc((size_t)(c->m->npci ? c->m->npci : 1) * sizeof(int));
@@ -753,7 +763,7 @@ static int hwloc_common(struct topo_model *m, const struct topo_load_opts *o, co
         rc = ft_err_set(err, -EBADMSG, "%s: no CPUs found; is this a captured sysfs root?", fsroot);
         goto out_topo;
     }
-    rc = build_from_hwloc(&c);
+    rc = build_from_hwloc(&c, xml ? xml : fsroot ? fsroot : "hwloc", err);
 out_topo:
     hwloc_topology_destroy(c.topo);
     free(c.objs);

@@ -311,6 +311,28 @@ static void test_round_trip_nested_package(void **state)
     topo_model_free(m);
 }
 
+/* An hwloc XML whose PCI object has device 0x3f and function 9 (hwloc takes any byte): the
+ * model got an address the snapshot reader refuses, so the snapshot saved from it did not
+ * load. Refused when the XML is loaded, naming the object. */
+static void test_xml_bad_pci_address(void **state)
+{
+    (void)state;
+    static const char from[] = "pci_busid=\"0000:00:01.0\"";
+    const char *at = strstr(synth_v2_xml, from);
+    assert_non_null(at);
+    char xml[sizeof(synth_v2_xml) + 8];
+    snprintf(xml, sizeof(xml), "%.*spci_busid=\"0000:00:3f.9\"%s", (int)(at - synth_v2_xml),
+             synth_v2_xml, at + strlen(from));
+    char *path = write_tmp("baddev.xml", xml);
+    struct topo_load_opts o = {.input = path, .no_verbs = true, .no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    struct ft_err err = {0};
+    assert_true(topo_load(&o, &m, &err) < 0);
+    assert_null(m);
+    if (!strstr(err.msg, "baddev.xml: PCI object 0000:00:3f.9 is not a PCI address"))
+        fail_msg("message '%s'", err.msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_round_trip_partial_ids),
         cmocka_unit_test(test_round_trip_nested_package),
+        cmocka_unit_test(test_xml_bad_pci_address),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
