@@ -179,6 +179,12 @@ const char *jsonutil_str(const cJSON *obj, const char *key)
     return cJSON_IsString(it) ? it->valuestring : NULL;
 }
 
+const char *jsonutil_str_or(const cJSON *obj, const char *key, const char *dflt)
+{
+    const char *s = jsonutil_str(obj, key);
+    return s ? s : dflt;
+}
+
 bool jsonutil_strcpy(const cJSON *obj, const char *key, char *buf, size_t len)
 {
     const char *s = jsonutil_str(obj, key);

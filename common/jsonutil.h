@@ -31,6 +31,8 @@ bool jsonutil_num(const cJSON *obj, const char *key, double *out);
 bool jsonutil_int(const cJSON *obj, const char *key, int64_t *out);
 bool jsonutil_bool(const cJSON *obj, const char *key, bool *out);
 const char *jsonutil_str(const cJSON *obj, const char *key);
+/* The string member, or dflt when it is absent or not a string (for printing). */
+const char *jsonutil_str_or(const cJSON *obj, const char *key, const char *dflt);
 /* Copy a string member into buf (cut to fit); true if present. */
 bool jsonutil_strcpy(const cJSON *obj, const char *key, char *buf, size_t len);
 

@@ -148,6 +148,18 @@ d = json.load(open(sys.argv[1]))
 d["phases"][0]["flows"][0]["points"][0]["size_bytes"] = -1e300
 json.dump(d, open(sys.argv[3], "w"))
 EOF
+# A flow without name, role or operation: the report says n/a, never "(null)".
+python3 - "$tmp/base.json" "$tmp/noname.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("name", "role", "op"):
+    del d["phases"][0]["flows"][0][k]
+del d["phases"][0]["name"]
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+run 0 -- report "$tmp/noname.json"
+has "$tmp/out" "Phase n/a" "  n/a (n/a, verbs n/a tx"
+grep -q "(null)" "$tmp/out" && fail "report prints (null): $(grep "(null)" "$tmp/out")"
 bad 65 "hugesize.json: mix.flows[0].size = 9.3e+18 is out of range 1-17179869184 (bytes)" -- \
     compare "$tmp/base.json" "$tmp/hugesize.json"
 bad 65 "negpoint.json: phases[0].flows[0].points[0].size_bytes = -1e+300 is out of range" -- \
