@@ -57,14 +57,10 @@ int topo_jrd_range(struct topo_jrd *c, const char *arr, int i, const char *key, 
     char must[96];
     if (hi < 0) /* an index into an empty array */
         snprintf(must, sizeof(must), "= %.15g names no entry (there is none)", v);
-    else if (lo < 0)
-        snprintf(must, sizeof(must), "= %.15g is %s %" PRId64 " to %" PRId64, v,
+    else /* "0-255", "-1 to 3" */
+        snprintf(must, sizeof(must), "= %.15g is %s %" PRId64 "%s%" PRId64, v,
                  v >= (double)lo && v <= (double)hi ? "not a whole number in" : "out of range", lo,
-                 hi);
-    else
-        snprintf(must, sizeof(must), "= %.15g is %s %" PRId64 "-%" PRId64, v,
-                 v >= (double)lo && v <= (double)hi ? "not a whole number in" : "out of range", lo,
-                 hi);
+                 lo < 0 ? " to " : "-", hi);
     return topo_jrd_bad(c, arr, i, key, must);
 }
 
