@@ -360,11 +360,13 @@ static void parse_ibcc(struct jctx *c, const cJSON *o, struct sim_ibcc *cc)
             } else {
                 for (int i = 0; i < 128; i++) {
                     const cJSON *v = cJSON_GetArrayItem(e, i < n ? i : n - 1);
-                    if (!cJSON_IsNumber(v) || v->valuedouble < 0) {
-                        jfail(c, "ibcc.CongestionControlTable.entries_ns", "must be numbers >= 0");
+                    /* Up to a second between packets: within uint32_t nanoseconds. */
+                    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1e9)) {
+                        jfail(c, "ibcc.CongestionControlTable.entries_ns",
+                              "must be numbers from 0 to 1e9 (ns)");
                         break;
                     }
-                    cc->cct[i] = (uint32_t)v->valuedouble;
+                    cc->cct[i] = (uint32_t)llround(v->valuedouble);
                 }
             }
         }
