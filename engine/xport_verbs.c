@@ -24,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
@@ -69,6 +70,17 @@ static int name_idx(const char *s, const char *const *names, int n)
     return -1;
 }
 
+/* A whole-number parameter, dflt when absent; INT_MIN (which the range checks refuse) when it
+ * is a fraction or beyond an int: never converted (that would be undefined). */
+static int int_or(const cJSON *p, const char *key, int dflt)
+{
+    double d;
+    int64_t v;
+    if (!jsonutil_num(p, key, &d))
+        return dflt;
+    return jsonutil_whole(d, INT_MIN + 1, INT_MAX, &v) ? (int)v : INT_MIN;
+}
+
 static int parse_cfg(const struct mix_flow *f, struct vb_cfg *c, struct ft_err *err)
 {
     memset(c, 0, sizeof(*c));
@@ -85,13 +97,12 @@ static int parse_cfg(const struct mix_flow *f, struct vb_cfg *c, struct ft_err *
                           "flow %s: params.latency must be pingpong, completion or imm", f->name);
     c->verb = (enum vb_verb)v;
     c->lat = (enum vb_lat)l;
-    double d;
-    c->timeout = jsonutil_num(p, "timeout", &d) ? (int)d : 14;
-    c->retry_cnt = jsonutil_num(p, "retry_cnt", &d) ? (int)d : 7;
-    c->depth = jsonutil_num(p, "depth", &d) ? (int)d : (f->op == MIX_OP_STREAM ? 64 : 2);
-    c->want.gid_index = jsonutil_num(p, "gid_index", &d) ? (int)d : -1;
-    c->want.dscp = jsonutil_num(p, "dscp", &d) ? (int)d : 26; /* the RoCE default, AF31 */
-    c->want.sl = jsonutil_num(p, "sl", &d) ? (int)d : 0;
+    c->timeout = int_or(p, "timeout", 14);
+    c->retry_cnt = int_or(p, "retry_cnt", 7);
+    c->depth = int_or(p, "depth", f->op == MIX_OP_STREAM ? 64 : 2);
+    c->want.gid_index = int_or(p, "gid_index", -1); /* -1: chosen by the port's GIDs */
+    c->want.dscp = int_or(p, "dscp", 26);           /* the RoCE default, AF31 */
+    c->want.sl = int_or(p, "sl", 0);
     c->want.numa = -1;
     c->want.gpu_memory = mem && !strcmp(mem, "gpu");
     c->want.gpu = f->local_gpu >= 0 ? f->local_gpu : 0;
@@ -103,10 +114,10 @@ static int parse_cfg(const struct mix_flow *f, struct vb_cfg *c, struct ft_err *
         return ft_err_set(err, -EINVAL, "flow %s: params.memory must be host or gpu", f->name);
     if (c->timeout < 0 || c->timeout > 31 || c->retry_cnt < 0 || c->retry_cnt > 7 || c->depth < 1 ||
         c->depth > 4096 || c->want.dscp < 0 || c->want.dscp > 63 || c->want.sl < 0 ||
-        c->want.sl > 15)
+        c->want.sl > 15 || c->want.gid_index < -1 || c->want.gid_index > 65535)
         return ft_err_set(err, -EINVAL,
                           "flow %s: params out of range (timeout 0-31, retry_cnt 0-7, depth "
-                          "1-4096, dscp 0-63, sl 0-15)",
+                          "1-4096, dscp 0-63, sl 0-15, gid_index -1-65535; whole numbers)",
                           f->name);
     c->msg = 0;
     for (int i = 0; i < f->size.n; i++)

@@ -226,9 +226,13 @@ static int jfail(struct jctx *c, const char *key, const char *msg)
     return c->rc;
 }
 
-/* Every key of o must be in the list (NULL-terminated). */
+/* o must be an object and every key of it in the list (NULL-terminated). */
 static void only_keys(struct jctx *c, const cJSON *o, const char *where, const char *const *keys)
 {
+    if (!cJSON_IsObject(o)) { /* an array's items have no keys */
+        jfail(c, where, "must be an object {...}");
+        return;
+    }
     const cJSON *it;
     cJSON_ArrayForEach(it, o)
     {
@@ -356,11 +360,13 @@ static void parse_ibcc(struct jctx *c, const cJSON *o, struct sim_ibcc *cc)
             } else {
                 for (int i = 0; i < 128; i++) {
                     const cJSON *v = cJSON_GetArrayItem(e, i < n ? i : n - 1);
-                    if (!cJSON_IsNumber(v) || v->valuedouble < 0) {
-                        jfail(c, "ibcc.CongestionControlTable.entries_ns", "must be numbers >= 0");
+                    /* Up to a second between packets: within uint32_t nanoseconds. */
+                    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1e9)) {
+                        jfail(c, "ibcc.CongestionControlTable.entries_ns",
+                              "must be numbers from 0 to 1e9 (ns)");
                         break;
                     }
-                    cc->cct[i] = (uint32_t)v->valuedouble;
+                    cc->cct[i] = (uint32_t)llround(v->valuedouble);
                 }
             }
         }
