@@ -1083,6 +1083,9 @@ static int connect_addr(const struct addrinfo *ai, int64_t deadline, int *fd_out
     return 0;
 }
 
+static int client_start(int fd, const char *desc, const struct ctl_key *key, int64_t deadline,
+                        int timeout_ms, int *retry_ms, struct ctl_conn **out, struct ft_err *err);
+
 int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_key *key,
                 int timeout_ms, struct ctl_conn **out, struct ft_err *err)
 {
@@ -1113,10 +1116,8 @@ int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_k
                           g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
     /* A transient "busy" refusal (handshake slots taken, ctl.h) is retried after the
      * agent's hint, with jitter, while the timeout allows. */
-    struct ctl_conn *c = NULL;
-    int fd = -1;
     for (;;) {
-        int last = -EHOSTUNREACH;
+        int fd = -1, last = -EHOSTUNREACH;
         for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
             last = connect_addr(ai, deadline, &fd);
         if (fd < 0) {
@@ -1129,23 +1130,15 @@ int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_k
                 return ft_err_set(err, last, "peer %s: no answer within %d ms", desc, timeout_ms);
             return ft_err_set(err, last, "peer %s: cannot connect: %s", desc, strerror(-last));
         }
-        c = conn_new(fd, true);
-        if (!c) {
-            close(fd);
-            freeaddrinfo(res);
-            return ft_err_set(err, -ENOMEM, "out of memory");
-        }
-        snprintf(c->desc, sizeof(c->desc), "%s", desc);
         struct ft_err e = {0};
-        rc = client_handshake(c, key, deadline, timeout_ms, &e);
+        int retry = 0;
+        rc = client_start(fd, desc, key, deadline, timeout_ms, &retry, out, &e);
         if (rc == 0)
             break;
-        int64_t wait = -1;
-        if (c->retry_ms > 0)
-            wait = c->retry_ms + (int64_t)randombytes_uniform((uint32_t)c->retry_ms);
         close(fd);
-        conn_release(c);
-        fd = -1;
+        int64_t wait = -1;
+        if (retry > 0)
+            wait = retry + (int64_t)randombytes_uniform((uint32_t)retry);
         if (rc != -EBUSY || wait < 0 || now_ms() + wait >= deadline) {
             freeaddrinfo(res);
             return ft_err_set(err, rc, "%s", e.msg);
@@ -1154,6 +1147,39 @@ int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_k
         nanosleep(&ts, NULL);
     }
     freeaddrinfo(res);
+    return 0;
+}
+
+int ctl_client_fd(int fd, const char *desc, const struct ctl_key *key, int timeout_ms,
+                  int *retry_ms, struct ctl_conn **out, struct ft_err *err)
+{
+    *out = NULL;
+    *retry_ms = 0;
+    int rc = crypto_ready(err);
+    if (rc < 0)
+        return rc;
+    if (timeout_ms <= 0)
+        timeout_ms = CTL_DEFAULT_TIMEOUT_MS;
+    return client_start(fd, desc, key, now_ms() + timeout_ms, timeout_ms, retry_ms, out, err);
+}
+
+/* ctl_client_fd's work by deadline; timeout_ms is the caller's, for messages. */
+static int client_start(int fd, const char *desc, const struct ctl_key *key, int64_t deadline,
+                        int timeout_ms, int *retry_ms, struct ctl_conn **out, struct ft_err *err)
+{
+    *out = NULL;
+    *retry_ms = 0;
+    int rc;
+    struct ctl_conn *c = conn_new(fd, true);
+    if (!c)
+        return ft_err_set(err, -ENOMEM, "out of memory");
+    snprintf(c->desc, sizeof(c->desc), "%s", desc);
+    rc = client_handshake(c, key, deadline, timeout_ms, err);
+    if (rc < 0) {
+        *retry_ms = c->retry_ms;
+        conn_release(c);
+        return rc;
+    }
     char me[256] = "";
     gethostname(me, sizeof(me) - 1);
     cJSON *req = cJSON_CreateObject();
@@ -1173,7 +1199,6 @@ int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_k
                        m + strlen(pre));
         else
             ft_err_set(err, rc, "%s", m);
-        close(fd);
         conn_release(c);
         return rc;
     }

@@ -120,6 +120,12 @@ void ctl_format_addr(const struct sockaddr_storage *ss, bool with_port, char *bu
  * -EPROTONOSUPPORT (both versions named), -EBUSY (session limit), -EPROTO. */
 int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_key *key,
                 int timeout_ms, struct ctl_conn **out, struct ft_err *err);
+/* The client's side on a socket already connected to an agent (desc, "host:port", names it
+ * in messages): the handshake and the hello request, within timeout_ms. On success *out owns
+ * fd; on failure the caller still owns it, and *retry_ms is the hint of a transient "busy"
+ * refusal (else 0). ctl_connect uses it; tests and fuzzing call it on a socketpair. */
+int ctl_client_fd(int fd, const char *desc, const struct ctl_key *key, int timeout_ms,
+                  int *retry_ms, struct ctl_conn **out, struct ft_err *err);
 /* Send one request (a JSON object with "type"; consumed) and wait for its response (owned
  * by the caller). An error reply from the agent returns its -errno and message; an ERROR
  * frame (session ended by the agent) or a bad MAC closes the session. Several threads may

@@ -48,6 +48,7 @@
 #define NC_CHECK_CHUNK         (16ull << 20) /* bytes filled / verified between keep-alives */
 #define NC_COPY_DEPTH          2             /* copies in flight per lane */
 #define NC_MAX_LANES           (2 * NC_MAX_GPUS)
+#define NC_MAX_BOUND_S         600 /* s: the largest failure bound a peer agent accepts */
 #define NC_CUDA_EVENT_RES_NOTE "CUDA events resolve about 0.5 us"
 
 extern char **environ;
@@ -2557,17 +2558,57 @@ static int nccl_allowed(struct agent_session *s, const char *what, struct ft_err
 
 static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
-    char why[768];
-    const struct cudart *a;
     int rc = nccl_allowed(s, "nccl.open", err);
     if (rc < 0)
         return rc;
-    rc = cudart_load(&a, why, sizeof(why));
-    if (rc < 0)
-        return ft_err_set(err, rc, "nccl.open: the peer cannot run NCCL: %s", why);
     if (agent_session_state(s, &state_tag))
         return ft_err_set(err, -EBUSY, "nccl.open: this session already holds NCCL ranks");
     const struct agent_cfg *cfg = agent_session_cfg(s);
+    /* The request first (the same answer on any host), then CUDA and NCCL. */
+    int c = nccl_coll_parse(jsonutil_str(req, "collective"));
+    const struct nccl_dtype *dt = nccl_dtype_find(jsonutil_str(req, "dtype"));
+    int op = nccl_redop_parse(jsonutil_str(req, "redop"));
+    double ncomms = 0, root = 0, bound = 0;
+    bool inplace = false;
+    jsonutil_num(req, "root", &root);
+    jsonutil_bool(req, "in_place", &inplace);
+    const cJSON *sizes = cJSON_GetObjectItem(req, "sizes");
+    /* bound_s: the client's failure bound, which also sets how long the agent's ranks may
+     * wait at the end (srv_free): at most NC_MAX_BOUND_S. */
+    if (c < 0 || !dt || op < 0 || !jsonutil_num(req, "ncomms", &ncomms) || ncomms < 1 ||
+        ncomms > NC_MAX_COMMS || ncomms != (int)ncomms || !jsonutil_num(req, "bound_s", &bound) ||
+        !(bound > 0 && bound <= NC_MAX_BOUND_S) || !(root >= 0 && root < 4096) ||
+        !cJSON_IsArray(sizes) || cJSON_GetArraySize(sizes) < 1 ||
+        cJSON_GetArraySize(sizes) > MIX_MAX_SIZES)
+        return ft_err_set(err, -EINVAL,
+                          "nccl.open: bad request (collective, dtype, redop, ncomms 1-%d, "
+                          "bound_s 0-%d, root 0-4095 and sizes are required)",
+                          NC_MAX_COMMS, NC_MAX_BOUND_S);
+    if (cfg->max_streams > 0 && ncomms > cfg->max_streams)
+        return ft_err_set(err, -EPERM,
+                          "nccl.open: %d communicators asked, the agent allows %d (--max-streams)",
+                          (int)ncomms, cfg->max_streams);
+    uint64_t sz[MIX_MAX_SIZES];
+    int npoints = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, sizes)
+    {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1 && e->valuedouble <= 16.0 * (1ull << 30)))
+            return ft_err_set(err, -EINVAL, "nccl.open: sizes must be 1 B to 16 GiB");
+        sz[npoints++] = (uint64_t)e->valuedouble;
+    }
+    bool all = false;
+    int n = 0, list[NC_MAX_GPUS];
+    struct ft_err ge = {0};
+    if (gpu_list(cJSON_GetObjectItem(req, "gpus"), "gpus", "(peer)", &all, &n, list, &ge) < 0)
+        return ft_err_set(err, -EINVAL, "nccl.open: %s", ge.msg);
+    char why[768];
+    const struct cudart *a;
+    rc = cudart_load(&a, why, sizeof(why));
+    if (rc < 0)
+        return ft_err_set(err, rc, "nccl.open: the peer cannot run NCCL: %s", why);
+    if (agent_session_flow_add(s, "nccl.open", err) < 0)
+        return err->code;
     struct nc_srv *sv = xcalloc(1, sizeof(*sv));
     core_init_struct(&sv->core);
     pthread_mutex_init(&sv->lock, NULL);
@@ -2577,34 +2618,6 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sv->max_duration_s = cfg->max_duration_s;
     struct nc_core *k = &sv->core;
     k->a = a;
-    int c = nccl_coll_parse(jsonutil_str(req, "collective"));
-    const struct nccl_dtype *dt = nccl_dtype_find(jsonutil_str(req, "dtype"));
-    int op = nccl_redop_parse(jsonutil_str(req, "redop"));
-    double ncomms = 0, root = 0, bound = 0;
-    bool inplace = false;
-    jsonutil_num(req, "root", &root);
-    jsonutil_bool(req, "in_place", &inplace);
-    const cJSON *sizes = cJSON_GetObjectItem(req, "sizes");
-    if (c < 0 || !dt || op < 0 || !jsonutil_num(req, "ncomms", &ncomms) || ncomms < 1 ||
-        ncomms > NC_MAX_COMMS || !jsonutil_num(req, "bound_s", &bound) || bound <= 0 ||
-        !cJSON_IsArray(sizes) || cJSON_GetArraySize(sizes) < 1 ||
-        cJSON_GetArraySize(sizes) > MIX_MAX_SIZES) {
-        srv_free(sv);
-        return ft_err_set(err, -EINVAL,
-                          "nccl.open: bad request (collective, dtype, redop, ncomms 1-%d, "
-                          "bound_s and sizes are required)",
-                          NC_MAX_COMMS);
-    }
-    if (cfg->max_streams > 0 && ncomms > cfg->max_streams) {
-        srv_free(sv);
-        return ft_err_set(err, -EPERM,
-                          "nccl.open: %d communicators asked, the agent allows %d (--max-streams)",
-                          (int)ncomms, cfg->max_streams);
-    }
-    if (agent_session_flow_add(s, "nccl.open", err) < 0) {
-        srv_free(sv);
-        return err->code;
-    }
     k->coll = (enum nccl_coll)c;
     k->dt = dt;
     k->redop = op;
@@ -2613,20 +2626,9 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     k->ncomms = (int)ncomms;
     k->bound_ns = (uint64_t)(bound * 1e9);
     k->op_timeout_ns = k->bound_ns * 6 / 10;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, sizes)
-    {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > 16.0 * (1ull << 30)) {
-            srv_free(sv);
-            return ft_err_set(err, -EINVAL, "nccl.open: sizes must be 1 B to 16 GiB");
-        }
-        k->sizes[k->npoints++] = (uint64_t)e->valuedouble;
-    }
-    bool all = false;
-    int n = 0, list[NC_MAX_GPUS];
-    struct ft_err ge = {0};
-    if (gpu_list(cJSON_GetObjectItem(req, "gpus"), "gpus", "(peer)", &all, &n, list, &ge) < 0 ||
-        (n = pick_gpus(a, all, n, list, sv->gpus, "(peer)", "on the peer", &ge)) < 0) {
+    for (int p = 0; p < npoints; p++)
+        k->sizes[k->npoints++] = sz[p];
+    if ((n = pick_gpus(a, all, n, list, sv->gpus, "(peer)", "on the peer", &ge)) < 0) {
         srv_free(sv);
         return ft_err_set(err, -EINVAL, "nccl.open: %s", ge.msg);
     }

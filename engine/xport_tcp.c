@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -596,6 +597,7 @@ struct srv_flow {
     uint8_t token[TCP_TOKEN];
     struct sockaddr_storage client;
     int lfd;
+    int stop_fd; /* eventfd: the acceptor wakes at once on stop */
     _Atomic bool stop;
     pthread_t acceptor;
     bool acceptor_started;
@@ -709,7 +711,9 @@ static void *srv_acceptor(void *arg)
     uint64_t deadline = flow_now_ns() + 10000000000ull;
     int accepted = 0, refused = 0;
     while (accepted < sf->nconns && !atomic_load(&sf->stop) && flow_now_ns() < deadline) {
-        if (wait_fd(sf->lfd, POLLIN, IO_SLICE_MS) <= 0)
+        struct pollfd p[2] = {{.fd = sf->lfd, .events = POLLIN},
+                              {.fd = sf->stop_fd, .events = POLLIN}};
+        if (poll(p, 2, IO_SLICE_MS) <= 0 || !(p[0].revents & POLLIN))
             continue;
         struct sockaddr_storage from;
         socklen_t fl = sizeof(from);
@@ -774,8 +778,12 @@ static void *srv_acceptor(void *arg)
 static void srv_flow_stop(struct srv_flow *sf)
 {
     atomic_store(&sf->stop, true);
+    uint64_t one = 1;
+    ssize_t w = write(sf->stop_fd, &one, sizeof(one));
+    (void)w;
     if (sf->acceptor_started)
         pthread_join(sf->acceptor, NULL);
+    close(sf->stop_fd);
     for (int i = 0; i < sf->nthreads; i++)
         if (sf->conns[i].started)
             pthread_join(sf->conns[i].thread, NULL);
@@ -871,11 +879,14 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
         int rcvbuf = b < 64 * 1024 ? 64 * 1024 : b > 4 * 1024 * 1024 ? 4 * 1024 * 1024 : (int)b;
         setsockopt(sf->lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     }
-    if (sf->lfd < 0 || bind(sf->lfd, (struct sockaddr *)&local, ll) < 0 ||
+    sf->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (sf->lfd < 0 || sf->stop_fd < 0 || bind(sf->lfd, (struct sockaddr *)&local, ll) < 0 ||
         listen(sf->lfd, 64) < 0) {
         int e = -errno;
         if (sf->lfd >= 0)
             close(sf->lfd);
+        if (sf->stop_fd >= 0)
+            close(sf->stop_fd);
         free(sf);
         sb_free(&note);
         return ft_err_set(err, e, "tcp.open: cannot listen for data connections: %s", strerror(-e));

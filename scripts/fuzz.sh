@@ -22,7 +22,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_LIB_DIR=$here/tests/fuzz
 . "$FUZZ_LIB_DIR/fuzz_lib.sh"
 secs=600 out=./fuzz-out build=$here/build-fuzz jobs=1 extra=""
-all="mix results expect topo_json hwloc_xml cabling theme sim_params sim_topo config"
+all="mix results expect topo_json hwloc_xml cabling theme sim_params sim_topo config \
+ctl_agent ctl_client ctl_requests"
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 64; }
 while getopts t:o:b:j:s:h opt; do
     case $opt in
