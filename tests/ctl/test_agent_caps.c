@@ -278,10 +278,16 @@ static void test_flows_per_session(void **state)
     assert_int_equal(ok, AGENT_DEF_MAX_FLOWS);
     assert_true(th1 - th0 <= AGENT_DEF_MAX_FLOWS);
     assert_true(fd1 - fd0 <= 2 * AGENT_DEF_MAX_FLOWS); /* a listener and its stop eventfd */
-    /* The session itself goes on. */
+    /* The session itself goes on, and ends at once with its flows' listeners. */
     struct ft_err err = {0};
     assert_int_equal(echo_n(c, 1, &err), 0);
+    int64_t t0 = now_ms();
     ctl_close(c);
+    while (agent_sessions(f->a) > 0 && now_ms() - t0 < 3000)
+        sleep_ms(1);
+    fprintf(stderr, "a session with %d flows ended %lld ms after its client left\n", ok,
+            (long long)(now_ms() - t0));
+    assert_true(now_ms() - t0 < 150);
     fx_free(f);
 }
 
@@ -363,6 +369,25 @@ static void test_nccl_per_key(void **state)
             } else {
                 assert_true(rc != -EPERM); /* past the permission (this host has no GPU) */
             }
+        }
+        /* Past the permission, out-of-range numbers are refused before anything uses them
+         * (bound_s and root were converted unbounded). */
+        static const char *const bad[] = {
+            "{\"type\":\"nccl.open\",\"collective\":\"all_reduce\",\"dtype\":\"float\","
+            "\"redop\":\"sum\",\"ncomms\":1,\"bound_s\":1e300,\"sizes\":[64]}",
+            "{\"type\":\"nccl.open\",\"collective\":\"all_reduce\",\"dtype\":\"float\","
+            "\"redop\":\"sum\",\"ncomms\":1,\"bound_s\":3,\"root\":1e300,\"sizes\":[64]}",
+        };
+        for (size_t i = 0; k == 1 && i < sizeof(bad) / sizeof(bad[0]); i++) {
+            cJSON *resp = NULL;
+            struct ft_err err = {0};
+            assert_int_equal(ctl_request(c, cJSON_Parse(bad[i]), &resp, 3000, &err), -EINVAL);
+            char want[300];
+            snprintf(want, sizeof(want),
+                     "peer %s: nccl.open: bad request (collective, dtype, redop, ncomms 1-16, "
+                     "bound_s 0-600, root 0-4095 and sizes are required)",
+                     f->hp);
+            assert_string_equal(err.msg, want);
         }
         ctl_close(c);
     }
