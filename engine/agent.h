@@ -17,11 +17,11 @@
 
 /* Defaults (agent_cfg_defaults). `fabtop serve` always runs with caps; 0 ("no cap") in
  * max_rate_gbps, max_duration_s or max_streams is for an in-process loopback agent. */
-#define AGENT_DEF_MAX_SESSIONS 8 /* authenticated sessions at once */
-#define AGENT_DEF_MAX_HANDSHAKES                                                                   \
-    128                                  /* handshakes of clients not (yet) known to hold a key    \
-                                            (at least max_sessions) */
-#define AGENT_DEF_HANDSHAKES_ADDR   8    /* of them from one client address (IPv6: one /64) */
+/* Handshakes at once of clients not (yet) known to hold a key: in all (at least
+ * max_sessions), and from one client address (IPv6: one /64); see below. */
+#define AGENT_DEF_MAX_HANDSHAKES    128
+#define AGENT_DEF_MAX_SESSIONS      8 /* authenticated sessions at once */
+#define AGENT_DEF_HANDSHAKES_ADDR   8
 #define AGENT_DEF_MAX_RATE_GBPS     10.0 /* Gb/s (10^9 bit/s) per client key: all its sessions */
 #define AGENT_DEF_MAX_DURATION_S    60.0 /* seconds per test */
 #define AGENT_DEF_MAX_STREAMS       8    /* connections per flow */
@@ -51,8 +51,8 @@
 #define AGENT_PRESSURE_MS   1000
 #define AGENT_EVICT_AGE_MS  250
 #define AGENT_BUSY_RETRY_MS 100
-/* Refusals are logged one by one up to AGENT_LOG_DETAIL per AGENT_LOG_WINDOW_S, then
- * summarised per address at the end of the window ("refused 1834 connections from
+/* Refusals are logged one by one up to AGENT_LOG_DETAIL per AGENT_LOG_WINDOW_S (3 per
+ * address), then summarised per address at the end of the window ("refused 1834 connections from
  * 10.0.0.5 in the last 10 s: ..."), for at most AGENT_LOG_ADDRS addresses and one line for
  * all others: at most AGENT_LOG_DETAIL + AGENT_LOG_ADDRS + 1 lines per window. */
 #define AGENT_LOG_WINDOW_S 10
