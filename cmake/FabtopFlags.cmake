@@ -18,10 +18,24 @@ if(FABTOP_WERROR)
   add_compile_options(-Werror)
 endif()
 
+# GCC's -fsanitize=undefined leaves out float-cast-overflow (a double out of the range of
+# the integer it is converted to; clang's includes it): name it, and make every report fatal.
+set(FABTOP_SANITIZERS -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer
+    -fno-sanitize-recover=undefined,float-cast-overflow)
 if(FABTOP_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
-                      -fno-sanitize-recover=undefined)
-  add_link_options(-fsanitize=address,undefined)
+  add_compile_options(${FABTOP_SANITIZERS})
+  add_link_options(-fsanitize=address,undefined,float-cast-overflow)
+endif()
+
+# libFuzzer (tests/fuzz): every library is built with the sanitizers and the fuzzer's
+# coverage instrumentation (fuzzer-no-link); only the fuzz targets link libFuzzer itself.
+if(FABTOP_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "FABTOP_FUZZ=ON needs clang (libFuzzer is clang's): configure a new "
+                        "build directory with CC=clang (this one uses ${CMAKE_C_COMPILER_ID})")
+  endif()
+  add_compile_options(${FABTOP_SANITIZERS} -fsanitize=fuzzer-no-link)
+  add_link_options(-fsanitize=address,undefined,float-cast-overflow)
 endif()
 
 # Give every target's sources the repository root on the include path so that

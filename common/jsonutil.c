@@ -160,13 +160,38 @@ bool jsonutil_num(const cJSON *obj, const char *key, double *out)
     return true;
 }
 
+bool jsonutil_whole(double v, int64_t lo, int64_t hi, int64_t *out)
+{
+    /* [-2^63, 2^63) holds every double that converts to int64_t; NaN fails the test. */
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) || v != floor(v))
+        return false;
+    int64_t i = (int64_t)v;
+    if (i < lo || i > hi)
+        return false;
+    *out = i;
+    return true;
+}
+
+bool jsonutil_whole_u64(double v, uint64_t *out)
+{
+    if (!(v >= 0 && v < 18446744073709551616.0) || v != floor(v))
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+bool jsonutil_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi, int64_t *out)
+{
+    double d;
+    return jsonutil_num(obj, key, &d) && jsonutil_whole(d, lo, hi, out);
+}
+
 bool jsonutil_int(const cJSON *obj, const char *key, int64_t *out)
 {
     double d;
-    if (!jsonutil_num(obj, key, &d) || !isfinite(d) || d != floor(d) || fabs(d) > 9.007e15)
-        return false;
-    *out = (int64_t)d;
-    return true;
+    /* 2^53: beyond it a double no longer holds every integer. */
+    return jsonutil_num(obj, key, &d) &&
+           jsonutil_whole(d, -9007199254740992LL, 9007199254740992LL, out);
 }
 
 bool jsonutil_bool(const cJSON *obj, const char *key, bool *out)
@@ -182,6 +207,12 @@ const char *jsonutil_str(const cJSON *obj, const char *key)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+const char *jsonutil_str_or(const cJSON *obj, const char *key, const char *dflt)
+{
+    const char *s = jsonutil_str(obj, key);
+    return s ? s : dflt;
 }
 
 bool jsonutil_strcpy(const cJSON *obj, const char *key, char *buf, size_t len)

@@ -37,8 +37,20 @@ bool jsonutil_num(const cJSON *obj, const char *key, double *out);
 bool jsonutil_int(const cJSON *obj, const char *key, int64_t *out);
 bool jsonutil_bool(const cJSON *obj, const char *key, bool *out);
 const char *jsonutil_str(const cJSON *obj, const char *key);
+/* The string member, or dflt when it is absent or not a string (for printing). */
+const char *jsonutil_str_or(const cJSON *obj, const char *key, const char *dflt);
 /* Copy a string member into buf (cut to fit); true if present. */
 bool jsonutil_strcpy(const cJSON *obj, const char *key, char *buf, size_t len);
+
+/* A number from a file as an integer: true and *out set when v is a whole number in
+ * [lo, hi]. Converting a double outside the integer type's range is undefined behaviour
+ * (C11 6.3.1.4), so every reader checks a file's number here before it converts it. */
+bool jsonutil_whole(double v, int64_t lo, int64_t hi, int64_t *out);
+/* The same for the whole uint64_t range, [0, 2^64 - 1]. */
+bool jsonutil_whole_u64(double v, uint64_t *out);
+/* A member that is a whole number in [lo, hi] (for display: one out of range is treated as
+ * absent, shown as n/a, never converted). */
+bool jsonutil_int_in(const cJSON *obj, const char *key, int64_t lo, int64_t hi, int64_t *out);
 
 /* Adders that write null for invalid values, so readers never mistake n/a for 0. */
 void jsonutil_add_num_or_null(cJSON *obj, const char *key, bool valid, double v);

@@ -104,15 +104,15 @@ static struct cmp_row *add_row(struct builder *b)
 
 static void bytes_text(double v, char *buf, size_t len)
 {
-    long long b = (long long)v;
-    if (v < 0)
+    int64_t b;
+    if (!jsonutil_whole(v, 0, INT64_MAX, &b)) /* results_load refuses such sizes */
         snprintf(buf, len, NA);
     else if (b >= 1048576 && b % 1048576 == 0)
-        snprintf(buf, len, "%lldMiB", b / 1048576);
+        snprintf(buf, len, "%lldMiB", (long long)(b / 1048576));
     else if (b >= 1024 && b % 1024 == 0)
-        snprintf(buf, len, "%lldKiB", b / 1024);
+        snprintf(buf, len, "%lldKiB", (long long)(b / 1024));
     else
-        snprintf(buf, len, "%lldB", b);
+        snprintf(buf, len, "%lldB", (long long)b);
 }
 
 /* A mix size: a number, {"sweep": {from, to, factor}} or {"dist": [[size, weight], ...]}. */
@@ -155,8 +155,9 @@ static void size_text(const cJSON *s, char *buf, size_t len)
 /* Whole numbers in full (buffer sizes), others in %g. */
 static void num_fmt(double v, const char *unit, char *buf, size_t len)
 {
-    if (v == (double)(long long)v && fabs(v) < 1e15)
-        snprintf(buf, len, "%lld%s", (long long)v, unit);
+    int64_t i;
+    if (jsonutil_whole(v, -999999999999999LL, 999999999999999LL, &i))
+        snprintf(buf, len, "%lld%s", (long long)i, unit);
     else
         snprintf(buf, len, "%g%s", v, unit);
 }
@@ -380,8 +381,8 @@ static int used_ports(const cJSON *doc, int *out, bool *all)
         const cJSON *nic = topo_item(doc, "nics", cJSON_GetObjectItemCaseSensitive(p, "nic"));
         const cJSON *nd = topo_item(doc, "netdevs", cJSON_GetObjectItemCaseSensitive(p, "netdev"));
         const char *dev = jsonutil_str(nic, "rdma_dev"), *ndn = jsonutil_str(nd, "name");
-        double num = 1;
-        jsonutil_num(p, "num", &num);
+        int64_t num = 1;
+        jsonutil_int_in(p, "num", 0, 255, &num);
         bool hit = false;
         for (int k = 0; k < rdma.n && !hit; k++) {
             char want[48];
@@ -404,8 +405,8 @@ static void port_name(const cJSON *doc, const cJSON *p, char *buf, size_t len)
 {
     const cJSON *nic = topo_item(doc, "nics", cJSON_GetObjectItemCaseSensitive(p, "nic"));
     const char *dev = jsonutil_str(nic, "rdma_dev");
-    double num = 1;
-    jsonutil_num(p, "num", &num);
+    int64_t num = 1;
+    jsonutil_int_in(p, "num", 0, 255, &num);
     snprintf(buf, len, "%s/%d", dev && *dev ? dev : "?", (int)num);
 }
 

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <math.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -36,6 +37,8 @@ struct ctl_conn {
     char broken_why[256]; /* for later calls */
     pthread_mutex_t mu;   /* serialises ctl_request */
     int64_t next_id;
+    int key_index; /* agent side: the key the client proved */
+    int retry_ms;  /* client side: the agent's last refusal was transient; retry after it */
     struct sockaddr_storage peer;
     char host[INET6_ADDRSTRLEN]; /* numeric */
     char desc[300];              /* "host:port" for messages */
@@ -382,22 +385,24 @@ int ctl_recv(struct ctl_conn *c, int *type, char **payload, size_t *len, int wai
                       frame_ms > 0 ? frame_ms : SEND_TIMEOUT, type, payload, len, err);
 }
 
-static char *error_payload(const char *code, const char *msg, size_t *len)
+static char *error_payload(const char *code, const char *msg, int retry_ms, size_t *len)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "code", code);
     cJSON_AddStringToObject(j, "message", msg);
     cJSON_AddNumberToObject(j, "version", CTL_VERSION);
+    if (retry_ms > 0)
+        cJSON_AddNumberToObject(j, "retry_ms", retry_ms);
     char *text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     *len = text ? strlen(text) : 0;
     return text;
 }
 
-int ctl_refuse(struct ctl_conn *c, const char *code, const char *msg)
+int ctl_refuse(struct ctl_conn *c, const char *code, const char *msg, int retry_ms)
 {
     size_t n;
-    char *text = error_payload(code, msg, &n);
+    char *text = error_payload(code, msg, retry_ms, &n);
     if (!text)
         return -ENOMEM;
     int rc = write_frame(c, CTL_T_ERROR, text, n, deadline_after(2000), NULL);
@@ -405,11 +410,11 @@ int ctl_refuse(struct ctl_conn *c, const char *code, const char *msg)
     return rc;
 }
 
-int ctl_refuse_fd(int fd, const char *code, const char *msg)
+int ctl_refuse_fd(int fd, const char *code, const char *msg, int retry_ms)
 {
     struct ctl_conn c = {.fd = fd, .cancel_fd = -1};
     size_t n;
-    char *text = error_payload(code, msg, &n);
+    char *text = error_payload(code, msg, retry_ms, &n);
     if (!text)
         return -ENOMEM;
     int rc = write_frame(&c, CTL_T_ERROR, text, n, now_ms(), NULL); /* never blocks */
@@ -777,7 +782,28 @@ static void session_key(const struct ctl_key *k, const unsigned char *nc, const 
     sodium_memzero(&st, sizeof(st));
 }
 
-static char *hello_text(const char *role, const unsigned char *nonce)
+/* early = HMAC-SHA-512-256(PSK, "fabtop-ctl early" 0 | u16 version | Nc | u64 time): the
+ * client proves it holds the key in its first frame, so an agent under load can tell it
+ * from connections without the key before spending anything on it (ctl.h). */
+static void early_proof(const struct ctl_key *k, const unsigned char *nc, uint64_t t,
+                        unsigned char out[32])
+{
+    static const char label[] = "fabtop-ctl early";
+    unsigned char v[2], tb[8];
+    put_u16(v, CTL_VERSION);
+    put_u64(tb, t);
+    crypto_auth_hmacsha512256_state st;
+    crypto_auth_hmacsha512256_init(&st, k->k, sizeof(k->k));
+    crypto_auth_hmacsha512256_update(&st, (const unsigned char *)label, sizeof(label));
+    crypto_auth_hmacsha512256_update(&st, v, 2);
+    crypto_auth_hmacsha512256_update(&st, nc, CTL_NONCE_BYTES);
+    crypto_auth_hmacsha512256_update(&st, tb, 8);
+    crypto_auth_hmacsha512256_final(&st, out);
+    sodium_memzero(&st, sizeof(st));
+}
+
+/* A hello; with key (the client's), also its time and early proof. */
+static char *hello_text(const char *role, const unsigned char *nonce, const struct ctl_key *key)
 {
     char hex[2 * CTL_NONCE_BYTES + 1];
     sodium_bin2hex(hex, sizeof(hex), nonce, CTL_NONCE_BYTES);
@@ -786,9 +812,45 @@ static char *hello_text(const char *role, const unsigned char *nonce)
     cJSON_AddNumberToObject(j, "version", CTL_VERSION);
     cJSON_AddStringToObject(j, "role", role);
     cJSON_AddStringToObject(j, "nonce", hex);
+    if (key) {
+        uint64_t t = (uint64_t)time(NULL);
+        unsigned char e[32];
+        char ehex[65];
+        early_proof(key, nonce, t, e);
+        sodium_bin2hex(ehex, sizeof(ehex), e, sizeof(e));
+        cJSON_AddNumberToObject(j, "time", (double)t);
+        cJSON_AddStringToObject(j, "early", ehex);
+    }
     char *text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return text;
+}
+
+/* Which key made the client hello's early proof, if its time is within CTL_EARLY_SKEW_S of
+ * ours: the key's index, or -1. Every key is tried. */
+static int early_check(const char *text, size_t len, const struct ctl_key *keys, int nkeys,
+                       const unsigned char *nc)
+{
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    const cJSON *tj = cJSON_GetObjectItemCaseSensitive(j, "time");
+    const cJSON *ej = cJSON_GetObjectItemCaseSensitive(j, "early");
+    unsigned char e[32];
+    size_t got = 0;
+    int found = -1;
+    double now = (double)time(NULL);
+    if (cJSON_IsNumber(tj) && tj->valuedouble >= 0 && tj->valuedouble < 1e15 &&
+        fabs(tj->valuedouble - now) <= CTL_EARLY_SKEW_S && cJSON_IsString(ej) &&
+        strlen(ej->valuestring) == 64 &&
+        sodium_hex2bin(e, sizeof(e), ej->valuestring, 64, NULL, &got, NULL) == 0 && got == 32) {
+        for (int i = 0; i < nkeys; i++) {
+            unsigned char want[32];
+            early_proof(&keys[i], nc, (uint64_t)tj->valuedouble, want);
+            int bad = sodium_memcmp(want, e, 32);
+            found = !bad && found < 0 ? i : found;
+        }
+    }
+    cJSON_Delete(j);
+    return found;
 }
 
 /* Check a peer's hello. Returns 0, or -EPROTO (with why) / -EPROTONOSUPPORT (*version set). */
@@ -829,6 +891,7 @@ struct refusal {
     char code[32];
     char msg[320];
     int version;
+    int retry_ms; /* 0: not transient */
 };
 
 static void refusal_parse(const char *text, size_t len, struct refusal *r)
@@ -837,7 +900,11 @@ static void refusal_parse(const char *text, size_t len, struct refusal *r)
     snprintf(r->code, sizeof(r->code), "unknown");
     snprintf(r->msg, sizeof(r->msg), "(no reason given)");
     r->version = -1;
+    r->retry_ms = 0;
     const cJSON *code = cJSON_GetObjectItemCaseSensitive(j, "code");
+    const cJSON *retry = cJSON_GetObjectItemCaseSensitive(j, "retry_ms");
+    if (cJSON_IsNumber(retry) && retry->valuedouble >= 1 && retry->valuedouble <= 10000)
+        r->retry_ms = (int)retry->valuedouble;
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(j, "message");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "version");
     if (cJSON_IsString(code))
@@ -881,6 +948,7 @@ static int client_refused(struct ctl_conn *c, const char *text, size_t len, bool
     struct refusal r;
     refusal_parse(text, len, &r);
     c->broken = true;
+    c->retry_ms = !strcmp(r.code, "busy") ? r.retry_ms : 0;
     snprintf(c->broken_why, sizeof(c->broken_why), "%s", r.msg);
     if (!strcmp(r.code, "version") && r.version >= 0 && r.version != CTL_VERSION)
         return version_mismatch(c, r.version, err);
@@ -896,7 +964,7 @@ static int client_handshake(struct ctl_conn *c, const struct ctl_key *key, int64
 {
     unsigned char nc[CTL_NONCE_BYTES], na[CTL_NONCE_BYTES], t[32], mine[32], want[32];
     randombytes_buf(nc, sizeof(nc));
-    char *hc = hello_text("client", nc);
+    char *hc = hello_text("client", nc, key);
     if (!hc)
         return ft_err_set(err, -ENOMEM, "out of memory");
     struct ft_err e = {0};
@@ -1015,6 +1083,9 @@ static int connect_addr(const struct addrinfo *ai, int64_t deadline, int *fd_out
     return 0;
 }
 
+static int client_start(int fd, const char *desc, const struct ctl_key *key, int64_t deadline,
+                        int timeout_ms, int *retry_ms, struct ctl_conn **out, struct ft_err *err);
+
 int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_key *key,
                 int timeout_ms, struct ctl_conn **out, struct ft_err *err)
 {
@@ -1043,27 +1114,69 @@ int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_k
     if (g != 0)
         return ft_err_set(err, -EHOSTUNREACH, "peer %s: cannot resolve '%s': %s", desc, host,
                           g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
-    int fd = -1, last = -EHOSTUNREACH;
-    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
-        last = connect_addr(ai, deadline, &fd);
-    freeaddrinfo(res);
-    if (fd < 0) {
-        if (last == -ECONNREFUSED)
-            return ft_err_set(
-                err, last, "peer %s: connection refused (is 'fabtop serve' running there?)", desc);
-        if (last == -ETIMEDOUT)
-            return ft_err_set(err, last, "peer %s: no answer within %d ms", desc, timeout_ms);
-        return ft_err_set(err, last, "peer %s: cannot connect: %s", desc, strerror(-last));
-    }
-    struct ctl_conn *c = conn_new(fd, true);
-    if (!c) {
+    /* A transient "busy" refusal (handshake slots taken, ctl.h) is retried after the
+     * agent's hint, with jitter, while the timeout allows. */
+    for (;;) {
+        int fd = -1, last = -EHOSTUNREACH;
+        for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
+            last = connect_addr(ai, deadline, &fd);
+        if (fd < 0) {
+            freeaddrinfo(res);
+            if (last == -ECONNREFUSED)
+                return ft_err_set(err, last,
+                                  "peer %s: connection refused (is 'fabtop serve' running there?)",
+                                  desc);
+            if (last == -ETIMEDOUT)
+                return ft_err_set(err, last, "peer %s: no answer within %d ms", desc, timeout_ms);
+            return ft_err_set(err, last, "peer %s: cannot connect: %s", desc, strerror(-last));
+        }
+        struct ft_err e = {0};
+        int retry = 0;
+        rc = client_start(fd, desc, key, deadline, timeout_ms, &retry, out, &e);
+        if (rc == 0)
+            break;
         close(fd);
-        return ft_err_set(err, -ENOMEM, "out of memory");
+        int64_t wait = -1;
+        if (retry > 0)
+            wait = retry + (int64_t)randombytes_uniform((uint32_t)retry);
+        if (rc != -EBUSY || wait < 0 || now_ms() + wait >= deadline) {
+            freeaddrinfo(res);
+            return ft_err_set(err, rc, "%s", e.msg);
+        }
+        struct timespec ts = {(time_t)(wait / 1000), (long)(wait % 1000) * 1000000};
+        nanosleep(&ts, NULL);
     }
+    freeaddrinfo(res);
+    return 0;
+}
+
+int ctl_client_fd(int fd, const char *desc, const struct ctl_key *key, int timeout_ms,
+                  int *retry_ms, struct ctl_conn **out, struct ft_err *err)
+{
+    *out = NULL;
+    *retry_ms = 0;
+    int rc = crypto_ready(err);
+    if (rc < 0)
+        return rc;
+    if (timeout_ms <= 0)
+        timeout_ms = CTL_DEFAULT_TIMEOUT_MS;
+    return client_start(fd, desc, key, now_ms() + timeout_ms, timeout_ms, retry_ms, out, err);
+}
+
+/* ctl_client_fd's work by deadline; timeout_ms is the caller's, for messages. */
+static int client_start(int fd, const char *desc, const struct ctl_key *key, int64_t deadline,
+                        int timeout_ms, int *retry_ms, struct ctl_conn **out, struct ft_err *err)
+{
+    *out = NULL;
+    *retry_ms = 0;
+    int rc;
+    struct ctl_conn *c = conn_new(fd, true);
+    if (!c)
+        return ft_err_set(err, -ENOMEM, "out of memory");
     snprintf(c->desc, sizeof(c->desc), "%s", desc);
     rc = client_handshake(c, key, deadline, timeout_ms, err);
     if (rc < 0) {
-        close(fd);
+        *retry_ms = c->retry_ms;
         conn_release(c);
         return rc;
     }
@@ -1086,7 +1199,6 @@ int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_k
                        m + strlen(pre));
         else
             ft_err_set(err, rc, "%s", m);
-        close(fd);
         conn_release(c);
         return rc;
     }
@@ -1231,25 +1343,27 @@ void ctl_close(struct ctl_conn *c)
 
 /* ---- agent side of the handshake ---- */
 
-/* Turn a read error into a refusal (when the client can still read one). */
-static int accept_read_failed(struct ctl_conn *c, int rc, const struct ctl_accept_opts *o,
+/* Turn a read error into a refusal (when the client can still read one); ms: the deadline
+ * that applied, hello: it was the hello's own. */
+static int accept_read_failed(struct ctl_conn *c, int rc, int ms, bool hello,
                               const struct ft_err *e, struct ft_err *err)
 {
     char msg[320];
     switch (rc) {
     case -ETIMEDOUT:
     case -ETIME:
-        snprintf(msg, sizeof(msg), "handshake timed out after %d ms", o->timeout_ms);
-        ctl_refuse(c, "timeout", msg);
+        snprintf(msg, sizeof(msg),
+                 hello ? "no hello within %d ms" : "handshake timed out after %d ms", ms);
+        ctl_refuse(c, "timeout", msg, 0);
         return ft_err_set(err, -ETIMEDOUT, "%s", msg);
     case -ECANCELED:
-        ctl_refuse(c, "shutdown", "the agent is shutting down");
+        ctl_refuse(c, "shutdown", "the agent is shutting down", 0);
         return ft_err_set(err, rc, "the agent is shutting down");
     case -EMSGSIZE:
-        ctl_refuse(c, "toolarge", e->msg);
+        ctl_refuse(c, "toolarge", e->msg, 0);
         return ft_err_set(err, rc, "%s", e->msg);
     case -EBADMSG:
-        ctl_refuse(c, "malformed", e->msg);
+        ctl_refuse(c, "malformed", e->msg, 0);
         return ft_err_set(err, rc, "%s", e->msg);
     case -ECONNRESET:
         return ft_err_set(err, rc, "the client closed the connection during the handshake");
@@ -1258,47 +1372,74 @@ static int accept_read_failed(struct ctl_conn *c, int rc, const struct ctl_accep
     }
 }
 
-static int accept_refuse(struct ctl_conn *c, int rc, const char *code, struct ft_err *err,
-                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int accept_refuse(struct ctl_conn *c, int rc, const char *code, struct ft_err *err,
-                         const char *fmt, ...)
+static int accept_refuse(struct ctl_conn *c, int rc, const char *code, int retry_ms,
+                         struct ft_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static int accept_refuse(struct ctl_conn *c, int rc, const char *code, int retry_ms,
+                         struct ft_err *err, const char *fmt, ...)
 {
     char msg[320];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    ctl_refuse(c, code, msg);
+    ctl_refuse(c, code, msg, retry_ms);
     return ft_err_set(err, rc, "%s", msg);
 }
 
-int ctl_accept(int fd, const struct ctl_accept_opts *o, const struct ctl_key *key,
+int ctl_conn_key(const struct ctl_conn *c)
+{
+    return c->key_index;
+}
+
+/* Which of the keys made the client's proof: its index, or -1. Every key is tried and
+ * compared, so the time taken does not depend on which one (or none) matched. */
+static int match_key(const struct ctl_key *keys, int nkeys, const unsigned char *nc,
+                     const unsigned char *na, const unsigned char *t, const unsigned char *auth)
+{
+    int found = -1;
+    for (int i = 0; i < nkeys; i++) {
+        unsigned char buf[32];
+        proof(&keys[i], "client", nc, na, t, buf);
+        int bad = sodium_memcmp(buf, auth, 32);
+        sodium_memzero(buf, sizeof(buf));
+        found = !bad && found < 0 ? i : found;
+    }
+    return found;
+}
+
+int ctl_accept(int fd, const struct ctl_accept_opts *o, const struct ctl_key *keys, int nkeys,
                struct ctl_conn **out, struct ft_err *err)
 {
     *out = NULL;
     int rc = crypto_ready(err);
     if (rc < 0)
         return rc;
+    if (nkeys < 1 || nkeys > 64)
+        return ft_err_set(err, -EINVAL, "ctl_accept: %d keys (1 to 64)", nkeys);
     struct ctl_conn *c = conn_new(fd, false);
     if (!c)
         return ft_err_set(err, -ENOMEM, "out of memory");
     c->cancel_fd = o->cancel_fd;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    int64_t deadline = now_ms() + o->timeout_ms;
+    int64_t t0 = now_ms(), deadline = t0 + o->timeout_ms;
+    int timeout_ms = o->timeout_ms;
+    int hello_ms = o->hello_timeout_ms > 0 && o->hello_timeout_ms < timeout_ms ? o->hello_timeout_ms
+                                                                               : timeout_ms;
     unsigned char nc[CTL_NONCE_BYTES], na[CTL_NONCE_BYTES], t[32], buf[32];
     char *hc = NULL, *ha = NULL, *auth = NULL;
     size_t nhc, nauth;
     int type;
     struct ft_err e = {0};
 
-    rc = read_frame(c, CTL_MAX_HANDSHAKE_FRAME, deadline, -2, &type, &hc, &nhc, &e);
+    rc = read_frame(c, CTL_MAX_HANDSHAKE_FRAME, t0 + hello_ms, -2, &type, &hc, &nhc, &e);
     if (rc < 0) {
-        rc = accept_read_failed(c, rc, o, &e, err);
+        rc = accept_read_failed(c, rc, hello_ms, hello_ms < timeout_ms, &e, err);
         goto fail;
     }
     if (type != CTL_T_HELLO) {
-        rc = accept_refuse(c, -EPROTO, "malformed", err,
+        rc = accept_refuse(c, -EPROTO, "malformed", 0, err,
                            "expected a hello frame, got frame type %d", type);
         goto fail;
     }
@@ -1306,18 +1447,30 @@ int ctl_accept(int fd, const struct ctl_accept_opts *o, const struct ctl_key *ke
     char why[128];
     rc = hello_check(hc, nhc, "client", nc, &version, why, sizeof(why));
     if (rc == -EPROTONOSUPPORT) {
-        rc = accept_refuse(c, rc, "version", err,
+        rc = accept_refuse(c, rc, "version", 0, err,
                            "version mismatch: this agent speaks %s version %d, the client "
                            "version %d",
                            CTL_PROTO, CTL_VERSION, version);
         goto fail;
     }
     if (rc < 0) {
-        rc = accept_refuse(c, rc, "malformed", err, "malformed hello: %s", why);
+        rc = accept_refuse(c, rc, "malformed", 0, err, "malformed hello: %s", why);
         goto fail;
     }
+    if (o->hello) {
+        struct ft_err why_hello = {0};
+        rc = o->hello(o->admit_arg, early_check(hc, nhc, keys, nkeys, nc), nc, &timeout_ms,
+                      &why_hello);
+        if (rc < 0) {
+            rc = accept_refuse(c, rc, "busy", rc == -EAGAIN ? o->busy_retry_ms : 0, err, "%s",
+                               why_hello.msg);
+            goto fail;
+        }
+        if (timeout_ms < o->timeout_ms)
+            deadline = t0 + timeout_ms;
+    }
     randombytes_buf(na, sizeof(na));
-    ha = hello_text("agent", na);
+    ha = hello_text("agent", na, NULL);
     if (!ha) {
         rc = ft_err_set(err, -ENOMEM, "out of memory");
         goto fail;
@@ -1329,34 +1482,34 @@ int ctl_accept(int fd, const struct ctl_accept_opts *o, const struct ctl_key *ke
     }
     rc = read_frame(c, CTL_MAX_HANDSHAKE_FRAME, deadline, -2, &type, &auth, &nauth, &e);
     if (rc < 0) {
-        rc = accept_read_failed(c, rc, o, &e, err);
+        rc = accept_read_failed(c, rc, timeout_ms, false, &e, err);
         goto fail;
     }
     if (type != CTL_T_AUTH || nauth != 32) {
-        rc = accept_refuse(c, -EPROTO, "malformed", err,
+        rc = accept_refuse(c, -EPROTO, "malformed", 0, err,
                            "expected the client's proof (32 bytes), got frame type %d with %zu "
                            "bytes",
                            type, nauth);
         goto fail;
     }
     transcript(hc, nhc, ha, strlen(ha), t);
-    proof(key, "client", nc, na, t, buf);
-    int bad = sodium_memcmp(buf, auth, 32);
-    sodium_memzero(buf, sizeof(buf));
-    if (bad) {
-        rc = accept_refuse(c, -EACCES, "auth", err, "authentication failed: the keys differ");
+    int ki = match_key(keys, nkeys, nc, na, t, (const unsigned char *)auth);
+    if (ki < 0) {
+        rc = accept_refuse(c, -EACCES, "auth", 0, err, "authentication failed: the keys differ");
         goto fail;
     }
     if (o->admit) {
         struct ft_err why_admit = {0};
-        rc = o->admit(o->admit_arg, &why_admit);
+        rc = o->admit(o->admit_arg, ki, &why_admit);
         if (rc < 0) {
-            rc = accept_refuse(c, rc, "busy", err, "%s", why_admit.msg);
+            rc = accept_refuse(c, rc, "busy", rc == -EAGAIN ? o->busy_retry_ms : 0, err, "%s",
+                               why_admit.msg);
             goto fail;
         }
     }
-    proof(key, "agent", nc, na, t, buf);
-    session_key(key, nc, na, t, c->skey);
+    c->key_index = ki;
+    proof(&keys[ki], "agent", nc, na, t, buf);
+    session_key(&keys[ki], nc, na, t, c->skey);
     rc = write_frame(c, CTL_T_AUTH, buf, sizeof(buf), deadline, &e);
     sodium_memzero(buf, sizeof(buf));
     if (rc < 0) {

@@ -28,7 +28,8 @@
  *             altered frame fails and ends the session.
  *
  * Handshake (HELLO and ERROR frames keep this layout in every protocol version):
- *   client -> HELLO {"proto":"fabtop-ctl","version":1,"role":"client","nonce":"<64 hex>"}
+ *   client -> HELLO {"proto":"fabtop-ctl","version":1,"role":"client","nonce":"<64 hex>",
+ *                    "time":T,"early":"<64 hex>"}
  *   agent  -> HELLO {... "role":"agent", its own nonce}    or ERROR (refusal)
  *   client -> AUTH  proof("client")                        (32 bytes)
  *   agent  -> AUTH  proof("agent")                         or ERROR "authentication failed"
@@ -38,12 +39,23 @@
  * so an old proof is useless; no secret crosses the wire. Session key =
  * BLAKE2b-256(key = PSK, "fabtop-ctl session" 0 | u16 version | Nc | Na | T).
  * The PSK itself is BLAKE2b-256("fabtop-ctl key" 0 | key file bytes).
+ * early = HMAC-SHA-512-256(PSK, "fabtop-ctl early" 0 | u16 version | Nc | u64 T), T the
+ * client's clock in Unix seconds: the client proves the key in its first frame, so an agent
+ * under a flood of connections without the key can serve it first (engine/agent.h). It
+ * grants no session (the AUTH exchange does); an agent remembers the nonces of early proofs
+ * so a replayed hello gains nothing, and ignores proofs more than CTL_EARLY_SKEW_S away
+ * from its own clock. Both fields are optional: a hello without them is served as before.
  *
  * Then REQUEST {"type":"echo","id":N,...} / RESPONSE {"type":..,"id":N,"ok":true,...}, or
  * {"ok":false,"errno":E,"error":"message"} for a refused request (the session goes on).
- * ERROR {"code":"busy","message":"busy: 8 sessions, limit 8"[,"version":V]} ends the
- * session; codes: version, auth, busy, denied, malformed, toolarge, timeout, mac, idle,
- * shutdown.
+ * ERROR {"code":"busy","message":"busy: 8 sessions, limit 8"[,"version":V][,"retry_ms":N]}
+ * ends the session; codes: version, auth, busy, denied, malformed, toolarge, timeout, mac,
+ * idle, shutdown. retry_ms (busy only): the refusal is transient (handshake slots), try
+ * again after N ms; ctl_connect does so within its timeout.
+ *
+ * An agent may hold several keys: it checks the client's proof against each (the same
+ * work for every key, so timing does not tell which) and the session uses the one that
+ * verifies.
  */
 
 #define CTL_PROTO               "fabtop-ctl"
@@ -57,6 +69,7 @@
 #define CTL_KEY_MIN_BYTES       32 /* random bytes a key file must hold */
 #define CTL_MAX_PAYLOAD         (CTL_MAX_FRAME - 1 - CTL_MAC_BYTES)
 #define CTL_DEFAULT_TIMEOUT_MS  10000
+#define CTL_EARLY_SKEW_S        120 /* s a client's clock may be off for its early proof */
 
 enum ctl_frame_type {
     CTL_T_HELLO = 1,
@@ -107,6 +120,12 @@ void ctl_format_addr(const struct sockaddr_storage *ss, bool with_port, char *bu
  * -EPROTONOSUPPORT (both versions named), -EBUSY (session limit), -EPROTO. */
 int ctl_connect(const char *host_port, uint16_t default_port, const struct ctl_key *key,
                 int timeout_ms, struct ctl_conn **out, struct ft_err *err);
+/* The client's side on a socket already connected to an agent (desc, "host:port", names it
+ * in messages): the handshake and the hello request, within timeout_ms. On success *out owns
+ * fd; on failure the caller still owns it, and *retry_ms is the hint of a transient "busy"
+ * refusal (else 0). ctl_connect uses it; tests and fuzzing call it on a socketpair. */
+int ctl_client_fd(int fd, const char *desc, const struct ctl_key *key, int timeout_ms,
+                  int *retry_ms, struct ctl_conn **out, struct ft_err *err);
 /* Send one request (a JSON object with "type"; consumed) and wait for its response (owned
  * by the caller). An error reply from the agent returns its -errno and message; an ERROR
  * frame (session ended by the agent) or a bad MAC closes the session. Several threads may
@@ -127,19 +146,31 @@ void ctl_close(struct ctl_conn *c);
 /* ---- Agent side (engine/agent.c) ---- */
 
 struct ctl_accept_opts {
-    int timeout_ms; /* the whole handshake must finish within it */
-    int cancel_fd;  /* readable = give up now (agent stopping); -1: none */
-    /* Called once the client has proved the key, before the agent proves it: 0 to admit,
-     * or -errno with a message (sent as an ERROR "busy" refusal). May be NULL. */
-    int (*admit)(void *arg, struct ft_err *why);
-    void *admit_arg;
+    int timeout_ms;       /* the whole handshake must finish within it */
+    int hello_timeout_ms; /* the client's hello must arrive within it (<= 0: timeout_ms) */
+    int cancel_fd;        /* readable = give up now (agent stopping); -1: none */
+    /* Called once the client's hello is in and well-formed: key_index is the key its early
+     * proof verifies with (-1: none, or its time is off), nonce the client's 32 bytes. 0 to
+     * go on (*timeout_ms, counted from the call of ctl_accept, may be shortened), or -errno
+     * with a message (refused as for admit). May be NULL. */
+    int (*hello)(void *arg, int key_index, const unsigned char *nonce, int *timeout_ms,
+                 struct ft_err *why);
+    /* Called once the client has proved key number key_index, before the agent proves
+     * it: 0 to admit, or -errno with a message (sent as an ERROR "busy" refusal, with
+     * "retry_ms": busy_retry_ms when the errno is -EAGAIN). May be NULL. */
+    int (*admit)(void *arg, int key_index, struct ft_err *why);
+    void *admit_arg; /* for hello and admit */
+    int busy_retry_ms;
 };
 
-/* Run the agent's side of the handshake on an accepted socket. On success *out owns fd.
- * On failure the caller still owns fd, a refusal has been sent when the client can read
- * one, and err holds the reason (for the log). */
-int ctl_accept(int fd, const struct ctl_accept_opts *o, const struct ctl_key *key,
+/* Run the agent's side of the handshake on an accepted socket, against nkeys keys (1 to
+ * 64). On success *out owns fd and ctl_conn_key() tells which key the client proved. On
+ * failure the caller still owns fd, a refusal has been sent when the client can read one,
+ * and err holds the reason (for the log). */
+int ctl_accept(int fd, const struct ctl_accept_opts *o, const struct ctl_key *keys, int nkeys,
                struct ctl_conn **out, struct ft_err *err);
+/* Agent side: the index of the key the client proved. */
+int ctl_conn_key(const struct ctl_conn *c);
 /* Receive one authenticated frame: wait_ms for it to start (< 0: forever), then frame_ms
  * (<= 0: 10 s) for the rest. *payload (NUL-terminated, free()) and *len. -ETIMEDOUT: nothing
  * arrived (the session is intact); -ECONNRESET: the peer closed; -ECANCELED: cancel fd readable;
@@ -149,10 +180,11 @@ int ctl_recv(struct ctl_conn *c, int *type, char **payload, size_t *len, int wai
 /* Send one frame (MAC'd); JSON is printed compactly. -EMSGSIZE beyond CTL_MAX_PAYLOAD. */
 int ctl_send(struct ctl_conn *c, int type, const void *payload, size_t len, struct ft_err *err);
 int ctl_send_json(struct ctl_conn *c, int type, const cJSON *j, struct ft_err *err);
-/* Send an ERROR frame (MAC'd when authenticated) that ends the session. */
-int ctl_refuse(struct ctl_conn *c, const char *code, const char *msg);
-/* Send an ERROR frame on a socket before any handshake (allowlist, busy). */
-int ctl_refuse_fd(int fd, const char *code, const char *msg);
+/* Send an ERROR frame (MAC'd when authenticated) that ends the session; retry_ms > 0 adds
+ * the retry hint (transient "busy" refusals only). */
+int ctl_refuse(struct ctl_conn *c, const char *code, const char *msg, int retry_ms);
+/* Send an ERROR frame on a socket before any handshake (allowlist, busy); never blocks. */
+int ctl_refuse_fd(int fd, const char *code, const char *msg, int retry_ms);
 /* Stop sending, read and discard until the peer closes, ms pass or cancel_fd is readable
  * (so the peer reads our last frame instead of a reset). Does not close fd. */
 void ctl_drain(int fd, int ms, int cancel_fd);

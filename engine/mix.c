@@ -101,7 +101,7 @@ int mix_parse_bytes(const char *s, uint64_t *out)
             return -EINVAL;
     }
     double bytes = v * mult;
-    if (!(bytes >= 1) || bytes > 16.0 * 1024 * 1024 * 1024 || bytes != floor(bytes))
+    if (!(bytes >= 1) || bytes > (double)MIX_MAX_BYTES || bytes != floor(bytes))
         return -EINVAL;
     *out = (uint64_t)bytes;
     return 0;
@@ -162,7 +162,7 @@ static bool size_value(const cJSON *v, uint64_t *out)
 {
     if (cJSON_IsNumber(v)) {
         if (v->valuedouble < 1 || v->valuedouble != floor(v->valuedouble) ||
-            v->valuedouble > 16.0 * 1024 * 1024 * 1024)
+            v->valuedouble > (double)MIX_MAX_BYTES)
             return false;
         *out = (uint64_t)v->valuedouble;
         return true;
@@ -199,6 +199,8 @@ static void parse_sizes(struct pctx *c, int fi, const cJSON *v, struct mix_sizes
         }
         s->kind = MIX_SIZE_SWEEP;
         s->n = 0;
+        s->sweep_to = to;
+        s->sweep_factor = factor;
         for (double x = (double)from; x <= (double)to * 1.0000001; x *= factor) {
             if (s->n == MIX_MAX_SIZES) {
                 perr(c, fi, "size.sweep", "has more than %d points", MIX_MAX_SIZES);
@@ -548,9 +550,8 @@ cJSON *mix_to_json(const struct mix *m)
             cJSON *so = cJSON_AddObjectToObject(fo, "size");
             cJSON *sw = cJSON_AddObjectToObject(so, "sweep");
             cJSON_AddItemToObject(sw, "from", size_json(s->bytes[0]));
-            cJSON_AddItemToObject(sw, "to", size_json(s->bytes[s->n - 1]));
-            cJSON_AddNumberToObject(sw, "factor",
-                                    s->n > 1 ? (double)s->bytes[1] / (double)s->bytes[0] : 2);
+            cJSON_AddItemToObject(sw, "to", size_json(s->sweep_to));
+            cJSON_AddNumberToObject(sw, "factor", s->sweep_factor);
         } else {
             cJSON *so = cJSON_AddObjectToObject(fo, "size");
             cJSON *d = cJSON_AddArrayToObject(so, "dist");

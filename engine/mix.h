@@ -16,6 +16,8 @@
 #define MIX_VERSION   1
 #define MIX_MAX_FLOWS 64
 #define MIX_MAX_SIZES 64
+/* The largest message size a mix takes: 16 GiB. */
+#define MIX_MAX_BYTES (16ull << 30)
 
 enum mix_op {
     MIX_OP_PINGPONG = 0, /* one message each way, one in flight: latency = half round trip */
@@ -44,6 +46,8 @@ struct mix_sizes {
     int n;                         /* sweep points or distribution entries */
     uint64_t bytes[MIX_MAX_SIZES]; /* fixed: bytes[0]; sweep: each point; dist: each size */
     double weight[MIX_MAX_SIZES];  /* dist only: relative weights */
+    uint64_t sweep_to;             /* sweep only: "to" and "factor" as the mix gave them, */
+    double sweep_factor;           /* so that the mix saved again sweeps the same points */
     uint64_t response_bytes;       /* request/response: reply size (0: same as request) */
 };
 

@@ -4,6 +4,7 @@
 #include "engine/results.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
+#include "engine/mix.h"
 #include "engine/version.h"
 #include "engine/xport.h"
 #include "topology/topo_json.h"
@@ -346,27 +348,28 @@ void results_conditions_brief(const cJSON *c, char *buf, size_t len)
 {
     struct strbuf sb;
     sb_init(&sb);
-    double v, w;
+    int64_t v, w;
     const char *dev = jsonutil_str(c, "rdma_device"), *ll = jsonutil_str(c, "link_layer");
+    /* Numbers out of their field's range are left out (n/a), never converted. */
     if (dev) {
-        sb_printf(&sb, "%s:%d", dev, jsonutil_num(c, "port", &v) ? (int)v : 1);
+        sb_printf(&sb, "%s:%d", dev, jsonutil_int_in(c, "port", 0, 255, &v) ? (int)v : 1);
         bool ib = ll && !strncmp(ll, "InfiniBand", 10);
-        if (ib && jsonutil_num(c, "lid", &v))
-            sb_printf(&sb, " IB LID %d SL %d", (int)v, jsonutil_num(c, "sl", &w) ? (int)w : 0);
+        if (ib && jsonutil_int_in(c, "lid", 0, 0xffff, &v))
+            sb_printf(&sb, " IB LID %d SL %d", (int)v,
+                      jsonutil_int_in(c, "sl", 0, 15, &w) ? (int)w : 0);
         else if (jsonutil_str(c, "gid_type"))
             sb_printf(&sb, " %s GID %d %s", jsonutil_str(c, "gid_type"),
-                      jsonutil_num(c, "gid_index", &v) ? (int)v : -1,
+                      jsonutil_int_in(c, "gid_index", 0, INT_MAX, &v) ? (int)v : -1,
                       jsonutil_str(c, "gid") ? jsonutil_str(c, "gid") : "?");
-        if (jsonutil_num(c, "path_mtu", &v))
+        if (jsonutil_int_in(c, "path_mtu", 0, INT_MAX, &v))
             sb_printf(&sb, ", MTU %d", (int)v);
-        if (!ib && jsonutil_num(c, "dscp", &v)) {
+        if (!ib && jsonutil_int_in(c, "dscp", 0, 63, &v)) {
             sb_printf(&sb, ", DSCP %d (TC %d)", (int)v,
-                      jsonutil_num(c, "traffic_class", &w) ? (int)w : (int)v << 2);
+                      jsonutil_int_in(c, "traffic_class", 0, 255, &w) ? (int)w : (int)v << 2);
             const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dcb");
-            const cJSON *pr = cJSON_GetObjectItemCaseSensitive(d, "priority");
             const cJSON *pfc = cJSON_GetObjectItemCaseSensitive(d, "pfc_enabled");
-            if (cJSON_IsNumber(pr))
-                sb_printf(&sb, " prio %d PFC %s", pr->valueint,
+            if (jsonutil_int_in(d, "priority", 0, 7, &w))
+                sb_printf(&sb, " prio %d PFC %s", (int)w,
                           cJSON_IsBool(pfc) ? (cJSON_IsTrue(pfc) ? "on" : "OFF") : "?");
             else if (d)
                 sb_printf(&sb, " prio ?%s",
@@ -374,7 +377,7 @@ void results_conditions_brief(const cJSON *c, char *buf, size_t len)
                               ? " (no DCB)"
                               : "");
         }
-        if (jsonutil_num(c, "queue_pairs", &v))
+        if (jsonutil_int_in(c, "queue_pairs", 0, INT_MAX, &v))
             sb_printf(&sb, ", %d QP%s", (int)v, v == 1 ? "" : "s");
         const char *conn = jsonutil_str(c, "connection");
         if (conn && !strncmp(conn, "librdmacm", 9))
@@ -384,7 +387,7 @@ void results_conditions_brief(const cJSON *c, char *buf, size_t len)
             sb_printf(&sb, ", %s memory", mem);
     } else if (jsonutil_str(c, "congestion_control")) {
         sb_printf(&sb, "TCP %s", jsonutil_str(c, "congestion_control"));
-        if (jsonutil_num(c, "mss_bytes", &v))
+        if (jsonutil_int_in(c, "mss_bytes", 0, INT_MAX, &v))
             sb_printf(&sb, ", MSS %d", (int)v);
     }
     snprintf(buf, len, "%s", sb.s ? sb.s : "");
@@ -487,6 +490,70 @@ int results_save(const char *path, const cJSON *doc, struct ft_err *err)
     return jsonutil_save(path, doc, true, err);
 }
 
+/* Sizes are what compare pairs size points by and what the report and compare print as
+ * bytes: a number from the file that is not a whole number of bytes a mix allows (1 B to
+ * 16 GiB) is refused with its place and the range, before anything converts it. */
+static int size_ok(const cJSON *v, const char *path, const char *where, struct ft_err *err)
+{
+    int64_t b;
+    if (!cJSON_IsNumber(v) || jsonutil_whole(v->valuedouble, 1, (int64_t)MIX_MAX_BYTES, &b))
+        return 0; /* absent, null, or a string with a unit ("64KiB") */
+    return ft_err_set(err, -EBADMSG, "%s: %s = %.15g is out of range 1-%llu (bytes)", path, where,
+                      v->valuedouble, (unsigned long long)MIX_MAX_BYTES);
+}
+
+static int check_sizes(const cJSON *doc, const char *path, struct ft_err *err)
+{
+    char where[128];
+    int rc = 0, i = 0;
+    const cJSON *fl, *ph, *pt;
+    cJSON_ArrayForEach(
+        fl, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "mix"), "flows"))
+    {
+        static const char *const keys[] = {"size", "response_size"};
+        for (int k = 0; k < 2 && !rc; k++) {
+            const cJSON *s = cJSON_GetObjectItemCaseSensitive(fl, keys[k]);
+            snprintf(where, sizeof(where), "mix.flows[%d].%s", i, keys[k]);
+            rc = size_ok(s, path, where, err);
+            const cJSON *sw = cJSON_GetObjectItemCaseSensitive(s, "sweep");
+            for (int e = 0; e < 2 && !rc; e++) {
+                const char *end = e ? "to" : "from";
+                snprintf(where, sizeof(where), "mix.flows[%d].%s.sweep.%s", i, keys[k], end);
+                rc = size_ok(cJSON_GetObjectItemCaseSensitive(sw, end), path, where, err);
+            }
+            const cJSON *pair;
+            int d = 0;
+            cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(s, "dist"))
+            {
+                snprintf(where, sizeof(where), "mix.flows[%d].%s.dist[%d][0]", i, keys[k], d++);
+                if (!rc)
+                    rc = size_ok(cJSON_GetArrayItem(pair, 0), path, where, err);
+            }
+        }
+        i++;
+    }
+    int p = 0;
+    cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(doc, "phases"))
+    {
+        int f = 0;
+        cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(ph, "flows"))
+        {
+            int k = 0;
+            cJSON_ArrayForEach(pt, cJSON_GetObjectItemCaseSensitive(fl, "points"))
+            {
+                snprintf(where, sizeof(where), "phases[%d].flows[%d].points[%d].size_bytes", p, f,
+                         k++);
+                if (!rc)
+                    rc = size_ok(cJSON_GetObjectItemCaseSensitive(pt, "size_bytes"), path, where,
+                                 err);
+            }
+            f++;
+        }
+        p++;
+    }
+    return rc;
+}
+
 int results_load(const char *path, cJSON **doc, struct ft_err *err)
 {
     int rc = jsonutil_load(path, doc, err);
@@ -506,5 +573,10 @@ int results_load(const char *path, cJSON **doc, struct ft_err *err)
                           path, RESULTS_FORMAT, RESULTS_VERSION,
                           topo ? "; this is a topology snapshot: open it with --input" : "");
     }
-    return 0;
+    rc = check_sizes(*doc, path, err);
+    if (rc < 0) {
+        cJSON_Delete(*doc);
+        *doc = NULL;
+    }
+    return rc;
 }

@@ -1150,6 +1150,8 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
         cfg.port = 0;
         cfg.key = r->loop_key;
         cfg.max_sessions = 2 * MIX_MAX_FLOWS;
+        /* Every flow's session comes from 127.0.0.1, all at once. */
+        cfg.max_handshakes = cfg.max_handshakes_addr = 2 * MIX_MAX_FLOWS;
         cfg.max_streams = 1024;
         cfg.max_rate_gbps = 0;
         cfg.max_duration_s = 0;

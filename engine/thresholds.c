@@ -263,14 +263,14 @@ int thr_check(const struct thr *e, const cJSON *results, char *report, size_t le
                 double size = 0;
                 jsonutil_num(pt, "size_bytes", &size);
                 OUT("expect %s violated: %s %s = %.6g%s%s at %.0f B\n", t->text,
-                    jsonutil_str(fl, "name"), stats[k].name, v, stats[k].latency ? " us" : "",
-                    simulated ? " (simulated time)" : "", size);
+                    jsonutil_str_or(fl, "name", "(foreground)"), stats[k].name, v,
+                    stats[k].latency ? " us" : "", simulated ? " (simulated time)" : "", size);
                 bad++;
             }
         }
         if (!checked) {
-            OUT("expect %s: %s has no %s (n/a for this flow)\n", t->text, jsonutil_str(fl, "name"),
-                stats[k].name);
+            OUT("expect %s: %s has no %s (n/a for this flow)\n", t->text,
+                jsonutil_str_or(fl, "name", "(foreground)"), stats[k].name);
             bad++;
         }
     }

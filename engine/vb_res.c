@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include "common/dynlib.h"
 #include "common/fsutil.h"
+#include "common/pagebuf.h"
 
 static double now_s(void)
 {
@@ -323,10 +325,11 @@ int vb_gpu_buffer(struct vb_res *r, int gpu, size_t len, struct ft_err *err)
 }
 
 /* Host memory on the NIC's NUMA node (mbind; MPOL_BIND = 2, numaif.h). */
+/* Host buffers from the kernel (pagebuf.h), so an agent gives them back after each flow. */
 static char *host_alloc(size_t len, int numa)
 {
-    void *p = NULL;
-    if (posix_memalign(&p, 4096, len))
+    void *p = pagebuf_alloc(len);
+    if (!p)
         return NULL;
     if (numa >= 0 && numa < 1024) {
         unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
@@ -465,6 +468,14 @@ int vb_alloc(struct vb_res *r, const struct vb_want *w, int nqp, size_t msg, int
     if (!r->mr)
         return memlock_error(err, r->buf_len, errno);
     r->t_reg = now_s() - t0;
+    size_t nlen = (size_t)nqp * RR_NONCE_BYTES;
+    r->nonce_buf = calloc(1, nlen);
+    if (!r->nonce_buf)
+        return ft_err_set(err, -ENOMEM, "cannot allocate %zu bytes", nlen);
+    r->nonce_mr =
+        ibv_reg_mr(r->pd, r->nonce_buf, nlen, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (!r->nonce_mr)
+        return memlock_error(err, nlen, errno);
     r->reg_s_per_mib = r->t_reg / (r->buf_len / 1048576.0);
     return 0;
 }
@@ -535,6 +546,9 @@ void vb_close(struct vb_res *r)
             ibv_destroy_qp(r->qp[i]);
     if (r->mr)
         ibv_dereg_mr(r->mr);
+    if (r->nonce_mr)
+        ibv_dereg_mr(r->nonce_mr);
+    free(r->nonce_buf);
     for (int i = 0; i < VB_MAX_QPS; i++) {
         if (r->scq[i])
             ibv_destroy_cq(r->scq[i]);
@@ -545,7 +559,7 @@ void vb_close(struct vb_res *r)
         ibv_dealloc_pd(r->pd);
     if (r->ctx)
         ibv_close_device(r->ctx);
-    free(r->buf);
+    pagebuf_free(r->buf, r->buf_len);
     if (r->buf_gpu && cu.free)
         cu.free((CUdeviceptr)(uintptr_t)r->cuda_mem);
     if (r->dmabuf_fd >= 0)
@@ -568,6 +582,9 @@ cJSON *vb_peer_json(const struct vb_res *r)
     cJSON_AddStringToObject(o, "addr", addr);
     cJSON_AddNumberToObject(o, "rkey", r->mr ? r->mr->rkey : 0);
     cJSON_AddNumberToObject(o, "slot", (double)r->slot);
+    snprintf(addr, sizeof(addr), "%llx", (unsigned long long)(uintptr_t)r->nonce_buf);
+    cJSON_AddStringToObject(o, "nonce_addr", addr);
+    cJSON_AddNumberToObject(o, "nonce_rkey", r->nonce_mr ? r->nonce_mr->rkey : 0);
     cJSON *q = cJSON_AddArrayToObject(o, "qpn"), *ps = cJSON_AddArrayToObject(o, "psn");
     for (int i = 0; i < r->nqp; i++) {
         cJSON_AddItemToArray(q, cJSON_CreateNumber(r->qp[i]->qp_num));
@@ -608,8 +625,81 @@ int vb_peer_parse(const cJSON *j, struct vb_peer *p, struct ft_err *err)
         p->slot = (size_t)v->valuedouble;
     if ((v = cJSON_GetObjectItemCaseSensitive(j, "link_layer")) && cJSON_IsNumber(v))
         p->link_layer = (int)v->valuedouble;
+    if ((v = cJSON_GetObjectItemCaseSensitive(j, "nonce_rkey")) && cJSON_IsNumber(v))
+        p->nonce_rkey = (uint32_t)v->valuedouble;
+    const char *na = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "nonce_addr"));
+    p->nonce_addr = na ? strtoull(na, NULL, 16) : 0;
     if (p->mtu < IBV_MTU_256 || p->mtu > IBV_MTU_4096 || !p->slot)
         return ft_err_set(err, -EPROTO, "verbs: the peer sent no valid MTU or buffer layout");
+    if (!p->nonce_addr)
+        return ft_err_set(err, -EPROTO,
+                          "verbs: the peer sent no nonce area (a fabtop without the "
+                          "return-routability check)");
+    return 0;
+}
+
+int vb_nonce_write(struct vb_res *r, const struct vb_peer *p,
+                   const unsigned char (*nonce)[RR_NONCE_BYTES], int ms, struct ft_err *err)
+{
+    double end = now_s() + ms / 1000.0;
+    for (int i = 0; i < r->nqp; i++) {
+        memcpy(r->nonce_buf + (size_t)i * RR_NONCE_BYTES, nonce[i], RR_NONCE_BYTES);
+        struct ibv_sge sge = {.addr = (uintptr_t)(r->nonce_buf + (size_t)i * RR_NONCE_BYTES),
+                              .length = RR_NONCE_BYTES,
+                              .lkey = r->nonce_mr->lkey};
+        struct ibv_send_wr wr = {.wr_id = VB_NONCE_ID,
+                                 .sg_list = &sge,
+                                 .num_sge = 1,
+                                 .opcode = IBV_WR_RDMA_WRITE,
+                                 .send_flags = IBV_SEND_SIGNALED};
+        wr.wr.rdma.remote_addr = p->nonce_addr + (uint64_t)i * RR_NONCE_BYTES;
+        wr.wr.rdma.rkey = p->nonce_rkey;
+        struct ibv_send_wr *bad;
+        if (ibv_post_send(r->qp[i], &wr, &bad))
+            return ft_err_set(err, -errno, "%s: cannot post the nonce on queue pair %d: %s", r->dev,
+                              i, strerror(errno));
+    }
+    for (int i = 0; i < r->nqp; i++) {
+        struct ibv_wc wc;
+        int k;
+        while ((k = ibv_poll_cq(r->scq[i], 1, &wc)) == 0 && now_s() < end)
+            sched_yield();
+        if (k < 0)
+            return ft_err_set(err, -EIO, "%s: polling queue pair %d failed", r->dev, i);
+        if (k == 0)
+            return ft_err_set(err, -ETIMEDOUT,
+                              "%s: the nonce WRITE on queue pair %d was not acknowledged within "
+                              "%d ms",
+                              r->dev, i, ms);
+        if (wc.status != IBV_WC_SUCCESS)
+            return ft_err_set(err, -EHOSTUNREACH, "%s: the nonce WRITE on queue pair %d failed: %s",
+                              r->dev, i, ibv_wc_status_str(wc.status));
+    }
+    return 0;
+}
+
+int vb_nonce_read(const struct vb_res *r, unsigned char (*out)[RR_NONCE_BYTES], int ms,
+                  struct ft_err *err)
+{
+    double end = now_s() + ms / 1000.0;
+    for (int i = 0; i < r->nqp; i++) {
+        const volatile unsigned char *slot = r->nonce_buf + (size_t)i * RR_NONCE_BYTES;
+        for (;;) {
+            bool zero = true;
+            for (int k = 0; k < RR_NONCE_BYTES; k++) {
+                out[i][k] = slot[k];
+                zero &= out[i][k] == 0;
+            }
+            if (!zero)
+                break;
+            if (now_s() > end)
+                return ft_err_set(err, -ETIMEDOUT,
+                                  "%s: the agent's nonce for queue pair %d did not arrive within "
+                                  "%d ms",
+                                  r->dev, i, ms);
+            sched_yield();
+        }
+    }
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/ft_err.h"
+#include "engine/rrcheck.h"
 
 #define VB_MAX_QPS 64
 
@@ -44,6 +45,10 @@ struct vb_res {
     size_t buf_len;
     size_t slot; /* bytes per QP: [send area | receive area], each slot/2 */
     bool buf_gpu;
+    /* Host memory the peer agent writes its return-routability nonces into, one
+     * RR_NONCE_BYTES slot per QP (a buffer of its own: the data buffer may be GPU memory). */
+    unsigned char *nonce_buf;
+    struct ibv_mr *nonce_mr;
     int dmabuf_fd;
     void *cuda_mem; /* CUdeviceptr when buf_gpu */
     char dev[64];
@@ -80,6 +85,8 @@ struct vb_peer {
     uint32_t rkey;
     size_t slot;
     int link_layer;
+    uint64_t nonce_addr; /* its nonce area (vb_res.nonce_buf) */
+    uint32_t nonce_rkey;
 };
 
 /* Open the device/port/GID matching want; err lists the GIDs that exist when none fits. */
@@ -100,6 +107,17 @@ int vb_memlock_check(size_t len, struct ft_err *err);
 int vb_connect(struct vb_res *r, const struct vb_peer *p, const struct vb_want *want, int timeout,
                int retry_cnt, struct ft_err *err);
 void vb_close(struct vb_res *r);
+/* Agent, before any test data: RDMA WRITE nonce[i] into the peer's nonce slot i over QP i,
+ * signalled, and wait up to ms for every completion (wr_id VB_NONCE_ID; nothing else may be
+ * outstanding). 0, or -errno naming the QP and the completion status ("transport retry
+ * counter exceeded": nobody answers at the address the peer gave). */
+int vb_nonce_write(struct vb_res *r, const struct vb_peer *p,
+                   const unsigned char (*nonce)[RR_NONCE_BYTES], int ms, struct ft_err *err);
+/* Client: copy the agent's nonces out of our nonce area, waiting up to ms for every slot to
+ * be written (a slot of zeros is not yet written: 2^-256 for a random nonce). */
+int vb_nonce_read(const struct vb_res *r, unsigned char (*out)[RR_NONCE_BYTES], int ms,
+                  struct ft_err *err);
+#define VB_NONCE_ID (UINT64_MAX - 1)
 
 cJSON *vb_peer_json(const struct vb_res *r);
 int vb_peer_parse(const cJSON *j, struct vb_peer *p, struct ft_err *err);

@@ -5,8 +5,12 @@
  * them; NCCL's algorithm/protocol/transport choices from its debug output. Op "copy": host<->GPU
  * cudaMemcpyAsync neighbours on non-blocking streams. Non-blocking communicators and a deadline
  * on every operation turn a vanished rank into an error, not a hang. Agent side: "nccl.*"
- * requests join as the other ranks on the peer's GPUs (the unique id travels over the
- * authenticated control channel). CUDA and NCCL are loaded at run time (engine/cudart.h). */
+ * requests join as the other ranks on the peer's GPUs. The agent makes the unique ids
+ * (ncclGetUniqueId: it is the bootstrap root, so it never connects to a bootstrap address a
+ * client chose) and returns them over the authenticated control channel; NCCL's later
+ * connections go to the addresses the client's ranks advertise during bootstrap, which is
+ * why an agent serves nccl.* only to keys it allows (`fabtop serve --allow-nccl`). CUDA and
+ * NCCL are loaded at run time (engine/cudart.h). */
 #define _GNU_SOURCE
 #include "engine/xport.h"
 
@@ -44,6 +48,7 @@
 #define NC_CHECK_CHUNK         (16ull << 20) /* bytes filled / verified between keep-alives */
 #define NC_COPY_DEPTH          2             /* copies in flight per lane */
 #define NC_MAX_LANES           (2 * NC_MAX_GPUS)
+#define NC_MAX_BOUND_S         600 /* s: the largest failure bound a peer agent accepts */
 #define NC_CUDA_EVENT_RES_NOTE "CUDA events resolve about 0.5 us"
 
 extern char **environ;
@@ -1230,6 +1235,7 @@ struct nc_flow {
     bool remote;
     bool gate; /* gated batches (gate_wait); FABTOP_NCCL_GATE=0 turns them off */
     int nremote;
+    nccl_id_t remote_ids[NC_MAX_COMMS]; /* made by the peer agent (its nccl.open reply) */
     char remote_host[160];
     char remote_desc[512];
     uint64_t peer_wrong; /* wrong elements the peer's ranks counted */
@@ -1532,6 +1538,22 @@ static int pick_gpus(const struct cudart *a, bool all, int n, const int *list, i
     return n;
 }
 
+static int ids_parse(const cJSON *a, int n, nccl_id_t *ids)
+{
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n)
+        return -EPROTO;
+    for (int c = 0; c < n; c++) {
+        const cJSON *h = cJSON_GetArrayItem(a, c);
+        size_t got = 0;
+        if (!cJSON_IsString(h) ||
+            sodium_hex2bin((unsigned char *)&ids[c], CUDART_NCCL_ID_BYTES, h->valuestring,
+                           strlen(h->valuestring), NULL, &got, NULL) ||
+            got != CUDART_NCCL_ID_BYTES)
+            return -EPROTO;
+    }
+    return 0;
+}
+
 static void id_hex(const nccl_id_t *id, char *hex)
 {
     sodium_bin2hex(hex, 2 * CUDART_NCCL_ID_BYTES + 1, (const unsigned char *)id,
@@ -1583,6 +1605,12 @@ static int remote_open(struct nc_flow *x, struct ft_err *err)
         return ft_err_set(err, -EPROTO, "flow %s: the peer's nccl.open reply names no GPUs",
                           s->name);
     }
+    if (ids_parse(cJSON_GetObjectItem(resp, "ids"), x->core.ncomms, x->remote_ids) < 0) {
+        cJSON_Delete(resp);
+        return ft_err_set(err, -EPROTO,
+                          "flow %s: the peer's nccl.open reply has no unique id per communicator",
+                          s->name);
+    }
     struct strbuf sb;
     sb_init(&sb);
     sb_printf(&sb, "%s: %s, NCCL %s, GPUs", f->peer_desc,
@@ -1599,19 +1627,14 @@ static int remote_open(struct nc_flow *x, struct ft_err *err)
     return 0;
 }
 
-static int remote_init(struct nc_flow *x, const nccl_id_t *ids, struct ft_err *err)
+/* Remote mode, step 2: the peer's ranks join (with the ids it made). */
+static int remote_init(struct nc_flow *x, struct ft_err *err)
 {
     struct flow_rt *f = x->f;
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "nccl.init");
     cJSON_AddNumberToObject(req, "nranks", x->core.nranks);
     cJSON_AddNumberToObject(req, "first_rank", x->core.nlocal);
-    cJSON *ia = cJSON_AddArrayToObject(req, "ids");
-    for (int c = 0; c < x->core.ncomms; c++) {
-        char hex[2 * CUDART_NCCL_ID_BYTES + 1];
-        id_hex(&ids[c], hex);
-        cJSON_AddItemToArray(ia, cJSON_CreateString(hex));
-    }
     cJSON *resp = NULL;
     int rc = ctl_request(f->ctl, req, &resp, 30000, err);
     cJSON_Delete(resp);
@@ -1706,13 +1729,16 @@ static int coll_setup(struct flow_rt *f, struct nc_flow *x, struct ft_err *err)
     if (!user_tuning)
         log_on(x->a, path, false);
     rc = 0;
+    /* With a peer agent, its ids (it is the bootstrap root); else our own. */
     for (int c = 0; c < k->ncomms && !rc; c++) {
-        nccl_result_t r = x->a->ncclGetUniqueId(&ids[c]);
+        nccl_result_t r = x->remote ? 0 : x->a->ncclGetUniqueId(&ids[c]);
+        if (x->remote)
+            ids[c] = x->remote_ids[c];
         if (r)
             rc = nccl_fail(k, r, "ncclGetUniqueId", NULL);
     }
     uint64_t t0 = flow_now_ns();
-    if (!rc && x->remote && remote_init(x, ids, err) < 0)
+    if (!rc && x->remote && remote_init(x, err) < 0)
         rc = -EIO;
     if (!rc)
         rc = core_init_comms(k, ids, NC_INIT_TIMEOUT);
@@ -2333,6 +2359,9 @@ static void nccl_conditions(const struct flow_rt *f, cJSON *out)
 
 /* ================= agent side ================= */
 
+/* The tag of this side's per-session state (agent_session_state). */
+static const char state_tag;
+
 /* One session's ranks on this host. A worker thread initialises the communicators and then
  * runs the batches the client announces, in order, so both sides issue the same operations. */
 struct nc_item {
@@ -2507,16 +2536,71 @@ static void srv_free(void *arg)
     free(sv);
 }
 
+/* nccl.* only for keys the agent allows (see the top). */
+static int nccl_allowed(struct agent_session *s, const char *what, struct ft_err *err)
+{
+    if (agent_session_allow_nccl(s))
+        return 0;
+    return ft_err_set(err, -EPERM,
+                      "%s: this agent does not serve NCCL to this key: NCCL's ranks connect to "
+                      "addresses the client's ranks advertise, so it is allowed per key "
+                      "('fabtop serve --allow-nccl')",
+                      what);
+}
+
 static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
-    char why[768];
-    const struct cudart *a;
-    int rc = cudart_load(&a, why, sizeof(why));
+    int rc = nccl_allowed(s, "nccl.open", err);
     if (rc < 0)
-        return ft_err_set(err, rc, "nccl.open: the peer cannot run NCCL: %s", why);
-    if (agent_session_state(s))
+        return rc;
+    if (agent_session_state(s, &state_tag))
         return ft_err_set(err, -EBUSY, "nccl.open: this session already holds NCCL ranks");
     const struct agent_cfg *cfg = agent_session_cfg(s);
+    /* The request first (the same answer on any host), then CUDA and NCCL. */
+    int c = nccl_coll_parse(jsonutil_str(req, "collective"));
+    const struct nccl_dtype *dt = nccl_dtype_find(jsonutil_str(req, "dtype"));
+    int op = nccl_redop_parse(jsonutil_str(req, "redop"));
+    double ncomms = 0, root = 0, bound = 0;
+    bool inplace = false;
+    jsonutil_num(req, "root", &root);
+    jsonutil_bool(req, "in_place", &inplace);
+    const cJSON *sizes = cJSON_GetObjectItem(req, "sizes");
+    /* bound_s: the client's failure bound, which also sets how long the agent's ranks may
+     * wait at the end (srv_free): at most NC_MAX_BOUND_S. */
+    if (c < 0 || !dt || op < 0 || !jsonutil_num(req, "ncomms", &ncomms) || ncomms < 1 ||
+        ncomms > NC_MAX_COMMS || ncomms != (int)ncomms || !jsonutil_num(req, "bound_s", &bound) ||
+        !(bound > 0 && bound <= NC_MAX_BOUND_S) || !(root >= 0 && root < 4096) ||
+        !cJSON_IsArray(sizes) || cJSON_GetArraySize(sizes) < 1 ||
+        cJSON_GetArraySize(sizes) > MIX_MAX_SIZES)
+        return ft_err_set(err, -EINVAL,
+                          "nccl.open: bad request (collective, dtype, redop, ncomms 1-%d, "
+                          "bound_s 0-%d, root 0-4095 and sizes are required)",
+                          NC_MAX_COMMS, NC_MAX_BOUND_S);
+    if (cfg->max_streams > 0 && ncomms > cfg->max_streams)
+        return ft_err_set(err, -EPERM,
+                          "nccl.open: %d communicators asked, the agent allows %d (--max-streams)",
+                          (int)ncomms, cfg->max_streams);
+    uint64_t sz[MIX_MAX_SIZES];
+    int npoints = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, sizes)
+    {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1 && e->valuedouble <= 16.0 * (1ull << 30)))
+            return ft_err_set(err, -EINVAL, "nccl.open: sizes must be 1 B to 16 GiB");
+        sz[npoints++] = (uint64_t)e->valuedouble;
+    }
+    bool all = false;
+    int n = 0, list[NC_MAX_GPUS];
+    struct ft_err ge = {0};
+    if (gpu_list(cJSON_GetObjectItem(req, "gpus"), "gpus", "(peer)", &all, &n, list, &ge) < 0)
+        return ft_err_set(err, -EINVAL, "nccl.open: %s", ge.msg);
+    char why[768];
+    const struct cudart *a;
+    rc = cudart_load(&a, why, sizeof(why));
+    if (rc < 0)
+        return ft_err_set(err, rc, "nccl.open: the peer cannot run NCCL: %s", why);
+    if (agent_session_flow_add(s, "nccl.open", err) < 0)
+        return err->code;
     struct nc_srv *sv = xcalloc(1, sizeof(*sv));
     core_init_struct(&sv->core);
     pthread_mutex_init(&sv->lock, NULL);
@@ -2526,30 +2610,6 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sv->max_duration_s = cfg->max_duration_s;
     struct nc_core *k = &sv->core;
     k->a = a;
-    int c = nccl_coll_parse(jsonutil_str(req, "collective"));
-    const struct nccl_dtype *dt = nccl_dtype_find(jsonutil_str(req, "dtype"));
-    int op = nccl_redop_parse(jsonutil_str(req, "redop"));
-    double ncomms = 0, root = 0, bound = 0;
-    bool inplace = false;
-    jsonutil_num(req, "root", &root);
-    jsonutil_bool(req, "in_place", &inplace);
-    const cJSON *sizes = cJSON_GetObjectItem(req, "sizes");
-    if (c < 0 || !dt || op < 0 || !jsonutil_num(req, "ncomms", &ncomms) || ncomms < 1 ||
-        ncomms > NC_MAX_COMMS || !jsonutil_num(req, "bound_s", &bound) || bound <= 0 ||
-        !cJSON_IsArray(sizes) || cJSON_GetArraySize(sizes) < 1 ||
-        cJSON_GetArraySize(sizes) > MIX_MAX_SIZES) {
-        srv_free(sv);
-        return ft_err_set(err, -EINVAL,
-                          "nccl.open: bad request (collective, dtype, redop, ncomms 1-%d, "
-                          "bound_s and sizes are required)",
-                          NC_MAX_COMMS);
-    }
-    if (cfg->max_streams > 0 && ncomms > cfg->max_streams) {
-        srv_free(sv);
-        return ft_err_set(err, -EPERM,
-                          "nccl.open: %d communicators asked, the agent allows %d (--max-streams)",
-                          (int)ncomms, cfg->max_streams);
-    }
     k->coll = (enum nccl_coll)c;
     k->dt = dt;
     k->redop = op;
@@ -2558,20 +2618,9 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     k->ncomms = (int)ncomms;
     k->bound_ns = (uint64_t)(bound * 1e9);
     k->op_timeout_ns = k->bound_ns * 6 / 10;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, sizes)
-    {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > 16.0 * (1ull << 30)) {
-            srv_free(sv);
-            return ft_err_set(err, -EINVAL, "nccl.open: sizes must be 1 B to 16 GiB");
-        }
-        k->sizes[k->npoints++] = (uint64_t)e->valuedouble;
-    }
-    bool all = false;
-    int n = 0, list[NC_MAX_GPUS];
-    struct ft_err ge = {0};
-    if (gpu_list(cJSON_GetObjectItem(req, "gpus"), "gpus", "(peer)", &all, &n, list, &ge) < 0 ||
-        (n = pick_gpus(a, all, n, list, sv->gpus, "(peer)", "on the peer", &ge)) < 0) {
+    for (int p = 0; p < npoints; p++)
+        k->sizes[k->npoints++] = sz[p];
+    if ((n = pick_gpus(a, all, n, list, sv->gpus, "(peer)", "on the peer", &ge)) < 0) {
         srv_free(sv);
         return ft_err_set(err, -EINVAL, "nccl.open: %s", ge.msg);
     }
@@ -2593,7 +2642,24 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     /* NCCL_ALGO / NCCL_PROTO apply when the communicators initialise (srv_main). */
     jsonutil_strcpy(req, "algo", sv->algo, sizeof(sv->algo));
     jsonutil_strcpy(req, "proto", sv->proto, sizeof(sv->proto));
-    agent_session_set_state(s, sv, srv_free);
+    /* The agent is the bootstrap root of every communicator: its own ids. */
+    pthread_mutex_lock(&env_lock);
+    nccl_result_t r = 0;
+    for (int i = 0; i < k->ncomms && !r; i++)
+        r = a->ncclGetUniqueId(&sv->ids[i]);
+    pthread_mutex_unlock(&env_lock);
+    if (r) {
+        srv_free(sv);
+        return ft_err_set(err, -EIO, "nccl.open: ncclGetUniqueId on the peer: %s",
+                          a->ncclGetErrorString ? a->ncclGetErrorString(r) : "failed");
+    }
+    cJSON *ia = cJSON_AddArrayToObject(resp, "ids");
+    for (int i = 0; i < k->ncomms; i++) {
+        char hex[2 * CUDART_NCCL_ID_BYTES + 1];
+        id_hex(&sv->ids[i], hex);
+        cJSON_AddItemToArray(ia, cJSON_CreateString(hex));
+    }
+    agent_session_set_state(s, &state_tag, sv, srv_free);
     agent_session_log(s, "nccl: %s %s on %d GPU(s), %d communicator(s)", nccl_coll_name(k->coll),
                       dt->name, n, k->ncomms);
     return 0;
@@ -2602,28 +2668,21 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
 static int handle_init(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
     (void)resp;
-    struct nc_srv *sv = agent_session_state(s);
+    int rc = nccl_allowed(s, "nccl.init", err);
+    if (rc < 0)
+        return rc;
+    struct nc_srv *sv = agent_session_state(s, &state_tag);
     if (!sv || sv->have_init)
         return ft_err_set(err, -EPROTO, "nccl.init: send nccl.open first (once per session)");
     struct nc_core *k = &sv->core;
     double nranks = 0, first = 0;
-    const cJSON *ids = cJSON_GetObjectItem(req, "ids");
-    if (!jsonutil_num(req, "nranks", &nranks) || !jsonutil_num(req, "first_rank", &first) ||
-        first < 1 || nranks < first + k->nlocal || nranks > 4096 ||
-        cJSON_GetArraySize(ids) != k->ncomms)
+    if (cJSON_GetObjectItem(req, "ids"))
         return ft_err_set(err, -EINVAL,
-                          "nccl.init: bad request (nranks, first_rank and one id per "
-                          "communicator)");
-    for (int c = 0; c < k->ncomms; c++) {
-        const cJSON *h = cJSON_GetArrayItem(ids, c);
-        size_t got = 0;
-        if (!cJSON_IsString(h) ||
-            sodium_hex2bin((unsigned char *)&sv->ids[c], CUDART_NCCL_ID_BYTES, h->valuestring,
-                           strlen(h->valuestring), NULL, &got, NULL) ||
-            got != CUDART_NCCL_ID_BYTES)
-            return ft_err_set(err, -EINVAL, "nccl.init: id %d is not %d bytes of hex", c,
-                              CUDART_NCCL_ID_BYTES);
-    }
+                          "nccl.init: the agent makes the unique ids (its nccl.open reply); ids "
+                          "from a client are not accepted");
+    if (!jsonutil_num(req, "nranks", &nranks) || !jsonutil_num(req, "first_rank", &first) ||
+        first < 1 || nranks < first + k->nlocal || nranks > 4096)
+        return ft_err_set(err, -EINVAL, "nccl.init: bad request (nranks and first_rank)");
     k->nranks = (int)nranks;
     for (int i = 0; i < k->nlocal; i++)
         k->ranks[i].rank = (int)first + i;
@@ -2640,7 +2699,9 @@ static int handle_init(struct agent_session *s, const cJSON *req, cJSON *resp, s
 
 static int handle_batch(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
-    struct nc_srv *sv = agent_session_state(s);
+    if (nccl_allowed(s, "nccl.batch", err) < 0)
+        return err->code;
+    struct nc_srv *sv = agent_session_state(s, &state_tag);
     if (!sv || !sv->have_init)
         return ft_err_set(err, -EPROTO, "nccl.batch: no NCCL ranks in this session");
     double point = -1, sync = 0, n = 0, est = 0;
@@ -2676,8 +2737,9 @@ static int handle_batch(struct agent_session *s, const cJSON *req, cJSON *resp, 
 static int handle_close(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
     (void)req;
-    (void)err;
-    struct nc_srv *sv = agent_session_state(s);
+    if (nccl_allowed(s, "nccl.close", err) < 0)
+        return err->code;
+    struct nc_srv *sv = agent_session_state(s, &state_tag);
     if (sv) {
         pthread_mutex_lock(&sv->lock);
         sv->closing = true;

@@ -18,30 +18,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <sodium.h>
 
 #include "common/jsonutil.h"
+#include "common/pagebuf.h"
 #include "common/strbuf.h"
 #include "engine/agent.h"
 #include "engine/ctl.h"
 
-#define TCP_MAGIC   0x46545450u /* "FTTP": request header */
-#define TCP_HELLO   0x4654484cu /* "FTHL": data connection greeting */
-#define TCP_HDR     16          /* ping-pong / request-response header, part of the message */
-#define TCP_TOKEN   32
-#define TCP_MAX_MSG (1ull << 30) /* largest message an agent accepts */
-#define IO_SLICE_MS 50           /* poll slice: how quickly a worker notices a stop */
-#define BUF_BYTES   (4u << 20)
+#define TCP_MAGIC    0x46545450u /* "FTTP": request header */
+#define TCP_HELLO    0x4654484cu /* "FTHL": data connection greeting */
+#define TCP_HDR      16          /* ping-pong / request-response header, part of the message */
+#define TCP_TOKEN    32
+#define TCP_MAX_MSG  (1ull << 30) /* largest message an agent accepts */
+#define IO_SLICE_MS  50           /* poll slice: how quickly a worker notices a stop */
+#define BUF_BYTES    (4u << 20)
+#define CAPPED_CHUNK (256u << 10) /* largest send under the agent's rate cap */
 
 /* Request header, network byte order. */
 struct tcp_hdr {
     uint32_t magic, size, resp, flags;
 };
 
-/* ---- small socket helpers (shared by both sides) ---- */
+/* ---- small helpers (shared by both sides) ---- */
+
+/* A worker's buffer: from the kernel, so a long-running agent gives it back (pagebuf.h). */
+static char *buf_alloc(void)
+{
+    char *b = pagebuf_alloc(BUF_BYTES);
+    if (!b)
+        abort(); /* as xcalloc: no recovering from out of memory here */
+    return b;
+}
 
 /* Wait for fd to be ready; 1 ready, 0 timeout, -errno error. */
 static int wait_fd(int fd, short ev, int ms)
@@ -353,7 +365,7 @@ static void run_rr(struct flow_worker *w, bool half)
     struct flow_rt *f = w->flow;
     const struct mix_flow *s = f->spec;
     size_t cap = BUF_BYTES;
-    char *buf = xcalloc(1, cap);
+    char *buf = buf_alloc();
     while (flow_wait_running(w)) {
         uint64_t size = flow_next_size(w);
         uint64_t resp =
@@ -385,14 +397,14 @@ static void run_rr(struct flow_worker *w, bool half)
         flow_record(w, half ? dt / 2 : dt);
         flow_progress(w, 0, 0, 1);
     }
-    free(buf);
+    pagebuf_free(buf, BUF_BYTES);
 }
 
 /* Stream: one side sends as fast as the pacing allows, the other reads. */
 static void run_stream(struct flow_worker *w, bool sender)
 {
     struct flow_rt *f = w->flow;
-    char *buf = xcalloc(1, BUF_BYTES);
+    char *buf = buf_alloc();
     uint64_t in_msg = 0;
     while (flow_wait_running(w)) {
         uint64_t size = flow_next_size(w);
@@ -419,7 +431,7 @@ static void run_stream(struct flow_worker *w, bool sender)
         }
         /* a timeout slice passed: look at the flow's state again */
     }
-    free(buf);
+    pagebuf_free(buf, BUF_BYTES);
 }
 
 static void *worker_main(void *arg)
@@ -563,6 +575,9 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
 
 /* ================= agent side ================= */
 
+/* The tag of this side's per-session state (agent_session_state). */
+static const char state_tag;
+
 struct srv_conn {
     struct srv_flow *flow;
     int fd;
@@ -577,10 +592,12 @@ struct srv_flow {
     int nconns;
     uint64_t chunk;
     double rate_gbps;
+    bool capped; /* the agent has a rate cap (shared per client key) */
     double max_duration_s;
     uint8_t token[TCP_TOKEN];
     struct sockaddr_storage client;
     int lfd;
+    int stop_fd; /* eventfd: the acceptor wakes at once on stop */
     _Atomic bool stop;
     pthread_t acceptor;
     bool acceptor_started;
@@ -602,29 +619,33 @@ static bool srv_keep(void *arg)
     return !atomic_load(&c->flow->stop);
 }
 
+/* Before n bytes go (or are read): the flow's own rate, per connection (rate /
+ * connections, measured since the start), then the agent's cap, which every flow of every
+ * session with this client's key shares. */
 static void srv_pace(struct srv_conn *c, uint64_t *sent, uint64_t t0, size_t n)
 {
-    if (c->flow->rate_gbps <= 0)
-        return;
-    /* Hold the rate per connection: rate / connections, measured since the start. */
-    double bps = c->flow->rate_gbps * 1e9 / 8 / c->flow->nconns;
-    *sent += n;
-    for (;;) {
-        double due = (double)*sent / bps * 1e9;
-        uint64_t el = flow_now_ns() - t0;
-        if ((double)el >= due || atomic_load(&c->flow->stop))
-            return;
-        uint64_t wait = (uint64_t)(due - (double)el);
-        struct timespec ts = {0, (long)(wait > 2000000 ? 2000000 : wait)};
-        nanosleep(&ts, NULL);
+    struct srv_flow *sf = c->flow;
+    if (sf->rate_gbps > 0) {
+        double bps = sf->rate_gbps * 1e9 / 8 / sf->nconns;
+        *sent += n;
+        for (;;) {
+            double due = (double)*sent / bps * 1e9;
+            uint64_t el = flow_now_ns() - t0;
+            if ((double)el >= due || atomic_load(&sf->stop))
+                break;
+            uint64_t wait = (uint64_t)(due - (double)el);
+            struct timespec ts = {0, (long)(wait > 2000000 ? 2000000 : wait)};
+            nanosleep(&ts, NULL);
+        }
     }
+    agent_session_pace(sf->session, n, &sf->stop);
 }
 
 static void *srv_conn_main(void *arg)
 {
     struct srv_conn *c = arg;
     struct srv_flow *sf = c->flow;
-    char *buf = xcalloc(1, BUF_BYTES);
+    char *buf = buf_alloc();
     uint64_t t0 = flow_now_ns(), paced = 0;
     uint64_t limit = sf->max_duration_s > 0 ? (uint64_t)(sf->max_duration_s * 1e9) : 0;
     while (!atomic_load(&sf->stop)) {
@@ -649,6 +670,8 @@ static void *srv_conn_main(void *arg)
             }
             for (uint64_t left = resp; left && !rc;) {
                 size_t n = left > BUF_BYTES ? BUF_BYTES : left;
+                if (sf->capped && n > CAPPED_CHUNK)
+                    n = CAPPED_CHUNK;
                 srv_pace(c, &paced, t0, n);
                 rc = xfer_all(c->fd, buf, n, true, srv_keep, c, NULL);
                 left -= n;
@@ -657,13 +680,15 @@ static void *srv_conn_main(void *arg)
                 break;
         } else if (c->sender) {
             size_t n = sf->chunk > BUF_BYTES ? BUF_BYTES : sf->chunk;
+            if (sf->capped && n > CAPPED_CHUNK)
+                n = CAPPED_CHUNK; /* a stream: the cap's pacing stays smooth */
             srv_pace(c, &paced, t0, n);
             if (xfer_all(c->fd, buf, n, true, srv_keep, c, NULL))
                 break;
         } else {
             /* Receive and discard; under a rate cap read no faster than the cap, so TCP's
-             * flow control holds the client back. */
-            size_t n = sf->rate_gbps > 0 ? 64 * 1024 : BUF_BYTES;
+             * flow control holds the client back (the receive buffer is small then). */
+            size_t n = sf->rate_gbps > 0 || sf->capped ? 64 * 1024 : BUF_BYTES;
             ssize_t k = recv(c->fd, buf, n, 0);
             if (k == 0)
                 break;
@@ -676,7 +701,7 @@ static void *srv_conn_main(void *arg)
         }
     }
     shutdown(c->fd, SHUT_RDWR);
-    free(buf);
+    pagebuf_free(buf, BUF_BYTES);
     return NULL;
 }
 
@@ -684,9 +709,11 @@ static void *srv_acceptor(void *arg)
 {
     struct srv_flow *sf = arg;
     uint64_t deadline = flow_now_ns() + 10000000000ull;
-    int accepted = 0;
+    int accepted = 0, refused = 0;
     while (accepted < sf->nconns && !atomic_load(&sf->stop) && flow_now_ns() < deadline) {
-        if (wait_fd(sf->lfd, POLLIN, IO_SLICE_MS) <= 0)
+        struct pollfd p[2] = {{.fd = sf->lfd, .events = POLLIN},
+                              {.fd = sf->stop_fd, .events = POLLIN}};
+        if (poll(p, 2, IO_SLICE_MS) <= 0 || !(p[0].revents & POLLIN))
             continue;
         struct sockaddr_storage from;
         socklen_t fl = sizeof(from);
@@ -711,8 +738,9 @@ static void *srv_acceptor(void *arg)
              ntohl(hello[1]) < (uint32_t)sf->nconns &&
              sodium_memcmp(tok, sf->token, TCP_TOKEN) == 0;
         if (!ok) {
-            agent_session_log(sf->session, "tcp: refused a data connection without the "
-                                           "session's address and token");
+            if (refused++ == 0) /* once; the count when the listener closes */
+                agent_session_log(sf->session, "tcp: refused a data connection without the "
+                                               "session's address and token");
             close(fd);
             continue;
         }
@@ -737,6 +765,11 @@ static void *srv_acceptor(void *arg)
         (void)idx;
         accepted++;
     }
+    if (refused > 1)
+        agent_session_log(sf->session,
+                          "tcp: refused %d data connections in all without the session's "
+                          "address and token",
+                          refused);
     close(sf->lfd);
     sf->lfd = -1;
     return NULL;
@@ -745,8 +778,12 @@ static void *srv_acceptor(void *arg)
 static void srv_flow_stop(struct srv_flow *sf)
 {
     atomic_store(&sf->stop, true);
+    uint64_t one = 1;
+    ssize_t w = write(sf->stop_fd, &one, sizeof(one));
+    (void)w;
     if (sf->acceptor_started)
         pthread_join(sf->acceptor, NULL);
+    close(sf->stop_fd);
     for (int i = 0; i < sf->nthreads; i++)
         if (sf->conns[i].started)
             pthread_join(sf->conns[i].thread, NULL);
@@ -793,6 +830,9 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
                           "tcp.open: bad request (op, direction, conns 1-1024, "
                           "size 1-4194304 are required)");
     jsonutil_num(req, "rate_gbps", &rate);
+    int rc = agent_session_flow_add(s, "tcp.open", err);
+    if (rc < 0)
+        return rc;
     struct strbuf note;
     sb_init(&note);
     /* Clamp to the agent's caps (a client cannot raise them) and say so. */
@@ -802,7 +842,10 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
         conns = agent_clamp(resp, "connections", conns, cfg->max_streams);
     }
     if (cfg->max_rate_gbps > 0 && (rate <= 0 || rate > cfg->max_rate_gbps)) {
-        sb_printf(&note, "rate capped at %g Gb/s by the agent; ", cfg->max_rate_gbps);
+        sb_printf(&note,
+                  "rate capped at %g Gb/s by the agent, shared by every session with this "
+                  "key; ",
+                  cfg->max_rate_gbps);
         rate = agent_clamp(resp, "rate_gbps", rate, cfg->max_rate_gbps);
     }
     if (cfg->max_duration_s > 0)
@@ -814,6 +857,7 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->nconns = (int)conns;
     sf->chunk = (uint64_t)size;
     sf->rate_gbps = rate;
+    sf->capped = cfg->max_rate_gbps > 0;
     sf->max_duration_s = cfg->max_duration_s;
     sf->session = s;
     sf->client = *agent_session_peer(s);
@@ -827,11 +871,22 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     else
         ((struct sockaddr_in6 *)&local)->sin6_port = 0;
     sf->lfd = socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (sf->lfd < 0 || bind(sf->lfd, (struct sockaddr *)&local, ll) < 0 ||
+    if (sf->lfd >= 0 && sf->capped) {
+        /* Under the cap a small receive buffer (about 20 ms at the cap, set before listen
+         * so the window scale fits it, tcp(7)) keeps what the client has in flight close
+         * to what the agent reads. */
+        double b = cfg->max_rate_gbps * 1e9 / 8 * 0.02;
+        int rcvbuf = b < 64 * 1024 ? 64 * 1024 : b > 4 * 1024 * 1024 ? 4 * 1024 * 1024 : (int)b;
+        setsockopt(sf->lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    }
+    sf->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (sf->lfd < 0 || sf->stop_fd < 0 || bind(sf->lfd, (struct sockaddr *)&local, ll) < 0 ||
         listen(sf->lfd, 64) < 0) {
         int e = -errno;
         if (sf->lfd >= 0)
             close(sf->lfd);
+        if (sf->stop_fd >= 0)
+            close(sf->stop_fd);
         free(sf);
         sb_free(&note);
         return ft_err_set(err, e, "tcp.open: cannot listen for data connections: %s", strerror(-e));
@@ -843,11 +898,11 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
                                                 : ((struct sockaddr_in6 *)&bound)->sin6_port);
     if (pthread_create(&sf->acceptor, NULL, srv_acceptor, sf) == 0)
         sf->acceptor_started = true;
-    struct srv_state *st = agent_session_state(s);
+    struct srv_state *st = agent_session_state(s, &state_tag);
     if (!st) {
         st = xcalloc(1, sizeof(*st));
         pthread_mutex_init(&st->lock, NULL);
-        agent_session_set_state(s, st, srv_state_free);
+        agent_session_set_state(s, &state_tag, st, srv_state_free);
     }
     pthread_mutex_lock(&st->lock);
     sf->next = st->flows;

@@ -10,12 +10,21 @@
  *
  * Agent side ("verbs.open"): opens the same number of QPs on its RDMA port, exchanges QP
  * number, PSN, the GID itself, LID, rkey and buffer address over the authenticated control
- * channel, and answers: it echoes ping-pongs, keeps receives posted, or sends (rx). */
+ * channel, and answers: it echoes ping-pongs, keeps receives posted, or sends (rx).
+ * Return routability (engine/rrcheck.h): the client chooses the GID/LID the agent's QPs
+ * connect to, and a multi-rail RoCE data address, a link-local GID or an InfiniBand LID
+ * need not match the control connection's address, so the agent checks instead that the
+ * client receives there: "verbs.nonce" makes it RDMA WRITE a random nonce over each QP into
+ * the client's nonce buffer, and "verbs.echo" must bring them back within RR_ECHO_MS, or the
+ * QPs are destroyed. No worker (no test data) starts before that. The QPs could only answer
+ * requests before it: an RC responder drops packets whose source does not match the QP's
+ * address (IBTA 9.6.1.5), so only whoever is at that address can ask anything of them. */
 #define _GNU_SOURCE
 #include "engine/xport.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
@@ -32,6 +41,7 @@
 #include "engine/ctl.h"
 #include "engine/ctr_qpc.h"
 #include "engine/dcb.h"
+#include "engine/rrcheck.h"
 #include "engine/vb_cm.h"
 #include "engine/vb_res.h"
 #include "topology/topo_model.h"
@@ -60,6 +70,17 @@ static int name_idx(const char *s, const char *const *names, int n)
     return -1;
 }
 
+/* A whole-number parameter, dflt when absent; INT_MIN (which the range checks refuse) when it
+ * is a fraction or beyond an int: never converted (that would be undefined). */
+static int int_or(const cJSON *p, const char *key, int dflt)
+{
+    double d;
+    int64_t v;
+    if (!jsonutil_num(p, key, &d))
+        return dflt;
+    return jsonutil_whole(d, INT_MIN + 1, INT_MAX, &v) ? (int)v : INT_MIN;
+}
+
 static int parse_cfg(const struct mix_flow *f, struct vb_cfg *c, struct ft_err *err)
 {
     memset(c, 0, sizeof(*c));
@@ -76,13 +97,12 @@ static int parse_cfg(const struct mix_flow *f, struct vb_cfg *c, struct ft_err *
                           "flow %s: params.latency must be pingpong, completion or imm", f->name);
     c->verb = (enum vb_verb)v;
     c->lat = (enum vb_lat)l;
-    double d;
-    c->timeout = jsonutil_num(p, "timeout", &d) ? (int)d : 14;
-    c->retry_cnt = jsonutil_num(p, "retry_cnt", &d) ? (int)d : 7;
-    c->depth = jsonutil_num(p, "depth", &d) ? (int)d : (f->op == MIX_OP_STREAM ? 64 : 2);
-    c->want.gid_index = jsonutil_num(p, "gid_index", &d) ? (int)d : -1;
-    c->want.dscp = jsonutil_num(p, "dscp", &d) ? (int)d : 26; /* the RoCE default, AF31 */
-    c->want.sl = jsonutil_num(p, "sl", &d) ? (int)d : 0;
+    c->timeout = int_or(p, "timeout", 14);
+    c->retry_cnt = int_or(p, "retry_cnt", 7);
+    c->depth = int_or(p, "depth", f->op == MIX_OP_STREAM ? 64 : 2);
+    c->want.gid_index = int_or(p, "gid_index", -1); /* -1: chosen by the port's GIDs */
+    c->want.dscp = int_or(p, "dscp", 26);           /* the RoCE default, AF31 */
+    c->want.sl = int_or(p, "sl", 0);
     c->want.numa = -1;
     c->want.gpu_memory = mem && !strcmp(mem, "gpu");
     c->want.gpu = f->local_gpu >= 0 ? f->local_gpu : 0;
@@ -94,10 +114,10 @@ static int parse_cfg(const struct mix_flow *f, struct vb_cfg *c, struct ft_err *
         return ft_err_set(err, -EINVAL, "flow %s: params.memory must be host or gpu", f->name);
     if (c->timeout < 0 || c->timeout > 31 || c->retry_cnt < 0 || c->retry_cnt > 7 || c->depth < 1 ||
         c->depth > 4096 || c->want.dscp < 0 || c->want.dscp > 63 || c->want.sl < 0 ||
-        c->want.sl > 15)
+        c->want.sl > 15 || c->want.gid_index < -1 || c->want.gid_index > 65535)
         return ft_err_set(err, -EINVAL,
                           "flow %s: params out of range (timeout 0-31, retry_cnt 0-7, depth "
-                          "1-4096, dscp 0-63, sl 0-15)",
+                          "1-4096, dscp 0-63, sl 0-15, gid_index -1-65535; whole numbers)",
                           f->name);
     c->msg = 0;
     for (int i = 0; i < f->size.n; i++)
@@ -548,6 +568,35 @@ static void *async_main(void *arg)
     return NULL;
 }
 
+/* The agent's return-routability check (see the top): ask for the nonces, read them from
+ * our nonce buffer, echo them. */
+static int vb_prove(struct flow_rt *f, struct vb_flow *v, struct ft_err *err)
+{
+    cJSON *req = cJSON_CreateObject(), *resp = NULL;
+    cJSON_AddStringToObject(req, "type", "verbs.nonce");
+    uint64_t t0 = flow_now_ns();
+    int rc = ctl_request(f->ctl, req, &resp, 5000, err);
+    cJSON_Delete(resp);
+    if (rc < 0)
+        return rc;
+    unsigned char n[VB_MAX_QPS][RR_NONCE_BYTES];
+    rc = vb_nonce_read(&v->res, n, RR_ECHO_MS / 2, err);
+    if (rc < 0)
+        return rc;
+    req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "type", "verbs.echo");
+    cJSON_AddItemToObject(req, "nonces",
+                          rr_echo_json((const unsigned char(*)[RR_NONCE_BYTES])n, v->res.nqp));
+    rc = ctl_request(f->ctl, req, &resp, 5000, err);
+    cJSON_Delete(resp);
+    if (rc == 0)
+        flow_event(f,
+                   "the agent checked the return path: a nonce RDMA WRITE over each of %d QP%s, "
+                   "echoed in %.1f ms",
+                   v->res.nqp, v->res.nqp == 1 ? "" : "s", (flow_now_ns() - t0) / 1e6);
+    return rc;
+}
+
 static int vb_setup(struct flow_rt *f, struct ft_err *err)
 {
     const struct mix_flow *s = f->spec;
@@ -628,6 +677,9 @@ static int vb_setup(struct flow_rt *f, struct ft_err *err)
                            v->cfg.retry_cnt, &v->cm, err);
     else
         rc = vb_connect(&v->res, &v->peer, &v->cfg.want, v->cfg.timeout, v->cfg.retry_cnt, err);
+    if (rc < 0)
+        return rc;
+    rc = vb_prove(f, v, err);
     if (rc < 0)
         return rc;
     /* The QPs on a counter of their own, apart from the port-wide counters, where the
@@ -712,6 +764,9 @@ static void vb_conditions_hook(const struct flow_rt *f, cJSON *out)
 
 /* ================= agent side ================= */
 
+/* The tag of this side's per-session state (agent_session_state). */
+static const char state_tag;
+
 struct vb_srv {
     struct vb_cfg cfg;
     enum mix_op op;
@@ -725,6 +780,9 @@ struct vb_srv {
     _Atomic bool stop;
     double rate_gbps;
     struct agent_session *session;
+    struct rr_check rr; /* no worker before the client echoed the nonces */
+    bool dead;          /* its QPs were destroyed */
+    char dead_why[200];
     struct vb_srv *next;
 };
 
@@ -824,6 +882,7 @@ static void srv_sink(struct vb_srv *s, int qp)
  * client's receive completions count the data. Paced to the agent's rate cap. */
 static void srv_source(struct vb_srv *s, int qp)
 {
+    /* Pace each request to the cap every session of this client's key shares. */
     struct vb_res *r = &s->res;
     uint64_t raddr = s->peer.addr + (uint64_t)qp * s->peer.slot + s->peer.slot / 2;
     size_t size = s->cfg.msg;
@@ -835,6 +894,8 @@ static void srv_source(struct vb_srv *s, int qp)
         while (posted - done < (uint64_t)depth) {
             if (bps > 0 && (double)(posted * size) > bps * (flow_now_ns() - t0) / 1e9)
                 break;
+            if (!agent_session_pace(s->session, size, &s->stop))
+                return;
             if (post_op(r, qp, op, (size_t)qp * r->slot, raddr, s->peer.rkey, size,
                         (posted + 1) % (uint64_t)cq_mod == 0, posted, 0))
                 return;
@@ -871,15 +932,140 @@ static void *srv_main(void *arg)
     return NULL;
 }
 
-static void srv_free(struct vb_srv *s)
+/* Stop the workers and destroy the flow's QPs (and the rest of its resources). */
+static void srv_close(struct vb_srv *s)
 {
     atomic_store(&s->stop, true);
     for (int i = 0; i < VB_MAX_QPS; i++)
         if (s->started[i])
             pthread_join(s->th[i], NULL);
+    memset(s->started, 0, sizeof(s->started));
     vb_cm_close(s->cm);
+    s->cm = NULL;
     vb_close(&s->res);
+}
+
+static void srv_free(struct vb_srv *s)
+{
+    srv_close(s);
     free(s);
+}
+
+/* The check failed: no QP of this flow stays. */
+static void srv_refuse(struct vb_srv *s, const char *why)
+{
+    int n = s->res.nqp;
+    srv_close(s);
+    s->dead = true;
+    snprintf(s->dead_why, sizeof(s->dead_why), "%s; the agent destroyed the flow's %d queue pair%s",
+             why, n, n == 1 ? "" : "s");
+    agent_session_log(s->session, "verbs: %s", s->dead_why);
+}
+
+static int srv_start(struct vb_srv *s)
+{
+    for (int i = 0; i < s->res.nqp; i++) {
+        struct srv_arg *a = xmalloc(sizeof(*a));
+        a->s = s;
+        a->qp = i;
+        if (pthread_create(&s->th[i], NULL, srv_main, a) == 0)
+            s->started[i] = true;
+        else
+            free(a);
+    }
+    return 0;
+}
+
+/* Session timer: destroy the QPs of flows whose nonces were not echoed in time; wake again
+ * for the next one. */
+static void srv_rr_timer(struct agent_session *sess, void *arg)
+{
+    struct vb_srv_state *st = arg;
+    int64_t now = rr_now_ms(), next = -1;
+    pthread_mutex_lock(&st->lock);
+    for (struct vb_srv *s = st->list; s; s = s->next) {
+        int64_t left = rr_left_ms(&s->rr, now);
+        if (left == 0) {
+            char why[120];
+            snprintf(why, sizeof(why), "no echo of the nonces within %d ms", RR_ECHO_MS);
+            s->rr.state = RR_FAILED;
+            srv_refuse(s, why);
+        } else if (left > 0 && (next < 0 || left < next)) {
+            next = left;
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    agent_session_set_timer(sess, (int)next, next >= 0 ? srv_rr_timer : NULL, st);
+}
+
+/* The session's newest verbs flow (one flow per session is what the client opens). */
+static struct vb_srv *srv_newest(struct agent_session *sess, struct vb_srv_state **stp)
+{
+    struct vb_srv_state *st = agent_session_state(sess, &state_tag);
+    *stp = st;
+    return st ? st->list : NULL;
+}
+
+static int handle_nonce(struct agent_session *sess, const cJSON *req, cJSON *resp,
+                        struct ft_err *err)
+{
+    (void)req;
+    struct vb_srv_state *st;
+    struct vb_srv *s = srv_newest(sess, &st);
+    if (!s || s->dead || s->rr.state != RR_READY)
+        return ft_err_set(err, -EPROTO,
+                          "verbs.nonce: no verbs flow of this session waits for its "
+                          "check (verbs.open first, once per flow)");
+    struct ft_err e = {0};
+    int rc = s->cm ? vb_cm_wait(s->cm, RR_ECHO_MS, &e) : 0;
+    if (rc == 0) {
+        rr_sent(&s->rr, rr_now_ms());
+        rc = vb_nonce_write(&s->res, &s->peer, (const unsigned char(*)[RR_NONCE_BYTES])s->rr.nonce,
+                            RR_ECHO_MS, &e);
+    }
+    if (rc < 0) {
+        s->rr.state = RR_FAILED;
+        pthread_mutex_lock(&st->lock);
+        srv_refuse(s, e.msg);
+        pthread_mutex_unlock(&st->lock);
+        return ft_err_set(err, rc,
+                          "verbs.nonce: %s: it sends test data only where the client shows it "
+                          "receives",
+                          s->dead_why);
+    }
+    agent_session_set_timer(sess, (int)rr_left_ms(&s->rr, rr_now_ms()), srv_rr_timer, st);
+    cJSON_AddNumberToObject(resp, "qps", s->res.nqp);
+    cJSON_AddNumberToObject(resp, "echo_within_ms", RR_ECHO_MS);
+    return 0;
+}
+
+static int handle_echo(struct agent_session *sess, const cJSON *req, cJSON *resp,
+                       struct ft_err *err)
+{
+    (void)resp;
+    struct vb_srv_state *st;
+    struct vb_srv *s = srv_newest(sess, &st);
+    if (!s)
+        return ft_err_set(err, -EPROTO, "verbs.echo: this session has no verbs flow");
+    if (s->dead)
+        return ft_err_set(err, -EPROTO, "verbs.echo: %s", s->dead_why);
+    int64_t now = rr_now_ms(), sent = s->rr.sent_ms;
+    struct ft_err e = {0};
+    int rc =
+        rr_verify(&s->rr, cJSON_GetObjectItemCaseSensitive(req, "nonces"), now, "verbs.echo", &e);
+    if (rc < 0) {
+        if (rc != -EPROTO) {
+            pthread_mutex_lock(&st->lock);
+            srv_refuse(s, e.msg);
+            pthread_mutex_unlock(&st->lock);
+            return ft_err_set(err, rc, "%s", s->dead_why);
+        }
+        return ft_err_set(err, rc, "%s", e.msg);
+    }
+    srv_start(s);
+    agent_session_log(sess, "verbs: the client echoed the nonces of %d queue pair%s in %lld ms",
+                      s->res.nqp, s->res.nqp == 1 ? "" : "s", (long long)(now - sent));
+    return 0;
 }
 
 static void srv_state_free(void *arg)
@@ -930,6 +1116,10 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
         free(s);
         return ft_err_set(err, -EPERM, "verbs.open: %d queue pairs asked, this agent allows %d",
                           peer.nqp, cfg->max_streams);
+    }
+    if (agent_session_flow_add(sess, "verbs.open", err) < 0 || rr_init(&s->rr, peer.nqp, err) < 0) {
+        free(s);
+        return err->code;
     }
     s->cfg.verb = (enum vb_verb)v;
     s->cfg.lat = (enum vb_lat)l;
@@ -982,21 +1172,14 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
     for (int i = 0; recvs && i < peer.nqp; i++)
         for (int k = 0; k < s->res.depth; k++)
             post_recv(&s->res, i, (size_t)i * s->res.slot + half(&s->res), half(&s->res));
-    for (int i = 0; i < peer.nqp; i++) {
+    for (int i = 0; i < peer.nqp; i++)
         atomic_init(&s->size[i], s->cfg.msg);
-        struct srv_arg *a = xmalloc(sizeof(*a));
-        a->s = s;
-        a->qp = i;
-        if (pthread_create(&s->th[i], NULL, srv_main, a) == 0)
-            s->started[i] = true;
-        else
-            free(a);
-    }
-    struct vb_srv_state *st = agent_session_state(sess);
+    /* The workers start once the client has echoed the nonces (verbs.echo). */
+    struct vb_srv_state *st = agent_session_state(sess, &state_tag);
     if (!st) {
         st = xcalloc(1, sizeof(*st));
         pthread_mutex_init(&st->lock, NULL);
-        agent_session_set_state(sess, st, srv_state_free);
+        agent_session_set_state(sess, &state_tag, st, srv_state_free);
     }
     pthread_mutex_lock(&st->lock);
     s->next = st->list;
@@ -1022,13 +1205,13 @@ static int handle_size(struct agent_session *sess, const cJSON *req, cJSON *resp
 {
     (void)resp;
     double qp = -1, size = 0;
-    struct vb_srv_state *st = agent_session_state(sess);
+    struct vb_srv_state *st = agent_session_state(sess, &state_tag);
     if (!st || !jsonutil_num(req, "qp", &qp) || !jsonutil_num(req, "size", &size) || qp < 0 ||
         qp >= VB_MAX_QPS || size < 1)
         return ft_err_set(err, -EINVAL, "verbs.size: malformed request or no verbs flow");
     pthread_mutex_lock(&st->lock);
     struct vb_srv *s = st->list; /* one flow per session: the newest */
-    bool ok = s && qp < s->res.nqp && size <= s->cfg.msg;
+    bool ok = s && !s->dead && qp < s->res.nqp && size <= s->cfg.msg;
     if (ok)
         atomic_store(&s->size[(int)qp], (uint64_t)size);
     pthread_mutex_unlock(&st->lock);
@@ -1037,8 +1220,11 @@ static int handle_size(struct agent_session *sess, const cJSON *req, cJSON *resp
 }
 
 static const struct agent_handler open_handler = {"verbs.open", handle_open};
+static const struct agent_handler nonce_handler = {"verbs.nonce", handle_nonce};
+static const struct agent_handler echo_handler = {"verbs.echo", handle_echo};
 static const struct agent_handler size_handler = {"verbs.size", handle_size};
-static const struct agent_handler *const vb_handlers[] = {&open_handler, &size_handler, NULL};
+static const struct agent_handler *const vb_handlers[] = {&open_handler, &nonce_handler,
+                                                          &echo_handler, &size_handler, NULL};
 
 /* The port vb_open will choose for this flow: open it the same way and close it again
  * (librdmacm flows get theirs from the route at connect time: left to the caller). */

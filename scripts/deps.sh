@@ -8,9 +8,11 @@ FABTOP_BUILD_DEPS="build-essential cmake pkg-config libhwloc-dev hwloc-nox libib
 librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev libsodium-dev \
 libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # Tests: unit framework, formatting, terminal tests, fixtures, network namespaces, the
-# InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd.
+# InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd; the libFuzzer
+# build (tests/fuzz): clang, libFuzzer's runtime (libclang-rt-14-dev) and llvm-symbolizer
+# (llvm-14) for the symbolized stacks the fuzz runs blame crashes by.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps \
-ibsim-utils libumad2sim0 opensm infiniband-diags lldpd"
+ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14"
 
 fabtop_missing() {
     missing=""

@@ -1,7 +1,9 @@
 #!/bin/sh
 # test.sh: set up (packages, build with warnings as errors) and run every test with ctest,
-# then the same unit tests again in an ASan+UBSan build. Tests that need what this machine
-# lacks (a GPU, the shared reference data, root for network namespaces) report "skipped".
+# then the same unit tests again in an ASan+UBSan build, then a clang libFuzzer build whose
+# targets replay their corpora and fuzz for FABTOP_FUZZ_TIME seconds each (tests/fuzz). Tests
+# that need what this machine lacks (a GPU, the shared reference data, root for network
+# namespaces) report "skipped".
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/scripts/deps.sh"
@@ -21,5 +23,12 @@ if [ "${FABTOP_SKIP_SANITIZE:-0}" != 1 ]; then
     cmake --build "$build-asan" -j"$jobs"
     (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" \
         -LE "vm|slow" --timeout 900)
+fi
+if [ "${FABTOP_SKIP_FUZZ:-0}" != 1 ]; then
+    echo "== clang libFuzzer build: each target's corpus replayed, then fuzzed briefly"
+    CC=clang cmake -S "$here" -B "$build-fuzz" -DFABTOP_FUZZ=ON -DFABTOP_TESTS=OFF \
+        -DFABTOP_FUZZ_TIME="${FABTOP_FUZZ_TIME:-20}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build "$build-fuzz" -j"$jobs"
+    (cd "$build-fuzz" && ctest --output-on-failure -j"$jobs" -L fuzz --timeout 900)
 fi
 echo "fabtop: all tests done"

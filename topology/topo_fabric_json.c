@@ -24,6 +24,8 @@ static const char *const route_states[] = {"ok",   "no-entry",  "link-down",
 
 /* 2^53: the largest range in which a double holds every integer. */
 #define EXACT_DOUBLE_MAX 9007199254740992ull
+/* Cables on a shortest path: far beyond any subnet (IBA directed routes stop at 64). */
+#define MAX_HOPS 1024
 
 /* ---- writing ---- */
 
@@ -151,7 +153,7 @@ static cJSON *ib_json(const struct topo_fabric *f)
         for (int k = 0; k < r->nhops; k++) {
             const struct topo_fhop *h = &f->hops[r->first_hop + k];
             cJSON *ho = cJSON_CreateObject();
-            cJSON_AddNumberToObject(ho, "node", h->node);
+            topo_json_add_idx(ho, "node", h->node);
             cJSON_AddNumberToObject(ho, "in", h->in_port);
             cJSON_AddNumberToObject(ho, "out", h->out_port);
             cJSON_AddItemToArray(ha, ho);
@@ -165,7 +167,7 @@ static cJSON *ib_json(const struct topo_fabric *f)
         for (int i = 0; i < f->ncounters; i++) {
             const struct topo_fcounter *x = &f->counters[i];
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "port", x->fport);
+            topo_json_add_idx(o, "port", x->fport);
             cJSON_AddStringToObject(o, "name", x->name);
             add_u64(o, "v0", x->valid0, x->v0);
             add_u64(o, "v1", x->valid1, x->v1);
@@ -230,14 +232,8 @@ cJSON *topo_fabric_to_json(const struct topo_model *m)
 static int opt_idx(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
                    int hi)
 {
-    double v;
-    if (!topo_jrd_num(c, o, arr, i, key, &v))
-        return -1;
-    if (v < 0 || v >= hi || v != (int)v) {
-        topo_jrd_bad(c, arr, i, key, "is out of range");
-        return -1;
-    }
-    return (int)v;
+    int64_t v;
+    return topo_jrd_int(c, o, arr, i, key, 0, hi - 1, &v) ? (int)v : -1;
 }
 
 static bool get_guid(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
@@ -258,27 +254,6 @@ static bool get_guid(struct topo_jrd *c, const cJSON *o, const char *arr, int i,
     return true;
 }
 
-static bool get_u64(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
-                    uint64_t *out)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!it || cJSON_IsNull(it))
-        return false;
-    if (cJSON_IsNumber(it) && it->valuedouble >= 0) {
-        *out = (uint64_t)it->valuedouble;
-        return true;
-    }
-    if (cJSON_IsString(it)) {
-        char *end;
-        errno = 0;
-        *out = strtoull(it->valuestring, &end, 10);
-        if (!errno && !*end && it->valuestring[0] != '-')
-            return true;
-    }
-    topo_jrd_bad(c, arr, i, key, "must be a non-negative integer, a decimal string or null");
-    return false;
-}
-
 static void load_node(struct topo_jrd *c, const cJSON *o, int i, struct topo_fnode *n, int nlocals)
 {
     int t = topo_name_to_enum(jsonutil_str(o, "type"), TOPO_NAMES(fnode_types));
@@ -288,22 +263,25 @@ static void load_node(struct topo_jrd *c, const cJSON *o, int i, struct topo_fno
     get_guid(c, o, "nodes", i, "guid", &n->guid);
     get_guid(c, o, "nodes", i, "sys_guid", &n->sys_guid);
     topo_jrd_str(o, "desc", n->desc, sizeof(n->desc));
-    double v, w;
-    if (topo_jrd_num(c, o, "nodes", i, "nports", &v))
+    int64_t v, w;
+    /* NodeInfo: NumPorts is 8 bits, VendorID a 24-bit OUI, DeviceID 16 bits (IBA 14.2.5.3). */
+    if (topo_jrd_int(c, o, "nodes", i, "nports", 0, 255, &v))
         n->nports = (int)v;
-    if (topo_jrd_num(c, o, "nodes", i, "vendor_id", &v) &&
-        topo_jrd_num(c, o, "nodes", i, "device_id", &w)) {
+    if (topo_jrd_int(c, o, "nodes", i, "vendor_id", 0, 0xffffff, &v) &&
+        topo_jrd_int(c, o, "nodes", i, "device_id", 0, 0xffff, &w)) {
         n->vendor_id = (uint32_t)v;
         n->device_id = (uint16_t)w;
         n->valid |= TOPO_FNODE_V_IDS;
     }
-    if (topo_jrd_num(c, o, "nodes", i, "lid", &v)) {
+    if (topo_jrd_int(c, o, "nodes", i, "lid", 0, 0xffff, &v)) {
         n->lid = (uint32_t)v;
         n->valid |= TOPO_FNODE_V_LID;
     }
-    if (topo_jrd_num(c, o, "nodes", i, "hops", &v)) {
+    if (topo_jrd_int(c, o, "nodes", i, "hops", 0, MAX_HOPS, &v)) {
         n->hops = (int)v;
         n->local = opt_idx(c, o, "nodes", i, "local", nlocals);
+        if (n->local < 0) /* hops count cables from one of the locals */
+            topo_jrd_bad(c, "nodes", i, "local", "must name a locals entry when hops is given");
         n->valid |= TOPO_FNODE_V_HOPS;
     }
 }
@@ -315,8 +293,9 @@ static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_fpo
     if (p->node < 0)
         topo_jrd_bad(c, "ports", i, "node", "must name a node");
     double v, w;
-    if (topo_jrd_num(c, o, "ports", i, "num", &v))
-        p->num = (int)v;
+    int64_t n, k;
+    if (topo_jrd_int(c, o, "ports", i, "num", 0, 255, &n))
+        p->num = (int)n;
     get_guid(c, o, "ports", i, "guid", &p->guid);
     int s = topo_name_to_enum(jsonutil_str(o, "state"), TOPO_NAMES(port_states));
     int ph = topo_name_to_enum(jsonutil_str(o, "phys_state"), TOPO_NAMES(phys_states));
@@ -325,19 +304,20 @@ static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_fpo
         p->phys_state = (enum topo_phys_state)ph;
         p->valid |= TOPO_FPORT_V_STATE;
     }
-    if (topo_jrd_num(c, o, "ports", i, "lid", &v) && topo_jrd_num(c, o, "ports", i, "lmc", &w)) {
-        p->lid = (uint32_t)v;
-        p->lmc = (int)w;
+    if (topo_jrd_int(c, o, "ports", i, "lid", 0, 0xffff, &n) &&
+        topo_jrd_int(c, o, "ports", i, "lmc", 0, 7, &k)) {
+        p->lid = (uint32_t)n;
+        p->lmc = (int)k;
         p->valid |= TOPO_FPORT_V_LID;
     }
-    if (topo_jrd_num(c, o, "ports", i, "width", &v)) {
-        p->width = (int)v;
+    if (topo_jrd_int(c, o, "ports", i, "width", 0, 32, &n)) {
+        p->width = (int)n;
         p->valid |= TOPO_FPORT_V_WIDTH;
     }
-    if (topo_jrd_num(c, o, "ports", i, "width_supported", &v) &&
-        topo_jrd_num(c, o, "ports", i, "width_enabled", &w)) {
-        p->width_sup = (int)v;
-        p->width_ena = (int)w;
+    if (topo_jrd_int(c, o, "ports", i, "width_supported", 0, 32, &n) &&
+        topo_jrd_int(c, o, "ports", i, "width_enabled", 0, 32, &k)) {
+        p->width_sup = (int)n;
+        p->width_ena = (int)k;
         p->valid |= TOPO_FPORT_V_WIDTH_CAP;
     }
     if (topo_jrd_num(c, o, "ports", i, "lane_gbps", &v)) {
@@ -360,10 +340,12 @@ static void load_ib(struct topo_jrd *c, const cJSON *ib, struct topo_model *m)
     f->valid |= TOPO_FAB_V_IB;
     topo_jrd_str(ib, "status", f->ib_status, sizeof(f->ib_status));
     double v;
-    if (topo_jrd_num(c, ib, "ib", 0, "mad_timeout_ms", &v))
-        f->mad_timeout_ms = (int)v;
-    if (topo_jrd_num(c, ib, "ib", 0, "mad_retries", &v))
-        f->mad_retries = (int)v;
+    int64_t iv;
+    /* As `fabtop topo --mad-timeout/--mad-retries` take them. */
+    if (topo_jrd_int(c, ib, "ib", -1, "mad_timeout_ms", 0, 60000, &iv))
+        f->mad_timeout_ms = (int)iv;
+    if (topo_jrd_int(c, ib, "ib", -1, "mad_retries", -1, 20, &iv))
+        f->mad_retries = (int)iv;
     const cJSON *la = topo_jrd_array(c, ib, "locals", true),
                 *na = topo_jrd_array(c, ib, "nodes", true),
                 *pa = topo_jrd_array(c, ib, "ports", true), *o;
@@ -403,8 +385,8 @@ static void load_ib(struct topo_jrd *c, const cJSON *ib, struct topo_model *m)
             int k = topo_fabric_add_local(f);
             struct topo_flocal *l = &f->locals[k];
             topo_jrd_str(o, "ca", l->ca, sizeof(l->ca));
-            if (topo_jrd_num(c, o, "locals", i, "num", &v))
-                l->num = (int)v;
+            if (topo_jrd_int(c, o, "locals", i, "num", 0, 255, &iv))
+                l->num = (int)iv;
             l->port = opt_idx(c, o, "locals", i, "port", m->nports);
             l->fport = opt_idx(c, o, "locals", i, "fport", nports);
             topo_jrd_str(o, "status", l->status, sizeof(l->status));
@@ -421,10 +403,10 @@ static void load_ib(struct topo_jrd *c, const cJSON *ib, struct topo_model *m)
             topo_jrd_str(o, "to", r->dst_spec, sizeof(r->dst_spec));
             r->src = opt_idx(c, o, "routes", i, "src", nports);
             r->dst = opt_idx(c, o, "routes", i, "dst", nports);
-            if (topo_jrd_num(c, o, "routes", i, "src_lid", &v))
-                r->src_lid = (uint32_t)v;
-            if (topo_jrd_num(c, o, "routes", i, "dst_lid", &v))
-                r->dst_lid = (uint32_t)v;
+            if (topo_jrd_int(c, o, "routes", i, "src_lid", 0, 0xffff, &iv))
+                r->src_lid = (uint32_t)iv;
+            if (topo_jrd_int(c, o, "routes", i, "dst_lid", 0, 0xffff, &iv))
+                r->dst_lid = (uint32_t)iv;
             int s = topo_name_to_enum(jsonutil_str(o, "status"), TOPO_NAMES(route_states));
             if (s < 0)
                 topo_jrd_bad(c, "routes", i, "status", "is not a route status");
@@ -439,10 +421,11 @@ static void load_ib(struct topo_jrd *c, const cJSON *ib, struct topo_model *m)
                     int hk = topo_fabric_add_hop(f);
                     struct topo_fhop *hp = &f->hops[hk];
                     hp->node = opt_idx(c, h, "routes.hops", j, "node", nnodes);
-                    if (topo_jrd_num(c, h, "routes.hops", j, "in", &v))
-                        hp->in_port = (int)v;
-                    if (topo_jrd_num(c, h, "routes.hops", j, "out", &v))
-                        hp->out_port = (int)v;
+                    /* Port numbers; -1: the forwarding table had no port for it. */
+                    if (topo_jrd_int(c, h, "routes.hops", j, "in", -1, 255, &iv))
+                        hp->in_port = (int)iv;
+                    if (topo_jrd_int(c, h, "routes.hops", j, "out", -1, 255, &iv))
+                        hp->out_port = (int)iv;
                     j++;
                 }
             r->nhops = f->nhops - r->first_hop;
@@ -451,7 +434,7 @@ static void load_ib(struct topo_jrd *c, const cJSON *ib, struct topo_model *m)
     const cJSON *ctr = cJSON_GetObjectItemCaseSensitive(ib, "counters");
     if (cJSON_IsObject(ctr)) {
         f->valid |= TOPO_FAB_V_COUNTERS;
-        if (topo_jrd_num(c, ctr, "counters", 0, "window_s", &v))
+        if (topo_jrd_num(c, ctr, "counters", -1, "window_s", &v))
             f->window_s = v;
         const cJSON *va = topo_jrd_array(c, ctr, "values", true);
         i = 0;
@@ -462,8 +445,8 @@ static void load_ib(struct topo_jrd *c, const cJSON *ib, struct topo_model *m)
                 struct topo_fcounter *x = &f->counters[k];
                 x->fport = opt_idx(c, o, "counters", i, "port", nports);
                 topo_jrd_str(o, "name", x->name, sizeof(x->name));
-                x->valid0 = get_u64(c, o, "counters", i, "v0", &x->v0);
-                x->valid1 = get_u64(c, o, "counters", i, "v1", &x->v1);
+                x->valid0 = topo_jrd_u64(c, o, "counters", i, "v0", &x->v0);
+                x->valid1 = topo_jrd_u64(c, o, "counters", i, "v1", &x->v1);
                 i++;
             }
     }
@@ -493,13 +476,14 @@ static void load_lldp(struct topo_jrd *c, const cJSON *l, struct topo_model *m)
         topo_jrd_str(o, "port_id_type", n->port_id_type, sizeof(n->port_id_type));
         topo_jrd_str(o, "port_desc", n->port_desc, sizeof(n->port_desc));
         topo_jrd_str(o, "mgmt_addr", n->mgmt_addr, sizeof(n->mgmt_addr));
-        double v;
-        if (topo_jrd_num(c, o, "neighbours", i, "vlan", &v)) {
+        int64_t v;
+        /* An 802.1Q VLAN id is 12 bits, an LLDP TTL 16 (IEEE 802.1AB 8.5.4). */
+        if (topo_jrd_int(c, o, "neighbours", i, "vlan", 0, 4095, &v)) {
             n->vlan = (int)v;
             n->valid |= TOPO_NB_V_VLAN;
         }
         topo_jrd_str(o, "vlans", n->vlans, sizeof(n->vlans));
-        if (topo_jrd_num(c, o, "neighbours", i, "ttl", &v)) {
+        if (topo_jrd_int(c, o, "neighbours", i, "ttl", 0, 65535, &v)) {
             n->ttl = (int)v;
             n->valid |= TOPO_NB_V_TTL;
         }

@@ -147,6 +147,17 @@ static void list_cpuset(hwloc_const_bitmap_t set, char *buf, size_t len)
         hwloc_bitmap_list_snprintf(buf, len, set);
 }
 
+/* The model's index of a package: packages are taken at hwloc's one package depth; one
+ * elsewhere (a malformed XML nests a package in another, and hwloc then counts none at any
+ * one depth) has no index, rather than one that names no entry. */
+static int package_index(struct hw_ctx *c, hwloc_obj_t pk)
+{
+    if (!pk || pk->logical_index >= (unsigned)c->m->npackages ||
+        hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, pk->logical_index) != pk)
+        return -1;
+    return (int)pk->logical_index;
+}
+
 static void add_packages_and_numa(struct hw_ctx *c)
 {
     int npk = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_PACKAGE);
@@ -176,9 +187,8 @@ static void add_packages_and_numa(struct hw_ctx *c)
             n->kind = TOPO_NUMA_OTHER;
         else
             n->kind = TOPO_NUMA_CPU;
-        hwloc_obj_t pk = hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, o);
-        if (pk)
-            n->package = (int)pk->logical_index;
+        n->package =
+            package_index(c, hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, o));
     }
 }
 
@@ -260,11 +270,10 @@ static int add_pci_obj(struct hw_ctx *c, hwloc_obj_t o, int parent)
     if (anc) {
         list_cpuset(anc->cpuset, p->cpuset, sizeof(p->cpuset));
         p->numa = single_cpu_numa(c, anc);
-        hwloc_obj_t pk = anc->type == HWLOC_OBJ_PACKAGE
-                             ? anc
-                             : hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, anc);
-        if (pk)
-            p->package = (int)pk->logical_index;
+        p->package =
+            package_index(c, anc->type == HWLOC_OBJ_PACKAGE
+                                 ? anc
+                                 : hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, anc));
     }
     return k;
 }
@@ -633,11 +642,21 @@ static void add_machine_infos(struct hw_ctx *c)
 
 /* ---- the load itself ---- */
 
-static int build_from_hwloc(struct hw_ctx *c)
+static int build_from_hwloc(struct hw_ctx *c, const char *what, struct ft_err *err)
 {
     add_machine_infos(c);
     add_packages_and_numa(c);
     walk_normal(c, hwloc_get_root_obj(c->topo));
+    /* hwloc's XML import takes any byte for a PCI device and function; a PCI address has 5
+     * and 3 bits (PCI Local Bus 3.0, 3.2.2.3.1), and the snapshot reader refuses others. */
+    for (int i = 0; i < c->m->npci; i++) {
+        const struct topo_bdf *a = &c->m->pci[i].addr;
+        if (a->dev > 0x1f || a->func > 7)
+            return ft_err_set(err, -EBADMSG,
+                              "%s: PCI object %04x:%02x:%02x.%x is not a PCI address (device "
+                              "0-1f, function 0-7): not an hwloc export of a real machine",
+                              what, a->domain, a->bus, a->dev, a->func);
+    }
 
     /* GPUs and NICs in PCI address order (nvidia-smi numbers GPUs that way). */
     int *order = xmalloc((size_t)(c->m->npci ? c->m->npci : 1) * sizeof(int));
@@ -744,7 +763,7 @@ static int hwloc_common(struct topo_model *m, const struct topo_load_opts *o, co
         rc = ft_err_set(err, -EBADMSG, "%s: no CPUs found; is this a captured sysfs root?", fsroot);
         goto out_topo;
     }
-    rc = build_from_hwloc(&c);
+    rc = build_from_hwloc(&c, xml ? xml : fsroot ? fsroot : "hwloc", err);
 out_topo:
     hwloc_topology_destroy(c.topo);
     free(c.objs);

@@ -4,6 +4,7 @@
 #include "topology/topo_json.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,17 +293,15 @@ cJSON *topo_json_from_model(const struct topo_model *m)
 
 /* ---- JSON -> model ---- */
 
+/* Indexes and OS numbers: far beyond any machine, far inside an int. */
+#define MAX_INDEX (1 << 20)
+
+/* An integer member in [lo, hi]; dflt when absent, null or bad (a bad one is a problem). */
 static int req_int(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
                    int lo, int hi, int dflt)
 {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!it || cJSON_IsNull(it))
-        return dflt;
-    if (!cJSON_IsNumber(it) || it->valuedouble < lo || it->valuedouble > hi) {
-        topo_jrd_bad(c, arr, i, key, "is missing or out of range");
-        return dflt;
-    }
-    return (int)it->valuedouble;
+    int64_t v;
+    return topo_jrd_int(c, o, arr, i, key, lo, hi, &v) ? (int)v : dflt;
 }
 
 static unsigned hex_field(struct topo_jrd *c, const cJSON *o, const char *arr, int i,
@@ -331,7 +330,20 @@ static int tristate(const cJSON *o, const char *key)
     return TOPO_UNKNOWN;
 }
 
-static void load_host(const cJSON *h, struct topo_host *o)
+/* memlock: bytes, -1 for unlimited (RLIM_INFINITY). */
+static bool memlock(struct topo_jrd *c, const cJSON *h, const char *key, uint64_t *out)
+{
+    double v;
+    if (!topo_jrd_num(c, h, "host", -1, key, &v))
+        return false;
+    if (v == -1) {
+        *out = UINT64_MAX;
+        return true;
+    }
+    return topo_jrd_u64(c, h, "host", -1, key, out);
+}
+
+static void load_host(struct topo_jrd *c, const cJSON *h, struct topo_host *o)
 {
     topo_jrd_str(h, "hostname", o->hostname, sizeof(o->hostname));
     topo_jrd_str(h, "kernel", o->kernel, sizeof(o->kernel));
@@ -341,11 +353,11 @@ static void load_host(const cJSON *h, struct topo_host *o)
     o->cap_ipc_lock = tristate(h, "cap_ipc_lock");
     o->nvidia_peermem = tristate(h, "nvidia_peermem");
     o->dmabuf = tristate(h, "dmabuf");
-    double s, hd;
-    if (jsonutil_num(h, "memlock_soft_bytes", &s) && jsonutil_num(h, "memlock_hard_bytes", &hd)) {
+    uint64_t s, hd;
+    if (memlock(c, h, "memlock_soft_bytes", &s) && memlock(c, h, "memlock_hard_bytes", &hd)) {
         o->memlock_known = 1;
-        o->memlock_soft = s < 0 ? UINT64_MAX : (uint64_t)s;
-        o->memlock_hard = hd < 0 ? UINT64_MAX : (uint64_t)hd;
+        o->memlock_soft = s;
+        o->memlock_hard = hd;
     }
 }
 
@@ -369,8 +381,19 @@ static void load_pci(struct topo_jrd *c, const cJSON *o, int i, struct topo_pci 
     }
     const cJSON *br = cJSON_GetObjectItemCaseSensitive(o, "buses");
     if (cJSON_GetArraySize(br) == 2) {
-        p->bus_first = (uint8_t)cJSON_GetArrayItem(br, 0)->valuedouble;
-        p->bus_last = (uint8_t)cJSON_GetArrayItem(br, 1)->valuedouble;
+        uint8_t *bus[2] = {&p->bus_first, &p->bus_last};
+        for (int k = 0; k < 2; k++) {
+            const cJSON *b = cJSON_GetArrayItem(br, k);
+            char key[16];
+            int64_t v;
+            snprintf(key, sizeof(key), "buses[%d]", k);
+            if (!cJSON_IsNumber(b))
+                topo_jrd_bad(c, "pci", i, key, "must be a bus number (0-255)");
+            else if (jsonutil_whole(b->valuedouble, 0, 255, &v))
+                *bus[k] = (uint8_t)v;
+            else
+                topo_jrd_range(c, "pci", i, key, b->valuedouble, 0, 255);
+        }
     }
     bool pv, pd, pc;
     p->vendor_id = (uint16_t)hex_field(c, o, "pci", i, "vendor_id", &pv);
@@ -378,32 +401,35 @@ static void load_pci(struct topo_jrd *c, const cJSON *o, int i, struct topo_pci 
     p->class_id = (uint16_t)hex_field(c, o, "pci", i, "class_id", &pc);
     if (pv && pd)
         p->valid |= TOPO_PCI_V_IDS;
-    p->numa = req_int(c, o, "pci", i, "numa", -1, 1 << 20, -1);
-    p->package = req_int(c, o, "pci", i, "package", -1, 1 << 20, -1);
+    else
+        p->vendor_id = p->device_id = 0; /* written as null: unknown (TOPO_PCI_V_IDS) */
+    p->numa = req_int(c, o, "pci", i, "numa", -1, MAX_INDEX, -1);
+    p->package = req_int(c, o, "pci", i, "package", -1, MAX_INDEX, -1);
     topo_jrd_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
     double v;
+    int64_t n;
     if (topo_jrd_num(c, o, "pci", i, "cur_speed_gts", &v)) {
         p->cur_speed_gts = v;
         p->valid |= TOPO_PCI_V_CUR_SPEED;
     }
-    if (topo_jrd_num(c, o, "pci", i, "cur_width", &v)) {
-        p->cur_width = (int)v;
+    if (topo_jrd_int(c, o, "pci", i, "cur_width", 1, 32, &n)) {
+        p->cur_width = (int)n;
         p->valid |= TOPO_PCI_V_CUR_WIDTH;
     }
     if (topo_jrd_num(c, o, "pci", i, "max_speed_gts", &v)) {
         p->max_speed_gts = v;
         p->valid |= TOPO_PCI_V_MAX_SPEED;
     }
-    if (topo_jrd_num(c, o, "pci", i, "max_width", &v)) {
-        p->max_width = (int)v;
+    if (topo_jrd_int(c, o, "pci", i, "max_width", 1, 32, &n)) {
+        p->max_width = (int)n;
         p->valid |= TOPO_PCI_V_MAX_WIDTH;
     }
     if (topo_jrd_num(c, o, "pci", i, "link_gbs", &v)) {
         p->link_gbs = v;
         p->valid |= TOPO_PCI_V_LINK_GBS;
     }
-    if (topo_jrd_num(c, o, "pci", i, "acs_ctrl", &v)) {
-        p->acs_ctrl = (uint16_t)v;
+    if (topo_jrd_int(c, o, "pci", i, "acs_ctrl", 0, 0xffff, &n)) {
+        p->acs_ctrl = (uint16_t)n;
         p->valid |= TOPO_PCI_V_ACS;
     }
     topo_jrd_str(o, "vendor_name", p->vendor_name, sizeof(p->vendor_name));
@@ -422,24 +448,22 @@ static void load_gpu(struct topo_jrd *c, const cJSON *o, int i, struct topo_gpu 
     topo_jrd_str(o, "osdevs", g->osdevs, sizeof(g->osdevs));
     topo_jrd_str(o, "uuid", g->uuid, sizeof(g->uuid));
     topo_jrd_str(o, "found_by", g->found_by, sizeof(g->found_by));
-    double v;
-    if (topo_jrd_num(c, o, "gpus", i, "cuda_index", &v)) {
+    int64_t v;
+    if (topo_jrd_int(c, o, "gpus", i, "cuda_index", 0, MAX_INDEX, &v)) {
         g->cuda_index = (int)v;
         g->valid |= TOPO_GPU_V_CUDA;
     }
-    if (topo_jrd_num(c, o, "gpus", i, "nvml_index", &v)) {
+    if (topo_jrd_int(c, o, "gpus", i, "nvml_index", 0, MAX_INDEX, &v)) {
         g->nvml_index = (int)v;
         g->valid |= TOPO_GPU_V_NVML;
     }
-    if (topo_jrd_num(c, o, "gpus", i, "rsmi_index", &v)) {
+    if (topo_jrd_int(c, o, "gpus", i, "rsmi_index", 0, MAX_INDEX, &v)) {
         g->rsmi_index = (int)v;
         g->valid |= TOPO_GPU_V_RSMI;
     }
-    if (topo_jrd_num(c, o, "gpus", i, "mem_bytes", &v)) {
-        g->mem_bytes = (uint64_t)v;
+    if (topo_jrd_u64(c, o, "gpus", i, "mem_bytes", &g->mem_bytes))
         g->valid |= TOPO_GPU_V_MEM;
-    }
-    g->mem_numa = req_int(c, o, "gpus", i, "mem_numa", -1, 1 << 20, -1);
+    g->mem_numa = req_int(c, o, "gpus", i, "mem_numa", -1, MAX_INDEX, -1);
 }
 
 static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_port *p, int nnics,
@@ -467,31 +491,33 @@ static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_por
         p->link_layer = (enum topo_link_layer)e;
         p->valid |= TOPO_PORT_V_LL;
     }
-    double v, w;
+    double v;
+    int64_t n, w;
     if (topo_jrd_num(c, o, "ports", i, "rate_gbps", &v) &&
-        topo_jrd_num(c, o, "ports", i, "width", &w)) {
+        topo_jrd_int(c, o, "ports", i, "width", 0, 32, &w)) {
         p->rate_gbps = v;
         p->width = (int)w;
         topo_jrd_str(o, "speed", p->speed, sizeof(p->speed));
         p->valid |= TOPO_PORT_V_RATE;
     }
-    if (topo_jrd_num(c, o, "ports", i, "active_mtu", &v)) {
-        p->active_mtu = (int)v;
+    if (topo_jrd_int(c, o, "ports", i, "active_mtu", 0, 65536, &n)) {
+        p->active_mtu = (int)n;
         p->valid |= TOPO_PORT_V_MTU;
     }
-    if (topo_jrd_num(c, o, "ports", i, "max_mtu", &v)) {
-        p->max_mtu = (int)v;
+    if (topo_jrd_int(c, o, "ports", i, "max_mtu", 0, 65536, &n)) {
+        p->max_mtu = (int)n;
         p->valid |= TOPO_PORT_V_MAXMTU;
     }
-    if (topo_jrd_num(c, o, "ports", i, "lid", &v)) {
-        p->lid = (uint32_t)v;
-        if (topo_jrd_num(c, o, "ports", i, "lmc", &w))
+    /* LIDs are 16 bits, the LMC 3 and the SM's SL 4 (IBA 14.2.5.6 PortInfo). */
+    if (topo_jrd_int(c, o, "ports", i, "lid", 0, 0xffff, &n)) {
+        p->lid = (uint32_t)n;
+        if (topo_jrd_int(c, o, "ports", i, "lmc", 0, 7, &w))
             p->lmc = (int)w;
         p->valid |= TOPO_PORT_V_LID;
     }
-    if (topo_jrd_num(c, o, "ports", i, "sm_lid", &v)) {
-        p->sm_lid = (uint32_t)v;
-        if (topo_jrd_num(c, o, "ports", i, "sm_sl", &w))
+    if (topo_jrd_int(c, o, "ports", i, "sm_lid", 0, 0xffff, &n)) {
+        p->sm_lid = (uint32_t)n;
+        if (topo_jrd_int(c, o, "ports", i, "sm_sl", 0, 15, &w))
             p->sm_sl = (int)w;
         p->valid |= TOPO_PORT_V_SMLID;
     }
@@ -503,7 +529,7 @@ static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_por
         cJSON_ArrayForEach(go, ga)
         {
             struct topo_gid g = {0};
-            g.index = req_int(c, go, "ports.gids", i, "index", 0, 1 << 20, 0);
+            g.index = req_int(c, go, "ports.gids", i, "index", 0, MAX_INDEX, 0);
             topo_jrd_str(go, "gid", g.gid, sizeof(g.gid));
             int t = topo_name_to_enum(jsonutil_str(go, "type"), TOPO_NAMES(gid_types));
             if (t >= 0) {
@@ -527,12 +553,12 @@ static void load_netdev(struct topo_jrd *c, const cJSON *o, int i, struct topo_n
     d->nic = req_int(c, o, "netdevs", i, "nic", -1, nnics - 1, -1);
     d->dev_port = req_int(c, o, "netdevs", i, "dev_port", -1, 255, 0);
     topo_jrd_str(o, "mac", d->mac, sizeof(d->mac));
-    double v;
-    if (topo_jrd_num(c, o, "netdevs", i, "mtu", &v)) {
+    int64_t v;
+    if (topo_jrd_int(c, o, "netdevs", i, "mtu", 0, INT_MAX, &v)) {
         d->mtu = (int)v;
         d->valid |= TOPO_NET_V_MTU;
     }
-    if (topo_jrd_num(c, o, "netdevs", i, "speed_mbps", &v)) {
+    if (topo_jrd_int(c, o, "netdevs", i, "speed_mbps", 0, INT_MAX, &v)) {
         d->speed_mbps = (int)v;
         d->valid |= TOPO_NET_V_SPEED;
     }
@@ -566,7 +592,7 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
     topo_jrd_str(src, "path", m->source_path, sizeof(m->source_path));
     snprintf(m->snapshot, sizeof(m->snapshot), "%s", what);
     topo_jrd_str(src, "hwloc_version", m->hwloc_version, sizeof(m->hwloc_version));
-    load_host(cJSON_GetObjectItemCaseSensitive(doc, "host"), &m->host);
+    load_host(&c, cJSON_GetObjectItemCaseSensitive(doc, "host"), &m->host);
 
     const cJSON *a, *o;
     int i = 0;
@@ -575,7 +601,7 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
         {
             int k_ = topo_model_add_package(m);
             struct topo_package *p = &m->packages[k_];
-            p->os_index = req_int(&c, o, "packages", i++, "os_index", 0, 1 << 20, 0);
+            p->os_index = req_int(&c, o, "packages", i++, "os_index", 0, MAX_INDEX, 0);
             topo_jrd_str(o, "cpu_model", p->cpu_model, sizeof(p->cpu_model));
             topo_jrd_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
         }
@@ -585,15 +611,13 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
         {
             int k_ = topo_model_add_numa(m);
             struct topo_numa *n = &m->numa[k_];
-            n->os_index = req_int(&c, o, "numa", i, "os_index", 0, 1 << 20, 0);
+            n->os_index = req_int(&c, o, "numa", i, "os_index", 0, MAX_INDEX, 0);
             int k = topo_name_to_enum(jsonutil_str(o, "kind"), TOPO_NAMES(numa_kinds));
             n->kind = k < 0 ? TOPO_NUMA_CPU : (enum topo_numa_kind)k;
             n->package = req_int(&c, o, "numa", i, "package", -1, m->npackages - 1, -1);
-            double v = 0;
-            if (topo_jrd_num(&c, o, "numa", i, "mem_bytes", &v))
-                n->mem_bytes = (uint64_t)v;
+            topo_jrd_u64(&c, o, "numa", i, "mem_bytes", &n->mem_bytes);
             topo_jrd_str(o, "cpuset", n->cpuset, sizeof(n->cpuset));
-            n->gpu = req_int(&c, o, "numa", i, "gpu", -1, 1 << 20, -1);
+            n->gpu = req_int(&c, o, "numa", i, "gpu", -1, MAX_INDEX, -1);
             topo_jrd_str(o, "subtype", n->subtype, sizeof(n->subtype));
             i++;
         }
@@ -621,7 +645,9 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
         {
             int k_ = topo_model_add_gpulink(m);
             struct topo_gpulink *l = &m->gpulinks[k_];
-            l->gpu = req_int(&c, o, "gpulinks", i, "gpu", 0, m->ngpus - 1, 0);
+            l->gpu = req_int(&c, o, "gpulinks", i, "gpu", 0, m->ngpus - 1, -1);
+            if (l->gpu < 0)
+                topo_jrd_bad(&c, "gpulinks", i, "gpu", "must name a GPU entry");
             int pk = topo_name_to_enum(jsonutil_str(o, "peer_kind"), TOPO_NAMES(peer_kinds));
             l->peer_kind = pk < 0 ? TOPO_PEER_GPU : (enum topo_link_peer)pk;
             int hi = l->peer_kind == TOPO_PEER_GPU      ? m->ngpus - 1

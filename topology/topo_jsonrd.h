@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -27,11 +28,24 @@ struct topo_jrd {
     int rc; /* 0, or the first problem's -EBADMSG */
 };
 
-/* Record "WHAT: SCOPEARR[I].KEY MUST" unless a problem is already recorded; returns rc. */
+/* Record "WHAT: SCOPEARR[I].KEY MUST" (I < 0: "WHAT: SCOPEOBJ.KEY MUST", a member of an
+ * object that is not in an array) unless a problem is already recorded; returns rc. */
 int topo_jrd_bad(struct topo_jrd *c, const char *arr, int i, const char *key, const char *must);
 /* An optional number: absent or null -> false; another type -> a problem, false. */
 bool topo_jrd_num(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
                   double *out);
+/* An optional whole number in [lo, hi]: absent or null -> false; another type, a fraction
+ * or a number out of the range -> the problem "KEY = V is out of range LO-HI", false. Every
+ * number the snapshot reader converts to an integer comes through here or topo_jrd_u64. */
+bool topo_jrd_int(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
+                  int64_t lo, int64_t hi, int64_t *out);
+/* The same over the whole uint64_t range; strings of decimal digits are accepted too (64-bit
+ * counters a double cannot hold exactly are written as strings). */
+bool topo_jrd_u64(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
+                  uint64_t *out);
+/* The problem "ARR[I].KEY = V is out of range LO-HI" for a number already taken. */
+int topo_jrd_range(struct topo_jrd *c, const char *arr, int i, const char *key, double v,
+                   int64_t lo, int64_t hi);
 /* An array member: absent -> NULL; null -> NULL where null_ok, else a problem; another type
  * -> a problem and NULL. */
 const cJSON *topo_jrd_array(struct topo_jrd *c, const cJSON *o, const char *key, bool null_ok);

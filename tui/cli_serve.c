@@ -1,10 +1,12 @@
 /* cli_serve: `fabtop serve`: the peer agent for `fabtop run --peer HOST[:PORT]`, with its
- * key, allowlist and caps from the command line; runs until SIGINT/SIGTERM and writes one
- * line per session start, end or refusal to standard error or --log FILE. */
+ * keys, allowlist, caps and NCCL permission from the command line; runs until
+ * SIGINT/SIGTERM and writes one line per session start and end, refusals (summarised under
+ * a flood) to standard error or --log FILE. */
 #include "tui/cli.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,18 +26,28 @@ static void usage(FILE *f)
             "Usage: fabtop serve [OPTIONS]\n"
             "Run the peer agent: accept authenticated test sessions from\n"
             "'fabtop run --peer HOST[:PORT]'. Test traffic only ever goes to the client's own\n"
-            "address, within the caps below, which no client can raise.\n"
+            "address (TCP) or where the client shows it receives (verbs: a nonce over each\n"
+            "queue pair), within the caps below, which no client can raise.\n"
             "\n"
             "  --listen ADDR[:PORT]  where to listen (default: all addresses, port %d;\n"
             "                        ':PORT' all addresses, '[::1]:7470' for IPv6)\n"
-            "  --key-file FILE       the pre-shared key (default: FABTOP_KEY in hex, then\n"
-            "                        $XDG_CONFIG_HOME/fabtop/key or ~/.config/fabtop/key)\n"
+            "  --key-file FILE       a pre-shared key (default: FABTOP_KEY in hex, then\n"
+            "                        $XDG_CONFIG_HOME/fabtop/key or ~/.config/fabtop/key);\n"
+            "                        repeat for several client keys (up to %d), each with\n"
+            "                        its own rate cap\n"
             "  --allow CIDR          accept clients only from CIDR, IPv4 or IPv6 (repeatable;\n"
             "                        default: any client that has the key)\n"
-            "  --max-rate GBPS       Gb/s per session, all its flows (default %g)\n"
+            "  --allow-nccl[=FILE]   serve NCCL collectives (off by default: NCCL's ranks\n"
+            "                        connect to addresses the client's ranks advertise); to\n"
+            "                        every key, or =FILE only to that --key-file's key\n"
+            "                        (repeatable)\n"
+            "  --max-rate GBPS       Gb/s per client key: every flow of every session with\n"
+            "                        that key together (default %g)\n"
             "  --max-duration S      seconds per test (default %g)\n"
             "  --max-sessions N      sessions at once (default %d)\n"
             "  --max-streams N       connections per flow (default %d)\n"
+            "  --max-flows N         flows per session (default %d; a run opens one session\n"
+            "                        per flow)\n"
             "  --gen-key FILE        write a new random key to FILE (mode 0600) and exit;\n"
             "                        copy the same file to every peer\n"
             "  --log FILE            append the session lines to FILE instead of stderr\n"
@@ -45,8 +57,8 @@ static void usage(FILE *f)
             "Exit status: 0 stopped by SIGINT or SIGTERM, 64 usage, 65 malformed key,\n"
             "66 key file missing, 69 cannot listen, 73 cannot create the key file,\n"
             "77 key file permissions.\n",
-            CTL_DEFAULT_PORT, AGENT_DEF_MAX_RATE_GBPS, AGENT_DEF_MAX_DURATION_S,
-            AGENT_DEF_MAX_SESSIONS, AGENT_DEF_MAX_STREAMS);
+            CTL_DEFAULT_PORT, AGENT_MAX_KEYS, AGENT_DEF_MAX_RATE_GBPS, AGENT_DEF_MAX_DURATION_S,
+            AGENT_DEF_MAX_SESSIONS, AGENT_DEF_MAX_STREAMS, AGENT_DEF_MAX_FLOWS);
 }
 
 static void log_line(void *arg, const char *line)
@@ -86,6 +98,8 @@ int cli_serve_main(int argc, char **argv)
                                          {"max-duration", required_argument, NULL, 'd'},
                                          {"max-sessions", required_argument, NULL, 's'},
                                          {"max-streams", required_argument, NULL, 'S'},
+                                         {"max-flows", required_argument, NULL, 'F'},
+                                         {"allow-nccl", optional_argument, NULL, 'n'},
                                          {"gen-key", required_argument, NULL, 'g'},
                                          {"log", required_argument, NULL, 'L'},
                                          {"help", no_argument, NULL, 'h'},
@@ -95,8 +109,10 @@ int cli_serve_main(int argc, char **argv)
     struct agent_cfg cfg;
     agent_cfg_defaults(&cfg);
     cfg.port = CTL_DEFAULT_PORT;
-    const char *key_file = NULL, *gen_key = NULL, *log_file = NULL, *allow[MAX_ALLOW];
-    int nallow = 0;
+    const char *key_files[AGENT_MAX_KEYS], *nccl_files[AGENT_MAX_KEYS],
+        *gen_key = NULL, *log_file = NULL, *allow[MAX_ALLOW];
+    int nallow = 0, nkey_files = 0, nnccl = 0;
+    bool nccl_all = false;
     double v;
     int c;
     optind = 1;
@@ -111,7 +127,23 @@ int cli_serve_main(int argc, char **argv)
             break;
         }
         case 'k':
-            key_file = optarg;
+            if (nkey_files == AGENT_MAX_KEYS)
+                return cli_usage_error("serve", "at most %d --key-file entries", AGENT_MAX_KEYS);
+            key_files[nkey_files++] = optarg;
+            break;
+        case 'n':
+            if (!optarg)
+                nccl_all = true;
+            else if (nnccl == AGENT_MAX_KEYS)
+                return cli_usage_error("serve", "at most %d --allow-nccl=FILE entries",
+                                       AGENT_MAX_KEYS);
+            else
+                nccl_files[nnccl++] = optarg;
+            break;
+        case 'F':
+            if (parse_num("--max-flows", optarg, 1, 64, true, &v) < 0)
+                return CLI_USAGE;
+            cfg.max_flows = (int)v;
             break;
         case 'a':
             if (nallow == MAX_ALLOW)
@@ -159,7 +191,7 @@ int cli_serve_main(int argc, char **argv)
 
     struct ft_err err = {0};
     if (gen_key) {
-        if (key_file || nallow || log_file)
+        if (nkey_files || nallow || log_file)
             return cli_usage_error("serve", "--gen-key only writes a key; run 'fabtop serve' "
                                             "again to serve");
         if (ctl_key_generate_file(gen_key, &err) < 0) {
@@ -169,8 +201,30 @@ int cli_serve_main(int argc, char **argv)
         printf("Wrote a new key to %s (mode 0600); copy it to every peer.\n", gen_key);
         return CLI_OK;
     }
-    if (ctl_key_load(key_file, &cfg.key, &err) < 0)
-        return cli_fail(&err);
+    /* --allow-nccl=FILE names one of the --key-file's. */
+    for (int i = 0; i < nnccl; i++) {
+        int k = 0;
+        while (k < nkey_files && strcmp(key_files[k], nccl_files[i]))
+            k++;
+        if (k == nkey_files)
+            return cli_usage_error("serve", "--allow-nccl=%s: not one of the --key-file's",
+                                   nccl_files[i]);
+    }
+    char fps[AGENT_MAX_KEYS][17];
+    int nkeys = nkey_files ? nkey_files : 1;
+    for (int i = 0; i < nkeys; i++) {
+        struct agent_key *k = &cfg.keys[i];
+        if (ctl_key_load(nkey_files ? key_files[i] : NULL, &k->key, &err) < 0) {
+            for (int j = 0; j < i; j++)
+                ctl_key_wipe(&cfg.keys[j].key);
+            return cli_fail(&err);
+        }
+        k->allow_nccl = nccl_all;
+        for (int j = 0; j < nnccl; j++)
+            k->allow_nccl |= !strcmp(nccl_files[j], key_files[i]);
+        ctl_key_fingerprint(&k->key, fps[i]);
+    }
+    cfg.nkeys = nkeys;
     cfg.allow = allow;
     cfg.nallow = nallow;
 
@@ -179,13 +233,19 @@ int cli_serve_main(int argc, char **argv)
         logf = fopen(log_file, "ae");
         if (!logf) {
             int e = errno;
-            ctl_key_wipe(&cfg.key);
+            for (int i = 0; i < nkeys; i++)
+                ctl_key_wipe(&cfg.keys[i].key);
             fprintf(stderr, "fabtop: %s: cannot open the log file: %s\n", log_file, strerror(e));
             return CLI_CANTCREAT;
         }
     }
     cfg.log = log_line;
     cfg.log_arg = logf;
+
+    /* A long-running process of many short threads: bound glibc's per-thread arenas (8 per
+     * core by default, each keeping what it once held; mallopt(3)). The big data buffers come
+     * from mmap anyway (common/pagebuf.h). */
+    mallopt(M_ARENA_MAX, 4);
 
     /* Every thread inherits the blocked signals; this one waits for them. */
     sigset_t set;
@@ -199,9 +259,8 @@ int cli_serve_main(int argc, char **argv)
     const struct agent_handler *const *handlers = xport_agent_handlers(&nh);
     struct agent *a;
     int rc = agent_start(&cfg, handlers, nh, &a, &err);
-    char fp[17];
-    ctl_key_fingerprint(&cfg.key, fp);
-    ctl_key_wipe(&cfg.key);
+    for (int i = 0; i < nkeys; i++)
+        ctl_key_wipe(&cfg.keys[i].key);
     if (rc < 0) {
         fprintf(stderr, "fabtop: %s\n", err.msg);
         if (logf != stderr)
@@ -213,12 +272,27 @@ int cli_serve_main(int argc, char **argv)
         size_t n = i ? strlen(clients) : 0;
         snprintf(clients + n, sizeof(clients) - n, "%s%s", i ? ", " : "", allow[i]);
     }
+    char keys[400] = "", nccl[400] = "";
+    int nn = 0;
+    for (int i = 0; i < nkeys; i++) {
+        size_t n = strlen(keys);
+        snprintf(keys + n, sizeof(keys) - n, "%s%s", i ? ", " : "", fps[i]);
+        if (cfg.keys[i].allow_nccl) {
+            n = strlen(nccl);
+            snprintf(nccl + n, sizeof(nccl) - n, "%s%s", nn++ ? ", " : "", fps[i]);
+        }
+    }
     char line[1400];
     snprintf(line, sizeof(line),
-             "listening on %s: at most %d sessions, %g Gb/s per session, %g s per test, "
-             "%d connections per flow; clients: %s; key fingerprint %s",
+             "listening on %s: at most %d sessions, %g Gb/s per client key, %g s per test, "
+             "%d connections per flow, %d flows per session; clients: %s; key fingerprint%s "
+             "%s; NCCL: %s",
              agent_listen_desc(a), cfg.max_sessions, cfg.max_rate_gbps, cfg.max_duration_s,
-             cfg.max_streams, clients, fp);
+             cfg.max_streams, cfg.max_flows ? cfg.max_flows : AGENT_DEF_MAX_FLOWS, clients,
+             nkeys > 1 ? "s" : "", keys,
+             nn == 0       ? "off (--allow-nccl)"
+             : nn == nkeys ? "every key"
+                           : nccl);
     log_line(logf, line);
 
     int sig = 0;

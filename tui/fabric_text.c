@@ -143,7 +143,7 @@ void fabric_text_node(struct strbuf *sb, const struct topo_model *m, int node, c
     if (n->valid & TOPO_FNODE_V_LID)
         sb_printf(sb, ", LID %u", n->lid);
     sb_printf(sb, ", %d port%s", n->nports, n->nports == 1 ? "" : "s");
-    if (n->valid & TOPO_FNODE_V_HOPS)
+    if ((n->valid & TOPO_FNODE_V_HOPS) && n->local >= 0 && n->local < f->nlocals)
         sb_printf(sb, ", %d hop%s from %s port %d", n->hops, n->hops == 1 ? "" : "s",
                   f->locals[n->local].ca, f->locals[n->local].num);
     sb_add(sb, "\n");

@@ -2,6 +2,7 @@
  * sockperf tradition, rendered from a results document (so saved results print alike). */
 #include "tui/run_text.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,9 +40,9 @@ static void size_text(double b, char *buf, size_t len)
 {
     if (b < 0)
         snprintf(buf, len, "mixed");
-    else if (b >= 1048576 && (long long)b % 1048576 == 0)
+    else if (b >= 1048576 && fmod(b, 1048576) == 0)
         snprintf(buf, len, "%.0fMiB", b / 1048576);
-    else if (b >= 1024 && (long long)b % 1024 == 0)
+    else if (b >= 1024 && fmod(b, 1024) == 0)
         snprintf(buf, len, "%.0fKiB", b / 1024);
     else
         snprintf(buf, len, "%.0fB", b);
@@ -50,8 +51,9 @@ static void size_text(double b, char *buf, size_t len)
 static void flow_table(struct strbuf *sb, const cJSON *fl)
 {
     const char *kind = jsonutil_str(fl, "latency_kind"), *peer = jsonutil_str(fl, "peer");
-    sb_printf(sb, "  %s (%s, %s %s %s%s%s)\n", jsonutil_str(fl, "name"), jsonutil_str(fl, "role"),
-              jsonutil_str(fl, "transport"), jsonutil_str(fl, "op"), jsonutil_str(fl, "direction"),
+    sb_printf(sb, "  %s (%s, %s %s %s%s%s)\n", jsonutil_str_or(fl, "name", "n/a"),
+              jsonutil_str_or(fl, "role", "n/a"), jsonutil_str_or(fl, "transport", "n/a"),
+              jsonutil_str_or(fl, "op", "n/a"), jsonutil_str_or(fl, "direction", "n/a"),
               peer && *peer ? ", " : "", peer && *peer ? peer : "");
     char brief[200];
     results_conditions_brief(cJSON_GetObjectItemCaseSensitive(fl, "conditions"), brief,
@@ -151,8 +153,8 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
 void run_text_summary(struct strbuf *sb, const cJSON *results)
 {
     const cJSON *mix = cJSON_GetObjectItem(results, "mix");
-    sb_printf(sb, "mix %s: %s\n", jsonutil_str(mix, "name"),
-              jsonutil_str(mix, "description") ? jsonutil_str(mix, "description") : "");
+    sb_printf(sb, "mix %s: %s\n", jsonutil_str_or(mix, "name", "n/a"),
+              jsonutil_str_or(mix, "description", ""));
     const char *started = jsonutil_str(results, "started_at");
     double dur = num(results, "duration_s");
     char took[32] = "n/a";
@@ -167,9 +169,9 @@ void run_text_summary(struct strbuf *sb, const cJSON *results)
     {
         double pd = num(ph, "duration_s");
         if (pd >= 0)
-            sb_printf(sb, "\nPhase %s (%.1f s)\n", jsonutil_str(ph, "name"), pd);
+            sb_printf(sb, "\nPhase %s (%.1f s)\n", jsonutil_str_or(ph, "name", "n/a"), pd);
         else
-            sb_printf(sb, "\nPhase %s\n", jsonutil_str(ph, "name"));
+            sb_printf(sb, "\nPhase %s\n", jsonutil_str_or(ph, "name", "n/a"));
         const cJSON *fl;
         cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows")) flow_table(sb, fl);
     }

@@ -226,11 +226,16 @@ static int jfail(struct jctx *c, const char *key, const char *msg)
     return c->rc;
 }
 
-/* Every key of o must be in the list (NULL-terminated); else the nearest known one is named. */
+/* o must be an object and every key of it in the list (NULL-terminated); else the nearest
+ * known one is named. */
 static void only_keys(struct jctx *c, const cJSON *o, const char *where, const char *const *keys)
 {
     if (c->rc)
         return;
+    if (!cJSON_IsObject(o)) { /* an array's items have no keys */
+        jfail(c, where, "must be an object {...}");
+        return;
+    }
     char at[256];
     snprintf(at, sizeof(at), "%s: fabric%s%s", c->what, *where ? "." : "", where);
     c->rc = jsonutil_check_keys(o, keys, at, c->err);
@@ -348,11 +353,13 @@ static void parse_ibcc(struct jctx *c, const cJSON *o, struct sim_ibcc *cc)
             } else {
                 for (int i = 0; i < 128; i++) {
                     const cJSON *v = cJSON_GetArrayItem(e, i < n ? i : n - 1);
-                    if (!cJSON_IsNumber(v) || v->valuedouble < 0) {
-                        jfail(c, "ibcc.CongestionControlTable.entries_ns", "must be numbers >= 0");
+                    /* Up to a second between packets: within uint32_t nanoseconds. */
+                    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1e9)) {
+                        jfail(c, "ibcc.CongestionControlTable.entries_ns",
+                              "must be numbers from 0 to 1e9 (ns)");
                         break;
                     }
-                    cc->cct[i] = (uint32_t)v->valuedouble;
+                    cc->cct[i] = (uint32_t)llround(v->valuedouble);
                 }
             }
         }

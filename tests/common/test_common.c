@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,37 @@ static void test_json_errors(void **state)
     assert_false(jsonutil_int(doc, "s", &n));
     assert_true(jsonutil_bool(doc, "t", &t) && t);
     cJSON_Delete(doc);
+}
+
+/* Numbers from files become integers only through these: whole numbers in range, nothing
+ * that converting would make undefined (beyond the type, NaN, infinities, fractions). */
+static void test_whole_numbers(void **state)
+{
+    (void)state;
+    int64_t i = 7;
+    assert_true(jsonutil_whole(255, 0, 255, &i) && i == 255);
+    assert_true(jsonutil_whole(-1, -1, 3, &i) && i == -1);
+    assert_false(jsonutil_whole(256, 0, 255, &i));
+    assert_false(jsonutil_whole(870, 0, 255, &i));
+    assert_false(jsonutil_whole(2.5, 0, 255, &i));
+    assert_false(jsonutil_whole(9223372036854775808.0, INT64_MIN, INT64_MAX, &i)); /* 2^63 */
+    assert_true(jsonutil_whole(-9223372036854775808.0, INT64_MIN, INT64_MAX, &i) && i == INT64_MIN);
+    assert_false(jsonutil_whole(1e300, INT64_MIN, INT64_MAX, &i));
+    assert_false(jsonutil_whole(-INFINITY, INT64_MIN, INT64_MAX, &i));
+    assert_false(jsonutil_whole(NAN, INT64_MIN, INT64_MAX, &i));
+    assert_true(i == INT64_MIN); /* untouched by a refusal */
+    uint64_t u = 0;
+    assert_true(jsonutil_whole_u64(18446744073709549568.0, &u) && u == 18446744073709549568ull);
+    assert_false(jsonutil_whole_u64(18446744073709551616.0, &u)); /* 2^64 */
+    assert_false(jsonutil_whole_u64(-1, &u));
+    assert_false(jsonutil_whole_u64(0.5, &u));
+    cJSON *o = cJSON_Parse("{\"port\": 1e300, \"mtu\": 4096, \"s\": \"x\"}");
+    assert_false(jsonutil_int_in(o, "port", 0, 255, &i));
+    assert_true(jsonutil_int_in(o, "mtu", 0, 65536, &i) && i == 4096);
+    assert_false(jsonutil_int_in(o, "s", 0, 1, &i));
+    assert_string_equal(jsonutil_str_or(o, "s", "n/a"), "x");
+    assert_string_equal(jsonutil_str_or(o, "mtu", "n/a"), "n/a");
+    cJSON_Delete(o);
 }
 
 static void test_atomic_write(void **state)
@@ -361,10 +393,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_numbers),   cmocka_unit_test(test_natural_order),
-        cmocka_unit_test(test_json_errors),    cmocka_unit_test(test_atomic_write),
-        cmocka_unit_test(test_atomic_refuses), cmocka_unit_test(test_atomic_symlink),
-        cmocka_unit_test(test_atomic_modes),   cmocka_unit_test(test_atomic_check),
-        cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_json_errors),    cmocka_unit_test(test_whole_numbers),
+        cmocka_unit_test(test_atomic_write),   cmocka_unit_test(test_atomic_refuses),
+        cmocka_unit_test(test_atomic_symlink), cmocka_unit_test(test_atomic_modes),
+        cmocka_unit_test(test_atomic_check),   cmocka_unit_test(test_suggest),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

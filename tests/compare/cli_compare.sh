@@ -137,6 +137,33 @@ bad 65 "$tmp/garbage.json" -- compare "$tmp/garbage.json" "$tmp/base.json"
 bad 65 "topology snapshot" -- compare "$tmp/base.json" "$tmp/topo.json"
 bad 65 "not a fabtop results file" -- compare "$tmp/v99.json" "$tmp/base.json"
 bad 66 "$tmp/missing.json" -- report "$tmp/missing.json"
+# Sizes that are no number of bytes a mix can have: one line naming the field and its range
+# (compare printed "A -9223372036854775808B" for a size of 9.3e18).
+python3 - "$tmp/base.json" "$tmp/hugesize.json" "$tmp/negpoint.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["mix"]["flows"][0]["size"] = 9.3e18
+json.dump(d, open(sys.argv[2], "w"))
+d = json.load(open(sys.argv[1]))
+d["phases"][0]["flows"][0]["points"][0]["size_bytes"] = -1e300
+json.dump(d, open(sys.argv[3], "w"))
+EOF
+# A flow without name, role or operation: the report says n/a, never "(null)".
+python3 - "$tmp/base.json" "$tmp/noname.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("name", "role", "op"):
+    del d["phases"][0]["flows"][0][k]
+del d["phases"][0]["name"]
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+run 0 -- report "$tmp/noname.json"
+has "$tmp/out" "Phase n/a" "  n/a (n/a, verbs n/a tx"
+grep -q "(null)" "$tmp/out" && fail "report prints (null): $(grep "(null)" "$tmp/out")"
+bad 65 "hugesize.json: mix.flows[0].size = 9.3e+18 is out of range 1-17179869184 (bytes)" -- \
+    compare "$tmp/base.json" "$tmp/hugesize.json"
+bad 65 "negpoint.json: phases[0].flows[0].points[0].size_bytes = -1e+300 is out of range" -- \
+    report "$tmp/negpoint.json"
 bad 65 "topology snapshot" -- report "$tmp/topo.json"
 run 64 -- compare "$tmp/base.json"
 has "$tmp/err" "needs two results files"

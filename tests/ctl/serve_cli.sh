@@ -51,6 +51,12 @@ expect 64 "--listen: bad address '[::1': expected [IPv6]:PORT" -- --listen '[::1
 expect 64 "--listen: bad port 'x' in '127.0.0.1:x'" -- --listen 127.0.0.1:x
 expect 64 "allowlist entry '10.0.0.0/33': the prefix must be 0 to 32" -- \
     --key-file "$key" --listen 127.0.0.1:0 --allow 10.0.0.0/33
+expect 64 "--max-flows takes a whole number from 1 to 64, not '0'" -- --max-flows 0
+expect 64 "--allow-nccl=$tmp/other: not one of the --key-file's" -- \
+    --key-file "$key" --listen 127.0.0.1:0 --allow-nccl="$tmp/other"
+"$bin" serve --gen-key "$tmp/key2" >/dev/null
+expect 64 "agent: keys 1 and 2 are the same key" -- --key-file "$key" --key-file "$key" \
+    --listen 127.0.0.1:0
 
 # Key files: missing, readable by others, malformed; and no key at all.
 expect 66 "$tmp/nokey: no such key file; create one with 'fabtop serve --gen-key" -- \
@@ -78,7 +84,7 @@ if [ -z "$port" ]; then
     fail "serve did not say where it listens"
     cat "$tmp/serve.err" "$tmp/log" 2>/dev/null
 else
-    if grep -q "at most 3 sessions, 10 Gb/s per session, 60 s per test, 8 connections per flow; clients: any with the key; key fingerprint [0-9a-f]\{16\}" "$tmp/log" &&
+    if grep -q "at most 3 sessions, 10 Gb/s per client key, 60 s per test, 8 connections per flow, 4 flows per session; clients: any with the key; key fingerprint [0-9a-f]\{16\}; NCCL: off (--allow-nccl)" "$tmp/log" &&
         ! grep -q "$(cut -c1-16 "$key")" "$tmp/log"; then
         echo "PASS: listening on 127.0.0.1:$port with its caps, no key material in the log"
     else
@@ -99,6 +105,24 @@ else
         sed 's/^/    /' "$tmp/log"
     fi
 fi
+
+# Two keys, NCCL for the second only: both fingerprints and which one may use NCCL.
+"$bin" serve --listen 127.0.0.1:0 --key-file "$key" --key-file "$tmp/key2" \
+    --allow-nccl="$tmp/key2" --log "$tmp/log2" >"$tmp/serve.out" 2>"$tmp/serve.err" &
+pid=$!
+for _ in $(seq 1 100); do
+    grep -q "listening on" "$tmp/log2" 2>/dev/null && break
+    sleep 0.05
+done
+fp2=$(sed -n 's/.*key fingerprints [0-9a-f]\{16\}, \([0-9a-f]\{16\}\); NCCL: \([0-9a-f]*\)$/\1 \2/p' "$tmp/log2")
+if [ -n "$fp2" ] && [ "${fp2% *}" = "${fp2#* }" ]; then
+    echo "PASS: two keys, NCCL for the second ($fp2)"
+else
+    fail "two keys: $(cat "$tmp/log2")"
+fi
+kill -TERM "$pid"
+wait "$pid"
+pid=""
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all passed"

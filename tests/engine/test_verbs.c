@@ -98,6 +98,15 @@ static void validation(void **state)
     assert_non_null(strstr(err.msg, "timeout 0-31"));
     assert_true(check_flow("{\"retry_cnt\": 8}", &err) < 0);
     assert_true(check_flow("{\"dscp\": 64}", &err) < 0);
+    /* Numbers no int holds, or fractions: refused, never converted (undefined behaviour that
+     * the sanitizer build stops on). */
+    assert_true(check_flow("{\"timeout\": 4294967306}", &err) < 0);
+    assert_non_null(strstr(err.msg, "timeout 0-31"));
+    assert_true(check_flow("{\"sl\": -1e300}", &err) < 0);
+    assert_true(check_flow("{\"depth\": 2.5}", &err) < 0);
+    assert_true(check_flow("{\"gid_index\": 1e19}", &err) < 0);
+    assert_non_null(strstr(err.msg, "gid_index -1-65535"));
+    assert_int_equal(check_flow("{\"gid_index\": 3}", &err), 0);
 }
 
 static void no_device_reason(void **state)

@@ -37,6 +37,18 @@ expect 64 "--ca takes NAME or NAME:PORT, not 'mlx5_0:0'" -- topo --fabric --ca m
 expect 66 "$tmp/none.net" -- topo --cabling "$tmp/none.net"
 expect 65 "$tmp/noquote.net:1: a node line needs a quoted id" -- topo --cabling "$tmp/noquote.net"
 expect 65 "$tmp/plan.json: entry 0 needs" -- topo --cabling "$tmp/plan.json"
+# A fabric node with hops but no local they count from: the text view read locals[-1] (out
+# of bounds; the release build printed "1 hop from  port 0"). Refused when loaded.
+printf '%s\n' '{"format": "fabtop-topology", "version": 1, "fabric": {"ib": {"locals": [],' \
+    '"nodes": [{"type": "switch", "guid": "0x0002c90300001000", "sys_guid": "0x0002c90300001000",' \
+    '"desc": "leaf-1", "nports": 8, "hops": 1, "local": null}], "ports": []}}}' >"$tmp/hops.json"
+expect 65 "$tmp/hops.json: fabric nodes[0].local must name a locals entry when hops is given" -- \
+    topo --input "$tmp/hops.json" --fabric
+# A device id out of its 16 bits: named with its range (the conversion was undefined).
+sed 's/"nports": 8, "hops": 1, "local": null/"nports": 8, "vendor_id": 713, "device_id": 1e300/' \
+    "$tmp/hops.json" >"$tmp/devid.json"
+expect 65 "$tmp/devid.json: fabric nodes[0].device_id = 1e+300 is out of range 0-65535" -- \
+    topo --input "$tmp/devid.json" --fabric
 
 # A snapshot taken without --fabric has no fabric; --fabric on it says so, and saves none.
 "$bin" topo -o "$tmp/snap.json" >/dev/null 2>&1 || { echo "FAIL: fabtop topo -o"; exit 1; }

@@ -239,7 +239,7 @@ kill_demo() { # NAME PORT [env assignments...]
    "params": {"collective": "all_reduce", "dtype": "float", "gpus": [0], "peer_gpus": [1]}}]}
 EOF
     env "$@" "$BIN" serve --listen "127.0.0.1:$port" --key-file "$WORK/key.$name" \
-        --max-duration 120 --log "$WORK/serve.$name.log" >>"$LOG" 2>&1 &
+        --allow-nccl --max-duration 120 --log "$WORK/serve.$name.log" >>"$LOG" 2>&1 &
     spid=$!
     sleep 1
     local dest=$WORK/$name.json

@@ -5,7 +5,9 @@
  * clock; collectives of one process compute real results; ranks in two processes (the peer
  * agent) meet through a POSIX shared-memory counter per communicator (synchronisation only,
  * no data). Knobs: FAKE_CUDA_DEVICES (2), FAKE_OP_NS (3000), FAKE_NCCL_HANG_AFTER=N (the
- * collective after the N-th never completes), FAKE_CUDA_NO_DEVICE=1. Test code only. */
+ * collective after the N-th never completes), FAKE_CUDA_NO_DEVICE=1, FAKE_NCCL_ID_LOG=FILE
+ * (appends "made UID pid P" per ncclGetUniqueId and "init UID rank R pid P" per
+ * communicator, so a test can tell which process made the ids). Test code only. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -491,11 +493,26 @@ int ncclGetVersion(int *v)
     return 0;
 }
 
+static void id_log(const char *what, uint64_t uid, int rank)
+{
+    const char *path = getenv("FAKE_NCCL_ID_LOG");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    if (rank < 0)
+        fprintf(f, "%s %016llx pid %d\n", what, (unsigned long long)uid, (int)getpid());
+    else
+        fprintf(f, "%s %016llx rank %d pid %d\n", what, (unsigned long long)uid, rank,
+                (int)getpid());
+    fclose(f);
+}
+
 int ncclGetUniqueId(struct cudart_nccl_id *id)
 {
     memset(id, 0, sizeof(*id));
     uint64_t u = now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)random();
     memcpy(id->internal, &u, 8);
+    id_log("made", u, -1);
     return 0;
 }
 
@@ -544,6 +561,7 @@ int ncclCommInitRankConfig(struct ncclComm **comm, int nranks, struct cudart_ncc
         return 4;
     uint64_t uid;
     memcpy(&uid, id.internal, 8);
+    id_log("init", uid, rank);
     pthread_mutex_lock(&lock);
     struct fake_set *s = sets;
     while (s && s->uid != uid)

@@ -168,16 +168,47 @@ print("PASS: a hung all_reduce fails after %.2f s without progress: %s" % (f["de
     fail "hang results"
 
 # 5. Ranks in a second process: a peer agent holds GPU 1; then the same with the agent killed.
+#    An agent serves NCCL only with --allow-nccl, and makes the unique ids itself (the
+#    bootstrap root): every communicator, on both sides, uses an id the agent's process made.
 "$bin" serve --gen-key "$tmp/key" >/dev/null 2>&1
 port=$((20000 + $$ % 20000))
-"$bin" serve --listen "127.0.0.1:$port" --key-file "$tmp/key" --log "$tmp/serve.log" 2>>"$tmp/serve.log" &
-spid=$!
-sleep 0.5
 peer='"peer": "127.0.0.1:'$port'"'
 BOUND=5
 m=$(mixfile remote "$(coll ar '{"collective": "all_reduce", "gpus": [0], "peer_gpus": [1], "graph": true}' "$SWEEP" 0 ", $peer, \"iterations\": 300")")
-timeout 60 "$bin" run --mix "$m" --key-file "$tmp/key" -o "$tmp/remote.out.json" >"$tmp/log" 2>&1 ||
+serve_nccl() {
+    "$bin" serve --listen "127.0.0.1:$port" --key-file "$tmp/key" "$@" --log "$tmp/serve.log" \
+        2>>"$tmp/serve.log" &
+    spid=$!
+    for _ in $(seq 1 100); do
+        grep -q "listening on" "$tmp/serve.log" 2>/dev/null && break
+        sleep 0.05
+    done
+}
+serve_nccl
+timeout 60 "$bin" run --mix "$m" --key-file "$tmp/key" -o "$tmp/denied.out.json" >"$tmp/log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "nccl.open: this agent does not serve NCCL to this key: NCCL's ranks connect to addresses the client's ranks advertise, so it is allowed per key ('fabtop serve --allow-nccl')" "$tmp/log" &&
+    echo "PASS: without --allow-nccl the agent refuses NCCL, naming the flag" ||
+    fail "NCCL not allowed -> $rc: $(cat "$tmp/log")"
+kill "$spid"
+wait "$spid" 2>/dev/null
+rm -f "$tmp/serve.log"
+FAKE_NCCL_ID_LOG=$tmp/ids.log serve_nccl --allow-nccl
+FAKE_NCCL_ID_LOG=$tmp/ids.log timeout 60 "$bin" run --mix "$m" --key-file "$tmp/key" \
+    -o "$tmp/remote.out.json" >"$tmp/log" 2>&1 ||
     { fail "remote: $(cat "$tmp/log")"; cat "$tmp/serve.log"; }
+python3 - "$tmp/ids.log" "$spid" <<'EOF' && echo "PASS: the agent made every unique id" || fail "ids: $(cat "$tmp/ids.log")"
+import sys
+made, inits = {}, []
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == "made":
+        made[w[1]] = w[3]
+    else:
+        inits.append((w[1], w[5]))
+assert made and set(made.values()) == {sys.argv[2]}, made
+assert len({p for _, p in inits}) == 2 and all(made.get(u) == sys.argv[2] for u, _ in inits), inits
+EOF
 check "$tmp/remote.out.json" '
 c = f["conditions"]["nccl"]
 assert f["status"] == "ok", f["error"]

@@ -85,6 +85,33 @@ static void test_round_trip(void **state)
     mix_free_names(names);
 }
 
+/* A sweep whose factor does not divide its points into whole bytes: the saved mix (the
+ * explorer's last-setup, a results file's "mix") must sweep the same points. It used to write
+ * "to" as the last point and the factor as bytes[1] / bytes[0] (1.703125 for 1.7), and the
+ * mix read back swept 64..538 B instead of 64..909 B. */
+static void test_round_trip_sweep(void **state)
+{
+    (void)state;
+    static const char text[] = "{\"flows\": [{\"op\": \"pingpong\", \"role\": \"foreground\", "
+                               "\"size\": {\"sweep\": {\"from\": 64, \"to\": 1000, \"factor\": "
+                               "1.7}}}]}";
+    cJSON *doc = cJSON_Parse(text);
+    struct mix a, b;
+    struct ft_err err = {0};
+    assert_int_equal(mix_from_json(doc, "sweep.json", &a, &err), 0);
+    cJSON_Delete(doc);
+    assert_int_equal(a.flows[0].size.n, 6); /* 64 109 185 315 535 909 */
+    cJSON *ja = mix_to_json(&a);
+    if (mix_from_json(ja, "saved", &b, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(b.flows[0].size.n, a.flows[0].size.n);
+    for (int i = 0; i < a.flows[0].size.n; i++)
+        assert_int_equal(b.flows[0].size.bytes[i], a.flows[0].size.bytes[i]);
+    cJSON_Delete(ja);
+    mix_free(&a);
+    mix_free(&b);
+}
+
 static void refused(const char *text, const char *needle)
 {
     cJSON *doc = NULL;
@@ -276,9 +303,13 @@ static void test_expect(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_presets),   cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_malformed), cmocka_unit_test(test_bytes),
-        cmocka_unit_test(test_expect),    cmocka_unit_test(test_unknown_keys),
+        cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_round_trip_sweep),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_expect),
+        cmocka_unit_test(test_unknown_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -201,6 +201,22 @@ static void test_validation(void **state)
             "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
             "\"star8-100g\", \"fabric\": {\"pfc\": {\"xof\": 1}}}}",
             "xof");
+    /* A setting group that is an array, not an object: its items have no keys (the check
+     * of the keys passed strcmp a NULL name and crashed). */
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
+            "\"star8-100g\", \"fabric\": {\"pfc\": [{\"mode\": \"static\"}]}}}",
+            "flow x: fabric.pfc must be an object");
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
+            "\"star8-100g\", \"fabric\": {\"link_events\": [[1]]}}}",
+            "flow x: fabric.link_events[] must be an object");
+    /* A table entry beyond uint32_t nanoseconds (its conversion was undefined). */
+    refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
+            "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
+            "\"ib-star16-200g\", \"fabric\": {\"cc\": \"ibcc\", \"ibcc\": "
+            "{\"CongestionControlTable\": {\"entries_ns\": [0, 1e20]}}}}}",
+            "flow x: fabric.ibcc.CongestionControlTable.entries_ns must be numbers from 0 to 1e9");
     refused("{\"name\": \"x\", \"transport\": \"sim\", \"op\": \"pingpong\", \"size\": 64, "
             "\"iterations\": 1, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
             "\"ib-star16-200g\", \"fabric\": {\"cc\": \"dcqcn\"}}}",

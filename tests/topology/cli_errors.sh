@@ -36,6 +36,10 @@ printf '<?xml version="1.0"?>\n<topology version="2.0">\n  <object type="Machine
 printf '{"format": "fabtop-topology", "version": 1,\n "pci": [\n' >"$tmp/truncated.json"
 printf '{"hello": "world"}\n' >"$tmp/other.json"
 mkdir "$tmp/adir"
+# Numbers out of range: one line naming the field and its range (a bus range [870,-95] used
+# to load silently as [102,161]).
+printf '%s\n' '{"format": "fabtop-topology", "version": 1, "pci": [{"kind": "hostbridge",' \
+    '"bdf": "0000:00:00.0", "buses": [870, -95]}]}' >"$tmp/buses.json"
 
 expect 66 "$tmp/missing.xml" -- topo --input "$tmp/missing.xml"
 expect 65 "empty file" -- topo --input "$tmp/empty.xml"
@@ -45,6 +49,7 @@ expect 65 "hwloc 3.x XML" -- topo --input "$tmp/v3.xml"
 expect 65 "hwloc could not parse" -- topo --input "$tmp/truncated.xml"
 expect 65 "truncated.json:3:" -- topo --input "$tmp/truncated.json"
 expect 65 "not a fabtop topology snapshot" -- topo --input "$tmp/other.json"
+expect 65 "buses.json: pci[0].buses[0] = 870 is out of range 0-255" -- topo --input "$tmp/buses.json"
 expect 65 "is a directory" -- topo --input "$tmp/adir"
 expect 66 "no sys/ directory" -- topo --sysfs-root "$tmp/adir"
 expect 64 "unknown option or missing argument: '--bogus'" -- topo --bogus

@@ -231,12 +231,120 @@ static void test_bad_snapshots(void **state)
     expect_refused("{\"pci\": [1, 2,]}", "bad.json:1:");
 }
 
+#define HB      "{\"kind\":\"hostbridge\",\"bdf\":\"0000:00:00.0\""
+#define SNAP(x) "{\"format\":\"fabtop-topology\",\"version\":1," x "}"
+
+/* Numbers from the file that an integer field cannot hold: converting them was undefined
+ * behaviour (a bus range [870,-95] loaded as [102,161]); now one message names the field and
+ * the range it allows. */
+static void test_out_of_range(void **state)
+{
+    (void)state;
+    expect_refused(SNAP("\"pci\":[" HB ",\"buses\":[870,-95]}]"),
+                   "bad.json: pci[0].buses[0] = 870 is out of range 0-255");
+    expect_refused(SNAP("\"pci\":[" HB ",\"buses\":[0,-95]}]"),
+                   "bad.json: pci[0].buses[1] = -95 is out of range 0-255");
+    expect_refused(SNAP("\"pci\":[" HB ",\"cur_width\":1e10}]"),
+                   "pci[0].cur_width = 10000000000 is out of range 1-32");
+    expect_refused(SNAP("\"pci\":[" HB ",\"acs_ctrl\":65536}]"),
+                   "pci[0].acs_ctrl = 65536 is out of range 0-65535");
+    expect_refused(SNAP("\"numa\":[{\"mem_bytes\":1e30}]"),
+                   "numa[0].mem_bytes must be a whole number");
+    expect_refused(SNAP("\"host\":{\"memlock_soft_bytes\":-2,\"memlock_hard_bytes\":-1}"),
+                   "bad.json: host.memlock_soft_bytes must be a whole number");
+    expect_refused(SNAP("\"nics\":[{}],\"ports\":[{\"nic\":0,\"lid\":70000}]"),
+                   "ports[0].lid = 70000 is out of range 0-65535");
+    expect_refused(SNAP("\"netdevs\":[{\"name\":\"eth0\",\"mtu\":3e9}]"),
+                   "netdevs[0].mtu = 3000000000 is out of range 0-2147483647");
+    /* A GPU link belongs to a GPU: without one it was given GPU 0, which the reader then
+     * refused in the snapshot fabtop saved from it. */
+    expect_refused(SNAP("\"gpulinks\":[{\"peer_kind\":\"gpu\"}]"),
+                   "gpulinks[0].gpu must name a GPU entry");
+}
+
+/* A snapshot fabtop saved loads back to the same model. A PCI function with a vendor id but
+ * no device id is written with both unknown (null): the model read from the file must not
+ * keep the half it had, or the adapters derived from it differ after the round trip. */
+static void test_round_trip_partial_ids(void **state)
+{
+    (void)state;
+    char *path = write_tmp("ids.json", SNAP("\"pci\":[" HB "},{\"kind\":\"device\",\"parent\":0,"
+                                            "\"bdf\":\"0000:01:00.0\",\"vendor_id\":\"15b3\","
+                                            "\"class_id\":\"0207\"}],\"nics\":[{\"pci\":1,"
+                                            "\"rdma_dev\":\"mlx5_0\"}]"));
+    struct topo_model *m = load_path(path);
+    assert_false(m->pci[1].valid & TOPO_PCI_V_IDS);
+    round_trip(m, "ids");
+    topo_model_free(m);
+}
+
+/* hwloc XML with a package nested in another (malformed, but hwloc loads it): hwloc counts
+ * no packages at any one depth, and the NUMA node's package index named an entry the model
+ * does not have; the snapshot saved from it was refused ("numa[0].package = 0"). */
+static void test_round_trip_nested_package(void **state)
+{
+    (void)state;
+#define SETS(n)                                                                                    \
+    "cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" "             \
+    "gp_index=\"" #n "\""
+    static const char xml[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+        "<topology version=\"2.0\">\n"
+        "<object type=\"Machine\" os_index=\"0\" allowed_cpuset=\"0x1\" "
+        "allowed_nodeset=\"0x1\" " SETS(
+            1) ">\n"
+               "<object type=\"Package\" os_index=\"0\" " SETS(
+                   2) ">\n"
+                      "<object type=\"Package\" os_index=\"1\" " SETS(
+                          3) ">\n"
+                             "<object type=\"NUMANode\" os_index=\"0\" "
+                             "local_memory=\"1073741824\" " SETS(
+                                 4) "/>\n"
+                                    "<object type=\"PU\" os_index=\"0\" " SETS(
+                                        5) "/>\n"
+                                           "</object>\n</object>\n</object>\n</topology>\n";
+#undef SETS
+    struct topo_model *m = load_path(write_tmp("nested.xml", xml));
+    assert_int_equal(m->nnuma, 1);
+    assert_true(m->numa[0].package >= -1 && m->numa[0].package < m->npackages);
+    round_trip(m, "nested");
+    topo_model_free(m);
+}
+
+/* An hwloc XML whose PCI object has device 0x3f and function 9 (hwloc takes any byte): the
+ * model got an address the snapshot reader refuses, so the snapshot saved from it did not
+ * load. Refused when the XML is loaded, naming the object. */
+static void test_xml_bad_pci_address(void **state)
+{
+    (void)state;
+    static const char from[] = "pci_busid=\"0000:00:01.0\"";
+    const char *at = strstr(synth_v2_xml, from);
+    assert_non_null(at);
+    char xml[sizeof(synth_v2_xml) + 8];
+    snprintf(xml, sizeof(xml), "%.*spci_busid=\"0000:00:3f.9\"%s", (int)(at - synth_v2_xml),
+             synth_v2_xml, at + strlen(from));
+    char *path = write_tmp("baddev.xml", xml);
+    struct topo_load_opts o = {.input = path, .no_verbs = true, .no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    struct ft_err err = {0};
+    assert_true(topo_load(&o, &m, &err) < 0);
+    assert_null(m);
+    if (!strstr(err.msg, "baddev.xml: PCI object 0000:00:3f.9 is not a PCI address"))
+        fail_msg("message '%s'", err.msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_synth_v2),         cmocka_unit_test(test_synth_v1),
-        cmocka_unit_test(test_round_trip_synth), cmocka_unit_test(test_round_trip_fixtures),
+        cmocka_unit_test(test_synth_v2),
+        cmocka_unit_test(test_synth_v1),
+        cmocka_unit_test(test_round_trip_synth),
+        cmocka_unit_test(test_round_trip_fixtures),
         cmocka_unit_test(test_bad_snapshots),
+        cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_round_trip_partial_ids),
+        cmocka_unit_test(test_round_trip_nested_package),
+        cmocka_unit_test(test_xml_bad_pci_address),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -174,6 +174,40 @@ try:
 except Exception as e:
     check(False, "qp counters after the runs: %r" % e)
 
+# Return routability: every verbs run above passed the agent's check; the breaking clients
+# were refused, their QPs destroyed, and the agent sent nothing but the nonce.
+def text(name):
+    with open(os.path.join(out, name)) as f:
+        return f.read()
+
+try:
+    log = text("serve.log")
+    echoed = log.count("verbs: the client echoed the nonces of ")
+    ev = [e for e in res("write-lat-2")["events"] if "checked the return path" in e]
+    check(echoed >= 10 and ev, "accepted: %d verbs flows echoed the agent's nonces; %s" %
+          (echoed, ev[0] if ev else None))
+    noecho = text("rr-noecho.out")
+    check("rc=-71: peer 127.0.0.1:7470: verbs.echo: no echo of the nonces within 1000 ms; the "
+          "agent destroyed the flow's 1 queue pair" in noecho and
+          "no echo of the nonces within 1000 ms; the agent destroyed the flow's 1 queue pair" in log,
+          "no echo: QP destroyed after 1 s, the late echo refused: %s" % noecho.strip())
+    qps = dict(l.split() for l in text("rr-qps.out").splitlines())
+    check(qps.get("during") == "1" and qps.get("after") == "0" and qps.get("end") == "0",
+          "the agent's QPs (rdma res show qp): %s" % qps)
+    wrong = text("rr-wrongecho.out")
+    check("rc=-13: peer 127.0.0.1:7470: verbs.echo: the nonce of queue pair 0 differs from the "
+          "one the agent wrote over it; the agent destroyed the flow's 1 queue pair" in wrong,
+          "wrong echo: %s" % wrong.strip())
+    red = text("rr-redirect.out")
+    delta = int(red.split("sent_pkts delta")[1].split()[0])
+    check("rc=-113: peer 127.0.0.1:7470: verbs.nonce: rxe0: the nonce WRITE on queue pair 0 "
+          "failed: transport retry counter exceeded; the agent destroyed" in red and
+          0 < delta <= 8,
+          "pointed at a QP nobody owns: refused, %d packets sent in all: %s" %
+          (delta, red.strip().splitlines()[0]))
+except Exception as e:
+    check(False, "return routability: %r" % e)
+
 try:
     r = res("port-down")
     ev = [e for e in r["events"] if "port error" in e.lower()]

@@ -87,6 +87,21 @@ echo $? >"$OUT/qpc-nobody.rc"
 cp /tmp/qpc-nobody.json.out "$OUT/qpc-nobody.json" 2>/dev/null
 echo "--- qpc-nobody (exit $(cat "$OUT/qpc-nobody.rc"))"; tail -3 "$OUT/qpc-nobody.out"
 /usr/bin/rdma -j statistic qp show link "$RXE_DEV/1" >"$OUT/qp-counters-after.json" 2>&1
+# Return routability: a client that never echoes the agent's nonce, one that echoes it
+# wrong, and one that points the agent's QP at a QP number nobody owns. The agent's QPs
+# (`rdma res show qp` names the creating thread, so by command name: the only fabtop
+# process now is the agent) are counted while the first waits.
+agent_qps() { /usr/bin/rdma res show qp 2>/dev/null | grep -c ' type RC .* comm fabtop'; }
+vb_rr_client 127.0.0.1:7470 $key noecho >"$OUT/rr-noecho.out" 2>&1 &
+rr=$!
+sleep 0.7
+echo "during $(agent_qps)" >"$OUT/rr-qps.out"
+wait $rr
+echo "after $(agent_qps)" >>"$OUT/rr-qps.out"
+vb_rr_client 127.0.0.1:7470 $key wrongecho >"$OUT/rr-wrongecho.out" 2>&1
+vb_rr_client 127.0.0.1:7470 $key redirect >"$OUT/rr-redirect.out" 2>&1
+echo "end $(agent_qps)" >>"$OUT/rr-qps.out"
+echo "--- return routability"; cat "$OUT"/rr-*.out
 # Port down mid-run: the asynchronous event appears in the run's events.
 DUR=4 mix port-down pingpong write 2 '"timeout": 12, "retry_cnt": 6'
 fabtop run --mix /tmp/port-down.json --peer 127.0.0.1 --key-file $key --no-pin \

@@ -9,7 +9,9 @@ trap 'rm -rf "$tmp"' EXIT
 logdir=${FABTOP_BUILD:-$tmp}/vm-logs
 rm -rf "$logdir/vm_verbs.out"
 rc=0
+rrc=${1:?the vb_rr_client binary}
 sh "$here/rxe-vm.sh" --pkg python3 --bin /usr/bin/setpriv --timeout 420 --bin "$FABTOP_BIN" \
+    --bin "$rrc" \
     --guest-script "$here/verbs.guest.sh" --outdir "$logdir/vm_verbs.out" \
     --log "$logdir/vm_verbs.console.log" || rc=$?
 [ $rc != 77 ] || exit 77
