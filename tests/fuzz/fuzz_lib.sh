@@ -27,7 +27,8 @@ fuzz_group() {
 # crash report. The rule: walk the first stack from frame #0 and skip what is neither fabtop
 # nor hwloc: frames of the fuzz binary without a source line (the sanitizer runtime, its
 # interceptors of malloc, strlen, memcpy..., libFuzzer: fabtop's code is built with -g, so its
-# frames have one), libc, the C++ runtime, and source lines under /usr or in glibc's tree.
+# frames have one), libc, the C++ runtime, and source lines under /usr/lib, /usr/include or
+# in glibc's tree.
 # The first frame left decides: in libhwloc.so or libxml2.so it is hwloc's own crash; any
 # other (fabtop's code, another library fabtop calls, or no stack at all) is fabtop's. A
 # fabtop frame deeper in the stack (fabtop called hwloc) does not count: hwloc must not crash
@@ -44,7 +45,7 @@ fuzz_blame() {
                 if (mod ~ /libhwloc\.so|libxml2\.so/) who = "hwloc"
                 else if (mod !~ /\.so/ || mod ~ /libc\.so|ld-linux|libstdc\+\+|libgcc_s|libm\.so/) next
                 else who = "fabtop"
-            } else if (line ~ /[ (]\/usr\/|[ (](nptl|sysdeps|stdlib|csu|libio|string|signal|malloc|assert)\/[^ ]*:[0-9]/) {
+            } else if (line ~ /[ (]\/usr\/(lib|include)\/|[ (](nptl|sysdeps|stdlib|csu|libio|string|signal|malloc|assert)\/[^ ]*:[0-9]/) {
                 next
             } else who = "fabtop"
             print who, line
