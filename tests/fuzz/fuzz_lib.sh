@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # fuzz_lib.sh: shell functions shared by run_short.sh (ctest) and scripts/fuzz.sh (long
 # runs): the sanitizer environment, libFuzzer's final numbers, and who is to blame for a
 # crash: fabtop's own code, or libhwloc (which crashes on some malformed XML by itself).

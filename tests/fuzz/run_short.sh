@@ -9,7 +9,7 @@
 # WORK (in the build tree, emptied first), never into the committed corpus. SEED 0: random.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-FUZZ_LIB_DIR=$here
+export FUZZ_LIB_DIR="$here"
 . "$here/fuzz_lib.sh"
 fuzz_env
 what=$1 bin=$2 corpus=$3 work=$4 mode=$5

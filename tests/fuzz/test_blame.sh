@@ -5,7 +5,7 @@
 # a leak allocated through fabtop, a report without a stack).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-FUZZ_LIB_DIR=$here
+export FUZZ_LIB_DIR="$here"
 . "$here/fuzz_lib.sh"
 fails=0 n=0
 for f in "$here"/blame/*.txt; do
