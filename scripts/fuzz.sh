@@ -19,7 +19,7 @@
 # is fabtop's.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-FUZZ_LIB_DIR=$here/tests/fuzz
+export FUZZ_LIB_DIR="$here/tests/fuzz"
 . "$FUZZ_LIB_DIR/fuzz_lib.sh"
 secs=600 out=./fuzz-out build=$here/build-fuzz jobs=1 extra=""
 all="mix results expect topo_json hwloc_xml cabling theme sim_params sim_topo config \

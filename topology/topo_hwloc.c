@@ -147,6 +147,13 @@ static void list_cpuset(hwloc_const_bitmap_t set, char *buf, size_t len)
         hwloc_bitmap_list_snprintf(buf, len, set);
 }
 
+/* An object's OS number, -1 when hwloc does not know it (HWLOC_UNKNOWN_INDEX, an XML object
+ * without os_index) or it is beyond any machine. */
+static int os_index(hwloc_obj_t o)
+{
+    return o->os_index <= TOPO_MAX_INDEX ? (int)o->os_index : -1;
+}
+
 /* The model's index of a package: packages are taken at hwloc's one package depth; one
  * elsewhere (a malformed XML nests a package in another, and hwloc then counts none at any
  * one depth) has no index, rather than one that names no entry. */
@@ -165,7 +172,7 @@ static void add_packages_and_numa(struct hw_ctx *c)
         hwloc_obj_t o = hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, (unsigned)i);
         int k = topo_model_add_package(c->m);
         struct topo_package *p = &c->m->packages[k];
-        p->os_index = (int)o->os_index;
+        p->os_index = os_index(o);
         const char *model = hwloc_obj_get_info_by_name(o, "CPUModel");
         snprintf(p->cpu_model, sizeof(p->cpu_model), "%s", model ? model : "");
         for (size_t n = strlen(p->cpu_model); n > 0 && isspace((unsigned char)p->cpu_model[n - 1]);)
@@ -177,7 +184,7 @@ static void add_packages_and_numa(struct hw_ctx *c)
         hwloc_obj_t o = hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
         int k = topo_model_add_numa(c->m);
         struct topo_numa *n = &c->m->numa[k];
-        n->os_index = (int)o->os_index;
+        n->os_index = os_index(o);
         n->mem_bytes = o->attr->numanode.local_memory;
         snprintf(n->subtype, sizeof(n->subtype), "%s", o->subtype ? o->subtype : "");
         list_cpuset(o->cpuset, n->cpuset, sizeof(n->cpuset));
@@ -200,7 +207,8 @@ static int single_cpu_numa(struct hw_ctx *c, hwloc_obj_t anc)
         const struct topo_numa *n = &c->m->numa[i];
         if (n->kind != TOPO_NUMA_CPU)
             continue;
-        if (anc->nodeset && hwloc_bitmap_isset(anc->nodeset, (unsigned)n->os_index)) {
+        if (n->os_index >= 0 && anc->nodeset &&
+            hwloc_bitmap_isset(anc->nodeset, (unsigned)n->os_index)) {
             found = n->os_index;
             count++;
         }
@@ -325,7 +333,7 @@ static int gpu_memory_numa_for(struct hw_ctx *c, int pci)
         hwloc_obj_t o = hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
         const char *bus = hwloc_obj_get_info_by_name(o, "PCIBusID");
         if (o->subtype && !strcmp(o->subtype, "GPUMemory") && bus && !strcasecmp(bus, bdf))
-            return (int)o->os_index;
+            return os_index(o);
     }
     return -1;
 }
@@ -591,7 +599,7 @@ static void add_links_from(struct hw_ctx *c, struct hwloc_distances_s *d, const 
                     peer->type == HWLOC_OBJ_PACKAGE
                         ? peer
                         : hwloc_get_ancestor_obj_by_type(c->topo, HWLOC_OBJ_PACKAGE, peer);
-                l->peer = pk ? (int)pk->logical_index : -1;
+                l->peer = package_index(c, pk);
             }
             double per =
                 !strcmp(kind, "NVLink") ? nvlink_per_link_mbs(&c->m->pci[c->m->gpus[gi].pci]) : 0;

@@ -293,9 +293,6 @@ cJSON *topo_json_from_model(const struct topo_model *m)
 
 /* ---- JSON -> model ---- */
 
-/* Indexes and OS numbers: far beyond any machine, far inside an int. */
-#define MAX_INDEX (1 << 20)
-
 /* An integer member in [lo, hi]; dflt when absent, null or bad (a bad one is a problem). */
 static int req_int(struct topo_jrd *c, const cJSON *o, const char *arr, int i, const char *key,
                    int lo, int hi, int dflt)
@@ -403,8 +400,8 @@ static void load_pci(struct topo_jrd *c, const cJSON *o, int i, struct topo_pci 
         p->valid |= TOPO_PCI_V_IDS;
     else
         p->vendor_id = p->device_id = 0; /* written as null: unknown (TOPO_PCI_V_IDS) */
-    p->numa = req_int(c, o, "pci", i, "numa", -1, MAX_INDEX, -1);
-    p->package = req_int(c, o, "pci", i, "package", -1, MAX_INDEX, -1);
+    p->numa = req_int(c, o, "pci", i, "numa", -1, TOPO_MAX_INDEX, -1);
+    p->package = req_int(c, o, "pci", i, "package", -1, TOPO_MAX_INDEX, -1);
     topo_jrd_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
     double v;
     int64_t n;
@@ -449,21 +446,21 @@ static void load_gpu(struct topo_jrd *c, const cJSON *o, int i, struct topo_gpu 
     topo_jrd_str(o, "uuid", g->uuid, sizeof(g->uuid));
     topo_jrd_str(o, "found_by", g->found_by, sizeof(g->found_by));
     int64_t v;
-    if (topo_jrd_int(c, o, "gpus", i, "cuda_index", 0, MAX_INDEX, &v)) {
+    if (topo_jrd_int(c, o, "gpus", i, "cuda_index", 0, TOPO_MAX_INDEX, &v)) {
         g->cuda_index = (int)v;
         g->valid |= TOPO_GPU_V_CUDA;
     }
-    if (topo_jrd_int(c, o, "gpus", i, "nvml_index", 0, MAX_INDEX, &v)) {
+    if (topo_jrd_int(c, o, "gpus", i, "nvml_index", 0, TOPO_MAX_INDEX, &v)) {
         g->nvml_index = (int)v;
         g->valid |= TOPO_GPU_V_NVML;
     }
-    if (topo_jrd_int(c, o, "gpus", i, "rsmi_index", 0, MAX_INDEX, &v)) {
+    if (topo_jrd_int(c, o, "gpus", i, "rsmi_index", 0, TOPO_MAX_INDEX, &v)) {
         g->rsmi_index = (int)v;
         g->valid |= TOPO_GPU_V_RSMI;
     }
     if (topo_jrd_u64(c, o, "gpus", i, "mem_bytes", &g->mem_bytes))
         g->valid |= TOPO_GPU_V_MEM;
-    g->mem_numa = req_int(c, o, "gpus", i, "mem_numa", -1, MAX_INDEX, -1);
+    g->mem_numa = req_int(c, o, "gpus", i, "mem_numa", -1, TOPO_MAX_INDEX, -1);
 }
 
 static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_port *p, int nnics,
@@ -529,7 +526,7 @@ static void load_port(struct topo_jrd *c, const cJSON *o, int i, struct topo_por
         cJSON_ArrayForEach(go, ga)
         {
             struct topo_gid g = {0};
-            g.index = req_int(c, go, "ports.gids", i, "index", 0, MAX_INDEX, 0);
+            g.index = req_int(c, go, "ports.gids", i, "index", 0, TOPO_MAX_INDEX, 0);
             topo_jrd_str(go, "gid", g.gid, sizeof(g.gid));
             int t = topo_name_to_enum(jsonutil_str(go, "type"), TOPO_NAMES(gid_types));
             if (t >= 0) {
@@ -601,7 +598,8 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
         {
             int k_ = topo_model_add_package(m);
             struct topo_package *p = &m->packages[k_];
-            p->os_index = req_int(&c, o, "packages", i++, "os_index", 0, MAX_INDEX, 0);
+            /* -1: hwloc did not know it (HWLOC_UNKNOWN_INDEX) */
+            p->os_index = req_int(&c, o, "packages", i++, "os_index", -1, TOPO_MAX_INDEX, 0);
             topo_jrd_str(o, "cpu_model", p->cpu_model, sizeof(p->cpu_model));
             topo_jrd_str(o, "cpuset", p->cpuset, sizeof(p->cpuset));
         }
@@ -611,13 +609,13 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
         {
             int k_ = topo_model_add_numa(m);
             struct topo_numa *n = &m->numa[k_];
-            n->os_index = req_int(&c, o, "numa", i, "os_index", 0, MAX_INDEX, 0);
+            n->os_index = req_int(&c, o, "numa", i, "os_index", -1, TOPO_MAX_INDEX, 0);
             int k = topo_name_to_enum(jsonutil_str(o, "kind"), TOPO_NAMES(numa_kinds));
             n->kind = k < 0 ? TOPO_NUMA_CPU : (enum topo_numa_kind)k;
             n->package = req_int(&c, o, "numa", i, "package", -1, m->npackages - 1, -1);
             topo_jrd_u64(&c, o, "numa", i, "mem_bytes", &n->mem_bytes);
             topo_jrd_str(o, "cpuset", n->cpuset, sizeof(n->cpuset));
-            n->gpu = req_int(&c, o, "numa", i, "gpu", -1, MAX_INDEX, -1);
+            n->gpu = req_int(&c, o, "numa", i, "gpu", -1, TOPO_MAX_INDEX, -1);
             topo_jrd_str(o, "subtype", n->subtype, sizeof(n->subtype));
             i++;
         }

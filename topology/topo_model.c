@@ -196,6 +196,14 @@ void topo_bdf_str(const struct topo_bdf *a, char *buf, size_t len)
     snprintf(buf, len, "%04x:%02x:%02x.%x", a->domain, a->bus, a->dev, a->func);
 }
 
+const char *topo_os_index_str(int os_index, char *buf)
+{
+    if (os_index < 0)
+        return "n/a";
+    snprintf(buf, 16, "%d", os_index);
+    return buf;
+}
+
 int topo_bdf_parse(const char *s, struct topo_bdf *out)
 {
     unsigned dom = 0, bus, dev, fn;

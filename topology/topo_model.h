@@ -12,6 +12,9 @@
 #define TOPO_NAME   64
 #define TOPO_TEXT   128
 #define TOPO_CPUSET 256
+/* The largest index or OS number a model holds (packages, NUMA nodes, GPUs): far beyond any
+ * machine, far inside an int. */
+#define TOPO_MAX_INDEX (1 << 20)
 
 /* A PCI address: domain:bus:device.function. */
 struct topo_bdf {
@@ -477,7 +480,9 @@ int topo_model_nic_of_pci(const struct topo_model *m, int pci);
 
 /* Text helpers. */
 void topo_bdf_str(const struct topo_bdf *a, char *buf, size_t len); /* "0000:4d:00.0" */
-int topo_bdf_parse(const char *s, struct topo_bdf *out);            /* 0 or -EINVAL */
+/* An OS number for display: "3", or "n/a" when unknown (-1). buf holds 16 bytes. */
+const char *topo_os_index_str(int os_index, char *buf);
+int topo_bdf_parse(const char *s, struct topo_bdf *out); /* 0 or -EINVAL */
 const char *topo_port_state_str(enum topo_port_state s);
 const char *topo_phys_state_str(enum topo_phys_state s);
 const char *topo_link_layer_str(enum topo_link_layer l);

@@ -245,19 +245,20 @@ void topo_text_tree(struct strbuf *sb, const struct topo_model *m)
     bool *shown = calloc((size_t)(m->npci ? m->npci : 1), sizeof(bool));
     for (int pk = 0; pk < m->npackages; pk++) {
         const struct topo_package *P = &m->packages[pk];
-        sb_printf(sb, "Package %d%s%s, cpus %s\n", P->os_index, P->cpu_model[0] ? " " : "",
-                  P->cpu_model, P->cpuset[0] ? P->cpuset : "n/a");
+        char osn[16];
+        sb_printf(sb, "Package %s%s%s, cpus %s\n", topo_os_index_str(P->os_index, osn),
+                  P->cpu_model[0] ? " " : "", P->cpu_model, P->cpuset[0] ? P->cpuset : "n/a");
         for (int n = 0; n < m->nnuma; n++) {
             const struct topo_numa *N = &m->numa[n];
             if (N->package != pk || N->kind == TOPO_NUMA_GPU_MEMORY)
                 continue;
             char mem[32];
             topo_text_bytes(mem, sizeof(mem), N->mem_bytes);
-            sb_printf(sb, "  NUMA node %d, %s%s%s\n", N->os_index, mem,
+            sb_printf(sb, "  NUMA node %s, %s%s%s\n", topo_os_index_str(N->os_index, osn), mem,
                       N->cpuset[0] ? ", cpus " : " (no CPUs)", N->cpuset);
             for (int i = 0; i < m->npci; i++) {
                 const struct topo_pci *p = &m->pci[i];
-                if (p->parent < 0 && p->numa == N->os_index && keep[i]) {
+                if (p->parent < 0 && N->os_index >= 0 && p->numa == N->os_index && keep[i]) {
                     render_pci(sb, m, keep, i, 2);
                     shown[i] = true;
                 }

@@ -194,8 +194,9 @@ static void build_items(struct app *a)
     char *shown = xcalloc((size_t)(m->npci ? m->npci : 1), 1);
     for (int pk = 0; pk < m->npackages; pk++) {
         struct item *it = add(s, IT_PACKAGE, 0, pk, -1);
-        snprintf(it->text, sizeof(it->text), "Package %d %s", m->packages[pk].os_index,
-                 m->packages[pk].cpu_model);
+        char osn[16];
+        snprintf(it->text, sizeof(it->text), "Package %s %s",
+                 topo_os_index_str(m->packages[pk].os_index, osn), m->packages[pk].cpu_model);
         for (int n = 0; n < m->nnuma; n++) {
             const struct topo_numa *N = &m->numa[n];
             if (N->package != pk || N->kind == TOPO_NUMA_GPU_MEMORY)
@@ -203,10 +204,11 @@ static void build_items(struct app *a)
             char mem[32];
             topo_text_bytes(mem, sizeof(mem), N->mem_bytes);
             it = add(s, IT_NUMA, 1, n, -1);
-            snprintf(it->text, sizeof(it->text), "NUMA %d  %s  cpus %s", N->os_index, mem,
-                     N->cpuset[0] ? N->cpuset : "none");
+            snprintf(it->text, sizeof(it->text), "NUMA %s  %s  cpus %s",
+                     topo_os_index_str(N->os_index, osn), mem, N->cpuset[0] ? N->cpuset : "none");
             for (int i = 0; i < m->npci; i++)
-                if (m->pci[i].parent < 0 && m->pci[i].numa == N->os_index && keep[i]) {
+                if (m->pci[i].parent < 0 && N->os_index >= 0 && m->pci[i].numa == N->os_index &&
+                    keep[i]) {
                     add_pci(s, m, keep, i, 2);
                     shown[i] = 1;
                 }
@@ -330,17 +332,19 @@ static void detail_text(struct app *a, struct strbuf *sb)
     if (it->pci >= 0)
         topo_bdf_str(&m->pci[it->pci].addr, bdf, sizeof(bdf));
     const struct topo_pci *p = it->pci >= 0 ? &m->pci[it->pci] : NULL;
+    char osn[16];
     switch (it->kind) {
     case IT_PACKAGE:
-        sb_printf(sb, "Package %d\n%s\nCPUs %s\n", m->packages[it->ref].os_index,
+        sb_printf(sb, "Package %s\n%s\nCPUs %s\n",
+                  topo_os_index_str(m->packages[it->ref].os_index, osn),
                   m->packages[it->ref].cpu_model, m->packages[it->ref].cpuset);
         break;
     case IT_NUMA: {
         const struct topo_numa *n = &m->numa[it->ref];
         char mem[32];
         topo_text_bytes(mem, sizeof(mem), n->mem_bytes);
-        sb_printf(sb, "NUMA node %d\nmemory %s\nCPUs %s\n", n->os_index, mem,
-                  n->cpuset[0] ? n->cpuset : "none");
+        sb_printf(sb, "NUMA node %s\nmemory %s\nCPUs %s\n", topo_os_index_str(n->os_index, osn),
+                  mem, n->cpuset[0] ? n->cpuset : "none");
         break;
     }
     case IT_GPU: {

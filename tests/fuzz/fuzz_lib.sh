@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # fuzz_lib.sh: shell functions shared by run_short.sh (ctest) and scripts/fuzz.sh (long
 # runs): the sanitizer environment, libFuzzer's final numbers, and who is to blame for a
 # crash: fabtop's own code, or libhwloc (which crashes on some malformed XML by itself).
@@ -27,7 +28,8 @@ fuzz_group() {
 # crash report. The rule: walk the first stack from frame #0 and skip what is neither fabtop
 # nor hwloc: frames of the fuzz binary without a source line (the sanitizer runtime, its
 # interceptors of malloc, strlen, memcpy..., libFuzzer: fabtop's code is built with -g, so its
-# frames have one), libc, the C++ runtime, and source lines under /usr or in glibc's tree.
+# frames have one), libc, the C++ runtime, and source lines under /usr/lib, /usr/include or
+# in glibc's tree.
 # The first frame left decides: in libhwloc.so or libxml2.so it is hwloc's own crash; any
 # other (fabtop's code, another library fabtop calls, or no stack at all) is fabtop's. A
 # fabtop frame deeper in the stack (fabtop called hwloc) does not count: hwloc must not crash
@@ -44,7 +46,7 @@ fuzz_blame() {
                 if (mod ~ /libhwloc\.so|libxml2\.so/) who = "hwloc"
                 else if (mod !~ /\.so/ || mod ~ /libc\.so|ld-linux|libstdc\+\+|libgcc_s|libm\.so/) next
                 else who = "fabtop"
-            } else if (line ~ /[ (]\/usr\/|[ (](nptl|sysdeps|stdlib|csu|libio|string|signal|malloc|assert)\/[^ ]*:[0-9]/) {
+            } else if (line ~ /[ (]\/usr\/(lib|include)\/|[ (](nptl|sysdeps|stdlib|csu|libio|string|signal|malloc|assert)\/[^ ]*:[0-9]/) {
                 next
             } else who = "fabtop"
             print who, line
@@ -73,13 +75,17 @@ fuzz_stats() {
 }
 
 # fuzz_triage BIN DIR: replay every finding in DIR (crash-, leak-, timeout-, oom-) once,
-# save its report beside it (FILE.txt) and print "KIND WHO FILE FRAME" lines.
+# save its report beside it (FILE.txt) and print "KIND WHO FILE FRAME" lines; WHO is fabtop,
+# hwloc, or gone for a finding that no longer reproduces.
 fuzz_triage() {
     for a in "$2"/crash-* "$2"/leak-* "$2"/timeout-* "$2"/oom-*; do
         [ -f "$a" ] || continue
         case $a in *.txt) continue ;; esac
         kind=$(basename "$a" | sed 's/-.*//')
-        "$1" -timeout=30 -rss_limit_mb=2048 "$a" >"$a.txt" 2>&1
+        if "$1" -timeout=30 -rss_limit_mb=2048 "$a" >"$a.txt" 2>&1; then
+            echo "$kind gone $a no longer reproduces (fixed since it was found)"
+            continue
+        fi
         line=$(fuzz_blame "$a.txt")
         # A broken property of fabtop's (fuzz_require) is named by its message.
         msg=$(grep -m1 '^fuzz: ' "$a.txt" | cut -c1-110)
