@@ -9,6 +9,7 @@
 #include <math.h>
 #include <net/if.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 
 #include "common/dynlib.h"
 #include "common/fsutil.h"
+#include "common/jsonutil.h"
 #include "common/pagebuf.h"
 
 static double now_s(void)
@@ -609,24 +611,39 @@ int vb_peer_parse(const cJSON *j, struct vb_peer *p, struct ft_err *err)
         glen != 16)
         return ft_err_set(err, -EPROTO, "verbs: malformed queue pair information from the peer");
     p->nqp = n;
+    /* Every number comes from the peer: whole and in its field's range, or refused (a cast
+     * of an out-of-range double is undefined behaviour). QPNs and PSNs are 24 bits (IBTA
+     * 9.7.1), a LID 16 bits, an rkey 32 bits. */
+    int64_t x;
     for (int i = 0; i < n; i++) {
-        p->qpn[i] = (uint32_t)cJSON_GetArrayItem(qpn, i)->valuedouble & 0xffffff;
-        p->psn[i] = (uint32_t)cJSON_GetArrayItem(psn, i)->valuedouble & 0xffffff;
+        if (!jsonutil_whole(cJSON_GetArrayItem(qpn, i)->valuedouble, 0, 0xffffff, &x))
+            return ft_err_set(err, -EPROTO, "verbs: the peer sent a QP number out of range");
+        p->qpn[i] = (uint32_t)x;
+        if (!jsonutil_whole(cJSON_GetArrayItem(psn, i)->valuedouble, 0, 0xffffff, &x))
+            return ft_err_set(err, -EPROTO, "verbs: the peer sent a PSN out of range");
+        p->psn[i] = (uint32_t)x;
     }
     p->addr = strtoull(addr->valuestring, NULL, 16);
-    const cJSON *v;
-    if ((v = cJSON_GetObjectItemCaseSensitive(j, "lid")) && cJSON_IsNumber(v))
-        p->lid = (uint16_t)v->valuedouble;
-    if ((v = cJSON_GetObjectItemCaseSensitive(j, "mtu")) && cJSON_IsNumber(v))
-        p->mtu = (enum ibv_mtu)v->valuedouble;
-    if ((v = cJSON_GetObjectItemCaseSensitive(j, "rkey")) && cJSON_IsNumber(v))
-        p->rkey = (uint32_t)v->valuedouble;
-    if ((v = cJSON_GetObjectItemCaseSensitive(j, "slot")) && cJSON_IsNumber(v))
-        p->slot = (size_t)v->valuedouble;
-    if ((v = cJSON_GetObjectItemCaseSensitive(j, "link_layer")) && cJSON_IsNumber(v))
-        p->link_layer = (int)v->valuedouble;
-    if ((v = cJSON_GetObjectItemCaseSensitive(j, "nonce_rkey")) && cJSON_IsNumber(v))
-        p->nonce_rkey = (uint32_t)v->valuedouble;
+    static const struct {
+        const char *key;
+        int64_t lo, hi;
+    } nums[] = {{"lid", 0, 0xffff},      {"mtu", IBV_MTU_256, IBV_MTU_4096},
+                {"rkey", 0, 0xffffffff}, {"slot", 0, (int64_t)1 << 40},
+                {"link_layer", 0, 255},  {"nonce_rkey", 0, 0xffffffff}};
+    int64_t val[sizeof(nums) / sizeof(nums[0])] = {0};
+    for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, nums[k].key);
+        if (v && cJSON_IsNumber(v) &&
+            !jsonutil_whole(v->valuedouble, nums[k].lo, nums[k].hi, &val[k]))
+            return ft_err_set(err, -EPROTO, "verbs: the peer sent %s out of range %lld-%lld",
+                              nums[k].key, (long long)nums[k].lo, (long long)nums[k].hi);
+    }
+    p->lid = (uint16_t)val[0];
+    p->mtu = (enum ibv_mtu)val[1];
+    p->rkey = (uint32_t)val[2];
+    p->slot = (size_t)val[3];
+    p->link_layer = (int)val[4];
+    p->nonce_rkey = (uint32_t)val[5];
     const char *na = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "nonce_addr"));
     p->nonce_addr = na ? strtoull(na, NULL, 16) : 0;
     if (p->mtu < IBV_MTU_256 || p->mtu > IBV_MTU_4096 || !p->slot)

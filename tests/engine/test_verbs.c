@@ -177,14 +177,64 @@ static void conditions_brief(void **state)
     cJSON_Delete(c);
 }
 
+/* The peer's queue pair information is hostile input: every number whole and in range. */
+static int parse_with(const char *key, const char *value)
+{
+    char doc[512];
+    const char *fields[][2] = {{"gid", "\"fe800000000000000000000000000001\""},
+                               {"addr", "\"7f0000001000\""},
+                               {"qpn", "[17]"},
+                               {"psn", "[4660]"},
+                               {"lid", "0"},
+                               {"mtu", "3"},
+                               {"link_layer", "2"},
+                               {"rkey", "4096"},
+                               {"slot", "65536"},
+                               {"nonce_addr", "\"7f0000002000\""},
+                               {"nonce_rkey", "8192"}};
+    size_t n = 0;
+    n += (size_t)snprintf(doc + n, sizeof(doc) - n, "{");
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        n += (size_t)snprintf(doc + n, sizeof(doc) - n, "%s\"%s\": %s", i ? ", " : "", fields[i][0],
+                              key && !strcmp(key, fields[i][0]) ? value : fields[i][1]);
+    snprintf(doc + n, sizeof(doc) - n, "}");
+    cJSON *j = cJSON_Parse(doc);
+    assert_non_null(j);
+    struct vb_peer p;
+    struct ft_err err = {0};
+    int rc = vb_peer_parse(j, &p, &err);
+    if (rc == 0) {
+        assert_int_equal(p.qpn[0], 17);
+        assert_int_equal(p.psn[0], 4660);
+        assert_int_equal(p.rkey, 4096);
+    } else {
+        assert_int_equal(rc, -EPROTO);
+        assert_non_null(strstr(err.msg, "verbs: "));
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+static void peer_parse_ranges(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_with(NULL, NULL), 0);
+    const char *bad[][2] = {{"qpn", "[1e300]"}, {"qpn", "[16777216]"}, {"psn", "[-1]"},
+                            {"psn", "[0.5]"},   {"lid", "65536"},      {"mtu", "9"},
+                            {"mtu", "1e20"},    {"rkey", "-1"},        {"rkey", "4294967296"},
+                            {"slot", "-5"},     {"link_layer", "1e9"}, {"nonce_rkey", "1e19"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (parse_with(bad[i][0], bad[i][1]) != -EPROTO)
+            fail_msg("%s = %s was accepted", bad[i][0], bad[i][1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(timeout_bound),
-        cmocka_unit_test(validation),
-        cmocka_unit_test(no_device_reason),
-        cmocka_unit_test(gpu_dmabuf),
-        cmocka_unit_test(conditions_brief),
+        cmocka_unit_test(peer_parse_ranges), cmocka_unit_test(timeout_bound),
+        cmocka_unit_test(validation),        cmocka_unit_test(no_device_reason),
+        cmocka_unit_test(gpu_dmabuf),        cmocka_unit_test(conditions_brief),
         cmocka_unit_test(memlock_check), /* last: it leaves the process unprivileged */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
