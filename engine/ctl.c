@@ -22,6 +22,8 @@
 
 #include <sodium.h>
 
+#include "common/jsonutil.h"
+
 #define KEY_FILE_MAX   4096 /* bytes; a key file is 32+ random bytes, as hex or raw */
 #define SEND_TIMEOUT   10000
 #define BYE_TIMEOUT_MS 1000
@@ -1285,7 +1287,9 @@ int ctl_request(struct ctl_conn *c, cJSON *req, cJSON **resp, int timeout_ms, st
         }
         cJSON *j = type == CTL_T_RESPONSE ? cJSON_ParseWithLength(payload, plen) : NULL;
         const cJSON *jid = cJSON_GetObjectItemCaseSensitive(j, "id");
-        if (!cJSON_IsObject(j) || !cJSON_IsNumber(jid)) {
+        int64_t rid = -1; /* the agent's number: whole and non-negative, or malformed */
+        if (!cJSON_IsObject(j) || !cJSON_IsNumber(jid) ||
+            !jsonutil_whole(jid->valuedouble, 0, INT64_MAX, &rid)) {
             cJSON_Delete(j);
             c->broken = true;
             snprintf(c->broken_why, sizeof(c->broken_why), "malformed response");
@@ -1293,11 +1297,11 @@ int ctl_request(struct ctl_conn *c, cJSON *req, cJSON **resp, int timeout_ms, st
                             type);
             goto out;
         }
-        if ((int64_t)jid->valuedouble < id) {
+        if (rid < id) {
             cJSON_Delete(j); /* the late answer to a request that timed out */
             continue;
         }
-        if ((int64_t)jid->valuedouble != id) {
+        if (rid != id) {
             cJSON_Delete(j);
             c->broken = true;
             snprintf(c->broken_why, sizeof(c->broken_why), "response out of order");

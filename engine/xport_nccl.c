@@ -1618,8 +1618,13 @@ static int remote_open(struct nc_flow *x, struct ft_err *err)
               jsonutil_str(resp, "nccl") ? jsonutil_str(resp, "nccl") : "?");
     for (int i = 0; i < x->nremote; i++) {
         const cJSON *bi = cJSON_GetArrayItem(b, i);
-        sb_printf(&sb, " %d (%s)", (int)cJSON_GetArrayItem(g, i)->valuedouble,
-                  cJSON_IsString(bi) ? bi->valuestring : "?");
+        int64_t gpu = -1; /* the peer's number: shown only when it is a GPU index */
+        const cJSON *gi = cJSON_GetArrayItem(g, i);
+        if (cJSON_IsNumber(gi) && jsonutil_whole(gi->valuedouble, 0, 4095, &gpu))
+            sb_printf(&sb, " %d", (int)gpu);
+        else
+            sb_add(&sb, " ?");
+        sb_printf(&sb, " (%s)", cJSON_IsString(bi) ? bi->valuestring : "?");
     }
     snprintf(x->remote_desc, sizeof(x->remote_desc), "%s", sb.s);
     sb_free(&sb);
