@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/counters.h"
+#include "engine/counters/counters.h"
 #include "topology/topo_ibcounters.h"
 
 #define NDEV 8
@@ -63,7 +63,7 @@ static void build_tree(void)
         "tx_carrier_errors", "tx_compressed",       "tx_dropped",        "tx_errors",
         "tx_fifo_errors",    "tx_heartbeat_errors", "tx_packets",        "tx_window_errors"};
     int nctr;
-    const struct ctr_info *t = ctr_table(&nctr);
+    const struct counters_info *t = counters_table(&nctr);
     for (int d = 0; d < NDEV; d++) {
         char dir[512];
         snprintf(dir, sizeof(dir), "%s/sys/class/infiniband/mlx5_%d/ports/1/counters", root, d);
@@ -74,7 +74,7 @@ static void build_tree(void)
         snprintf(dir, sizeof(dir), "%s/sys/class/infiniband/mlx5_%d/ports/1/hw_counters", root, d);
         mkdirs(dir);
         for (int i = 0; i < nctr; i++)
-            if (t[i].source == CTR_SRC_HW && t[i].provider && !strcmp(t[i].provider, "mlx5"))
+            if (t[i].source == COUNTERS_SRC_HW && t[i].provider && !strcmp(t[i].provider, "mlx5"))
                 put(dir, t[i].name, 4242ull * (unsigned)(i + 1));
         snprintf(dir, sizeof(dir), "%s/sys/class/net/eth%d/statistics", root, d);
         mkdirs(dir);
@@ -131,15 +131,15 @@ static void naive_sample(void)
  * 1 fabtop reading everything every time, 2 naive. */
 static double run(int mode, double secs, int *ncounters, double *us_per_sample)
 {
-    struct ctr_set *s = NULL;
+    struct counters_set *s = NULL;
     if (mode < 2) {
-        struct ctr_opts o = {.sys_root = root, .slow_period_s = mode == 0 ? 1.0 : 1e-9};
+        struct counters_opts o = {.sys_root = root, .slow_period_s = mode == 0 ? 1.0 : 1e-9};
         struct ft_err err = {0};
-        if (ctr_set_open(&o, &s, &err) < 0) {
+        if (counters_set_open(&o, &s, &err) < 0) {
             fprintf(stderr, "bench_counters: %s\n", err.msg);
             exit(1);
         }
-        ctr_set_values(s, ncounters);
+        counters_set_values(s, ncounters);
     }
     int samples = (int)(secs * HZ);
     struct timespec next;
@@ -147,14 +147,14 @@ static double run(int mode, double secs, int *ncounters, double *us_per_sample)
     double c0 = cpu_s(), w0 = mono_s();
     for (int i = 0; i < samples; i++) {
         if (s)
-            ctr_set_sample(s);
+            counters_set_sample(s);
         else
             naive_sample();
         tick(&next);
     }
     double cpu = cpu_s() - c0, wall = mono_s() - w0;
     *us_per_sample = cpu / samples * 1e6;
-    ctr_set_close(s);
+    counters_set_close(s);
     return cpu / wall * 100;
 }
 

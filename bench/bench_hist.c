@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "engine/hist.h"
+#include "engine/flow/hist.h"
 
 #define NVALS 65536 /* table of sample values, cycled through (512 KiB, stays in L2) */
 

@@ -10,7 +10,7 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
-fabtop=$build/tui/fabtop
+fabtop=$build/bin/fabtop
 RUNS=${RUNS:-11}
 SECS=${SECS:-3}
 SIZE=${SIZE:-64}

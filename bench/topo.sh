@@ -7,7 +7,7 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
-fabtop=$build/tui/fabtop
+fabtop=$build/bin/fabtop
 bench=$build/bench/bench_topo
 runs=${RUNS:-15}
 data=${FABTOP_SHARED_DATA:-$here/../shared/data}

@@ -7,12 +7,12 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 ROUNDS=${ROUNDS:-11}
-[ -x "$build/tui/fabtop" ] || { echo "build first: cmake --build $build"; exit 1; }
+[ -x "$build/bin/fabtop" ] || { echo "build first: cmake --build $build"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The guest sees no host environment: the round count goes in front of the script.
 { echo "ROUNDS=$ROUNDS"; cat "$here/bench/verbs.guest.sh"; } >"$tmp/guest.sh"
 sh "$here/tests/vm/rxe-vm.sh" --timeout $((120 + ROUNDS * 60)) \
-    --bin "$build/tui/fabtop" --guest-script "$tmp/guest.sh" --outdir "$tmp/out" \
+    --bin "$build/bin/fabtop" --guest-script "$tmp/guest.sh" --outdir "$tmp/out" \
     --log "$tmp/console.log" || { tail -30 "$tmp/console.log"; exit 1; }
 python3 "$here/bench/verbs_report.py" "$tmp/out" "$ROUNDS"

@@ -39,5 +39,5 @@ if(FABTOP_FUZZ)
 endif()
 
 # Give every target's sources the repository root on the include path so that
-# headers are included as "topology/topo_model.h", "engine/hist.h", ...
+# headers are included as "topology/topo_model.h", "engine/flow/hist.h", ...
 include_directories(${PROJECT_SOURCE_DIR})

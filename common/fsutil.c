@@ -13,8 +13,9 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
-int fsu_path(char *out, size_t outlen, const char *root, const char *rel)
+int fsutil_path(char *out, size_t outlen, const char *root, const char *rel)
 {
     if (!root || !*root)
         root = "/";
@@ -31,10 +32,10 @@ int fsu_path(char *out, size_t outlen, const char *root, const char *rel)
     return (n < 0 || (size_t)n >= outlen) ? -ENAMETOOLONG : 0;
 }
 
-int fsu_read(const char *root, const char *rel, char *buf, size_t len)
+int fsutil_read(const char *root, const char *rel, char *buf, size_t len)
 {
     char path[4096];
-    int rc = fsu_path(path, sizeof(path), root, rel);
+    int rc = fsutil_path(path, sizeof(path), root, rel);
     if (rc < 0)
         return rc;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -61,7 +62,7 @@ int fsu_read(const char *root, const char *rel, char *buf, size_t len)
     return (int)got;
 }
 
-int fsu_parse_u64(const char *s, uint64_t *out)
+int fsutil_parse_u64(const char *s, uint64_t *out)
 {
     while (isspace((unsigned char)*s))
         s++;
@@ -80,19 +81,19 @@ int fsu_parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-int fsu_read_u64(const char *root, const char *rel, uint64_t *out)
+int fsutil_read_u64(const char *root, const char *rel, uint64_t *out)
 {
     char buf[128];
-    int rc = fsu_read(root, rel, buf, sizeof(buf));
+    int rc = fsutil_read(root, rel, buf, sizeof(buf));
     if (rc < 0)
         return rc;
-    return fsu_parse_u64(buf, out);
+    return fsutil_parse_u64(buf, out);
 }
 
-int fsu_link_base(const char *root, const char *rel, char *buf, size_t len)
+int fsutil_link_base(const char *root, const char *rel, char *buf, size_t len)
 {
     char path[4096], target[4096];
-    int rc = fsu_path(path, sizeof(path), root, rel);
+    int rc = fsutil_path(path, sizeof(path), root, rel);
     if (rc < 0)
         return rc;
     ssize_t n = readlink(path, target, sizeof(target) - 1);
@@ -107,11 +108,11 @@ int fsu_link_base(const char *root, const char *rel, char *buf, size_t len)
     return (int)strlen(buf);
 }
 
-int fsu_exists(const char *root, const char *rel)
+int fsutil_exists(const char *root, const char *rel)
 {
     char path[4096];
     struct stat st;
-    if (fsu_path(path, sizeof(path), root, rel) < 0)
+    if (fsutil_path(path, sizeof(path), root, rel) < 0)
         return 0;
     return stat(path, &st) == 0;
 }
@@ -136,26 +137,26 @@ static int natural_cmp(const void *a, const void *b)
     return (unsigned char)*x - (unsigned char)*y;
 }
 
-int fsu_list(const char *root, const char *rel, char ***names)
+int fsutil_list(const char *root, const char *rel, char ***names)
 {
     char path[4096];
-    int rc = fsu_path(path, sizeof(path), root, rel);
+    int rc = fsutil_path(path, sizeof(path), root, rel);
     if (rc < 0)
         return rc;
     DIR *d = opendir(path);
     if (!d)
         return -errno;
     size_t n = 0, cap = 16;
-    char **v = xmalloc(cap * sizeof(*v));
+    char **v = xalloc(cap * sizeof(*v));
     struct dirent *de;
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
         if (n + 2 > cap) {
             cap *= 2;
-            v = xrealloc(v, cap * sizeof(*v));
+            v = xalloc_resize(v, cap * sizeof(*v));
         }
-        v[n++] = xstrdup(de->d_name);
+        v[n++] = xalloc_strdup(de->d_name);
     }
     closedir(d);
     qsort(v, n, sizeof(*v), natural_cmp);
@@ -164,10 +165,10 @@ int fsu_list(const char *root, const char *rel, char ***names)
     return (int)n;
 }
 
-void fsu_add_json_names(const char *dir, const char *prefix, char ***names, int *count)
+void fsutil_add_json_names(const char *dir, const char *prefix, char ***names, int *count)
 {
     char **ls;
-    int k = fsu_list("/", dir, &ls);
+    int k = fsutil_list("/", dir, &ls);
     for (int j = 0; j < k; j++) {
         size_t len = strlen(ls[j]);
         if (len < 6 || strcmp(ls[j] + len - 5, ".json"))
@@ -179,15 +180,15 @@ void fsu_add_json_names(const char *dir, const char *prefix, char ***names, int 
             dup |= !strcmp((*names)[d], name);
         if (dup)
             continue;
-        *names = xrealloc(*names, (size_t)(*count + 2) * sizeof(char *));
-        (*names)[(*count)++] = xstrdup(name);
+        *names = xalloc_resize(*names, (size_t)(*count + 2) * sizeof(char *));
+        (*names)[(*count)++] = xalloc_strdup(name);
         (*names)[*count] = NULL;
     }
     if (k >= 0)
-        fsu_free_list(ls);
+        fsutil_free_list(ls);
 }
 
-void fsu_free_list(char **names)
+void fsutil_free_list(char **names)
 {
     if (!names)
         return;

@@ -12,6 +12,7 @@
 
 #include "common/atomicfile.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "common/suggest.h"
 
 int jsonutil_slurp(const char *path, char **out, size_t *len, size_t max, struct ft_err *err)
@@ -32,7 +33,7 @@ int jsonutil_slurp(const char *path, char **out, size_t *len, size_t max, struct
                           (long long)st.st_size, max);
     }
     size_t cap = (size_t)st.st_size + 1, got = 0;
-    char *buf = xmalloc(cap);
+    char *buf = xalloc(cap);
     for (;;) {
         if (got + 1 >= cap) {
             if (cap > max) {
@@ -41,7 +42,7 @@ int jsonutil_slurp(const char *path, char **out, size_t *len, size_t max, struct
                 return ft_err_set(err, -E2BIG, "%s: too large (limit %zu bytes)", path, max);
             }
             cap *= 2;
-            buf = xrealloc(buf, cap);
+            buf = xalloc_resize(buf, cap);
         }
         ssize_t n = read(fd, buf + got, cap - 1 - got);
         if (n < 0) {
@@ -112,7 +113,7 @@ int jsonutil_save(const char *path, const cJSON *doc, bool pretty, struct ft_err
     if (!text)
         return ft_err_set(err, -ENOMEM, "%s: out of memory while printing JSON", path);
     size_t n = strlen(text);
-    char *withnl = xmalloc(n + 2);
+    char *withnl = xalloc(n + 2);
     memcpy(withnl, text, n);
     withnl[n] = '\n';
     withnl[n + 1] = '\0';
@@ -140,12 +141,12 @@ int jsonutil_check_keys(const cJSON *obj, const char *const *known, const char *
             return ft_err_set(err, -EINVAL, "%s: unknown key '%s' (did you mean '%s'?)", where,
                               it->string, near);
         struct strbuf sb;
-        sb_init(&sb);
+        strbuf_init(&sb);
         for (const char *const *k = known; *k; k++)
-            sb_printf(&sb, "%s%s", k == known ? "" : ", ", *k);
+            strbuf_printf(&sb, "%s%s", k == known ? "" : ", ", *k);
         int rc =
             ft_err_set(err, -EINVAL, "%s: unknown key '%s' (known: %s)", where, it->string, sb.s);
-        sb_free(&sb);
+        strbuf_free(&sb);
         return rc;
     }
     return 0;

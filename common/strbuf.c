@@ -1,4 +1,4 @@
-/* strbuf: growable strings and checked allocation. */
+/* strbuf: growable strings. */
 #include "common/strbuf.h"
 
 #include <stdarg.h>
@@ -6,54 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
+#include "common/xalloc.h"
 
-void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        abort();
-    return q;
-}
-
-char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xmalloc(n);
-    memcpy(d, s, n);
-    return d;
-}
-
-void sb_init(struct strbuf *sb)
+void strbuf_init(struct strbuf *sb)
 {
     sb->cap = 64;
     sb->len = 0;
-    sb->s = xmalloc(sb->cap);
+    sb->s = xalloc(sb->cap);
     sb->s[0] = '\0';
 }
 
-void sb_free(struct strbuf *sb)
+void strbuf_free(struct strbuf *sb)
 {
     free(sb->s);
     sb->s = NULL;
     sb->len = sb->cap = 0;
 }
 
-void sb_reset(struct strbuf *sb)
+void strbuf_reset(struct strbuf *sb)
 {
     sb->len = 0;
     sb->s[0] = '\0';
@@ -65,10 +35,10 @@ static void sb_grow(struct strbuf *sb, size_t extra)
         return;
     while (sb->len + extra + 1 > sb->cap)
         sb->cap *= 2;
-    sb->s = xrealloc(sb->s, sb->cap);
+    sb->s = xalloc_resize(sb->s, sb->cap);
 }
 
-void sb_addn(struct strbuf *sb, const char *s, size_t n)
+void strbuf_addn(struct strbuf *sb, const char *s, size_t n)
 {
     sb_grow(sb, n);
     memcpy(sb->s + sb->len, s, n);
@@ -76,12 +46,12 @@ void sb_addn(struct strbuf *sb, const char *s, size_t n)
     sb->s[sb->len] = '\0';
 }
 
-void sb_add(struct strbuf *sb, const char *s)
+void strbuf_add(struct strbuf *sb, const char *s)
 {
-    sb_addn(sb, s, strlen(s));
+    strbuf_addn(sb, s, strlen(s));
 }
 
-void sb_printf(struct strbuf *sb, const char *fmt, ...)
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -96,19 +66,19 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...)
     sb->len += (size_t)n;
 }
 
-void sb_addpad(struct strbuf *sb, const char *s, int width)
+void strbuf_addpad(struct strbuf *sb, const char *s, int width)
 {
     int n = (int)strlen(s);
     if (n > width)
         n = width;
-    sb_addn(sb, s, (size_t)n);
+    strbuf_addn(sb, s, (size_t)n);
     for (; n < width; n++)
-        sb_addn(sb, " ", 1);
+        strbuf_addn(sb, " ", 1);
 }
 
-char *sb_steal(struct strbuf *sb)
+char *strbuf_steal(struct strbuf *sb)
 {
     char *s = sb->s;
-    sb_init(sb);
+    strbuf_init(sb);
     return s;
 }

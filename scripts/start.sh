@@ -13,14 +13,14 @@ build=${FABTOP_BUILD_DIR:-$here/build}
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 if [ $# -gt 0 ]; then
-    exec "$build/tui/fabtop" "$@"
+    exec "$build/bin/fabtop" "$@"
 fi
 if [ -t 0 ] && [ -t 1 ]; then
-    exec "$build/tui/fabtop"
+    exec "$build/bin/fabtop"
 fi
-"$build/tui/fabtop" topo
+"$build/bin/fabtop" topo
 echo
-"$build/tui/fabtop" topo --matrix --lint | sed -n '/^ *GPU0\|^        GPU\|^        NIC\|^Nearest\|^Lint/,$p' || true
+"$build/bin/fabtop" topo --matrix --lint | sed -n '/^ *GPU0\|^        GPU\|^        NIC\|^Nearest\|^Lint/,$p' || true
 echo
 # A loopback test needs no RDMA and no GPU: a ping-pong alone, then beside two streams.
-"$build/tui/fabtop" run --mix quiet-vs-loaded --duration 2
+"$build/bin/fabtop" run --mix quiet-vs-loaded --duration 2

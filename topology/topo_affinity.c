@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 const char *topo_rel_str(enum topo_rel r)
 {
@@ -150,7 +151,7 @@ int topo_affinity_compute(const struct topo_model *m, struct topo_affinity *a)
 {
     memset(a, 0, sizeof(*a));
     a->ngpus = m->ngpus;
-    a->cols = xcalloc((size_t)(m->nnics ? m->nnics : 1), sizeof(int));
+    a->cols = xalloc_zero((size_t)(m->nnics ? m->nnics : 1), sizeof(int));
     for (int i = 0; i < m->nnics; i++)
         if (m->nics[i].rdma_dev[0] && m->nics[i].pci >= 0)
             a->cols[a->ncols++] = i;
@@ -161,10 +162,10 @@ int topo_affinity_compute(const struct topo_model *m, struct topo_affinity *a)
                 a->cols[a->ncols++] = i;
 
     int g = m->ngpus, n = a->ncols;
-    a->gg = xcalloc((size_t)g * (size_t)g, sizeof(*a->gg));
-    a->gn = xcalloc((size_t)g * (size_t)n, sizeof(*a->gn));
-    a->nn = xcalloc((size_t)n * (size_t)n, sizeof(*a->nn));
-    a->nearest = xcalloc((size_t)(g ? g : 1), sizeof(*a->nearest));
+    a->gg = xalloc_zero((size_t)g * (size_t)g, sizeof(*a->gg));
+    a->gn = xalloc_zero((size_t)g * (size_t)n, sizeof(*a->gn));
+    a->nn = xalloc_zero((size_t)n * (size_t)n, sizeof(*a->nn));
+    a->nearest = xalloc_zero((size_t)(g ? g : 1), sizeof(*a->nearest));
     for (int i = 0; i < g; i++)
         for (int j = 0; j < g; j++)
             gpu_gpu_cell(m, i, j, &a->gg[i * g + j]);

@@ -12,11 +12,12 @@
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "topology/topo_fabric.h"
 
 static int add_node(struct topo_cabling *p)
 {
-    p->nodes = xrealloc(p->nodes, (size_t)(p->nnodes + 1) * sizeof(*p->nodes));
+    p->nodes = xalloc_resize(p->nodes, (size_t)(p->nnodes + 1) * sizeof(*p->nodes));
     memset(&p->nodes[p->nnodes], 0, sizeof(p->nodes[0]));
     return p->nnodes++;
 }
@@ -30,7 +31,7 @@ static void add_link(struct topo_cabling *p, int a, int pa, int b, int pb, int l
             (l->a == b && l->pa == pb && l->b == a && l->pb == pa))
             return;
     }
-    p->links = xrealloc(p->links, (size_t)(p->nlinks + 1) * sizeof(*p->links));
+    p->links = xalloc_resize(p->links, (size_t)(p->nlinks + 1) * sizeof(*p->links));
     p->links[p->nlinks++] = (struct topo_cabling_link){a, pa, b, pb, line};
 }
 
@@ -153,7 +154,7 @@ static int parse_ibnd(const char *text, const char *what, struct topo_cabling *p
             int rport = 1; /* ibsim's default when the remote port is left out */
             if (*rest == '[')
                 rport = atoi(rest + 1);
-            pend = xrealloc(pend, (size_t)(npend + 1) * sizeof(*pend));
+            pend = xalloc_resize(pend, (size_t)(npend + 1) * sizeof(*pend));
             struct pending *pp = &pend[npend++];
             snprintf(pp->remote, sizeof(pp->remote), "%s", remote);
             pp->from = cur;
@@ -251,7 +252,7 @@ int topo_cabling_parse(const char *text, const char *what, struct topo_cabling *
                        struct ft_err *err)
 {
     *out = NULL;
-    struct topo_cabling *p = xcalloc(1, sizeof(*p));
+    struct topo_cabling *p = xalloc_zero(1, sizeof(*p));
     snprintf(p->path, sizeof(p->path), "%s", what);
     const char *t = text;
     while (isspace((unsigned char)*t))
@@ -323,7 +324,7 @@ struct diffs {
 
 static struct topo_cabling_diff *push(struct diffs *d, enum topo_cabling_kind k, int fport)
 {
-    d->v = xrealloc(d->v, (size_t)(d->n + 1) * sizeof(*d->v));
+    d->v = xalloc_resize(d->v, (size_t)(d->n + 1) * sizeof(*d->v));
     struct topo_cabling_diff *x = &d->v[d->n++];
     memset(x, 0, sizeof(*x));
     x->kind = k;
@@ -355,8 +356,8 @@ int topo_cabling_compare(const struct topo_fabric *f, const struct topo_cabling 
                          struct topo_cabling_diff **out)
 {
     struct diffs d = {0};
-    int *match = xcalloc((size_t)(p->nnodes + 1), sizeof(int));
-    char *planned = xcalloc((size_t)(f->nports + 1), 1);
+    int *match = xalloc_zero((size_t)(p->nnodes + 1), sizeof(int));
+    char *planned = xalloc_zero((size_t)(f->nports + 1), 1);
     char a_name[TOPO_TEXT], b_name[TOPO_TEXT], fate[TOPO_TEXT * 2];
     for (int i = 0; i < p->nnodes; i++) {
         match[i] = match_node(f, &p->nodes[i]);
@@ -408,7 +409,7 @@ int topo_cabling_compare(const struct topo_fabric *f, const struct topo_cabling 
                  l->line, a_name, l->pa, b_name, l->pb, fate);
     }
     /* Cables between planned nodes on ports the plan does not mention. */
-    char *is_planned_node = xcalloc((size_t)(f->nnodes + 1), 1);
+    char *is_planned_node = xalloc_zero((size_t)(f->nnodes + 1), 1);
     for (int i = 0; i < p->nnodes; i++)
         if (match[i] >= 0)
             is_planned_node[match[i]] = 1;

@@ -13,12 +13,13 @@
 #include <strings.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 /* Grow an array by one zeroed element; capacity doubles at powers of two. */
 static void *grow(void *arr, int n, size_t size)
 {
     if (n == 0 || (n & (n - 1)) == 0)
-        arr = xrealloc(arr, (size_t)(n ? 2 * n : 4) * size);
+        arr = xalloc_resize(arr, (size_t)(n ? 2 * n : 4) * size);
     memset((char *)arr + (size_t)n * size, 0, size);
     return arr;
 }
@@ -91,7 +92,7 @@ void topo_fabric_note(struct topo_fabric *f, const char *fmt, ...)
         if (!strcmp(f->notes[i], buf))
             return;
     f->notes = grow(f->notes, f->nnotes, sizeof(*f->notes));
-    f->notes[f->nnotes++] = xstrdup(buf);
+    f->notes[f->nnotes++] = xalloc_strdup(buf);
 }
 
 void topo_fabric_free(struct topo_fabric *f)

@@ -60,9 +60,10 @@ static void enrich(struct topo_model *m, const struct topo_load_opts *o)
     }
     /* nvidia_peermem (and the older out-of-tree nv_peer_mem) let RDMA NICs register GPU
      * memory; only meaningful when the NVIDIA driver is loaded at all. */
-    if (fsu_exists("/", "sys/module/nvidia_peermem") || fsu_exists("/", "sys/module/nv_peer_mem"))
+    if (fsutil_exists("/", "sys/module/nvidia_peermem") ||
+        fsutil_exists("/", "sys/module/nv_peer_mem"))
         h->nvidia_peermem = TOPO_YES;
-    else if (fsu_exists("/", "sys/module/nvidia"))
+    else if (fsutil_exists("/", "sys/module/nvidia"))
         h->nvidia_peermem = TOPO_NO;
 }
 

@@ -16,6 +16,7 @@
 
 #include "common/fsutil.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 /* Per-load state: the hwloc handle and the object behind each model PCI index. */
 struct hw_ctx {
@@ -38,7 +39,7 @@ static void env_push(struct env_save *s, const char *name, const char *value)
 {
     const char *old = getenv(name);
     s->name = name;
-    s->old = old ? xstrdup(old) : NULL;
+    s->old = old ? xalloc_strdup(old) : NULL;
     if (value)
         setenv(name, value, 1);
     else
@@ -225,7 +226,7 @@ static int add_pci_obj(struct hw_ctx *c, hwloc_obj_t o, int parent)
     p->parent = parent;
     if (k >= c->nobjs) {
         c->nobjs = c->nobjs ? 2 * c->nobjs : 64;
-        c->objs = xrealloc(c->objs, (size_t)c->nobjs * sizeof(*c->objs));
+        c->objs = xalloc_resize(c->objs, (size_t)c->nobjs * sizeof(*c->objs));
     }
     c->objs[k] = o;
     o->userdata = (void *)(intptr_t)(k + 1);
@@ -347,7 +348,7 @@ static bool nvidia_proc_lists(struct hw_ctx *c, int pci)
     char bdf[32], rel[96];
     topo_bdf_str(&c->m->pci[pci].addr, bdf, sizeof(bdf));
     snprintf(rel, sizeof(rel), "proc/driver/nvidia/gpus/%s", bdf);
-    return fsu_exists(c->root, rel);
+    return fsutil_exists(c->root, rel);
 }
 
 static void append_word(char *buf, size_t len, const char *w)
@@ -614,7 +615,7 @@ static void add_gpu_links(struct hw_ctx *c)
     unsigned nr = 0;
     if (hwloc_distances_get(c->topo, &nr, NULL, 0, 0) < 0 || nr == 0)
         return;
-    struct hwloc_distances_s **ds = xcalloc(nr, sizeof(*ds));
+    struct hwloc_distances_s **ds = xalloc_zero(nr, sizeof(*ds));
     if (hwloc_distances_get(c->topo, &nr, ds, 0, 0) == 0) {
         for (unsigned i = 0; i < nr; i++) {
             const char *name = hwloc_distances_get_name(c->topo, ds[i]);
@@ -667,7 +668,7 @@ static int build_from_hwloc(struct hw_ctx *c, const char *what, struct ft_err *e
     }
 
     /* GPUs and NICs in PCI address order (nvidia-smi numbers GPUs that way). */
-    int *order = xmalloc((size_t)(c->m->npci ? c->m->npci : 1) * sizeof(int));
+    int *order = xalloc((size_t)(c->m->npci ? c->m->npci : 1) * sizeof(int));
     int nd = 0;
     for (int i = 0; i < c->m->npci; i++)
         if (c->m->pci[i].kind == TOPO_PCI_DEVICE)
@@ -799,7 +800,7 @@ static int load_sysfs(struct topo_model *m, const struct topo_load_opts *o, stru
 {
     m->source = TOPO_SRC_SYSFS;
     snprintf(m->source_path, sizeof(m->source_path), "%s", o->sysfs_root);
-    if (!fsu_exists(o->sysfs_root, "sys"))
+    if (!fsutil_exists(o->sysfs_root, "sys"))
         return ft_err_set(err, -ENOENT,
                           "%s: no sys/ directory here; pass the directory that holds the "
                           "captured sys/ and proc/ trees",

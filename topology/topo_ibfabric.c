@@ -20,6 +20,7 @@
 #include <infiniband/umad.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "topology/topo_fabric.h"
 
 #define DEF_TIMEOUT_MS 200
@@ -254,7 +255,7 @@ static enum topo_fnode_type node_type(int t)
 
 static void nref_grow(struct ctx *c)
 {
-    c->nref = xrealloc(c->nref, (size_t)(c->f->nnodes + 1) * sizeof(*c->nref));
+    c->nref = xalloc_resize(c->nref, (size_t)(c->f->nnodes + 1) * sizeof(*c->nref));
 }
 
 /* Switches first, then CAs and routers, each by description and GUID: a stable order
@@ -278,7 +279,7 @@ static void merge_fabric(struct ctx *c, int li, ibnd_fabric_t *fab)
     int count = 0;
     for (ibnd_node_t *n = fab->nodes; n; n = n->next)
         count++;
-    ibnd_node_t **order = xcalloc((size_t)count + 1, sizeof(*order));
+    ibnd_node_t **order = xalloc_zero((size_t)count + 1, sizeof(*order));
     count = 0;
     for (ibnd_node_t *n = fab->nodes; n; n = n->next)
         order[count++] = n;
@@ -341,8 +342,8 @@ static void merge_fabric(struct ctx *c, int li, ibnd_fabric_t *fab)
 /* Cables from each local port outwards (breadth first); the nearest local port wins. */
 static void count_hops(struct topo_fabric *f)
 {
-    int *queue = xcalloc((size_t)(f->nnodes + 1), sizeof(int));
-    int *dist = xcalloc((size_t)(f->nnodes + 1), sizeof(int));
+    int *queue = xalloc_zero((size_t)(f->nnodes + 1), sizeof(int));
+    int *dist = xalloc_zero((size_t)(f->nnodes + 1), sizeof(int));
     for (int li = 0; li < f->nlocals; li++) {
         int lp = f->locals[li].fport;
         if (lp < 0)
@@ -400,7 +401,7 @@ static int lft_entry(struct ctx *c, int node, uint32_t lid)
             return c->lft[i].ok ? c->lft[i].port[lid % LFT_BLOCK] : -1;
     if (c->nlft == c->caplft) {
         c->caplft = c->caplft ? 2 * c->caplft : 16;
-        c->lft = xrealloc(c->lft, (size_t)c->caplft * sizeof(*c->lft));
+        c->lft = xalloc_resize(c->lft, (size_t)c->caplft * sizeof(*c->lft));
     }
     struct lft_block *b = &c->lft[c->nlft++];
     memset(b, 0, sizeof(*b));
@@ -502,7 +503,7 @@ static void walk_route(struct ctx *c, int ri)
         cur = f->ports[s->remote].node;
         in_port = f->ports[s->remote].num;
     }
-    char *seen = xcalloc((size_t)f->nnodes, 1);
+    char *seen = xalloc_zero((size_t)f->nnodes, 1);
     for (int hop = 0;; hop++) {
         char node_lbl[TOPO_TEXT];
         topo_fnode_label(f, cur, node_lbl, sizeof(node_lbl));
@@ -820,7 +821,7 @@ static void add_unique(int **v, int *n, int x)
     for (int i = 0; i < *n; i++)
         if ((*v)[i] == x)
             return;
-    *v = xrealloc(*v, (size_t)(*n + 1) * sizeof(int));
+    *v = xalloc_resize(*v, (size_t)(*n + 1) * sizeof(int));
     (*v)[(*n)++] = x;
 }
 
@@ -849,7 +850,7 @@ static void read_counters(struct ctx *c, double window_s)
         free(ports);
         return;
     }
-    c->pma = xcalloc((size_t)f->nnodes, sizeof(*c->pma));
+    c->pma = xalloc_zero((size_t)f->nnodes, sizeof(*c->pma));
     for (int i = 0; i < n; i++)
         sample_port(c, ports[i], false);
     if (window_s > 0) {

@@ -12,6 +12,7 @@
 
 #include "common/fsutil.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "topology/topo_affinity.h"
 #include "topology/topo_fablint.h"
 #include "topology/topo_ibcounters.h"
@@ -72,7 +73,7 @@ struct topo_finding *topo_findings_add(struct topo_findings *out, const char *ru
 {
     if (out->n == out->cap) {
         out->cap = out->cap ? 2 * out->cap : 16;
-        out->v = xrealloc(out->v, (size_t)out->cap * sizeof(*out->v));
+        out->v = xalloc_resize(out->v, (size_t)out->cap * sizeof(*out->v));
     }
     struct topo_finding *f = &out->v[out->n++];
     memset(f, 0, sizeof(*f));
@@ -439,7 +440,7 @@ static double mode_of(const double *v, int n)
 /* 6. port-rate-mismatch */
 static void rule_port_rate(const struct topo_model *m, struct topo_findings *out)
 {
-    double *rates = xcalloc((size_t)(m->nports ? m->nports : 1), sizeof(double));
+    double *rates = xalloc_zero((size_t)(m->nports ? m->nports : 1), sizeof(double));
     for (int ll = TOPO_LL_INFINIBAND; ll <= TOPO_LL_ETHERNET; ll++) {
         int n = 0;
         for (int i = 0; i < m->nports; i++) {
@@ -531,7 +532,7 @@ static int netdev_mtu(const struct topo_model *m, const struct topo_port *p)
 /* 8. roce-mtu and mtu-mismatch */
 static void rule_mtu(const struct topo_model *m, struct topo_findings *out)
 {
-    char *flagged = xcalloc((size_t)(m->nports ? m->nports : 1), 1);
+    char *flagged = xalloc_zero((size_t)(m->nports ? m->nports : 1), 1);
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
         unsigned need = TOPO_PORT_V_MTU | TOPO_PORT_V_MAXMTU;
@@ -659,7 +660,7 @@ static bool same_model(const struct topo_adapter *a, const struct topo_adapter *
 
 static void rule_fw(const struct topo_model *m, struct topo_findings *out)
 {
-    char *done = xcalloc((size_t)(m->nadapters ? m->nadapters : 1), 1);
+    char *done = xalloc_zero((size_t)(m->nadapters ? m->nadapters : 1), 1);
     for (int i = 0; i < m->nadapters; i++) {
         const struct topo_adapter *a = &m->adapters[i];
         if (done[i] || !a->fw_ver[0] || (!a->vendor_id && !a->device_id))
@@ -682,11 +683,11 @@ static void rule_fw(const struct topo_model *m, struct topo_findings *out)
             continue;
         /* List each version with its adapters; point at the rarest version's first one. */
         struct strbuf sb;
-        sb_init(&sb);
+        strbuf_init(&sb);
         int odd = -1, odd_count = 1 << 30;
         for (int k = 0; k < nver; k++) {
             const char *fw = m->adapters[ver[k]].fw_ver;
-            sb_printf(&sb, "%s%s (", k ? ", " : "", fw);
+            strbuf_printf(&sb, "%s%s (", k ? ", " : "", fw);
             int count = 0;
             for (int j = ver[k]; j < m->nadapters; j++) {
                 const struct topo_adapter *b = &m->adapters[j];
@@ -695,9 +696,9 @@ static void rule_fw(const struct topo_model *m, struct topo_findings *out)
                 char nn[TOPO_NAME] = "?";
                 if (b->nfuncs > 0)
                     topo_nic_name(m, b->funcs[0], nn, sizeof(nn));
-                sb_printf(&sb, "%s%s", count++ ? ", " : "", nn);
+                strbuf_printf(&sb, "%s%s", count++ ? ", " : "", nn);
             }
-            sb_add(&sb, ")");
+            strbuf_add(&sb, ")");
             if (count < odd_count) {
                 odd_count = count;
                 odd = ver[k];
@@ -711,7 +712,7 @@ static void rule_fw(const struct topo_model *m, struct topo_findings *out)
                 a->device_id, nver, sb.s);
         set_remedy(f, "flash every adapter of this model to one firmware version (mlxfwmanager "
                       "or the vendor's tool), then reset the adapters or reboot");
-        sb_free(&sb);
+        strbuf_free(&sb);
     }
     free(done);
 }
@@ -808,9 +809,9 @@ static void rule_gdr(const struct topo_model *m, struct topo_findings *out)
  * the root complex anyway, so redirect changes nothing there. */
 static void rule_acs(const struct topo_model *m, struct topo_findings *out)
 {
-    int *pairs = xcalloc((size_t)(m->npci ? m->npci : 1), sizeof(int));
-    int *example_gpu = xcalloc((size_t)(m->npci ? m->npci : 1), sizeof(int));
-    int *example_nic = xcalloc((size_t)(m->npci ? m->npci : 1), sizeof(int));
+    int *pairs = xalloc_zero((size_t)(m->npci ? m->npci : 1), sizeof(int));
+    int *example_gpu = xalloc_zero((size_t)(m->npci ? m->npci : 1), sizeof(int));
+    int *example_nic = xalloc_zero((size_t)(m->npci ? m->npci : 1), sizeof(int));
     for (int g = 0; g < m->ngpus; g++) {
         int gp = m->gpus[g].pci;
         if (gp < 0 || gp >= m->npci)
@@ -1025,7 +1026,7 @@ int topo_lint_sample(const struct topo_model *m, const char *root, bool second,
                 counter_path(m, e->port, c->dir, c->name, rel, sizeof(rel)) < 0)
                 continue;
             uint64_t v;
-            if (fsu_read_u64(root, rel, &v) == 0) {
+            if (fsutil_read_u64(root, rel, &v) == 0) {
                 e->v1 = v;
                 e->valid1 = true;
                 nread++;
@@ -1042,14 +1043,14 @@ int topo_lint_sample(const struct topo_model *m, const char *root, bool second,
             if (!c->is_error || counter_path(m, pi, c->dir, c->name, rel, sizeof(rel)) < 0)
                 continue;
             uint64_t v = 0;
-            int rc = fsu_read_u64(root, rel, &v);
+            int rc = fsutil_read_u64(root, rel, &v);
             /* A file that does not exist is not a counter of this port; one that exists
              * but says "N/A (no PMA)" or cannot be read is an invalid sample, never 0. */
             if (rc == -ENOENT || rc == -ENOTDIR)
                 continue;
             if (s->n == s->cap) {
                 s->cap = s->cap ? 2 * s->cap : 32;
-                s->v = xrealloc(s->v, (size_t)s->cap * sizeof(*s->v));
+                s->v = xalloc_resize(s->v, (size_t)s->cap * sizeof(*s->v));
             }
             struct topo_err_counter *e = &s->v[s->n++];
             memset(e, 0, sizeof(*e));

@@ -18,6 +18,7 @@
 
 #include "common/dynlib.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "topology/topo_fabric.h"
 
 #define DEF_TIMEOUT_MS 2000
@@ -263,8 +264,8 @@ static int read_interfaces(struct lldp_api *a, lldpctl_conn_t *conn, struct topo
             break;
         char name[32];
         copy_str(a, iface, lldpctl_k_interface_name, name, sizeof(name));
-        *watched = xrealloc(*watched, (size_t)(nif + 2) * sizeof(char *));
-        (*watched)[nif++] = xstrdup(name);
+        *watched = xalloc_resize(*watched, (size_t)(nif + 2) * sizeof(char *));
+        (*watched)[nif++] = xalloc_strdup(name);
         (*watched)[nif] = NULL;
         lldpctl_atom_t *port = a->get_port(iface);
         lldpctl_atom_t *nbs = port ? a->atom_get(port, lldpctl_k_port_neighbors) : NULL;

@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "topology/topo_fabric.h"
 
 struct topo_model *topo_model_new(void)
 {
-    struct topo_model *m = xcalloc(1, sizeof(*m));
+    struct topo_model *m = xalloc_zero(1, sizeof(*m));
     m->host.is_root = TOPO_UNKNOWN;
     m->host.cap_ipc_lock = TOPO_UNKNOWN;
     m->host.nvidia_peermem = TOPO_UNKNOWN;
@@ -46,7 +47,7 @@ void topo_model_free(struct topo_model *m)
 static void *grow(void *arr, int n, size_t size)
 {
     if (n == 0 || (n & (n - 1)) == 0)
-        arr = xrealloc(arr, (size_t)(n ? 2 * n : 4) * size);
+        arr = xalloc_resize(arr, (size_t)(n ? 2 * n : 4) * size);
     memset((char *)arr + (size_t)n * size, 0, size);
     return arr;
 }
@@ -143,7 +144,7 @@ void topo_model_note(struct topo_model *m, const char *fmt, ...)
         if (!strcmp(m->notes[i], buf))
             return;
     m->notes = grow(m->notes, m->nnotes, sizeof(*m->notes));
-    m->notes[m->nnotes++] = xstrdup(buf);
+    m->notes[m->nnotes++] = xalloc_strdup(buf);
 }
 
 int topo_model_find_pci(const struct topo_model *m, const struct topo_bdf *a)

@@ -21,6 +21,7 @@
 
 #include "common/fsutil.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 /* A software RDMA device (rxe) and the netdev it runs on, linked after the netdev pass. */
 struct soft_dev {
@@ -47,7 +48,7 @@ static bool applies(const struct topo_model *m, const struct topo_load_opts *o)
 /* Read root/rel into buf; true when it held some text. */
 static bool read_str(struct sys_ctx *c, const char *rel, char *buf, size_t len)
 {
-    int n = fsu_read(c->root, rel, buf, len);
+    int n = fsutil_read(c->root, rel, buf, len);
     if (n <= 0) {
         buf[0] = '\0';
         return false;
@@ -130,7 +131,7 @@ static enum dev_link class_device(struct sys_ctx *c, const char *cls, const char
     char rel[512], path[4096], real[PATH_MAX];
     struct stat st;
     snprintf(rel, sizeof(rel), "sys/class/%s/%s", cls, name);
-    if (fsu_path(path, sizeof(path), c->root, rel) < 0 || lstat(path, &st) < 0)
+    if (fsutil_path(path, sizeof(path), c->root, rel) < 0 || lstat(path, &st) < 0)
         return LINK_NONE;
     if (stat(path, &st) < 0) {
         /* a virtual device (bridge, VLAN) whose directory was not captured */
@@ -298,7 +299,7 @@ static void read_gids(struct sys_ctx *c, const char *portdir, struct topo_port *
     char rel[512];
     char **names = NULL;
     snprintf(rel, sizeof(rel), "%s/gids", portdir);
-    if (fsu_list(c->root, rel, &names) < 0)
+    if (fsutil_list(c->root, rel, &names) < 0)
         return; /* keep what hwloc gave, if anything */
     free(p->gids);
     p->gids = NULL;
@@ -335,7 +336,7 @@ static void read_gids(struct sys_ctx *c, const char *portdir, struct topo_port *
         gid_ip(&a, ll_ib, g.ip, sizeof(g.ip));
         topo_port_add_gid(p, &g);
     }
-    fsu_free_list(names);
+    fsutil_free_list(names);
     /* On an InfiniBand port every GID is an IB GID, with or without gid_attrs. */
     if (p->ngids > 0 && (typed || ll_ib))
         p->valid |= TOPO_PORT_V_GIDTYPES;
@@ -372,7 +373,7 @@ static int port_number(struct sys_ctx *c, const char *dev, int port, const char 
     snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/%d/%s", dev, port, file);
     if (!read_str(c, rel, buf, sizeof(buf)))
         return 0;
-    if (fsu_parse_u64(buf, v) == 0 && *v <= max)
+    if (fsutil_parse_u64(buf, v) == 0 && *v <= max)
         return 1;
     garbage(c, dev, port, file, buf);
     return -1;
@@ -454,22 +455,22 @@ static bool parent_netdev(struct sys_ctx *c, const char *dev, char *out, size_t 
         return true;
     char **ports = NULL;
     snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports", dev);
-    if (fsu_list(c->root, rel, &ports) < 0)
+    if (fsutil_list(c->root, rel, &ports) < 0)
         return false;
     bool found = false;
     for (char **p = ports; *p && !found; p++) {
         char **idx = NULL;
         snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/%s/gid_attrs/ndevs", dev, *p);
-        if (fsu_list(c->root, rel, &idx) < 0)
+        if (fsutil_list(c->root, rel, &idx) < 0)
             continue;
         for (char **i = idx; *i && !found; i++) {
             snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/%s/gid_attrs/ndevs/%s", dev,
                      *p, *i);
             found = read_str(c, rel, out, len);
         }
-        fsu_free_list(idx);
+        fsutil_free_list(idx);
     }
-    fsu_free_list(ports);
+    fsutil_free_list(ports);
     return found;
 }
 
@@ -504,7 +505,7 @@ static void add_rdma_device(struct sys_ctx *c, const char *dev)
     /* rxe has a `parent` file: a software device on a netdev, even where an older kernel
      * also links it to that netdev's PCI function. */
     snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/parent", dev);
-    bool soft = fsu_exists(c->root, rel);
+    bool soft = fsutil_exists(c->root, rel);
     bool has_parent = parent_netdev(c, dev, parent, sizeof(parent));
 
     int nic = -1;
@@ -527,7 +528,7 @@ static void add_rdma_device(struct sys_ctx *c, const char *dev)
             m->nics[nic].pci = pci;
         }
         snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/device/driver", dev);
-        fsu_link_base(c->root, rel, m->nics[nic].driver, sizeof(m->nics[nic].driver));
+        fsutil_link_base(c->root, rel, m->nics[nic].driver, sizeof(m->nics[nic].driver));
     } else {
         if (!has_parent) {
             topo_model_note(m,
@@ -539,10 +540,10 @@ static void add_rdma_device(struct sys_ctx *c, const char *dev)
         nic = topo_model_add_nic(m);
         struct topo_nic *n = &m->nics[nic];
         snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/device/driver", dev);
-        if (fsu_link_base(c->root, rel, n->driver, sizeof(n->driver)) <= 0)
+        if (fsutil_link_base(c->root, rel, n->driver, sizeof(n->driver)) <= 0)
             snprintf(n->driver, sizeof(n->driver), "%s",
                      soft || strncmp(dev, "siw", 3) ? "rxe" : "siw");
-        c->soft = xrealloc(c->soft, (size_t)(c->nsoft + 1) * sizeof(*c->soft));
+        c->soft = xalloc_resize(c->soft, (size_t)(c->nsoft + 1) * sizeof(*c->soft));
         c->soft[c->nsoft].nic = nic;
         snprintf(c->soft[c->nsoft].parent, sizeof(c->soft[c->nsoft].parent), "%s", parent);
         c->nsoft++;
@@ -551,7 +552,7 @@ static void add_rdma_device(struct sys_ctx *c, const char *dev)
 
     char **ports = NULL;
     snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports", dev);
-    if (fsu_list(c->root, rel, &ports) < 0) {
+    if (fsutil_list(c->root, rel, &ports) < 0) {
         topo_model_note(m, "%s: no ports directory; port facts unknown", dev);
         return;
     }
@@ -560,13 +561,13 @@ static void add_rdma_device(struct sys_ctx *c, const char *dev)
         if (parse_int(*p, &num) && num >= 1 && num <= 255)
             read_port(c, dev, nic, (int)num);
     }
-    fsu_free_list(ports);
+    fsutil_free_list(ports);
 }
 
 static void enrich_rdma(struct sys_ctx *c)
 {
     char **devs = NULL;
-    int n = fsu_list(c->root, "sys/class/infiniband", &devs);
+    int n = fsutil_list(c->root, "sys/class/infiniband", &devs);
     if (n < 0) {
         topo_model_note(c->m, "no /sys/class/infiniband: no RDMA driver loaded (modprobe "
                               "mlx5_ib, or rdma_rxe for Soft-RoCE)");
@@ -576,7 +577,7 @@ static void enrich_rdma(struct sys_ctx *c)
         topo_model_note(c->m, "/sys/class/infiniband is empty: no RDMA device registered");
     for (char **d = devs; *d; d++)
         add_rdma_device(c, *d);
-    fsu_free_list(devs);
+    fsutil_free_list(devs);
 }
 
 /* Group each NIC's ports together in port-number order (nics[].first_port/nports is a
@@ -585,8 +586,8 @@ static void order_ports(struct topo_model *m)
 {
     if (m->nports == 0)
         return;
-    struct topo_port *tmp = xmalloc((size_t)m->nports * sizeof(*tmp));
-    char *used = xcalloc((size_t)m->nports, 1);
+    struct topo_port *tmp = xalloc((size_t)m->nports * sizeof(*tmp));
+    char *used = xalloc_zero((size_t)m->nports, 1);
     int k = 0;
     for (int n = 0; n < m->nnics; n++) {
         m->nics[n].first_port = -1;
@@ -647,14 +648,14 @@ static void read_netdev(struct sys_ctx *c, const char *name)
     if (nd->nic >= 0 && !m->nics[nd->nic].driver[0] && m->nics[nd->nic].pci == nd->pci) {
         char rel[512];
         snprintf(rel, sizeof(rel), "sys/class/net/%s/device/driver", name);
-        fsu_link_base(c->root, rel, m->nics[nd->nic].driver, sizeof(m->nics[nd->nic].driver));
+        fsutil_link_base(c->root, rel, m->nics[nd->nic].driver, sizeof(m->nics[nd->nic].driver));
     }
 
     char rel[512], buf[128];
     uint64_t v;
     long s;
     snprintf(rel, sizeof(rel), "sys/class/net/%s/mtu", name);
-    if (fsu_read_u64(c->root, rel, &v) == 0 && v > 0 && v <= INT_MAX) {
+    if (fsutil_read_u64(c->root, rel, &v) == 0 && v > 0 && v <= INT_MAX) {
         nd->mtu = (int)v;
         nd->valid |= TOPO_NET_V_MTU;
     }
@@ -673,7 +674,7 @@ static void read_netdev(struct sys_ctx *c, const char *name)
     snprintf(rel, sizeof(rel), "sys/class/net/%s/address", name);
     copy_if_read(c, rel, nd->mac, sizeof(nd->mac));
     snprintf(rel, sizeof(rel), "sys/class/net/%s/dev_port", name);
-    if (fsu_read_u64(c->root, rel, &v) == 0 && v <= 255)
+    if (fsutil_read_u64(c->root, rel, &v) == 0 && v <= 255)
         nd->dev_port = (int)v;
 }
 
@@ -715,14 +716,14 @@ static void live_addrs(struct topo_model *m)
 static void enrich_netdevs(struct sys_ctx *c)
 {
     char **names = NULL;
-    if (fsu_list(c->root, "sys/class/net", &names) < 0) {
+    if (fsutil_list(c->root, "sys/class/net", &names) < 0) {
         topo_model_note(c->m, "no /sys/class/net: network devices unknown");
         return;
     }
     for (char **n = names; *n; n++)
         if (strcmp(*n, "lo"))
             read_netdev(c, *n);
-    fsu_free_list(names);
+    fsutil_free_list(names);
     /* A software RDMA device belongs to the netdev it runs on. */
     for (int i = 0; i < c->nsoft; i++) {
         int d = topo_model_find_netdev(c->m, c->soft[i].parent);
@@ -797,7 +798,7 @@ static void read_pci(struct sys_ctx *c, struct topo_pci *p)
     char a[32], rel[256], buf[64];
     topo_bdf_str(&p->addr, a, sizeof(a));
     snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s", a);
-    if (!fsu_exists(c->root, rel))
+    if (!fsutil_exists(c->root, rel))
         return;
 #define PCI_FILE(name)                                                                             \
     (snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/%s", a, name),                             \
@@ -815,12 +816,12 @@ static void read_pci(struct sys_ctx *c, struct topo_pci *p)
         return;
     char path[4096];
     snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/config", a);
-    if (fsu_path(path, sizeof(path), c->root, rel) < 0)
+    if (fsutil_path(path, sizeof(path), c->root, rel) < 0)
         return;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    uint8_t *cfg = xmalloc(4096);
+    uint8_t *cfg = xalloc(4096);
     size_t got = 0;
     while (got < 4096) {
         ssize_t n = pread(fd, cfg + got, 4096 - got, (off_t)got);

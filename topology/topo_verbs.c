@@ -16,6 +16,7 @@
 
 #include "common/fsutil.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "topology/topo_fabric.h"
 
 static bool applies(const struct topo_model *m, const struct topo_load_opts *o)
@@ -66,7 +67,7 @@ static int find_nic(struct topo_model *m, const char *name)
     char rel[256], base[64];
     struct topo_bdf bdf;
     snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/device", name);
-    if (fsu_link_base("/", rel, base, sizeof(base)) <= 0 || topo_bdf_parse(base, &bdf) < 0)
+    if (fsutil_link_base("/", rel, base, sizeof(base)) <= 0 || topo_bdf_parse(base, &bdf) < 0)
         return -1;
     int pci = topo_model_find_pci(m, &bdf);
     nic = pci >= 0 ? topo_model_nic_of_pci(m, pci) : -1;
@@ -118,7 +119,7 @@ static void query_gids(struct ibv_context *ctx, uint8_t portnum, int len, struct
             inet_ntop(AF_INET, r + 12, g.ip, sizeof(g.ip));
         else if (g.type != TOPO_GID_IB && !IN6_IS_ADDR_LINKLOCAL(&a))
             inet_ntop(AF_INET6, &a, g.ip, sizeof(g.ip));
-        gids = xrealloc(gids, (size_t)(n + 1) * sizeof(*gids));
+        gids = xalloc_resize(gids, (size_t)(n + 1) * sizeof(*gids));
         gids[n++] = g;
     }
     if (!ok) {

@@ -217,8 +217,15 @@ int topo_xmlchild_load(const char *helper, const char *path, struct topo_model *
                         " helper: the XML is malformed (one misspelled attribute is enough) or "
                         "exceeded %d MiB; re-export it with 'lstopo-no-graphics --of xml FILE'",
                         path, signal_name(WTERMSIG(st)), TOPO_XMLCHILD_AS_MIB);
-    else if (WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 1))
+    else if (WIFEXITED(st) && (WEXITSTATUS(st) == 0 || (WEXITSTATUS(st) == 1 && len > 0)))
         rc = take_output(path, out, len, m, err);
+    else if (WIFEXITED(st) && WEXITSTATUS(st) != 0 && len == 0)
+        /* A sanitizer build reports a crash and exits instead of dying by the signal. */
+        rc = ft_err_set(err, -EBADMSG,
+                        "%s: libhwloc crashed (exit status %d, no output) parsing it in the "
+                        "%s helper: the XML is malformed (one misspelled attribute is "
+                        "enough); re-export it with 'lstopo-no-graphics --of xml FILE'",
+                        path, WEXITSTATUS(st), helper);
     else
         rc = ft_err_set(err, -EIO, "%s: the XML helper %s exited with status %d", path, helper,
                         WIFEXITED(st) ? WEXITSTATUS(st) : -1);

@@ -15,9 +15,9 @@
 
 #include "common/atomicfile.h"
 #include "common/strbuf.h"
-#include "engine/results.h"
+#include "engine/results/results.h"
 #include "topology/topo_load.h"
-#include "tui/cli.h"
+#include "cli/cli.h"
 #include "tui/config.h"
 
 static uint64_t now_ns(void)
@@ -122,7 +122,7 @@ void app_fini(struct app *a)
         runner_wait(a->runner);
         runner_free(a->runner);
     }
-    eng_snapshot_release(a->snap);
+    runner_snapshot_release(a->snap);
     cJSON_Delete(a->results);
     if (a->have_run_mix)
         mix_free(&a->run_mix);
@@ -270,13 +270,13 @@ void app_poll(struct app *a)
     while (read(runner_wake_fd(a->runner), buf, sizeof(buf)) > 0)
         ;
     if (!a->display_paused) {
-        struct eng_snapshot *s = runner_snapshot(a->runner);
+        struct runner_snapshot *s = runner_snapshot(a->runner);
         if (!a->snap || s->gen != a->snap->gen) {
-            eng_snapshot_release(a->snap);
+            runner_snapshot_release(a->snap);
             a->snap = s;
             a->dirty = true;
         } else {
-            eng_snapshot_release(s);
+            runner_snapshot_release(s);
         }
     }
     if (runner_done(a->runner) && !a->results) {
@@ -288,7 +288,7 @@ void app_poll(struct app *a)
                         runner_status(a->runner) ? " with a failed flow" : "");
         }
         if (!a->display_paused) {
-            eng_snapshot_release(a->snap);
+            runner_snapshot_release(a->snap);
             a->snap = runner_snapshot(a->runner);
         }
         a->dirty = true;

@@ -10,8 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "engine/mix.h"
-#include "engine/runner.h"
+#include "engine/flow/mix.h"
+#include "engine/run/runner.h"
 #include "topology/topo_affinity.h"
 #include "topology/topo_lint.h"
 #include "topology/topo_model.h"
@@ -92,11 +92,11 @@ struct app {
     struct runner *runner;
     struct mix run_mix;
     bool have_run_mix;
-    struct eng_snapshot *snap; /* latest snapshot shown */
-    bool display_paused;       /* keep showing the snapshot we had */
-    cJSON *results;            /* the finished run's results (owned) */
-    char results_path[512];    /* where it was saved, "" if not yet */
-    char run_key_file[512];    /* key file for the next run's remote peers, "" = default */
+    struct runner_snapshot *snap; /* latest snapshot shown */
+    bool display_paused;          /* keep showing the snapshot we had */
+    cJSON *results;               /* the finished run's results (owned) */
+    char results_path[512];       /* where it was saved, "" if not yet */
+    char run_key_file[512];       /* key file for the next run's remote peers, "" = default */
     /* the status line */
     char msg[256];
     enum theme_role msg_role;
@@ -128,7 +128,7 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
 /* Stop the run in progress (results keep what was measured). */
 void app_stop_run(struct app *a);
 /* Save the current results atomically into the results directory (or path): 0. When that
- * fails they go to a fallback file (tui/cli.h: cli_save_fallback): 1, with err saying why and
+ * fails they go to a fallback file (cli/cli.h: cli_save_fallback): 1, with err saying why and
  * where, and results_path naming it. -errno when they could not be saved anywhere. */
 int app_save_results(struct app *a, const char *path, struct ft_err *err);
 /* Where saved results live: $XDG_DATA_HOME/fabtop/results (or ~/.local/share/...). */

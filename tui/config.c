@@ -27,7 +27,7 @@ void config_load(const char *dir, struct config *c)
     char d[512], path[600];
     config_dir(dir, d, sizeof(d));
     snprintf(path, sizeof(path), "%s/config.json", d);
-    if (!fsu_exists("/", path))
+    if (!fsutil_exists("/", path))
         return;
     cJSON *doc;
     struct ft_err err = {0};

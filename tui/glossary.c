@@ -8,7 +8,8 @@
 #include <strings.h>
 
 #include "common/strbuf.h"
-#include "engine/counters.h"
+#include "common/xalloc.h"
+#include "engine/counters/counters.h"
 #include "topology/topo_ibcounters.h"
 
 static const struct glossary_entry terms[] = {
@@ -73,8 +74,8 @@ static void build(void)
 {
     int nterms = (int)(sizeof(terms) / sizeof(terms[0]));
     int nctr;
-    const struct ctr_info *ctr = ctr_table(&nctr);
-    all = xcalloc((size_t)(nterms + topo_ibcounters_n + nctr), sizeof(*all));
+    const struct counters_info *ctr = counters_table(&nctr);
+    all = xalloc_zero((size_t)(nterms + topo_ibcounters_n + nctr), sizeof(*all));
     for (int i = 0; i < nterms; i++)
         all[nall++] = terms[i];
     for (int i = 0; i < topo_ibcounters_n; i++) {
@@ -86,27 +87,27 @@ static void build(void)
                  c->unit == TOPO_IBC_WORDS ? ", counts 4-byte words: fabtop shows bytes" : "", "",
                  c->action);
         all[nall].term = c->name;
-        all[nall].text = xstrdup(buf);
+        all[nall].text = xalloc_strdup(buf);
         nall++;
     }
-    /* The other counters (engine/counters.h): once per name, '#' standing for a number. */
+    /* The other counters (engine/counters/counters.h): once per name, '#' standing for a number. */
     for (int i = 0; i < nctr; i++) {
-        const struct ctr_info *c = &ctr[i];
+        const struct counters_info *c = &ctr[i];
         bool dup = false;
         for (int j = 0; j < nall && !dup; j++)
             dup = !strcmp(all[j].term, c->name);
         if (dup)
             continue;
         char buf[1024], width[48] = "";
-        if (c->kind == CTR_COUNTER)
+        if (c->kind == COUNTERS_COUNTER)
             snprintf(width, sizeof(width), ", %d-bit, %s", c->width,
-                     ctr_behaviour_str(c->behaviour));
+                     counters_behaviour_str(c->behaviour));
         snprintf(buf, sizeof(buf), "%s (%s%s%s, %s, %s%s%s)", c->meaning,
-                 c->provider ? c->provider : "", c->provider ? " " : "", ctr_source_str(c->source),
-                 ctr_group_str(c->group), c->kind == CTR_GAUGE ? "a level in " : "", c->unit,
-                 width);
+                 c->provider ? c->provider : "", c->provider ? " " : "",
+                 counters_source_str(c->source), counters_group_str(c->group),
+                 c->kind == COUNTERS_GAUGE ? "a level in " : "", c->unit, width);
         all[nall].term = c->name;
-        all[nall].text = xstrdup(buf);
+        all[nall].text = xalloc_strdup(buf);
         nall++;
     }
 }

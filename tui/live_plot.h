@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/hist.h"
+#include "engine/flow/hist.h"
 
 /* A latency axis: width columns covering [10^lo_exp, 10^(lo_exp+ndec)) ns, each column the
  * same ratio wide (10^(ndec/width)). */

@@ -11,6 +11,7 @@
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 static const char *const role_names[] = {
 #define THEME_NAME(name, key, what) key,
@@ -351,7 +352,7 @@ int theme_load(const char *name_or_path, struct theme *t, struct ft_err *err)
         for (int i = 0; i < n && !path[0]; i++) {
             char p[700];
             snprintf(p, sizeof(p), "%s/%s.json", dirs[i], name_or_path);
-            if (fsu_exists("/", p))
+            if (fsutil_exists("/", p))
                 snprintf(path, sizeof(path), "%s", p);
         }
         /* The compiled-in default needs no file. */
@@ -360,12 +361,12 @@ int theme_load(const char *name_or_path, struct theme *t, struct ft_err *err)
         if (!path[0]) {
             char **names = theme_list();
             struct strbuf sb;
-            sb_init(&sb);
+            strbuf_init(&sb);
             for (char **p = names; *p; p++)
-                sb_printf(&sb, "%s%s", p == names ? "" : ", ", *p);
+                strbuf_printf(&sb, "%s%s", p == names ? "" : ", ", *p);
             int rc =
                 ft_err_set(err, -ENOENT, "theme '%s' not found (themes: %s)", name_or_path, sb.s);
-            sb_free(&sb);
+            strbuf_free(&sb);
             theme_free_names(names);
             return rc;
         }
@@ -400,10 +401,10 @@ char **theme_list(void)
     char dirs[3][512];
     int n = theme_dirs(dirs), count = 1;
     /* The compiled-in default is always there, with or without a file. */
-    char **out = xcalloc(2, sizeof(char *));
-    out[0] = xstrdup("default");
+    char **out = xalloc_zero(2, sizeof(char *));
+    out[0] = xalloc_strdup("default");
     for (int i = 0; i < n; i++)
-        fsu_add_json_names(dirs[i], "", &out, &count);
+        fsutil_add_json_names(dirs[i], "", &out, &count);
     qsort(out, (size_t)count, sizeof(char *), name_cmp);
     return out;
 }

@@ -10,6 +10,7 @@
 #include <wchar.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 static attr_t to_curses(unsigned a)
 {
@@ -311,7 +312,7 @@ int ui_wrap_lines(const char *text, int width, char (*out)[512], int max)
 /* Paragraphs wrapped to the width from row *y on; "" leaves a blank row. */
 void ui_paragraph(struct ui *u, int *y, int ymax, int x, int w, enum theme_role r, const char *text)
 {
-    char(*lines)[512] = xcalloc(16, sizeof(*lines));
+    char(*lines)[512] = xalloc_zero(16, sizeof(*lines));
     int n = ui_wrap_lines(text, w, lines, 16);
     for (int i = 0; i < n && i < 16 && *y < ymax; i++)
         ui_text(u, (*y)++, x, w, r, lines[i]);

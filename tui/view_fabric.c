@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "engine/xport_sim.h"
+#include "common/xalloc.h"
+#include "engine/xport/sim/xport_sim.h"
 #include "tui/live_plot.h"
 
 /* Wall nanoseconds per simulated microsecond the +/- keys step through (1-2-5). */
@@ -97,7 +98,7 @@ static double port_drops(const struct xport_sim_view *v, const char *label)
 {
     double d = 0;
     for (int i = 0; i < v->ncounters; i++) {
-        const struct ctr_value *c = &v->counters[i];
+        const struct counters_value *c = &v->counters[i];
         if (strcmp(c->object, label))
             continue;
         size_t n = strlen(c->name);
@@ -163,10 +164,10 @@ static bool follow(struct app *a)
                 s->v.nports == nv.nports && s->v.nflows == nv.nflows;
     if (!same) {
         forget(s);
-        s->prev_xmit = xcalloc((size_t)nv.nports + 1, sizeof(*s->prev_xmit));
-        s->util = xcalloc((size_t)nv.nports + 1, sizeof(*s->util));
-        s->prev_bytes = xcalloc((size_t)nv.nflows + 1, sizeof(*s->prev_bytes));
-        s->flow_gbps = xcalloc((size_t)nv.nflows + 1, sizeof(*s->flow_gbps));
+        s->prev_xmit = xalloc_zero((size_t)nv.nports + 1, sizeof(*s->prev_xmit));
+        s->util = xalloc_zero((size_t)nv.nports + 1, sizeof(*s->util));
+        s->prev_bytes = xalloc_zero((size_t)nv.nflows + 1, sizeof(*s->prev_bytes));
+        s->flow_gbps = xalloc_zero((size_t)nv.nflows + 1, sizeof(*s->flow_gbps));
         s->prev_now = nv.sim_now_ps;
         for (int i = 0; i < nv.nports; i++)
             s->prev_xmit[i] = nv.ports[i].xmit_bytes;
@@ -413,7 +414,7 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
     struct cols c;
     table_cols(v, in.w, &c);
     draw_header_row(u, in.y + 1, in.x, in.w, &c, ib, v->finished);
-    int *idx = xcalloc((size_t)v->nports + 1, sizeof(int));
+    int *idx = xalloc_zero((size_t)v->nports + 1, sizeof(int));
     int n = list_ports(s, idx);
     uint64_t qmax = 0;
     for (int i = 0; i < v->nports; i++)
@@ -495,7 +496,7 @@ static void draw_lesson(struct app *a, struct ui *u, const struct rect *r)
 {
     struct fab_state *s = st(a);
     struct rect in = ui_inner(r);
-    char(*lines)[512] = xcalloc(64, sizeof(*lines));
+    char(*lines)[512] = xalloc_zero(64, sizeof(*lines));
     int n = ui_wrap_lines(a->run_mix.lesson, in.w > 0 ? in.w : 1, lines, 64);
     char t[160];
     if (s->lesson_full)
@@ -572,7 +573,7 @@ static void fabric_draw(struct app *a, struct ui *u, const struct layout *l)
     /* The lesson: all of it when it fits in a third of the body, else the start of it. */
     int lh = 0;
     if (lesson) {
-        char(*tmp)[512] = xcalloc(64, sizeof(*tmp));
+        char(*tmp)[512] = xalloc_zero(64, sizeof(*tmp));
         int need = ui_wrap_lines(a->run_mix.lesson, b->w - 2, tmp, 64) + 2;
         free(tmp);
         int cap = b->h / 3 > 5 ? b->h / 3 : 5;
@@ -744,7 +745,7 @@ static const char *fabric_keys(const struct app *a)
 
 static void fabric_init(struct app *a)
 {
-    struct fab_state *s = xcalloc(1, sizeof(*s));
+    struct fab_state *s = xalloc_zero(1, sizeof(*s));
     a->vstate[VIEW_FABRIC] = s;
     s->last_slow = DEFAULT_SCAL;
     /* Runs started in the explorer play in slow motion, skipping idle stretches, so they can

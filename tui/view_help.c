@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "tui/glossary.h"
 
 struct help_state {
@@ -53,36 +54,36 @@ static const char *const key_lines[] = {
 static void wrap(struct strbuf *sb, const char *lead, const char *text, int width)
 {
     int col = (int)strlen(lead);
-    sb_add(sb, lead);
+    strbuf_add(sb, lead);
     const char *s = text;
     while (*s) {
         size_t w = strcspn(s, " ");
         if (col + (int)w > width && col > 8) {
-            sb_add(sb, "\n        ");
+            strbuf_add(sb, "\n        ");
             col = 8;
         }
-        sb_addn(sb, s, w);
+        strbuf_addn(sb, s, w);
         col += (int)w;
         s += w;
         if (*s == ' ') {
-            sb_add(sb, " ");
+            strbuf_add(sb, " ");
             col++;
             s++;
         }
     }
-    sb_add(sb, "\n");
+    strbuf_add(sb, "\n");
 }
 
 static void render(struct app *a, int width)
 {
     struct help_state *h = st(a);
-    sb_reset(&h->text);
+    strbuf_reset(&h->text);
     /* Lines wider than the pane wrap (80x24 leaves 78 columns) instead of being cut. */
     for (size_t i = 0; i < sizeof(key_lines) / sizeof(key_lines[0]); i++)
         if ((int)strlen(key_lines[i]) > width)
             wrap(&h->text, "", key_lines[i], width);
         else
-            sb_printf(&h->text, "%s\n", key_lines[i]);
+            strbuf_printf(&h->text, "%s\n", key_lines[i]);
     int n;
     const struct glossary_entry *g = glossary_all(&n);
     for (int i = 0; i < n; i++) {
@@ -95,15 +96,15 @@ static void render(struct app *a, int width)
 
 static void help_init(struct app *a)
 {
-    struct help_state *h = xcalloc(1, sizeof(*h));
-    sb_init(&h->text);
+    struct help_state *h = xalloc_zero(1, sizeof(*h));
+    strbuf_init(&h->text);
     a->vstate[VIEW_HELP] = h;
 }
 
 static void help_fini(struct app *a)
 {
     struct help_state *h = st(a);
-    sb_free(&h->text);
+    strbuf_free(&h->text);
     free(h);
 }
 

@@ -13,7 +13,8 @@
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
-#include "engine/flow.h"
+#include "common/xalloc.h"
+#include "engine/flow/flow.h"
 #include "tui/live_plot.h"
 
 enum { P_HIST = 0, P_PCT, P_TL, P_CTR, P_EV, P_COUNT };
@@ -81,7 +82,7 @@ static struct live_state *st(struct app *a)
 
 static void live_init(struct app *a)
 {
-    struct live_state *s = xcalloc(1, sizeof(*s));
+    struct live_state *s = xalloc_zero(1, sizeof(*s));
     s->ylog = true;
     s->ev_follow = true;
     s->hist_want = -1;
@@ -196,7 +197,7 @@ static bool pcol_from_results(struct pcol *c, const cJSON *res, const char *phas
 static void observe(struct app *a)
 {
     struct live_state *s = st(a);
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     if (a->runner != s->runner || (snap && snap->gen < s->last_gen)) {
         s->runner = a->runner;
         s->quiet.valid = false;
@@ -320,7 +321,7 @@ static const struct hist *results_hist(struct app *a, struct live_state *s, int 
         }
     }
     if (!s->res_hist)
-        s->res_hist = xmalloc(sizeof(*s->res_hist));
+        s->res_hist = xalloc(sizeof(*s->res_hist));
     s->res_hist_ok = hj && hist_from_json(hj, s->res_hist) == 0;
     return s->res_hist_ok ? s->res_hist : NULL;
 }
@@ -328,7 +329,7 @@ static const struct hist *results_hist(struct app *a, struct live_state *s, int 
 static void draw_hist(struct app *a, struct ui *u, const struct rect *r, bool focus)
 {
     struct live_state *s = st(a);
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     /* The snapshot's histogram is hist_flow's; after the run a flow chosen since comes
      * from the results. */
     int fg = snap->hist_flow;
@@ -551,7 +552,7 @@ static void pcell(char *buf, size_t len, const struct pcol *c, enum pfield f, in
 static int build_cols(struct app *a, struct pcol *cols, int max)
 {
     struct live_state *s = st(a);
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     const cJSON *res = a->results;
     int n = 0, fg = snap->fg;
     bool two = snap->nphases == 2 && fg >= 0 && fg < snap->nflows;
@@ -609,7 +610,7 @@ static int build_cols(struct app *a, struct pcol *cols, int max)
 static void draw_pct(struct app *a, struct ui *u, const struct rect *r, bool focus)
 {
     struct live_state *s = st(a);
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     struct pcol cols[MIX_MAX_FLOWS + 3];
     int ncols = build_cols(a, cols, MIX_MAX_FLOWS + 3);
     bool two = snap->nphases == 2 && snap->fg >= 0;
@@ -705,7 +706,7 @@ static void draw_pct(struct app *a, struct ui *u, const struct rect *r, bool foc
 static void draw_timeline(struct app *a, struct ui *u, const struct rect *r, bool focus)
 {
     struct live_state *s = st(a);
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     double t0 = INFINITY, t1 = -INFINITY;
     for (int i = 0; i < snap->nflows; i++) {
         const struct snap_flow *f = &snap->flows[i];
@@ -803,14 +804,15 @@ static void draw_timeline(struct app *a, struct ui *u, const struct rect *r, boo
 /* ---- counters and TCP numbers ---- */
 
 /* Our own words for the sources (the counters module may not be linked in every build). */
-static const char *source_str(enum ctr_source src)
+static const char *source_str(enum counters_source src)
 {
     static const char *const names[] = {
-        [CTR_SRC_IB] = "IB port counters", [CTR_SRC_HW] = "RDMA hw counters",
-        [CTR_SRC_NETDEV] = "netdev",       [CTR_SRC_ETHTOOL] = "ethtool",
-        [CTR_SRC_QDISC] = "qdisc",         [CTR_SRC_SNMP] = "kernel TCP/IP",
+        [COUNTERS_SRC_IB] = "IB port counters", [COUNTERS_SRC_HW] = "RDMA hw counters",
+        [COUNTERS_SRC_NETDEV] = "netdev",       [COUNTERS_SRC_ETHTOOL] = "ethtool",
+        [COUNTERS_SRC_QDISC] = "qdisc",         [COUNTERS_SRC_SNMP] = "kernel TCP/IP",
     };
-    if (src == CTR_SRC_QP) /* an RDMA counter bound to the test's own QPs (engine/ctr_qpc.h) */
+    if (src == COUNTERS_SRC_QP) /* an RDMA counter bound to the test's own QPs
+                                   (engine/counters/counters_qp.h) */
         return "this test's queue pairs";
     return (unsigned)src < sizeof(names) / sizeof(names[0]) ? names[src] : "?";
 }
@@ -843,20 +845,21 @@ static void ctr_num(char *buf, size_t len, double v, const char *unit, bool vali
 
 /* By default only counters that moved during the test (or whose state is unknown or odd)
  * are listed: a node has hundreds, nearly all of them still. */
-static bool ctr_shown(const struct live_state *s, const struct ctr_value *c)
+static bool ctr_shown(const struct live_state *s, const struct counters_value *c)
 {
     if (c->setting) /* configuration (forwarding, TTL, RTO bounds): only with z */
         return s->all_counters;
     if (s->all_counters || c->saturated || c->reset || c->reset_since_mark ||
-        !(c->valid & CTR_V_VALUE))
+        !(c->valid & COUNTERS_V_VALUE))
         return true;
-    if (c->kind == CTR_GAUGE)
-        return c->value != 0 || ((c->valid & CTR_V_PEAK) && c->peak != 0);
-    return !(c->valid & CTR_V_DELTA) || c->delta != 0 || ((c->valid & CTR_V_RATE) && c->rate != 0);
+    if (c->kind == COUNTERS_GAUGE)
+        return c->value != 0 || ((c->valid & COUNTERS_V_PEAK) && c->peak != 0);
+    return !(c->valid & COUNTERS_V_DELTA) || c->delta != 0 ||
+           ((c->valid & COUNTERS_V_RATE) && c->rate != 0);
 }
 
 /* Flows with TCP_INFO to show (the other transports have none). */
-static int tcp_flows(const struct eng_snapshot *snap)
+static int tcp_flows(const struct runner_snapshot *snap)
 {
     int n = 0;
     for (int i = 0; i < snap->nflows; i++)
@@ -868,7 +871,7 @@ static int tcp_flows(const struct eng_snapshot *snap)
 static int build_clines(struct app *a, int h, struct cline *out, int max, bool *both)
 {
     struct live_state *s = st(a);
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     int nctr = 0;
     for (int i = 0; i < snap->ncounters; i++)
         nctr += ctr_shown(s, &snap->counters[i]);
@@ -898,7 +901,7 @@ static int build_clines(struct app *a, int h, struct cline *out, int max, bool *
             out[n++] = (struct cline){CL_NOTE, -1, "(none moved during the test; z: all)"};
         const char *obj = NULL;
         for (int i = 0; i < snap->ncounters && n < max; i++) {
-            const struct ctr_value *c = &snap->counters[i];
+            const struct counters_value *c = &snap->counters[i];
             if (!ctr_shown(s, c))
                 continue;
             if ((!obj || strcmp(obj, c->object)) && n < max) {
@@ -915,10 +918,10 @@ static int build_clines(struct app *a, int h, struct cline *out, int max, bool *
 static void draw_ctr(struct app *a, struct ui *u, const struct rect *r, bool focus)
 {
     struct live_state *s = st(a);
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     struct rect in = ui_inner(r);
     int maxl = snap->ncounters * 2 + snap->nflows + 8;
-    struct cline *lines = xcalloc((size_t)maxl, sizeof(*lines));
+    struct cline *lines = xalloc_zero((size_t)maxl, sizeof(*lines));
     bool both;
     int n = build_clines(a, in.h, lines, maxl, &both);
     char t[3][128];
@@ -1016,7 +1019,7 @@ static void draw_ctr(struct app *a, struct ui *u, const struct rect *r, bool foc
             ui_text(u, y, in.x, in.w, ROLE_DIM, l->text);
             break;
         case CL_OBJECT: {
-            const struct ctr_value *c = &snap->counters[l->ref];
+            const struct counters_value *c = &snap->counters[l->ref];
             snprintf(buf, sizeof(buf), "%s (%s)", c->object, source_str(c->source));
             ui_text(u, y, in.x, in.w, ROLE_INFO, buf);
             break;
@@ -1046,25 +1049,25 @@ static void draw_ctr(struct app *a, struct ui *u, const struct rect *r, bool foc
             break;
         }
         case CL_CTR: {
-            const struct ctr_value *c = &snap->counters[l->ref];
+            const struct counters_value *c = &snap->counters[l->ref];
             char val[32], rate[32], delta[32];
-            bool gauge = c->kind == CTR_GAUGE;
-            ctr_num(val, sizeof(val), c->value, c->unit, c->valid & CTR_V_VALUE);
+            bool gauge = c->kind == COUNTERS_GAUGE;
+            ctr_num(val, sizeof(val), c->value, c->unit, c->valid & COUNTERS_V_VALUE);
             /* A gauge is a level: its value where a rate would be, its peak in the test. */
             if (gauge)
                 snprintf(rate, sizeof(rate), "%s", val);
             else
-                ctr_num(rate, sizeof(rate), c->rate, c->unit, c->valid & CTR_V_RATE);
+                ctr_num(rate, sizeof(rate), c->rate, c->unit, c->valid & COUNTERS_V_RATE);
             if (c->saturated) {
                 snprintf(delta, sizeof(delta), "saturated");
             } else if (gauge) {
                 char pk[32];
-                ctr_num(pk, sizeof(pk), c->peak, c->unit, c->valid & CTR_V_PEAK);
+                ctr_num(pk, sizeof(pk), c->peak, c->unit, c->valid & COUNTERS_V_PEAK);
                 snprintf(delta, sizeof(delta), "max %s", pk);
                 if ((int)strlen(delta) > numw - 1)
                     snprintf(delta, sizeof(delta), "%s", pk);
             } else {
-                ctr_num(delta, sizeof(delta), c->delta, c->unit, c->valid & CTR_V_DELTA);
+                ctr_num(delta, sizeof(delta), c->delta, c->unit, c->valid & COUNTERS_V_DELTA);
             }
             int nw = in.w - (wide ? 3 : 2) * numw;
             char name[80];
@@ -1075,11 +1078,11 @@ static void draw_ctr(struct app *a, struct ui *u, const struct rect *r, bool foc
                          numw, delta);
             else
                 snprintf(buf, sizeof(buf), "%-*.*s%*s%*s", nw, nw, name, numw, rate, numw, delta);
-            bool bad = c->error_like && (c->valid & CTR_V_DELTA) && c->delta > 0;
+            bool bad = c->error_like && (c->valid & COUNTERS_V_DELTA) && c->delta > 0;
             enum theme_role role = sel                                               ? ROLE_SELECTED
                                    : bad                                             ? ROLE_ERROR
                                    : c->saturated || c->reset || c->reset_since_mark ? ROLE_WARN
-                                   : !(c->valid & CTR_V_VALUE)                       ? ROLE_DIM
+                                   : !(c->valid & COUNTERS_V_VALUE)                  ? ROLE_DIM
                                                                                      : ROLE_NORMAL;
             ui_text_pad(u, y, in.x, in.w, role, buf);
             break;
@@ -1108,7 +1111,7 @@ static enum theme_role event_role(const char *e)
 /* "quiet 1/2: measuring 2.1 of 4.5 s, 2.4 s left" and the fraction done. */
 static double progress_text(const struct app *a, char *buf, size_t len)
 {
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     char ph[48] = "";
     if (snap->nphases == 2)
         snprintf(ph, sizeof(ph), "%s %d/2: ", snap->phase_name, snap->phase_index + 1);
@@ -1142,7 +1145,7 @@ static double progress_text(const struct app *a, char *buf, size_t len)
 static void draw_events(struct app *a, struct ui *u, const struct rect *r, bool focus)
 {
     struct live_state *s = st(a);
-    const struct eng_snapshot *snap = a->snap;
+    const struct runner_snapshot *snap = a->snap;
     ui_box(u, r, "Events", focus);
     /* The progress sits on the box's top edge, on the right. */
     char prog[160];

@@ -16,9 +16,10 @@
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
-#include "engine/compare.h"
-#include "engine/results.h"
-#include "tui/run_text.h"
+#include "common/xalloc.h"
+#include "engine/results/compare.h"
+#include "engine/results/results.h"
+#include "text/run_text.h"
 
 #define MAX_ENTRIES 500
 
@@ -28,7 +29,7 @@ struct entry {
     bool bad;       /* could not be read: error says why */
     char error[200];
     time_t mtime;
-    struct cmp_brief brief;
+    struct compare_brief brief;
 };
 
 enum mode { M_NONE, M_OPEN, M_COMPARE };
@@ -56,11 +57,11 @@ struct res_state {
     char open_path[512];
     bool open_current;
     cJSON *doc;
-    struct cmp_result self; /* its conditions and outcome (the result against itself) */
+    struct compare_result self; /* its conditions and outcome (the result against itself) */
     struct strbuf report_text;
     char open_error[300];
     /* the comparison */
-    struct cmp_result cmp;
+    struct compare_result cmp;
     bool have_cmp;
     char cmp_name[2][128];
     int ltop, rtop, hscroll; /* scroll of the lower panes */
@@ -84,7 +85,7 @@ static void lines_add(struct lines *ls, enum theme_role r, const char *fmt, ...)
 {
     if (ls->n == ls->cap) {
         ls->cap = ls->cap ? 2 * ls->cap : 64;
-        ls->v = xrealloc(ls->v, (size_t)ls->cap * sizeof(*ls->v));
+        ls->v = xalloc_resize(ls->v, (size_t)ls->cap * sizeof(*ls->v));
     }
     struct line *l = &ls->v[ls->n++];
     l->role = r;
@@ -157,7 +158,7 @@ static struct entry *add_entry(struct res_state *s)
 {
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 32;
-        s->e = xrealloc(s->e, (size_t)s->cap * sizeof(*s->e));
+        s->e = xalloc_resize(s->e, (size_t)s->cap * sizeof(*s->e));
     }
     struct entry *e = &s->e[s->n++];
     memset(e, 0, sizeof(*e));
@@ -207,7 +208,7 @@ static void scan(struct app *a)
             snprintf(e->brief.mix, sizeof(e->brief.mix), "%s", de->d_name);
             snprintf(e->brief.status, sizeof(e->brief.status), "bad");
         } else {
-            cmp_brief(doc, &e->brief);
+            compare_brief(doc, &e->brief);
             cJSON_Delete(doc);
         }
     }
@@ -225,7 +226,7 @@ static void scan(struct app *a)
         }
         cur->current = true;
         cur->bad = false;
-        cmp_brief(a->results, &cur->brief);
+        compare_brief(a->results, &cur->brief);
     }
     if (s->n > 1) /* s->e is NULL while the list is empty */
         qsort(s->e, (size_t)s->n, sizeof(*s->e), newest_first);
@@ -292,7 +293,7 @@ static void entry_line(const struct res_state *s, const struct entry *e, char *b
             msg += pl + 2;
         snprintf(nums, sizeof(nums), "%s", msg);
     } else {
-        const struct cmp_brief *b = &e->brief;
+        const struct compare_brief *b = &e->brief;
         size_t n = 0;
         if (b->have_p99)
             n += (size_t)snprintf(nums + n, sizeof(nums) - n, "p99 %.1f us  ", b->p99_us);
@@ -316,8 +317,8 @@ static void close_open(struct res_state *s)
 {
     cJSON_Delete(s->doc);
     s->doc = NULL;
-    cmp_free(&s->self);
-    sb_reset(&s->report_text);
+    compare_free(&s->self);
+    strbuf_reset(&s->report_text);
     s->open_error[0] = '\0';
     s->open_path[0] = '\0';
     s->open_current = false;
@@ -351,7 +352,7 @@ static void open_entry(struct app *a, int i)
         snprintf(s->open_error, sizeof(s->open_error), "%s", err.msg);
         return;
     }
-    cmp_results(s->doc, s->doc, &s->self, NULL);
+    compare_results(s->doc, s->doc, &s->self, NULL);
     run_text_summary(&s->report_text, s->doc);
 }
 
@@ -397,8 +398,8 @@ static void compare_marked(struct app *a)
         return;
     }
     if (s->have_cmp)
-        cmp_free(&s->cmp);
-    s->have_cmp = cmp_results(da, db, &s->cmp, &err) == 0;
+        compare_free(&s->cmp);
+    s->have_cmp = compare_results(da, db, &s->cmp, &err) == 0;
     cJSON_Delete(da);
     cJSON_Delete(db);
     if (!s->have_cmp) {
@@ -446,7 +447,7 @@ static void fmt_metric(char *buf, size_t len, bool in, bool valid, double v, int
         snprintf(buf, len, "-");
     else if (!valid)
         snprintf(buf, len, "n/a");
-    else if (m == CMP_GBPS)
+    else if (m == COMPARE_GBPS)
         snprintf(buf, len, "%.3f", v);
     else
         snprintf(buf, len, v < 1000 ? "%.2f" : v < 100000 ? "%.1f" : "%.0f", v);
@@ -479,7 +480,7 @@ static void open_conditions(const struct res_state *s, struct lines *ls, int wid
     for (int rank = 0; rank <= 7; rank++) {
         const char *group = "";
         for (int i = 0; i < s->self.nconds; i++) {
-            const struct cmp_cond *c = &s->self.conds[i];
+            const struct compare_cond *c = &s->self.conds[i];
             if (group_rank(c->group) != rank)
                 continue;
             if (strcmp(c->group, group)) {
@@ -492,7 +493,7 @@ static void open_conditions(const struct res_state *s, struct lines *ls, int wid
 }
 
 /* Outcome rows: one side (opened) or both with B/A (compared). */
-static void outcome_lines(const struct cmp_result *r, bool both, struct lines *ls, int width)
+static void outcome_lines(const struct compare_result *r, bool both, struct lines *ls, int width)
 {
     if (r->nrows == 0) {
         lines_add(ls, ROLE_DIM, "no measured points");
@@ -500,7 +501,7 @@ static void outcome_lines(const struct cmp_result *r, bool both, struct lines *l
     }
     bool wide = width >= 60;
     for (int i = 0; i < r->nrows; i++) {
-        const struct cmp_row *w = &r->rows[i];
+        const struct compare_row *w = &r->rows[i];
         char stx[64] = "";
         if (w->in_a && strcmp(w->status_a, "ok"))
             snprintf(stx, sizeof(stx), "  A %s", w->status_a);
@@ -512,10 +513,11 @@ static void outcome_lines(const struct cmp_result *r, bool both, struct lines *l
                                      : "",
                   stx);
         if (!both) {
-            char v[CMP_NMETRICS][24];
-            for (int m = 0; m < CMP_NMETRICS; m++)
+            char v[COMPARE_NMETRICS][24];
+            for (int m = 0; m < COMPARE_NMETRICS; m++)
                 fmt_metric(v[m], sizeof(v[m]), w->in_a, w->valid_a[m], w->a[m], m);
-            bool lat = w->valid_a[CMP_P50] || w->valid_a[CMP_P99] || w->valid_a[CMP_P999];
+            bool lat =
+                w->valid_a[COMPARE_P50] || w->valid_a[COMPARE_P99] || w->valid_a[COMPARE_P999];
             /* A simulated flow's goodput is over simulated time, its latency too. */
             const char *gb = w->sim_a ? "Gb/s in simulated time" : "Gb/s";
             if (!lat)
@@ -531,18 +533,18 @@ static void outcome_lines(const struct cmp_result *r, bool both, struct lines *l
             continue;
         }
         lines_add(ls, ROLE_DIM, "  %-8s %9s %9s %6s", "", "A", "B", "B/A");
-        for (int m = 0; m < CMP_NMETRICS; m++) {
-            if (m != CMP_GBPS && !w->valid_a[m] && !w->valid_b[m])
+        for (int m = 0; m < COMPARE_NMETRICS; m++) {
+            if (m != COMPARE_GBPS && !w->valid_a[m] && !w->valid_b[m])
                 continue;
             char x[24], y[24], q[24] = "";
             fmt_metric(x, sizeof(x), w->in_a, w->valid_a[m], w->a[m], m);
             fmt_metric(y, sizeof(y), w->in_b, w->valid_b[m], w->b[m], m);
             double ratio;
-            if (cmp_ratio(w, m, &ratio))
+            if (compare_ratio(w, m, &ratio))
                 snprintf(q, sizeof(q), "x%.2f", ratio);
             lines_add(ls, ROLE_NORMAL, "  %-8s %9s %9s %6s",
-                      m == CMP_GBPS && (w->sim_a || w->sim_b) ? "sim Gb/s" : short_metric(m), x, y,
-                      q);
+                      m == COMPARE_GBPS && (w->sim_a || w->sim_b) ? "sim Gb/s" : short_metric(m), x,
+                      y, q);
         }
     }
 }
@@ -550,22 +552,22 @@ static void outcome_lines(const struct cmp_result *r, bool both, struct lines *l
 /* The compared conditions: the verdict, what differs (worst first, with why), the rest. */
 static void compare_conditions(const struct res_state *s, struct lines *ls, int width)
 {
-    const struct cmp_result *r = &s->cmp;
+    const struct compare_result *r = &s->cmp;
     char buf[512];
     snprintf(buf, sizeof(buf), "A: %s", s->cmp_name[0]);
     lines_wrap(ls, ROLE_NORMAL, 3, buf, width);
     snprintf(buf, sizeof(buf), "B: %s", s->cmp_name[1]);
     lines_wrap(ls, ROLE_NORMAL, 3, buf, width);
     lines_wrap(ls,
-               r->worst == CMP_UNFAIR    ? ROLE_ERROR
-               : r->worst == CMP_CAUTION ? ROLE_WARN
-                                         : ROLE_OK,
+               r->worst == COMPARE_UNFAIR    ? ROLE_ERROR
+               : r->worst == COMPARE_CAUTION ? ROLE_WARN
+                                             : ROLE_OK,
                0, r->verdict, width);
     static const char *const tag[] = {"", "info", "CAUTION", "UNFAIR"};
-    for (int sv = CMP_UNFAIR; sv >= CMP_INFO; sv--)
+    for (int sv = COMPARE_UNFAIR; sv >= COMPARE_INFO; sv--)
         for (int i = 0; i < r->nconds; i++) {
-            const struct cmp_cond *c = &r->conds[i];
-            if (c->severity != (enum cmp_severity)sv)
+            const struct compare_cond *c = &r->conds[i];
+            if (c->severity != (enum compare_severity)sv)
                 continue;
             lines_add(ls, ROLE_DIFF, "%s %s: %s", tag[sv], c->group, c->field);
             int vw = (width - 8) / 2;
@@ -697,8 +699,9 @@ static void results_draw(struct app *a, struct ui *u, const struct layout *l)
     } else {
         compare_conditions(s, &lc, lw);
         outcome_lines(&s->cmp, true, &rc, rw);
-        snprintf(lt, sizeof(lt), "A|B: %d unfair, %d caution, %d info", s->cmp.ndiff[CMP_UNFAIR],
-                 s->cmp.ndiff[CMP_CAUTION], s->cmp.ndiff[CMP_INFO]);
+        snprintf(lt, sizeof(lt), "A|B: %d unfair, %d caution, %d info",
+                 s->cmp.ndiff[COMPARE_UNFAIR], s->cmp.ndiff[COMPARE_CAUTION],
+                 s->cmp.ndiff[COMPARE_INFO]);
         snprintf(rt, sizeof(rt), "Outcome A|B (us, Gb/s; B/A)");
     }
     if (zl)
@@ -863,8 +866,8 @@ static const char *results_keys(const struct app *a)
 
 static void results_init(struct app *a)
 {
-    struct res_state *s = xcalloc(1, sizeof(*s));
-    sb_init(&s->report_text);
+    struct res_state *s = xalloc_zero(1, sizeof(*s));
+    strbuf_init(&s->report_text);
     a->vstate[VIEW_RESULTS] = s;
 }
 
@@ -872,9 +875,9 @@ static void results_fini(struct app *a)
 {
     struct res_state *s = st(a);
     close_open(s);
-    sb_free(&s->report_text);
+    strbuf_free(&s->report_text);
     if (s->have_cmp)
-        cmp_free(&s->cmp);
+        compare_free(&s->cmp);
     free(s->e);
     free(s);
 }

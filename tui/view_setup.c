@@ -14,7 +14,8 @@
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
-#include "engine/xport.h"
+#include "common/xalloc.h"
+#include "engine/xport/xport.h"
 #include "tui/config.h"
 
 /* The form's lines, top to bottom. */
@@ -254,7 +255,7 @@ static bool flow_runs(const struct setup_state *s, const struct mix_flow *f)
 
 static struct endpoint *add_ep(struct setup_state *s, enum ep_kind k)
 {
-    s->eps = xrealloc(s->eps, (size_t)(s->neps + 1) * sizeof(*s->eps));
+    s->eps = xalloc_resize(s->eps, (size_t)(s->neps + 1) * sizeof(*s->eps));
     struct endpoint *e = &s->eps[s->neps++];
     memset(e, 0, sizeof(*e));
     e->kind = k;
@@ -850,20 +851,20 @@ static void add_word(struct strbuf *sb, const char *w)
                        "_-.,:/@[]%+=",
                        *p) != NULL;
     if (safe) {
-        sb_add(sb, w);
+        strbuf_add(sb, w);
         return;
     }
-    sb_add(sb, "'");
+    strbuf_add(sb, "'");
     for (const char *p = w; *p; p++)
-        sb_add(sb, *p == '\'' ? "'\\''" : (char[2]){*p, '\0'});
-    sb_add(sb, "'");
+        strbuf_add(sb, *p == '\'' ? "'\\''" : (char[2]){*p, '\0'});
+    strbuf_add(sb, "'");
 }
 
 static void command_line(struct app *a, struct strbuf *sb)
 {
     struct setup_state *s = st(a);
     bool file = needs_file(s);
-    sb_add(sb, "fabtop run --mix ");
+    strbuf_add(sb, "fabtop run --mix ");
     char name[600];
     if (file)
         saved_mix_name(a, name, sizeof(name));
@@ -872,11 +873,11 @@ static void command_line(struct app *a, struct strbuf *sb)
     add_word(sb, name);
     bool remote = s->peer[0] && field_applies(s, F_PEER);
     if (remote) {
-        sb_add(sb, " --peer ");
+        strbuf_add(sb, " --peer ");
         add_word(sb, s->peer);
     }
     if (remote && s->key_file[0]) {
-        sb_add(sb, " --key-file ");
+        strbuf_add(sb, " --key-file ");
         add_word(sb, s->key_file);
     }
     if (file)
@@ -885,18 +886,18 @@ static void command_line(struct app *a, struct strbuf *sb)
     if (s->size[0] && mix_parse_bytes(s->size, &b) == 0) {
         char t[32];
         fmt_bytes(t, sizeof(t), b);
-        sb_printf(sb, " --size %s", t);
+        strbuf_printf(sb, " --size %s", t);
     } else if (s->size[0]) {
-        sb_add(sb, " --size ");
+        strbuf_add(sb, " --size ");
         add_word(sb, s->size);
     }
     double d;
     if (!field_applies(s, F_DURATION))
         return;
     if (s->duration[0] && parse_seconds(s->duration, &d))
-        sb_printf(sb, " --duration %g", d);
+        strbuf_printf(sb, " --duration %g", d);
     else if (s->duration[0]) {
-        sb_add(sb, " --duration ");
+        strbuf_add(sb, " --duration ");
         add_word(sb, s->duration);
     }
 }
@@ -1394,15 +1395,15 @@ static int draw_transports(struct app *a, struct ui *u, int y, int x, int w, int
 {
     struct setup_state *s = st(a);
     struct strbuf sb;
-    sb_init(&sb);
-    sb_add(&sb, "Usable transports: ");
+    strbuf_init(&sb);
+    strbuf_add(&sb, "Usable transports: ");
     int ok = 0, bad = 0;
     for (int i = 0; i < s->nxps; i++)
         if (s->xps[i].ok)
-            sb_printf(&sb, "%s%s", ok++ ? ", " : "", s->xps[i].name);
-    sb_add(&sb, ok ? "" : "none with these settings");
+            strbuf_printf(&sb, "%s%s", ok++ ? ", " : "", s->xps[i].name);
+    strbuf_add(&sb, ok ? "" : "none with these settings");
     ui_text(u, y, x, w, ok ? ROLE_OK : ROLE_WARN, sb.s);
-    sb_free(&sb);
+    strbuf_free(&sb);
     int rows = 1;
     for (int i = 0; i < s->nxps; i++) {
         if (s->xps[i].ok)
@@ -1460,7 +1461,7 @@ static void setup_draw(struct app *a, struct ui *u, const struct layout *l)
     /* Below the form: transports, the preset's description and lesson, the command line. */
     int y = box.y + box.h, bottom = b->y + b->h, w = b->w - 2, x = b->x + 1;
     struct strbuf cmd;
-    sb_init(&cmd);
+    strbuf_init(&cmd);
     command_line(a, &cmd);
     bool file = needs_file(s);
     int cmd_rows = ((int)cmd.len + 2 + w - 1) / w;
@@ -1498,14 +1499,14 @@ static void setup_draw(struct app *a, struct ui *u, const struct layout *l)
                  LAST_SETUP);
         ui_text(u, ycmd + cmd_rows, x, w, ROLE_DIM, line);
     }
-    sb_free(&cmd);
+    strbuf_free(&cmd);
 }
 
 /* ---- the view ---- */
 
 static void setup_init(struct app *a)
 {
-    struct setup_state *s = xcalloc(1, sizeof(*s));
+    struct setup_state *s = xalloc_zero(1, sizeof(*s));
     a->vstate[VIEW_SETUP] = s;
     s->preset = -1;
     s->neighbours = true;

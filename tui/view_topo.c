@@ -10,9 +10,10 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "topology/topo_fabric.h"
-#include "tui/fabric_text.h"
-#include "tui/topo_text.h"
+#include "text/fabric_text.h"
+#include "text/topo_text.h"
 
 enum item_kind {
     IT_PACKAGE,
@@ -59,7 +60,7 @@ static struct item *add(struct topo_state *s, enum item_kind k, int depth, int r
 {
     if (s->nitems == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 64;
-        s->items = xrealloc(s->items, (size_t)s->cap * sizeof(*s->items));
+        s->items = xalloc_resize(s->items, (size_t)s->cap * sizeof(*s->items));
     }
     struct item *it = &s->items[s->nitems++];
     memset(it, 0, sizeof(*it));
@@ -130,7 +131,7 @@ static void add_pci(struct topo_state *s, const struct topo_model *m, const char
 
 /* ---- Fabric: switches, CAs, routes and LLDP neighbours beyond the node's ports, when the
  * model has them (a snapshot saved by `fabtop topo --fabric -o FILE`, opened with --input).
- * The details come from tui/fabric_text.c. ---- */
+ * The details come from text/fabric_text.c. ---- */
 
 #define FABRIC_MAX_CAS 64 /* CAs listed in the tree; the detail of the header lists all */
 
@@ -184,14 +185,14 @@ static void build_items(struct app *a)
     struct topo_state *s = st(a);
     const struct topo_model *m = a->topo;
     s->nitems = 0;
-    char *keep = xcalloc((size_t)(m->npci ? m->npci : 1), 1);
+    char *keep = xalloc_zero((size_t)(m->npci ? m->npci : 1), 1);
     for (int i = 0; i < m->npci; i++) {
         bool interesting = topo_model_gpu_of_pci(m, i) >= 0 || topo_model_nic_of_pci(m, i) >= 0 ||
                            !strcmp(m->pci[i].subtype, "NVSwitch");
         for (int k = i; interesting && k >= 0; k = m->pci[k].parent)
             keep[k] = 1;
     }
-    char *shown = xcalloc((size_t)(m->npci ? m->npci : 1), 1);
+    char *shown = xalloc_zero((size_t)(m->npci ? m->npci : 1), 1);
     for (int pk = 0; pk < m->npackages; pk++) {
         struct item *it = add(s, IT_PACKAGE, 0, pk, -1);
         char osn[16];
@@ -252,7 +253,7 @@ static void build_items(struct app *a)
 
 static void topo_init(struct app *a)
 {
-    a->vstate[VIEW_TOPO] = xcalloc(1, sizeof(struct topo_state));
+    a->vstate[VIEW_TOPO] = xalloc_zero(1, sizeof(struct topo_state));
     build_items(a);
 }
 
@@ -335,54 +336,54 @@ static void detail_text(struct app *a, struct strbuf *sb)
     char osn[16];
     switch (it->kind) {
     case IT_PACKAGE:
-        sb_printf(sb, "Package %s\n%s\nCPUs %s\n",
-                  topo_os_index_str(m->packages[it->ref].os_index, osn),
-                  m->packages[it->ref].cpu_model, m->packages[it->ref].cpuset);
+        strbuf_printf(sb, "Package %s\n%s\nCPUs %s\n",
+                      topo_os_index_str(m->packages[it->ref].os_index, osn),
+                      m->packages[it->ref].cpu_model, m->packages[it->ref].cpuset);
         break;
     case IT_NUMA: {
         const struct topo_numa *n = &m->numa[it->ref];
         char mem[32];
         topo_text_bytes(mem, sizeof(mem), n->mem_bytes);
-        sb_printf(sb, "NUMA node %s\nmemory %s\nCPUs %s\n", topo_os_index_str(n->os_index, osn),
-                  mem, n->cpuset[0] ? n->cpuset : "none");
+        strbuf_printf(sb, "NUMA node %s\nmemory %s\nCPUs %s\n", topo_os_index_str(n->os_index, osn),
+                      mem, n->cpuset[0] ? n->cpuset : "none");
         break;
     }
     case IT_GPU: {
         const struct topo_gpu *g = &m->gpus[it->ref];
         bool vendor_in_model = g->vendor[0] && !strncmp(g->model, g->vendor, strlen(g->vendor));
-        sb_printf(sb, "GPU%d  %s\n%s%s%s\nPCI %s (%04x:%04x)\n", it->ref, bdf,
-                  vendor_in_model ? "" : g->vendor, vendor_in_model ? "" : " ", g->model, bdf,
-                  p->vendor_id, p->device_id);
+        strbuf_printf(sb, "GPU%d  %s\n%s%s%s\nPCI %s (%04x:%04x)\n", it->ref, bdf,
+                      vendor_in_model ? "" : g->vendor, vendor_in_model ? "" : " ", g->model, bdf,
+                      p->vendor_id, p->device_id);
         if (g->valid & TOPO_GPU_V_MEM) {
             char mem[32];
             topo_text_bytes(mem, sizeof(mem), g->mem_bytes);
-            sb_printf(sb, "memory %s\n", mem);
+            strbuf_printf(sb, "memory %s\n", mem);
         } else {
-            sb_add(sb, "memory n/a\n");
+            strbuf_add(sb, "memory n/a\n");
         }
         char cuda[16] = "n/a", nvml[16] = "n/a";
         if (g->valid & TOPO_GPU_V_CUDA)
             snprintf(cuda, sizeof(cuda), "%d", g->cuda_index);
         if (g->valid & TOPO_GPU_V_NVML)
             snprintf(nvml, sizeof(nvml), "%d", g->nvml_index);
-        sb_printf(sb, "CUDA index %s, NVML index %s\n", cuda, nvml);
+        strbuf_printf(sb, "CUDA index %s, NVML index %s\n", cuda, nvml);
         if (g->osdevs[0])
-            sb_printf(sb, "OS devices: %s\n", g->osdevs);
-        sb_printf(sb, "found by %s\n", g->found_by);
+            strbuf_printf(sb, "OS devices: %s\n", g->osdevs);
+        strbuf_printf(sb, "found by %s\n", g->found_by);
         char numa[16] = "n/a";
         if (p->numa >= 0)
             snprintf(numa, sizeof(numa), "%d", p->numa);
-        sb_printf(sb, "NUMA node %s, CPUs %s\n", numa, p->cpuset[0] ? p->cpuset : "n/a");
+        strbuf_printf(sb, "NUMA node %s, CPUs %s\n", numa, p->cpuset[0] ? p->cpuset : "n/a");
         const struct topo_nearest *ne = &a->aff.nearest[it->ref];
         if (ne->n) {
-            sb_printf(sb, "nearest NIC (%s%s):", topo_rel_str(ne->rel),
-                      ne->rel == TOPO_REL_SYS && ne->same_package ? ", same socket" : "");
+            strbuf_printf(sb, "nearest NIC (%s%s):", topo_rel_str(ne->rel),
+                          ne->rel == TOPO_REL_SYS && ne->same_package ? ", same socket" : "");
             for (int k = 0; k < ne->n; k++) {
                 char nn[64];
                 topo_nic_name(m, ne->nics[k], nn, sizeof(nn));
-                sb_printf(sb, " %s", nn);
+                strbuf_printf(sb, " %s", nn);
             }
-            sb_add(sb, "\n");
+            strbuf_add(sb, "\n");
         }
         break;
     }
@@ -390,39 +391,41 @@ static void detail_text(struct app *a, struct strbuf *sb)
         const struct topo_nic *n = &m->nics[it->ref];
         char name[64];
         topo_nic_name(m, it->ref, name, sizeof(name));
-        sb_printf(sb, "NIC %s\n%s\n", name, n->adapter >= 0 ? m->adapters[n->adapter].model : "");
+        strbuf_printf(sb, "NIC %s\n%s\n", name,
+                      n->adapter >= 0 ? m->adapters[n->adapter].model : "");
         if (p)
-            sb_printf(sb, "PCI %s (%04x:%04x), NUMA %d, CPUs %s\n", bdf, p->vendor_id, p->device_id,
-                      p->numa, p->cpuset);
-        sb_printf(sb, "driver %s\nfirmware %s\nnode GUID %s\nboard %s\n",
-                  n->driver[0] ? n->driver : "n/a", n->fw_ver[0] ? n->fw_ver : "n/a",
-                  n->node_guid[0] ? n->node_guid : "n/a", n->board_id[0] ? n->board_id : "n/a");
+            strbuf_printf(sb, "PCI %s (%04x:%04x), NUMA %d, CPUs %s\n", bdf, p->vendor_id,
+                          p->device_id, p->numa, p->cpuset);
+        strbuf_printf(sb, "driver %s\nfirmware %s\nnode GUID %s\nboard %s\n",
+                      n->driver[0] ? n->driver : "n/a", n->fw_ver[0] ? n->fw_ver : "n/a",
+                      n->node_guid[0] ? n->node_guid : "n/a", n->board_id[0] ? n->board_id : "n/a");
         break;
     }
     case IT_PORT: {
         topo_text_port(sb, m, it->ref);
         const struct topo_port *pt = &m->ports[it->ref];
         for (int g = 0; g < pt->ngids; g++)
-            sb_printf(sb, "  GID[%d] %s %s %s %s\n", pt->gids[g].index, pt->gids[g].gid,
-                      pt->valid & TOPO_PORT_V_GIDTYPES ? topo_gid_type_str(pt->gids[g].type) : "",
-                      pt->gids[g].ndev, pt->gids[g].ip);
+            strbuf_printf(sb, "  GID[%d] %s %s %s %s\n", pt->gids[g].index, pt->gids[g].gid,
+                          pt->valid & TOPO_PORT_V_GIDTYPES ? topo_gid_type_str(pt->gids[g].type)
+                                                           : "",
+                          pt->gids[g].ndev, pt->gids[g].ip);
         break;
     }
     case IT_SWITCH:
     case IT_HOSTBRIDGE:
     case IT_NVSWITCH:
-        sb_printf(sb, "%s\n", it->text);
+        strbuf_printf(sb, "%s\n", it->text);
         if (p && p->vendor_name[0])
-            sb_printf(sb, "%s %s\n", p->vendor_name, p->device_name);
+            strbuf_printf(sb, "%s %s\n", p->vendor_name, p->device_name);
         if (p && (p->valid & TOPO_PCI_V_LINK_GBS))
-            sb_printf(sb, "link %.1f GB/s per direction\n", p->link_gbs);
+            strbuf_printf(sb, "link %.1f GB/s per direction\n", p->link_gbs);
         if (p && p->cpuset[0])
-            sb_printf(sb, "local CPUs %s\n", p->cpuset);
+            strbuf_printf(sb, "local CPUs %s\n", p->cpuset);
         break;
     case IT_NOTE:
-        sb_printf(sb, "%s\n", it->text);
+        strbuf_printf(sb, "%s\n", it->text);
         for (int i = 0; i < m->nnotes; i++)
-            sb_printf(sb, "- %s\n", m->notes[i]);
+            strbuf_printf(sb, "- %s\n", m->notes[i]);
         break;
     case IT_FABRIC:
         fabric_text(sb, m);
@@ -438,8 +441,8 @@ static void detail_text(struct app *a, struct strbuf *sb)
         break;
     }
     if (p && (p->valid & TOPO_PCI_V_CUR_WIDTH))
-        sb_printf(sb, "PCIe x%d at %.1f GT/s (max x%d at %.1f GT/s)\n", p->cur_width,
-                  p->cur_speed_gts, p->max_width, p->max_speed_gts);
+        strbuf_printf(sb, "PCIe x%d at %.1f GT/s (max x%d at %.1f GT/s)\n", p->cur_width,
+                      p->cur_speed_gts, p->max_width, p->max_speed_gts);
 }
 
 static void draw_lines(struct ui *u, const struct rect *in, const char *text, int top)
@@ -463,7 +466,7 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool 
 {
     struct topo_state *s = st(a);
     struct strbuf sb;
-    sb_init(&sb);
+    strbuf_init(&sb);
     if (s->matrix)
         topo_text_matrix(&sb, a->topo, &a->aff);
     else
@@ -471,7 +474,7 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool 
     ui_box(u, r, s->matrix ? "Affinity matrix (m: detail)" : "Detail (m: matrix)", focus);
     struct rect in = ui_inner(r);
     draw_lines(u, &in, sb.s, s->dtop);
-    sb_free(&sb);
+    strbuf_free(&sb);
 }
 
 static void draw_findings(struct app *a, struct ui *u, const struct rect *r, bool focus)

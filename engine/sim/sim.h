@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
-#include "engine/counters.h"
+#include "engine/counters/counters.h"
 
 #define SIM_PS_PER_NS 1000ull
 #define SIM_PS_PER_US 1000000ull
@@ -270,9 +270,9 @@ int sim_nports(const struct sim *s);
 void sim_port_snapshot(const struct sim *s, struct sim_port_snap *out, int max);
 
 /* Counters with the names real tools give them, per NIC ("h3") and per switch port
- * ("leaf0/2"); values follow engine/counters.h (port_xmit_data already x4, durations in
+ * ("leaf0/2"); values follow engine/counters/counters.h (port_xmit_data already x4, durations in
  * us). Returns how many were written (at most max); with out NULL, how many there are. */
-int sim_counters(const struct sim *s, struct ctr_value *out, int max);
+int sim_counters(const struct sim *s, struct counters_value *out, int max);
 /* One raw counter as the hardware would show it (port_xmit_data in 4-byte words); -ENOENT
  * when the object or the name is unknown. */
 int sim_counter(const struct sim *s, const char *object, const char *name, uint64_t *out);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 uint64_t sim_mix64(uint64_t x)
 {
@@ -23,12 +24,12 @@ uint64_t sim_mix64(uint64_t x)
 void sim_ev_grow(struct sim_heap *hp)
 {
     hp->cap = hp->cap ? 2 * hp->cap : 256;
-    hp->e = xrealloc(hp->e, (size_t)hp->cap * sizeof(*hp->e));
+    hp->e = xalloc_resize(hp->e, (size_t)hp->cap * sizeof(*hp->e));
 }
 
 int sim_pool_init(struct sim *s, uint32_t n)
 {
-    s->pkts = xcalloc(n, sizeof(*s->pkts));
+    s->pkts = xalloc_zero(n, sizeof(*s->pkts));
     s->npkts = n;
     for (uint32_t i = 0; i < n; i++)
         s->pkts[i].next = i + 1 < n ? i + 1 : SIM_NIL;
@@ -40,7 +41,7 @@ void sim_pool_grow(struct sim *s)
 {
     /* Indices stay valid; amortised, never per packet. */
     uint32_t old = s->npkts, n = old * 2;
-    s->pkts = xrealloc(s->pkts, (size_t)n * sizeof(*s->pkts));
+    s->pkts = xalloc_resize(s->pkts, (size_t)n * sizeof(*s->pkts));
     memset(s->pkts + old, 0, (size_t)(n - old) * sizeof(*s->pkts));
     for (uint32_t i = old; i < n; i++)
         s->pkts[i].next = i + 1 < n ? i + 1 : SIM_NIL;

@@ -10,12 +10,13 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 int sim_new(const cJSON *topo, const char *what, const struct sim_params *p, struct sim **out,
             struct ft_err *err)
 {
     *out = NULL;
-    struct sim *s = xcalloc(1, sizeof(*s));
+    struct sim *s = xalloc_zero(1, sizeof(*s));
     s->p = *p;
     if (s->p.fabric == SIM_FABRIC_IB) {
         /* IB: no PFC; ACKs and BECNs never take data credits (they ride their own VL). */
@@ -61,8 +62,8 @@ int sim_new(const cJSON *topo, const char *what, const struct sim_params *p, str
     for (int i = 0; i < s->p.nlink_events; i++)
         sim_ev_push(s, s->p.link_events[i].at, EV_LINK, (uint32_t)i);
     if (s->p.sample_period) {
-        s->tl_queue = xcalloc(SIM_TL_MAX, sizeof(float));
-        s->tl_paused = xcalloc(SIM_TL_MAX, sizeof(uint16_t));
+        s->tl_queue = xalloc_zero(SIM_TL_MAX, sizeof(float));
+        s->tl_paused = xalloc_zero(SIM_TL_MAX, sizeof(uint16_t));
         sim_ev_push(s, s->p.sample_period, EV_SAMPLE, 0);
     }
     *out = s;
@@ -129,7 +130,7 @@ double sim_host_gbps(const struct sim *s, int host)
 static void add_sender(struct sim *s, uint32_t host, uint32_t qd)
 {
     struct sim_node *n = &s->nodes[s->host_node[host]];
-    n->senders = xrealloc(n->senders, (n->nsenders + 1) * sizeof(uint32_t));
+    n->senders = xalloc_resize(n->senders, (n->nsenders + 1) * sizeof(uint32_t));
     n->senders[n->nsenders++] = qd;
 }
 
@@ -145,15 +146,15 @@ int sim_app_add(struct sim *s, const struct sim_app *a, struct ft_err *err)
         return ft_err_set(err, -EINVAL, "simulator: an app needs 1-1024 QPs and a size");
     if (s->napps == s->apps_cap) {
         s->apps_cap = s->apps_cap ? 2 * s->apps_cap : 16;
-        s->apps = xrealloc(s->apps, s->apps_cap * sizeof(*s->apps));
+        s->apps = xalloc_resize(s->apps, s->apps_cap * sizeof(*s->apps));
     }
     uint32_t ai = s->napps++;
     struct sim_appx *ax = &s->apps[ai];
     memset(ax, 0, sizeof(*ax));
     ax->a = *a;
     if (a->nsizes > 0) {
-        ax->sizes_copy = xmalloc((size_t)a->nsizes * sizeof(uint64_t));
-        ax->weights_copy = xmalloc((size_t)a->nsizes * sizeof(double));
+        ax->sizes_copy = xalloc((size_t)a->nsizes * sizeof(uint64_t));
+        ax->weights_copy = xalloc((size_t)a->nsizes * sizeof(double));
         memcpy(ax->sizes_copy, a->sizes, (size_t)a->nsizes * sizeof(uint64_t));
         memcpy(ax->weights_copy, a->weights, (size_t)a->nsizes * sizeof(double));
     }
@@ -161,13 +162,13 @@ int sim_app_add(struct sim *s, const struct sim_app *a, struct ft_err *err)
     ax->a.weights = NULL;
     ax->remaining = a->messages ? a->messages : UINT64_MAX;
     ax->rng = s->p.seed * 1000003u + ai + 1;
-    ax->pp_post = xcalloc((size_t)a->nqps, sizeof(uint64_t));
+    ax->pp_post = xalloc_zero((size_t)a->nqps, sizeof(uint64_t));
     if (s->p.sample_period)
-        ax->tl = xcalloc(SIM_TL_MAX, sizeof(float));
+        ax->tl = xalloc_zero(SIM_TL_MAX, sizeof(float));
     uint32_t need = s->nqds + 2 * (uint32_t)a->nqps;
     if (need > s->qds_cap) {
         s->qds_cap = need * 2;
-        s->qds = xrealloc(s->qds, s->qds_cap * sizeof(*s->qds));
+        s->qds = xalloc_resize(s->qds, s->qds_cap * sizeof(*s->qds));
     }
     ax->qd0 = s->nqds;
     double rate_cap = a->rate_gbps > 0 ? a->rate_gbps / a->nqps : 0;
@@ -506,9 +507,9 @@ void sim_port_snapshot(const struct sim *s, struct sim_port_snap *out, int max)
 
 struct cdef {
     const char *name;
-    enum ctr_source src;
-    enum ctr_group group;
-    enum ctr_kind kind;
+    enum counters_source src;
+    enum counters_group group;
+    enum counters_kind kind;
     const char *unit;
     bool error_like;
 };
@@ -536,68 +537,74 @@ static int port_counters(const struct sim *s, uint32_t pi, struct cdef *d, doubl
     } while (0)
     uint64_t now = s->now;
     uint64_t wait = c->xmit_wait_ps + (p->blocked ? now - p->blocked_since : 0);
-    ADD("port_xmit_data", CTR_SRC_IB, CTR_TRAFFIC, CTR_COUNTER, "4-byte words", false,
-        c->xmit_bytes / 4);
-    ADD("port_rcv_data", CTR_SRC_IB, CTR_TRAFFIC, CTR_COUNTER, "4-byte words", false,
+    ADD("port_xmit_data", COUNTERS_SRC_IB, COUNTERS_TRAFFIC, COUNTERS_COUNTER, "4-byte words",
+        false, c->xmit_bytes / 4);
+    ADD("port_rcv_data", COUNTERS_SRC_IB, COUNTERS_TRAFFIC, COUNTERS_COUNTER, "4-byte words", false,
         c->rcv_bytes / 4);
-    ADD("port_xmit_packets", CTR_SRC_IB, CTR_TRAFFIC, CTR_COUNTER, "packets", false, c->xmit_pkts);
-    ADD("port_rcv_packets", CTR_SRC_IB, CTR_TRAFFIC, CTR_COUNTER, "packets", false, c->rcv_pkts);
-    ADD("port_xmit_wait", CTR_SRC_IB, CTR_CONGESTION, CTR_COUNTER, "ticks", false, wait / 1000);
-    ADD("port_xmit_discards", CTR_SRC_IB, CTR_LOSS, CTR_COUNTER, "packets", true, c->xmit_discards);
-    ADD("link_downed", CTR_SRC_IB, CTR_ERRORS, CTR_COUNTER, "events", true, c->link_downed);
+    ADD("port_xmit_packets", COUNTERS_SRC_IB, COUNTERS_TRAFFIC, COUNTERS_COUNTER, "packets", false,
+        c->xmit_pkts);
+    ADD("port_rcv_packets", COUNTERS_SRC_IB, COUNTERS_TRAFFIC, COUNTERS_COUNTER, "packets", false,
+        c->rcv_pkts);
+    ADD("port_xmit_wait", COUNTERS_SRC_IB, COUNTERS_CONGESTION, COUNTERS_COUNTER, "ticks", false,
+        wait / 1000);
+    ADD("port_xmit_discards", COUNTERS_SRC_IB, COUNTERS_LOSS, COUNTERS_COUNTER, "packets", true,
+        c->xmit_discards);
+    ADD("link_downed", COUNTERS_SRC_IB, COUNTERS_ERRORS, COUNTERS_COUNTER, "events", true,
+        c->link_downed);
     if (!p->host)
-        ADD("port_rcv_switch_relay_errors", CTR_SRC_IB, CTR_LOSS, CTR_COUNTER, "packets", true,
-            c->relay_errors);
+        ADD("port_rcv_switch_relay_errors", COUNTERS_SRC_IB, COUNTERS_LOSS, COUNTERS_COUNTER,
+            "packets", true, c->relay_errors);
     if (roce) {
         uint64_t held = c->rx_pause_ps + (p->paused ? now - p->pause_start : 0);
         uint64_t asked = c->tx_pause_ps + (p->xoff ? now - p->xoff_since : 0);
         /* Names with the data priority: rx_prio3_pause ... (mlx5 ethtool, counters.md §4). */
-        ADD("rx_prio%d_pause", CTR_SRC_ETHTOOL, CTR_CONGESTION, CTR_COUNTER, "frames", false,
-            c->rx_pause);
-        ADD("rx_prio%d_pause_duration", CTR_SRC_ETHTOOL, CTR_CONGESTION, CTR_COUNTER, "us", false,
-            held / 1000000);
-        ADD("rx_prio%d_pause_transition", CTR_SRC_ETHTOOL, CTR_CONGESTION, CTR_COUNTER, "events",
-            false, c->rx_trans);
+        ADD("rx_prio%d_pause", COUNTERS_SRC_ETHTOOL, COUNTERS_CONGESTION, COUNTERS_COUNTER,
+            "frames", false, c->rx_pause);
+        ADD("rx_prio%d_pause_duration", COUNTERS_SRC_ETHTOOL, COUNTERS_CONGESTION, COUNTERS_COUNTER,
+            "us", false, held / 1000000);
+        ADD("rx_prio%d_pause_transition", COUNTERS_SRC_ETHTOOL, COUNTERS_CONGESTION,
+            COUNTERS_COUNTER, "events", false, c->rx_trans);
         if (!p->host) {
-            ADD("tx_prio%d_pause", CTR_SRC_ETHTOOL, CTR_CONGESTION, CTR_COUNTER, "frames", false,
-                c->tx_pause);
-            ADD("tx_prio%d_pause_duration", CTR_SRC_ETHTOOL, CTR_CONGESTION, CTR_COUNTER, "us",
-                false, asked / 1000000);
-            ADD("rx_prio%d_discards", CTR_SRC_ETHTOOL, CTR_LOSS, CTR_COUNTER, "packets", true,
-                c->rx_discards);
+            ADD("tx_prio%d_pause", COUNTERS_SRC_ETHTOOL, COUNTERS_CONGESTION, COUNTERS_COUNTER,
+                "frames", false, c->tx_pause);
+            ADD("tx_prio%d_pause_duration", COUNTERS_SRC_ETHTOOL, COUNTERS_CONGESTION,
+                COUNTERS_COUNTER, "us", false, asked / 1000000);
+            ADD("rx_prio%d_discards", COUNTERS_SRC_ETHTOOL, COUNTERS_LOSS, COUNTERS_COUNTER,
+                "packets", true, c->rx_discards);
         }
     }
     if (!p->host) {
-        ADD(roce ? "ecn_marked" : "fecn_marked", CTR_SRC_ETHTOOL, CTR_CONGESTION, CTR_COUNTER,
-            "packets", false, c->ecn_marked);
-        ADD("queue_depth", CTR_SRC_QDISC, CTR_CONGESTION, CTR_GAUGE, "bytes", false, p->q[1].bytes);
-        ADD("queue_watermark", CTR_SRC_QDISC, CTR_CONGESTION, CTR_GAUGE, "bytes", false,
-            p->watermark);
+        ADD(roce ? "ecn_marked" : "fecn_marked", COUNTERS_SRC_ETHTOOL, COUNTERS_CONGESTION,
+            COUNTERS_COUNTER, "packets", false, c->ecn_marked);
+        ADD("queue_depth", COUNTERS_SRC_QDISC, COUNTERS_CONGESTION, COUNTERS_GAUGE, "bytes", false,
+            p->q[1].bytes);
+        ADD("queue_watermark", COUNTERS_SRC_QDISC, COUNTERS_CONGESTION, COUNTERS_GAUGE, "bytes",
+            false, p->watermark);
     } else {
         const struct sim_nic_ctr *k = &s->nodes[p->node].c;
         if (roce) {
-            ADD("np_cnp_sent", CTR_SRC_HW, CTR_CONGESTION, CTR_COUNTER, "packets", false,
-                k->np_cnp_sent);
-            ADD("np_ecn_marked_roce_packets", CTR_SRC_HW, CTR_CONGESTION, CTR_COUNTER, "packets",
-                false, k->np_ecn_marked);
-            ADD("rp_cnp_handled", CTR_SRC_HW, CTR_CONGESTION, CTR_COUNTER, "packets", false,
-                k->rp_cnp_handled);
+            ADD("np_cnp_sent", COUNTERS_SRC_HW, COUNTERS_CONGESTION, COUNTERS_COUNTER, "packets",
+                false, k->np_cnp_sent);
+            ADD("np_ecn_marked_roce_packets", COUNTERS_SRC_HW, COUNTERS_CONGESTION,
+                COUNTERS_COUNTER, "packets", false, k->np_ecn_marked);
+            ADD("rp_cnp_handled", COUNTERS_SRC_HW, COUNTERS_CONGESTION, COUNTERS_COUNTER, "packets",
+                false, k->rp_cnp_handled);
         } else {
-            ADD("sim_fecn_received", CTR_SRC_HW, CTR_CONGESTION, CTR_COUNTER, "packets", false,
-                k->rcv_fecn);
-            ADD("sim_becn_received", CTR_SRC_HW, CTR_CONGESTION, CTR_COUNTER, "packets", false,
-                k->rcv_becn);
+            ADD("sim_fecn_received", COUNTERS_SRC_HW, COUNTERS_CONGESTION, COUNTERS_COUNTER,
+                "packets", false, k->rcv_fecn);
+            ADD("sim_becn_received", COUNTERS_SRC_HW, COUNTERS_CONGESTION, COUNTERS_COUNTER,
+                "packets", false, k->rcv_becn);
         }
-        ADD("out_of_sequence", CTR_SRC_HW, CTR_LOSS, CTR_COUNTER, "packets", true,
+        ADD("out_of_sequence", COUNTERS_SRC_HW, COUNTERS_LOSS, COUNTERS_COUNTER, "packets", true,
             k->out_of_sequence);
-        ADD("packet_seq_err", CTR_SRC_HW, CTR_LOSS, CTR_COUNTER, "packets", true,
+        ADD("packet_seq_err", COUNTERS_SRC_HW, COUNTERS_LOSS, COUNTERS_COUNTER, "packets", true,
             k->packet_seq_err);
-        ADD("local_ack_timeout_err", CTR_SRC_HW, CTR_ERRORS, CTR_COUNTER, "events", true,
-            k->local_ack_timeout_err);
-        ADD("duplicate_request", CTR_SRC_HW, CTR_LOSS, CTR_COUNTER, "packets", true,
+        ADD("local_ack_timeout_err", COUNTERS_SRC_HW, COUNTERS_ERRORS, COUNTERS_COUNTER, "events",
+            true, k->local_ack_timeout_err);
+        ADD("duplicate_request", COUNTERS_SRC_HW, COUNTERS_LOSS, COUNTERS_COUNTER, "packets", true,
             k->duplicate_request);
-        ADD("req_transport_retries_exceeded", CTR_SRC_HW, CTR_ERRORS, CTR_COUNTER, "events", true,
-            k->retries_exceeded);
+        ADD("req_transport_retries_exceeded", COUNTERS_SRC_HW, COUNTERS_ERRORS, COUNTERS_COUNTER,
+            "events", true, k->retries_exceeded);
     }
 #undef ADD
     return n;
@@ -614,7 +621,7 @@ static void real_name(const struct sim *s, const char *pattern, char *buf, size_
         snprintf(buf, len, "%s", pattern);
 }
 
-int sim_counters(const struct sim *s, struct ctr_value *out, int max)
+int sim_counters(const struct sim *s, struct counters_value *out, int max)
 {
     int total = 0;
     struct cdef d[MAX_PER_PORT];
@@ -624,19 +631,19 @@ int sim_counters(const struct sim *s, struct ctr_value *out, int max)
         for (int i = 0; i < n; i++, total++) {
             if (!out || total >= max)
                 continue;
-            struct ctr_value *c = &out[total];
+            struct counters_value *c = &out[total];
             memset(c, 0, sizeof(*c));
             c->source = d[i].src;
             port_name(s, pi, c->object, sizeof(c->object));
             real_name(s, d[i].name, c->name, sizeof(c->name));
             c->group = d[i].group;
             c->kind = d[i].kind;
-            /* engine/counters.h: 4-byte words are shown as bytes. */
+            /* engine/counters/counters.h: 4-byte words are shown as bytes. */
             bool words = !strcmp(d[i].unit, "4-byte words");
             c->unit = words ? "bytes" : d[i].unit;
             c->value = words ? v[i] * 4 : v[i];
             c->delta = c->value; /* every counter starts at 0 with the simulation */
-            c->valid = CTR_V_VALUE | CTR_V_DELTA;
+            c->valid = COUNTERS_V_VALUE | COUNTERS_V_DELTA;
             c->error_like = d[i].error_like;
         }
     }

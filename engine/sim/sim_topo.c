@@ -14,6 +14,7 @@
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 #define TOPO_FORMAT "fabtop-sim-topology"
 
@@ -32,7 +33,7 @@ static void add_link(struct tbuild *b, uint32_t x, uint32_t y, double gbps, uint
 {
     if (b->n == b->cap) {
         b->cap = b->cap ? 2 * b->cap : 64;
-        b->l = xrealloc(b->l, (size_t)b->cap * sizeof(*b->l));
+        b->l = xalloc_resize(b->l, (size_t)b->cap * sizeof(*b->l));
     }
     b->l[b->n++] = (struct tlink){x, y, gbps, delay};
 }
@@ -58,7 +59,7 @@ int sim_topology_load(const char *name_or_path, cJSON **out, struct ft_err *err)
     for (int i = 0; i < n; i++) {
         char path[700];
         snprintf(path, sizeof(path), "%s/sim/topologies/%s.json", dirs[i], name_or_path);
-        if (fsu_exists("/", path))
+        if (fsutil_exists("/", path))
             return jsonutil_load(path, out, err);
     }
     return ft_err_set(err, -ENOENT,
@@ -125,7 +126,7 @@ int sim_topo_build(struct sim *s, const cJSON *t, const char *what, struct ft_er
         nhosts = (uint32_t)h;
         nsw = 1;
         s->nnodes = nhosts + nsw;
-        s->nodes = xcalloc(s->nnodes, sizeof(*s->nodes));
+        s->nodes = xalloc_zero(s->nnodes, sizeof(*s->nodes));
         name_node(s, nhosts, "sw%d", 0);
         for (uint32_t i = 0; i < nhosts; i++)
             add_link(&b, i, nhosts, gbps, d);
@@ -141,7 +142,7 @@ int sim_topo_build(struct sim *s, const cJSON *t, const char *what, struct ft_er
                               SIM_MAX_HOSTS);
         nsw = (uint32_t)(L + S);
         s->nnodes = nhosts + nsw;
-        s->nodes = xcalloc(s->nnodes, sizeof(*s->nodes));
+        s->nodes = xalloc_zero(s->nnodes, sizeof(*s->nodes));
         for (uint32_t l = 0; l < (uint32_t)L; l++)
             name_node(s, nhosts + l, "leaf%d", (int)l);
         for (uint32_t sp = 0; sp < (uint32_t)S; sp++)
@@ -162,7 +163,7 @@ int sim_topo_build(struct sim *s, const cJSON *t, const char *what, struct ft_er
         uint32_t nedge = k * h2, nagg = k * h2, ncore = h2 * h2;
         nsw = nedge + nagg + ncore;
         s->nnodes = nhosts + nsw;
-        s->nodes = xcalloc(s->nnodes, sizeof(*s->nodes));
+        s->nodes = xalloc_zero(s->nnodes, sizeof(*s->nodes));
         uint32_t e0 = nhosts, a0 = e0 + nedge, c0 = a0 + nagg;
         for (uint32_t i = 0; i < nedge; i++)
             name_node(s, e0 + i, "edge%d", (int)i);
@@ -188,7 +189,7 @@ int sim_topo_build(struct sim *s, const cJSON *t, const char *what, struct ft_er
                           what);
     }
     s->nhosts = nhosts;
-    s->host_node = xcalloc(nhosts, sizeof(uint32_t));
+    s->host_node = xalloc_zero(nhosts, sizeof(uint32_t));
     for (uint32_t i = 0; i < nhosts; i++) {
         name_node(s, i, "h%d", (int)i);
         s->nodes[i].host = true;
@@ -207,7 +208,7 @@ int sim_topo_build(struct sim *s, const cJSON *t, const char *what, struct ft_er
         s->nodes[i].salt = (uint32_t)sim_mix64(i * 0x9e3779b97f4a7c15ull + 17);
     }
     s->nports = np;
-    s->ports = xcalloc(np, sizeof(*s->ports));
+    s->ports = xalloc_zero(np, sizeof(*s->ports));
     for (uint32_t i = 0; i < b.n; i++) {
         const struct tlink *l = &b.l[i];
         uint32_t pa = s->nodes[l->a].port0 + s->nodes[l->a].nports;
@@ -235,20 +236,20 @@ int sim_topo_build(struct sim *s, const cJSON *t, const char *what, struct ft_er
             return ft_err_set(err, -EINVAL, "%s: host %s has %u ports (one expected)", what,
                               n->name, n->nports);
         if (!n->host) {
-            n->route_off = xcalloc(nhosts, sizeof(uint32_t));
-            n->route_n = xcalloc(nhosts, sizeof(uint8_t));
+            n->route_off = xalloc_zero(nhosts, sizeof(uint32_t));
+            n->route_n = xalloc_zero(nhosts, sizeof(uint8_t));
             s->routes_cap += nhosts * n->nports;
         }
     }
-    s->routes = xcalloc(s->routes_cap ? s->routes_cap : 1, sizeof(uint32_t));
+    s->routes = xalloc_zero(s->routes_cap ? s->routes_cap : 1, sizeof(uint32_t));
     sim_routes_compute(s);
     return 0;
 }
 
 void sim_routes_compute(struct sim *s)
 {
-    uint32_t *dist = xmalloc(s->nnodes * sizeof(uint32_t));
-    uint32_t *queue = xmalloc(s->nnodes * sizeof(uint32_t));
+    uint32_t *dist = xalloc(s->nnodes * sizeof(uint32_t));
+    uint32_t *queue = xalloc(s->nnodes * sizeof(uint32_t));
     s->routes_len = 0;
     for (uint32_t h = 0; h < s->nhosts; h++) {
         /* Breadth-first from the destination over links that are up; hosts do not forward. */

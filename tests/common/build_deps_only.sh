@@ -73,7 +73,7 @@ if [ $rc -ne 0 ]; then
     tail -30 "$tmp/out"
     fail "scripts/start.sh with only the build packages exited $rc"
 fi
-[ -x "$tmp/build/tui/fabtop" ] || fail "no fabtop binary in the build tree"
+[ -x "$tmp/build/bin/fabtop" ] || fail "no fabtop binary in the build tree"
 [ ! -f "$tmp/build/tests/CTestTestfile.cmake" ] ||
     fail "the tests were configured although cmocka is absent"
 grep -q "Lint" "$tmp/out" || { cat "$tmp/out"; fail "no lint section in the main job's output"; }

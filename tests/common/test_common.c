@@ -58,16 +58,16 @@ static void test_read_numbers(void **state)
     put("hex", "0x3a4\n");
     put("na", "N/A (no PMA)\n");
     put("neg", "-1\n");
-    assert_int_equal(fsu_read_u64(dir, "dec", &v), 0);
+    assert_int_equal(fsutil_read_u64(dir, "dec", &v), 0);
     assert_int_equal(v, 4294967295ull);
-    assert_int_equal(fsu_read_u64(dir, "/hex", &v), 0);
+    assert_int_equal(fsutil_read_u64(dir, "/hex", &v), 0);
     assert_int_equal(v, 0x3a4);
-    assert_int_equal(fsu_read_u64(dir, "na", &v), -EINVAL);
-    assert_int_equal(fsu_read_u64(dir, "neg", &v), -EINVAL);
-    assert_int_equal(fsu_read_u64(dir, "missing", &v), -ENOENT);
+    assert_int_equal(fsutil_read_u64(dir, "na", &v), -EINVAL);
+    assert_int_equal(fsutil_read_u64(dir, "neg", &v), -EINVAL);
+    assert_int_equal(fsutil_read_u64(dir, "missing", &v), -ENOENT);
     char buf[8];
     put("long", "abcdefghijkl");
-    assert_int_equal(fsu_read(dir, "long", buf, sizeof(buf)), 7); /* cut, NUL-terminated */
+    assert_int_equal(fsutil_read(dir, "long", buf, sizeof(buf)), 7); /* cut, NUL-terminated */
     assert_string_equal(buf, "abcdefg");
 }
 
@@ -81,12 +81,12 @@ static void test_natural_order(void **state)
     put("ports/2", "");
     put("ports/1", "");
     char **names;
-    assert_int_equal(fsu_list(dir, "ports", &names), 3);
+    assert_int_equal(fsutil_list(dir, "ports", &names), 3);
     assert_string_equal(names[0], "1");
     assert_string_equal(names[1], "2");
     assert_string_equal(names[2], "10");
     assert_null(names[3]);
-    fsu_free_list(names);
+    fsutil_free_list(names);
 }
 
 static void test_json_errors(void **state)
@@ -155,14 +155,14 @@ static void test_atomic_write(void **state)
     struct ft_err err = {0};
     assert_int_equal(atomicfile_write(path, "new content", 11, &err), 0);
     char buf[32];
-    assert_int_equal(fsu_read(dir, "out.json", buf, sizeof(buf)), 11);
+    assert_int_equal(fsutil_read(dir, "out.json", buf, sizeof(buf)), 11);
     assert_string_equal(buf, "new content");
     /* No temporary file is left behind. */
     char **names;
-    int n = fsu_list(dir, "", &names);
+    int n = fsutil_list(dir, "", &names);
     for (int i = 0; i < n; i++)
         assert_null(strstr(names[i], ".tmp."));
-    fsu_free_list(names);
+    fsutil_free_list(names);
     snprintf(path, sizeof(path), "%s/no/such/dir/out.json", dir);
     assert_true(atomicfile_write(path, "x", 1, &err) < 0);
     assert_non_null(strstr(err.msg, "no/such/dir/out.json"));
@@ -184,11 +184,11 @@ static mode_t mode_of(const char *path)
 static void no_temporaries(void)
 {
     char **names;
-    int n = fsu_list(dir, "", &names);
+    int n = fsutil_list(dir, "", &names);
     for (int i = 0; i < n; i++)
         if (strstr(names[i], ".tmp"))
             fail_msg("a temporary file is left behind: %s", names[i]);
-    fsu_free_list(names);
+    fsutil_free_list(names);
 }
 
 static void on_alarm(int sig)
@@ -282,7 +282,7 @@ static void test_atomic_symlink(void **state)
     assert_int_equal(atomicfile_write(link, "through", 7, &err), 0);
     assert_true(S_ISLNK(mode_of(link)));
     char buf[32];
-    assert_int_equal(fsu_read(dir, "real/target.json", buf, sizeof(buf)), 7);
+    assert_int_equal(fsutil_read(dir, "real/target.json", buf, sizeof(buf)), 7);
     assert_string_equal(buf, "through");
     /* A dangling link: its target is created. */
     dpath(link, sizeof(link), "dangling.json");
@@ -293,12 +293,12 @@ static void test_atomic_symlink(void **state)
     assert_int_equal(access(target, F_OK), -1); /* the check created nothing */
     assert_int_equal(atomicfile_write(link, "new", 3, &err), 0);
     assert_true(S_ISLNK(mode_of(link)));
-    assert_int_equal(fsu_read(dir, "real/new.json", buf, sizeof(buf)), 3);
+    assert_int_equal(fsutil_read(dir, "real/new.json", buf, sizeof(buf)), 3);
     no_temporaries();
     char **names;
-    int n = fsu_list(dir, "real", &names);
+    int n = fsutil_list(dir, "real", &names);
     assert_int_equal(n, 2);
-    fsu_free_list(names);
+    fsutil_free_list(names);
 }
 
 /* An existing file keeps its mode; a new one gets 0666 less the umask. */
@@ -340,7 +340,7 @@ static void test_atomic_check(void **state)
     dpath(path, sizeof(path), "kept.json");
     assert_int_equal(atomicfile_check(path, &err), 0);
     char buf[32];
-    assert_int_equal(fsu_read(dir, "kept.json", buf, sizeof(buf)), 8);
+    assert_int_equal(fsutil_read(dir, "kept.json", buf, sizeof(buf)), 8);
     no_temporaries();
     /* A directory nobody may write (root may: then the check passes). */
     char ro[256];

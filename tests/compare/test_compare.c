@@ -1,7 +1,7 @@
 /* test_compare: compare flags each condition that makes two results unfair to compare (MTU,
  * link layer, firmware, GID type, netdev MTU, mix sizes, neighbours on one side, neighbour
  * load, a failed flow), calls identical conditions comparable, pairs the outcome with B/A
- * ratios, and writes all of it as JSON; cmp_brief reads a result's key facts. */
+ * ratios, and writes all of it as JSON; compare_brief reads a result's key facts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,23 +14,24 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/compare.h"
-#include "engine/results.h"
+#include "engine/results/compare.h"
+#include "engine/results/results.h"
 #include "tests/compare/docs.h"
 
 /* Compare two documents built from options; the caller frees r. */
-static void run(const struct doc_opts *oa, const struct doc_opts *ob, struct cmp_result *r)
+static void run(const struct doc_opts *oa, const struct doc_opts *ob, struct compare_result *r)
 {
     cJSON *a = doc_make(oa), *b = doc_make(ob);
     struct ft_err err = {0};
-    int rc = cmp_results(a, b, r, &err);
+    int rc = compare_results(a, b, r, &err);
     if (rc < 0)
-        fail_msg("cmp_results: %s", err.msg);
+        fail_msg("compare_results: %s", err.msg);
     cJSON_Delete(a);
     cJSON_Delete(b);
 }
 
-static const struct cmp_cond *find(const struct cmp_result *r, const char *group, const char *field)
+static const struct compare_cond *find(const struct compare_result *r, const char *group,
+                                       const char *field)
 {
     for (int i = 0; i < r->nconds; i++)
         if (strstr(r->conds[i].group, group) && !strcmp(r->conds[i].field, field))
@@ -40,16 +41,16 @@ static const struct cmp_cond *find(const struct cmp_result *r, const char *group
 }
 
 /* Exactly the named condition differs, with that severity, and says why. */
-static void expect_only(const struct cmp_result *r, const char *group, const char *field,
-                        enum cmp_severity sev)
+static void expect_only(const struct compare_result *r, const char *group, const char *field,
+                        enum compare_severity sev)
 {
-    const struct cmp_cond *c = find(r, group, field);
+    const struct compare_cond *c = find(r, group, field);
     assert_false(c->same);
     assert_int_equal(c->severity, sev);
     assert_non_null(c->why);
     assert_true(strlen(c->why) > 10);
     for (int i = 0; i < r->nconds; i++)
-        if (&r->conds[i] != c && !r->conds[i].same && r->conds[i].severity > CMP_INFO)
+        if (&r->conds[i] != c && !r->conds[i].same && r->conds[i].severity > COMPARE_INFO)
             fail_msg("also differs: %s / %s (%s vs %s)", r->conds[i].group, r->conds[i].field,
                      r->conds[i].a, r->conds[i].b);
     assert_int_equal(r->worst, sev);
@@ -61,10 +62,10 @@ static void test_identical(void **state)
     struct doc_opts o;
     doc_defaults(&o);
     o.neighbour = true;
-    struct cmp_result r;
+    struct compare_result r;
     run(&o, &o, &r);
-    assert_int_equal(r.worst, CMP_SAME);
-    assert_int_equal(r.ndiff[CMP_INFO] + r.ndiff[CMP_CAUTION] + r.ndiff[CMP_UNFAIR], 0);
+    assert_int_equal(r.worst, COMPARE_SAME);
+    assert_int_equal(r.ndiff[COMPARE_INFO] + r.ndiff[COMPARE_CAUTION] + r.ndiff[COMPARE_UNFAIR], 0);
     assert_non_null(strstr(r.verdict, "Comparable"));
     for (int i = 0; i < r.nconds; i++)
         assert_true(r.conds[i].same);
@@ -96,9 +97,9 @@ static void test_identical(void **state)
     /* The outcome is paired, ratio 1. */
     assert_int_equal(r.nrows, 2);
     double x;
-    assert_true(cmp_ratio(&r.rows[0], CMP_P99, &x));
+    assert_true(compare_ratio(&r.rows[0], COMPARE_P99, &x));
     assert_true(x > 0.999 && x < 1.001);
-    cmp_free(&r);
+    compare_free(&r);
 }
 
 static void test_mtu(void **state)
@@ -108,13 +109,13 @@ static void test_mtu(void **state)
     doc_defaults(&a);
     doc_defaults(&b);
     b.active_mtu = 1024;
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    expect_only(&r, "port mlx5_0/1", "active MTU", CMP_UNFAIR);
+    expect_only(&r, "port mlx5_0/1", "active MTU", COMPARE_UNFAIR);
     assert_string_equal(find(&r, "port", "active MTU")->b, "1024 bytes");
     assert_non_null(strstr(r.verdict, "Not like for like"));
     assert_non_null(strstr(r.verdict, "active MTU"));
-    cmp_free(&r);
+    compare_free(&r);
 }
 
 /* The verbs transport's conditions: a different path MTU is unfair, set-up timings that
@@ -134,14 +135,14 @@ static void test_verbs_conditions(void **state)
         cJSON *t = cJSON_AddObjectToObject(c, "setup_s");
         cJSON_AddNumberToObject(t, "qp_connect", i ? 0.002 : 0.001);
     }
-    struct cmp_result r;
+    struct compare_result r;
     struct ft_err err = {0};
-    assert_int_equal(cmp_results(d[0], d[1], &r, &err), 0);
-    expect_only(&r, "flow", "RDMA path MTU", CMP_UNFAIR);
+    assert_int_equal(compare_results(d[0], d[1], &r, &err), 0);
+    expect_only(&r, "flow", "RDMA path MTU", COMPARE_UNFAIR);
     for (int i = 0; i < r.nconds; i++)
         assert_null(strstr(r.conds[i].field, "setup"));
     assert_true(find(&r, "flow", "RDMA operation")->same);
-    cmp_free(&r);
+    compare_free(&r);
     cJSON_Delete(d[0]);
     cJSON_Delete(d[1]);
 }
@@ -153,12 +154,12 @@ static void test_link_layer(void **state)
     doc_defaults(&a);
     doc_defaults(&b);
     b.link_layer = "Ethernet";
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    expect_only(&r, "port", "link layer", CMP_UNFAIR);
+    expect_only(&r, "port", "link layer", COMPARE_UNFAIR);
     assert_string_equal(find(&r, "port", "link layer")->a, "InfiniBand");
     assert_string_equal(find(&r, "port", "link layer")->b, "Ethernet");
-    cmp_free(&r);
+    compare_free(&r);
 }
 
 static void test_firmware(void **state)
@@ -168,17 +169,17 @@ static void test_firmware(void **state)
     doc_defaults(&a);
     doc_defaults(&b);
     b.fw = "28.40.1000";
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    expect_only(&r, "port", "firmware", CMP_CAUTION);
+    expect_only(&r, "port", "firmware", COMPARE_CAUTION);
     assert_non_null(strstr(r.verdict, "with care"));
-    cmp_free(&r);
+    compare_free(&r);
     /* Not recorded on one side: shown as n/a, still a difference. */
     b.fw = NULL;
     run(&a, &b, &r);
     assert_string_equal(find(&r, "port", "firmware")->b, "n/a");
-    assert_int_equal(find(&r, "port", "firmware")->severity, CMP_CAUTION);
-    cmp_free(&r);
+    assert_int_equal(find(&r, "port", "firmware")->severity, COMPARE_CAUTION);
+    compare_free(&r);
 }
 
 static void test_gid_and_rate(void **state)
@@ -190,16 +191,16 @@ static void test_gid_and_rate(void **state)
     a.link_layer = b.link_layer = "Ethernet";
     a.gid_type = "RoCE v2";
     b.gid_type = "RoCE v1";
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    expect_only(&r, "port", "GID types", CMP_UNFAIR);
-    cmp_free(&r);
+    expect_only(&r, "port", "GID types", COMPARE_UNFAIR);
+    compare_free(&r);
     doc_defaults(&b);
     b.rate_gbps = 200;
     doc_defaults(&a);
     run(&a, &b, &r);
-    expect_only(&r, "port", "rate", CMP_UNFAIR);
-    cmp_free(&r);
+    expect_only(&r, "port", "rate", COMPARE_UNFAIR);
+    compare_free(&r);
 }
 
 static void test_netdev_mtu(void **state)
@@ -210,16 +211,16 @@ static void test_netdev_mtu(void **state)
     doc_defaults(&b);
     a.netdev = b.netdev = "ib0";
     b.netdev_mtu = 1500;
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    expect_only(&r, "netdev ib0", "MTU", CMP_UNFAIR);
+    expect_only(&r, "netdev ib0", "MTU", COMPARE_UNFAIR);
     assert_string_equal(find(&r, "netdev ib0", "MTU")->a, "9000 bytes");
-    cmp_free(&r);
+    compare_free(&r);
     /* Named by no flow: the MTU of an interface that is up is a caution. */
     a.netdev = b.netdev = NULL;
     run(&a, &b, &r);
-    expect_only(&r, "netdev ib0", "MTU", CMP_CAUTION);
-    cmp_free(&r);
+    expect_only(&r, "netdev ib0", "MTU", COMPARE_CAUTION);
+    compare_free(&r);
 }
 
 static void test_sizes(void **state)
@@ -230,18 +231,18 @@ static void test_sizes(void **state)
     doc_defaults(&b);
     b.size = 65536;
     b.p99_us = 8.0;
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    expect_only(&r, "flow probe", "sizes", CMP_UNFAIR);
+    expect_only(&r, "flow probe", "sizes", COMPARE_UNFAIR);
     assert_string_equal(find(&r, "flow probe", "sizes")->a, "4KiB");
     assert_string_equal(find(&r, "flow probe", "sizes")->b, "64KiB");
     /* One point each: still side by side, named by both sizes, with the ratio. */
     assert_int_equal(r.nrows, 1);
     assert_string_equal(r.rows[0].point, "4KiB|64KiB");
     double x;
-    assert_true(cmp_ratio(&r.rows[0], CMP_P99, &x));
+    assert_true(compare_ratio(&r.rows[0], COMPARE_P99, &x));
     assert_true(x > 1.999 && x < 2.001);
-    cmp_free(&r);
+    compare_free(&r);
 }
 
 static void test_neighbours(void **state)
@@ -251,31 +252,31 @@ static void test_neighbours(void **state)
     doc_defaults(&a);
     doc_defaults(&b);
     b.neighbour = true;
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    const struct cmp_cond *c = find(&r, "phase loaded", "neighbours");
+    const struct compare_cond *c = find(&r, "phase loaded", "neighbours");
     assert_false(c->same);
-    assert_int_equal(c->severity, CMP_UNFAIR);
+    assert_int_equal(c->severity, COMPARE_UNFAIR);
     assert_string_equal(c->a, "none");
     assert_string_equal(c->b, "1 flow, 300.00 Gb/s");
-    assert_int_equal(find(&r, "flow bulk", "neighbour present")->severity, CMP_UNFAIR);
+    assert_int_equal(find(&r, "flow bulk", "neighbour present")->severity, COMPARE_UNFAIR);
     /* The neighbour's row is B only. */
     bool b_only = false;
     for (int i = 0; i < r.nrows; i++)
         b_only |= !strcmp(r.rows[i].flow, "bulk") && !r.rows[i].in_a && r.rows[i].in_b;
     assert_true(b_only);
-    cmp_free(&r);
+    compare_free(&r);
 
     /* Both loaded: within 25% is the same load, twice as much is not. */
     a.neighbour = true;
     a.neighbour_gbps = 280;
     run(&a, &b, &r);
-    assert_int_equal(r.worst, CMP_SAME);
-    cmp_free(&r);
+    assert_int_equal(r.worst, COMPARE_SAME);
+    compare_free(&r);
     a.neighbour_gbps = 150;
     run(&a, &b, &r);
-    expect_only(&r, "phase loaded", "neighbours", CMP_UNFAIR);
-    cmp_free(&r);
+    expect_only(&r, "phase loaded", "neighbours", COMPARE_UNFAIR);
+    compare_free(&r);
 }
 
 static void test_failed_flow(void **state)
@@ -285,11 +286,11 @@ static void test_failed_flow(void **state)
     doc_defaults(&a);
     doc_defaults(&b);
     b.status = "failed";
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    expect_only(&r, "flow probe", "status", CMP_UNFAIR);
+    expect_only(&r, "flow probe", "status", COMPARE_UNFAIR);
     assert_string_equal(r.rows[0].status_b, "failed");
-    cmp_free(&r);
+    compare_free(&r);
 }
 
 static void test_info_only(void **state)
@@ -299,12 +300,12 @@ static void test_info_only(void **state)
     doc_defaults(&a);
     doc_defaults(&b);
     b.mix = "renamed";
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    assert_int_equal(r.worst, CMP_INFO);
-    assert_int_equal(r.ndiff[CMP_INFO], 1);
+    assert_int_equal(r.worst, COMPARE_INFO);
+    assert_int_equal(r.ndiff[COMPARE_INFO], 1);
     assert_non_null(strstr(r.verdict, "Comparable"));
-    cmp_free(&r);
+    compare_free(&r);
 }
 
 static void test_json(void **state)
@@ -315,9 +316,9 @@ static void test_json(void **state)
     doc_defaults(&b);
     b.active_mtu = 2048;
     b.p99_us = 6;
-    struct cmp_result r;
+    struct compare_result r;
     run(&a, &b, &r);
-    cJSON *j = cmp_to_json(&r);
+    cJSON *j = compare_to_json(&r);
     assert_string_equal(jsonutil_str(j, "format"), "fabtop-compare");
     assert_string_equal(jsonutil_str(j, "worst"), "unfair");
     bool found = false;
@@ -341,7 +342,7 @@ static void test_json(void **state)
     assert_true(jsonutil_num(cJSON_GetObjectItem(row, "a"), "p99_us", &x));
     assert_true(x > 3.999 && x < 4.001);
     cJSON_Delete(j);
-    cmp_free(&r);
+    compare_free(&r);
 }
 
 static void test_errors_and_brief(void **state)
@@ -351,14 +352,14 @@ static void test_errors_and_brief(void **state)
     doc_defaults(&o);
     cJSON *a = doc_make(&o), *bad = cJSON_CreateObject();
     cJSON_AddStringToObject(bad, "format", "fabtop-topology");
-    struct cmp_result r;
+    struct compare_result r;
     struct ft_err err = {0};
-    assert_int_equal(cmp_results(a, bad, &r, &err), -EINVAL);
+    assert_int_equal(compare_results(a, bad, &r, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "second"));
     cJSON_Delete(bad);
 
-    struct cmp_brief b;
-    cmp_brief(a, &b);
+    struct compare_brief b;
+    compare_brief(a, &b);
     assert_string_equal(b.mix, "probe-test");
     assert_string_equal(b.status, "ok");
     assert_string_equal(b.foreground, "probe");
@@ -370,7 +371,7 @@ static void test_errors_and_brief(void **state)
 
     o.status = "failed";
     a = doc_make(&o);
-    cmp_brief(a, &b);
+    compare_brief(a, &b);
     assert_string_equal(b.status, "failed");
     cJSON_Delete(a);
 }

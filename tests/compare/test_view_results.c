@@ -366,21 +366,21 @@ static bool matches(struct scr *s, const char *name)
     draw(s);
     char *text = screen_dump(NULL);
     struct strbuf sb;
-    sb_init(&sb);
+    strbuf_init(&sb);
     size_t n = strlen(tmp);
     for (const char *p = text; *p;) {
         if (!strncmp(p, tmp, n)) {
-            sb_add(&sb, "$TMP");
+            strbuf_add(&sb, "$TMP");
             p += n;
         } else {
-            sb_addn(&sb, p++, 1);
+            strbuf_addn(&sb, p++, 1);
         }
     }
     free(text);
     char full[128];
     snprintf(full, sizeof(full), "%s-%dx%d", name, COLS, LINES);
     bool ok = screen_text_matches(sb.s, full);
-    sb_free(&sb);
+    strbuf_free(&sb);
     return ok;
 }
 

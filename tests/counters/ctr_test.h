@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/counters.h"
+#include "engine/counters/counters.h"
 #include "tests/sysfs/sysfs_tree.h"
 
 static uint64_t fake_now_ns;
@@ -21,30 +21,30 @@ static inline uint64_t fake_clock(void *arg)
 }
 
 /* The counter (object, name), or NULL. */
-static inline const struct ctr_value *ctr_find(const struct ctr_set *s, const char *object,
-                                               const char *name)
+static inline const struct counters_value *ctr_find(const struct counters_set *s,
+                                                    const char *object, const char *name)
 {
     int n;
-    const struct ctr_value *v = ctr_set_values(s, &n);
+    const struct counters_value *v = counters_set_values(s, &n);
     for (int i = 0; i < n; i++)
         if (!strcmp(v[i].object, object) && !strcmp(v[i].name, name))
             return &v[i];
     return NULL;
 }
 
-static inline const struct ctr_value *ctr_get(const struct ctr_set *s, const char *object,
-                                              const char *name)
+static inline const struct counters_value *ctr_get(const struct counters_set *s, const char *object,
+                                                   const char *name)
 {
-    const struct ctr_value *v = ctr_find(s, object, name);
+    const struct counters_value *v = ctr_find(s, object, name);
     if (!v)
         fail_msg("no counter %s %s in the set", object, name);
     return v;
 }
 
-static inline int ctr_count_object(const struct ctr_set *s, const char *object)
+static inline int ctr_count_object(const struct counters_set *s, const char *object)
 {
     int n, k = 0;
-    const struct ctr_value *v = ctr_set_values(s, &n);
+    const struct counters_value *v = counters_set_values(s, &n);
     for (int i = 0; i < n; i++)
         k += !strcmp(v[i].object, object);
     return k;
@@ -57,10 +57,10 @@ static inline int ctr_count_object(const struct ctr_set *s, const char *object)
             fail_msg("%s = %.6g, expected %.6g (+-%g)", #a, a_, b_, (double)(tol));                \
     } while (0)
 
-static inline int ctr_has_note(const struct ctr_set *s, const char *needle)
+static inline int ctr_has_note(const struct counters_set *s, const char *needle)
 {
     const char *const *notes;
-    int n = ctr_set_notes(s, &notes);
+    int n = counters_set_notes(s, &notes);
     for (int i = 0; i < n; i++)
         if (strstr(notes[i], needle))
             return 1;

@@ -1,9 +1,9 @@
 /* rdmanl_capture: prints, as hex, the RDMA netlink replies a real kernel sends to the
- * requests engine/ctr_rdmanl.c builds, for test_ctr_rdmanl.c's captured vectors. Not part of
+ * requests engine/counters/rdmanl.c builds, for test_ctr_rdmanl.c's captured vectors. Not part of
  * the build: compile it by hand and run it where an RDMA device exists, e.g. in the
  * Soft-RoCE VM (as root; again unprivileged for the EPERM answer):
  *
- *   cc -O2 -I. -o /tmp/rdmanl_capture tests/counters/rdmanl_capture.c engine/ctr_rdmanl.c \
+ *   cc -O2 -I. -o /tmp/rdmanl_capture tests/counters/rdmanl_capture.c engine/counters/rdmanl.c \
  *       -libverbs
  *   tests/vm/rxe-vm.sh --bin /tmp/rdmanl_capture --bin /usr/bin/setpriv -- \
  *       sh -c 'rdmanl_capture rxe0 1; setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "engine/ctr_rdmanl.h"
+#include "engine/counters/rdmanl.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270

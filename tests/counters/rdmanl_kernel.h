@@ -1,9 +1,9 @@
 /* rdmanl_kernel: RDMA netlink replies built the way the kernel builds them (nlmsg_put,
  * nla_put_u32/u8/string, nla_put_u64_64bit with its RDMA_NLDEV_ATTR_PAD, nla_nest_start
  * with NLA_F_NESTED, netlink_ack with NETLINK_CAP_ACK and extended acks, the dump's
- * NLMSG_DONE), for the tests of engine/ctr_rdmanl.c and engine/ctr_qpc.c. test_ctr_rdmanl.c
- * checks what it builds against replies captured from a real kernel, byte for byte.
- * Test-only. */
+ * NLMSG_DONE), for the tests of engine/counters/rdmanl.c and engine/counters/counters_qp.c.
+ * test_ctr_rdmanl.c checks what it builds against replies captured from a real kernel, byte for
+ * byte. Test-only. */
 #ifndef RDMANL_KERNEL_H
 #define RDMANL_KERNEL_H
 

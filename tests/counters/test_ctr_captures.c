@@ -22,30 +22,31 @@
 
 static const char *data;
 
-static struct ctr_set *open_tree(const char *sub, const char *const *only, int nonly)
+static struct counters_set *open_tree(const char *sub, const char *const *only, int nonly)
 {
     char sys[1024];
     snprintf(sys, sizeof(sys), "%s/sysfs-infiniband/%s", data, sub);
-    struct ctr_opts o = {.sys_root = sys, .only = only, .nonly = nonly, .clock_ns = fake_clock};
-    struct ctr_set *s;
+    struct counters_opts o = {
+        .sys_root = sys, .only = only, .nonly = nonly, .clock_ns = fake_clock};
+    struct counters_set *s;
     struct ft_err err = {0};
-    if (ctr_set_open(&o, &s, &err) < 0)
+    if (counters_set_open(&o, &s, &err) < 0)
         fail_msg("%s: %s", sub, err.msg);
     fake_now_ns += 1000000000ull;
-    ctr_set_sample_all(s);
+    counters_set_sample_all(s);
     return s;
 }
 
 /* Each counter of a set is known, from the right source, and read. */
-static void all_read(const struct ctr_set *s, const char *object, int expect_n)
+static void all_read(const struct counters_set *s, const char *object, int expect_n)
 {
     int n, k = 0;
-    const struct ctr_value *v = ctr_set_values(s, &n);
+    const struct counters_value *v = counters_set_values(s, &n);
     for (int i = 0; i < n; i++) {
         if (strcmp(v[i].object, object))
             continue;
         k++;
-        if (!(v[i].valid & CTR_V_VALUE))
+        if (!(v[i].valid & COUNTERS_V_VALUE))
             fail_msg("%s %s: not read", object, v[i].name);
     }
     if (k != expect_n)
@@ -55,21 +56,21 @@ static void all_read(const struct ctr_set *s, const char *object, int expect_n)
 static void test_mlx5_hw_counters(void **state)
 {
     (void)state;
-    struct ctr_set *s = open_tree("prometheus-procfs", NULL, 0);
+    struct counters_set *s = open_tree("prometheus-procfs", NULL, 0);
     /* 21 PortCounters + 25 hw_counters files, lifespan (a setting) left out */
     all_read(s, "mlx5_0/1", 21 + 24);
-    const struct ctr_value *v = ctr_get(s, "mlx5_0/1", "local_ack_timeout_err");
-    assert_int_equal(v->source, CTR_SRC_HW);
+    const struct counters_value *v = ctr_get(s, "mlx5_0/1", "local_ack_timeout_err");
+    assert_int_equal(v->source, COUNTERS_SRC_HW);
     assert_true(v->known);
     assert_int_equal(v->width, 32);
-    assert_int_equal(v->group, CTR_LOSS);
+    assert_int_equal(v->group, COUNTERS_LOSS);
     assert_near(v->value, 131, 0);
     v = ctr_get(s, "mlx5_0/1", "roce_adp_retrans");
     assert_near(v->value, 99, 0);
-    assert_int_equal(v->group, CTR_LOSS);
+    assert_int_equal(v->group, COUNTERS_LOSS);
     assert_near(ctr_get(s, "mlx5_0/1", "resp_cqe_error")->value, 8109, 0);
-    assert_int_equal(ctr_get(s, "mlx5_0/1", "resp_cqe_error")->group, CTR_ERRORS);
-    assert_int_equal(ctr_get(s, "mlx5_0/1", "roce_slow_restart_cnps")->group, CTR_CONGESTION);
+    assert_int_equal(ctr_get(s, "mlx5_0/1", "resp_cqe_error")->group, COUNTERS_ERRORS);
+    assert_int_equal(ctr_get(s, "mlx5_0/1", "roce_slow_restart_cnps")->group, COUNTERS_CONGESTION);
     assert_null(ctr_find(s, "mlx5_0/1", "lifespan"));
     /* port_xmit_data counts 4-byte words: shown as bytes. Its value needs 64 bits. */
     v = ctr_get(s, "mlx5_0/1", "port_xmit_data");
@@ -83,27 +84,27 @@ static void test_mlx5_hw_counters(void **state)
     assert_near(ctr_get(s, "mlx4_0/2", "port_xmit_wait")->value, 3846, 0);
     assert_false(ctr_get(s, "mlx4_0/2", "port_xmit_wait")->saturated);
     all_read(s, "hfi1_0/1", 17);
-    ctr_set_close(s);
+    counters_set_close(s);
 }
 
 static void test_node_exporter_saturated_and_no_pma(void **state)
 {
     (void)state;
-    struct ctr_set *s = open_tree("node_exporter", NULL, 0);
-    const struct ctr_value *v = ctr_get(s, "mlx4_0/1", "port_xmit_wait");
+    struct counters_set *s = open_tree("node_exporter", NULL, 0);
+    const struct counters_value *v = ctr_get(s, "mlx4_0/1", "port_xmit_wait");
     assert_near(v->value, 4294967295.0, 0);
     assert_true(v->saturated);
-    assert_int_equal(v->group, CTR_CONGESTION);
-    ctr_set_mark(s);
+    assert_int_equal(v->group, COUNTERS_CONGESTION);
+    counters_set_mark(s);
     fake_now_ns += 1000000000ull;
-    ctr_set_sample(s);
+    counters_set_sample(s);
     /* Saturated: never a rate of 0 that reads as healthy, never a delta. */
     assert_true(v->saturated);
-    assert_false(v->valid & CTR_V_RATE);
-    assert_false(v->valid & CTR_V_DELTA);
+    assert_false(v->valid & COUNTERS_V_RATE);
+    assert_false(v->valid & COUNTERS_V_DELTA);
     /* An unsaturated neighbour has a real rate of 0 and a delta of 0. */
-    const struct ctr_value *w = ctr_get(s, "mlx4_0/1", "port_xmit_discards");
-    assert_true(w->valid & CTR_V_RATE);
+    const struct counters_value *w = ctr_get(s, "mlx4_0/1", "port_xmit_discards");
+    assert_true(w->valid & COUNTERS_V_RATE);
     assert_near(w->rate, 0, 0);
     assert_near(w->value, 5, 0);
     /* counters_ext: the legacy 64-bit names, data in 4-byte words. */
@@ -111,21 +112,21 @@ static void test_node_exporter_saturated_and_no_pma(void **state)
     assert_near(v->value, 3733440.0 * 4, 0);
     assert_near(ctr_get(s, "mlx4_0/2", "port_unicast_rcv_packets")->value, 61148, 0);
     v = ctr_get(s, "mlx4_0/1", "port_rcv_discards");
-    assert_int_equal(v->behaviour, CTR_WIDTH_UNKNOWN);
+    assert_int_equal(v->behaviour, COUNTERS_WIDTH_UNKNOWN);
     /* port_rcv_packets 6825908347 > 2^32: the 64-bit counter, not saturated. */
     v = ctr_get(s, "mlx4_0/1", "port_rcv_packets");
     assert_int_equal(v->width, 64);
     assert_false(v->saturated);
     /* i40iw: every counter says "N/A (no PMA)": n/a, not 0. */
     int n, nna = 0;
-    const struct ctr_value *all = ctr_set_values(s, &n);
+    const struct counters_value *all = counters_set_values(s, &n);
     for (int i = 0; i < n; i++)
         if (!strcmp(all[i].object, "i40iw0/1")) {
             assert_int_equal(all[i].valid, 0);
             nna++;
         }
     assert_int_equal(nna, 17);
-    cJSON *j = ctr_set_json(s, false);
+    cJSON *j = counters_set_json(s, false);
     const cJSON *e;
     cJSON_ArrayForEach(e, j)
     {
@@ -143,43 +144,43 @@ static void test_node_exporter_saturated_and_no_pma(void **state)
         }
     }
     cJSON_Delete(j);
-    ctr_set_close(s);
+    counters_set_close(s);
     /* Only the iWARP port: nothing readable at all. */
     const char *const only[] = {"i40iw0:1"};
     s = open_tree("node_exporter", only, 1);
-    assert_int_equal(ctr_set_sample(s), -EIO);
-    ctr_set_close(s);
+    assert_int_equal(counters_set_sample(s), -EIO);
+    counters_set_close(s);
 }
 
 static void test_hwloc_fdr_and_ib0(void **state)
 {
     (void)state;
-    struct ctr_set *s = open_tree("hwloc-32em64t", NULL, 0);
+    struct counters_set *s = open_tree("hwloc-32em64t", NULL, 0);
     all_read(s, "mlx4_0/1", 17);
     assert_near(ctr_get(s, "mlx4_0/1", "port_xmit_wait")->value, 21833, 0);
     assert_near(ctr_get(s, "mlx4_0/1", "port_xmit_data")->value, 8039908.0 * 4, 0);
     assert_int_equal(ctr_get(s, "mlx4_0/1", "port_xmit_data")->width, 32);
     all_read(s, "ib0", 23);
-    const struct ctr_value *v = ctr_get(s, "ib0", "rx_bytes");
+    const struct counters_value *v = ctr_get(s, "ib0", "rx_bytes");
     assert_near(v->value, 78713432, 0);
-    assert_int_equal(v->source, CTR_SRC_NETDEV);
+    assert_int_equal(v->source, COUNTERS_SRC_NETDEV);
     assert_int_equal(v->width, 64);
     assert_true(ctr_get(s, "ib0", "rx_dropped")->error_like);
-    assert_int_equal(ctr_get(s, "ib0", "rx_crc_errors")->group, CTR_ERRORS);
-    ctr_set_close(s);
+    assert_int_equal(ctr_get(s, "ib0", "rx_crc_errors")->group, COUNTERS_ERRORS);
+    counters_set_close(s);
 }
 
-static struct ctr_set *open_proc(const char *proc_root)
+static struct counters_set *open_proc(const char *proc_root)
 {
-    struct ctr_opts o = {.sys_root = proc_root, /* has no sys/: only the snmp counters */
-                         .proc_root = proc_root,
-                         .with_snmp = true,
-                         .clock_ns = fake_clock};
-    struct ctr_set *s;
+    struct counters_opts o = {.sys_root = proc_root, /* has no sys/: only the snmp counters */
+                              .proc_root = proc_root,
+                              .with_snmp = true,
+                              .clock_ns = fake_clock};
+    struct counters_set *s;
     struct ft_err err = {0};
-    if (ctr_set_open(&o, &s, &err) < 0)
+    if (counters_set_open(&o, &s, &err) < 0)
         fail_msg("%s: %s", proc_root, err.msg);
-    ctr_set_sample(s);
+    counters_set_sample(s);
     return s;
 }
 
@@ -188,17 +189,17 @@ static void test_procfs_net(void **state)
     (void)state;
     char root[1024];
     snprintf(root, sizeof(root), "%s/procfs-net/node_exporter", data);
-    struct ctr_set *s = open_proc(root);
+    struct counters_set *s = open_proc(root);
     assert_near(ctr_get(s, "Tcp", "RetransSegs")->value, 227, 0);
-    assert_int_equal(ctr_get(s, "Tcp", "RetransSegs")->group, CTR_LOSS);
-    assert_int_equal(ctr_get(s, "Tcp", "CurrEstab")->kind, CTR_GAUGE);
+    assert_int_equal(ctr_get(s, "Tcp", "RetransSegs")->group, COUNTERS_LOSS);
+    assert_int_equal(ctr_get(s, "Tcp", "CurrEstab")->kind, COUNTERS_GAUGE);
     assert_near(ctr_get(s, "Tcp", "MaxConn")->value, -1, 0);
     assert_near(ctr_get(s, "TcpExt", "TCPTimeouts")->value, 115, 0);
     assert_near(ctr_get(s, "IpExt", "InOctets")->value, 6286396970.0, 0);
     assert_near(ctr_get(s, "Udp", "RcvbufErrors")->value, 9, 0);
     assert_near(ctr_get(s, "Ip", "OutNoRoutes")->value, 54, 0);
-    assert_true(ctr_get(s, "IcmpMsg", "OutType3")->valid & CTR_V_VALUE);
-    ctr_set_close(s);
+    assert_true(ctr_get(s, "IcmpMsg", "OutType3")->valid & COUNTERS_V_VALUE);
+    counters_set_close(s);
     /* A per-process capture (proc/PID/net) through a tree whose proc/net points at it. */
     char tmp[] = "/tmp/fabtop-ctrproc-XXXXXX";
     assert_non_null(mkdtemp(tmp));
@@ -210,10 +211,10 @@ static void test_procfs_net(void **state)
     assert_near(ctr_get(s, "Tcp", "CurrEstab")->value, 15, 0);
     assert_near(ctr_get(s, "IpExt", "InOctets")->value, 190585481, 0);
     /* A column fabtop does not know is still there, by name. */
-    const struct ctr_value *v = ctr_get(s, "Udp", "IgnoredMulti");
+    const struct counters_value *v = ctr_get(s, "Udp", "IgnoredMulti");
     assert_false(v->known);
     assert_near(v->value, 58, 0);
-    ctr_set_close(s);
+    counters_set_close(s);
     tree_remove(tmp);
 }
 
@@ -229,11 +230,11 @@ static void test_ethtool_fixture_names(void **state)
     int n = 0;
     struct {
         const char *name;
-        enum ctr_group g;
+        enum counters_group g;
         bool err;
-    } want[] = {{"tx_packets", CTR_TRAFFIC, false},  {"rx_errors", CTR_ERRORS, true},
-                {"port.rx_dropped", CTR_LOSS, true}, {"rx_missed", CTR_LOSS, true},
-                {"align_errors", CTR_ERRORS, true},  {"rx_unicast", CTR_TRAFFIC, false}};
+    } want[] = {{"tx_packets", COUNTERS_TRAFFIC, false},  {"rx_errors", COUNTERS_ERRORS, true},
+                {"port.rx_dropped", COUNTERS_LOSS, true}, {"rx_missed", COUNTERS_LOSS, true},
+                {"align_errors", COUNTERS_ERRORS, true},  {"rx_unicast", COUNTERS_TRAFFIC, false}};
     int found = 0;
     while (fgets(line, sizeof(line), f)) {
         char *c = strrchr(line, ':');
@@ -243,13 +244,13 @@ static void test_ethtool_fixture_names(void **state)
         char *name = line;
         while (*name == ' ')
             name++;
-        struct ctr_info info;
-        ctr_info_get(CTR_SRC_ETHTOOL, "e1000e", name, &info);
+        struct counters_info info;
+        counters_info_get(COUNTERS_SRC_ETHTOOL, "e1000e", name, &info);
         n++;
         for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
             if (!strcmp(want[i].name, name)) {
                 if (info.group != want[i].g || info.error_like != want[i].err)
-                    fail_msg("%s: group %s error_like %d", name, ctr_group_str(info.group),
+                    fail_msg("%s: group %s error_like %d", name, counters_group_str(info.group),
                              info.error_like);
                 found++;
             }

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "engine/mix.h"
+#include "engine/flow/mix.h"
 
 #include "tests/counters/ctr_test.h"
 #include "tests/run/mixtest.h"
@@ -46,62 +46,62 @@ static void test_lo_and_snmp_move(void **state)
 {
     (void)state;
     const char *const only[] = {"lo"};
-    struct ctr_opts o = {
+    struct counters_opts o = {
         .only = only, .nonly = 1, .with_snmp = true, .with_qdisc = true, .with_ethtool = true};
-    struct ctr_set *s;
+    struct counters_set *s;
     struct ft_err err = {0};
-    if (ctr_set_open(&o, &s, &err) < 0)
+    if (counters_set_open(&o, &s, &err) < 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(ctr_set_sample_all(s), 0);
-    ctr_set_mark(s);
+    assert_int_equal(counters_set_sample_all(s), 0);
+    counters_set_mark(s);
     udp_over_lo(50);
     usleep(20000);
-    assert_int_equal(ctr_set_sample_all(s), 0);
-    const struct ctr_value *v = ctr_get(s, "lo", "rx_packets");
-    assert_true(v->valid & CTR_V_DELTA);
+    assert_int_equal(counters_set_sample_all(s), 0);
+    const struct counters_value *v = ctr_get(s, "lo", "rx_packets");
+    assert_true(v->valid & COUNTERS_V_DELTA);
     if (v->delta < 50)
         fail_msg("lo rx_packets grew by %.0f, expected >= 50", v->delta);
     assert_true(ctr_get(s, "lo", "rx_bytes")->delta >= 50 * 1000);
-    assert_true(ctr_get(s, "lo", "rx_bytes")->valid & CTR_V_RATE);
+    assert_true(ctr_get(s, "lo", "rx_bytes")->valid & COUNTERS_V_RATE);
     v = ctr_get(s, "Udp", "OutDatagrams");
     if (v->delta < 50)
         fail_msg("Udp OutDatagrams grew by %.0f, expected >= 50", v->delta);
-    assert_int_equal(ctr_get(s, "Tcp", "CurrEstab")->kind, CTR_GAUGE);
+    assert_int_equal(ctr_get(s, "Tcp", "CurrEstab")->kind, COUNTERS_GAUGE);
     /* lo: no ethtool statistics, a noqueue qdisc: both said, neither shown as zeros. */
     assert_true(ctr_has_note(s, "lo: no ethtool statistics"));
     assert_true(ctr_has_note(s, "noqueue"));
     int n;
-    const struct ctr_value *all = ctr_set_values(s, &n);
+    const struct counters_value *all = counters_set_values(s, &n);
     for (int i = 0; i < n; i++)
-        assert_true(all[i].source != CTR_SRC_ETHTOOL && all[i].source != CTR_SRC_QDISC);
-    ctr_set_close(s);
+        assert_true(all[i].source != COUNTERS_SRC_ETHTOOL && all[i].source != COUNTERS_SRC_QDISC);
+    counters_set_close(s);
 }
 
 /* Every live qdisc with a queue appears with gauges and 32-bit counters. */
 static void test_qdisc_dump(void **state)
 {
     (void)state;
-    struct ctr_opts o = {.with_qdisc = true};
-    struct ctr_set *s;
+    struct counters_opts o = {.with_qdisc = true};
+    struct counters_set *s;
     struct ft_err err = {0};
-    if (ctr_set_open(&o, &s, &err) < 0)
+    if (counters_set_open(&o, &s, &err) < 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(ctr_set_sample(s), 0);
+    assert_int_equal(counters_set_sample(s), 0);
     int n, nq = 0;
-    const struct ctr_value *v = ctr_set_values(s, &n);
+    const struct counters_value *v = counters_set_values(s, &n);
     for (int i = 0; i < n; i++) {
-        if (v[i].source != CTR_SRC_QDISC)
+        if (v[i].source != COUNTERS_SRC_QDISC)
             continue;
         nq++;
-        assert_true(v[i].valid & CTR_V_VALUE);
+        assert_true(v[i].valid & COUNTERS_V_VALUE);
         assert_non_null(strstr(v[i].object, " qdisc "));
         if (!strcmp(v[i].name, "backlog"))
-            assert_int_equal(v[i].kind, CTR_GAUGE);
+            assert_int_equal(v[i].kind, COUNTERS_GAUGE);
         if (!strcmp(v[i].name, "drops"))
             assert_int_equal(v[i].width, 32);
     }
     printf("live qdisc counters: %d\n", nq);
-    ctr_set_close(s);
+    counters_set_close(s);
 }
 
 static void test_route_netdev(void **state)
@@ -109,15 +109,15 @@ static void test_route_netdev(void **state)
     (void)state;
     char ifn[64];
     struct ft_err err = {0};
-    assert_int_equal(ctr_route_netdev("loopback", NULL, ifn, sizeof(ifn), &err), 0);
+    assert_int_equal(counters_route_netdev("loopback", NULL, ifn, sizeof(ifn), &err), 0);
     assert_string_equal(ifn, "lo");
-    assert_int_equal(ctr_route_netdev("127.0.0.1:7470", NULL, ifn, sizeof(ifn), &err), 0);
+    assert_int_equal(counters_route_netdev("127.0.0.1:7470", NULL, ifn, sizeof(ifn), &err), 0);
     assert_string_equal(ifn, "lo");
-    assert_int_equal(ctr_route_netdev("10.1.2.3", "127.0.0.1", ifn, sizeof(ifn), &err), 0);
+    assert_int_equal(counters_route_netdev("10.1.2.3", "127.0.0.1", ifn, sizeof(ifn), &err), 0);
     assert_string_equal(ifn, "lo");
-    if (ctr_route_netdev("[::1]:7470", NULL, ifn, sizeof(ifn), &err) == 0)
+    if (counters_route_netdev("[::1]:7470", NULL, ifn, sizeof(ifn), &err) == 0)
         assert_string_equal(ifn, "lo");
-    assert_true(ctr_route_netdev(NULL, "192.0.2.99", ifn, sizeof(ifn), &err) < 0);
+    assert_true(counters_route_netdev(NULL, "192.0.2.99", ifn, sizeof(ifn), &err) < 0);
     assert_non_null(strstr(err.msg, "192.0.2.99"));
 }
 
@@ -155,10 +155,10 @@ static void test_verbs_attribution(void **state)
                  connect[k]);
         struct mix m = mixtest_parse(json);
         struct ft_err err = {0};
-        struct ctr_set *cs = NULL;
-        assert_int_equal(ctr_set_for_mix(&m, NULL, NULL, &cs, &err), 0);
+        struct counters_set *cs = NULL;
+        assert_int_equal(counters_set_for_mix(&m, NULL, NULL, &cs, &err), 0);
         const char *const *obj, *const *notes;
-        int nobj = ctr_set_objects(cs, &obj), nnotes = ctr_set_notes(cs, &notes);
+        int nobj = counters_set_objects(cs, &obj), nnotes = counters_set_notes(cs, &notes);
         for (int i = 0; i < nnotes; i++)
             printf("%s: note: %s\n", connect[k], notes[i]);
         for (int i = 0; i < nobj; i++)
@@ -173,7 +173,7 @@ static void test_verbs_attribution(void **state)
         } else {
             assert_false(has(notes, nnotes, "RDMA port unknown"));
         }
-        ctr_set_close(cs);
+        counters_set_close(cs);
         mix_free(&m);
     }
 }

@@ -1,6 +1,6 @@
 /* test_ctr_qpc: binding a flow's queue pairs to an RDMA counter of their own
- * (engine/ctr_qpc.c) against a stand-in for the kernel's side of the RDMA netlink socket
- * (a thread on the other end of a socketpair answering with replies built as nldev.c builds
+ * (engine/counters/counters_qp.c) against a stand-in for the kernel's side of the RDMA netlink
+ * socket (a thread on the other end of a socketpair answering with replies built as nldev.c builds
  * them, rdmanl_kernel.h). Checked: the requests in order (device dump, mode, one bind with a
  * new counter then binds to it, reads, unbinds of every QP); mlx5's 32-bit per-QP counters
  * wrapping and an unknown counter reset, through the counters' semantics; and one precise
@@ -23,8 +23,8 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/ctr_qpc.h"
-#include "engine/ctr_rdmanl.h"
+#include "engine/counters/counters_qp.h"
+#include "engine/counters/rdmanl.h"
 #include "tests/counters/rdmanl_kernel.h"
 
 #define NSTATS 3
@@ -225,35 +225,35 @@ static struct fk *fk_new(void)
 static const uint32_t QPNS[] = {0x1a2, 0x1a3};
 
 /* Bind QPNS (nq of them) on dev port 1 with the kernel k; returns the session. */
-static struct ctr_qpc *run_bind(struct fk *k, const char *driver, int nq)
+static struct counters_qp *run_bind(struct fk *k, const char *driver, int nq)
 {
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
     k->fd = sv[1];
     assert_int_equal(pthread_create(&k->th, NULL, fk_main, k), 0);
-    struct ctr_qpc_opts o = {.dev = k->dev,
-                             .port = 1,
-                             .driver = driver,
-                             .qpns = QPNS,
-                             .nqps = nq,
-                             .label = "fg",
-                             .nl_fd = sv[0],
-                             .timeout_ms = 300};
-    return ctr_qpc_bind(&o);
+    struct counters_qp_opts o = {.dev = k->dev,
+                                 .port = 1,
+                                 .driver = driver,
+                                 .qpns = QPNS,
+                                 .nqps = nq,
+                                 .label = "fg",
+                                 .nl_fd = sv[0],
+                                 .timeout_ms = 300};
+    return counters_qp_bind(&o);
 }
 
 /* Free the session (which closes its end) and wait for the kernel's thread. */
-static void finish(struct fk *k, struct ctr_qpc *q)
+static void finish(struct fk *k, struct counters_qp *q)
 {
-    ctr_qpc_free(q);
+    counters_qp_free(q);
     pthread_join(k->th, NULL);
     close(k->fd);
 }
 
-static const struct ctr_value *val(const struct ctr_qpc *q, const char *name)
+static const struct counters_value *val(const struct counters_qp *q, const char *name)
 {
     int n;
-    const struct ctr_value *v = ctr_qpc_values(q, &n);
+    const struct counters_value *v = counters_qp_values(q, &n);
     for (int i = 0; i < n; i++)
         if (!strcmp(v[i].name, name))
             return &v[i];
@@ -271,10 +271,10 @@ static void test_bound_mlx5(void **state)
     uint64_t v[NREADS][NSTATS] = {
         {4294967000ull, 0, 10}, {4294967200ull, 2, 20}, {100, 5, 15}, {100, 5, 15}};
     memcpy(k->vals, v, sizeof(v));
-    struct ctr_qpc *q = run_bind(k, "mlx5_core", 2);
-    assert_true(ctr_qpc_bound(q));
-    assert_string_equal(ctr_qpc_why(q), "");
-    assert_int_equal(ctr_qpc_counter_id(q), 5);
+    struct counters_qp *q = run_bind(k, "mlx5_core", 2);
+    assert_true(counters_qp_bound(q));
+    assert_string_equal(counters_qp_why(q), "");
+    assert_int_equal(counters_qp_counter_id(q), 5);
     /* One new counter for the first QP, the second joins it. */
     assert_int_equal(k->ndumps, 1);
     assert_int_equal(k->nmode, 1);
@@ -285,17 +285,17 @@ static void test_bound_mlx5(void **state)
     assert_int_equal(k->bound[0], 0x1a2);
     assert_int_equal(k->bound[1], 0x1a3);
     assert_int_equal(k->nreads, 1); /* the reading the deltas start from */
-    const struct ctr_value *c = val(q, "rx_write_requests");
-    assert_int_equal(c->source, CTR_SRC_QP);
+    const struct counters_value *c = val(q, "rx_write_requests");
+    assert_int_equal(c->source, COUNTERS_SRC_QP);
     assert_string_equal(c->object, "fg: mlx5_0/1 counter 5");
     assert_true(c->known);
     assert_int_equal(c->width, 32);
-    assert_true(c->valid & CTR_V_DELTA);
+    assert_true(c->valid & COUNTERS_V_DELTA);
     assert_true(c->delta == 0);
-    assert_int_equal(ctr_qpc_sample(q), 0);
-    assert_int_equal(ctr_qpc_sample(q), 0);
+    assert_int_equal(counters_qp_sample(q), 0);
+    assert_int_equal(counters_qp_sample(q), 0);
     c = val(q, "rx_write_requests");
-    assert_true(c->valid & CTR_V_DELTA);
+    assert_true(c->valid & COUNTERS_V_DELTA);
     assert_true(c->delta == 200 + 196); /* 4294967200 -> 100 is a wrap past 2^32 */
     assert_false(c->reset_since_mark);
     c = val(q, "out_of_sequence");
@@ -306,14 +306,14 @@ static void test_bound_mlx5(void **state)
     assert_true(c->reset_since_mark);
     assert_true(c->delta == 10 + 15);
     /* The last reading, then every QP unbound from counter 5. */
-    assert_int_equal(ctr_qpc_sample(q), 0);
-    assert_int_equal(ctr_qpc_unbind(q), 0);
+    assert_int_equal(counters_qp_sample(q), 0);
+    assert_int_equal(counters_qp_unbind(q), 0);
     assert_int_equal(k->nunbinds, 2);
     assert_int_equal(k->unbound[0], 0x1a2);
     assert_int_equal(k->unbound[1], 0x1a3);
     assert_int_equal(k->unbound_counter[0], 5);
     assert_int_equal(k->unbound_counter[1], 5);
-    cJSON *r = ctr_qpc_report(q);
+    cJSON *r = counters_qp_report(q);
     assert_string_equal(jsonutil_str(r, "status"), "bound");
     assert_true(
         !strncmp(jsonutil_str(r, "scope"), "this test's queue pairs: QPs 418, 419 of flow fg", 48));
@@ -346,22 +346,22 @@ static void test_rxe_refuses(void **state)
     struct fk *k = fk_new();
     k->dev = "rxe0";
     k->bind_err = -ENOMEM; /* what 6.1 answers for rdma_rxe (captured in the VM) */
-    struct ctr_qpc *q = run_bind(k, "rdma_rxe", 2);
-    assert_false(ctr_qpc_bound(q));
-    assert_string_equal(ctr_qpc_errname(q), "ENOMEM");
-    assert_non_null(strstr(ctr_qpc_why(q), "rdma_rxe has no per-QP counters"));
-    assert_non_null(strstr(ctr_qpc_why(q), "not a memory shortage"));
-    assert_non_null(strstr(ctr_qpc_why(q), "QP 418 on rxe0 port 1"));
-    assert_null(strchr(ctr_qpc_why(q), '\n'));
+    struct counters_qp *q = run_bind(k, "rdma_rxe", 2);
+    assert_false(counters_qp_bound(q));
+    assert_string_equal(counters_qp_errname(q), "ENOMEM");
+    assert_non_null(strstr(counters_qp_why(q), "rdma_rxe has no per-QP counters"));
+    assert_non_null(strstr(counters_qp_why(q), "not a memory shortage"));
+    assert_non_null(strstr(counters_qp_why(q), "QP 418 on rxe0 port 1"));
+    assert_null(strchr(counters_qp_why(q), '\n'));
     assert_int_equal(k->nbinds, 1); /* the first refusal ends it */
     int n;
-    assert_null(ctr_qpc_values(q, &n));
+    assert_null(counters_qp_values(q, &n));
     assert_int_equal(n, 0);
-    assert_int_equal(ctr_qpc_sample(q), -ENOTCONN);
-    cJSON *r = ctr_qpc_report(q);
+    assert_int_equal(counters_qp_sample(q), -ENOTCONN);
+    cJSON *r = counters_qp_report(q);
     assert_string_equal(jsonutil_str(r, "status"), "not bound");
     assert_string_equal(jsonutil_str(r, "errno"), "ENOMEM");
-    assert_string_equal(jsonutil_str(r, "reason"), ctr_qpc_why(q));
+    assert_string_equal(jsonutil_str(r, "reason"), counters_qp_why(q));
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "counter_id")));
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "counters")), 0);
     assert_null(cJSON_GetObjectItem(r, "unbound"));
@@ -399,14 +399,14 @@ static void test_refusals(void **state)
         k->mode_err = cases[i].mode_err;
         k->mode = cases[i].mode;
         k->mask = cases[i].mask;
-        struct ctr_qpc *q = run_bind(k, cases[i].driver, 2);
-        assert_false(ctr_qpc_bound(q));
-        if (!strstr(ctr_qpc_why(q), cases[i].needle))
-            fail_msg("case %zu: '%s' lacks '%s'", i, ctr_qpc_why(q), cases[i].needle);
+        struct counters_qp *q = run_bind(k, cases[i].driver, 2);
+        assert_false(counters_qp_bound(q));
+        if (!strstr(counters_qp_why(q), cases[i].needle))
+            fail_msg("case %zu: '%s' lacks '%s'", i, counters_qp_why(q), cases[i].needle);
         if (cases[i].errname)
-            assert_string_equal(ctr_qpc_errname(q), cases[i].errname);
+            assert_string_equal(counters_qp_errname(q), cases[i].errname);
         else
-            assert_null(ctr_qpc_errname(q));
+            assert_null(counters_qp_errname(q));
         assert_int_equal(k->nbinds, cases[i].binds);
         finish(k, q);
         assert_int_equal(k->nunbinds, 0);
@@ -421,16 +421,16 @@ static void test_later_qp_fails(void **state)
     k->bind_err = -EINVAL;
     k->bind_err_at = 1;
     k->bind_ext = "QP is already bound";
-    struct ctr_qpc *q = run_bind(k, "mlx5_core", 2);
-    assert_false(ctr_qpc_bound(q));
+    struct counters_qp *q = run_bind(k, "mlx5_core", 2);
+    assert_false(counters_qp_bound(q));
     /* All or none: the first QP is unbound again, and the reason keeps the kernel's words
      * on the failed bind. */
     assert_int_equal(k->nunbinds, 1);
     assert_int_equal(k->unbound[0], 0x1a2);
     assert_int_equal(k->unbound_counter[0], 5);
-    assert_non_null(strstr(ctr_qpc_why(q), "binding QP 419 to counter 5 (QP 2 of 2) failed"));
-    assert_non_null(strstr(ctr_qpc_why(q), "all of the flow's QPs or none"));
-    assert_non_null(strstr(ctr_qpc_why(q), "the kernel said: QP is already bound"));
+    assert_non_null(strstr(counters_qp_why(q), "binding QP 419 to counter 5 (QP 2 of 2) failed"));
+    assert_non_null(strstr(counters_qp_why(q), "all of the flow's QPs or none"));
+    assert_non_null(strstr(counters_qp_why(q), "the kernel said: QP is already bound"));
     finish(k, q);
     assert_int_equal(k->nunbinds, 1);
     free(k);
@@ -445,26 +445,26 @@ static void test_device_missing_and_silence(void **state)
     assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
     k->fd = sv[1];
     pthread_create(&k->th, NULL, fk_main, k);
-    struct ctr_qpc_opts o = {.dev = "mlx5_0",
-                             .port = 1,
-                             .driver = "mlx5_core",
-                             .qpns = QPNS,
-                             .nqps = 1,
-                             .nl_fd = sv[0],
-                             .timeout_ms = 300};
-    struct ctr_qpc *q = ctr_qpc_bind(&o); /* the kernel lists rxe9 and mlx5_7 only */
-    assert_false(ctr_qpc_bound(q));
-    assert_string_equal(ctr_qpc_errname(q), "ENODEV");
-    assert_non_null(strstr(ctr_qpc_why(q), "RDMA netlink lists no device mlx5_0"));
+    struct counters_qp_opts o = {.dev = "mlx5_0",
+                                 .port = 1,
+                                 .driver = "mlx5_core",
+                                 .qpns = QPNS,
+                                 .nqps = 1,
+                                 .nl_fd = sv[0],
+                                 .timeout_ms = 300};
+    struct counters_qp *q = counters_qp_bind(&o); /* the kernel lists rxe9 and mlx5_7 only */
+    assert_false(counters_qp_bound(q));
+    assert_string_equal(counters_qp_errname(q), "ENODEV");
+    assert_non_null(strstr(counters_qp_why(q), "RDMA netlink lists no device mlx5_0"));
     finish(k, q);
     free(k);
     /* No answer at all: a timeout, said as such. */
     k = fk_new();
     k->silent = true;
     q = run_bind(k, "mlx5_core", 1);
-    assert_false(ctr_qpc_bound(q));
-    assert_string_equal(ctr_qpc_errname(q), "ETIMEDOUT");
-    assert_non_null(strstr(ctr_qpc_why(q), "listing the RDMA devices"));
+    assert_false(counters_qp_bound(q));
+    assert_string_equal(counters_qp_errname(q), "ETIMEDOUT");
+    assert_non_null(strstr(counters_qp_why(q), "listing the RDMA devices"));
     finish(k, q);
     free(k);
 }
@@ -480,19 +480,19 @@ static void test_stale_replies_and_failed_read(void **state)
     k->read_err = -EIO;
     k->read_err_at = 1;
     k->hide_second_qp = true;
-    struct ctr_qpc *q = run_bind(k, "mlx5_core", 2);
-    assert_true(ctr_qpc_bound(q));
+    struct counters_qp *q = run_bind(k, "mlx5_core", 2);
+    assert_true(counters_qp_bound(q));
     /* The failed read: n/a, never 0 or a made-up delta. */
-    assert_int_equal(ctr_qpc_sample(q), -EIO);
-    const struct ctr_value *c = val(q, "out_of_sequence");
-    assert_false(c->valid & CTR_V_VALUE);
-    assert_false(c->valid & CTR_V_DELTA);
-    assert_int_equal(ctr_qpc_sample(q), 0);
+    assert_int_equal(counters_qp_sample(q), -EIO);
+    const struct counters_value *c = val(q, "out_of_sequence");
+    assert_false(c->valid & COUNTERS_V_VALUE);
+    assert_false(c->valid & COUNTERS_V_DELTA);
+    assert_int_equal(counters_qp_sample(q), 0);
     c = val(q, "out_of_sequence");
-    assert_true(c->valid & CTR_V_VALUE);
+    assert_true(c->valid & COUNTERS_V_VALUE);
     assert_true(c->value == 9);
-    assert_false(c->valid & CTR_V_DELTA); /* the growth while unreadable is unknown */
-    cJSON *r = ctr_qpc_report(q);
+    assert_false(c->valid & COUNTERS_V_DELTA); /* the growth while unreadable is unknown */
+    cJSON *r = counters_qp_report(q);
     char *txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(r, "notes"));
     assert_non_null(strstr(txt, "reading counter 5 (RDMA_NLDEV_CMD_STAT_GET) failed"));
     assert_non_null(strstr(txt, "the kernel lists 1 QP on counter 5, 1 of this flow's 2 missing"));

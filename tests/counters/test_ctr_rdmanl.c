@@ -1,4 +1,4 @@
-/* test_ctr_rdmanl: RDMA netlink for per-QP counters (engine/ctr_rdmanl.c). Requests byte for
+/* test_ctr_rdmanl: RDMA netlink for per-QP counters (engine/counters/rdmanl.c). Requests byte for
  * byte; replies captured from a real kernel (Debian 6.1.0-57-amd64, rdma_rxe in the
  * Soft-RoCE VM, with tests/counters/rdmanl_capture.c: the device dump, the port's counter
  * mode, the port's hw stats after 300 ping-pongs, acknowledgements, and the bind refusals:
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "engine/ctr_rdmanl.h"
+#include "engine/counters/rdmanl.h"
 #include "tests/counters/rdmanl_kernel.h"
 
 /* ---- captured (REQ: what fabtop sent; REP: the kernel's answer) ---- */

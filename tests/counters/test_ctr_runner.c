@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/results.h"
-#include "engine/runner.h"
+#include "engine/results/results.h"
+#include "engine/run/runner.h"
 #include "tests/run/mixtest.h"
 
 static const char mix_text[] =
@@ -65,12 +65,12 @@ static void test_phases_carry_counter_deltas(void **state)
         char buf[64];
         while (read(p.fd, buf, sizeof(buf)) > 0)
             ;
-        struct eng_snapshot *s = runner_snapshot(r);
+        struct runner_snapshot *s = runner_snapshot(r);
         for (int i = 0; i < s->ncounters; i++)
             if (!strcmp(s->counters[i].object, "lo") && !strcmp(s->counters[i].name, "rx_bytes") &&
-                (s->counters[i].valid & CTR_V_VALUE))
+                (s->counters[i].valid & COUNTERS_V_VALUE))
                 saw_lo = true;
-        eng_snapshot_release(s);
+        runner_snapshot_release(s);
     }
     const cJSON *res = runner_wait(r);
     assert_int_equal(runner_status(r), 0);

@@ -79,80 +79,80 @@ static int teardown(void **state)
     return 0;
 }
 
-static struct ctr_set *open_set(bool snmp)
+static struct counters_set *open_set(bool snmp)
 {
-    struct ctr_opts o = {.sys_root = root,
-                         .proc_root = root,
-                         .with_snmp = snmp,
-                         .slow_period_s = 1.0,
-                         .clock_ns = fake_clock};
-    struct ctr_set *s;
+    struct counters_opts o = {.sys_root = root,
+                              .proc_root = root,
+                              .with_snmp = snmp,
+                              .slow_period_s = 1.0,
+                              .clock_ns = fake_clock};
+    struct counters_set *s;
     struct ft_err err = {0};
-    if (ctr_set_open(&o, &s, &err) < 0)
-        fail_msg("ctr_set_open: %s", err.msg);
+    if (counters_set_open(&o, &s, &err) < 0)
+        fail_msg("counters_set_open: %s", err.msg);
     return s;
 }
 
-static void step(struct ctr_set *s, double secs)
+static void step(struct counters_set *s, double secs)
 {
     fake_now_ns += (uint64_t)(secs * 1e9);
-    assert_int_equal(ctr_set_sample(s), 0);
+    assert_int_equal(counters_set_sample(s), 0);
 }
 
 static void test_discovery(void **state)
 {
     (void)state;
-    struct ctr_set *s = open_set(true);
+    struct counters_set *s = open_set(true);
     /* lifespan is a setting, not a counter. */
     assert_null(ctr_find(s, "mlx5_0/1", "lifespan"));
     assert_int_equal(ctr_count_object(s, "mlx5_0/1"), 7 + 3);
     assert_int_equal(ctr_count_object(s, "eth0"), 3);
-    const struct ctr_value *v = ctr_get(s, "mlx5_0/1", "some_new_firmware_drops");
+    const struct counters_value *v = ctr_get(s, "mlx5_0/1", "some_new_firmware_drops");
     /* Unknown names are still shown, by name, with a guessed group and no width. */
     assert_false(v->known);
-    assert_int_equal(v->source, CTR_SRC_HW);
-    assert_int_equal(v->group, CTR_LOSS);
-    assert_int_equal(v->behaviour, CTR_WIDTH_UNKNOWN);
+    assert_int_equal(v->source, COUNTERS_SRC_HW);
+    assert_int_equal(v->group, COUNTERS_LOSS);
+    assert_int_equal(v->behaviour, COUNTERS_WIDTH_UNKNOWN);
     v = ctr_get(s, "mlx5_0/1", "out_of_sequence");
     assert_true(v->known);
     assert_int_equal(v->width, 32);
-    assert_int_equal(v->behaviour, CTR_WRAPS);
+    assert_int_equal(v->behaviour, COUNTERS_WRAPS);
     assert_int_equal(ctr_get(s, "mlx5_0/1", "np_cnp_sent")->width, 64);
-    assert_int_equal(ctr_get(s, "mlx5_0/1", "symbol_error")->behaviour, CTR_SATURATES);
-    assert_int_equal(ctr_get(s, "Tcp", "CurrEstab")->kind, CTR_GAUGE);
-    assert_int_equal(ctr_get(s, "Tcp", "RetransSegs")->kind, CTR_COUNTER);
-    assert_int_equal(ctr_get(s, "mlx5_0", "np_cnp_sent")->source, CTR_SRC_HW);
+    assert_int_equal(ctr_get(s, "mlx5_0/1", "symbol_error")->behaviour, COUNTERS_SATURATES);
+    assert_int_equal(ctr_get(s, "Tcp", "CurrEstab")->kind, COUNTERS_GAUGE);
+    assert_int_equal(ctr_get(s, "Tcp", "RetransSegs")->kind, COUNTERS_COUNTER);
+    assert_int_equal(ctr_get(s, "mlx5_0", "np_cnp_sent")->source, COUNTERS_SRC_HW);
     /* One name, two providers: a 32-bit Q counter on mlx5, an atomic64 on rxe. */
     assert_int_equal(ctr_count_object(s, "rxe0/1"), 2);
     assert_int_equal(ctr_get(s, "rxe0/1", "duplicate_request")->width, 64);
     assert_true(ctr_get(s, "rxe0/1", "duplicate_request")->known);
     const char *const *objs;
-    int n = ctr_set_objects(s, &objs);
+    int n = counters_set_objects(s, &objs);
     bool rxe = false;
     for (int i = 0; i < n; i++)
         rxe |= !strcmp(objs[i], "rxe0/1 (RDMA port, rxe)");
     assert_true(rxe);
-    ctr_set_close(s);
+    counters_set_close(s);
 }
 
 static void test_words_rates_and_deltas(void **state)
 {
     (void)state;
-    struct ctr_set *s = open_set(false);
+    struct counters_set *s = open_set(false);
     step(s, 0);
-    const struct ctr_value *v = ctr_get(s, "mlx5_0/1", "port_xmit_data");
-    assert_true(v->valid & CTR_V_VALUE);
-    assert_false(v->valid & CTR_V_RATE); /* one sample: no rate yet */
-    assert_near(v->value, 400, 0);       /* 100 words = 400 bytes */
+    const struct counters_value *v = ctr_get(s, "mlx5_0/1", "port_xmit_data");
+    assert_true(v->valid & COUNTERS_V_VALUE);
+    assert_false(v->valid & COUNTERS_V_RATE); /* one sample: no rate yet */
+    assert_near(v->value, 400, 0);            /* 100 words = 400 bytes */
     assert_string_equal(v->unit, "bytes");
-    ctr_set_mark(s);
+    counters_set_mark(s);
     assert_near(v->delta, 0, 0);
     put(IB "port_xmit_data", "350");
     put(NET "rx_bytes", "6000");
     step(s, 0.5);
     /* Fast counters move at once; the IB counters (firmware) wait for their 1 s period. */
     v = ctr_get(s, "eth0", "rx_bytes");
-    assert_true(v->valid & CTR_V_RATE);
+    assert_true(v->valid & COUNTERS_V_RATE);
     assert_near(v->rate, 10000, 1e-6); /* 5000 bytes in 0.5 s */
     assert_near(v->delta, 5000, 0);
     v = ctr_get(s, "mlx5_0/1", "port_xmit_data");
@@ -162,50 +162,50 @@ static void test_words_rates_and_deltas(void **state)
     assert_near(v->rate, 1000, 1e-6); /* 250 words = 1000 bytes over its own 1 s */
     assert_near(v->delta, 1000, 0);
     /* A new mark restarts the deltas. */
-    ctr_set_mark(s);
+    counters_set_mark(s);
     assert_near(v->delta, 0, 0);
     assert_near(ctr_get(s, "eth0", "rx_bytes")->delta, 0, 0);
-    ctr_set_close(s);
+    counters_set_close(s);
 }
 
 static void test_wrap(void **state)
 {
     (void)state;
-    struct ctr_set *s = open_set(false);
+    struct counters_set *s = open_set(false);
     step(s, 0);
-    ctr_set_mark(s);
+    counters_set_mark(s);
     put(HWC "out_of_sequence", "5"); /* 32-bit Q counter: 4294967290 -> 5 is +11 */
     put(NET "tx_bytes", "5");        /* 64-bit: 2^64 - 11 -> 5 is +16 */
     step(s, 1.0);
-    const struct ctr_value *v = ctr_get(s, "mlx5_0/1", "out_of_sequence");
+    const struct counters_value *v = ctr_get(s, "mlx5_0/1", "out_of_sequence");
     assert_false(v->reset);
-    assert_true(v->valid & CTR_V_RATE);
+    assert_true(v->valid & COUNTERS_V_RATE);
     assert_near(v->rate, 11, 1e-9);
     assert_near(v->delta, 11, 0);
     v = ctr_get(s, "eth0", "tx_bytes");
     assert_false(v->reset);
     assert_near(v->delta, 16, 0);
     assert_near(v->rate, 16, 1e-9);
-    ctr_set_close(s);
+    counters_set_close(s);
 }
 
 static void test_reset(void **state)
 {
     (void)state;
     put(HWC "out_of_sequence", "1000");
-    struct ctr_set *s = open_set(false);
+    struct counters_set *s = open_set(false);
     step(s, 0);
-    ctr_set_mark(s);
+    counters_set_mark(s);
     put(HWC "out_of_sequence", "1500");
     step(s, 1.0);
     /* Cleared (a decrease far from the top of the width): a reset, not a wrap. */
     put(HWC "out_of_sequence", "20");
     step(s, 1.0);
-    const struct ctr_value *v = ctr_get(s, "mlx5_0/1", "out_of_sequence");
+    const struct counters_value *v = ctr_get(s, "mlx5_0/1", "out_of_sequence");
     assert_true(v->reset);
     assert_true(v->reset_since_mark);
-    assert_false(v->valid & CTR_V_RATE); /* no negative or huge rate */
-    assert_true(v->valid & CTR_V_DELTA);
+    assert_false(v->valid & COUNTERS_V_RATE); /* no negative or huge rate */
+    assert_true(v->valid & COUNTERS_V_DELTA);
     assert_near(v->delta, 500 + 20, 0); /* the growth before, plus the count since zero */
     put(HWC "out_of_sequence", "30");
     step(s, 1.0);
@@ -213,7 +213,7 @@ static void test_reset(void **state)
     assert_true(v->reset_since_mark);
     assert_near(v->rate, 10, 1e-9);
     assert_near(v->delta, 530, 0);
-    cJSON *j = ctr_set_json(s, true);
+    cJSON *j = counters_set_json(s, true);
     const cJSON *e;
     bool seen = false;
     cJSON_ArrayForEach(e, j)
@@ -226,7 +226,7 @@ static void test_reset(void **state)
     }
     assert_true(seen);
     cJSON_Delete(j);
-    ctr_set_close(s);
+    counters_set_close(s);
 }
 
 /* A saturating counter at 2^w - 1 says "saturated": no rate (not a healthy 0), no delta. */
@@ -236,33 +236,33 @@ static void check_saturation(const char *name, int width)
     snprintf(rel, sizeof(rel), IB "%s", name);
     uint64_t max = width == 64 ? UINT64_MAX : (UINT64_C(1) << width) - 1;
     put_u64(rel, max - 1);
-    struct ctr_set *s = open_set(false);
+    struct counters_set *s = open_set(false);
     step(s, 0);
-    ctr_set_mark(s);
-    const struct ctr_value *v = ctr_get(s, "mlx5_0/1", name);
+    counters_set_mark(s);
+    const struct counters_value *v = ctr_get(s, "mlx5_0/1", name);
     assert_false(v->saturated);
     put_u64(rel, max);
     step(s, 1.0);
     if (!v->saturated)
         fail_msg("%s at 2^%d-1 is not saturated", name, width);
-    assert_true(v->valid & CTR_V_VALUE);
-    assert_false(v->valid & CTR_V_RATE);
-    assert_false(v->valid & CTR_V_DELTA);
+    assert_true(v->valid & COUNTERS_V_VALUE);
+    assert_false(v->valid & COUNTERS_V_RATE);
+    assert_false(v->valid & COUNTERS_V_DELTA);
     step(s, 1.0); /* still stuck: still no rate of 0 */
     assert_true(v->saturated);
-    assert_false(v->valid & CTR_V_RATE);
+    assert_false(v->valid & COUNTERS_V_RATE);
     /* perfquery -R clears it: counting resumes, the delta is known again from the next mark */
     put_u64(rel, 2);
     step(s, 1.0);
     assert_false(v->saturated);
     assert_true(v->reset);
-    assert_false(v->valid & CTR_V_DELTA);
-    ctr_set_mark(s);
+    assert_false(v->valid & COUNTERS_V_DELTA);
+    counters_set_mark(s);
     put_u64(rel, 5);
     step(s, 1.0);
     assert_near(v->delta, 3.0 * (strstr(name, "_data") ? 4 : 1), 0);
-    assert_true(v->valid & CTR_V_RATE);
-    ctr_set_close(s);
+    assert_true(v->valid & COUNTERS_V_RATE);
+    counters_set_close(s);
     put(rel, "0");
 }
 
@@ -288,17 +288,17 @@ static void test_value_wider_than_width(void **state)
     /* A 16-bit error counter above 65535 means this device is wider than documented:
      * never call it saturated or wrapped then. */
     put(IB "symbol_error", "70000");
-    struct ctr_set *s = open_set(false);
+    struct counters_set *s = open_set(false);
     step(s, 0);
-    const struct ctr_value *v = ctr_get(s, "mlx5_0/1", "port_xmit_data");
+    const struct counters_value *v = ctr_get(s, "mlx5_0/1", "port_xmit_data");
     assert_int_equal(v->width, 64);
     assert_false(v->saturated);
     assert_near(v->value, 4294967297.0 * 4, 0);
     v = ctr_get(s, "mlx5_0/1", "symbol_error");
     assert_false(v->saturated);
     assert_int_equal(v->width, 0);
-    assert_int_equal(v->behaviour, CTR_WIDTH_UNKNOWN);
-    ctr_set_close(s);
+    assert_int_equal(v->behaviour, COUNTERS_WIDTH_UNKNOWN);
+    counters_set_close(s);
 }
 
 static void test_vanish_and_unreadable(void **state)
@@ -306,10 +306,10 @@ static void test_vanish_and_unreadable(void **state)
     (void)state;
     put(IB "port_rcv_data", "N/A (no PMA)");
     tree_unreadable(root, HWC "broken_counter"); /* read() fails (EISDIR) */
-    struct ctr_set *s = open_set(false);
+    struct counters_set *s = open_set(false);
     step(s, 0);
-    ctr_set_mark(s);
-    const struct ctr_value *v = ctr_get(s, "mlx5_0/1", "port_rcv_data");
+    counters_set_mark(s);
+    const struct counters_value *v = ctr_get(s, "mlx5_0/1", "port_rcv_data");
     assert_int_equal(v->valid, 0); /* n/a, never 0 */
     v = ctr_get(s, "mlx5_0/1", "broken_counter");
     assert_int_equal(v->valid, 0);
@@ -320,7 +320,7 @@ static void test_vanish_and_unreadable(void **state)
     step(s, 0.5);
     v = ctr_get(s, "eth0", "rx_dropped");
     assert_int_equal(v->valid, 0);
-    cJSON *j = ctr_set_json(s, false);
+    cJSON *j = counters_set_json(s, false);
     const cJSON *e;
     int nulls = 0;
     cJSON_ArrayForEach(e, j)
@@ -340,26 +340,26 @@ static void test_vanish_and_unreadable(void **state)
      * mark, and the first interval has no rate. */
     put(NET "rx_dropped", "42");
     step(s, 0.5);
-    assert_true(v->valid & CTR_V_VALUE);
+    assert_true(v->valid & COUNTERS_V_VALUE);
     assert_near(v->value, 42, 0);
-    assert_false(v->valid & CTR_V_RATE);
-    assert_false(v->valid & CTR_V_DELTA);
+    assert_false(v->valid & COUNTERS_V_RATE);
+    assert_false(v->valid & COUNTERS_V_DELTA);
     put(NET "rx_dropped", "43");
     step(s, 0.5);
     assert_near(v->rate, 2, 1e-9);
-    assert_false(v->valid & CTR_V_DELTA);
-    ctr_set_mark(s);
-    assert_true(v->valid & CTR_V_DELTA);
-    ctr_set_close(s);
+    assert_false(v->valid & COUNTERS_V_DELTA);
+    counters_set_mark(s);
+    assert_true(v->valid & COUNTERS_V_DELTA);
+    counters_set_close(s);
 }
 
 static void test_gauges(void **state)
 {
     (void)state;
-    struct ctr_set *s = open_set(true);
+    struct counters_set *s = open_set(true);
     step(s, 0);
-    ctr_set_mark(s);
-    const struct ctr_value *g = ctr_get(s, "Tcp", "CurrEstab");
+    counters_set_mark(s);
+    const struct counters_value *g = ctr_get(s, "Tcp", "CurrEstab");
     assert_near(g->value, 5, 0);
     assert_near(ctr_get(s, "Tcp", "MaxConn")->value, -1, 0);
     tree_file(root, "proc/net/snmp",
@@ -373,16 +373,16 @@ static void test_gauges(void **state)
     /* A gauge going down is a value, not a reset; it has no rate and no delta. */
     assert_near(g->value, 3, 0);
     assert_false(g->reset);
-    assert_false(g->valid & (CTR_V_RATE | CTR_V_DELTA));
-    assert_true(g->valid & CTR_V_PEAK);
+    assert_false(g->valid & (COUNTERS_V_RATE | COUNTERS_V_DELTA));
+    assert_true(g->valid & COUNTERS_V_PEAK);
     assert_near(g->peak, 9, 0);
-    const struct ctr_value *c = ctr_get(s, "Tcp", "RetransSegs");
+    const struct counters_value *c = ctr_get(s, "Tcp", "RetransSegs");
     assert_near(c->delta, 60, 0);
     assert_near(c->rate, 0, 0); /* moved 0 in the last interval: a real, known 0 */
-    assert_true(c->valid & CTR_V_RATE);
+    assert_true(c->valid & COUNTERS_V_RATE);
     assert_near(ctr_get(s, "Tcp", "ActiveOpens")->rate, 2, 1e-9);
     /* In the report, unknown counters that did not move are left out of deltas. */
-    cJSON *r = ctr_set_report_json(s, true);
+    cJSON *r = counters_set_report_json(s, true);
     bool saw_new = false, saw_timeouts = false;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(r, "counters"))
@@ -400,13 +400,13 @@ static void test_gauges(void **state)
     assert_true(saw_timeouts);
     assert_non_null(strstr(jsonutil_str(r, "scope"), "port-wide"));
     cJSON_Delete(r);
-    ctr_set_close(s);
+    counters_set_close(s);
 }
 
 static void test_slow_period(void **state)
 {
     (void)state;
-    struct ctr_set *s = open_set(false);
+    struct counters_set *s = open_set(false);
     step(s, 0);
     put(IB "port_xmit_wait", "20");
     put(HWC "np_cnp_sent", "17");
@@ -425,9 +425,9 @@ static void test_slow_period(void **state)
     /* sample_all reads everything now (before a mark). */
     put(IB "port_xmit_wait", "25");
     fake_now_ns += 100000000ull;
-    assert_int_equal(ctr_set_sample_all(s), 0);
+    assert_int_equal(counters_set_sample_all(s), 0);
     assert_near(ctr_get(s, "mlx5_0/1", "port_xmit_wait")->value, 25, 0);
-    ctr_set_close(s);
+    counters_set_close(s);
 }
 
 static void test_filter(void **state)
@@ -436,22 +436,22 @@ static void test_filter(void **state)
     tree_file(root, "sys/class/net/eth1/statistics/rx_bytes", "1");
     tree_file(root, "sys/class/infiniband/mlx5_1/ports/1/counters/symbol_error", "0");
     const char *const only[] = {"mlx5_0:1", "eth1"};
-    struct ctr_opts o = {.sys_root = root, .only = only, .nonly = 2, .clock_ns = fake_clock};
-    struct ctr_set *s;
+    struct counters_opts o = {.sys_root = root, .only = only, .nonly = 2, .clock_ns = fake_clock};
+    struct counters_set *s;
     struct ft_err err = {0};
-    assert_int_equal(ctr_set_open(&o, &s, &err), 0);
+    assert_int_equal(counters_set_open(&o, &s, &err), 0);
     assert_true(ctr_count_object(s, "mlx5_0/1") > 0);
     assert_int_equal(ctr_count_object(s, "mlx5_1/1"), 0);
     assert_int_equal(ctr_count_object(s, "eth0"), 0);
     assert_int_equal(ctr_count_object(s, "eth1"), 1);
-    ctr_set_close(s);
+    counters_set_close(s);
     const char *const bad[] = {"mlx5_0/1", "eth9"};
     o.only = bad;
-    assert_int_equal(ctr_set_open(&o, &s, &err), -ENOENT);
+    assert_int_equal(counters_set_open(&o, &s, &err), -ENOENT);
     assert_non_null(strstr(err.msg, "eth9"));
-    struct ctr_opts empty = {.sys_root = "/nonexistent-fabtop", .proc_root = "/nonexistent"};
+    struct counters_opts empty = {.sys_root = "/nonexistent-fabtop", .proc_root = "/nonexistent"};
     ft_err_clear(&err);
-    assert_int_equal(ctr_set_open(&empty, &s, &err), -ENOENT);
+    assert_int_equal(counters_set_open(&empty, &s, &err), -ENOENT);
     assert_non_null(strstr(err.msg, "no counters"));
 }
 
@@ -473,29 +473,29 @@ static void test_for_test_attribution(void **state)
     m->ports[p].netdev = nd;
     m->nics[nic].first_port = p;
     m->nics[nic].nports = 1;
-    struct ctr_opts base = {.sys_root = root, .proc_root = root, .clock_ns = fake_clock};
+    struct counters_opts base = {.sys_root = root, .proc_root = root, .clock_ns = fake_clock};
     const char *const nds[] = {"eth0", "veth-gone"};
-    struct ctr_set *s;
+    struct counters_set *s;
     struct ft_err err = {0};
-    if (ctr_set_for_test(&base, m, nds, 2, NULL, 0, &s, &err) < 0)
+    if (counters_set_for_test(&base, m, nds, 2, NULL, 0, &s, &err) < 0)
         fail_msg("%s", err.msg);
     assert_true(ctr_count_object(s, "mlx5_0/1") > 0); /* the RoCE port under eth0 */
     assert_true(ctr_count_object(s, "eth0") > 0);
     assert_int_equal(ctr_count_object(s, "eth1"), 0); /* not the test's */
     assert_true(ctr_has_note(s, "veth-gone"));
-    ctr_set_close(s);
+    counters_set_close(s);
     /* And the other way: an RDMA port brings its netdev. */
     const char *const ports[] = {"mlx5_0:1"};
-    if (ctr_set_for_test(&base, m, NULL, 0, ports, 1, &s, &err) < 0)
+    if (counters_set_for_test(&base, m, NULL, 0, ports, 1, &s, &err) < 0)
         fail_msg("%s", err.msg);
     assert_true(ctr_count_object(s, "eth0") > 0);
-    cJSON *r = ctr_set_report_json(s, true);
+    cJSON *r = counters_set_report_json(s, true);
     char *txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(r, "objects"));
     assert_non_null(strstr(txt, "mlx5_0/1"));
     assert_non_null(strstr(txt, "eth0"));
     free(txt);
     cJSON_Delete(r);
-    ctr_set_close(s);
+    counters_set_close(s);
     topo_model_free(m);
 }
 

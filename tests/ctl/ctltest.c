@@ -66,7 +66,7 @@ struct fx *fx_new(struct agent_cfg *cfg, const char *listen,
     struct fx *f = calloc(1, sizeof(*f));
     assert_non_null(f);
     pthread_mutex_init(&f->log.mu, NULL);
-    ctl_key_random(&f->key);
+    channel_key_random(&f->key);
     struct agent_cfg d;
     if (!cfg) {
         agent_cfg_defaults(&d);
@@ -101,19 +101,19 @@ void fx_free(struct fx *f)
     free(f);
 }
 
-struct ctl_conn *must_connect(const char *hp, const struct ctl_key *key)
+struct channel_conn *must_connect(const char *hp, const struct channel_key *key)
 {
-    struct ctl_conn *c = NULL;
+    struct channel_conn *c = NULL;
     struct ft_err err = {0};
-    int rc = ctl_connect(hp, CTL_DEFAULT_PORT, key, 3000, &c, &err);
+    int rc = channel_connect(hp, CHANNEL_DEFAULT_PORT, key, 3000, &c, &err);
     if (rc < 0)
-        fprintf(stderr, "ctl_connect %s: %s\n", hp, err.msg);
+        fprintf(stderr, "channel_connect %s: %s\n", hp, err.msg);
     assert_int_equal(rc, 0);
     return c;
 }
 
 /* Echo one value; returns 0 or -errno (message in err). */
-int echo_n(struct ctl_conn *c, int n, struct ft_err *err)
+int echo_n(struct channel_conn *c, int n, struct ft_err *err)
 {
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "echo");
@@ -121,7 +121,7 @@ int echo_n(struct ctl_conn *c, int n, struct ft_err *err)
     cJSON_AddNumberToObject(d, "n", n);
     cJSON_AddStringToObject(d, "s", "ping");
     cJSON *resp = NULL;
-    int rc = ctl_request(c, req, &resp, 3000, err);
+    int rc = channel_request(c, req, &resp, 3000, err);
     if (rc == 0) {
         const cJSON *rd = cJSON_GetObjectItemCaseSensitive(resp, "data");
         const cJSON *rn = cJSON_GetObjectItemCaseSensitive(rd, "n");
@@ -177,7 +177,7 @@ void bg_stop(struct bg *b)
     atomic_store(&b->stop, true);
     pthread_join(b->t, NULL);
     assert_int_equal(atomic_load(&b->fail), 0);
-    ctl_close(b->c);
+    channel_close(b->c);
     free(b);
 }
 
@@ -271,12 +271,12 @@ void expect_refusal_retry(int fd, const char *code, const char *msg, int retry_m
     int type = 0;
     int n = raw_read_frame(fd, &type, buf, sizeof(buf), 3000);
     assert_true(n > 0);
-    assert_int_equal(type, CTL_T_ERROR);
+    assert_int_equal(type, CHANNEL_T_ERROR);
     cJSON *j = cJSON_Parse(buf);
     assert_non_null(j);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "code")), code);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "message")), msg);
-    assert_int_equal(cJSON_GetObjectItem(j, "version")->valueint, CTL_VERSION);
+    assert_int_equal(cJSON_GetObjectItem(j, "version")->valueint, CHANNEL_VERSION);
     const cJSON *r = cJSON_GetObjectItem(j, "retry_ms");
     assert_int_equal(r ? r->valueint : 0, retry_ms);
     cJSON_Delete(j);

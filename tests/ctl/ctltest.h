@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "engine/agent.h"
-#include "engine/ctl.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
 
 int64_t now_ms(void);
 void sleep_ms(int ms);
@@ -37,7 +37,7 @@ bool log_wait(struct logcap *lc, const char *needle, int ms);
 /* The agent under test. */
 struct fx {
     struct agent *a;
-    struct ctl_key key;
+    struct channel_key key;
     struct logcap log;
     uint16_t port;
     char hp[80]; /* "127.0.0.1:PORT" or "[::1]:PORT" */
@@ -49,14 +49,14 @@ struct fx *fx_new(struct agent_cfg *cfg, const char *listen,
 /* Stop the agent (its log stays readable). */
 void fx_stop(struct fx *f);
 void fx_free(struct fx *f);
-struct ctl_conn *must_connect(const char *hp, const struct ctl_key *key);
+struct channel_conn *must_connect(const char *hp, const struct channel_key *key);
 /* Echo one value; returns 0 or -errno (message in err). */
-int echo_n(struct ctl_conn *c, int n, struct ft_err *err);
+int echo_n(struct channel_conn *c, int n, struct ft_err *err);
 
 /* A legitimate client that keeps echoing while the agent is attacked. */
 struct bg {
     pthread_t t;
-    struct ctl_conn *c;
+    struct channel_conn *c;
     atomic_int ok, fail;
     atomic_bool stop;
     char err[512];

@@ -32,9 +32,9 @@
 #include <sodium.h>
 
 #include "ctltest.h"
-#include "engine/agent.h"
-#include "engine/ctl.h"
-#include "engine/xport.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
+#include "engine/xport/xport.h"
 
 #define TOL 1.05 /* the cap may be exceeded by 5 % (headers, a last reservation) */
 
@@ -70,7 +70,7 @@ static int count_dir(const char *path)
 
 /* ---- the TCP transport's data connections, as its client side makes them ---- */
 
-#define TCP_HELLO 0x4654484cu /* "FTHL": engine/xport_tcp.c */
+#define TCP_HELLO 0x4654484cu /* "FTHL": engine/xport/tcp/xport_tcp.c */
 
 struct data_conn {
     int fd;
@@ -97,7 +97,8 @@ static void *data_main(void *arg)
 
 /* tcp.open a one-connection stream in direction dir ("rx": the agent sends) on session c
  * and connect its data connection; returns the request's rc (and err). */
-static int open_stream(struct ctl_conn *c, const char *dir, struct data_conn *d, struct ft_err *err)
+static int open_stream(struct channel_conn *c, const char *dir, struct data_conn *d,
+                       struct ft_err *err)
 {
     cJSON *req = cJSON_CreateObject(), *resp = NULL;
     cJSON_AddStringToObject(req, "type", "tcp.open");
@@ -105,7 +106,7 @@ static int open_stream(struct ctl_conn *c, const char *dir, struct data_conn *d,
     cJSON_AddStringToObject(req, "direction", dir);
     cJSON_AddNumberToObject(req, "conns", 1);
     cJSON_AddNumberToObject(req, "size", 65536);
-    int rc = ctl_request(c, req, &resp, 3000, err);
+    int rc = channel_request(c, req, &resp, 3000, err);
     if (rc < 0 || !d) {
         cJSON_Delete(resp);
         return rc;
@@ -175,7 +176,7 @@ static void test_session_flows_share_cap(void **state)
     struct fx *f = fx_new(&cfg, "127.0.0.1", transport_handlers());
     static const char *const dirs[] = {"rx", "tx"};
     for (int k = 0; k < 2; k++) {
-        struct ctl_conn *c = must_connect(f->hp, &f->key);
+        struct channel_conn *c = must_connect(f->hp, &f->key);
         struct data_conn d[5];
         struct ft_err err = {0};
         for (int i = 0; i < 5; i++)
@@ -195,7 +196,7 @@ static void test_session_flows_share_cap(void **state)
             assert_true(each[i] > 0.2 / 5 * 0.5); /* fair enough between flows */
             close_stream(&d[i]);
         }
-        ctl_close(c);
+        channel_close(c);
     }
     fx_free(f);
 }
@@ -208,17 +209,17 @@ static void test_key_sessions_share_cap(void **state)
     struct agent_cfg cfg;
     agent_cfg_defaults(&cfg);
     cfg.max_rate_gbps = 0.2;
-    struct ctl_key k2;
-    ctl_key_random(&k2);
-    ctl_key_random(&cfg.keys[0].key);
+    struct channel_key k2;
+    channel_key_random(&k2);
+    channel_key_random(&cfg.keys[0].key);
     cfg.keys[1].key = k2;
     cfg.nkeys = 2;
     struct fx *f = fx_new(&cfg, "127.0.0.1", transport_handlers());
     /* fx_new put its own key in cfg.key, which nkeys > 0 ignores: use the two keys. */
-    struct ctl_key k1 = cfg.keys[0].key;
+    struct channel_key k1 = cfg.keys[0].key;
     for (int two_keys = 0; two_keys < 2; two_keys++) {
-        struct ctl_conn *c[2] = {must_connect(f->hp, &k1),
-                                 must_connect(f->hp, two_keys ? &k2 : &k1)};
+        struct channel_conn *c[2] = {must_connect(f->hp, &k1),
+                                     must_connect(f->hp, two_keys ? &k2 : &k1)};
         struct data_conn d[2];
         struct ft_err err = {0};
         for (int i = 0; i < 2; i++)
@@ -238,7 +239,7 @@ static void test_key_sessions_share_cap(void **state)
         }
         for (int i = 0; i < 2; i++) {
             close_stream(&d[i]);
-            ctl_close(c[i]);
+            channel_close(c[i]);
         }
     }
     fx_free(f);
@@ -250,7 +251,7 @@ static void test_flows_per_session(void **state)
 {
     (void)state;
     struct fx *f = fx_new(NULL, "127.0.0.1", transport_handlers());
-    struct ctl_conn *c = must_connect(f->hp, &f->key);
+    struct channel_conn *c = must_connect(f->hp, &f->key);
     sleep_ms(100);
     int th0 = count_dir("/proc/self/task"), fd0 = count_dir("/proc/self/fd");
     int ok = 0, refused = 0;
@@ -282,7 +283,7 @@ static void test_flows_per_session(void **state)
     struct ft_err err = {0};
     assert_int_equal(echo_n(c, 1, &err), 0);
     int64_t t0 = now_ms();
-    ctl_close(c);
+    channel_close(c);
     while (agent_sessions(f->a) > 0 && now_ms() - t0 < 3000)
         sleep_ms(1);
     fprintf(stderr, "a session with %d flows ended %lld ms after its client left\n", ok,
@@ -300,7 +301,7 @@ static void test_state_per_transport(void **state)
     agent_cfg_defaults(&cfg);
     cfg.allow_nccl = true;
     struct fx *f = fx_new(&cfg, "127.0.0.1", transport_handlers());
-    struct ctl_conn *c = must_connect(f->hp, &f->key);
+    struct channel_conn *c = must_connect(f->hp, &f->key);
     struct ft_err err = {0};
     assert_int_equal(open_stream(c, "rx", NULL, &err), 0);
     static const struct {
@@ -323,7 +324,7 @@ static void test_state_per_transport(void **state)
     for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
         cJSON *resp = NULL;
         ft_err_clear(&err);
-        int rc = ctl_request(c, cJSON_Parse(reqs[i].req), &resp, 3000, &err);
+        int rc = channel_request(c, cJSON_Parse(reqs[i].req), &resp, 3000, &err);
         cJSON_Delete(resp);
         char want[300];
         snprintf(want, sizeof(want), "peer %s: %s", f->hp, reqs[i].msg);
@@ -331,7 +332,7 @@ static void test_state_per_transport(void **state)
         assert_string_equal(err.msg, want);
     }
     assert_int_equal(echo_n(c, 2, &err), 0);
-    ctl_close(c);
+    channel_close(c);
     fx_free(f);
 }
 
@@ -341,21 +342,21 @@ static void test_nccl_per_key(void **state)
     (void)state;
     struct agent_cfg cfg;
     agent_cfg_defaults(&cfg);
-    ctl_key_random(&cfg.keys[0].key);
-    ctl_key_random(&cfg.keys[1].key);
+    channel_key_random(&cfg.keys[0].key);
+    channel_key_random(&cfg.keys[1].key);
     cfg.keys[1].allow_nccl = true;
     cfg.nkeys = 2;
     struct fx *f = fx_new(&cfg, "127.0.0.1", transport_handlers());
     static const char *const types[] = {"nccl.open", "nccl.init", "nccl.batch", "nccl.close"};
     for (int k = 0; k < 2; k++) {
-        struct ctl_conn *c = must_connect(f->hp, &cfg.keys[k].key);
-        const cJSON *caps = cJSON_GetObjectItem(ctl_peer_info(c), "caps");
+        struct channel_conn *c = must_connect(f->hp, &cfg.keys[k].key);
+        const cJSON *caps = cJSON_GetObjectItem(channel_peer_info(c), "caps");
         assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(caps, "nccl")), k == 1);
         for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
             cJSON *req = cJSON_CreateObject(), *resp = NULL;
             cJSON_AddStringToObject(req, "type", types[i]);
             struct ft_err err = {0};
-            int rc = ctl_request(c, req, &resp, 3000, &err);
+            int rc = channel_request(c, req, &resp, 3000, &err);
             cJSON_Delete(resp);
             char want[400];
             snprintf(want, sizeof(want),
@@ -381,7 +382,7 @@ static void test_nccl_per_key(void **state)
         for (size_t i = 0; k == 1 && i < sizeof(bad) / sizeof(bad[0]); i++) {
             cJSON *resp = NULL;
             struct ft_err err = {0};
-            assert_int_equal(ctl_request(c, cJSON_Parse(bad[i]), &resp, 3000, &err), -EINVAL);
+            assert_int_equal(channel_request(c, cJSON_Parse(bad[i]), &resp, 3000, &err), -EINVAL);
             char want[300];
             snprintf(want, sizeof(want),
                      "peer %s: nccl.open: bad request (collective, dtype, redop, ncomms 1-16, "
@@ -389,7 +390,7 @@ static void test_nccl_per_key(void **state)
                      f->hp);
             assert_string_equal(err.msg, want);
         }
-        ctl_close(c);
+        channel_close(c);
     }
     fx_free(f);
 }

@@ -29,8 +29,8 @@
 #include <sodium.h>
 
 #include "ctltest.h"
-#include "engine/agent.h"
-#include "engine/ctl.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
 
 /* ---- a flood of hostile connections, each reconnecting when its connection ends ---- */
 
@@ -108,9 +108,9 @@ static void wrongkey_step(struct conn *c)
         return;
     uint32_t len =
         (uint32_t)c->in[0] << 24 | (uint32_t)c->in[1] << 16 | (uint32_t)c->in[2] << 8 | c->in[3];
-    if (c->nin < 4 + (size_t)len || c->in[4] != CTL_T_HELLO)
+    if (c->nin < 4 + (size_t)len || c->in[4] != CHANNEL_T_HELLO)
         return;
-    unsigned char f[5 + 32] = {0, 0, 0, 33, CTL_T_AUTH};
+    unsigned char f[5 + 32] = {0, 0, 0, 33, CHANNEL_T_AUTH};
     for (int i = 0; i < 32; i++)
         f[5 + i] = (unsigned char)rand();
     send(c->fd, f, sizeof(f), MSG_NOSIGNAL);
@@ -168,12 +168,12 @@ static struct flood *flood_start(uint16_t port, int n, unsigned kinds, const cha
     fl->n = n;
     fl->c = calloc((size_t)n, sizeof(*fl->c));
     assert_non_null(fl->c);
-    const char *h = hello_json("fabtop-ctl", CTL_VERSION, "client");
+    const char *h = hello_json("fabtop-ctl", CHANNEL_VERSION, "client");
     size_t hn = strlen(h);
     fl->hello[0] = fl->hello[1] = 0;
     fl->hello[2] = (unsigned char)((hn + 1) >> 8);
     fl->hello[3] = (unsigned char)(hn + 1);
-    fl->hello[4] = CTL_T_HELLO;
+    fl->hello[4] = CHANNEL_T_HELLO;
     memcpy(fl->hello + 5, h, hn);
     fl->nhello = hn + 5;
     int k = 0;
@@ -202,10 +202,10 @@ static int64_t legit_runs(struct fx *f, int runs, int bound_ms)
 {
     int64_t worst = 0;
     for (int i = 0; i < runs; i++) {
-        struct ctl_conn *c = NULL;
+        struct channel_conn *c = NULL;
         struct ft_err err = {0};
         int64_t t0 = now_ms();
-        int rc = ctl_connect(f->hp, 0, &f->key, bound_ms, &c, &err);
+        int rc = channel_connect(f->hp, 0, &f->key, bound_ms, &c, &err);
         if (rc == 0)
             rc = echo_n(c, i, &err);
         int64_t took = now_ms() - t0;
@@ -213,7 +213,7 @@ static int64_t legit_runs(struct fx *f, int runs, int bound_ms)
             fprintf(stderr, "legitimate run %d of %d failed after %lld ms: %s\n", i + 1, runs,
                     (long long)took, err.msg);
         assert_int_equal(rc, 0);
-        ctl_close(c);
+        channel_close(c);
         worst = took > worst ? took : worst;
         sleep_ms(100);
     }
@@ -328,15 +328,15 @@ static void test_refusal_log_bounded(void **state)
 /* ---- the slot rules one by one ---- */
 
 /* A client hello with the early proof made as ctl.h documents it (key NULL: none). */
-static size_t early_hello(unsigned char *frame, const struct ctl_key *key, const unsigned char *nc,
-                          int64_t t)
+static size_t early_hello(unsigned char *frame, const struct channel_key *key,
+                          const unsigned char *nc, int64_t t)
 {
     char nhex[65], ehex[65], body[512];
     sodium_bin2hex(nhex, sizeof(nhex), nc, 32);
     int n;
     if (key) {
         static const char label[] = "fabtop-ctl early";
-        unsigned char v[2] = {0, CTL_VERSION}, tb[8], e[32];
+        unsigned char v[2] = {0, CHANNEL_VERSION}, tb[8], e[32];
         for (int i = 0; i < 8; i++)
             tb[i] = (unsigned char)((uint64_t)t >> (56 - 8 * i));
         crypto_auth_hmacsha512256_state st;
@@ -350,17 +350,17 @@ static size_t early_hello(unsigned char *frame, const struct ctl_key *key, const
         n = snprintf(body, sizeof(body),
                      "{\"proto\":\"fabtop-ctl\",\"version\":%d,\"role\":\"client\",\"nonce\":"
                      "\"%s\",\"time\":%lld,\"early\":\"%s\"}",
-                     CTL_VERSION, nhex, (long long)t, ehex);
+                     CHANNEL_VERSION, nhex, (long long)t, ehex);
     } else {
         n = snprintf(body, sizeof(body),
                      "{\"proto\":\"fabtop-ctl\",\"version\":%d,\"role\":\"client\",\"nonce\":"
                      "\"%s\"}",
-                     CTL_VERSION, nhex);
+                     CHANNEL_VERSION, nhex);
     }
     frame[0] = frame[1] = 0;
     frame[2] = (unsigned char)((n + 1) >> 8);
     frame[3] = (unsigned char)(n + 1);
-    frame[4] = CTL_T_HELLO;
+    frame[4] = CHANNEL_T_HELLO;
     memcpy(frame + 5, body, (size_t)n);
     return (size_t)n + 5;
 }
@@ -373,7 +373,7 @@ static int hello_answered(uint16_t port, const char *src, const unsigned char *f
     char buf[1024];
     int type = 0;
     assert_true(raw_read_frame(fd, &type, buf, sizeof(buf), 2000) > 0);
-    assert_int_equal(type, CTL_T_HELLO);
+    assert_int_equal(type, CHANNEL_T_HELLO);
     return fd;
 }
 
@@ -383,7 +383,7 @@ static void expect_busy_prefix(int fd, const char *prefix)
     char buf[1024];
     int type = 0;
     assert_true(raw_read_frame(fd, &type, buf, sizeof(buf), 3000) > 0);
-    assert_int_equal(type, CTL_T_ERROR);
+    assert_int_equal(type, CHANNEL_T_ERROR);
     cJSON *j = cJSON_Parse(buf);
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(j, "message"));
     if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "code")), "busy"))
@@ -464,13 +464,13 @@ static void test_handshake_slots(void **state)
     expect_busy_prefix(e2, "busy: 1 handshakes without a key's early proof from 127.0.0.6");
     close(e2);
     randombytes_buf(nc, sizeof(nc));
-    n = early_hello(fr, &f->key, nc, (int64_t)time(NULL) - 2 * CTL_EARLY_SKEW_S);
+    n = early_hello(fr, &f->key, nc, (int64_t)time(NULL) - 2 * CHANNEL_EARLY_SKEW_S);
     e2 = raw_connect(AF_INET, "127.0.0.6", f->port);
     raw_send(e2, fr, n);
     expect_busy_prefix(e2, "busy: 1 handshakes without a key's early proof from 127.0.0.6");
     close(e2);
-    struct ctl_key other;
-    ctl_key_random(&other);
+    struct channel_key other;
+    channel_key_random(&other);
     randombytes_buf(nc, sizeof(nc));
     n = early_hello(fr, &other, nc, (int64_t)time(NULL));
     e2 = raw_connect(AF_INET, "127.0.0.6", f->port);

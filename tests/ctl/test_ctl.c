@@ -26,8 +26,8 @@
 #include <cmocka.h>
 
 #include "ctltest.h"
-#include "engine/agent.h"
-#include "engine/ctl.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
 
 /* ---- tests: sessions ---- */
 
@@ -35,15 +35,15 @@ static void test_session_ipv4(void **state)
 {
     (void)state;
     struct fx *f = fx_new(NULL, "127.0.0.1", NULL);
-    struct ctl_conn *c = must_connect(f->hp, &f->key);
-    assert_string_equal(ctl_peer_host(c), "127.0.0.1");
+    struct channel_conn *c = must_connect(f->hp, &f->key);
+    assert_string_equal(channel_peer_host(c), "127.0.0.1");
     char me[256] = "";
     gethostname(me, sizeof(me) - 1);
-    assert_string_equal(ctl_peer_name(c), me);
-    const cJSON *caps = cJSON_GetObjectItem(ctl_peer_info(c), "caps");
+    assert_string_equal(channel_peer_name(c), me);
+    const cJSON *caps = cJSON_GetObjectItem(channel_peer_info(c), "caps");
     assert_int_equal(cJSON_GetObjectItem(caps, "max_sessions")->valueint, AGENT_DEF_MAX_SESSIONS);
     assert_true(cJSON_GetObjectItem(caps, "max_rate_gbps")->valuedouble == AGENT_DEF_MAX_RATE_GBPS);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ctl_peer_info(c), "client")),
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(channel_peer_info(c), "client")),
                         "127.0.0.1");
 
     struct ft_err err = {0};
@@ -53,7 +53,7 @@ static void test_session_ipv4(void **state)
     /* info is hello again */
     cJSON *req = cJSON_CreateObject(), *resp = NULL;
     cJSON_AddStringToObject(req, "type", "info");
-    assert_int_equal(ctl_request(c, req, &resp, 2000, &err), 0);
+    assert_int_equal(channel_request(c, req, &resp, 2000, &err), 0);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(resp, "host")), me);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(resp, "ok")));
     cJSON_Delete(resp);
@@ -61,7 +61,7 @@ static void test_session_ipv4(void **state)
     /* An unknown request is refused; the session goes on. */
     req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "nosuch");
-    assert_int_equal(ctl_request(c, req, &resp, 2000, &err), -EOPNOTSUPP);
+    assert_int_equal(channel_request(c, req, &resp, 2000, &err), -EOPNOTSUPP);
     char want[256];
     snprintf(want, sizeof(want), "peer %s: unknown request type 'nosuch'", f->hp);
     assert_string_equal(err.msg, want);
@@ -76,7 +76,7 @@ static void test_session_ipv4(void **state)
     req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "echo");
     cJSON_AddStringToObject(req, "data", big);
-    assert_int_equal(ctl_request(c, req, &resp, 2000, &err), 0);
+    assert_int_equal(channel_request(c, req, &resp, 2000, &err), 0);
     assert_int_equal(strlen(cJSON_GetStringValue(cJSON_GetObjectItem(resp, "data"))), 60000);
     cJSON_Delete(resp);
     memset(big, 'x', 69999);
@@ -84,7 +84,7 @@ static void test_session_ipv4(void **state)
     req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "echo");
     cJSON_AddStringToObject(req, "data", big);
-    assert_int_equal(ctl_request(c, req, &resp, 2000, &err), -EMSGSIZE);
+    assert_int_equal(channel_request(c, req, &resp, 2000, &err), -EMSGSIZE);
     snprintf(want, sizeof(want), "peer %s: request of ", f->hp);
     assert_true(strstr(err.msg, want) == err.msg);
     assert_non_null(strstr(err.msg, " bytes exceeds the 65503-byte limit"));
@@ -92,7 +92,7 @@ static void test_session_ipv4(void **state)
     ft_err_clear(&err);
     assert_int_equal(echo_n(c, 8, &err), 0);
 
-    ctl_close(c);
+    channel_close(c);
     assert_true(log_wait(&f->log, "started (1 of 8 sessions)", 2000));
     assert_true(log_wait(&f->log, "57 requests: bye", 2000));
     fx_free(f);
@@ -103,16 +103,16 @@ static void test_session_ipv6(void **state)
     (void)state;
     struct fx *f = fx_new(NULL, "::1", NULL);
     assert_string_equal(agent_listen_desc(f->a), f->hp);
-    struct ctl_conn *c = must_connect(f->hp, &f->key);
-    assert_string_equal(ctl_peer_host(c), "::1");
+    struct channel_conn *c = must_connect(f->hp, &f->key);
+    assert_string_equal(channel_peer_host(c), "::1");
     struct ft_err err = {0};
     assert_int_equal(echo_n(c, 1, &err), 0);
-    ctl_close(c);
+    channel_close(c);
     /* A bare IPv6 literal takes the default port: nothing listens on 7470 here, or it is
      * some other agent; either way the address form parses. */
     char host[64];
     uint16_t port;
-    assert_int_equal(ctl_split_host_port("::1", 7470, host, sizeof(host), &port, &err), 0);
+    assert_int_equal(channel_split_host_port("::1", 7470, host, sizeof(host), &port, &err), 0);
     assert_string_equal(host, "::1");
     assert_int_equal(port, 7470);
     fx_free(f);
@@ -124,27 +124,30 @@ static void test_host_port_forms(void **state)
     char host[64];
     uint16_t port;
     struct ft_err err = {0};
-    assert_int_equal(ctl_split_host_port("node7", 7470, host, sizeof(host), &port, &err), 0);
+    assert_int_equal(channel_split_host_port("node7", 7470, host, sizeof(host), &port, &err), 0);
     assert_string_equal(host, "node7");
     assert_int_equal(port, 7470);
-    assert_int_equal(ctl_split_host_port("node7:9000", 7470, host, sizeof(host), &port, &err), 0);
+    assert_int_equal(channel_split_host_port("node7:9000", 7470, host, sizeof(host), &port, &err),
+                     0);
     assert_string_equal(host, "node7");
     assert_int_equal(port, 9000);
-    assert_int_equal(ctl_split_host_port("[fd00::7]:9001", 1, host, sizeof(host), &port, &err), 0);
+    assert_int_equal(channel_split_host_port("[fd00::7]:9001", 1, host, sizeof(host), &port, &err),
+                     0);
     assert_string_equal(host, "fd00::7");
     assert_int_equal(port, 9001);
-    assert_int_equal(ctl_split_host_port("[::1]", 7470, host, sizeof(host), &port, &err), 0);
+    assert_int_equal(channel_split_host_port("[::1]", 7470, host, sizeof(host), &port, &err), 0);
     assert_string_equal(host, "::1");
-    assert_int_equal(ctl_split_host_port(":7471", 7470, host, sizeof(host), &port, &err), 0);
+    assert_int_equal(channel_split_host_port(":7471", 7470, host, sizeof(host), &port, &err), 0);
     assert_string_equal(host, "");
     assert_int_equal(port, 7471);
-    assert_int_equal(ctl_split_host_port("h:70000", 1, host, sizeof(host), &port, &err), -EINVAL);
+    assert_int_equal(channel_split_host_port("h:70000", 1, host, sizeof(host), &port, &err),
+                     -EINVAL);
     assert_string_equal(err.msg, "bad port '70000' in 'h:70000': expected 0 to 65535");
     ft_err_clear(&err);
-    assert_int_equal(ctl_split_host_port("[::1", 1, host, sizeof(host), &port, &err), -EINVAL);
+    assert_int_equal(channel_split_host_port("[::1", 1, host, sizeof(host), &port, &err), -EINVAL);
     assert_string_equal(err.msg, "bad address '[::1': expected [IPv6]:PORT");
     ft_err_clear(&err);
-    assert_int_equal(ctl_split_host_port("h:", 1, host, sizeof(host), &port, &err), -EINVAL);
+    assert_int_equal(channel_split_host_port("h:", 1, host, sizeof(host), &port, &err), -EINVAL);
 
     /* Nothing listening: refused, with the peer named. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -154,11 +157,11 @@ static void test_host_port_forms(void **state)
     close(fd); /* bound, never listened, now closed: connections are refused */
     char hp[64], want[200];
     snprintf(hp, sizeof(hp), "127.0.0.1:%u", p);
-    struct ctl_key k;
-    ctl_key_random(&k);
-    struct ctl_conn *c = NULL;
+    struct channel_key k;
+    channel_key_random(&k);
+    struct channel_conn *c = NULL;
     ft_err_clear(&err);
-    assert_int_equal(ctl_connect(hp, 7470, &k, 1000, &c, &err), -ECONNREFUSED);
+    assert_int_equal(channel_connect(hp, 7470, &k, 1000, &c, &err), -ECONNREFUSED);
     snprintf(want, sizeof(want), "peer %s: connection refused (is 'fabtop serve' running there?)",
              hp);
     assert_string_equal(err.msg, want);
@@ -172,13 +175,13 @@ static void test_wrong_key(void **state)
     (void)state;
     struct fx *f = fx_new(NULL, "127.0.0.1", NULL);
     struct bg *b = bg_start(f);
-    struct ctl_key other;
-    ctl_key_random(&other);
-    struct ctl_conn *c = NULL;
+    struct channel_key other;
+    channel_key_random(&other);
+    struct channel_conn *c = NULL;
     struct ft_err err = {0};
     for (int i = 0; i < 3; i++) {
         ft_err_clear(&err);
-        assert_int_equal(ctl_connect(f->hp, 0, &other, 2000, &c, &err), -EACCES);
+        assert_int_equal(channel_connect(f->hp, 0, &other, 2000, &c, &err), -EACCES);
         char want[200];
         snprintf(want, sizeof(want), "peer %s: authentication failed: the keys differ", f->hp);
         assert_string_equal(err.msg, want);
@@ -189,12 +192,12 @@ static void test_wrong_key(void **state)
     assert_true(log_has(&f->log, "refused 127.0.0.1 port "));
     /* Nothing about either key in what anybody printed. */
     char hex[65], fp[17];
-    const struct ctl_key *keys[] = {&f->key, &other};
+    const struct channel_key *keys[] = {&f->key, &other};
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < 32; i++)
             snprintf(hex + 2 * i, 3, "%02x", keys[k]->k[i]);
         hex[8] = '\0';
-        ctl_key_fingerprint(keys[k], fp);
+        channel_key_fingerprint(keys[k], fp);
         fp[8] = '\0';
         assert_false(log_has(&f->log, hex));
         assert_false(log_has(&f->log, fp));
@@ -230,33 +233,33 @@ static void test_garbage(void **state)
     close(fd);
 
     fd = raw_connect(AF_INET, NULL, f->port);
-    raw_frame(fd, CTL_T_HELLO, "{not json", 9);
+    raw_frame(fd, CHANNEL_T_HELLO, "{not json", 9);
     expect_refusal(fd, "malformed", "malformed hello: not a JSON object");
     close(fd);
     bg_progress(b);
 
     fd = raw_connect(AF_INET, NULL, f->port);
     const char *h = hello_json("iperf3", 1, "client");
-    raw_frame(fd, CTL_T_HELLO, h, strlen(h));
+    raw_frame(fd, CHANNEL_T_HELLO, h, strlen(h));
     expect_refusal(fd, "malformed", "malformed hello: not a fabtop-ctl client");
     close(fd);
 
     fd = raw_connect(AF_INET, NULL, f->port);
     h = hello_json("fabtop-ctl", 1, "agent");
-    raw_frame(fd, CTL_T_HELLO, h, strlen(h));
+    raw_frame(fd, CHANNEL_T_HELLO, h, strlen(h));
     expect_refusal(fd, "malformed", "malformed hello: role must be 'client'");
     close(fd);
 
     /* A good hello, then a proof of the wrong size. */
     fd = raw_connect(AF_INET, NULL, f->port);
     h = hello_json("fabtop-ctl", 1, "client");
-    raw_frame(fd, CTL_T_HELLO, h, strlen(h));
+    raw_frame(fd, CHANNEL_T_HELLO, h, strlen(h));
     char buf[1024];
     int type;
     assert_true(raw_read_frame(fd, &type, buf, sizeof(buf), 2000) > 0);
-    assert_int_equal(type, CTL_T_HELLO);
+    assert_int_equal(type, CHANNEL_T_HELLO);
     assert_non_null(strstr(buf, "\"role\":\"agent\""));
-    raw_frame(fd, CTL_T_AUTH, "12345", 5);
+    raw_frame(fd, CHANNEL_T_AUTH, "12345", 5);
     expect_refusal(fd, "malformed",
                    "expected the client's proof (32 bytes), got frame type 2 with 5 bytes");
     close(fd);
@@ -296,7 +299,7 @@ static void test_version_mismatch_agent(void **state)
     struct bg *b = bg_start(f);
     int fd = raw_connect(AF_INET, NULL, f->port);
     const char *h = hello_json("fabtop-ctl", 2, "client");
-    raw_frame(fd, CTL_T_HELLO, h, strlen(h));
+    raw_frame(fd, CHANNEL_T_HELLO, h, strlen(h));
     expect_refusal(
         fd, "version",
         "version mismatch: this agent speaks fabtop-ctl version 1, the client version 2");
@@ -329,11 +332,11 @@ static void *fake_main(void *arg)
     if (fk->mode != FAKE_SILENT && raw_read_frame(fd, &type, buf, sizeof(buf), 3000) > 0) {
         if (fk->mode == FAKE_V2_HELLO) {
             const char *h = hello_json("fabtop-ctl", 2, "agent");
-            raw_frame(fd, CTL_T_HELLO, h, strlen(h));
+            raw_frame(fd, CHANNEL_T_HELLO, h, strlen(h));
         } else {
             const char *e = "{\"code\":\"version\",\"message\":\"version mismatch: this agent "
                             "speaks fabtop-ctl version 3, the client version 1\",\"version\":3}";
-            raw_frame(fd, CTL_T_ERROR, e, strlen(e));
+            raw_frame(fd, CHANNEL_T_ERROR, e, strlen(e));
         }
     }
     while (recv(fd, buf, sizeof(buf), 0) > 0) /* until the client hangs up */
@@ -362,8 +365,8 @@ static void fake_stop(struct fake *fk)
 static void test_version_mismatch_client(void **state)
 {
     (void)state;
-    struct ctl_key k;
-    ctl_key_random(&k);
+    struct channel_key k;
+    channel_key_random(&k);
     static const struct {
         enum fake_mode mode;
         int theirs;
@@ -373,9 +376,9 @@ static void test_version_mismatch_client(void **state)
         fake_start(&fk, cases[i].mode);
         char hp[64], want[256];
         snprintf(hp, sizeof(hp), "127.0.0.1:%u", fk.port);
-        struct ctl_conn *c = NULL;
+        struct channel_conn *c = NULL;
         struct ft_err err = {0};
-        assert_int_equal(ctl_connect(hp, 0, &k, 2000, &c, &err), -EPROTONOSUPPORT);
+        assert_int_equal(channel_connect(hp, 0, &k, 2000, &c, &err), -EPROTONOSUPPORT);
         snprintf(want, sizeof(want),
                  "peer %s: protocol version mismatch: this fabtop speaks fabtop-ctl version 1, "
                  "the agent version %d",
@@ -388,10 +391,10 @@ static void test_version_mismatch_client(void **state)
     fake_start(&fk, FAKE_SILENT);
     char hp[64], want[256];
     snprintf(hp, sizeof(hp), "127.0.0.1:%u", fk.port);
-    struct ctl_conn *c = NULL;
+    struct channel_conn *c = NULL;
     struct ft_err err = {0};
     int64_t t0 = now_ms();
-    assert_int_equal(ctl_connect(hp, 0, &k, 300, &c, &err), -ETIMEDOUT);
+    assert_int_equal(channel_connect(hp, 0, &k, 300, &c, &err), -ETIMEDOUT);
     assert_true(now_ms() - t0 < 1500);
     snprintf(want, sizeof(want), "peer %s: no answer to the handshake within 300 ms", hp);
     assert_string_equal(err.msg, want);
@@ -456,7 +459,7 @@ static void *pump_main(void *arg)
                 raw_send(dst, p->last[!pa->dir], p->lastlen[!pa->dir]);
                 break;
             case PX_OVERSIZE: {
-                unsigned char big[8] = {0x7f, 0xff, 0xff, 0xff, CTL_T_REQUEST, '{', '}', 0};
+                unsigned char big[8] = {0x7f, 0xff, 0xff, 0xff, CHANNEL_T_REQUEST, '{', '}', 0};
                 raw_send(dst, big, 7);
                 break;
             }
@@ -528,13 +531,13 @@ static int through_proxy(struct fx *f, int dir, int index, enum px_mode mode, ch
 {
     struct proxy *p = proxy_start(f->port, dir, index, mode);
     snprintf(hp, hplen, "127.0.0.1:%u", p->port);
-    struct ctl_conn *c = must_connect(hp, &f->key);
+    struct channel_conn *c = must_connect(hp, &f->key);
     int rc = echo_n(c, 42, err);
     /* Whatever happened, the session is not usable afterwards. */
     struct ft_err e2 = {0};
     if (rc < 0)
         assert_true(echo_n(c, 43, &e2) < 0);
-    ctl_close(c);
+    channel_close(c);
     proxy_free(p);
     return rc;
 }
@@ -639,7 +642,7 @@ static void test_handshake_timeout(void **state)
     const char *h = hello_json("fabtop-ctl", 1, "client");
     size_t n = strlen(h);
     unsigned char fr[600] = {0, 0, (unsigned char)((n + 1) >> 8), (unsigned char)(n + 1),
-                             CTL_T_HELLO};
+                             CHANNEL_T_HELLO};
     memcpy(fr + 5, h, n);
     t0 = now_ms();
     for (size_t i = 0; i < n + 5; i++) {
@@ -682,9 +685,9 @@ static void test_allowlist(void **state)
     cfg.allow = allow10;
     cfg.nallow = 1;
     f = fx_new(&cfg, "::1", NULL);
-    struct ctl_conn *c = NULL;
+    struct channel_conn *c = NULL;
     struct ft_err err = {0};
-    assert_int_equal(ctl_connect(f->hp, 0, &f->key, 2000, &c, &err), -EACCES);
+    assert_int_equal(channel_connect(f->hp, 0, &f->key, 2000, &c, &err), -EACCES);
     char want[256];
     snprintf(want, sizeof(want),
              "peer %s: the agent refused the session: address ::1 is not in the agent's allowlist",
@@ -698,14 +701,14 @@ static void test_allowlist(void **state)
     cfg.allow = allow6;
     cfg.nallow = 1;
     f = fx_new(&cfg, "::1", NULL);
-    ctl_close(must_connect(f->hp, &f->key));
+    channel_close(must_connect(f->hp, &f->key));
     fx_free(f);
     const char *allowm[] = {"::ffff:127.0.0.0/104"};
     agent_cfg_defaults(&cfg);
     cfg.allow = allowm;
     cfg.nallow = 1;
     f = fx_new(&cfg, "127.0.0.1", NULL);
-    ctl_close(must_connect(f->hp, &f->key));
+    channel_close(must_connect(f->hp, &f->key));
     fx_free(f);
 
     /* Bad entries are refused at start with the entry named. */
@@ -721,7 +724,7 @@ static void test_allowlist(void **state)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         agent_cfg_defaults(&cfg);
-        ctl_key_random(&cfg.key);
+        channel_key_random(&cfg.key);
         snprintf(cfg.listen, sizeof(cfg.listen), "127.0.0.1");
         cfg.allow = &bad[i].entry;
         cfg.nallow = 1;
@@ -742,27 +745,27 @@ static void test_busy(void **state)
     cfg.max_handshakes = 2;
     struct fx *f = fx_new(&cfg, "127.0.0.1", NULL);
     struct bg *b = bg_start(f);
-    struct ctl_conn *c2 = must_connect(f->hp, &f->key);
-    struct ctl_conn *c3 = NULL;
+    struct channel_conn *c2 = must_connect(f->hp, &f->key);
+    struct channel_conn *c3 = NULL;
     struct ft_err err = {0};
     char want[256];
     snprintf(want, sizeof(want),
              "peer %s: the agent refused the session: busy: 2 sessions, limit 2", f->hp);
     for (int i = 0; i < 3; i++) {
         ft_err_clear(&err);
-        assert_int_equal(ctl_connect(f->hp, 0, &f->key, 2000, &c3, &err), -EBUSY);
+        assert_int_equal(channel_connect(f->hp, 0, &f->key, 2000, &c3, &err), -EBUSY);
         assert_string_equal(err.msg, want);
         bg_progress(b);
     }
     assert_true(log_wait(&f->log, ": busy: 2 sessions, limit 2", 2000));
     /* A slot frees up when a session ends. */
-    ctl_close(c2);
+    channel_close(c2);
     int64_t end = now_ms() + 3000;
     while (agent_sessions(f->a) != 1 && now_ms() < end)
         sleep_ms(5);
     c3 = must_connect(f->hp, &f->key);
     assert_int_equal(echo_n(c3, 5, &err), 0);
-    ctl_close(c3);
+    channel_close(c3);
     while (agent_sessions(f->a) != 1 && now_ms() < end)
         sleep_ms(5);
 
@@ -805,7 +808,7 @@ static int h_open(struct agent_session *s, const cJSON *req, cJSON *resp, struct
     socklen_t ll;
     agent_session_local(s, &local, &ll);
     char la[64];
-    ctl_format_addr(&local, false, la, sizeof(la));
+    channel_format_addr(&local, false, la, sizeof(la));
     cJSON_AddStringToObject(resp, "local", la);
     cJSON_AddBoolToObject(resp, "key_hidden",
                           cfg->key.k[0] == 0 && !memcmp(cfg->key.k, cfg->key.k + 1, 31));
@@ -841,10 +844,10 @@ static void test_handlers_and_state(void **state)
     cfg.max_rate_gbps = 5;
     struct fx *f = fx_new(&cfg, "127.0.0.1", test_handlers);
     atomic_store(&destroyed, 0);
-    struct ctl_conn *c = must_connect(f->hp, &f->key);
+    struct channel_conn *c = must_connect(f->hp, &f->key);
     cJSON *resp = NULL;
     struct ft_err err = {0};
-    assert_int_equal(ctl_request(c, open_req(100), &resp, 2000, &err), 0);
+    assert_int_equal(channel_request(c, open_req(100), &resp, 2000, &err), 0);
     assert_true(cJSON_GetObjectItem(resp, "rate_gbps")->valuedouble == 5);
     const cJSON *cl = cJSON_GetObjectItem(cJSON_GetObjectItem(resp, "clamped"), "rate_gbps");
     assert_true(cJSON_GetObjectItem(cl, "asked")->valuedouble == 100);
@@ -853,7 +856,7 @@ static void test_handlers_and_state(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(resp, "local")), "127.0.0.1");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(resp, "key_hidden")));
     cJSON_Delete(resp);
-    assert_int_equal(ctl_request(c, open_req(2), &resp, 2000, &err), 0);
+    assert_int_equal(channel_request(c, open_req(2), &resp, 2000, &err), 0);
     assert_true(cJSON_GetObjectItem(resp, "rate_gbps")->valuedouble == 2);
     assert_null(cJSON_GetObjectItem(resp, "clamped"));
     assert_int_equal(cJSON_GetObjectItem(resp, "opened")->valueint, 2);
@@ -861,19 +864,19 @@ static void test_handlers_and_state(void **state)
 
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "test.fail");
-    assert_int_equal(ctl_request(c, req, &resp, 2000, &err), -ERANGE);
+    assert_int_equal(channel_request(c, req, &resp, 2000, &err), -ERANGE);
     char want[200];
     snprintf(want, sizeof(want), "peer %s: test.fail: out of range", f->hp);
     assert_string_equal(err.msg, want);
     assert_int_equal(atomic_load(&destroyed), 0);
 
     /* The client vanishes without a word: the state's destructor runs. */
-    shutdown(ctl_conn_fd(c), SHUT_RDWR);
+    shutdown(channel_conn_fd(c), SHUT_RDWR);
     int64_t end = now_ms() + 3000;
     while (atomic_load(&destroyed) != 1 && now_ms() < end)
         sleep_ms(5);
     assert_int_equal(atomic_load(&destroyed), 1);
-    ctl_close(c);
+    channel_close(c);
     assert_true(log_wait(&f->log, ": test.open number 2", 2000));
     assert_true(log_wait(&f->log, "4 requests: the client closed the connection", 2000));
     fx_free(f);
@@ -882,7 +885,7 @@ static void test_handlers_and_state(void **state)
     static const struct agent_handler dup = {"echo", h_fail};
     const struct agent_handler *const dups[] = {&dup, NULL};
     agent_cfg_defaults(&cfg);
-    ctl_key_random(&cfg.key);
+    channel_key_random(&cfg.key);
     snprintf(cfg.listen, sizeof(cfg.listen), "127.0.0.1");
     struct agent *a = NULL;
     ft_err_clear(&err);
@@ -900,12 +903,12 @@ static void test_stop_with_sessions(void **state)
     (void)state;
     struct fx *f = fx_new(NULL, "127.0.0.1", test_handlers);
     atomic_store(&destroyed, 0);
-    struct ctl_conn *c[3];
+    struct channel_conn *c[3];
     cJSON *resp;
     struct ft_err err = {0};
     for (int i = 0; i < 3; i++) {
         c[i] = must_connect(f->hp, &f->key);
-        assert_int_equal(ctl_request(c[i], open_req(1), &resp, 2000, &err), 0);
+        assert_int_equal(channel_request(c[i], open_req(1), &resp, 2000, &err), 0);
         cJSON_Delete(resp);
     }
     int silent = raw_connect(AF_INET, NULL, f->port); /* mid-handshake */
@@ -924,7 +927,7 @@ static void test_stop_with_sessions(void **state)
         ft_err_clear(&err);
         assert_int_equal(echo_n(c[i], 1, &err), -ESHUTDOWN);
         assert_string_equal(err.msg, want);
-        ctl_close(c[i]);
+        channel_close(c[i]);
     }
 }
 
@@ -937,15 +940,15 @@ struct many_arg {
 static void *many_main(void *arg)
 {
     struct many_arg *m = arg;
-    struct ctl_conn *c = NULL;
+    struct channel_conn *c = NULL;
     struct ft_err err = {0};
-    if (ctl_connect(m->f->hp, 0, &m->f->key, 5000, &c, &err) < 0)
+    if (channel_connect(m->f->hp, 0, &m->f->key, 5000, &c, &err) < 0)
         return NULL;
     int ok = 0;
     for (int i = 0; i < 100; i++)
         ok += echo_n(c, i, &err) == 0;
     m->ok = ok;
-    ctl_close(c);
+    channel_close(c);
     return NULL;
 }
 
@@ -985,12 +988,12 @@ static void put_file(const char *name, const void *data, size_t n, mode_t mode)
     chmod(p, mode);
 }
 
-static int load(const char *name, struct ctl_key *k, struct ft_err *err)
+static int load(const char *name, struct channel_key *k, struct ft_err *err)
 {
     char p[256];
     snprintf(p, sizeof(p), "%s/%s", kdir, name);
     ft_err_clear(err);
-    return ctl_key_load(p, k, err);
+    return channel_key_load(p, k, err);
 }
 
 static void test_keys(void **state)
@@ -998,7 +1001,7 @@ static void test_keys(void **state)
     (void)state;
     snprintf(kdir, sizeof(kdir), "/tmp/fabtop-ctl-XXXXXX");
     assert_non_null(mkdtemp(kdir));
-    struct ctl_key k1, k2;
+    struct channel_key k1, k2;
     struct ft_err err = {0};
     char p[256], want[512];
     static const char hint[] = "need at least 32 random bytes (hex or raw); create a key with "
@@ -1006,13 +1009,13 @@ static void test_keys(void **state)
 
     /* --gen-key: mode 0600, 64 hex digits, never overwritten. */
     snprintf(p, sizeof(p), "%s/gen", kdir);
-    assert_int_equal(ctl_key_generate_file(p, &err), 0);
+    assert_int_equal(channel_key_generate_file(p, &err), 0);
     struct stat st;
     assert_int_equal(stat(p, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     assert_int_equal(st.st_size, 65);
     assert_int_equal(load("gen", &k1, &err), 0);
-    assert_int_equal(ctl_key_generate_file(p, &err), -EEXIST);
+    assert_int_equal(channel_key_generate_file(p, &err), -EEXIST);
     snprintf(want, sizeof(want),
              "%s already exists; remove it first to replace the key (every peer then needs the "
              "new one)",
@@ -1037,11 +1040,11 @@ static void test_keys(void **state)
     /* The environment: FABTOP_KEY in hex wins over files. */
     setenv("FABTOP_KEY", hex, 1);
     ft_err_clear(&err);
-    assert_int_equal(ctl_key_load(NULL, &k2, &err), 0);
+    assert_int_equal(channel_key_load(NULL, &k2, &err), 0);
     assert_memory_equal(k1.k, k2.k, sizeof(k1.k));
     setenv("FABTOP_KEY", "not-a-hex-key-at-all-but-quite-long-anyway-really", 1);
     ft_err_clear(&err);
-    assert_int_equal(ctl_key_load(NULL, &k2, &err), -EINVAL);
+    assert_int_equal(channel_key_load(NULL, &k2, &err), -EINVAL);
     snprintf(want, sizeof(want), "FABTOP_KEY: not a hex key; %s", hint);
     assert_string_equal(err.msg, want);
     unsetenv("FABTOP_KEY");
@@ -1051,7 +1054,7 @@ static void test_keys(void **state)
     mkdir(p, 0700);
     setenv("XDG_CONFIG_HOME", kdir, 1);
     ft_err_clear(&err);
-    assert_int_equal(ctl_key_load(NULL, &k2, &err), -ENOENT);
+    assert_int_equal(channel_key_load(NULL, &k2, &err), -ENOENT);
     snprintf(want, sizeof(want),
              "no key: set FABTOP_KEY, pass --key-file FILE, or create %s/fabtop/key with 'fabtop "
              "serve --gen-key %s/fabtop/key' (the same key on every peer)",
@@ -1059,7 +1062,7 @@ static void test_keys(void **state)
     assert_string_equal(err.msg, want);
     put_file("fabtop/key", raw, sizeof(raw), 0600);
     ft_err_clear(&err);
-    assert_int_equal(ctl_key_load(NULL, &k2, &err), 0);
+    assert_int_equal(channel_key_load(NULL, &k2, &err), 0);
     assert_memory_equal(k1.k, k2.k, sizeof(k1.k));
     unsetenv("XDG_CONFIG_HOME");
     char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
@@ -1070,7 +1073,7 @@ static void test_keys(void **state)
     put_file(".config/fabtop/key", spaced, strlen(spaced), 0600);
     setenv("HOME", kdir, 1);
     ft_err_clear(&err);
-    assert_int_equal(ctl_key_load(NULL, &k2, &err), 0);
+    assert_int_equal(channel_key_load(NULL, &k2, &err), 0);
     assert_memory_equal(k1.k, k2.k, sizeof(k1.k));
     if (home)
         setenv("HOME", home, 1);
@@ -1120,10 +1123,10 @@ static void test_keys(void **state)
 
     /* Fingerprints tell keys apart without showing them. */
     char f1[17], f2[17];
-    ctl_key_random(&k1);
-    ctl_key_random(&k2);
-    ctl_key_fingerprint(&k1, f1);
-    ctl_key_fingerprint(&k2, f2);
+    channel_key_random(&k1);
+    channel_key_random(&k2);
+    channel_key_fingerprint(&k1, f1);
+    channel_key_fingerprint(&k2, f2);
     assert_int_equal(strlen(f1), 16);
     assert_string_not_equal(f1, f2);
 

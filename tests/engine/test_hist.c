@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "engine/hist.h"
+#include "engine/flow/hist.h"
 
 /* The documented bound: a bucket midpoint is within 2^-8 of any value in it (under 1%). */
 #define REL_BOUND (1.0 / 256)

@@ -10,24 +10,24 @@
 
 #include <cmocka.h>
 
-#include "engine/rrcheck.h"
+#include "engine/peer/rrcheck.h"
 
-static cJSON *echo_of(const struct rr_check *c)
+static cJSON *echo_of(const struct rrcheck_check *c)
 {
-    return rr_echo_json((const unsigned char(*)[RR_NONCE_BYTES])c->nonce, c->n);
+    return rrcheck_echo_json((const unsigned char(*)[RRCHECK_NONCE_BYTES])c->nonce, c->n);
 }
 
-static void armed(struct rr_check *c, int n, int64_t t)
+static void armed(struct rrcheck_check *c, int n, int64_t t)
 {
     struct ft_err err = {0};
-    assert_int_equal(rr_init(c, n, &err), 0);
-    rr_sent(c, t);
+    assert_int_equal(rrcheck_init(c, n, &err), 0);
+    rrcheck_sent(c, t);
 }
 
-static void expect(struct rr_check *c, cJSON *echo, int64_t now, int rc, const char *msg)
+static void expect(struct rrcheck_check *c, cJSON *echo, int64_t now, int rc, const char *msg)
 {
     struct ft_err err = {0};
-    assert_int_equal(rr_verify(c, echo, now, "verbs.echo", &err), rc);
+    assert_int_equal(rrcheck_verify(c, echo, now, "verbs.echo", &err), rc);
     if (msg)
         assert_string_equal(err.msg, msg);
     cJSON_Delete(echo);
@@ -36,15 +36,15 @@ static void expect(struct rr_check *c, cJSON *echo, int64_t now, int rc, const c
 static void test_accept_once(void **state)
 {
     (void)state;
-    struct rr_check c, d;
+    struct rrcheck_check c, d;
     armed(&c, 3, 1000);
     armed(&d, 3, 1000);
-    assert_memory_not_equal(c.nonce[0], c.nonce[1], RR_NONCE_BYTES);
-    assert_memory_not_equal(c.nonce[0], d.nonce[0], RR_NONCE_BYTES);
-    assert_int_equal(rr_left_ms(&c, 1400), 600);
-    expect(&c, echo_of(&c), 1000 + RR_ECHO_MS, 0, NULL);
-    assert_int_equal(c.state, RR_PROVEN);
-    assert_int_equal(rr_left_ms(&c, 1500), -1);
+    assert_memory_not_equal(c.nonce[0], c.nonce[1], RRCHECK_NONCE_BYTES);
+    assert_memory_not_equal(c.nonce[0], d.nonce[0], RRCHECK_NONCE_BYTES);
+    assert_int_equal(rrcheck_left_ms(&c, 1400), 600);
+    expect(&c, echo_of(&c), 1000 + RRCHECK_ECHO_MS, 0, NULL);
+    assert_int_equal(c.state, RRCHECK_PROVEN);
+    assert_int_equal(rrcheck_left_ms(&c, 1500), -1);
     expect(&c, echo_of(&c), 1500, -EPROTO,
            "verbs.echo: no nonce is waiting for its echo (already echoed)");
 }
@@ -52,17 +52,17 @@ static void test_accept_once(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    struct rr_check c;
+    struct rrcheck_check c;
     struct ft_err err = {0};
-    assert_int_equal(rr_init(&c, 2, &err), 0);
+    assert_int_equal(rrcheck_init(&c, 2, &err), 0);
     expect(&c, echo_of(&c), 0, -EPROTO,
            "verbs.echo: no nonce is waiting for its echo (none was sent yet)");
 
     armed(&c, 2, 0);
-    assert_int_equal(rr_left_ms(&c, 5000), 0);
-    expect(&c, echo_of(&c), RR_ECHO_MS + 1, -ETIMEDOUT,
+    assert_int_equal(rrcheck_left_ms(&c, 5000), 0);
+    expect(&c, echo_of(&c), RRCHECK_ECHO_MS + 1, -ETIMEDOUT,
            "verbs.echo: the echo came 1001 ms after the nonces, more than 1000 ms");
-    assert_int_equal(c.state, RR_FAILED);
+    assert_int_equal(c.state, RRCHECK_FAILED);
     expect(&c, echo_of(&c), 10, -EPROTO,
            "verbs.echo: no nonce is waiting for its echo (the check failed before)");
 
@@ -86,10 +86,10 @@ static void test_refusals(void **state)
     armed(&c, 1, 0);
     expect(&c, NULL, 5, -EINVAL, "verbs.echo: expected 1 nonce as hex");
 
-    assert_int_equal(rr_init(&c, 0, &err), -EINVAL);
+    assert_int_equal(rrcheck_init(&c, 0, &err), -EINVAL);
     assert_string_equal(err.msg, "return-routability check of 0 nonces (1 to 64)");
     ft_err_clear(&err);
-    assert_int_equal(rr_init(&c, RR_MAX + 1, &err), -EINVAL);
+    assert_int_equal(rrcheck_init(&c, RRCHECK_MAX + 1, &err), -EINVAL);
 }
 
 int main(void)

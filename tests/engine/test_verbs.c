@@ -19,10 +19,10 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/mix.h"
-#include "engine/results.h"
-#include "engine/vb_res.h"
-#include "engine/xport.h"
+#include "engine/flow/mix.h"
+#include "engine/results/results.h"
+#include "engine/xport/verbs/verbs_res.h"
+#include "engine/xport/xport.h"
 
 /* Clear CAP_IPC_LOCK from the effective set (capget/capset, capabilities(7)). */
 static void drop_ipc_lock(void)
@@ -42,12 +42,12 @@ static void memlock_check(void **state)
     drop_ipc_lock();
     assert_int_equal(setrlimit(RLIMIT_MEMLOCK, &low), 0);
     struct ft_err err = {0};
-    assert_int_equal(vb_memlock_check(1 << 20, &err), -ENOMEM);
+    assert_int_equal(verbs_res_memlock_check(1 << 20, &err), -ENOMEM);
     assert_non_null(strstr(err.msg, "RLIMIT_MEMLOCK is 64 KiB"));
     assert_non_null(strstr(err.msg, "1.00 MiB"));
     assert_non_null(strstr(err.msg, "ulimit -l unlimited"));
     assert_non_null(strstr(err.msg, "CAP_IPC_LOCK"));
-    assert_int_equal(vb_memlock_check(32 * 1024, &err), 0);
+    assert_int_equal(verbs_res_memlock_check(32 * 1024, &err), 0);
     /* Lowering a limit is always allowed; raising it back needs privilege, so only an
      * unprivileged run leaves it low (the process ends here anyway). */
     setrlimit(RLIMIT_MEMLOCK, &old);
@@ -57,12 +57,12 @@ static void timeout_bound(void **state)
 {
     (void)state;
     /* T_o = 4.096 us x 2^timeout; (retry_cnt + 1) attempts of up to 4 T_o each. */
-    assert_float_equal(vb_timeout_bound_s(14, 7, "mlx5"), 8 * 4 * 4.096e-6 * 16384, 1e-9);
-    assert_float_equal(vb_timeout_bound_s(12, 6, "rxe"), 7 * 4 * 4.096e-6 * 4096, 1e-9);
+    assert_float_equal(verbs_res_timeout_bound_s(14, 7, "mlx5"), 8 * 4 * 4.096e-6 * 16384, 1e-9);
+    assert_float_equal(verbs_res_timeout_bound_s(12, 6, "rxe"), 7 * 4 * 4.096e-6 * 4096, 1e-9);
     /* rdma_rxe: at least one 4 ms tick per attempt; retry_cnt 7 retries forever. */
-    assert_float_equal(vb_timeout_bound_s(1, 0, "rxe"), 4 * 0.004, 1e-12);
-    assert_float_equal(vb_timeout_bound_s(1, 0, "mlx5"), 4 * 8.192e-6, 1e-12);
-    assert_true(isinf(vb_timeout_bound_s(14, 7, "rxe")));
+    assert_float_equal(verbs_res_timeout_bound_s(1, 0, "rxe"), 4 * 0.004, 1e-12);
+    assert_float_equal(verbs_res_timeout_bound_s(1, 0, "mlx5"), 4 * 8.192e-6, 1e-12);
+    assert_true(isinf(verbs_res_timeout_bound_s(14, 7, "rxe")));
 }
 
 static int check_flow(const char *params, struct ft_err *err)
@@ -124,7 +124,7 @@ static void gpu_dmabuf(void **state)
 {
     (void)state;
     struct ft_err err = {0};
-    int rc = vb_gpu_dmabuf_check(0, &err);
+    int rc = verbs_res_gpu_dmabuf_check(0, &err);
     if (rc == -ELIBACC || rc == -ENODEV) {
         /* No CUDA driver or GPU: the reason says which. */
         assert_true(strstr(err.msg, "no CUDA driver") || strstr(err.msg, "CUDA device 0"));
@@ -137,14 +137,14 @@ static void gpu_dmabuf(void **state)
     assert_int_equal(rc, 0);
     /* The real export: device memory as a dma-buf file descriptor, ready for
      * ibv_reg_dmabuf_mr (which needs an RDMA NIC, absent on the GPU machines here). */
-    struct vb_res r = {.dmabuf_fd = -1};
-    assert_int_equal(vb_gpu_buffer(&r, 0, 100000, &err), 0);
+    struct verbs_res r = {.dmabuf_fd = -1};
+    assert_int_equal(verbs_res_gpu_buffer(&r, 0, 100000, &err), 0);
     assert_true(r.buf_gpu);
     assert_true(r.dmabuf_fd >= 0);
     struct stat st;
     assert_int_equal(fstat(r.dmabuf_fd, &st), 0);
     assert_true(r.buf_addr != 0 && r.buf_addr % 65536 == 0);
-    vb_close(&r);
+    verbs_res_close(&r);
 }
 
 /* The one-line header of what was chosen: RoCE with DCB, InfiniBand, and no DCB. */
@@ -200,9 +200,9 @@ static int parse_with(const char *key, const char *value)
     snprintf(doc + n, sizeof(doc) - n, "}");
     cJSON *j = cJSON_Parse(doc);
     assert_non_null(j);
-    struct vb_peer p;
+    struct verbs_res_peer p;
     struct ft_err err = {0};
-    int rc = vb_peer_parse(j, &p, &err);
+    int rc = verbs_res_peer_parse(j, &p, &err);
     if (rc == 0) {
         assert_int_equal(p.qpn[0], 17);
         assert_int_equal(p.psn[0], 4660);

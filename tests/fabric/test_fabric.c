@@ -15,6 +15,7 @@
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "lint_fixture.h"
 #include "topology/topo_cabling.h"
 #include "topology/topo_fabric.h"
@@ -367,7 +368,7 @@ static void expect_refused(const char *mutate_from, const char *mutate_to, const
             fputs(a, stderr);
         fail_msg("no '%s' in the document", mutate_from);
     }
-    char *text = xmalloc(strlen(a) + strlen(mutate_to) + 1);
+    char *text = xalloc(strlen(a) + strlen(mutate_to) + 1);
     snprintf(text, strlen(a) + strlen(mutate_to) + 1, "%.*s%s%s", (int)(at - a), a, mutate_to,
              at + strlen(mutate_from));
     struct ft_err err = {0};

@@ -8,7 +8,7 @@
 
 #include "common/ft_err.h"
 #include "common/jsonutil.h"
-#include "engine/mix.h"
+#include "engine/flow/mix.h"
 #include "fuzz_util.h"
 #include "tui/config.h"
 #include "tui/theme.h"

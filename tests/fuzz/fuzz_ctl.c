@@ -12,7 +12,7 @@
 
 #include "fuzz_util.h"
 
-void fuzz_ctl_key(int n, struct ctl_key *k)
+void fuzz_ctl_key(int n, struct channel_key *k)
 {
     char seed[32];
     snprintf(seed, sizeof(seed), "fabtop fuzz key %d", n);
@@ -74,11 +74,11 @@ void fuzz_ctl_check_agent_output(int fd)
         uint32_t len = (uint32_t)buf[off] << 24 | (uint32_t)buf[off + 1] << 16 |
                        (uint32_t)buf[off + 2] << 8 | buf[off + 3];
         int type = buf[off + 4];
-        fuzz_require(len >= 1 && len <= CTL_MAX_HANDSHAKE_FRAME && off + 4 + len <= n,
+        fuzz_require(len >= 1 && len <= CHANNEL_MAX_HANDSHAKE_FRAME && off + 4 + len <= n,
                      "the agent sent a frame of %u bytes", len);
-        fuzz_require(type == CTL_T_HELLO || type == CTL_T_AUTH || type == CTL_T_ERROR,
+        fuzz_require(type == CHANNEL_T_HELLO || type == CHANNEL_T_AUTH || type == CHANNEL_T_ERROR,
                      "the agent sent frame type %d in a handshake", type);
-        if (type == CTL_T_ERROR) {
+        if (type == CHANNEL_T_ERROR) {
             cJSON *j = cJSON_ParseWithLength((const char *)buf + off + 5, len - 1);
             const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "code"));
             const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));

@@ -7,12 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/ctl.h"
+#include "engine/peer/channel.h"
 
 #define FUZZ_CTL_MAX_INPUT 65536 /* bytes of an input used (they fit a socket's buffer) */
 
 /* Key n (0, 1, ...) of the targets' agents: fixed, derived from n. */
-void fuzz_ctl_key(int n, struct ctl_key *k);
+void fuzz_ctl_key(int n, struct channel_key *k);
 /* A connected AF_UNIX stream pair; both ends blocking, close-on-exec. */
 void fuzz_ctl_pair(int sv[2]);
 /* Write all of data to fd (it must fit the socket's buffer: at most FUZZ_CTL_MAX_INPUT). */
@@ -28,7 +28,7 @@ struct fuzz_frames {
 int fuzz_ctl_next(struct fuzz_frames *f, const uint8_t **p, size_t *n);
 
 /* Read what is waiting on fd (without blocking) and check it is a sequence of handshake
- * frames an agent may send: each within CTL_MAX_HANDSHAKE_FRAME, type HELLO, AUTH or ERROR,
+ * frames an agent may send: each within CHANNEL_MAX_HANDSHAKE_FRAME, type HELLO, AUTH or ERROR,
  * an ERROR's payload a JSON object with a string "code" and a non-empty "message". */
 void fuzz_ctl_check_agent_output(int fd);
 

@@ -1,8 +1,8 @@
-/* fuzz_ctl_client: the client's side of the control channel (ctl_client_fd: the handshake
+/* fuzz_ctl_client: the client's side of the control channel (channel_client_fd: the handshake
  * and the hello request, as `fabtop run` connects to a peer agent; then requests), the
  * fuzzer playing the agent. The first byte picks how:
  *   even: the rest is all the agent sends, unauthenticated (hellos, refusals, proofs);
- *   odd:  a real agent (ctl_accept with the key, on a thread) completes the handshake and
+ *   odd:  a real agent (channel_accept with the key, on a thread) completes the handshake and
  *         then sends the rest as frames ("u8 type | u16 length | payload", fuzz_ctl.h),
  *         each MAC'd with the session key, so they reach the client's reading of
  *         responses and refusals rather than only its MAC check.
@@ -18,13 +18,13 @@
 #include <unistd.h>
 
 #include "common/ft_err.h"
-#include "engine/ctl.h"
+#include "engine/peer/channel.h"
 #include "fuzz_ctl.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct ctl_key key;
+static struct channel_key key;
 
 struct agent_side {
     int fd;
@@ -37,36 +37,36 @@ struct agent_side {
 static void *agent_main(void *arg)
 {
     struct agent_side *a = arg;
-    struct ctl_accept_opts o = {.timeout_ms = 2000, .cancel_fd = -1};
-    struct ctl_conn *c = NULL;
+    struct channel_accept_opts o = {.timeout_ms = 2000, .cancel_fd = -1};
+    struct channel_conn *c = NULL;
     struct ft_err err = {0};
-    if (ctl_accept(a->fd, &o, &key, 1, &c, &err) == 0) {
+    if (channel_accept(a->fd, &o, &key, 1, &c, &err) == 0) {
         a->authenticated = true;
         struct fuzz_frames f = {a->data, a->size, 0};
         const uint8_t *p;
         size_t n;
         int type;
         while ((type = fuzz_ctl_next(&f, &p, &n)) >= 0)
-            if (ctl_send(c, type, p, n, NULL) < 0)
+            if (channel_send(c, type, p, n, NULL) < 0)
                 break;
-        ctl_close(c); /* closes a->fd */
+        channel_close(c); /* closes a->fd */
     } else {
         close(a->fd);
     }
     return NULL;
 }
 
-static void use_session(struct ctl_conn *c)
+static void use_session(struct channel_conn *c)
 {
-    fuzz_require(cJSON_IsObject(ctl_peer_info(c)) && ctl_peer_name(c) != NULL,
+    fuzz_require(cJSON_IsObject(channel_peer_info(c)) && channel_peer_name(c) != NULL,
                  "a session without the agent's hello reply");
     for (int i = 0; i < 3; i++) {
         cJSON *req = cJSON_CreateObject(), *resp = NULL;
         cJSON_AddStringToObject(req, "type", "echo");
         struct ft_err err = {0};
-        int rc = ctl_request(c, req, &resp, 500, &err);
+        int rc = channel_request(c, req, &resp, 500, &err);
         fuzz_require(rc == 0 ? cJSON_IsObject(resp) : err.msg[0] != '\0' && !resp,
-                     "ctl_request returned %d with %s", rc, resp ? "a reply" : "no message");
+                     "channel_request returned %d with %s", rc, resp ? "a reply" : "no message");
         cJSON_Delete(resp);
         if (rc < 0)
             break;
@@ -94,18 +94,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_ctl_write(sv[1], data, size);
         shutdown(sv[1], SHUT_WR);
     }
-    struct ctl_conn *c = NULL;
+    struct channel_conn *c = NULL;
     struct ft_err err = {0};
     int retry = -1;
-    int rc = ctl_client_fd(sv[0], "fuzz-agent:7470", &key, 2000, &retry, &c, &err);
-    fuzz_require(rc == 0 ? c != NULL : err.msg[0] != '\0' && !c, "ctl_client_fd returned %d %s", rc,
-                 c ? "with a session" : "without a message");
+    int rc = channel_client_fd(sv[0], "fuzz-agent:7470", &key, 2000, &retry, &c, &err);
+    fuzz_require(rc == 0 ? c != NULL : err.msg[0] != '\0' && !c, "channel_client_fd returned %d %s",
+                 rc, c ? "with a session" : "without a message");
     fuzz_require(retry == 0 || (rc == -EBUSY && retry > 0 && retry <= 10000),
                  "retry hint %d with %d", retry, rc);
     if (rc == 0) {
         fuzz_require(auth, "a handshake completed against a fuzzer without the key");
         use_session(c);
-        ctl_close(c); /* closes sv[0] */
+        channel_close(c); /* closes sv[0] */
     } else {
         close(sv[0]);
     }

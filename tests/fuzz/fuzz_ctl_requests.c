@@ -1,6 +1,6 @@
 /* fuzz_ctl_requests: requests after authentication, to every request type of every
  * transport (`fabtop serve`'s handlers: hello, info, echo, bye, tcp.*, verbs.*, nccl.*),
- * through a real agent (agent_start on 127.0.0.1) and a real session (ctl_connect with the
+ * through a real agent (agent_start on 127.0.0.1) and a real session (channel_connect with the
  * agent's key), so each request is MAC'd as a client sends it and reaches the handlers, not
  * only the MAC check. The input is one request payload per line (raw bytes, JSON or not),
  * at most 16, sent in one session; each answer is read and checked: a response is a JSON
@@ -19,9 +19,9 @@
 #include <time.h>
 
 #include "common/ft_err.h"
-#include "engine/agent.h"
-#include "engine/ctl.h"
-#include "engine/xport.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
+#include "engine/xport/xport.h"
 #include "fuzz_ctl.h"
 #include "fuzz_util.h"
 
@@ -31,7 +31,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct agent *agent;
-static struct ctl_key key;
+static struct channel_key key;
 static char hp[64];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -68,24 +68,24 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* One answer: a well-formed response, or false when the session is over. */
-static bool answer(struct ctl_conn *c)
+static bool answer(struct channel_conn *c)
 {
     int type = 0;
     char *payload = NULL;
     size_t len = 0;
     struct ft_err err = {0};
-    int rc = ctl_recv(c, &type, &payload, &len, 5000, 5000, &err);
+    int rc = channel_recv(c, &type, &payload, &len, 5000, 5000, &err);
     if (rc < 0) {
         fuzz_require(rc != -ETIMEDOUT, "no answer within 5 s");
         fuzz_require(rc != -EBADMSG, "a frame from the agent failed its MAC: %s", err.msg);
         return false;
     }
     cJSON *j = cJSON_ParseWithLength(payload, len);
-    if (type == CTL_T_ERROR) {
+    if (type == CHANNEL_T_ERROR) {
         const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
         fuzz_require(msg && msg[0], "the agent ended the session without a message");
     } else {
-        fuzz_require(type == CTL_T_RESPONSE, "the agent answered with frame type %d", type);
+        fuzz_require(type == CHANNEL_T_RESPONSE, "the agent answered with frame type %d", type);
         fuzz_require(cJSON_IsObject(j), "a response that is not a JSON object");
         const cJSON *ok = cJSON_GetObjectItemCaseSensitive(j, "ok");
         fuzz_require(cJSON_IsBool(ok) && cJSON_GetObjectItemCaseSensitive(j, "id") &&
@@ -100,25 +100,25 @@ static bool answer(struct ctl_conn *c)
     }
     cJSON_Delete(j);
     free(payload);
-    return type == CTL_T_RESPONSE;
+    return type == CHANNEL_T_RESPONSE;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct ctl_conn *c = NULL;
+    struct channel_conn *c = NULL;
     struct ft_err err = {0};
-    fuzz_require(ctl_connect(hp, 0, &key, 5000, &c, &err) == 0, "ctl_connect: %s", err.msg);
+    fuzz_require(channel_connect(hp, 0, &key, 5000, &c, &err) == 0, "channel_connect: %s", err.msg);
     size_t off = 0;
     for (int i = 0; i < MAX_REQUESTS && off < size; i++) {
         const uint8_t *nl = memchr(data + off, '\n', size - off);
         size_t n = nl ? (size_t)(nl - (data + off)) : size - off;
-        if (n > CTL_MAX_PAYLOAD)
-            n = CTL_MAX_PAYLOAD;
-        if (ctl_send(c, CTL_T_REQUEST, data + off, n, NULL) < 0 || !answer(c))
+        if (n > CHANNEL_MAX_PAYLOAD)
+            n = CHANNEL_MAX_PAYLOAD;
+        if (channel_send(c, CHANNEL_T_REQUEST, data + off, n, NULL) < 0 || !answer(c))
             break;
         off += n + 1;
     }
-    ctl_close(c);
+    channel_close(c);
     /* The session (its flows, threads, sockets) is over before the next input. */
     for (int i = 0; i < 500 && agent_sessions(agent) > 0; i++) {
         struct timespec ts = {0, 2000000};

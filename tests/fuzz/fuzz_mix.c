@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "common/ft_err.h"
-#include "engine/mix.h"
-#include "engine/xport.h"
+#include "engine/flow/mix.h"
+#include "engine/xport/xport.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -2,9 +2,9 @@
  * results and live views read them. The input is one document, or two separated by a NUL
  * byte (A, then B; one alone is compared with itself). Each goes through results_load
  * (format and version), the report summary (run_text_summary), the results list's brief
- * (cmp_brief) and every size point's histogram (hist_from_json, as the live view draws it,
+ * (compare_brief) and every size point's histogram (hist_from_json, as the live view draws it,
  * with its statistics and the round trip hist_to_json -> hist_from_json); the pair goes
- * through cmp_results, cmp_to_json, and `fabtop compare --all` itself (stdout discarded).
+ * through compare_results, compare_to_json, and `fabtop compare --all` itself (stdout discarded).
  * The thresholds of `--expect` against a document: fuzz_expect. */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,12 +13,12 @@
 
 #include "common/ft_err.h"
 #include "common/strbuf.h"
-#include "engine/compare.h"
-#include "engine/hist.h"
-#include "engine/results.h"
+#include "engine/results/compare.h"
+#include "engine/flow/hist.h"
+#include "engine/results/results.h"
 #include "fuzz_util.h"
-#include "tui/cli.h"
-#include "tui/run_text.h"
+#include "cli/cli.h"
+#include "text/run_text.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -63,11 +63,11 @@ static void histograms(const cJSON *doc)
 static void one(const cJSON *doc)
 {
     struct strbuf sb;
-    sb_init(&sb);
+    strbuf_init(&sb);
     run_text_summary(&sb, doc);
-    sb_free(&sb);
-    struct cmp_brief b;
-    cmp_brief(doc, &b);
+    strbuf_free(&sb);
+    struct compare_brief b;
+    compare_brief(doc, &b);
     histograms(doc);
 }
 
@@ -85,16 +85,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (tb && results_load(pb, &b, &err) == 0)
         one(b);
     if (a && (b || !tb)) {
-        struct cmp_result r;
+        struct compare_result r;
         struct ft_err cerr = {0};
-        if (cmp_results(a, b ? b : a, &r, &cerr) == 0) {
+        if (compare_results(a, b ? b : a, &r, &cerr) == 0) {
             for (int i = 0; i < r.nrows; i++)
-                for (int k = 0; k < CMP_NMETRICS; k++) {
+                for (int k = 0; k < COMPARE_NMETRICS; k++) {
                     double ratio;
-                    (void)cmp_ratio(&r.rows[i], k, &ratio);
+                    (void)compare_ratio(&r.rows[i], k, &ratio);
                 }
-            cJSON_Delete(cmp_to_json(&r));
-            cmp_free(&r);
+            cJSON_Delete(compare_to_json(&r));
+            compare_free(&r);
             char cmd[] = "compare", all[] = "--all";
             char *argv[] = {cmd, all, pa, pb, NULL};
             (void)cli_compare_main(4, argv);

@@ -12,12 +12,13 @@
 
 #include "common/ft_err.h"
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 #include "topology/topo_affinity.h"
 #include "topology/topo_json.h"
 #include "topology/topo_lint.h"
 #include "topology/topo_load.h"
-#include "tui/fabric_text.h"
-#include "tui/topo_text.h"
+#include "text/fabric_text.h"
+#include "text/topo_text.h"
 
 void fuzz_require(bool ok, const char *fmt, ...)
 {
@@ -55,7 +56,7 @@ const char *fuzz_file(int slot, const void *data, size_t size)
 
 char *fuzz_str(const uint8_t *data, size_t size)
 {
-    char *s = xmalloc(size + 1);
+    char *s = xalloc(size + 1);
     memcpy(s, data, size);
     s[size] = '\0';
     return s;
@@ -136,7 +137,7 @@ static cJSON *topo_doc(const struct topo_model *m)
     cJSON_AddItemToObject(doc, "lint", topo_json_findings(&findings));
 
     struct strbuf sb;
-    sb_init(&sb);
+    strbuf_init(&sb);
     topo_text_header(&sb, m);
     topo_text_tree(&sb, m);
     fabric_text(&sb, m);
@@ -144,7 +145,7 @@ static cJSON *topo_doc(const struct topo_model *m)
     topo_text_findings(&sb, &findings);
     for (int i = 0; i < m->nports; i++)
         topo_text_port(&sb, m, i);
-    sb_free(&sb);
+    strbuf_free(&sb);
     topo_findings_free(&findings);
     topo_affinity_free(&aff);
     return doc;

@@ -163,7 +163,7 @@ done
 echo "PASS: $(ls "$tmp"/mixes | wc -l) generated mixes parse"
 
 # (3) pack_carry.sh on the real binary.
-if [ -x "$build/tui/fabtop" ]; then
+if [ -x "$build/bin/fabtop" ]; then
     CARRY_DIR="$tmp/carry" sh "$src/tests/gpu/pack_carry.sh" "$build" >"$tmp/pack.log" 2>&1 ||
         { fail "pack_carry.sh"; cat "$tmp/pack.log"; }
     [ -n "$(find "$tmp/carry/lib" -name 'libcjson*')" ] || fail "libcjson not carried"

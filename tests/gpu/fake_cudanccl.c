@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/cudart.h"
-#include "engine/nccl_util.h"
+#include "engine/xport/nccl/cudart.h"
+#include "engine/xport/nccl/nccl_util.h"
 
 /* Prototypes from our own declarations: the fake must match what fabtop resolves. */
 #define PROTO(ret, name, args) ret name args;
@@ -381,7 +381,7 @@ struct part { /* one rank's share of an operation */
     void *recv;
     size_t count;
     int dtype, op, root;
-    int coll; /* enum nccl_coll, or -1 for send/recv lists */
+    int coll; /* enum nccl_util_coll, or -1 for send/recv lists */
     int nsr;
     struct {
         bool send;
@@ -676,13 +676,13 @@ static double ld(int dt, const void *b, size_t i)
     case 5:
         return (double)((const uint64_t *)b)[i];
     case 6:
-        return nccl_half_to_float(((const uint16_t *)b)[i]);
+        return nccl_util_half_to_float(((const uint16_t *)b)[i]);
     case 7:
         return ((const float *)b)[i];
     case 8:
         return ((const double *)b)[i];
     case 9:
-        return nccl_bf16_to_float(((const uint16_t *)b)[i]);
+        return nccl_util_bf16_to_float(((const uint16_t *)b)[i]);
     default:
         return 0;
     }
@@ -710,7 +710,7 @@ static void st(int dt, void *b, size_t i, double v)
         ((uint64_t *)b)[i] = (uint64_t)v;
         break;
     case 6:
-        ((uint16_t *)b)[i] = nccl_float_to_half((float)v);
+        ((uint16_t *)b)[i] = nccl_util_float_to_half((float)v);
         break;
     case 7:
         ((float *)b)[i] = (float)v;
@@ -719,7 +719,7 @@ static void st(int dt, void *b, size_t i, double v)
         ((double *)b)[i] = v;
         break;
     case 9:
-        ((uint16_t *)b)[i] = nccl_float_to_bf16((float)v);
+        ((uint16_t *)b)[i] = nccl_util_float_to_bf16((float)v);
         break;
     default:
         break;
@@ -853,7 +853,7 @@ static void post(struct ncclComm *c, const struct part *p, struct CUstream_st *s
     push(s, it);
     if (c->rank == 0 && dbg_tuning && p->coll >= 0)
         INFO("%s: %zu Bytes -> Algo RING proto %s channel{Lo..Hi}={0..1}",
-             nccl_coll_func((enum nccl_coll)p->coll), p->count * tsize(p->dtype),
+             nccl_util_coll_func((enum nccl_util_coll)p->coll), p->count * tsize(p->dtype),
              bytes <= 65536 ? "LL" : "SIMPLE");
 }
 

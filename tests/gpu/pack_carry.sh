@@ -11,7 +11,7 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 dest=${CARRY_DIR:-$root/.carry}
-bin=$build/tui/fabtop
+bin=$build/bin/fabtop
 if [ ! -x "$bin" ]; then
     echo "pack_carry: $bin is not built: cmake -S $root -B $build && cmake --build $build" >&2
     exit 66

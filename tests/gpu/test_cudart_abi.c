@@ -1,5 +1,5 @@
-/* test_cudart_abi: engine/cudart.h declares the CUDA runtime and NCCL entry points itself so
- * that fabtop builds without them; this test compiles those declarations against the real
+/* test_cudart_abi: engine/xport/nccl/cudart.h declares the CUDA runtime and NCCL entry points
+ * itself so that fabtop builds without them; this test compiles those declarations against the real
  * cuda_runtime_api.h and nccl.h (built only where they are installed) and checks, at compile
  * time, every prototype, constant, enum size and the ncclConfig_t / ncclUniqueId layouts, and
  * at run time that cudart_nccl_config_init fills what NCCL_CONFIG_INITIALIZER fills. */
@@ -11,8 +11,8 @@
 #include <nccl.h>
 
 #define CUDART_REAL_TYPES
-#include "engine/cudart.h"
-#include "engine/nccl_util.h"
+#include "engine/xport/nccl/cudart.h"
+#include "engine/xport/nccl/nccl_util.h"
 
 /* Every function pointer in struct cudart has exactly the type of the real function. */
 #pragma GCC diagnostic push
@@ -20,7 +20,7 @@
 #define SAME_TYPE(ret, name, args)                                                                 \
     _Static_assert(                                                                                \
         __builtin_types_compatible_p(__typeof__(((struct cudart *)0)->name), __typeof__(&name)),   \
-        #name ": the declaration in engine/cudart.h differs from the real header");
+        #name ": the declaration in engine/xport/nccl/cudart.h differs from the real header");
 CUDART_RT_FUNCS(SAME_TYPE)
 CUDART_NCCL_FUNCS(SAME_TYPE)
 CUDART_NCCL_OPT_FUNCS(SAME_TYPE)
@@ -95,7 +95,7 @@ _Static_assert(sizeof(struct cudart_nccl_config) <= sizeof(ncclConfig_t),
                "the mirrored ncclConfig_t is larger than the header's");
 #if NCCL_VERSION_CODE == CUDART_NCCL_CONFIG_VERSION
 _Static_assert(sizeof(struct cudart_nccl_config) == sizeof(ncclConfig_t),
-               "ncclConfig_t of this NCCL version has fields engine/cudart.h lacks");
+               "ncclConfig_t of this NCCL version has fields engine/xport/nccl/cudart.h lacks");
 #endif
 
 int main(void)
@@ -137,17 +137,17 @@ int main(void)
                {"int32", ncclInt32},   {"uint32", ncclUint32},       {"int64", ncclInt64},
                {"uint64", ncclUint64}, {"fp8_e4m3", ncclFloat8e4m3}, {"fp8_e5m2", ncclFloat8e5m2}};
     for (size_t i = 0; i < sizeof(dts) / sizeof(dts[0]); i++) {
-        const struct nccl_dtype *t = nccl_dtype_find(dts[i].name);
+        const struct nccl_util_dtype *t = nccl_util_dtype_find(dts[i].name);
         if (!t || t->nccl != dts[i].v) {
             printf("FAIL: dtype %s\n", dts[i].name);
             bad++;
         }
     }
-    if (nccl_redop_parse("avg") != ncclAvg || nccl_redop_parse("min") != ncclMin) {
+    if (nccl_util_redop_parse("avg") != ncclAvg || nccl_util_redop_parse("min") != ncclMin) {
         printf("FAIL: reduction operations\n");
         bad++;
     }
-    printf("%s: engine/cudart.h against CUDA runtime %d and NCCL %d.%d.%d headers\n",
+    printf("%s: engine/xport/nccl/cudart.h against CUDA runtime %d and NCCL %d.%d.%d headers\n",
            bad ? "FAIL" : "PASS", CUDART_VERSION, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
     return bad ? 1 : 0;
 }

@@ -17,10 +17,10 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/cudart.h"
-#include "engine/mix.h"
-#include "engine/nccl_util.h"
-#include "engine/xport.h"
+#include "engine/xport/nccl/cudart.h"
+#include "engine/flow/mix.h"
+#include "engine/xport/nccl/nccl_util.h"
+#include "engine/xport/xport.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * (fabs(b) > 1 ? fabs(b) : 1))
 
@@ -30,7 +30,7 @@ static void test_factors(void **state)
     /* nccl-tests-method.md: AllReduce 2(n-1)/n; ReduceScatter, AllGather, AlltoAll (n-1)/n;
      * Broadcast, Reduce, SendRecv 1. By hand: */
     static const struct {
-        enum nccl_coll c;
+        enum nccl_util_coll c;
         int n;
         double f;
     } cases[] = {
@@ -42,73 +42,73 @@ static void test_factors(void **state)
         {NCCL_COLL_REDUCE, 8, 1.0},           {NCCL_COLL_SENDRECV, 2, 1.0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        NEAR(nccl_busbw_factor(cases[i].c, cases[i].n), cases[i].f);
-    assert_string_equal(nccl_busbw_formula(NCCL_COLL_ALL_REDUCE), "2(n-1)/n");
-    assert_string_equal(nccl_busbw_formula(NCCL_COLL_ALLTOALL), "(n-1)/n");
-    assert_string_equal(nccl_busbw_formula(NCCL_COLL_BROADCAST), "1");
+        NEAR(nccl_util_busbw_factor(cases[i].c, cases[i].n), cases[i].f);
+    assert_string_equal(nccl_util_busbw_formula(NCCL_COLL_ALL_REDUCE), "2(n-1)/n");
+    assert_string_equal(nccl_util_busbw_formula(NCCL_COLL_ALLTOALL), "(n-1)/n");
+    assert_string_equal(nccl_util_busbw_formula(NCCL_COLL_BROADCAST), "1");
 
     /* GB/s are 10^9 bytes/s: 1 GiB in 3.425 ms is 313.5 GB/s algbw; on 2 ranks all_reduce
      * busbw equals algbw, on 8 ranks it is 1.75 x. */
     double alg, bus;
-    nccl_bw(NCCL_COLL_ALL_REDUCE, 1073741824ull, 2, 0.003425, &alg, &bus);
+    nccl_util_bw(NCCL_COLL_ALL_REDUCE, 1073741824ull, 2, 0.003425, &alg, &bus);
     NEAR(alg, 1073741824.0 / 1e9 / 0.003425);
     assert_true(alg > 313.4 && alg < 313.6);
     NEAR(bus, alg);
-    nccl_bw(NCCL_COLL_ALL_REDUCE, 1073741824ull, 8, 0.003425, &alg, &bus);
+    nccl_util_bw(NCCL_COLL_ALL_REDUCE, 1073741824ull, 8, 0.003425, &alg, &bus);
     NEAR(bus, 1.75 * alg);
     /* all_gather of S = 64 MiB over 4 ranks in 1 ms: algbw 67.108864, busbw x 3/4. */
-    nccl_bw(NCCL_COLL_ALL_GATHER, 64ull << 20, 4, 0.001, &alg, &bus);
+    nccl_util_bw(NCCL_COLL_ALL_GATHER, 64ull << 20, 4, 0.001, &alg, &bus);
     NEAR(alg, 67.108864);
     NEAR(bus, 50.331648);
     /* 8 B in 12.3 us: 0.00065 GB/s. */
-    nccl_bw(NCCL_COLL_ALL_REDUCE, 8, 2, 12.3e-6, &alg, &bus);
+    nccl_util_bw(NCCL_COLL_ALL_REDUCE, 8, 2, 12.3e-6, &alg, &bus);
     NEAR(alg, 8 / 1e9 / 12.3e-6);
     /* No time: 0, not infinity. */
-    nccl_bw(NCCL_COLL_ALL_REDUCE, 8, 2, 0, &alg, &bus);
+    nccl_util_bw(NCCL_COLL_ALL_REDUCE, 8, 2, 0, &alg, &bus);
     assert_true(alg == 0 && bus == 0);
 }
 
 static void test_layout(void **state)
 {
     (void)state;
-    struct nccl_layout l;
+    struct nccl_util_layout l;
     /* all_reduce: S per rank. */
-    assert_int_equal(nccl_layout(NCCL_COLL_ALL_REDUCE, 65536, 4, 2, &l), 0);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_ALL_REDUCE, 65536, 4, 2, &l), 0);
     assert_int_equal(l.count, 16384);
     assert_int_equal(l.bytes, 65536);
     assert_int_equal(l.send_bytes, 65536);
     assert_int_equal(l.recv_bytes, 65536);
     assert_int_equal(l.elements, 16384);
     /* 8 B float: 2 elements; 10 B rounds down to 8. */
-    assert_int_equal(nccl_layout(NCCL_COLL_ALL_REDUCE, 8, 4, 2, &l), 0);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_ALL_REDUCE, 8, 4, 2, &l), 0);
     assert_int_equal(l.count, 2);
-    assert_int_equal(nccl_layout(NCCL_COLL_ALL_REDUCE, 10, 4, 2, &l), 0);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_ALL_REDUCE, 10, 4, 2, &l), 0);
     assert_int_equal(l.bytes, 8);
     /* all_gather: S is the gathered total; each rank sends S/n. */
-    assert_int_equal(nccl_layout(NCCL_COLL_ALL_GATHER, 1 << 20, 4, 2, &l), 0);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_ALL_GATHER, 1 << 20, 4, 2, &l), 0);
     assert_int_equal(l.count, 131072);
     assert_int_equal(l.send_bytes, 512 << 10);
     assert_int_equal(l.recv_bytes, 1 << 20);
     assert_int_equal(l.bytes, 1 << 20);
     /* reduce_scatter: S is the total input; each rank receives S/n. */
-    assert_int_equal(nccl_layout(NCCL_COLL_REDUCE_SCATTER, 1 << 20, 2, 4, &l), 0);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_REDUCE_SCATTER, 1 << 20, 2, 4, &l), 0);
     assert_int_equal(l.count, 131072);
     assert_int_equal(l.send_bytes, 1 << 20);
     assert_int_equal(l.recv_bytes, 256 << 10);
     /* alltoall: S is each rank's buffer, count per peer. */
-    assert_int_equal(nccl_layout(NCCL_COLL_ALLTOALL, 1 << 20, 4, 4, &l), 0);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_ALLTOALL, 1 << 20, 4, 4, &l), 0);
     assert_int_equal(l.count, 65536);
     assert_int_equal(l.send_bytes, 1 << 20);
     assert_int_equal(l.recv_bytes, 1 << 20);
     /* Rounded to whole chunks: 1000 B of float over 3 ranks = 83 per rank, 996 B. */
-    assert_int_equal(nccl_layout(NCCL_COLL_ALL_GATHER, 1000, 4, 3, &l), 0);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_ALL_GATHER, 1000, 4, 3, &l), 0);
     assert_int_equal(l.count, 83);
     assert_int_equal(l.bytes, 996);
     /* Too small: less than one element per rank. */
-    assert_int_equal(nccl_layout(NCCL_COLL_ALL_GATHER, 8, 4, 4, &l), -EINVAL);
-    assert_int_equal(nccl_layout(NCCL_COLL_ALL_REDUCE, 2, 4, 2, &l), -EINVAL);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_ALL_GATHER, 8, 4, 4, &l), -EINVAL);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_ALL_REDUCE, 2, 4, 2, &l), -EINVAL);
     /* broadcast, reduce, sendrecv: like all_reduce. */
-    assert_int_equal(nccl_layout(NCCL_COLL_SENDRECV, 4096, 2, 8, &l), 0);
+    assert_int_equal(nccl_util_layout(NCCL_COLL_SENDRECV, 4096, 2, 8, &l), 0);
     assert_int_equal(l.count, 2048);
     assert_int_equal(l.recv_bytes, 4096);
 }
@@ -116,36 +116,36 @@ static void test_layout(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    assert_int_equal(nccl_coll_parse("all_reduce"), NCCL_COLL_ALL_REDUCE);
-    assert_int_equal(nccl_coll_parse("AllReduce"), NCCL_COLL_ALL_REDUCE);
-    assert_int_equal(nccl_coll_parse("all-gather"), NCCL_COLL_ALL_GATHER);
-    assert_int_equal(nccl_coll_parse("reducescatter"), NCCL_COLL_REDUCE_SCATTER);
-    assert_int_equal(nccl_coll_parse("alltoall"), NCCL_COLL_ALLTOALL);
-    assert_int_equal(nccl_coll_parse("all_to_all"), NCCL_COLL_ALLTOALL);
-    assert_int_equal(nccl_coll_parse("send_recv"), NCCL_COLL_SENDRECV);
-    assert_int_equal(nccl_coll_parse("broadcast"), NCCL_COLL_BROADCAST);
-    assert_int_equal(nccl_coll_parse("gather"), -1);
-    assert_int_equal(nccl_coll_parse(NULL), -1);
+    assert_int_equal(nccl_util_coll_parse("all_reduce"), NCCL_COLL_ALL_REDUCE);
+    assert_int_equal(nccl_util_coll_parse("AllReduce"), NCCL_COLL_ALL_REDUCE);
+    assert_int_equal(nccl_util_coll_parse("all-gather"), NCCL_COLL_ALL_GATHER);
+    assert_int_equal(nccl_util_coll_parse("reducescatter"), NCCL_COLL_REDUCE_SCATTER);
+    assert_int_equal(nccl_util_coll_parse("alltoall"), NCCL_COLL_ALLTOALL);
+    assert_int_equal(nccl_util_coll_parse("all_to_all"), NCCL_COLL_ALLTOALL);
+    assert_int_equal(nccl_util_coll_parse("send_recv"), NCCL_COLL_SENDRECV);
+    assert_int_equal(nccl_util_coll_parse("broadcast"), NCCL_COLL_BROADCAST);
+    assert_int_equal(nccl_util_coll_parse("gather"), -1);
+    assert_int_equal(nccl_util_coll_parse(NULL), -1);
     for (int c = 0; c < NCCL_COLL_COUNT; c++)
-        assert_int_equal(nccl_coll_parse(nccl_coll_name((enum nccl_coll)c)), c);
-    assert_string_equal(nccl_coll_func(NCCL_COLL_REDUCE_SCATTER), "ReduceScatter");
-    assert_null(nccl_coll_func(NCCL_COLL_SENDRECV));
+        assert_int_equal(nccl_util_coll_parse(nccl_util_coll_name((enum nccl_util_coll)c)), c);
+    assert_string_equal(nccl_util_coll_func(NCCL_COLL_REDUCE_SCATTER), "ReduceScatter");
+    assert_null(nccl_util_coll_func(NCCL_COLL_SENDRECV));
 
-    const struct nccl_dtype *t = nccl_dtype_find("bf16");
+    const struct nccl_util_dtype *t = nccl_util_dtype_find("bf16");
     assert_non_null(t);
     assert_string_equal(t->name, "bfloat16");
     assert_int_equal(t->nccl, 9);
     assert_int_equal(t->size, 2);
-    assert_int_equal(nccl_dtype_find("fp32")->nccl, 7);
-    assert_int_equal(nccl_dtype_find("float16")->nccl, 6);
-    assert_int_equal(nccl_dtype_find("double")->size, 8);
-    assert_int_equal(nccl_dtype_find("uint8")->nccl, 1);
-    assert_false(nccl_dtype_find("fp8_e4m3")->checkable);
-    assert_null(nccl_dtype_find("complex"));
-    assert_int_equal(nccl_redop_parse("sum"), 0);
-    assert_int_equal(nccl_redop_parse("AVG"), 4);
-    assert_int_equal(nccl_redop_parse("xor"), -1);
-    assert_string_equal(nccl_redop_name(2), "max");
+    assert_int_equal(nccl_util_dtype_find("fp32")->nccl, 7);
+    assert_int_equal(nccl_util_dtype_find("float16")->nccl, 6);
+    assert_int_equal(nccl_util_dtype_find("double")->size, 8);
+    assert_int_equal(nccl_util_dtype_find("uint8")->nccl, 1);
+    assert_false(nccl_util_dtype_find("fp8_e4m3")->checkable);
+    assert_null(nccl_util_dtype_find("complex"));
+    assert_int_equal(nccl_util_redop_parse("sum"), 0);
+    assert_int_equal(nccl_util_redop_parse("AVG"), 4);
+    assert_int_equal(nccl_util_redop_parse("xor"), -1);
+    assert_string_equal(nccl_util_redop_name(2), "max");
 }
 
 static void test_log_parser(void **state)
@@ -180,11 +180,11 @@ static void test_log_parser(void **state)
         "not an NCCL line at all\n",
         "node7:4242:4242 [0] NCCL INFO AllReduce: many Bytes -> Algo X proto Y\n",
     };
-    struct nccl_log l;
-    nccl_log_init(&l);
+    struct nccl_util_log l;
+    nccl_util_log_init(&l);
     int recognised = 0;
     for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-        recognised += nccl_log_line(&l, lines[i]);
+        recognised += nccl_util_log_line(&l, lines[i]);
     assert_int_equal(recognised, 12);
     assert_string_equal(l.version, "2.28.9+cuda13.0");
     assert_int_equal(l.nranks, 2);
@@ -198,31 +198,31 @@ static void test_log_parser(void **state)
     assert_string_equal(l.transports[1], "SHM/direct/direct");
     assert_string_equal(l.last_warn, "NET/Socket : peer 127.0.0.1<43215> closed the connection");
     /* The latest decision per (function, size) wins. */
-    const struct nccl_tuning *t = nccl_log_tuning(&l, "AllReduce", 65536);
+    const struct nccl_util_tuning *t = nccl_util_log_tuning(&l, "AllReduce", 65536);
     assert_non_null(t);
     assert_string_equal(t->algo, "TREE");
     assert_string_equal(t->proto, "LL128");
     assert_int_equal(t->ch_lo, 0);
     assert_int_equal(t->ch_hi, 1);
-    t = nccl_log_tuning(&l, "AllReduce", 1073741824ull);
+    t = nccl_util_log_tuning(&l, "AllReduce", 1073741824ull);
     assert_non_null(t);
     assert_string_equal(t->proto, "SIMPLE");
     assert_int_equal(t->ch_hi, 23);
-    assert_non_null(nccl_log_tuning(&l, "AllGather", 4096));
-    assert_null(nccl_log_tuning(&l, "AllGather", 8192));
+    assert_non_null(nccl_util_log_tuning(&l, "AllGather", 4096));
+    assert_null(nccl_util_log_tuning(&l, "AllGather", 8192));
     assert_int_equal(l.ntuning, 3);
 
     /* Older layout of the channel summary, the socket network, a NET connection, and the
      * version line printed without the INFO prefix. */
-    nccl_log_init(&l);
-    assert_true(nccl_log_line(&l, "NCCL version 2.21.5+cuda12.4"));
-    assert_true(nccl_log_line(&l, "h:1:2 [0] NCCL INFO Using network Socket"));
-    assert_true(nccl_log_line(&l, "h:1:2 [0] NCCL INFO 2 coll channels, 2 collnet channels, 0 "
-                                  "nvls channels, 2 p2p channels, 2 p2p channels per peer"));
-    assert_true(nccl_log_line(
+    nccl_util_log_init(&l);
+    assert_true(nccl_util_log_line(&l, "NCCL version 2.21.5+cuda12.4"));
+    assert_true(nccl_util_log_line(&l, "h:1:2 [0] NCCL INFO Using network Socket"));
+    assert_true(nccl_util_log_line(&l, "h:1:2 [0] NCCL INFO 2 coll channels, 2 collnet channels, 0 "
+                                       "nvls channels, 2 p2p channels, 2 p2p channels per peer"));
+    assert_true(nccl_util_log_line(
         &l, "h:1:3 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0"));
-    assert_true(nccl_log_line(&l, "h:1:3 [0] NCCL INFO NVLS multicast support is available on "
-                                  "dev 0 (NVLS_NCHANNELS 16)"));
+    assert_true(nccl_util_log_line(&l, "h:1:3 [0] NCCL INFO NVLS multicast support is available on "
+                                       "dev 0 (NVLS_NCHANNELS 16)"));
     assert_string_equal(l.version, "2.21.5+cuda12.4");
     assert_string_equal(l.network, "Socket");
     assert_int_equal(l.coll_channels, 2);
@@ -242,48 +242,48 @@ static void test_log_parser(void **state)
     fputc('\n', f);
     fputs(lines[8], f);
     fclose(f);
-    nccl_log_init(&l);
-    assert_int_equal(nccl_log_file(&l, path), 0);
+    nccl_util_log_init(&l);
+    assert_int_equal(nccl_util_log_file(&l, path), 0);
     assert_string_equal(l.version, "2.28.9+cuda13.0");
-    assert_non_null(nccl_log_tuning(&l, "AllReduce", 65536));
+    assert_non_null(nccl_util_log_tuning(&l, "AllReduce", 65536));
     unlink(path);
-    assert_int_equal(nccl_log_file(&l, "/nonexistent/nccl.log"), -ENOENT);
+    assert_int_equal(nccl_util_log_file(&l, "/nonexistent/nccl.log"), -ENOENT);
 }
 
 static void test_half_bf16(void **state)
 {
     (void)state;
-    assert_int_equal(nccl_float_to_half(1.0f), 0x3c00);
-    assert_int_equal(nccl_float_to_half(-2.0f), 0xc000);
-    assert_int_equal(nccl_float_to_half(0.5f), 0x3800);
-    assert_int_equal(nccl_float_to_half(65504.0f), 0x7bff);
-    assert_int_equal(nccl_float_to_half(1e6f), 0x7c00); /* overflow: infinity */
-    assert_int_equal(nccl_float_to_half(0.0f), 0);
-    assert_int_equal(nccl_float_to_half(5.9604645e-8f), 0x0001); /* smallest subnormal */
+    assert_int_equal(nccl_util_float_to_half(1.0f), 0x3c00);
+    assert_int_equal(nccl_util_float_to_half(-2.0f), 0xc000);
+    assert_int_equal(nccl_util_float_to_half(0.5f), 0x3800);
+    assert_int_equal(nccl_util_float_to_half(65504.0f), 0x7bff);
+    assert_int_equal(nccl_util_float_to_half(1e6f), 0x7c00); /* overflow: infinity */
+    assert_int_equal(nccl_util_float_to_half(0.0f), 0);
+    assert_int_equal(nccl_util_float_to_half(5.9604645e-8f), 0x0001); /* smallest subnormal */
     /* 2049 is not representable: ties to even gives 2048. */
-    assert_int_equal(nccl_float_to_half(2049.0f), nccl_float_to_half(2048.0f));
-    assert_true(nccl_half_to_float(0x3c00) == 1.0f);
-    assert_true(nccl_half_to_float(0x7bff) == 65504.0f);
-    assert_true(nccl_half_to_float(0x0001) == 5.9604645e-8f);
+    assert_int_equal(nccl_util_float_to_half(2049.0f), nccl_util_float_to_half(2048.0f));
+    assert_true(nccl_util_half_to_float(0x3c00) == 1.0f);
+    assert_true(nccl_util_half_to_float(0x7bff) == 65504.0f);
+    assert_true(nccl_util_half_to_float(0x0001) == 5.9604645e-8f);
     for (int v = -2048; v <= 2048; v++)
-        assert_true(nccl_half_to_float(nccl_float_to_half((float)v)) == (float)v);
-    assert_int_equal(nccl_float_to_bf16(1.0f), 0x3f80);
-    assert_int_equal(nccl_float_to_bf16(-3.0f), 0xc040);
-    assert_true(nccl_bf16_to_float(0x3f80) == 1.0f);
+        assert_true(nccl_util_half_to_float(nccl_util_float_to_half((float)v)) == (float)v);
+    assert_int_equal(nccl_util_float_to_bf16(1.0f), 0x3f80);
+    assert_int_equal(nccl_util_float_to_bf16(-3.0f), 0xc040);
+    assert_true(nccl_util_bf16_to_float(0x3f80) == 1.0f);
     for (int v = -256; v <= 256; v++)
-        assert_true(nccl_bf16_to_float(nccl_float_to_bf16((float)v)) == (float)v);
+        assert_true(nccl_util_bf16_to_float(nccl_util_float_to_bf16((float)v)) == (float)v);
     /* 257 rounds to even (256). */
-    assert_true(nccl_bf16_to_float(nccl_float_to_bf16(257.0f)) == 256.0f);
+    assert_true(nccl_util_bf16_to_float(nccl_util_float_to_bf16(257.0f)) == 256.0f);
 }
 
 /* ---- the check pattern against an independent host simulation of each collective ---- */
 
-static double ld(const struct nccl_dtype *t, const void *b, uint64_t i)
+static double ld(const struct nccl_util_dtype *t, const void *b, uint64_t i)
 {
     switch (t->size) {
     case 2:
-        return t->nccl == 6 ? nccl_half_to_float(((const uint16_t *)b)[i])
-                            : nccl_bf16_to_float(((const uint16_t *)b)[i]);
+        return t->nccl == 6 ? nccl_util_half_to_float(((const uint16_t *)b)[i])
+                            : nccl_util_bf16_to_float(((const uint16_t *)b)[i]);
     case 4:
         return t->is_float ? ((const float *)b)[i] : ((const int32_t *)b)[i];
     case 8:
@@ -293,12 +293,12 @@ static double ld(const struct nccl_dtype *t, const void *b, uint64_t i)
     }
 }
 
-static void st(const struct nccl_dtype *t, void *b, uint64_t i, double v)
+static void st(const struct nccl_util_dtype *t, void *b, uint64_t i, double v)
 {
     switch (t->size) {
     case 2:
         ((uint16_t *)b)[i] =
-            t->nccl == 6 ? nccl_float_to_half((float)v) : nccl_float_to_bf16((float)v);
+            t->nccl == 6 ? nccl_util_float_to_half((float)v) : nccl_util_float_to_bf16((float)v);
         break;
     case 4:
         if (t->is_float)
@@ -330,9 +330,9 @@ static double red(int op, double a, double b)
 }
 
 /* What each rank's receive buffer holds after the collective, computed from the send buffers
- * the way the collective is defined (not through nccl_check_expected). */
-static void simulate(enum nccl_coll c, const struct nccl_dtype *t, int op, int n, int root,
-                     const struct nccl_layout *l, void **send, void **recv)
+ * the way the collective is defined (not through nccl_util_check_expected). */
+static void simulate(enum nccl_util_coll c, const struct nccl_util_dtype *t, int op, int n,
+                     int root, const struct nccl_util_layout *l, void **send, void **recv)
 {
     uint64_t cnt = l->count;
     for (int r = 0; r < n; r++) {
@@ -385,44 +385,46 @@ static void test_check_pattern(void **state)
         for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++)
             for (int n = 2; n <= 4; n++)
                 for (int op = 0; op < 5; op++) {
-                    const struct nccl_dtype *t = nccl_dtype_find(types[ti]);
-                    if (!nccl_coll_reduces((enum nccl_coll)c) && op)
+                    const struct nccl_util_dtype *t = nccl_util_dtype_find(types[ti]);
+                    if (!nccl_util_coll_reduces((enum nccl_util_coll)c) && op)
                         continue;
                     if (op == 4 && !t->is_float)
                         continue;
                     int root = n - 1;
-                    struct nccl_layout l;
-                    assert_int_equal(nccl_layout((enum nccl_coll)c, 1000, t->size, n, &l), 0);
+                    struct nccl_util_layout l;
+                    assert_int_equal(nccl_util_layout((enum nccl_util_coll)c, 1000, t->size, n, &l),
+                                     0);
                     void *send[4], *recv[4];
                     for (int r = 0; r < n; r++) {
                         send[r] = calloc(1, l.send_bytes);
                         recv[r] = calloc(1, l.recv_bytes);
                         uint64_t ne = l.send_bytes / (uint64_t)t->size;
                         /* in two chunks, as the transport fills large buffers */
-                        nccl_check_fill(t, op, r, send[r], 0, ne / 2);
-                        nccl_check_fill(t, op, r, (char *)send[r] + ne / 2 * (uint64_t)t->size,
-                                        ne / 2, ne - ne / 2);
+                        nccl_util_check_fill(t, op, r, send[r], 0, ne / 2);
+                        nccl_util_check_fill(t, op, r, (char *)send[r] + ne / 2 * (uint64_t)t->size,
+                                             ne / 2, ne - ne / 2);
                     }
-                    simulate((enum nccl_coll)c, t, op, n, root, &l, send, recv);
+                    simulate((enum nccl_util_coll)c, t, op, n, root, &l, send, recv);
                     for (int r = 0; r < n; r++) {
                         uint64_t ne = l.recv_bytes / (uint64_t)t->size;
-                        uint64_t w = nccl_check_verify((enum nccl_coll)c, t, op, n, r, root, &l,
-                                                       recv[r], 0, ne);
+                        uint64_t w = nccl_util_check_verify((enum nccl_util_coll)c, t, op, n, r,
+                                                            root, &l, recv[r], 0, ne);
                         if (w)
-                            fail_msg("%s %s n=%d op=%s rank %d: %llu wrong", nccl_coll_name(c),
-                                     t->name, n, nccl_redop_name(op), r, (unsigned long long)w);
+                            fail_msg("%s %s n=%d op=%s rank %d: %llu wrong", nccl_util_coll_name(c),
+                                     t->name, n, nccl_util_redop_name(op), r,
+                                     (unsigned long long)w);
                         /* One corrupted element is found (where the buffer is defined), also
                          * through a verify of a sub-range. */
                         if (c == NCCL_COLL_REDUCE && r != root)
                             continue;
                         st(t, recv[r], ne - 1, ld(t, recv[r], ne - 1) + 7);
-                        assert_int_equal(nccl_check_verify((enum nccl_coll)c, t, op, n, r, root, &l,
-                                                           recv[r], 0, ne),
+                        assert_int_equal(nccl_util_check_verify((enum nccl_util_coll)c, t, op, n, r,
+                                                                root, &l, recv[r], 0, ne),
                                          1);
                         assert_int_equal(
-                            nccl_check_verify((enum nccl_coll)c, t, op, n, r, root, &l,
-                                              (char *)recv[r] + (ne - 3) * (uint64_t)t->size,
-                                              ne - 3, 3),
+                            nccl_util_check_verify((enum nccl_util_coll)c, t, op, n, r, root, &l,
+                                                   (char *)recv[r] + (ne - 3) * (uint64_t)t->size,
+                                                   ne - 3, 3),
                             1);
                     }
                     for (int r = 0; r < n; r++) {
@@ -432,7 +434,7 @@ static void test_check_pattern(void **state)
                 }
     /* Products of many ranks stay exact: the prod pattern is 1 or 2. */
     for (uint64_t j = 0; j < 100; j++)
-        assert_true(nccl_check_value(1, 3, j) == 1 || nccl_check_value(1, 3, j) == 2);
+        assert_true(nccl_util_check_value(1, 3, j) == 1 || nccl_util_check_value(1, 3, j) == 2);
 }
 
 /* ---- mixes ---- */

@@ -323,7 +323,7 @@ static void test_sample_shared_capture(void **state)
     const char *data = getenv("FABTOP_SHARED_DATA");
     char root[1024];
     snprintf(root, sizeof(root), "%s/sysfs-infiniband/node_exporter", data ? data : "");
-    if (!data || !fsu_exists(root, "sys/class/infiniband/mlx4_0")) {
+    if (!data || !fsutil_exists(root, "sys/class/infiniband/mlx4_0")) {
         print_message("shared data not present: skipped\n");
         skip();
     }

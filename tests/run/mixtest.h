@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "engine/mix.h"
+#include "engine/flow/mix.h"
 
 /* The mix in text; fails the running cmocka test when it is not one. */
 struct mix mixtest_parse(const char *text);

@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/thresholds.h"
-#include "engine/mix.h"
+#include "engine/run/thresholds.h"
+#include "engine/flow/mix.h"
 
 static void test_presets(void **state)
 {
@@ -208,9 +208,10 @@ static void test_bytes(void **state)
 static void test_expect(void **state)
 {
     (void)state;
-    struct thr e;
+    struct thresholds e;
     struct ft_err err = {0};
-    assert_int_equal(thr_parse("p99<50us, gbps>9 ,probe.quiet.p99.9<2ms,max<1s", &e, &err), 0);
+    assert_int_equal(thresholds_parse("p99<50us, gbps>9 ,probe.quiet.p99.9<2ms,max<1s", &e, &err),
+                     0);
     assert_int_equal(e.n, 4);
     assert_int_equal(e.t[0].stat, EXP_P99);
     assert_true(e.t[0].less);
@@ -222,28 +223,28 @@ static void test_expect(void **state)
     assert_int_equal(e.t[2].stat, EXP_P999);
     assert_true(e.t[2].value == 2000);
     assert_true(e.t[3].value == 1e6);
-    assert_true(thr_parse("p42<3", &e, &err) < 0);
+    assert_true(thresholds_parse("p42<3", &e, &err) < 0);
     ft_err_clear(&err);
-    assert_true(thr_parse("probe.quiet.gpbs>9", &e, &err) < 0);
+    assert_true(thresholds_parse("probe.quiet.gpbs>9", &e, &err) < 0);
     assert_non_null(strstr(err.msg, "unknown statistic (did you mean 'gbps'?"));
-    assert_true(thr_parse("p99=3", &e, &err) < 0);
-    assert_true(thr_parse("p99<3 parsecs", &e, &err) < 0);
+    assert_true(thresholds_parse("p99=3", &e, &err) < 0);
+    assert_true(thresholds_parse("p99<3 parsecs", &e, &err) < 0);
     /* Thresholds no result can meet, or that mean nothing. */
     static const char *const never[] = {"p99<nan", "p99<-5us",  "p99<inf",   "gbps>inf",
                                         "p99<0",   "retrans<0", "p99<1e999", "gbps>-1",
                                         "ops<-0",  "max>NaN",   NULL};
     for (const char *const *t = never; *t; t++) {
         ft_err_clear(&err);
-        if (thr_parse(*t, &e, &err) != -EINVAL || !strstr(err.msg, *t))
+        if (thresholds_parse(*t, &e, &err) != -EINVAL || !strstr(err.msg, *t))
             fail_msg("--expect '%s' accepted or refused without naming it: %s", *t, err.msg);
     }
     ft_err_clear(&err);
-    assert_int_equal(thr_parse("p99<-5us", &e, &err), -EINVAL);
+    assert_int_equal(thresholds_parse("p99<-5us", &e, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "a negative threshold; p99 is never below 0"));
     ft_err_clear(&err);
-    assert_int_equal(thr_parse("retrans<0", &e, &err), -EINVAL);
+    assert_int_equal(thresholds_parse("retrans<0", &e, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "can never pass"));
-    assert_int_equal(thr_parse("retrans<1,p99>0", &e, &err), 0);
+    assert_int_equal(thresholds_parse("retrans<1,p99>0", &e, &err), 0);
 
     /* Terms this mix cannot meet, known before the run: no such flow or phase, a background
      * flow in the quiet phase, a statistic the flow does not record. */
@@ -268,16 +269,17 @@ static void test_expect(void **state)
     };
     for (size_t i = 0; i < sizeof(cannot) / sizeof(cannot[0]); i++) {
         ft_err_clear(&err);
-        assert_int_equal(thr_parse(cannot[i].term, &e, &err), 0);
-        if (thr_check_mix(&e, &m, &err) != -EINVAL || !strstr(err.msg, cannot[i].why))
+        assert_int_equal(thresholds_parse(cannot[i].term, &e, &err), 0);
+        if (thresholds_check_mix(&e, &m, &err) != -EINVAL || !strstr(err.msg, cannot[i].why))
             fail_msg("'%s' against the mix: '%s'", cannot[i].term, err.msg);
     }
     assert_int_equal(
-        thr_parse("p99<5ms,quiet.p50<1ms,bulk.gbps>1,bulk.retrans<9,sim.gbps>1", &e, &err), 0);
-    assert_int_equal(thr_check_mix(&e, &m, &err), 0);
+        thresholds_parse("p99<5ms,quiet.p50<1ms,bulk.gbps>1,bulk.retrans<9,sim.gbps>1", &e, &err),
+        0);
+    assert_int_equal(thresholds_check_mix(&e, &m, &err), 0);
     m.quiet_then_loaded = false;
-    assert_int_equal(thr_parse("quiet.p99<5ms", &e, &err), 0);
-    assert_int_equal(thr_check_mix(&e, &m, &err), -EINVAL);
+    assert_int_equal(thresholds_parse("quiet.p99<5ms", &e, &err), 0);
+    assert_int_equal(thresholds_check_mix(&e, &m, &err), -EINVAL);
     mix_free(&m);
 
     const char *res =
@@ -288,15 +290,15 @@ static void test_expect(void **state)
     cJSON *doc;
     assert_int_equal(jsonutil_parse(res, strlen(res), "r", &doc, &err), 0);
     char report[1024];
-    assert_int_equal(thr_parse("p99<50us", &e, &err), 0);
-    assert_int_equal(thr_check(&e, doc, report, sizeof(report)), 1); /* the 128 B point */
+    assert_int_equal(thresholds_parse("p99<50us", &e, &err), 0);
+    assert_int_equal(thresholds_check(&e, doc, report, sizeof(report)), 1); /* the 128 B point */
     assert_non_null(strstr(report, "at 128 B"));
-    assert_int_equal(thr_parse("max<100us,gbps>2", &e, &err), 0);
-    assert_int_equal(thr_check(&e, doc, report, sizeof(report)), 0);
-    assert_int_equal(thr_parse("wire_gbps>1", &e, &err), 0);
-    assert_int_equal(thr_check(&e, doc, report, sizeof(report)), 1); /* n/a is a failure */
-    assert_int_equal(thr_parse("nosuch.p99<5", &e, &err), 0);
-    assert_int_equal(thr_check(&e, doc, report, sizeof(report)), 1);
+    assert_int_equal(thresholds_parse("max<100us,gbps>2", &e, &err), 0);
+    assert_int_equal(thresholds_check(&e, doc, report, sizeof(report)), 0);
+    assert_int_equal(thresholds_parse("wire_gbps>1", &e, &err), 0);
+    assert_int_equal(thresholds_check(&e, doc, report, sizeof(report)), 1); /* n/a is a failure */
+    assert_int_equal(thresholds_parse("nosuch.p99<5", &e, &err), 0);
+    assert_int_equal(thresholds_check(&e, doc, report, sizeof(report)), 1);
     cJSON_Delete(doc);
 }
 

@@ -15,9 +15,9 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/hist.h"
-#include "engine/results.h"
-#include "engine/runner.h"
+#include "engine/flow/hist.h"
+#include "engine/results/results.h"
+#include "engine/run/runner.h"
 #include "tests/run/mixtest.h"
 
 static const char mix_text[] =
@@ -47,13 +47,13 @@ static void test_full_run(void **state)
         char buf[64];
         while (read(p.fd, buf, sizeof(buf)) > 0)
             ;
-        struct eng_snapshot *s = runner_snapshot(r);
+        struct runner_snapshot *s = runner_snapshot(r);
         assert_true(s->gen >= last_gen);
         if (s->gen > last_gen)
             seen++;
         last_gen = s->gen;
         saw_measure |= s->run_phase == RUN_PH_MEASURE;
-        eng_snapshot_release(s);
+        runner_snapshot_release(s);
     }
     assert_true(seen > 10); /* ~10 Hz over about three seconds */
     assert_true(saw_measure);
@@ -132,9 +132,9 @@ static void test_stop_keeps_data(void **state)
     struct ft_err err = {0};
     assert_int_equal(runner_start(&o, &r, &err), 0);
     for (;;) {
-        struct eng_snapshot *s = runner_snapshot(r);
+        struct runner_snapshot *s = runner_snapshot(r);
         bool measuring = s->run_phase == RUN_PH_MEASURE && (s->flows[0].valid & SNAP_V_LAT);
-        eng_snapshot_release(s);
+        runner_snapshot_release(s);
         if (measuring)
             break;
         usleep(20000);

@@ -744,7 +744,7 @@ static void test_counters_view(void **state)
     sim_run(s, UINT64_MAX);
     int n = sim_counters(s, NULL, 0);
     assert_true(n > 100);
-    struct ctr_value *v = calloc((size_t)n, sizeof(*v));
+    struct counters_value *v = calloc((size_t)n, sizeof(*v));
     assert_int_equal(sim_counters(s, v, n), n);
     bool seen_data = false, seen_pause = false;
     for (int i = 0; i < n; i++) {

@@ -19,12 +19,12 @@
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
-#include "engine/compare.h"
-#include "engine/counters.h"
-#include "engine/results.h"
-#include "engine/runner.h"
-#include "engine/thresholds.h"
-#include "engine/xport_sim.h"
+#include "engine/results/compare.h"
+#include "engine/counters/counters.h"
+#include "engine/results/results.h"
+#include "engine/run/runner.h"
+#include "engine/run/thresholds.h"
+#include "engine/xport/sim/xport_sim.h"
 #include "tests/run/mixtest.h"
 
 /* Run a mix to the end; the caller frees the runner. */
@@ -152,9 +152,9 @@ static void test_no_host_counters(void **state)
 {
     (void)state;
     struct mix m = mixtest_parse(stream_mix);
-    struct ctr_set *cs = NULL;
+    struct counters_set *cs = NULL;
     struct ft_err err = {0};
-    assert_int_equal(ctr_set_for_mix(&m, NULL, NULL, &cs, &err), -ENOENT);
+    assert_int_equal(counters_set_for_mix(&m, NULL, NULL, &cs, &err), -ENOENT);
     assert_null(cs);
     assert_non_null(strstr(err.msg, "simulated"));
     /* One real flow beside them: the host's counters are wanted again. */
@@ -166,9 +166,9 @@ static void test_no_host_counters(void **state)
         "\"size\": 64, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
         "\"star8-100g\"}}]}");
     struct ft_err err2 = {0};
-    int rc = ctr_set_for_mix(&mixed, NULL, NULL, &cs, &err2);
+    int rc = counters_set_for_mix(&mixed, NULL, NULL, &cs, &err2);
     if (rc == 0)
-        ctr_set_close(cs);
+        counters_set_close(cs);
     else
         assert_null(strstr(err2.msg, "simulated"));
     mix_free(&mixed);
@@ -176,7 +176,7 @@ static void test_no_host_counters(void **state)
 }
 
 /* The value of counter name on object in a snapshot; NAN when absent. */
-static double snap_counter(const struct eng_snapshot *s, const char *object, const char *name)
+static double snap_counter(const struct runner_snapshot *s, const char *object, const char *name)
 {
     for (int i = 0; i < s->ncounters; i++)
         if (!strcmp(s->counters[i].object, object) && !strcmp(s->counters[i].name, name))
@@ -219,12 +219,12 @@ static void test_snapshot_counters(void **state)
     /* Let 500 us of simulated time play, then look at a snapshot: the simulated counters are
      * there, with their real names, next to nothing of the host's. */
     assert_int_equal(xport_sim_step(r, 500 * 1000000ull), 0);
-    struct eng_snapshot *s = NULL;
+    struct runner_snapshot *s = NULL;
     for (tries = 0; tries < 400; tries++) {
         s = runner_snapshot(r);
         if (snap_counter(s, "sw0/0", "port_xmit_data") > 0)
             break;
-        eng_snapshot_release(s);
+        runner_snapshot_release(s);
         s = NULL;
         usleep(10000);
     }
@@ -236,7 +236,7 @@ static void test_snapshot_counters(void **state)
         if (s->counters[i].object[0] != 'h' && strncmp(s->counters[i].object, "sw0/", 4))
             fail_msg("a host counter in an all-sim run: %s %s", s->counters[i].object,
                      s->counters[i].name);
-    eng_snapshot_release(s);
+    runner_snapshot_release(s);
     /* Then full speed to the end: the final snapshot keeps the fabric's final counters,
      * the same as the results. */
     xport_sim_set_scale(r, 0);
@@ -257,7 +257,7 @@ static void test_snapshot_counters(void **state)
     assert_true(snap_counter(s, "sw0/0", "queue_watermark") == want);
     assert_true(jsonutil_num(cJSON_GetObjectItem(ctr, "h1"), "rx_prio3_pause", &want));
     assert_true(want > 0 && snap_counter(s, "h1", "rx_prio3_pause") == want);
-    eng_snapshot_release(s);
+    runner_snapshot_release(s);
     runner_free(r);
     mix_free(&m);
 }
@@ -302,35 +302,35 @@ static void test_goodput(void **state)
 
     /* Thresholds test the simulated goodput. */
     char terms[64], report[1024];
-    struct thr ex;
+    struct thresholds ex;
     snprintf(terms, sizeof(terms), "gbps>%.4f", sim_g * 0.99);
-    assert_int_equal(thr_parse(terms, &ex, &err), 0);
-    assert_int_equal(thr_check(&ex, res, report, sizeof(report)), 0);
+    assert_int_equal(thresholds_parse(terms, &ex, &err), 0);
+    assert_int_equal(thresholds_check(&ex, res, report, sizeof(report)), 0);
     snprintf(terms, sizeof(terms), "gbps>%.4f", sim_g * 1.01);
-    assert_int_equal(thr_parse(terms, &ex, &err), 0);
+    assert_int_equal(thresholds_parse(terms, &ex, &err), 0);
     report[0] = '\0';
-    assert_int_equal(thr_check(&ex, res, report, sizeof(report)), 1);
+    assert_int_equal(thresholds_check(&ex, res, report, sizeof(report)), 1);
     assert_non_null(strstr(report, "simulated time"));
 
     /* Compare: the outcome rows and the brief carry it, flagged; no ratio against a goodput
      * per wall-clock second. */
-    struct cmp_result c;
-    assert_int_equal(cmp_results(res, res, &c, &err), 0);
+    struct compare_result c;
+    assert_int_equal(compare_results(res, res, &c, &err), 0);
     bool seen = false;
     for (int i = 0; i < c.nrows; i++)
         if (!strcmp(c.rows[i].flow, "pingpong")) {
             seen = true;
             assert_true(c.rows[i].sim_a && c.rows[i].sim_b);
-            assert_true(c.rows[i].valid_a[CMP_GBPS] && c.rows[i].a[CMP_GBPS] == sim_g);
+            assert_true(c.rows[i].valid_a[COMPARE_GBPS] && c.rows[i].a[COMPARE_GBPS] == sim_g);
             double ratio;
-            assert_true(cmp_ratio(&c.rows[i], CMP_GBPS, &ratio) && ratio == 1);
+            assert_true(compare_ratio(&c.rows[i], COMPARE_GBPS, &ratio) && ratio == 1);
             c.rows[i].sim_b = false;
-            assert_false(cmp_ratio(&c.rows[i], CMP_GBPS, &ratio));
+            assert_false(compare_ratio(&c.rows[i], COMPARE_GBPS, &ratio));
         }
     assert_true(seen);
-    cmp_free(&c);
-    struct cmp_brief b;
-    cmp_brief(res, &b);
+    compare_free(&c);
+    struct compare_brief b;
+    compare_brief(res, &b);
     assert_true(b.have_gbps && b.gbps_simulated && b.gbps == sim_g);
     runner_free(r);
     mix_free(&m);

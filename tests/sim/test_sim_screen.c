@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/xport_sim.h"
+#include "engine/xport/sim/xport_sim.h"
 #include "tests/tui/screen.h"
 #include "tui/live_plot.h"
 #include "tui/views.h"
@@ -101,12 +101,12 @@ static void pump(struct screen *s)
 {
     struct app *a = &s->app;
     if (a->runner) {
-        struct eng_snapshot *sn = runner_snapshot(a->runner);
-        eng_snapshot_release(a->snap);
+        struct runner_snapshot *sn = runner_snapshot(a->runner);
+        runner_snapshot_release(a->snap);
         a->snap = sn;
         if (runner_done(a->runner) && !a->results) {
             a->results = cJSON_Duplicate(runner_wait(a->runner), 1);
-            eng_snapshot_release(a->snap);
+            runner_snapshot_release(a->snap);
             a->snap = runner_snapshot(a->runner);
         }
     }

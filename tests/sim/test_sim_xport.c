@@ -18,10 +18,10 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/hist.h"
-#include "engine/results.h"
-#include "engine/runner.h"
-#include "engine/xport_sim.h"
+#include "engine/flow/hist.h"
+#include "engine/results/results.h"
+#include "engine/run/runner.h"
+#include "engine/xport/sim/xport_sim.h"
 #include "tests/run/mixtest.h"
 
 static const char pingpong_mix[] =

@@ -32,7 +32,7 @@ static void test_live_netdevs(void **state)
         fail_msg("%s", err.msg);
 
     char **names = NULL;
-    assert_true(fsu_list("/", "sys/class/net", &names) >= 0);
+    assert_true(fsutil_list("/", "sys/class/net", &names) >= 0);
     for (char **n = names; *n; n++) {
         int d = topo_model_find_netdev(m, *n);
         if (!strcmp(*n, "lo")) {
@@ -44,12 +44,12 @@ static void test_live_netdevs(void **state)
         char rel[300];
         uint64_t mtu;
         snprintf(rel, sizeof(rel), "sys/class/net/%s/mtu", *n);
-        if (fsu_read_u64("/", rel, &mtu) == 0) {
+        if (fsutil_read_u64("/", rel, &mtu) == 0) {
             assert_true(m->netdevs[d].valid & TOPO_NET_V_MTU);
             assert_int_equal(m->netdevs[d].mtu, (int)mtu);
         }
     }
-    fsu_free_list(names);
+    fsutil_free_list(names);
 
     struct ifaddrs *ifa = NULL;
     assert_int_equal(getifaddrs(&ifa), 0);
@@ -66,7 +66,7 @@ static void test_live_netdevs(void **state)
     }
     freeifaddrs(ifa);
 
-    if (!fsu_exists("/", "sys/class/infiniband"))
+    if (!fsutil_exists("/", "sys/class/infiniband"))
         assert_note(m, "no /sys/class/infiniband: no RDMA driver loaded (modprobe mlx5_ib, "
                        "or rdma_rxe for Soft-RoCE)");
     topo_model_free(m);

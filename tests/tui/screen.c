@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "common/xalloc.h"
 
 static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void failf(const char *fmt, ...)
@@ -162,7 +163,7 @@ static void row_text(struct strbuf *sb, int y)
     for (int x = 0; x < cols; x++) {
         chtype c = mvwinch(stdscr, y, x);
         if (c & A_ALTCHARSET) {
-            sb_add(sb, acs_text((int)(c & A_CHARTEXT)));
+            strbuf_add(sb, acs_text((int)(c & A_CHARTEXT)));
             continue;
         }
         /* mvwinnstr reads from (y, x) to the end of the row, as multibyte text; keep the
@@ -170,11 +171,11 @@ static void row_text(struct strbuf *sb, int y)
         char buf[16] = "";
         int n = mvwinnstr(stdscr, y, x, buf, (int)sizeof(buf) - 1);
         if (n <= 0) {
-            sb_add(sb, " ");
+            strbuf_add(sb, " ");
             continue;
         }
         int len = mblen(buf, (size_t)n);
-        sb_addn(sb, buf, len > 0 ? (size_t)len : 1);
+        strbuf_addn(sb, buf, len > 0 ? (size_t)len : 1);
     }
     while (sb->len > start && sb->s[sb->len - 1] == ' ')
         sb->s[--sb->len] = '\0';
@@ -186,11 +187,11 @@ static void replace_in(struct strbuf *sb, size_t start, const char *from, const 
     char *at = from && *from ? strstr(sb->s + start, from) : NULL;
     if (!at)
         return;
-    char *rest = xstrdup(at + strlen(from));
+    char *rest = xalloc_strdup(at + strlen(from));
     sb->len = (size_t)(at - sb->s);
     sb->s[sb->len] = '\0';
-    sb_add(sb, to);
-    sb_add(sb, rest);
+    strbuf_add(sb, to);
+    strbuf_add(sb, rest);
     free(rest);
 }
 
@@ -201,14 +202,14 @@ char *screen_dump(struct screen *s)
     getmaxyx(stdscr, rows, cols);
     (void)cols;
     struct strbuf sb;
-    sb_init(&sb);
+    strbuf_init(&sb);
     for (int y = 0; y < rows; y++) {
         size_t start = sb.len;
         row_text(&sb, y);
         if (y == 0) {
             replace_in(&sb, start, " " FABTOP_VERSION " ", " @VERSION@ ");
         }
-        sb_add(&sb, "\n");
+        strbuf_add(&sb, "\n");
     }
     return sb.s; /* the caller frees it */
 }
@@ -217,10 +218,10 @@ void screen_row(struct screen *s, int y, char *buf, size_t len)
 {
     (void)s;
     struct strbuf sb;
-    sb_init(&sb);
+    strbuf_init(&sb);
     row_text(&sb, y);
     snprintf(buf, len, "%s", sb.s);
-    sb_free(&sb);
+    strbuf_free(&sb);
 }
 
 int screen_find_row(struct screen *s, const char *needle)
@@ -247,11 +248,11 @@ static char *read_file(const char *path)
     if (!f)
         return NULL;
     struct strbuf sb;
-    sb_init(&sb);
+    strbuf_init(&sb);
     char buf[4096];
     size_t n;
     while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        sb_addn(&sb, buf, n);
+        strbuf_addn(&sb, buf, n);
     fclose(f);
     return sb.s; /* the caller frees it */
 }

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "common/strbuf.h"
-#include "engine/xport.h"
+#include "engine/xport/xport.h"
 #include "tests/topology/synth_xml.h"
 #include "tests/tui/screen.h"
 #include "tui/config.h"
@@ -218,7 +218,7 @@ static void test_setup_view(void **state)
         char *text = screen_dump(&s);
         screen_close(&s);
         struct strbuf sb;
-        sb_init(&sb);
+        strbuf_init(&sb);
         for (char *line = text, *nl; *line; line = nl + 1) {
             nl = strchr(line, '\n');
             if (!nl)
@@ -226,16 +226,16 @@ static void test_setup_view(void **state)
             *nl = '\0';
             if (!strncmp(line, "   verbs: ", 10) || !strncmp(line, "   nccl: ", 9)) {
                 *strchr(line + 3, ':') = '\0';
-                sb_printf(&sb, "%s: (this machine's reason)\n", line);
+                strbuf_printf(&sb, "%s: (this machine's reason)\n", line);
             } else {
-                sb_printf(&sb, "%s\n", line);
+                strbuf_printf(&sb, "%s\n", line);
             }
         }
         free(text);
         char name[64];
         snprintf(name, sizeof(name), "setup-%dx%d", cols, rows);
         bool ok = screen_text_matches(sb.s, name);
-        sb_free(&sb);
+        strbuf_free(&sb);
         assert_true(ok);
     }
 }

@@ -20,10 +20,10 @@
 #include <curses.h>
 
 #include "common/jsonutil.h"
-#include "engine/flow.h"
-#include "engine/mix.h"
-#include "engine/results.h"
-#include "engine/runner.h"
+#include "engine/flow/flow.h"
+#include "engine/flow/mix.h"
+#include "engine/results/results.h"
+#include "engine/run/runner.h"
 #include "tui/app.h"
 #include "tui/live_plot.h"
 #include "tests/tui/screen.h"
@@ -525,9 +525,9 @@ static void quiet_off_screen(void **state)
 }
 
 /* A snapshot made up here, with counters of every kind the panel must show. */
-static struct eng_snapshot *fake_snapshot(void)
+static struct runner_snapshot *fake_snapshot(void)
 {
-    struct eng_snapshot *s = calloc(1, sizeof(*s));
+    struct runner_snapshot *s = calloc(1, sizeof(*s));
     atomic_init(&s->refs, 1);
     s->gen = 5;
     s->nphases = 1;
@@ -548,12 +548,12 @@ static struct eng_snapshot *fake_snapshot(void)
     snprintf(s->events[1], sizeof(s->events[1]), "  1.200s pp FAILED: peer gone");
     s->ncounters = 6;
     s->counters = calloc(6, sizeof(*s->counters));
-    struct ctr_value *c = s->counters;
+    struct counters_value *c = s->counters;
     for (int i = 0; i < 6; i++) {
-        c[i].source = CTR_SRC_NETDEV;
+        c[i].source = COUNTERS_SRC_NETDEV;
         snprintf(c[i].object, sizeof(c[i].object), "eth0");
         c[i].unit = "packets";
-        c[i].valid = CTR_V_VALUE | CTR_V_RATE | CTR_V_DELTA;
+        c[i].valid = COUNTERS_V_VALUE | COUNTERS_V_RATE | COUNTERS_V_DELTA;
     }
     snprintf(c[0].name, sizeof(c[0].name), "rx_packets");
     c[0].value = 123456789;
@@ -571,15 +571,15 @@ static struct eng_snapshot *fake_snapshot(void)
     snprintf(c[4].name, sizeof(c[4].name), "tx_carrier_errors");
     c[4].error_like = true;
     /* A gauge: its level and its peak during the test. */
-    c[5].source = CTR_SRC_QDISC;
+    c[5].source = COUNTERS_SRC_QDISC;
     snprintf(c[5].object, sizeof(c[5].object), "eth0 qdisc 1: htb");
     snprintf(c[5].name, sizeof(c[5].name), "backlog");
-    c[5].kind = CTR_GAUGE;
+    c[5].kind = COUNTERS_GAUGE;
     c[5].unit = "bytes";
-    c[5].valid = CTR_V_VALUE | CTR_V_PEAK;
+    c[5].valid = COUNTERS_V_VALUE | COUNTERS_V_PEAK;
     c[5].value = 3000;
     c[5].peak = 64000;
-    c[3].source = CTR_SRC_IB;
+    c[3].source = COUNTERS_SRC_IB;
     snprintf(c[3].object, sizeof(c[3].object), "mlx5_0/1");
     snprintf(c[3].name, sizeof(c[3].name), "symbol_error");
     c[3].error_like = true;
@@ -589,7 +589,7 @@ static struct eng_snapshot *fake_snapshot(void)
 }
 
 /* The live view on a made-up snapshot of a run of mix (JSON). */
-static void open_made_up(struct app *a, const char *mix, struct eng_snapshot *snap)
+static void open_made_up(struct app *a, const char *mix, struct runner_snapshot *snap)
 {
     app_open(a);
     app_switch(a, VIEW_LIVE);
@@ -865,9 +865,9 @@ static void fill_flow(struct snap_flow *f, const char *name, int op, int role, d
 /* Every pane filled from made-up, fixed numbers: the foreground's histogram (20000 samples
  * around 18-27 us with a 1% tail at 0.15-0.75 ms), two flows, their goodput timelines, TCP
  * per flow, counters and events. */
-static struct eng_snapshot *full_snapshot(void)
+static struct runner_snapshot *full_snapshot(void)
 {
-    struct eng_snapshot *s = fake_snapshot();
+    struct runner_snapshot *s = fake_snapshot();
     free(s->flows);
     s->nflows = 2;
     s->flows = calloc(2, sizeof(*s->flows));

@@ -15,8 +15,8 @@
 #include <curses.h>
 
 #include "common/jsonutil.h"
-#include "engine/mix.h"
-#include "engine/runner.h"
+#include "engine/flow/mix.h"
+#include "engine/run/runner.h"
 #include "topology/topo_json.h"
 #include "topology/topo_load.h"
 #include "tui/app.h"

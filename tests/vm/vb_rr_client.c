@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/ctl.h"
-#include "engine/rrcheck.h"
-#include "engine/vb_res.h"
+#include "engine/peer/channel.h"
+#include "engine/peer/rrcheck.h"
+#include "engine/xport/verbs/verbs_res.h"
 
 static void sleep_ms(int ms)
 {
@@ -39,10 +39,10 @@ static long long hw(const char *dev, const char *name)
     return v;
 }
 
-static int request(struct ctl_conn *c, cJSON *req, cJSON **resp, struct ft_err *err)
+static int request(struct channel_conn *c, cJSON *req, cJSON **resp, struct ft_err *err)
 {
     *resp = NULL;
-    return ctl_request(c, req, resp, 10000, err);
+    return channel_request(c, req, resp, 10000, err);
 }
 
 int main(int argc, char **argv)
@@ -53,23 +53,23 @@ int main(int argc, char **argv)
     }
     const char *mode = argv[3];
     struct ft_err err = {0};
-    struct ctl_key key;
-    if (ctl_key_load(argv[2], &key, &err) < 0) {
+    struct channel_key key;
+    if (channel_key_load(argv[2], &key, &err) < 0) {
         fprintf(stderr, "%s\n", err.msg);
         return 66;
     }
-    struct ctl_conn *c = NULL;
-    if (ctl_connect(argv[1], CTL_DEFAULT_PORT, &key, 5000, &c, &err) < 0) {
+    struct channel_conn *c = NULL;
+    if (channel_connect(argv[1], CHANNEL_DEFAULT_PORT, &key, 5000, &c, &err) < 0) {
         fprintf(stderr, "%s\n", err.msg);
         return 69;
     }
-    struct vb_want want = {.gid_index = -1, .dscp = 26, .numa = -1};
-    struct vb_res r;
-    if (vb_open(&r, &want, &err) < 0 || vb_alloc(&r, &want, 1, 64, 16, &err) < 0) {
+    struct verbs_res_want want = {.gid_index = -1, .dscp = 26, .numa = -1};
+    struct verbs_res r;
+    if (verbs_res_open(&r, &want, &err) < 0 || verbs_res_alloc(&r, &want, 1, 64, 16, &err) < 0) {
         fprintf(stderr, "%s\n", err.msg);
         return 69;
     }
-    cJSON *peer = vb_peer_json(&r);
+    cJSON *peer = verbs_res_peer_json(&r);
     if (!strcmp(mode, "redirect")) {
         cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(peer, "qpn"), 0);
         cJSON_SetNumberValue(q, q->valuedouble + 1000);
@@ -92,9 +92,9 @@ int main(int argc, char **argv)
         printf("RESULT %s rc=%d: verbs.open: %s\n", mode, rc, err.msg);
         return 0;
     }
-    struct vb_peer ap;
-    if (vb_peer_parse(cJSON_GetObjectItem(resp, "peer"), &ap, &err) < 0 ||
-        vb_connect(&r, &ap, &want, 12, 3, &err) < 0) {
+    struct verbs_res_peer ap;
+    if (verbs_res_peer_parse(cJSON_GetObjectItem(resp, "peer"), &ap, &err) < 0 ||
+        verbs_res_connect(&r, &ap, &want, 12, 3, &err) < 0) {
         fprintf(stderr, "%s\n", err.msg);
         return 69;
     }
@@ -115,8 +115,8 @@ int main(int argc, char **argv)
         printf("RESULT %s rc=%d: verbs.nonce: %s\n", mode, rc, err.msg);
         goto out;
     }
-    unsigned char n[1][RR_NONCE_BYTES];
-    if (vb_nonce_read(&r, n, 500, &err) < 0) {
+    unsigned char n[1][RRCHECK_NONCE_BYTES];
+    if (verbs_res_nonce_read(&r, n, 500, &err) < 0) {
         printf("RESULT %s rc=%d: %s\n", mode, err.code, err.msg);
         goto out;
     }
@@ -127,15 +127,15 @@ int main(int argc, char **argv)
     req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "verbs.echo");
     cJSON_AddItemToObject(req, "nonces",
-                          rr_echo_json((const unsigned char(*)[RR_NONCE_BYTES])n, 1));
+                          rrcheck_echo_json((const unsigned char(*)[RRCHECK_NONCE_BYTES])n, 1));
     ft_err_clear(&err);
     rc = request(c, req, &resp, &err);
     cJSON_Delete(resp);
     printf("RESULT %s rc=%d: %s\n", mode, rc, err.msg);
 out:
     fflush(stdout);
-    ctl_close(c);
-    vb_close(&r);
-    ctl_key_wipe(&key);
+    channel_close(c);
+    verbs_res_close(&r);
+    channel_key_wipe(&key);
     return 0;
 }

@@ -1,0 +1,184 @@
+/* cli_compare: `fabtop compare A.json B.json`: two saved results side by side: the verdict,
+ * the test conditions that differ (with why each makes the comparison unfair), then every
+ * flow and size point with p50/p99/p99.9 in microseconds, goodput in Gb/s and B/A ratios. */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "engine/results/compare.h"
+#include "engine/results/results.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: fabtop compare [OPTIONS] A.json B.json\n"
+               "Put two saved results side by side: which test conditions differ and why each\n"
+               "makes the comparison unfair, then every flow and size point with B/A ratios.\n"
+               "\n"
+               "  --all               also list the conditions that are the same\n"
+               "  --json              print the comparison as one JSON document on stdout\n"
+               "  -o, --output FILE   also save the JSON comparison to FILE (atomically)\n"
+               "  -h, --help          this help\n"
+               "  -V, --version       print the version\n"
+               "\n"
+               "Weights: unfair = changes the numbers by itself (MTU, link layer, sizes,\n"
+               "neighbour load, ...); caution = may change them (firmware, kernel, peer, ...);\n"
+               "info = recorded for context. Latency in microseconds of the flow's latency kind;\n"
+               "Gb/s = 10^9 bit/s; ratios are B over A.\n"
+               "Exit status: 0 comparable (or with care), 1 not like for like, 64 usage,\n"
+               "65 a file is not a fabtop results file, 66 missing file.\n");
+}
+
+static void metric_value(char *buf, size_t len, bool valid, double v, int m)
+{
+    if (!valid)
+        snprintf(buf, len, "n/a");
+    else if (m == COMPARE_GBPS)
+        snprintf(buf, len, "%.3f", v);
+    else
+        snprintf(buf, len, v < 1000 ? "%.2f" : v < 100000 ? "%.1f" : "%.0f", v);
+}
+
+static void text(struct strbuf *sb, const struct compare_result *r, const char *pa, const char *pb,
+                 bool all)
+{
+    strbuf_printf(sb, "A: %s\n   %s\nB: %s\n   %s\n\n%s\n", r->label_a, pa, r->label_b, pb,
+                  r->verdict);
+    int ndiff = r->ndiff[COMPARE_INFO] + r->ndiff[COMPARE_CAUTION] + r->ndiff[COMPARE_UNFAIR];
+    if (ndiff)
+        strbuf_printf(sb,
+                      "\nConditions that differ: %d unfair (change the numbers by themselves), %d "
+                      "caution (may change them), %d info\n",
+                      r->ndiff[COMPARE_UNFAIR], r->ndiff[COMPARE_CAUTION], r->ndiff[COMPARE_INFO]);
+    for (int s = COMPARE_UNFAIR; s >= COMPARE_INFO; s--)
+        for (int i = 0; i < r->nconds; i++) {
+            const struct compare_cond *c = &r->conds[i];
+            if (c->severity != (enum compare_severity)s)
+                continue;
+            strbuf_printf(sb, "  %-7s %s: %s\n          A %s\n          B %s\n",
+                          compare_severity_str(s), c->group, c->field, c->a, c->b);
+            if (c->why)
+                strbuf_printf(sb, "          why: %s\n", c->why);
+        }
+    int nsame = r->nconds - ndiff;
+    if (all) {
+        strbuf_printf(sb, "\nConditions that are the same (%d):\n", nsame);
+        for (int i = 0; i < r->nconds; i++)
+            if (r->conds[i].same)
+                strbuf_printf(sb, "  %s: %s: %s\n", r->conds[i].group, r->conds[i].field,
+                              r->conds[i].a);
+    } else if (nsame) {
+        strbuf_printf(sb, "\n%d condition%s the same (--all lists them).\n", nsame,
+                      nsame == 1 ? " is" : "s are");
+    }
+    strbuf_add(sb, "\nOutcome (latency in microseconds of the kind named; Gb/s = 10^9 bit/s)\n");
+    if (r->nrows == 0)
+        strbuf_add(sb, "  no measured points\n");
+    for (int i = 0; i < r->nrows; i++) {
+        const struct compare_row *w = &r->rows[i];
+        strbuf_printf(sb, "  %s  %s  %s  (%s)%s%s%s%s\n", w->phase, w->flow, w->point,
+                      w->latency_kind, w->in_a ? "" : "  B only", w->in_b ? "" : "  A only",
+                      w->in_a && strcmp(w->status_a, "ok") ? "  A status " : "",
+                      w->in_a && strcmp(w->status_a, "ok") ? w->status_a : "");
+        if (w->in_b && strcmp(w->status_b, "ok"))
+            strbuf_printf(sb, "    B status %s\n", w->status_b);
+        strbuf_printf(sb, "    %-10s %12s %12s %9s\n", "", "A", "B", "B/A");
+        for (int m = 0; m < COMPARE_NMETRICS; m++) {
+            if (m != COMPARE_GBPS && !w->valid_a[m] && !w->valid_b[m])
+                continue;
+            char x[24] = "-", y[24] = "-", q[24] = "";
+            if (w->in_a)
+                metric_value(x, sizeof(x), w->valid_a[m], w->a[m], m);
+            if (w->in_b)
+                metric_value(y, sizeof(y), w->valid_b[m], w->b[m], m);
+            double ratio;
+            if (compare_ratio(w, m, &ratio))
+                snprintf(q, sizeof(q), "x%.2f", ratio);
+            char line[96];
+            const char *name =
+                m == COMPARE_GBPS && (w->sim_a || w->sim_b) ? "sim Gb/s" : compare_metric_str(m);
+            int n = snprintf(line, sizeof(line), "    %-10s %12s %12s %9s", name, x, y, q);
+            while (n > 0 && line[n - 1] == ' ')
+                line[--n] = '\0';
+            strbuf_printf(sb, "%s\n", line);
+        }
+    }
+}
+
+int cli_compare_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"all", no_argument, NULL, 'a'},          {"json", no_argument, NULL, 'j'},
+        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+    static const char shortopts[] = "o:hV";
+    bool json = false, all = false;
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            all = true;
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return CLI_OK;
+        case 'V':
+            cli_print_version();
+            return CLI_OK;
+        default:
+            return cli_bad_option("compare", argv, shortopts);
+        }
+    }
+    if (argc - optind != 2)
+        return cli_usage_error("compare", "needs two results files, A and B (got %d)",
+                               argc - optind);
+    const char *pa = argv[optind], *pb = argv[optind + 1];
+    struct ft_err err = {0};
+    cJSON *a = NULL, *b = NULL;
+    if (results_load(pa, &a, &err) < 0)
+        return cli_fail(&err);
+    if (results_load(pb, &b, &err) < 0) {
+        cJSON_Delete(a);
+        return cli_fail(&err);
+    }
+    struct compare_result r;
+    int rc = compare_results(a, b, &r, &err);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    if (rc < 0)
+        return cli_fail(&err);
+    if (json || out) {
+        cJSON *doc = compare_to_json(&r);
+        cJSON *files = cJSON_CreateObject();
+        cJSON_AddStringToObject(files, "a", pa);
+        cJSON_AddStringToObject(files, "b", pb);
+        cJSON_AddItemToObject(doc, "files", files);
+        rc = cli_emit_json(doc, json, out, "compare");
+        cJSON_Delete(doc);
+        if (rc != CLI_OK) {
+            compare_free(&r);
+            return rc;
+        }
+    }
+    if (!json) {
+        struct strbuf sb;
+        strbuf_init(&sb);
+        text(&sb, &r, pa, pb, all);
+        fputs(sb.s, stdout);
+        strbuf_free(&sb);
+    }
+    rc = r.worst == COMPARE_UNFAIR ? CLI_THRESHOLDS : CLI_OK;
+    compare_free(&r);
+    return rc;
+}

@@ -1,0 +1,447 @@
+/* cli_counters: `fabtop counters`: congestion, loss, error and traffic counters of this
+ * node's RDMA ports and netdevs (plus ethtool, qdisc and snmp on request), grouped, with
+ * units, rates per second, n/a, "saturated" and "reset"; --watch redraws every interval. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/strbuf.h"
+#include "engine/counters/counters.h"
+
+#define MAX_PORTS 64
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: fabtop counters [OPTIONS]\n"
+               "Congestion, loss/retransmission, error and traffic counters of this node's RDMA\n"
+               "ports and netdevs, with their real semantics (widths, saturation, resets).\n"
+               "\n"
+               "  --watch [SEC]       redraw every SEC seconds (default 1) with rates and growth\n"
+               "                      since the start; Ctrl-C ends it\n"
+               "  --count N           with --watch: stop after N redraws\n"
+               "  --port DEV:N|NETDEV only this RDMA port (mlx5_0:1), device (mlx5_0) or netdev\n"
+               "                      (eth0); repeat it for more\n"
+               "  --snmp              add /proc/net/snmp and netstat (TCP retransmissions,\n"
+               "                      timeouts, ECN) of this network namespace\n"
+               "  --qdisc             add qdisc statistics (backlog, drops, overlimits)\n"
+               "  --ethtool           add ethtool statistics (PFC pause per priority, discards)\n"
+               "  --all               also show unknown counters that did not move\n"
+               "  --json              print JSON on stdout (with --watch: one line per redraw)\n"
+               "  -o, --output FILE   also save the JSON document to FILE (atomically)\n"
+               "  --sysfs-root DIR    read a captured /sys tree (DIR/sys/...), not the live one\n"
+               "  --proc-root DIR     read a captured /proc tree (DIR/proc/net/...)\n"
+               "  -h, --help          this help\n"
+               "  -V, --version       print the version\n"
+               "\n"
+               "Counters are port-wide: they include all traffic on the port, not only yours.\n"
+               "On a live system the counters are read twice, one interval apart, for rates;\n"
+               "firmware-backed ones (IB PortCounters, mlx5 hw_counters) at most once a second.\n"
+               "n/a: not readable (never shown as 0). saturated: stuck at its maximum, the true\n"
+               "count is unknown. reset: it went down (cleared), no rate for that interval.\n"
+               "IB data counters count 4-byte words; fabtop shows bytes.\n"
+               "\n"
+               "Exit status: 0 ok, 64 usage, 66 no such port or no counters, 73 cannot write.\n");
+}
+
+static bool parse_secs(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || v < 0.05 || v > 3600)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* ---- text ---- */
+
+/* 1234567 -> "1.23 M" (SI, 10^3 steps). */
+static void si(double v, char *buf, size_t len)
+{
+    static const char *const pre[] = {"", "k", "M", "G", "T", "P", "E"};
+    double a = v < 0 ? -v : v;
+    int k = 0;
+    while (a >= 1000 && k < 6) {
+        a /= 1000;
+        v /= 1000;
+        k++;
+    }
+    if (k == 0)
+        snprintf(buf, len, "%.*f ", v == (long long)v ? 0 : 1, v);
+    else
+        snprintf(buf, len, "%.2f %s", v, pre[k]);
+}
+
+/* A value with its unit: "4294967295 ticks", "32.16 MB". */
+static void fmt_value(double v, const char *unit, char *buf, size_t len)
+{
+    char n[32];
+    if (!strcmp(unit, "bytes")) {
+        si(v, n, sizeof(n));
+        snprintf(buf, len, "%sB", n);
+    } else if (v == (long long)v && v < 1e15 && v > -1e15) {
+        snprintf(buf, len, "%lld %s", (long long)v, unit);
+    } else {
+        si(v, n, sizeof(n));
+        snprintf(buf, len, "%s%s", n, unit);
+    }
+}
+
+/* A rate or a growth in the row's unit, which the value column names: "1.23 MB/s",
+ * "12/s", "+4.10 k". */
+static void fmt_short(double v, const char *unit, const char *pfx, const char *sfx, char *buf,
+                      size_t len)
+{
+    char n[32];
+    bool bytes = !strcmp(unit, "bytes");
+    if (!bytes && v == (long long)v && v < 1e9)
+        snprintf(n, sizeof(n), "%lld", (long long)v);
+    else
+        si(v, n, sizeof(n));
+    size_t l = strlen(n);
+    if (!bytes && l && n[l - 1] == ' ')
+        n[l - 1] = '\0';
+    snprintf(buf, len, "%s%s%s%s", pfx, n, bytes ? "B" : "", sfx);
+}
+
+static void row(struct strbuf *sb, const struct counters_value *v, bool watch)
+{
+    char val[48], rate[48], delta[48];
+    if (!(v->valid & COUNTERS_V_VALUE))
+        snprintf(val, sizeof(val), "n/a");
+    else
+        fmt_value(v->value, v->unit, val, sizeof(val));
+    if (v->kind == COUNTERS_GAUGE) {
+        snprintf(rate, sizeof(rate), "(level)");
+        if (v->valid & COUNTERS_V_PEAK)
+            fmt_short(v->peak, v->unit, "peak ", "", delta, sizeof(delta));
+        else
+            snprintf(delta, sizeof(delta), "n/a");
+    } else {
+        if (!(v->valid & COUNTERS_V_VALUE))
+            snprintf(rate, sizeof(rate), "n/a");
+        else if (v->saturated)
+            snprintf(rate, sizeof(rate), "saturated");
+        else if (v->reset)
+            snprintf(rate, sizeof(rate), "reset");
+        else if (!(v->valid & COUNTERS_V_RATE))
+            snprintf(rate, sizeof(rate), "n/a");
+        else
+            fmt_short(v->rate, v->unit, "", "/s", rate, sizeof(rate));
+        if (v->saturated)
+            snprintf(delta, sizeof(delta), "saturated");
+        else if (!(v->valid & COUNTERS_V_DELTA))
+            snprintf(delta, sizeof(delta), "n/a");
+        else
+            fmt_short(v->delta, v->unit, "+", v->reset_since_mark ? " reset" : "", delta,
+                      sizeof(delta));
+    }
+    bool alarm = v->error_like && (((v->valid & COUNTERS_V_RATE) && v->rate > 0) ||
+                                   ((v->valid & COUNTERS_V_DELTA) && v->delta > 0));
+    /* 80 columns with --watch: flags, name 30, value 19, rate 11, growth 12. */
+    strbuf_printf(sb, "  %c%c %-30s %19s %11s", alarm ? '!' : ' ', v->known ? ' ' : '?', v->name,
+                  val, rate);
+    if (watch)
+        strbuf_printf(sb, " %12s", delta);
+    strbuf_add(sb, "\n");
+}
+
+static const enum counters_group group_order[] = {COUNTERS_CONGESTION, COUNTERS_LOSS,
+                                                  COUNTERS_ERRORS, COUNTERS_TRAFFIC};
+
+static void render(struct strbuf *sb, const struct counters_set *s, bool watch, bool all,
+                   double interval, double since_s, bool rates_read)
+{
+    int n;
+    const struct counters_value *v = counters_set_values(s, &n);
+    const char *const *objs;
+    int nobj = counters_set_objects(s, &objs);
+    strbuf_printf(sb, "fabtop counters: %d objects, %d counters", nobj, n);
+    if (rates_read)
+        strbuf_printf(sb, ", rates over %.2f s", interval);
+    if (watch)
+        strbuf_printf(sb, ", growth over %.1f s", since_s);
+    strbuf_add(sb, "\nPort-wide: each counter counts all traffic of its port or netdev.\n");
+    if (!rates_read)
+        strbuf_add(sb, "A captured tree: one reading, so no rates (--watch reads it again).\n");
+    int hidden = 0;
+    /* Objects in the order they were found; the counters of one object are contiguous. */
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && !strcmp(v[j].object, v[i].object))
+            j++;
+        int shown = 0;
+        for (int k = i; k < j; k++)
+            shown += all || counters_value_interesting(&v[k]);
+        if (shown) {
+            /* The object's description ("mlx5_0/1 (RDMA port, mlx5)"), else the source. */
+            const char *desc = NULL;
+            size_t ol = strlen(v[i].object);
+            for (int k = 0; k < nobj && !desc; k++)
+                if (!strncmp(objs[k], v[i].object, ol) && !strncmp(objs[k] + ol, " (", 2))
+                    desc = objs[k];
+            if (desc)
+                strbuf_printf(sb, "\n%s\n", desc);
+            else
+                strbuf_printf(sb, "\n%s  (%s)\n", v[i].object, counters_source_str(v[i].source));
+            strbuf_printf(sb, "     %-30s %19s %11s%s\n", "", "value", "rate",
+                          watch ? "  since start" : "");
+        }
+        for (size_t g = 0; g < sizeof(group_order) / sizeof(group_order[0]); g++) {
+            bool head = false;
+            for (int k = i; k < j; k++) {
+                if (v[k].group != group_order[g])
+                    continue;
+                if (!all && !counters_value_interesting(&v[k])) {
+                    hidden++;
+                    continue;
+                }
+                if (!head) {
+                    strbuf_printf(sb, "  %s\n", counters_group_str(group_order[g]));
+                    head = true;
+                }
+                row(sb, &v[k], watch);
+            }
+        }
+        i = j;
+    }
+    if (hidden)
+        strbuf_printf(
+            sb, "\n(%d unknown counters that did not move are hidden; --all shows them)\n", hidden);
+    const char *const *notes;
+    int nn = counters_set_notes(s, &notes);
+    if (nn)
+        strbuf_add(sb, "\n");
+    for (int i = 0; i < nn; i++)
+        strbuf_printf(sb, "note: %s\n", notes[i]);
+    strbuf_add(sb, "'!' an error-like counter that rose.\n'?' a counter fabtop does not know (its "
+                   "group is guessed from its name).\nRates and growth are in the unit of the "
+                   "value.\n");
+}
+
+static void sleep_s(double secs)
+{
+    struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
+    while (!stop_flag && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Many counters, one open file each: lift the soft limit on open files to the hard one. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+int cli_counters_main(int argc, char **argv)
+{
+    enum {
+        O_WATCH = 256,
+        O_COUNT,
+        O_PORT,
+        O_SNMP,
+        O_QDISC,
+        O_ETHTOOL,
+        O_ALL,
+        O_JSON,
+        O_SYS,
+        O_PROC
+    };
+    static const struct option opts[] = {{"watch", optional_argument, NULL, O_WATCH},
+                                         {"count", required_argument, NULL, O_COUNT},
+                                         {"port", required_argument, NULL, O_PORT},
+                                         {"snmp", no_argument, NULL, O_SNMP},
+                                         {"qdisc", no_argument, NULL, O_QDISC},
+                                         {"ethtool", no_argument, NULL, O_ETHTOOL},
+                                         {"all", no_argument, NULL, O_ALL},
+                                         {"json", no_argument, NULL, O_JSON},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"sysfs-root", required_argument, NULL, O_SYS},
+                                         {"proc-root", required_argument, NULL, O_PROC},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
+    static const char shortopts[] = "o:hV";
+    bool watch = false, json = false, all = false;
+    double interval = 1.0;
+    long count = 0;
+    const char *out = NULL;
+    const char *ports[MAX_PORTS];
+    int nports = 0;
+    struct counters_opts co = {0};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+        switch (c) {
+        case O_WATCH:
+            watch = true;
+            /* --watch=SEC, or --watch SEC when the next word is a number */
+            if (optarg) {
+                if (!parse_secs(optarg, &interval))
+                    return cli_usage_error(
+                        "counters", "--watch takes seconds from 0.05 to 3600, not '%s'", optarg);
+            } else if (optind < argc && parse_secs(argv[optind], &interval)) {
+                optind++;
+            }
+            break;
+        case O_COUNT: {
+            char *end;
+            count = strtol(optarg, &end, 10);
+            if (*end || count < 1)
+                return cli_usage_error("counters", "--count takes a positive number, not '%s'",
+                                       optarg);
+            break;
+        }
+        case O_PORT:
+            if (nports == MAX_PORTS)
+                return cli_usage_error("counters", "at most %d --port options", MAX_PORTS);
+            if (!*optarg)
+                return cli_usage_error("counters", "--port needs DEV:N, DEV or NETDEV");
+            ports[nports++] = optarg;
+            break;
+        case O_SNMP:
+            co.with_snmp = true;
+            break;
+        case O_QDISC:
+            co.with_qdisc = true;
+            break;
+        case O_ETHTOOL:
+            co.with_ethtool = true;
+            break;
+        case O_ALL:
+            all = true;
+            break;
+        case O_JSON:
+            json = true;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case O_SYS:
+            co.sys_root = optarg;
+            break;
+        case O_PROC:
+            co.proc_root = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return CLI_OK;
+        case 'V':
+            cli_print_version();
+            return CLI_OK;
+        default:
+            return cli_bad_option("counters", argv, shortopts);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("counters", "unexpected argument '%s'", argv[optind]);
+    if (count && !watch)
+        return cli_usage_error("counters", "--count goes with --watch");
+    if (out && watch)
+        return cli_usage_error("counters", "-o writes one document; it does not go with --watch");
+    if (out && cli_check_output(out) != CLI_OK)
+        return CLI_CANTCREAT;
+    co.only = nports ? ports : NULL;
+    co.nonly = nports;
+    bool live = !co.sys_root && !co.proc_root;
+
+    raise_nofile();
+    struct ft_err err = {0};
+    struct counters_set *s;
+    if (counters_set_open(&co, &s, &err) < 0)
+        return cli_fail(&err);
+
+    int rc = CLI_OK;
+    if (!watch) {
+        counters_set_sample_all(s);
+        counters_set_mark(s);
+        if (live) {
+            sleep_s(interval);
+            counters_set_sample_all(s);
+        }
+        if (json || out) {
+            cJSON *doc = counters_set_report_json(s, false);
+            cJSON_AddStringToObject(doc, "format", "fabtop-counters");
+            cJSON_AddNumberToObject(doc, "interval_s", live ? interval : 0);
+            rc = cli_emit_json(doc, json, out, "counters");
+            cJSON_Delete(doc);
+        }
+        if (!json && rc == CLI_OK) {
+            struct strbuf sb;
+            strbuf_init(&sb);
+            render(&sb, s, false, all, interval, 0, live);
+            if (out)
+                strbuf_printf(&sb, "Saved the JSON document to %s\n", out);
+            fputs(sb.s, stdout);
+            strbuf_free(&sb);
+        }
+        counters_set_close(s);
+        return rc;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    bool tty = isatty(STDOUT_FILENO);
+    counters_set_sample_all(s);
+    counters_set_mark(s);
+    double t0 = mono_s();
+    for (long frame = 1; !stop_flag && (!count || frame <= count); frame++) {
+        sleep_s(interval);
+        if (stop_flag)
+            break;
+        counters_set_sample(s);
+        if (json) {
+            cJSON *doc = counters_set_report_json(s, false);
+            cJSON_AddStringToObject(doc, "format", "fabtop-counters");
+            cJSON_AddNumberToObject(doc, "t_s", mono_s() - t0);
+            cJSON_AddNumberToObject(doc, "interval_s", interval);
+            char *text = cJSON_PrintUnformatted(doc);
+            puts(text);
+            cJSON_free(text);
+            cJSON_Delete(doc);
+        } else {
+            struct strbuf sb;
+            strbuf_init(&sb);
+            if (tty)
+                strbuf_add(&sb, "\033[H\033[2J");
+            else if (frame > 1)
+                strbuf_add(&sb, "\n");
+            render(&sb, s, true, all, interval, mono_s() - t0, true);
+            fputs(sb.s, stdout);
+            strbuf_free(&sb);
+        }
+        fflush(stdout);
+    }
+    counters_set_close(s);
+    return CLI_OK;
+}

@@ -1,0 +1,149 @@
+/* flow: the run-time state of one flow, shared between the runner (which drives phases
+ * and samples counters) and the transport (whose workers move the bytes). Workers never
+ * block on the runner: they read an atomic state, record into their own histograms and
+ * bump their own counters. */
+#ifndef FLOW_H
+#define FLOW_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "engine/flow/hist.h"
+#include "engine/flow/mix.h"
+
+struct runner;
+struct topo_model;
+struct channel_conn;
+struct xport_ops;
+struct counters_value;
+
+/* What the flow's workers should be doing now. */
+enum flow_state {
+    FLOW_ST_SETUP = 0, /* connections being made */
+    FLOW_ST_WARMUP,    /* run, do not record */
+    FLOW_ST_MEASURE,   /* run and record */
+    FLOW_ST_PAUSE,     /* between size points: finish the current operation, then wait */
+    FLOW_ST_STOP,      /* leave */
+};
+
+enum flow_status { FLOW_PENDING = 0, FLOW_RUNNING, FLOW_OK, FLOW_FAILED, FLOW_STOPPED };
+
+struct flow_worker {
+    struct flow_rt *flow;
+    int idx;
+    pthread_t thread;
+    bool started;
+    int fd;             /* transport's socket, -1 if none */
+    void *xp;           /* transport's per-worker data */
+    struct hist *lat;   /* one histogram per size point, recorded only by this worker */
+    uint64_t rng;       /* size distribution / pacing */
+    double tokens;      /* pacing: bytes this worker may still send now */
+    uint64_t tokens_ns; /* pacing: when tokens were last topped up */
+    _Atomic uint64_t tx_bytes, rx_bytes, ops; /* payload, cumulative over the phase */
+    /* Liveness, CLOCK_MONOTONIC ns: bytes received, or waiting by design (paced, paused). */
+    _Atomic uint64_t last_progress_ns;
+    /* Bytes handed to the kernel. Only a sign of life when the transport cannot tell what
+     * the peer acknowledged: writes into a socket buffer succeed on a dead path too. */
+    _Atomic uint64_t last_tx_ns;
+};
+
+/* Counters a transport samples from the kernel (TCP_INFO, ...), cumulative. */
+struct flow_wire {
+    bool valid;
+    uint64_t wire_bytes;      /* payload + per-segment headers as a Linux qdisc counts them */
+    uint64_t acked_bytes;     /* bytes the peer acknowledged (tx) */
+    uint64_t retrans;         /* retransmitted segments, all connections (tcpi_total_retrans) */
+    double rtt_us, rttvar_us; /* smoothed RTT and its variation, mean over connections */
+    uint64_t cwnd_bytes;      /* congestion window in bytes (snd_cwnd x snd_mss), summed */
+};
+
+/* One measurement point: one size of a sweep (or the whole flow). */
+struct flow_point {
+    uint64_t size;         /* bytes; 0 for a size distribution */
+    uint64_t bw_bytes;     /* nccl-tests' S of the point, for bus bandwidth (0: none) */
+    uint64_t t0_ns, t1_ns; /* measure window, CLOCK_MONOTONIC */
+    uint64_t tx0, rx0, ops0, tx1, rx1, ops1;
+    struct flow_wire wire0, wire1; /* sampled at the window's start and end */
+    bool done, partial;            /* measured / cut short (stop or failure) */
+};
+
+struct flow_rt {
+    const struct mix_flow *spec;
+    int index; /* in the mix */
+    struct runner *runner;
+    const struct xport_ops *xp;
+    void *xdata;              /* transport's per-flow data */
+    struct channel_conn *ctl; /* session with the peer agent */
+    char peer_desc[160];      /* "loopback agent 127.0.0.1:34567" */
+
+    _Atomic int state; /* enum flow_state */
+    _Atomic int point; /* current point index */
+    int npoints;
+    struct flow_point points[MIX_MAX_SIZES];
+    /* Collectives: busbw = bw_bytes / time x bw_factor (nccl-tests' factor for the
+     * collective and rank count), set by the transport at setup; 0: no bus bandwidth. */
+    double bw_factor;
+    int nworkers;       /* in use (a transport may lower it in setup) */
+    int nworkers_alloc; /* allocated */
+    struct flow_worker *workers;
+
+    _Atomic int status;        /* enum flow_status */
+    char error[320];           /* why it failed */
+    uint64_t failed_ns;        /* when the failure was detected */
+    uint64_t last_progress_ns; /* latest progress of any worker at that moment */
+    pthread_mutex_t lock;      /* guards error/failed_ns */
+
+    double setup_s, teardown_s; /* timed apart from the transfer */
+    double fail_bound_s;        /* detect a dead peer or path within this (mix setting) */
+    double progress_deadline_s; /* no progress for this long fails the flow; a transport may
+                                 * raise it and fail_bound_s in setup to fit its timeouts */
+    struct flow_wire wire;      /* latest sample (sampler thread) */
+    uint64_t last_ack_ns;       /* when wire.acked_bytes last grew (sampler thread) */
+    cJSON *conditions;          /* test conditions the transport reported after setup */
+    char brief[200];            /* one line of them (results_conditions_brief) */
+    /* The flow's own counters, apart from the port-wide ones: an RDMA counter bound to its
+     * queue pairs (verbs, engine/counters/counters_qp.h), kept by the transport under lock: own,
+     * the latest values (NULL: none); own_report, set at teardown for the results: the deltas since
+     * binding, or why there are none. The runner frees both. */
+    int nown;
+    struct counters_value *own;
+    cJSON *own_report;
+};
+
+uint64_t flow_now_ns(void);
+
+/* For workers. Call first in a worker thread: pins it near the flow's endpoint (NUMA
+ * node of its NIC, from the topology) and starts its progress clock. */
+void flow_worker_begin(struct flow_worker *w);
+static inline enum flow_state flow_state(const struct flow_rt *f)
+{
+    return (enum flow_state)atomic_load_explicit(&f->state, memory_order_acquire);
+}
+/* Record a latency sample if measuring (ns). */
+void flow_record(struct flow_worker *w, uint64_t ns);
+/* Count payload moved (any state) and note progress (see last_progress_ns, last_tx_ns). */
+void flow_progress(struct flow_worker *w, uint64_t tx, uint64_t rx, uint64_t ops);
+/* Size of the next message: the point's size, or a draw from the distribution. */
+uint64_t flow_next_size(struct flow_worker *w);
+/* Pacing: wait until `bytes` may be sent under the flow's rate limit (no-op if none).
+ * Returns false when the flow is stopping. */
+bool flow_pace(struct flow_worker *w, uint64_t bytes);
+/* Mark the flow failed (first reason wins) and ask every worker to stop. */
+void flow_fail(struct flow_rt *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Start one thread per worker running fn(worker); 0 or -errno (workers already started
+ * are joined by flow_join_workers). */
+int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err);
+/* Join every started worker. */
+void flow_join_workers(struct flow_rt *f);
+/* Block while paused; returns false when the worker should exit. */
+bool flow_wait_running(struct flow_worker *w);
+/* The node's topology the run was started with (NULL if none), for NUMA placement. */
+const struct topo_model *flow_topology(const struct flow_rt *f);
+/* Events for the log the explorer shows. */
+void flow_event(struct flow_rt *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

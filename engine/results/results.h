@@ -1,0 +1,71 @@
+/* results: the results document of a run: the mix, every flow's statistics and histogram
+ * per phase and size point, the per-interval timeline, the topology snapshot, versions,
+ * hosts, test conditions, start and end times, errors and events. Written atomically. */
+#ifndef RESULTS_H
+#define RESULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+#include "engine/flow/flow.h"
+#include "engine/flow/mix.h"
+
+struct topo_model;
+
+#define RESULTS_FORMAT  "fabtop-results"
+#define RESULTS_VERSION 1
+
+struct results_timeline {
+    int n;
+    const float *t, *goodput_gbps, *wire_gbps, *ops_per_s;
+};
+
+struct results_input {
+    const struct mix *mix;
+    const struct topo_model *topo;
+    int nphases;
+    struct {
+        const char *name;
+        uint64_t t0_ns, t1_ns;
+        struct flow_rt *flows[MIX_MAX_FLOWS]; /* NULL: not in this phase */
+        struct results_timeline tl[MIX_MAX_FLOWS];
+        /* The test's counters over the phase (counters_set_report_json with deltas), or NULL */
+        const cJSON *counters;
+    } phases[2];
+    struct timespec wall_start, wall_end;
+    uint64_t t_start_ns;
+    bool interrupted;
+    int nevents;
+    const char (*events)[160];
+};
+
+/* Build the document (caller owns it). When every flow is simulated, "conditions" holds the
+ * simulated fabric only and "topology" is null: nothing of the host it ran on. */
+cJSON *results_build(const struct results_input *in);
+/* Save atomically (temporary file, then rename). */
+/* One line of the values a transport chose for a flow (device, port, GID, MTU, DSCP and
+ * the priority and PFC it maps to, QPs, connection method; TCP: congestion control, MSS),
+ * from its conditions object, for the live header and the text summary. "" when none. */
+void results_conditions_brief(const cJSON *cond, char *buf, size_t len);
+/* The goodput to show for a flow (a results document's phases[].flows[]) at one of its
+ * points: a simulated flow's (transport "sim") is its conditions.sim.results.goodput_gbps,
+ * payload over simulated time (*simulated true); any other's the point's goodput_gbps per
+ * wall-clock second. false when it was not recorded. */
+bool results_goodput(const cJSON *flow, const cJSON *point, double *gbps, bool *simulated);
+/* Leave out (null) what measures this machine rather than the test, so two runs of a
+ * simulated mix with one seed give byte-identical files: the start and end times, wall-clock
+ * durations and the rates computed from them, the wall-clock timelines, the events' times
+ * (the events are sorted: flow threads log in any order) and the host's counters. The
+ * host's topology stays (it holds no free memory or other moving state); an all-sim run has
+ * no host topology or host conditions to begin with (results_build). Says so in
+ * "reproducible". */
+void results_make_reproducible(cJSON *doc);
+int results_save(const char *path, const cJSON *doc, struct ft_err *err);
+/* Load and check the format; one clear error for anything else. */
+int results_load(const char *path, cJSON **doc, struct ft_err *err);
+
+#endif

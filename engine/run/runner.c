@@ -1,0 +1,1285 @@
+/* runner: phases, flow drivers, the 10 Hz sampler and snapshot publication, failure
+ * detection by progress deadlines, and the results document. */
+/* CPU sets, pthread_setaffinity_np and pipe2 are GNU extensions. */
+#define _GNU_SOURCE
+#include "engine/run/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
+#include "engine/flow/flow.h"
+#include "engine/results/results.h"
+#include "engine/xport/xport.h"
+#include "engine/xport/sim/xport_sim.h"
+#include "topology/topo_model.h"
+
+#define MAX_EVENTS 512
+
+/* Sampler-side memory of a flow: previous counters for interval rates, the timeline. */
+struct flow_tl {
+    uint64_t t_ns, goodput, wire, ops;
+    bool have_prev;
+    int n;
+    float t[SNAP_TIMELINE * 10];
+    float goodput_gbps[SNAP_TIMELINE * 10];
+    float wire_gbps[SNAP_TIMELINE * 10];
+    float ops_per_s[SNAP_TIMELINE * 10];
+    double last_goodput, last_wire, last_ops;
+    bool last_wire_valid, last_valid;
+};
+
+struct phase_rt {
+    char name[16];
+    struct flow_rt *flows[MIX_MAX_FLOWS]; /* NULL: flow not in this phase */
+    struct flow_tl *tl[MIX_MAX_FLOWS];
+    pthread_t drivers[MIX_MAX_FLOWS];
+    uint64_t t0_ns, t1_ns;
+    _Atomic bool fg_done; /* every foreground flow finished */
+    double planned_s;
+};
+
+struct runner {
+    struct runner_opts o;
+    struct mix mix;
+    struct agent *loop_agent;
+    struct channel_key loop_key, key;
+    bool key_loaded;
+    char key_error[512];
+    pthread_t main_thread, sampler_thread;
+    _Atomic bool stop, done, sampler_exit;
+    _Atomic int hist_flow; /* runner_show_hist: whose histogram snapshots carry (-1: fg) */
+    int wake[2];
+    pthread_mutex_t snap_lock;
+    struct runner_snapshot *snap;
+    uint64_t gen;
+    _Atomic int cur_phase;
+    int nphases;
+    struct phase_rt phases[2];
+    pthread_mutex_t ev_lock;
+    int nevents;
+    char events[MAX_EVENTS][160];
+    uint64_t t_start_ns;
+    struct timespec wall_start, wall_end;
+    cJSON *results;
+    int status;
+    bool interrupted;
+    /* Counters of the test's ports and netdevs (port-wide). A thread of their own reads them:
+     * qdisc dumps and ethtool ioctls wait for the kernel's RTNL lock (held for seconds while
+     * namespaces are torn down, say) and firmware counters for the firmware, which must
+     * never delay the sampler's failure detection. ctr_lock guards the set (read, marked at
+     * a phase's start, its deltas kept at the end); pub_lock the copy snapshots take. */
+    struct counters_set *ctrs;
+    pthread_t ctr_thread;
+    pthread_mutex_t ctr_lock, pub_lock;
+    struct counters_value *pub;
+    int npub;
+    cJSON *phase_ctrs[2];
+};
+
+/* ---- clocks and small helpers ---- */
+
+uint64_t flow_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* splitmix64: a small, fast, seedable generator for size draws. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void runner_event(struct runner *r, const char *fmt, va_list ap)
+{
+    char line[160];
+    double t = (flow_now_ns() - r->t_start_ns) / 1e9;
+    int n = snprintf(line, sizeof(line), "%7.3fs ", t);
+    vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    pthread_mutex_lock(&r->ev_lock);
+    if (r->nevents < MAX_EVENTS)
+        snprintf(r->events[r->nevents++], sizeof(r->events[0]), "%s", line);
+    pthread_mutex_unlock(&r->ev_lock);
+}
+
+static void revent(struct runner *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void revent(struct runner *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    runner_event(r, fmt, ap);
+    va_end(ap);
+}
+
+static uint64_t last_alive(const struct flow_rt *f);
+
+/* ---- worker-side helpers (flow.h) ---- */
+
+int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err)
+{
+    for (int i = 0; i < f->nworkers; i++) {
+        struct flow_worker *w = &f->workers[i];
+        int rc = pthread_create(&w->thread, NULL, fn, w);
+        if (rc)
+            return ft_err_set(err, -rc, "flow %s: cannot start a worker: %s", f->spec->name,
+                              strerror(rc));
+        w->started = true;
+    }
+    return 0;
+}
+
+void flow_join_workers(struct flow_rt *f)
+{
+    for (int i = 0; i < f->nworkers; i++)
+        if (f->workers[i].started) {
+            pthread_join(f->workers[i].thread, NULL);
+            f->workers[i].started = false;
+        }
+}
+
+const struct topo_model *flow_topology(const struct flow_rt *f)
+{
+    return f->runner->o.topo;
+}
+
+void flow_event(struct flow_rt *f, const char *fmt, ...)
+{
+    char buf[140];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    revent(f->runner, "%s: %s", f->spec->name, buf);
+}
+
+void flow_record(struct flow_worker *w, uint64_t ns)
+{
+    struct flow_rt *f = w->flow;
+    if (flow_state(f) != FLOW_ST_MEASURE)
+        return;
+    int p = atomic_load_explicit(&f->point, memory_order_relaxed);
+    hist_record(&w->lat[p], ns);
+}
+
+void flow_progress(struct flow_worker *w, uint64_t tx, uint64_t rx, uint64_t ops)
+{
+    /* Single writer per counter: plain load + store, no locked instruction. */
+    if (tx)
+        atomic_store_explicit(&w->tx_bytes,
+                              atomic_load_explicit(&w->tx_bytes, memory_order_relaxed) + tx,
+                              memory_order_relaxed);
+    if (rx)
+        atomic_store_explicit(&w->rx_bytes,
+                              atomic_load_explicit(&w->rx_bytes, memory_order_relaxed) + rx,
+                              memory_order_relaxed);
+    if (ops)
+        atomic_store_explicit(&w->ops, atomic_load_explicit(&w->ops, memory_order_relaxed) + ops,
+                              memory_order_relaxed);
+    uint64_t now = flow_now_ns();
+    if (rx || ops)
+        atomic_store_explicit(&w->last_progress_ns, now, memory_order_relaxed);
+    if (tx)
+        atomic_store_explicit(&w->last_tx_ns, now, memory_order_relaxed);
+}
+
+uint64_t flow_next_size(struct flow_worker *w)
+{
+    const struct mix_sizes *s = &w->flow->spec->size;
+    if (s->kind != MIX_SIZE_DIST) {
+        int p = atomic_load_explicit(&w->flow->point, memory_order_relaxed);
+        return w->flow->points[p].size;
+    }
+    double total = 0;
+    for (int i = 0; i < s->n; i++)
+        total += s->weight[i];
+    double x = (double)(rng_next(&w->rng) >> 11) / 9007199254740992.0 * total;
+    for (int i = 0; i < s->n; i++) {
+        if (x < s->weight[i])
+            return s->bytes[i];
+        x -= s->weight[i];
+    }
+    return s->bytes[s->n - 1];
+}
+
+bool flow_pace(struct flow_worker *w, uint64_t bytes)
+{
+    struct flow_rt *f = w->flow;
+    double rate = f->spec->rate_gbps;
+    if (rate <= 0)
+        return flow_state(f) < FLOW_ST_STOP;
+    /* Token bucket per worker: the flow's rate split evenly over its workers, a burst of at
+     * most 1 ms worth of data or two messages, so one late wake-up (a busy host) does not
+     * lose rate for good. */
+    double bytes_per_ns = rate * 1e9 / 8 / 1e9 / f->nworkers;
+    double burst = bytes_per_ns * 1e6;
+    if (burst < 2.0 * (double)bytes)
+        burst = 2.0 * (double)bytes;
+    for (;;) {
+        uint64_t now = flow_now_ns();
+        if (w->tokens_ns == 0)
+            w->tokens_ns = now;
+        w->tokens += (double)(now - w->tokens_ns) * bytes_per_ns;
+        w->tokens_ns = now;
+        if (w->tokens > burst)
+            w->tokens = burst;
+        if (w->tokens >= (double)bytes) {
+            w->tokens -= (double)bytes;
+            return true;
+        }
+        if (flow_state(f) >= FLOW_ST_STOP)
+            return false;
+        double wait = ((double)bytes - w->tokens) / bytes_per_ns;
+        sleep_ns(wait > 2e6 ? 2000000 : (uint64_t)wait);
+        atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+    }
+}
+
+void flow_fail(struct flow_rt *f, const char *fmt, ...)
+{
+    pthread_mutex_lock(&f->lock);
+    bool first = atomic_load(&f->status) != FLOW_FAILED;
+    if (first) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(f->error, sizeof(f->error), fmt, ap);
+        va_end(ap);
+        f->failed_ns = flow_now_ns();
+        f->last_progress_ns = last_alive(f);
+        atomic_store(&f->status, FLOW_FAILED);
+    }
+    pthread_mutex_unlock(&f->lock);
+    atomic_store_explicit(&f->state, FLOW_ST_STOP, memory_order_release);
+    if (first)
+        revent(f->runner, "%s FAILED: %s", f->spec->name, f->error);
+}
+
+bool flow_wait_running(struct flow_worker *w)
+{
+    for (;;) {
+        enum flow_state s = flow_state(w->flow);
+        if (s == FLOW_ST_STOP)
+            return false;
+        if (s != FLOW_ST_PAUSE && s != FLOW_ST_SETUP)
+            return true;
+        atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+        sleep_ns(200000);
+    }
+}
+
+/* ---- pinning ---- */
+
+/* CPU list of the PCI device behind the flow's local endpoint, from the topology. */
+static const char *endpoint_cpuset(const struct runner *r, const struct mix_flow *spec)
+{
+    const struct topo_model *m = r->o.topo;
+    if (!m)
+        return NULL;
+    for (int i = 0; i < m->nnetdevs; i++) {
+        const struct topo_netdev *d = &m->netdevs[i];
+        bool match = (spec->local_netdev[0] && !strcmp(d->name, spec->local_netdev)) ||
+                     (spec->local_ip[0] && strstr(d->addrs, spec->local_ip));
+        if (match && d->pci >= 0 && m->pci[d->pci].cpuset[0])
+            return m->pci[d->pci].cpuset;
+    }
+    return NULL;
+}
+
+static void parse_cpulist(const char *s, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    while (*s) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s)
+            break;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        for (long c = a; c <= b && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, set);
+        s = *end == ',' ? end + 1 : end;
+        if (*end != ',')
+            break;
+    }
+}
+
+void flow_worker_begin(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    atomic_store(&w->last_progress_ns, flow_now_ns());
+    atomic_store(&w->last_tx_ns, flow_now_ns());
+    if (!f->runner->o.pin)
+        return;
+    const char *cpus = endpoint_cpuset(f->runner, f->spec);
+    if (!cpus)
+        return;
+    cpu_set_t set;
+    parse_cpulist(cpus, &set);
+    if (CPU_COUNT(&set) > 0)
+        pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* ---- flow lifecycle ---- */
+
+static struct flow_rt *flow_new(struct runner *r, int index)
+{
+    const struct mix_flow *spec = &r->mix.flows[index];
+    struct flow_rt *f = xalloc_zero(1, sizeof(*f));
+    f->spec = spec;
+    f->index = index;
+    f->runner = r;
+    f->xp = xport_find(spec->transport);
+    pthread_mutex_init(&f->lock, NULL);
+    f->fail_bound_s = r->mix.fail_bound_s;
+    f->progress_deadline_s = r->mix.progress_deadline_s;
+    atomic_init(&f->state, FLOW_ST_SETUP);
+    atomic_init(&f->status, FLOW_PENDING);
+    if (spec->size.kind == MIX_SIZE_SWEEP) {
+        f->npoints = spec->size.n;
+        for (int i = 0; i < f->npoints; i++)
+            f->points[i].size = spec->size.bytes[i];
+    } else {
+        f->npoints = 1;
+        f->points[0].size = spec->size.kind == MIX_SIZE_FIXED ? spec->size.bytes[0] : 0;
+    }
+    /* One worker per connection; bidirectional streams get a sender and a receiver. */
+    int n = spec->concurrency;
+    if (spec->op == MIX_OP_STREAM && spec->dir == MIX_DIR_BIDIR)
+        n *= 2;
+    f->nworkers = f->nworkers_alloc = n;
+    f->workers = xalloc_zero((size_t)n, sizeof(*f->workers));
+    for (int i = 0; i < n; i++) {
+        struct flow_worker *w = &f->workers[i];
+        w->flow = f;
+        w->idx = i;
+        w->fd = -1;
+        w->rng = spec->seed * 1000003u + (uint64_t)i + 1;
+        w->lat = xalloc((size_t)f->npoints * sizeof(struct hist));
+        for (int p = 0; p < f->npoints; p++)
+            hist_init(&w->lat[p]);
+    }
+    return f;
+}
+
+static void flow_free(struct flow_rt *f)
+{
+    if (!f)
+        return;
+    for (int i = 0; i < f->nworkers_alloc; i++)
+        free(f->workers[i].lat);
+    free(f->workers);
+    cJSON_Delete(f->conditions);
+    free(f->own);
+    cJSON_Delete(f->own_report);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+static void sum_counters(const struct flow_rt *f, uint64_t *tx, uint64_t *rx, uint64_t *ops)
+{
+    *tx = *rx = *ops = 0;
+    for (int i = 0; i < f->nworkers; i++) {
+        *tx += atomic_load_explicit(&f->workers[i].tx_bytes, memory_order_relaxed);
+        *rx += atomic_load_explicit(&f->workers[i].rx_bytes, memory_order_relaxed);
+        *ops += atomic_load_explicit(&f->workers[i].ops, memory_order_relaxed);
+    }
+}
+
+/* Payload delivered: what the receiving side(s) got. For a TCP sender that is what the peer
+ * acknowledged (bytes in socket buffers are not delivered yet). */
+static uint64_t delivered(const struct flow_rt *f, uint64_t tx, uint64_t rx,
+                          const struct flow_wire *w)
+{
+    const struct mix_flow *s = f->spec;
+    bool tx_side = s->op != MIX_OP_STREAM || s->dir != MIX_DIR_RX;
+    bool rx_side = s->op != MIX_OP_STREAM || s->dir != MIX_DIR_TX;
+    uint64_t out = 0;
+    if (tx_side)
+        out += (w && w->valid && s->op == MIX_OP_STREAM) ? w->acked_bytes : tx;
+    if (rx_side)
+        out += rx;
+    return out;
+}
+
+static void sample_wire(struct flow_rt *f, struct flow_wire *w)
+{
+    memset(w, 0, sizeof(*w));
+    if (f->xp && f->xp->sample)
+        f->xp->sample(f, w);
+}
+
+/* Wait up to ns, waking early on stop/failure; returns false if the flow must end. */
+static bool wait_or_stop(struct flow_rt *f, uint64_t ns)
+{
+    uint64_t end = flow_now_ns() + ns;
+    while (flow_now_ns() < end) {
+        if (atomic_load(&f->runner->stop) || flow_state(f) == FLOW_ST_STOP)
+            return false;
+        uint64_t left = end - flow_now_ns();
+        sleep_ns(left > 5000000 ? 5000000 : left);
+    }
+    return !(atomic_load(&f->runner->stop) || flow_state(f) == FLOW_ST_STOP);
+}
+
+/* How long a connection to a remote agent may take. */
+static int peer_timeout_ms(const struct mix *m)
+{
+    int ms = (int)(m->fail_bound_s * 1000);
+    return ms < 1000 ? 1000 : ms;
+}
+
+/* channel_connect to a remote agent, trying again for up to half a second while it answers
+ * "busy": a session that just ended (this run's check of the peer, the previous run's flows)
+ * holds its slot until the agent has seen the connection close. */
+static int connect_remote(const char *peer, const struct channel_key *key, int timeout_ms,
+                          struct channel_conn **c, struct ft_err *err)
+{
+    for (int tries = 0;; tries++) {
+        struct ft_err e = {0};
+        int rc = channel_connect(peer, CHANNEL_DEFAULT_PORT, key, timeout_ms, c, &e);
+        if (rc != -EBUSY || tries == 5) {
+            if (rc < 0)
+                ft_err_set(err, rc, "%s", e.msg);
+            return rc;
+        }
+        sleep_ns(100000000);
+    }
+}
+
+/* The agent a flow talks to: its own peer, or --peer for a loopback flow; NULL when the flow
+ * needs no agent or uses the one inside this process. */
+static const char *remote_peer(const struct mix_flow *f, const char *peer_override)
+{
+    const struct xport_ops *xp = xport_find(f->transport);
+    if (!xp || !xp->needs_peer)
+        return NULL;
+    const char *peer = f->peer;
+    if (!strcmp(peer, "loopback") && peer_override)
+        peer = peer_override;
+    return strcmp(peer, "loopback") ? peer : NULL;
+}
+
+/* Connect the flow's control session: the in-process loopback agent or a remote one. */
+static int connect_peer(struct flow_rt *f, struct ft_err *err)
+{
+    struct runner *r = f->runner;
+    const char *peer = f->spec->peer;
+    if (!strcmp(peer, "loopback") && r->o.peer_override)
+        peer = r->o.peer_override;
+    if (!strcmp(peer, "loopback")) {
+        char hp[64];
+        snprintf(hp, sizeof(hp), "127.0.0.1:%u", agent_port(r->loop_agent));
+        snprintf(f->peer_desc, sizeof(f->peer_desc), "loopback agent %s", hp);
+        return channel_connect(hp, 0, &r->loop_key, 2000, &f->ctl, err);
+    }
+    if (!r->key_loaded)
+        return ft_err_set(err, -ENOKEY, "%s", r->key_error);
+    snprintf(f->peer_desc, sizeof(f->peer_desc), "%s", peer);
+    return connect_remote(peer, &r->key, peer_timeout_ms(&r->mix), &f->ctl, err);
+}
+
+static void *flow_drive(void *arg)
+{
+    struct flow_rt *f = arg;
+    struct runner *r = f->runner;
+    struct phase_rt *ph = &r->phases[atomic_load(&r->cur_phase)];
+    const struct mix_flow *s = f->spec;
+    struct ft_err err = {0};
+    atomic_store(&f->status, FLOW_RUNNING);
+    if (s->start_s > 0 && !wait_or_stop(f, (uint64_t)(s->start_s * 1e9)))
+        goto out;
+    revent(r, "%s: setting up (%s %s)", s->name, s->transport, mix_op_str(s->op));
+    uint64_t t = flow_now_ns();
+    if (f->xp->needs_peer && connect_peer(f, &err) < 0) {
+        flow_fail(f, "%s", err.msg);
+        goto out;
+    }
+    if (f->xp->setup(f, &err) < 0) {
+        flow_fail(f, "%s", err.msg);
+        goto out_teardown;
+    }
+    f->setup_s = (flow_now_ns() - t) / 1e9;
+    f->conditions = cJSON_CreateObject();
+    if (f->xp->conditions)
+        f->xp->conditions(f, f->conditions);
+    const char *cpus = r->o.pin ? endpoint_cpuset(r, s) : NULL;
+    cJSON_AddStringToObject(f->conditions, "worker_cpus",
+                            cpus       ? cpus
+                            : r->o.pin ? "not pinned: no NUMA locality known for the endpoint"
+                                       : "not pinned (--no-pin)");
+    pthread_mutex_lock(&f->lock);
+    results_conditions_brief(f->conditions, f->brief, sizeof(f->brief));
+    pthread_mutex_unlock(&f->lock);
+    atomic_store(&f->state, FLOW_ST_PAUSE);
+    if (f->xp->start(f, &err) < 0) {
+        flow_fail(f, "%s", err.msg);
+        goto out_stop;
+    }
+    bool until_phase_end =
+        s->role == MIX_ROLE_BACKGROUND && s->duration_s == 0 && s->iterations == 0;
+    for (int p = 0; p < f->npoints; p++) {
+        struct flow_point *pt = &f->points[p];
+        atomic_store(&f->point, p);
+        atomic_store(&f->state, FLOW_ST_WARMUP);
+        if (!wait_or_stop(f, (uint64_t)(s->warmup_s * 1e9)))
+            break;
+        sample_wire(f, &pt->wire0);
+        sum_counters(f, &pt->tx0, &pt->rx0, &pt->ops0);
+        pt->t0_ns = flow_now_ns();
+        atomic_store(&f->state, FLOW_ST_MEASURE);
+        uint64_t dur = (uint64_t)(s->duration_s * 1e9);
+        bool cut = false;
+        for (;;) {
+            if (atomic_load(&r->stop) || flow_state(f) == FLOW_ST_STOP) {
+                cut = true;
+                break;
+            }
+            uint64_t now = flow_now_ns();
+            if (until_phase_end) {
+                if (atomic_load(&ph->fg_done))
+                    break;
+            } else if (s->iterations) {
+                uint64_t tx, rx, ops;
+                sum_counters(f, &tx, &rx, &ops);
+                if (ops - pt->ops0 >= s->iterations)
+                    break;
+            } else if (now - pt->t0_ns >= dur) {
+                break;
+            }
+            /* Sleep in short slices (a stop is noticed within 20 ms) without waking so often
+             * that this thread competes with the workers; end a timed window on time. */
+            uint64_t slice = 20000000;
+            if (!until_phase_end && !s->iterations && pt->t0_ns + dur - now < slice)
+                slice = pt->t0_ns + dur - now;
+            sleep_ns(s->iterations ? 2000000 : slice);
+        }
+        if (flow_state(f) != FLOW_ST_STOP)
+            atomic_store(&f->state, FLOW_ST_PAUSE);
+        pt->t1_ns = flow_now_ns();
+        sum_counters(f, &pt->tx1, &pt->rx1, &pt->ops1);
+        sample_wire(f, &pt->wire1);
+        pt->done = true;
+        pt->partial = cut;
+        if (cut)
+            break;
+    }
+out_stop:
+    atomic_store(&f->state, FLOW_ST_STOP);
+    f->xp->stop(f);
+out_teardown:
+    t = flow_now_ns();
+    f->xp->teardown(f);
+    f->teardown_s = (flow_now_ns() - t) / 1e9;
+out:
+    if (f->ctl) {
+        channel_close(f->ctl);
+        f->ctl = NULL;
+    }
+    int st = atomic_load(&f->status);
+    if (st != FLOW_FAILED)
+        atomic_store(&f->status, atomic_load(&r->stop) ? FLOW_STOPPED : FLOW_OK);
+    revent(r, "%s: %s", s->name,
+           atomic_load(&f->status) == FLOW_OK        ? "done"
+           : atomic_load(&f->status) == FLOW_STOPPED ? "stopped"
+                                                     : "failed");
+    return NULL;
+}
+
+/* ---- sampler and snapshots ---- */
+
+static void snapshot_free(struct runner_snapshot *s)
+{
+    free(s->counters);
+    free(s->flows);
+    free(s);
+}
+
+void runner_snapshot_release(struct runner_snapshot *s)
+{
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1)
+        snapshot_free(s);
+}
+
+void runner_show_hist(struct runner *r, int flow)
+{
+    atomic_store(&r->hist_flow, flow);
+}
+
+struct runner_snapshot *runner_snapshot(struct runner *r)
+{
+    pthread_mutex_lock(&r->snap_lock);
+    struct runner_snapshot *s = r->snap;
+    atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_unlock(&r->snap_lock);
+    return s;
+}
+
+/* Merge a flow's current-point histograms into out (reading live workers). */
+static void current_hist(const struct flow_rt *f, int p, struct hist *out, struct hist *tmp)
+{
+    hist_init(out);
+    for (int i = 0; i < f->nworkers; i++) {
+        hist_snapshot(&f->workers[i].lat[p], tmp);
+        hist_merge(out, tmp);
+    }
+}
+
+/* When did the flow last show it is alive? Received bytes, completed operations and waits
+ * by design count; sent bytes count only through what the peer acknowledged when the
+ * transport can see that (TCP), since writes into a socket buffer succeed on a dead path. */
+static uint64_t last_alive(const struct flow_rt *f)
+{
+    uint64_t last = 0;
+    for (int i = 0; i < f->nworkers; i++) {
+        uint64_t l = atomic_load_explicit(&f->workers[i].last_progress_ns, memory_order_relaxed);
+        if (l > last)
+            last = l;
+        if (!f->wire.valid) {
+            l = atomic_load_explicit(&f->workers[i].last_tx_ns, memory_order_relaxed);
+            if (l > last)
+                last = l;
+        }
+    }
+    if (f->wire.valid && f->last_ack_ns > last)
+        last = f->last_ack_ns;
+    return last;
+}
+
+static void check_progress(struct runner *r, struct flow_rt *f, uint64_t now)
+{
+    enum flow_state st = flow_state(f);
+    if (st != FLOW_ST_WARMUP && st != FLOW_ST_MEASURE)
+        return;
+    uint64_t last = last_alive(f);
+    /* Check early enough that detection stays inside the mix's bound: one sampler period of
+     * check granularity, one more for a late sampler tick on a busy host, and half a period
+     * for acknowledgements the kernel was still processing when the path died. */
+    double deadline = f->progress_deadline_s;
+    double margin = 2.5 / r->o.snapshot_hz;
+    if (deadline > f->fail_bound_s - margin)
+        deadline = f->fail_bound_s - margin;
+    if (last && now > last && (now - last) / 1e9 > deadline)
+        flow_fail(f, "no progress for %.2f s (deadline %.2f s): peer gone or path down?",
+                  (now - last) / 1e9, deadline);
+}
+
+static void tl_add(struct flow_tl *tl, struct runner *r, struct flow_rt *f, uint64_t now)
+{
+    uint64_t tx, rx, ops;
+    sum_counters(f, &tx, &rx, &ops);
+    struct flow_wire w;
+    sample_wire(f, &w);
+    if (w.valid && (!f->wire.valid || w.acked_bytes > f->wire.acked_bytes || !f->last_ack_ns))
+        f->last_ack_ns = now;
+    f->wire = w;
+    uint64_t good = delivered(f, tx, rx, &w);
+    if (tl->have_prev && now > tl->t_ns) {
+        double dt = (now - tl->t_ns) / 1e9;
+        tl->last_goodput = (good - tl->goodput) * 8 / dt / 1e9;
+        tl->last_ops = (ops - tl->ops) / dt;
+        tl->last_wire_valid = w.valid;
+        tl->last_wire = w.valid ? (w.wire_bytes - tl->wire) * 8 / dt / 1e9 : 0;
+        tl->last_valid = true;
+        if (tl->n < SNAP_TIMELINE * 10) {
+            tl->t[tl->n] = (float)((now - r->t_start_ns) / 1e9);
+            tl->goodput_gbps[tl->n] = (float)tl->last_goodput;
+            tl->wire_gbps[tl->n] = (float)tl->last_wire;
+            tl->ops_per_s[tl->n] = (float)tl->last_ops;
+            tl->n++;
+        }
+    }
+    tl->t_ns = now;
+    tl->goodput = good;
+    tl->wire = w.valid ? w.wire_bytes : 0;
+    tl->ops = ops;
+    tl->have_prev = true;
+}
+
+/* The counters' latest values for the snapshots (call with ctr_lock held). */
+static void publish_counters(struct runner *r)
+{
+    int n;
+    const struct counters_value *v = counters_set_values(r->ctrs, &n);
+    pthread_mutex_lock(&r->pub_lock);
+    if (n > r->npub)
+        r->pub = xalloc_resize(r->pub, (size_t)n * sizeof(*v));
+    memcpy(r->pub, v, (size_t)n * sizeof(*v));
+    r->npub = n;
+    pthread_mutex_unlock(&r->pub_lock);
+}
+
+/* The test's counters into a snapshot, as a copy; never waits for a counter read. A
+ * simulated fabric's counters (per NIC and switch port, engine/xport/sim/xport_sim.h) follow. */
+static void copy_counters(struct runner *r, struct runner_snapshot *s)
+{
+    struct xport_sim_view sv;
+    int nsim = xport_sim_view(r, &sv) == 0 ? sv.ncounters : -1;
+    if (r->ctrs || nsim > 0) {
+        if (r->ctrs)
+            pthread_mutex_lock(&r->pub_lock);
+        int nhost = r->ctrs ? r->npub : 0, n = nhost + (nsim > 0 ? nsim : 0);
+        s->counters = xalloc((size_t)(n ? n : 1) * sizeof(*s->counters));
+        if (nhost)
+            memcpy(s->counters, r->pub, (size_t)nhost * sizeof(*r->pub));
+        if (r->ctrs)
+            pthread_mutex_unlock(&r->pub_lock);
+        if (nsim > 0)
+            memcpy(s->counters + nhost, sv.counters, (size_t)nsim * sizeof(*sv.counters));
+        s->ncounters = n;
+    }
+    if (nsim >= 0)
+        xport_sim_view_free(&sv);
+}
+
+/* Each flow's own counters (verbs: its queue pairs' RDMA counter, engine/counters/counters_qp.h)
+ * after the port-wide ones; their source, COUNTERS_SRC_QP, and object tell them apart. */
+static void copy_own_counters(struct runner_snapshot *s, const struct phase_rt *ph, int nflows)
+{
+    for (int i = 0; i < nflows; i++) {
+        struct flow_rt *f = ph->flows[i];
+        if (!f)
+            continue;
+        pthread_mutex_lock(&f->lock);
+        if (f->nown > 0) {
+            size_t n = (size_t)(s->ncounters + f->nown);
+            s->counters = xalloc_resize(s->counters, n * sizeof(*s->counters));
+            memcpy(s->counters + s->ncounters, f->own, (size_t)f->nown * sizeof(*f->own));
+            s->ncounters += f->nown;
+        }
+        pthread_mutex_unlock(&f->lock);
+    }
+}
+
+static struct runner_snapshot *build_snapshot(struct runner *r, bool final)
+{
+    struct runner_snapshot *s = xalloc_zero(1, sizeof(*s));
+    atomic_init(&s->refs, 1);
+    uint64_t now = flow_now_ns();
+    int phi = atomic_load(&r->cur_phase);
+    struct phase_rt *ph = &r->phases[phi];
+    s->gen = ++r->gen;
+    s->t_s = (now - r->t_start_ns) / 1e9;
+    s->phase_index = phi;
+    s->nphases = r->nphases;
+    snprintf(s->phase_name, sizeof(s->phase_name), "%s", ph->name);
+    s->phase_total_s = ph->planned_s;
+    s->phase_elapsed_s = ph->t0_ns ? (now - ph->t0_ns) / 1e9 : 0;
+    s->done = final;
+    s->nflows = r->mix.nflows;
+    s->fg = mix_foreground(&r->mix);
+    int hf = atomic_load(&r->hist_flow);
+    s->hist_flow = hf >= 0 && hf < r->mix.nflows ? hf : s->fg;
+    s->flows = xalloc_zero((size_t)s->nflows, sizeof(*s->flows));
+    struct hist *tmp = xalloc(sizeof(*tmp));
+    struct hist *merged = xalloc(sizeof(*merged));
+    int worst = RUN_PH_DONE;
+    for (int i = 0; i < s->nflows; i++) {
+        struct snap_flow *sf = &s->flows[i];
+        const struct mix_flow *spec = &r->mix.flows[i];
+        snprintf(sf->name, sizeof(sf->name), "%s", spec->name);
+        snprintf(sf->transport, sizeof(sf->transport), "%s", spec->transport);
+        sf->op = spec->op;
+        sf->role = spec->role;
+        struct flow_rt *f = ph->flows[i];
+        if (!f) {
+            sf->status = FLOW_PENDING;
+            sf->state = FLOW_ST_SETUP;
+            continue;
+        }
+        sf->status = atomic_load(&f->status);
+        sf->state = flow_state(f);
+        sf->point = atomic_load(&f->point);
+        sf->npoints = f->npoints;
+        sf->size = f->points[sf->point].size;
+        sf->bw_bytes = f->points[sf->point].bw_bytes;
+        sf->bw_factor = f->bw_factor;
+        sum_counters(f, &sf->tx_bytes, &sf->rx_bytes, &sf->ops);
+        struct flow_tl *tl = ph->tl[i];
+        if (tl->last_valid) {
+            sf->valid |= SNAP_V_RATE;
+            sf->goodput_gbps = tl->last_goodput;
+            sf->ops_per_s = tl->last_ops;
+            if (tl->last_wire_valid) {
+                sf->valid |= SNAP_V_WIRE;
+                sf->wire_gbps = tl->last_wire;
+            }
+        }
+        sf->wire.valid = f->wire.valid;
+        sf->wire.retrans = f->wire.retrans;
+        sf->wire.rtt_us = f->wire.rtt_us;
+        sf->wire.rttvar_us = f->wire.rttvar_us;
+        sf->wire.cwnd_bytes = f->wire.cwnd_bytes;
+        if (mix_latency_kind_of(spec) != MIX_LAT_NONE) {
+            current_hist(f, sf->point, merged, tmp);
+            if (atomic_load(&merged->count)) {
+                hist_stats(merged, &sf->lat);
+                sf->valid |= SNAP_V_LAT;
+            }
+            if (i == s->hist_flow)
+                memcpy(&s->hist, merged, sizeof(*merged));
+        }
+        int first = tl->n > SNAP_TIMELINE ? tl->n - SNAP_TIMELINE : 0;
+        sf->ntl = tl->n - first;
+        memcpy(sf->tl_goodput, tl->goodput_gbps + first, (size_t)sf->ntl * sizeof(float));
+        memcpy(sf->tl_t, tl->t + first, (size_t)sf->ntl * sizeof(float));
+        pthread_mutex_lock(&f->lock);
+        snprintf(sf->error, sizeof(sf->error), "%s", f->error);
+        snprintf(sf->brief, sizeof(sf->brief), "%s", f->brief);
+        pthread_mutex_unlock(&f->lock);
+        int rp = sf->state == FLOW_ST_SETUP     ? RUN_PH_SETUP
+                 : sf->state == FLOW_ST_WARMUP  ? RUN_PH_WARMUP
+                 : sf->state == FLOW_ST_MEASURE ? RUN_PH_MEASURE
+                 : sf->status == FLOW_RUNNING   ? RUN_PH_TEARDOWN
+                                                : RUN_PH_DONE;
+        if (spec->role == MIX_ROLE_FOREGROUND && rp < worst)
+            worst = rp;
+    }
+    s->run_phase = final ? RUN_PH_DONE : (enum run_phase)worst;
+    free(tmp);
+    free(merged);
+    copy_counters(r, s);
+    copy_own_counters(s, ph, s->nflows);
+    pthread_mutex_lock(&r->ev_lock);
+    int first = r->nevents > 32 ? r->nevents - 32 : 0;
+    s->nevents = r->nevents - first;
+    for (int i = 0; i < s->nevents; i++)
+        snprintf(s->events[i], sizeof(s->events[i]), "%s", r->events[first + i]);
+    pthread_mutex_unlock(&r->ev_lock);
+    return s;
+}
+
+static void publish(struct runner *r, struct runner_snapshot *s)
+{
+    pthread_mutex_lock(&r->snap_lock);
+    struct runner_snapshot *old = r->snap;
+    r->snap = s;
+    pthread_mutex_unlock(&r->snap_lock);
+    runner_snapshot_release(old);
+    char b = 1;
+    if (write(r->wake[1], &b, 1) < 0) {
+        /* the pipe is full: the UI has a wake-up pending already */
+    }
+}
+
+static void *sampler(void *arg)
+{
+    struct runner *r = arg;
+    uint64_t period = (uint64_t)(1e9 / r->o.snapshot_hz);
+    uint64_t next = flow_now_ns() + period;
+    while (!atomic_load(&r->sampler_exit)) {
+        uint64_t now = flow_now_ns();
+        if (now < next) {
+            sleep_ns(next - now > 5000000 ? 5000000 : next - now);
+            continue;
+        }
+        next += period;
+        if (next < now)
+            next = now + period;
+        struct phase_rt *ph = &r->phases[atomic_load(&r->cur_phase)];
+        for (int i = 0; i < r->mix.nflows; i++) {
+            struct flow_rt *f = ph->flows[i];
+            if (!f)
+                continue;
+            tl_add(ph->tl[i], r, f, now);
+            check_progress(r, f, now);
+        }
+        publish(r, build_snapshot(r, false));
+    }
+    return NULL;
+}
+
+/* The counters' own sampler, at the snapshot rate (firmware-backed counters once a
+ * second, see counters_opts); a read that blocks delays only the counters. */
+static void *counter_sampler(void *arg)
+{
+    struct runner *r = arg;
+    uint64_t period = (uint64_t)(1e9 / r->o.snapshot_hz);
+    while (!atomic_load(&r->sampler_exit)) {
+        pthread_mutex_lock(&r->ctr_lock);
+        counters_set_sample(r->ctrs);
+        publish_counters(r);
+        pthread_mutex_unlock(&r->ctr_lock);
+        sleep_ns(period);
+    }
+    return NULL;
+}
+
+/* ---- phases ---- */
+
+static double planned_seconds(const struct runner *r, bool quiet)
+{
+    double total = 0;
+    for (int i = 0; i < r->mix.nflows; i++) {
+        const struct mix_flow *f = &r->mix.flows[i];
+        if (f->role != MIX_ROLE_FOREGROUND)
+            continue;
+        int points = f->size.kind == MIX_SIZE_SWEEP ? f->size.n : 1;
+        double t = f->start_s + points * (f->warmup_s + f->duration_s);
+        if (t > total)
+            total = t;
+    }
+    (void)quiet;
+    return total;
+}
+
+/* Counters at a phase boundary: everything read now, then marked (start) or the deltas
+ * since the mark kept for the results (end). */
+static void phase_counters(struct runner *r, int phi, bool start)
+{
+    if (!r->ctrs)
+        return;
+    pthread_mutex_lock(&r->ctr_lock);
+    counters_set_sample_all(r->ctrs);
+    if (start) {
+        counters_set_mark(r->ctrs);
+    } else {
+        cJSON_Delete(r->phase_ctrs[phi]);
+        r->phase_ctrs[phi] = counters_set_report_json(r->ctrs, true);
+    }
+    publish_counters(r);
+    pthread_mutex_unlock(&r->ctr_lock);
+}
+
+static void run_phase(struct runner *r, int phi)
+{
+    struct phase_rt *ph = &r->phases[phi];
+    bool quiet = r->nphases == 2 && phi == 0;
+    atomic_store(&r->cur_phase, phi);
+    ph->planned_s = planned_seconds(r, quiet);
+    phase_counters(r, phi, true);
+    ph->t0_ns = flow_now_ns();
+    revent(r, "phase %s: %s", ph->name,
+           quiet ? "foreground flows alone" : "all flows (foreground and neighbours)");
+    for (int i = 0; i < r->mix.nflows; i++) {
+        if (quiet && r->mix.flows[i].role == MIX_ROLE_BACKGROUND)
+            continue;
+        ph->tl[i] = xalloc_zero(1, sizeof(struct flow_tl));
+        ph->flows[i] = flow_new(r, i);
+    }
+    /* Background flows start first so the foreground is measured under load. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < r->mix.nflows; i++) {
+            struct flow_rt *f = ph->flows[i];
+            if (!f || (pass == 0) != (f->spec->role == MIX_ROLE_BACKGROUND))
+                continue;
+            pthread_create(&ph->drivers[i], NULL, flow_drive, f);
+        }
+    for (int i = 0; i < r->mix.nflows; i++)
+        if (ph->flows[i] && ph->flows[i]->spec->role == MIX_ROLE_FOREGROUND)
+            pthread_join(ph->drivers[i], NULL);
+    atomic_store(&ph->fg_done, true);
+    for (int i = 0; i < r->mix.nflows; i++)
+        if (ph->flows[i] && ph->flows[i]->spec->role == MIX_ROLE_BACKGROUND)
+            pthread_join(ph->drivers[i], NULL);
+    ph->t1_ns = flow_now_ns();
+    phase_counters(r, phi, false);
+}
+
+static void *runner_main(void *arg)
+{
+    struct runner *r = arg;
+    for (int p = 0; p < r->nphases && !atomic_load(&r->stop); p++)
+        run_phase(r, p);
+    r->interrupted = atomic_load(&r->stop);
+    clock_gettime(CLOCK_REALTIME, &r->wall_end);
+    atomic_store(&r->sampler_exit, true);
+    pthread_join(r->sampler_thread, NULL);
+    if (r->ctrs)
+        pthread_join(r->ctr_thread, NULL);
+
+    struct results_input in = {
+        .mix = &r->mix,
+        .topo = r->o.topo,
+        .nphases = r->nphases,
+        .wall_start = r->wall_start,
+        .wall_end = r->wall_end,
+        .t_start_ns = r->t_start_ns,
+        .interrupted = r->interrupted,
+        .nevents = r->nevents,
+        .events = (const char(*)[160])r->events,
+    };
+    for (int p = 0; p < r->nphases; p++) {
+        in.phases[p].name = r->phases[p].name;
+        in.phases[p].t0_ns = r->phases[p].t0_ns;
+        in.phases[p].t1_ns = r->phases[p].t1_ns;
+        in.phases[p].counters = r->phase_ctrs[p];
+        for (int i = 0; i < r->mix.nflows; i++) {
+            in.phases[p].flows[i] = r->phases[p].flows[i];
+            struct flow_tl *tl = r->phases[p].tl[i];
+            if (tl) {
+                in.phases[p].tl[i].n = tl->n;
+                in.phases[p].tl[i].t = tl->t;
+                in.phases[p].tl[i].goodput_gbps = tl->goodput_gbps;
+                in.phases[p].tl[i].wire_gbps = tl->wire_gbps;
+                in.phases[p].tl[i].ops_per_s = tl->ops_per_s;
+            }
+            struct flow_rt *f = r->phases[p].flows[i];
+            if (f && atomic_load(&f->status) == FLOW_FAILED)
+                r->status = 2;
+        }
+    }
+    r->results = results_build(&in);
+    publish(r, build_snapshot(r, true));
+    atomic_store(&r->done, true);
+    char b = 1;
+    if (write(r->wake[1], &b, 1) < 0) {
+        /* best effort */
+    }
+    return NULL;
+}
+
+/* The counters of the ports and netdevs the mix uses (engine/counters/counters.h); a run goes on
+ * without them. Each verbs flow adds its own queue pairs' counter (engine/counters/counters_qp.h).
+ */
+static void open_counters(struct runner *r)
+{
+    struct ft_err err = {0};
+    pthread_mutex_init(&r->ctr_lock, NULL);
+    pthread_mutex_init(&r->pub_lock, NULL);
+    if (counters_set_for_mix(&r->mix, r->o.peer_override, r->o.topo, &r->ctrs, &err) < 0) {
+        revent(r, "counters: none (%s)", err.msg);
+        return;
+    }
+    counters_set_sample_all(r->ctrs);
+    publish_counters(r);
+    pthread_create(&r->ctr_thread, NULL, counter_sampler, r);
+    const char *const *obj;
+    int n = counters_set_objects(r->ctrs, &obj);
+    struct strbuf sb;
+    strbuf_init(&sb);
+    for (int i = 0; i < n && sb.len < 100; i++) {
+        const char *sp = strchr(obj[i], ' ');
+        strbuf_printf(&sb, "%s%.*s", i ? ", " : "", sp ? (int)(sp - obj[i]) : (int)strlen(obj[i]),
+                      obj[i]);
+    }
+    revent(r, "counters (port-wide, include other traffic): %s", sb.s);
+    strbuf_free(&sb);
+}
+
+/* ---- public API ---- */
+
+int runner_validate(const struct mix *mix, struct ft_err *err)
+{
+    for (int i = 0; i < mix->nflows; i++) {
+        const struct mix_flow *f = &mix->flows[i];
+        const struct xport_ops *xp = xport_find(f->transport);
+        char why[256] = "";
+        if (!xp)
+            return ft_err_set(err, -ENOENT, "flow %s: unknown transport '%s'", f->name,
+                              f->transport);
+        if (xp->available(why, sizeof(why)) < 0)
+            return ft_err_set(err, -ENOSYS, "flow %s: transport %s is unavailable here: %s",
+                              f->name, f->transport, why);
+        if (!(xp->ops & (1u << f->op)))
+            return ft_err_set(err, -EINVAL, "flow %s: transport %s cannot do %s", f->name,
+                              f->transport, mix_op_str(f->op));
+        if (xp->validate) {
+            int rc = xp->validate(f, err);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err *err)
+{
+    *out = NULL;
+    const struct mix *mix = o->mix;
+    int vrc = runner_validate(mix, err);
+    if (vrc < 0)
+        return vrc;
+    bool any_loopback = false, any_remote = false;
+    for (int i = 0; i < mix->nflows; i++) {
+        const struct mix_flow *f = &mix->flows[i];
+        const struct xport_ops *xp = xport_find(f->transport);
+        if (xp->needs_peer) {
+            bool lb = !strcmp(f->peer, "loopback");
+            any_loopback |= lb && !o->peer_override;
+            any_remote |= !lb || o->peer_override;
+        }
+    }
+    struct runner *r = xalloc_zero(1, sizeof(*r));
+    r->o = *o;
+    atomic_init(&r->hist_flow, -1);
+    if (r->o.snapshot_hz <= 0)
+        r->o.snapshot_hz = 10;
+    mix_copy(&r->mix, mix);
+    r->nphases = mix->quiet_then_loaded ? 2 : 1;
+    snprintf(r->phases[0].name, sizeof(r->phases[0].name), "%s",
+             r->nphases == 2 ? "quiet" : "loaded");
+    snprintf(r->phases[1].name, sizeof(r->phases[1].name), "loaded");
+    pthread_mutex_init(&r->snap_lock, NULL);
+    pthread_mutex_init(&r->ev_lock, NULL);
+    if (pipe2(r->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+        int e = -errno;
+        mix_free(&r->mix);
+        free(r);
+        return ft_err_set(err, e, "runner: pipe: %s", strerror(-e));
+    }
+    if (any_remote) {
+        struct ft_err kerr = {0};
+        r->key_loaded = channel_key_load(o->key_file, &r->key, &kerr) == 0;
+        snprintf(r->key_error, sizeof(r->key_error), "%s", kerr.msg);
+    }
+    if (any_loopback) {
+        channel_key_random(&r->loop_key);
+        struct agent_cfg cfg;
+        agent_cfg_defaults(&cfg);
+        snprintf(cfg.listen, sizeof(cfg.listen), "127.0.0.1");
+        cfg.port = 0;
+        cfg.key = r->loop_key;
+        cfg.max_sessions = 2 * MIX_MAX_FLOWS;
+        /* Every flow's session comes from 127.0.0.1, all at once. */
+        cfg.max_handshakes = cfg.max_handshakes_addr = 2 * MIX_MAX_FLOWS;
+        cfg.max_streams = 1024;
+        cfg.max_rate_gbps = 0;
+        cfg.max_duration_s = 0;
+        int nh;
+        const struct agent_handler *const *h = xport_agent_handlers(&nh);
+        int rc = agent_start(&cfg, h, nh, &r->loop_agent, err);
+        if (rc < 0) {
+            close(r->wake[0]);
+            close(r->wake[1]);
+            mix_free(&r->mix);
+            free(r);
+            return rc;
+        }
+    }
+    r->t_start_ns = flow_now_ns();
+    clock_gettime(CLOCK_REALTIME, &r->wall_start);
+    open_counters(r);
+    r->snap = build_snapshot(r, false);
+    pthread_create(&r->sampler_thread, NULL, sampler, r);
+    pthread_create(&r->main_thread, NULL, runner_main, r);
+    *out = r;
+    return 0;
+}
+
+int runner_check_peers(const struct runner_opts *o, enum runner_peer_fault *fault,
+                       struct ft_err *err)
+{
+    const struct mix *m = o->mix;
+    *fault = RUNNER_PEER_OK;
+    const char *seen[MIX_MAX_FLOWS];
+    int nseen = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        const char *peer = remote_peer(&m->flows[i], o->peer_override);
+        bool dup = false;
+        for (int k = 0; k < nseen && peer; k++)
+            dup |= !strcmp(seen[k], peer);
+        if (!peer || dup)
+            continue;
+        seen[nseen++] = peer;
+        char host[256];
+        uint16_t port;
+        struct ft_err why = {0};
+        int rc =
+            channel_split_host_port(peer, CHANNEL_DEFAULT_PORT, host, sizeof(host), &port, &why);
+        if (rc == 0 && (!host[0] || port == 0))
+            rc = ft_err_set(&why, -EINVAL, "'%s': %s", peer,
+                            host[0] ? "port 0 is not a port to connect to" : "no host name");
+        if (rc < 0) {
+            bool opt = o->peer_override && !strcmp(peer, o->peer_override);
+            *fault = opt ? RUNNER_PEER_OPTION : RUNNER_PEER_ADDRESS;
+            if (opt)
+                return ft_err_set(err, rc, "--peer: %s", why.msg);
+            return ft_err_set(err, rc, "flow %s: peer: %s", m->flows[i].name, why.msg);
+        }
+    }
+    if (!nseen)
+        return 0;
+    struct channel_key key;
+    int rc = channel_key_load(o->key_file, &key, err);
+    if (rc < 0) {
+        *fault = RUNNER_PEER_KEY;
+        return rc;
+    }
+    for (int k = 0; k < nseen && rc == 0; k++) {
+        struct channel_conn *c;
+        rc = connect_remote(seen[k], &key, peer_timeout_ms(m), &c, err);
+        if (rc == 0)
+            channel_close(c);
+        else
+            *fault = rc == -EACCES || rc == -EPERM ? RUNNER_PEER_DENIED : RUNNER_PEER_DOWN;
+    }
+    channel_key_wipe(&key);
+    return rc;
+}
+
+int runner_wake_fd(const struct runner *r)
+{
+    return r->wake[0];
+}
+
+void runner_stop(struct runner *r)
+{
+    if (!atomic_exchange(&r->stop, true))
+        revent(r, "stop requested: keeping what was measured");
+}
+
+bool runner_done(const struct runner *r)
+{
+    return atomic_load(&r->done);
+}
+
+const cJSON *runner_wait(struct runner *r)
+{
+    pthread_join(r->main_thread, NULL);
+    return r->results;
+}
+
+int runner_status(const struct runner *r)
+{
+    return r->status;
+}
+
+void runner_free(struct runner *r)
+{
+    if (!r)
+        return;
+    xport_sim_release(r);
+    if (r->loop_agent)
+        agent_stop(r->loop_agent);
+    for (int p = 0; p < r->nphases; p++)
+        for (int i = 0; i < r->mix.nflows; i++) {
+            flow_free(r->phases[p].flows[i]);
+            free(r->phases[p].tl[i]);
+        }
+    runner_snapshot_release(r->snap);
+    counters_set_close(r->ctrs);
+    for (int p = 0; p < 2; p++)
+        cJSON_Delete(r->phase_ctrs[p]);
+    pthread_mutex_destroy(&r->ctr_lock);
+    pthread_mutex_destroy(&r->pub_lock);
+    free(r->pub);
+    cJSON_Delete(r->results);
+    close(r->wake[0]);
+    close(r->wake[1]);
+    mix_free(&r->mix);
+    pthread_mutex_destroy(&r->snap_lock);
+    pthread_mutex_destroy(&r->ev_lock);
+    free(r);
+}

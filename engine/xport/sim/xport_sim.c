@@ -1,0 +1,869 @@
+/* xport_sim: the "sim" transport. The sim flows of one phase of a run share one simulated
+ * fabric (engine/sim/), driven by one thread: simulated time runs decoupled from wall time (at
+ * full speed by default, or at a playback scale), and each completed message goes into its
+ * flow's histogram and counters through flow_record / flow_progress, as a real worker's would.
+ * At the end every flow's results carry what was measured in simulated time. */
+#include "engine/xport/sim/xport_sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/jsonutil.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+#include "engine/run/runner.h"
+#include "engine/xport/xport.h"
+
+#define BARRIER_S    60 /* wait at most this long for every sim flow of the phase */
+#define PUBLISH_NS   50000000ull
+#define SLICE_EVENTS 200000
+
+struct sess_flow {
+    int mix_index;
+    int app;
+    struct flow_rt *f; /* NULL until the flow binds */
+    cJSON *cond;       /* its conditions object, for the results at the end */
+    uint64_t tx, rx;   /* payload already reported */
+    bool sim_failed;   /* failed by the simulation (a QP error), not stopped */
+    bool torn_down;
+};
+
+struct sess {
+    struct sess *next;
+    const struct mix *mix;
+    const struct runner *runner;
+    int phase;
+    struct sim *sim;
+    char topo_name[64];
+    int nflows, nbound, ntorn;
+    struct sess_flow flows[MIX_MAX_FLOWS];
+    int app_flow[MIX_MAX_FLOWS]; /* app index -> flows[] */
+    pthread_t thread;
+    bool started;
+    struct sim_params params;
+    pthread_mutex_t lock; /* guards everything below and the binding above */
+    pthread_cond_t cond;
+    bool finished, aborted;
+    /* what the views read (published by the thread) */
+    uint64_t pub_now, pub_events;
+    bool pub_finished;
+    int npub_ports, npub_ctrs;
+    struct sim_port_snap *pub_ports;
+    struct counters_value *pub_ctrs;
+    struct xport_sim_flow *pub_flows; /* nflows */
+    bool published;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sess *reg;
+/* Sessions that ended, kept for their final state (one per runner at most); reg_lock. */
+static struct sess *retired;
+/* Playback for new sessions whose mix does not say (reg_lock). */
+static struct sim_ctl_state def_ctl;
+
+/* flow_rt.spec points into the runner's own copy of the mix (runner.c flow_new:
+ * spec = &mix.flows[index]), so the whole mix is reachable from any of its flows. */
+static const struct mix *mix_of(const struct flow_rt *f)
+{
+    const struct mix_flow *first = f->spec - f->index;
+    return (const struct mix *)((const char *)first - offsetof(struct mix, flows));
+}
+
+static bool is_sim(const struct mix_flow *f)
+{
+    return !strcmp(f->transport, "sim");
+}
+
+/* ---- validation (before the run starts) ---- */
+
+static const char *const flow_keys[] = {"topology", "fabric",   "playback", "src",
+                                        "dst",      "start_us", NULL};
+
+static const char *const *sim_param_keys(enum mix_op op)
+{
+    (void)op;
+    return flow_keys;
+}
+
+static int host_num(const char *s)
+{
+    if (!s || s[0] != 'h' || !s[1])
+        return -1;
+    char *end;
+    long v = strtol(s + 1, &end, 10);
+    return *end || v < 0 || v >= SIM_MAX_HOSTS ? -1 : (int)v;
+}
+
+static int load_fabric(const cJSON *params, const char *what, cJSON **topo, struct sim_params *p,
+                       struct ft_err *err)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(params, "topology");
+    int rc;
+    if (cJSON_IsString(t)) {
+        rc = sim_topology_load(t->valuestring, topo, err);
+    } else if (cJSON_IsObject(t)) {
+        *topo = cJSON_Duplicate(t, 1);
+        rc = 0;
+    } else {
+        return ft_err_set(err, -EINVAL,
+                          "%s: params.topology must name a simulator topology (e.g. "
+                          "\"star16-100g\") or hold one",
+                          what);
+    }
+    if (rc < 0)
+        return rc;
+    const char *fab = jsonutil_str(*topo, "fabric");
+    sim_params_default(p, fab && !strcmp(fab, "ib") ? SIM_FABRIC_IB : SIM_FABRIC_ROCE);
+    rc = sim_params_from_json(cJSON_GetObjectItemCaseSensitive(params, "fabric"), what, p, err);
+    if (rc < 0) {
+        cJSON_Delete(*topo);
+        *topo = NULL;
+    }
+    return rc;
+}
+
+static int sim_validate(const struct mix_flow *f, struct ft_err *err)
+{
+    char where[96];
+    snprintf(where, sizeof(where), "flow %s: params.playback", f->name);
+    int krc = jsonutil_check_keys(
+        cJSON_GetObjectItemCaseSensitive(f->params, "playback"),
+        (const char *const[]){"scale_ns_per_us", "skip_idle", "paused", NULL}, where, err);
+    if (krc < 0)
+        return krc;
+    int src = host_num(jsonutil_str(f->params, "src"));
+    int dst = host_num(jsonutil_str(f->params, "dst"));
+    if (src < 0 || dst < 0 || src == dst)
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: a sim flow needs params.src and params.dst, two different "
+                          "simulated hosts (\"h1\", \"h0\")",
+                          f->name);
+    if (f->size.kind == MIX_SIZE_SWEEP)
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: the simulator runs fixed sizes or a distribution, not a sweep",
+                          f->name);
+    if (f->start_s > 0)
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: start_s counts wall time; a sim flow starts at params.start_us "
+                          "of simulated time",
+                          f->name);
+    if (f->role == MIX_ROLE_FOREGROUND && !f->iterations)
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: a foreground sim flow needs \"iterations\" (messages to "
+                          "complete): duration_s is wall time, and simulated time runs apart from "
+                          "it",
+                          f->name);
+    if (f->local_gpu >= 0 || f->local_rdma[0] || f->local_netdev[0] || f->local_ip[0])
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: a sim flow has simulated endpoints only (params.src, "
+                          "params.dst), no local device",
+                          f->name);
+    double v;
+    if (jsonutil_num(f->params, "start_us", &v) && !(v >= 0 && v <= 1e9))
+        return ft_err_set(err, -EINVAL, "flow %s: params.start_us must be 0 to 1e9", f->name);
+    if (cJSON_GetObjectItemCaseSensitive(f->params, "topology")) {
+        cJSON *topo = NULL;
+        struct sim_params p;
+        char what[64];
+        snprintf(what, sizeof(what), "flow %s", f->name);
+        int rc = load_fabric(f->params, what, &topo, &p, err);
+        if (rc < 0)
+            return rc;
+        struct sim *s;
+        rc = sim_new(topo, what, &p, &s, err);
+        if (rc == 0) {
+            if (src >= sim_nhosts(s) || dst >= sim_nhosts(s))
+                rc = ft_err_set(err, -EINVAL, "flow %s: the topology has hosts h0-h%d", f->name,
+                                sim_nhosts(s) - 1);
+            sim_free(s);
+        }
+        cJSON_Delete(topo);
+        return rc;
+    }
+    return 0;
+}
+
+static int sim_available(char *why, size_t len)
+{
+    (void)why;
+    (void)len;
+    return 0;
+}
+
+/* ---- the simulation thread ---- */
+
+static uint64_t wall_ns(void)
+{
+    return flow_now_ns();
+}
+
+/* Report payload moved since the last report (worker 0 carries a flow's bytes). */
+static void flush_progress(struct sess *ss, int k)
+{
+    struct sess_flow *sf = &ss->flows[k];
+    if (!sf->f)
+        return;
+    struct sim_app_stats st;
+    sim_app_stats(ss->sim, sf->app, &st);
+    uint64_t tx = st.tx_acked, rx = st.rx_bytes;
+    const struct mix_flow *spec = sf->f->spec;
+    if (spec->op != MIX_OP_STREAM) {
+        tx = st.peer_rx_bytes; /* requests delivered to the peer */
+    } else if (spec->dir == MIX_DIR_RX) {
+        tx = 0;
+    } else if (spec->dir == MIX_DIR_TX) {
+        rx = 0;
+    }
+    if (tx > sf->tx || rx > sf->rx) {
+        flow_progress(&sf->f->workers[0], tx - sf->tx, rx - sf->rx, 0);
+        sf->tx = tx;
+        sf->rx = rx;
+    }
+}
+
+static void on_op(void *user, int app, int worker, uint64_t latency_ps)
+{
+    struct sess *ss = user;
+    int k = ss->app_flow[app];
+    struct flow_rt *f = ss->flows[k].f;
+    if (!f || worker < 0 || worker >= f->nworkers)
+        return;
+    flush_progress(ss, k); /* bytes first: once ops reach the target the runner reads them */
+    struct flow_worker *w = &f->workers[worker];
+    flow_record(w, (latency_ps + 500) / 1000);
+    flow_progress(w, 0, 0, 1);
+}
+
+static void on_fail(void *user, int app, const char *why)
+{
+    struct sess *ss = user;
+    int k = ss->app_flow[app];
+    struct flow_rt *f = ss->flows[k].f;
+    ss->flows[k].sim_failed = true;
+    if (f)
+        flow_fail(f, "simulated %s", why);
+}
+
+static void touch_alive(struct sess *ss)
+{
+    uint64_t now = wall_ns();
+    for (int k = 0; k < ss->nflows; k++) {
+        struct flow_rt *f = ss->flows[k].f;
+        for (int i = 0; f && i < f->nworkers; i++)
+            atomic_store_explicit(&f->workers[i].last_progress_ns, now, memory_order_relaxed);
+    }
+}
+
+static void publish(struct sess *ss)
+{
+    int np = sim_nports(ss->sim);
+    int nc = sim_counters(ss->sim, NULL, 0);
+    pthread_mutex_lock(&ss->lock);
+    if (!ss->pub_ports)
+        ss->pub_ports = xalloc_zero((size_t)np, sizeof(*ss->pub_ports));
+    if (!ss->pub_ctrs)
+        ss->pub_ctrs = xalloc_zero((size_t)nc, sizeof(*ss->pub_ctrs));
+    if (!ss->pub_flows)
+        ss->pub_flows = xalloc_zero((size_t)ss->nflows + 1, sizeof(*ss->pub_flows));
+    for (int k = 0; k < ss->nflows; k++)
+        sim_app_stats(ss->sim, ss->flows[k].app, &ss->pub_flows[k].st);
+    ss->published = true;
+    sim_port_snapshot(ss->sim, ss->pub_ports, np);
+    ss->npub_ports = np;
+    ss->npub_ctrs = sim_counters(ss->sim, ss->pub_ctrs, nc);
+    ss->pub_now = sim_now(ss->sim);
+    ss->pub_events = sim_events(ss->sim);
+    ss->pub_finished = sim_finished(ss->sim);
+    pthread_mutex_unlock(&ss->lock);
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {0, (long)ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Every flow of the phase is bound and measuring (or gone). */
+static bool all_ready(struct sess *ss, bool *stopped)
+{
+    bool ready = true;
+    pthread_mutex_lock(&ss->lock);
+    if (ss->nbound < ss->nflows)
+        ready = false;
+    for (int k = 0; k < ss->nflows; k++) {
+        struct flow_rt *f = ss->flows[k].f;
+        if (!f)
+            continue;
+        enum flow_state st = flow_state(f);
+        if (st == FLOW_ST_STOP)
+            *stopped = true;
+        else if (st != FLOW_ST_MEASURE)
+            ready = false;
+    }
+    pthread_mutex_unlock(&ss->lock);
+    return ready;
+}
+
+/* A flow stopped (the run was interrupted, or a non-simulated failure) before its app was
+ * done: the simulation cannot go on meaningfully. */
+static bool someone_stopped(struct sess *ss)
+{
+    for (int k = 0; k < ss->nflows; k++) {
+        struct sess_flow *sf = &ss->flows[k];
+        if (!sf->f || sf->sim_failed || flow_state(sf->f) != FLOW_ST_STOP)
+            continue;
+        struct sim_app_stats st;
+        sim_app_stats(ss->sim, sf->app, &st);
+        if (!st.done || sf->f->spec->role == MIX_ROLE_BACKGROUND)
+            return true;
+    }
+    return false;
+}
+
+static void *sess_main(void *arg)
+{
+    struct sess *ss = arg;
+    uint64_t t0 = wall_ns();
+    bool stopped = false;
+    while (!all_ready(ss, &stopped) && !stopped) {
+        touch_alive(ss);
+        if (wall_ns() - t0 > BARRIER_S * 1000000000ull) {
+            pthread_mutex_lock(&ss->lock);
+            for (int k = 0; k < ss->nflows; k++)
+                if (ss->flows[k].f)
+                    flow_fail(ss->flows[k].f,
+                              "simulator: not every sim flow of the phase started within %d s",
+                              BARRIER_S);
+            pthread_mutex_unlock(&ss->lock);
+            stopped = true;
+            break;
+        }
+        sleep_ms(1);
+    }
+    uint64_t last_pub = 0;
+    while (!stopped) {
+        if (someone_stopped(ss)) {
+            sim_abort(ss->sim);
+            break;
+        }
+        uint64_t now = wall_ns();
+        uint64_t n = sim_play(ss->sim, now, SLICE_EVENTS);
+        for (int k = 0; k < ss->nflows; k++)
+            flush_progress(ss, k);
+        touch_alive(ss);
+        if (now - last_pub >= PUBLISH_NS) {
+            publish(ss);
+            last_pub = now;
+        }
+        if (sim_finished(ss->sim) || (!n && sim_next_time(ss->sim) == UINT64_MAX))
+            break;
+        struct sim_ctl_state c;
+        sim_ctl_get(ss->sim, &c);
+        if (c.paused || (c.scale && !n))
+            sleep_ms(1);
+    }
+    for (int k = 0; k < ss->nflows; k++)
+        flush_progress(ss, k);
+    publish(ss);
+    pthread_mutex_lock(&ss->lock);
+    ss->finished = true;
+    ss->aborted = stopped;
+    pthread_cond_broadcast(&ss->cond);
+    pthread_mutex_unlock(&ss->lock);
+    return NULL;
+}
+
+/* ---- sessions ---- */
+
+/* Which phase is running: wait for a snapshot built after this call (the sampler publishes
+ * at 10 Hz; the second one from now was started after now). */
+static int current_phase(const struct flow_rt *f)
+{
+    const struct mix *m = mix_of(f);
+    if (!m->quiet_then_loaded)
+        return 0;
+    struct runner_snapshot *sn = runner_snapshot(f->runner);
+    uint64_t g0 = sn->gen;
+    int phase = sn->phase_index;
+    runner_snapshot_release(sn);
+    for (int i = 0; i < 2000; i++) {
+        sn = runner_snapshot(f->runner);
+        uint64_t g = sn->gen;
+        phase = sn->phase_index;
+        runner_snapshot_release(sn);
+        if (g >= g0 + 2)
+            break;
+        sleep_ms(2);
+    }
+    return phase;
+}
+
+static enum sim_op op_of(enum mix_op op)
+{
+    return op == MIX_OP_PINGPONG ? SIM_OP_PINGPONG : op == MIX_OP_RR ? SIM_OP_RR : SIM_OP_STREAM;
+}
+
+static int sess_create(const struct flow_rt *f, int phase, struct sess **out, struct ft_err *err)
+{
+    const struct mix *m = mix_of(f);
+    const struct mix_flow *def = NULL;
+    for (int i = 0; i < m->nflows && !def; i++)
+        if (is_sim(&m->flows[i]) &&
+            cJSON_GetObjectItemCaseSensitive(m->flows[i].params, "topology"))
+            def = &m->flows[i];
+    if (!def)
+        return ft_err_set(err, -EINVAL,
+                          "mix %s: one sim flow must give params.topology (and params.fabric)",
+                          m->name);
+    for (int i = 0; i < m->nflows; i++) {
+        const struct mix_flow *o = &m->flows[i];
+        if (!is_sim(o) || o == def)
+            continue;
+        for (const char *const *k = (const char *const[]){"topology", "fabric", NULL}; *k; k++) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(o->params, *k);
+            if (a && !cJSON_Compare(a, cJSON_GetObjectItemCaseSensitive(def->params, *k), 1))
+                return ft_err_set(err, -EINVAL,
+                                  "mix %s: flows %s and %s describe different fabrics (one "
+                                  "simulated fabric per run: give params.%s once)",
+                                  m->name, def->name, o->name, *k);
+        }
+    }
+    char what[64];
+    snprintf(what, sizeof(what), "flow %s", def->name);
+    cJSON *topo = NULL;
+    struct sim_params p;
+    int rc = load_fabric(def->params, what, &topo, &p, err);
+    if (rc < 0)
+        return rc;
+    struct sess *ss = xalloc_zero(1, sizeof(*ss));
+    pthread_mutex_init(&ss->lock, NULL);
+    pthread_cond_init(&ss->cond, NULL);
+    ss->mix = m;
+    ss->runner = f->runner;
+    ss->phase = phase;
+    ss->params = p;
+    jsonutil_strcpy(topo, "name", ss->topo_name, sizeof(ss->topo_name));
+    rc = sim_new(topo, what, &p, &ss->sim, err);
+    cJSON_Delete(topo);
+    bool quiet = m->quiet_then_loaded && phase == 0;
+    for (int i = 0; rc == 0 && i < m->nflows; i++) {
+        const struct mix_flow *mf = &m->flows[i];
+        if (!is_sim(mf) || (quiet && mf->role == MIX_ROLE_BACKGROUND))
+            continue;
+        double start_us = 0;
+        jsonutil_num(mf->params, "start_us", &start_us);
+        struct sim_app a = {
+            .src = sim_host_index(ss->sim, jsonutil_str(mf->params, "src")),
+            .dst = sim_host_index(ss->sim, jsonutil_str(mf->params, "dst")),
+            .op = op_of(mf->op),
+            .dir = mf->dir == MIX_DIR_RX      ? SIM_DIR_RX
+                   : mf->dir == MIX_DIR_BIDIR ? SIM_DIR_BIDIR
+                                              : SIM_DIR_TX,
+            .size = mf->size.kind == MIX_SIZE_FIXED ? mf->size.bytes[0] : 0,
+            .nsizes = mf->size.kind == MIX_SIZE_DIST ? mf->size.n : 0,
+            .sizes = mf->size.bytes,
+            .weights = mf->size.weight,
+            .resp_size = mf->size.response_bytes,
+            .nqps = mf->concurrency,
+            .messages = mf->iterations,
+            .start = (uint64_t)llround(start_us * SIM_PS_PER_US),
+            .rate_gbps = mf->rate_gbps,
+            .background = mf->role == MIX_ROLE_BACKGROUND,
+            .cb = on_op,
+            .fail = on_fail,
+            .user = ss,
+        };
+        rc = sim_app_add(ss->sim, &a, err);
+        if (rc < 0)
+            break;
+        struct sess_flow *sf = &ss->flows[ss->nflows];
+        sf->mix_index = i;
+        sf->app = rc;
+        ss->app_flow[rc] = ss->nflows++;
+        rc = 0;
+    }
+    /* Playback: this process's defaults (the explorer's), then the defining flow's. */
+    if (rc == 0) {
+        sim_ctl_set_scale(ss->sim, def_ctl.scale);
+        sim_ctl_skip_idle(ss->sim, def_ctl.skip_idle);
+        sim_ctl_pause(ss->sim, def_ctl.paused);
+    }
+    const cJSON *pb = cJSON_GetObjectItemCaseSensitive(def->params, "playback");
+    double scale = 0;
+    bool b;
+    if (rc == 0 && jsonutil_num(pb, "scale_ns_per_us", &scale) &&
+        sim_ctl_set_scale(ss->sim, (uint64_t)scale) < 0)
+        rc = ft_err_set(err, -EINVAL,
+                        "%s: params.playback.scale_ns_per_us must be 0 (full speed) or 10000 to "
+                        "100000000",
+                        what);
+    if (rc == 0 && jsonutil_bool(pb, "skip_idle", &b))
+        sim_ctl_skip_idle(ss->sim, b);
+    if (rc == 0 && jsonutil_bool(pb, "paused", &b))
+        sim_ctl_pause(ss->sim, b);
+    if (rc < 0) {
+        sim_free(ss->sim);
+        pthread_mutex_destroy(&ss->lock);
+        pthread_cond_destroy(&ss->cond);
+        free(ss);
+        return rc;
+    }
+    *out = ss;
+    return 0;
+}
+
+static void sess_free(struct sess *ss)
+{
+    sim_free(ss->sim);
+    free(ss->pub_ports);
+    free(ss->pub_ctrs);
+    free(ss->pub_flows);
+    pthread_mutex_destroy(&ss->lock);
+    pthread_cond_destroy(&ss->cond);
+    free(ss);
+}
+
+/* Free the final state kept for runner r (NULL: every runner's); call with reg_lock. */
+static void drop_retired_locked(const struct runner *r)
+{
+    for (struct sess **pp = &retired; *pp;) {
+        struct sess *ss = *pp;
+        if (r && ss->runner != r) {
+            pp = &ss->next;
+            continue;
+        }
+        *pp = ss->next;
+        sess_free(ss);
+    }
+}
+
+/* The flow's place in its session (xdata points at it). */
+struct bind {
+    struct sess *ss;
+    int k;
+};
+
+static int sim_setup(struct flow_rt *f, struct ft_err *err)
+{
+    int phase = current_phase(f);
+    const struct mix *m = mix_of(f);
+    pthread_mutex_lock(&reg_lock);
+    struct sess *ss = reg;
+    while (ss && !(ss->mix == m && ss->runner == f->runner && ss->phase == phase))
+        ss = ss->next;
+    if (!ss) {
+        int rc = sess_create(f, phase, &ss, err);
+        if (rc < 0) {
+            pthread_mutex_unlock(&reg_lock);
+            return rc;
+        }
+        drop_retired_locked(f->runner);
+        ss->next = reg;
+        reg = ss;
+        if (pthread_create(&ss->thread, NULL, sess_main, ss) == 0)
+            ss->started = true;
+    }
+    int k = 0;
+    while (k < ss->nflows && ss->flows[k].mix_index != f->index)
+        k++;
+    if (k == ss->nflows) {
+        pthread_mutex_unlock(&reg_lock);
+        return ft_err_set(err, -EINVAL, "flow %s: not part of this phase's simulation",
+                          f->spec->name);
+    }
+    pthread_mutex_lock(&ss->lock);
+    ss->flows[k].f = f;
+    ss->nbound++;
+    pthread_mutex_unlock(&ss->lock);
+    struct bind *b = xalloc_zero(1, sizeof(*b));
+    b->ss = ss;
+    b->k = k;
+    f->xdata = b;
+    snprintf(f->peer_desc, sizeof(f->peer_desc), "simulated %s -> %s (%s)",
+             jsonutil_str(f->spec->params, "src"), jsonutil_str(f->spec->params, "dst"),
+             ss->topo_name);
+    pthread_mutex_unlock(&reg_lock);
+    return ss->started ? 0 : ft_err_set(err, -EAGAIN, "simulator: cannot start its thread");
+}
+
+static int sim_start(struct flow_rt *f, struct ft_err *err)
+{
+    (void)err;
+    uint64_t now = wall_ns();
+    for (int i = 0; i < f->nworkers; i++) {
+        atomic_store(&f->workers[i].last_progress_ns, now);
+        atomic_store(&f->workers[i].last_tx_ns, now);
+    }
+    return 0;
+}
+
+/* Hold the flow until the simulation is over, so every flow's final counts are in before the
+ * runner reads them (background flows end when the foreground is done). */
+static void sim_stop(struct flow_rt *f)
+{
+    struct bind *b = f->xdata;
+    if (!b)
+        return;
+    struct sess *ss = b->ss;
+    pthread_mutex_lock(&ss->lock);
+    while (!ss->finished && ss->started)
+        pthread_cond_wait(&ss->cond, &ss->lock);
+    pthread_mutex_unlock(&ss->lock);
+}
+
+static void sim_conditions(const struct flow_rt *f, cJSON *out)
+{
+    struct bind *b = f->xdata;
+    if (!b)
+        return;
+    const struct mix_flow *s = f->spec;
+    cJSON *o = cJSON_AddObjectToObject(out, "sim");
+    cJSON_AddStringToObject(o, "note",
+                            "simulated fabric (teaching mode): latencies, counters and the "
+                            "results below are in simulated time; the points' measure_s, "
+                            "goodput_gbps and the timeline are wall-clock");
+    cJSON_AddStringToObject(o, "topology", b->ss->topo_name);
+    cJSON_AddStringToObject(o, "src", jsonutil_str(s->params, "src"));
+    cJSON_AddStringToObject(o, "dst", jsonutil_str(s->params, "dst"));
+    pthread_mutex_lock(&b->ss->lock);
+    b->ss->flows[b->k].cond = o;
+    pthread_mutex_unlock(&b->ss->lock);
+}
+
+static void sim_teardown(struct flow_rt *f)
+{
+    struct bind *b = f->xdata;
+    if (!b)
+        return;
+    struct sess *ss = b->ss;
+    int k = b->k;
+    free(b);
+    f->xdata = NULL;
+    pthread_mutex_lock(&reg_lock);
+    pthread_mutex_lock(&ss->lock);
+    ss->flows[k].torn_down = true;
+    bool last = ++ss->ntorn == ss->nbound;
+    pthread_mutex_unlock(&ss->lock);
+    if (!last) {
+        pthread_mutex_unlock(&reg_lock);
+        return;
+    }
+    for (struct sess **pp = &reg; *pp; pp = &(*pp)->next)
+        if (*pp == ss) {
+            *pp = ss->next;
+            break;
+        }
+    pthread_mutex_unlock(&reg_lock);
+    if (ss->started) {
+        sim_abort(ss->sim); /* flows that never bound would keep it waiting */
+        pthread_join(ss->thread, NULL);
+    }
+    /* Results in simulated time: each flow's app; the whole fabric with the first flow. */
+    cJSON *all = sim_results_json(ss->sim);
+    cJSON *apps = cJSON_GetObjectItemCaseSensitive(all, "apps");
+    for (int i = 0; i < ss->nflows; i++) {
+        struct sess_flow *sf = &ss->flows[i];
+        if (!sf->cond)
+            continue;
+        cJSON_AddItemToObject(sf->cond, "results",
+                              cJSON_Duplicate(cJSON_GetArrayItem(apps, sf->app), 1));
+        if (i == 0) {
+            cJSON_AddBoolToObject(all, "interrupted", ss->aborted);
+            cJSON_AddItemToObject(sf->cond, "fabric", all);
+            all = NULL;
+        }
+    }
+    cJSON_Delete(all);
+    /* Keep the final state for the explorer (the run's last look at the fabric). */
+    pthread_mutex_lock(&reg_lock);
+    if (ss->published) {
+        drop_retired_locked(ss->runner);
+        ss->next = retired;
+        retired = ss;
+        ss = NULL;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    if (ss)
+        sess_free(ss);
+}
+
+/* ---- the explorer's side ---- */
+
+static struct sess *find_in(struct sess *list, const struct runner *r)
+{
+    struct sess *ss = list;
+    while (ss && ss->runner != r)
+        ss = ss->next;
+    return ss;
+}
+
+/* The runner's simulation in progress. */
+static struct sess *find_locked(const struct runner *r)
+{
+    return find_in(reg, r);
+}
+
+int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
+{
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&reg_lock);
+    struct sess *ss = find_locked(r);
+    out->retired = !ss;
+    if (!ss)
+        ss = find_in(retired, r);
+    if (!ss) {
+        pthread_mutex_unlock(&reg_lock);
+        return -ENOENT;
+    }
+    pthread_mutex_lock(&ss->lock);
+    snprintf(out->topology, sizeof(out->topology), "%s", ss->topo_name);
+    out->sim_now_ps = ss->pub_now;
+    out->events = ss->pub_events;
+    out->finished = ss->pub_finished || out->retired;
+    out->phase = ss->phase;
+    out->fabric = ss->params.fabric;
+    out->pfc = ss->params.pfc;
+    out->ecn = ss->params.ecn;
+    out->cc = ss->params.cc;
+    out->buffer_bytes = ss->params.buffer_bytes;
+    sim_ctl_get(ss->sim, &out->ctl);
+    out->nflows = ss->published ? ss->nflows : 0;
+    out->flows = xalloc_zero((size_t)out->nflows + 1, sizeof(*out->flows));
+    for (int k = 0; k < out->nflows; k++) {
+        struct xport_sim_flow *o = &out->flows[k];
+        const struct mix_flow *mf = &ss->mix->flows[ss->flows[k].mix_index];
+        snprintf(o->name, sizeof(o->name), "%s", mf->name);
+        o->src = sim_host_index(ss->sim, jsonutil_str(mf->params, "src"));
+        o->dst = sim_host_index(ss->sim, jsonutil_str(mf->params, "dst"));
+        o->background = mf->role == MIX_ROLE_BACKGROUND;
+        o->target = o->background ? 0 : mf->iterations;
+        o->st = ss->pub_flows[k].st;
+    }
+    int nn = sim_nnodes(ss->sim);
+    out->nnodes = nn;
+    out->node_names = xalloc_zero((size_t)nn + 1, sizeof(*out->node_names));
+    out->node_host = xalloc_zero((size_t)nn + 1, sizeof(bool));
+    for (int i = 0; i < nn; i++) {
+        snprintf(out->node_names[i], sizeof(out->node_names[i]), "%s", sim_node_name(ss->sim, i));
+        out->node_host[i] = i < sim_nhosts(ss->sim);
+    }
+    out->nports = ss->npub_ports;
+    out->ports = xalloc_zero((size_t)out->nports + 1, sizeof(*out->ports));
+    if (out->nports)
+        memcpy(out->ports, ss->pub_ports, (size_t)out->nports * sizeof(*out->ports));
+    out->ncounters = ss->npub_ctrs;
+    out->counters = xalloc_zero((size_t)out->ncounters + 1, sizeof(*out->counters));
+    if (out->ncounters)
+        memcpy(out->counters, ss->pub_ctrs, (size_t)out->ncounters * sizeof(*out->counters));
+    pthread_mutex_unlock(&ss->lock);
+    pthread_mutex_unlock(&reg_lock);
+    return 0;
+}
+
+void xport_sim_view_free(struct xport_sim_view *v)
+{
+    free(v->flows);
+    free(v->node_names);
+    free(v->node_host);
+    free(v->ports);
+    free(v->counters);
+    memset(v, 0, sizeof(*v));
+}
+
+static int with_sim(const struct runner *r, int (*fn)(struct sim *, uint64_t), uint64_t arg)
+{
+    pthread_mutex_lock(&reg_lock);
+    struct sess *ss = find_locked(r);
+    int rc = ss ? fn(ss->sim, arg) : -ENOENT;
+    pthread_mutex_unlock(&reg_lock);
+    return rc;
+}
+
+static int do_scale(struct sim *s, uint64_t v)
+{
+    return sim_ctl_set_scale(s, v);
+}
+
+static int do_pause(struct sim *s, uint64_t v)
+{
+    sim_ctl_pause(s, v != 0);
+    return 0;
+}
+
+static int do_step(struct sim *s, uint64_t v)
+{
+    sim_ctl_step(s, v);
+    return 0;
+}
+
+static int do_skip(struct sim *s, uint64_t v)
+{
+    sim_ctl_skip_idle(s, v != 0);
+    return 0;
+}
+
+int xport_sim_set_scale(const struct runner *r, uint64_t wall_ns_per_sim_us)
+{
+    return with_sim(r, do_scale, wall_ns_per_sim_us);
+}
+
+int xport_sim_pause(const struct runner *r, bool paused)
+{
+    return with_sim(r, do_pause, paused);
+}
+
+int xport_sim_step(const struct runner *r, uint64_t sim_ps)
+{
+    return with_sim(r, do_step, sim_ps);
+}
+
+int xport_sim_skip_idle(const struct runner *r, bool on)
+{
+    return with_sim(r, do_skip, on);
+}
+
+int xport_sim_set_default_playback(const struct sim_ctl_state *c)
+{
+    if (c->scale && (c->scale < 10000 || c->scale > 100000000))
+        return -EINVAL;
+    pthread_mutex_lock(&reg_lock);
+    def_ctl = *c;
+    pthread_mutex_unlock(&reg_lock);
+    return 0;
+}
+
+void xport_sim_default_playback(struct sim_ctl_state *out)
+{
+    pthread_mutex_lock(&reg_lock);
+    *out = def_ctl;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void xport_sim_release(const struct runner *r)
+{
+    pthread_mutex_lock(&reg_lock);
+    drop_retired_locked(r);
+    pthread_mutex_unlock(&reg_lock);
+}
+
+const struct xport_ops xport_sim = {
+    .name = "sim",
+    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR),
+    .needs_peer = false,
+    .available = sim_available,
+    .param_keys = sim_param_keys,
+    .validate = sim_validate,
+    .setup = sim_setup,
+    .start = sim_start,
+    .stop = sim_stop,
+    .teardown = sim_teardown,
+    .sample = NULL,
+    .conditions = sim_conditions,
+    .handlers = NULL,
+};

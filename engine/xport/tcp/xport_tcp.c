@@ -1,0 +1,949 @@
+/* xport_tcp: the TCP transport. Client side: data connections to the peer agent, one
+ * worker thread per connection (two for a bidirectional stream), ping-pong (half round
+ * trip, TCP_NODELAY), request/response (round trip), streams; TCP_INFO sampled per
+ * connection. Agent side: the "tcp.open" request makes a one-shot listener that accepts
+ * only the authenticated client's address presenting the session's random token. */
+/* accept4 is a GNU extension. */
+#define _GNU_SOURCE
+#include "engine/xport/xport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/tcp.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "common/jsonutil.h"
+#include "common/pagebuf.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
+
+#define TCP_MAGIC    0x46545450u /* "FTTP": request header */
+#define TCP_HELLO    0x4654484cu /* "FTHL": data connection greeting */
+#define TCP_HDR      16          /* ping-pong / request-response header, part of the message */
+#define TCP_TOKEN    32
+#define TCP_MAX_MSG  (1ull << 30) /* largest message an agent accepts */
+#define IO_SLICE_MS  50           /* poll slice: how quickly a worker notices a stop */
+#define BUF_BYTES    (4u << 20)
+#define CAPPED_CHUNK (256u << 10) /* largest send under the agent's rate cap */
+
+/* Request header, network byte order. */
+struct tcp_hdr {
+    uint32_t magic, size, resp, flags;
+};
+
+/* ---- small helpers (shared by both sides) ---- */
+
+/* A worker's buffer: from the kernel, so a long-running agent gives it back (pagebuf.h). */
+static char *buf_alloc(void)
+{
+    char *b = pagebuf_alloc(BUF_BYTES);
+    if (!b)
+        abort(); /* as xalloc_zero: no recovering from out of memory here */
+    return b;
+}
+
+/* Wait for fd to be ready; 1 ready, 0 timeout, -errno error. */
+static int wait_fd(int fd, short ev, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = ev};
+    int rc = poll(&p, 1, ms);
+    if (rc < 0)
+        return errno == EINTR ? 0 : -errno;
+    if (rc == 0)
+        return 0;
+    if (p.revents & (POLLERR | POLLNVAL)) {
+        int e = 0;
+        socklen_t l = sizeof(e);
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
+        return e ? -e : -EPIPE;
+    }
+    return 1;
+}
+
+/* Data sockets are blocking with short send/receive timeouts: one system call per
+ * transfer on the fast path (no poll), and a worker still notices a stop request within
+ * IO_SLICE_MS. */
+static int set_io_timeouts(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        return -errno;
+    struct timeval tv = {0, IO_SLICE_MS * 1000};
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+        return -errno;
+    return 0;
+}
+
+/* Move exactly n bytes; keep() is asked each time a slice passes without progress.
+ * Returns 0, -errno, -ECANCELED when keep() said stop, -ENODATA on EOF. */
+typedef bool (*keep_fn)(void *arg);
+
+static int xfer_all(int fd, void *buf, size_t n, bool out, keep_fn keep, void *arg, uint64_t *moved)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t k = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+        if (k > 0) {
+            p += k;
+            n -= (size_t)k;
+            if (moved)
+                *moved += (uint64_t)k;
+            continue;
+        }
+        if (k == 0 && !out)
+            return -ENODATA;
+        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -errno;
+        if (!keep(arg))
+            return -ECANCELED;
+    }
+    return 0;
+}
+
+/* keep() for handshakes: until the deadline (CLOCK_MONOTONIC ns) passes. */
+static bool before_deadline(void *arg)
+{
+    return flow_now_ns() < *(const uint64_t *)arg;
+}
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -errno : (fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0);
+}
+
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    /* Compare addresses, treating IPv4-mapped IPv6 as the IPv4 address. */
+    uint8_t x[16], y[16];
+    int lx = 0, ly = 0;
+    const struct sockaddr_storage *s[2] = {a, b};
+    uint8_t *d[2] = {x, y};
+    int *l[2] = {&lx, &ly};
+    for (int i = 0; i < 2; i++) {
+        if (s[i]->ss_family == AF_INET) {
+            memcpy(d[i], &((const struct sockaddr_in *)s[i])->sin_addr, 4);
+            *l[i] = 4;
+        } else if (s[i]->ss_family == AF_INET6) {
+            const struct in6_addr *a6 = &((const struct sockaddr_in6 *)s[i])->sin6_addr;
+            if (IN6_IS_ADDR_V4MAPPED(a6)) {
+                memcpy(d[i], &a6->s6_addr[12], 4);
+                *l[i] = 4;
+            } else {
+                memcpy(d[i], a6, 16);
+                *l[i] = 16;
+            }
+        }
+    }
+    return lx && lx == ly && !memcmp(x, y, (size_t)lx);
+}
+
+/* ================= client side ================= */
+
+struct tcp_flow {
+    int port;
+    uint8_t token[TCP_TOKEN];
+    int nconns;
+    int *fds;
+    char host[128];
+    int family;
+};
+
+static bool worker_keep(void *arg)
+{
+    struct flow_worker *w = arg;
+    return flow_state(w->flow) < FLOW_ST_STOP;
+}
+
+static void describe_error(struct flow_rt *f, int rc, const char *what)
+{
+    if (rc == -ECANCELED)
+        return;
+    if (rc == -ENODATA)
+        flow_fail(f, "%s: the peer closed the connection (agent stopped or killed?)", what);
+    else if (rc == -ETIMEDOUT)
+        flow_fail(f, "%s: TCP user timeout: data unacknowledged for %.1f s (path down?)", what,
+                  f->fail_bound_s);
+    else
+        flow_fail(f, "%s: %s", what, strerror(-rc));
+}
+
+static int tcp_available(char *why, size_t len)
+{
+    (void)why;
+    (void)len;
+    return 0;
+}
+
+static int tcp_validate(const struct mix_flow *f, struct ft_err *err)
+{
+    if (f->op == MIX_OP_PINGPONG || f->op == MIX_OP_RR) {
+        for (int i = 0; i < f->size.n; i++)
+            if (f->size.bytes[i] < TCP_HDR || f->size.bytes[i] > TCP_MAX_MSG)
+                return ft_err_set(err, -EINVAL,
+                                  "flow %s: TCP %s messages carry a %d-byte header: sizes must "
+                                  "be %d B to 1 GiB",
+                                  f->name, mix_op_str(f->op), TCP_HDR, TCP_HDR);
+        if (f->size.response_bytes &&
+            (f->size.response_bytes < TCP_HDR || f->size.response_bytes > TCP_MAX_MSG))
+            return ft_err_set(err, -EINVAL, "flow %s: response_size must be %d B to 1 GiB", f->name,
+                              TCP_HDR);
+    }
+    if (f->local_gpu >= 0)
+        return ft_err_set(err, -EINVAL, "flow %s: TCP cannot use a GPU endpoint", f->name);
+    return 0;
+}
+
+static int connect_one(struct flow_rt *f, struct tcp_flow *t, int idx, struct ft_err *err)
+{
+    const struct mix_flow *s = f->spec;
+    char port[16];
+    snprintf(port, sizeof(port), "%d", t->port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
+    struct addrinfo *ai;
+    int rc = getaddrinfo(t->host, port, &hints, &ai);
+    if (rc)
+        return ft_err_set(err, -EHOSTUNREACH, "%s: %s", t->host, gai_strerror(rc));
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        freeaddrinfo(ai);
+        return ft_err_set(err, -errno, "socket: %s", strerror(errno));
+    }
+    int one = 1;
+    if (s->op == MIX_OP_PINGPONG || s->op == MIX_OP_RR)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* TCP alone reports nothing for minutes after a link dies (tcp_retries2): abort once data
+     * sits unacknowledged for the flow's bound. */
+    unsigned uto = (unsigned)(f->fail_bound_s * 1000);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
+    const char *cc = jsonutil_str(s->params, "congestion_control");
+    if (cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) < 0) {
+        int e = -errno;
+        close(fd);
+        freeaddrinfo(ai);
+        return ft_err_set(err, e,
+                          "flow %s: congestion control '%s': %s (see "
+                          "/proc/sys/net/ipv4/tcp_available_congestion_control)",
+                          s->name, cc, strerror(-e));
+    }
+    if (s->local_netdev[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, s->local_netdev,
+                                         (socklen_t)strlen(s->local_netdev)) < 0) {
+        int e = -errno;
+        close(fd);
+        freeaddrinfo(ai);
+        return ft_err_set(err, e, "flow %s: bind to netdev %s: %s%s", s->name, s->local_netdev,
+                          strerror(-e),
+                          e == -EPERM ? " (needs CAP_NET_RAW; or give local.ip)" : "");
+    }
+    if (s->local_ip[0]) {
+        struct addrinfo *la;
+        struct addrinfo lh = {.ai_family = ai->ai_family, .ai_flags = AI_NUMERICHOST};
+        if (getaddrinfo(s->local_ip, NULL, &lh, &la) || bind(fd, la->ai_addr, la->ai_addrlen)) {
+            close(fd);
+            freeaddrinfo(ai);
+            return ft_err_set(err, -EADDRNOTAVAIL,
+                              "flow %s: cannot bind to local ip %s (not on this host?)", s->name,
+                              s->local_ip);
+        }
+        freeaddrinfo(la);
+    }
+    set_nonblock(fd);
+    rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    freeaddrinfo(ai);
+    if (rc < 0 && errno == EINPROGRESS) {
+        rc = wait_fd(fd, POLLOUT, (int)(f->fail_bound_s * 1000));
+        if (rc == 0)
+            rc = -ETIMEDOUT;
+        if (rc > 0) {
+            int e = 0;
+            socklen_t l = sizeof(e);
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
+            rc = e ? -e : 0;
+        }
+    } else if (rc < 0) {
+        rc = -errno;
+    }
+    /* Greeting: magic, connection index, the session's token; the agent answers one byte. */
+    uint32_t hello[2] = {htonl(TCP_HELLO), htonl((uint32_t)idx)};
+    uint8_t ack = 0;
+    uint64_t until = flow_now_ns() + 3000000000ull;
+    if (rc == 0)
+        rc = set_io_timeouts(fd);
+    if (rc == 0)
+        rc = xfer_all(fd, hello, sizeof(hello), true, before_deadline, &until, NULL);
+    if (rc == 0)
+        rc = xfer_all(fd, t->token, TCP_TOKEN, true, before_deadline, &until, NULL);
+    if (rc == 0)
+        rc = xfer_all(fd, &ack, 1, false, before_deadline, &until, NULL);
+    if (rc == -ECANCELED)
+        rc = -ETIMEDOUT;
+    if (rc == 0 && ack != 1)
+        rc = -EACCES;
+    if (rc < 0) {
+        close(fd);
+        return ft_err_set(err, rc, "flow %s: data connection %d to %s port %d: %s", s->name, idx,
+                          t->host, t->port, strerror(-rc));
+    }
+    t->fds[idx] = fd;
+    return 0;
+}
+
+static int tcp_setup(struct flow_rt *f, struct ft_err *err)
+{
+    const struct mix_flow *s = f->spec;
+    struct tcp_flow *t = xalloc_zero(1, sizeof(*t));
+    f->xdata = t;
+    t->nconns = s->concurrency;
+    t->fds = xalloc((size_t)t->nconns * sizeof(int));
+    for (int i = 0; i < t->nconns; i++)
+        t->fds[i] = -1;
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "type", "tcp.open");
+    cJSON_AddStringToObject(req, "op", mix_op_str(s->op));
+    cJSON_AddStringToObject(req, "direction", mix_dir_str(s->dir));
+    cJSON_AddNumberToObject(req, "conns", t->nconns);
+    uint64_t chunk = s->size.bytes[0];
+    for (int i = 0; i < s->size.n; i++)
+        if (s->size.bytes[i] > chunk)
+            chunk = s->size.bytes[i];
+    cJSON_AddNumberToObject(req, "size", (double)(chunk > BUF_BYTES ? BUF_BYTES : chunk));
+    cJSON_AddNumberToObject(req, "rate_gbps", s->rate_gbps);
+    cJSON_AddNumberToObject(req, "user_timeout_ms", f->fail_bound_s * 1000);
+    cJSON *resp = NULL;
+    int rc = channel_request(f->ctl, req, &resp, 5000, err);
+    if (rc < 0)
+        return rc;
+    double port = 0;
+    const char *tok = jsonutil_str(resp, "token");
+    size_t toklen = 0;
+    if (!jsonutil_num(resp, "port", &port) || port < 1 || port > 65535 || !tok ||
+        sodium_hex2bin(t->token, TCP_TOKEN, tok, strlen(tok), NULL, &toklen, NULL) ||
+        toklen != TCP_TOKEN) {
+        cJSON_Delete(resp);
+        return ft_err_set(err, -EPROTO, "flow %s: the agent's tcp.open reply is malformed",
+                          s->name);
+    }
+    const char *note = jsonutil_str(resp, "note");
+    if (note && *note)
+        flow_event(f, "agent: %s", note);
+    /* The agent may allow fewer connections than asked: run with what it allows. */
+    double allowed = t->nconns;
+    if (jsonutil_num(resp, "conns", &allowed) && allowed >= 1 && allowed < t->nconns) {
+        t->nconns = (int)allowed;
+        f->nworkers = f->nworkers / s->concurrency * t->nconns;
+    }
+    cJSON_Delete(resp);
+    t->port = (int)port;
+    snprintf(t->host, sizeof(t->host), "%s", channel_peer_host(f->ctl));
+    for (int i = 0; i < t->nconns; i++) {
+        rc = connect_one(f, t, i, err);
+        if (rc < 0)
+            return rc;
+    }
+    for (int i = 0; i < f->nworkers; i++)
+        f->workers[i].fd = t->fds[i % t->nconns];
+    return 0;
+}
+
+/* Ping-pong and request/response: send a message, wait for the whole reply. */
+static void run_rr(struct flow_worker *w, bool half)
+{
+    struct flow_rt *f = w->flow;
+    const struct mix_flow *s = f->spec;
+    size_t cap = BUF_BYTES;
+    char *buf = buf_alloc();
+    while (flow_wait_running(w)) {
+        uint64_t size = flow_next_size(w);
+        uint64_t resp =
+            s->op == MIX_OP_PINGPONG || !s->size.response_bytes ? size : s->size.response_bytes;
+        if (!flow_pace(w, size))
+            break;
+        struct tcp_hdr h = {htonl(TCP_MAGIC), htonl((uint32_t)size), htonl((uint32_t)resp), 0};
+        uint64_t t0 = flow_now_ns(), moved = 0;
+        memcpy(buf, &h, sizeof(h));
+        int rc = 0;
+        for (uint64_t left = size; left && !rc;) {
+            size_t n = left > cap ? cap : left;
+            rc = xfer_all(w->fd, buf, n, true, worker_keep, w, &moved);
+            left -= n;
+            flow_progress(w, n, 0, 0);
+            memset(buf, 0, sizeof(h));
+        }
+        for (uint64_t left = resp; left && !rc;) {
+            size_t n = left > cap ? cap : left;
+            rc = xfer_all(w->fd, buf, n, false, worker_keep, w, &moved);
+            left -= n;
+            flow_progress(w, 0, n, 0);
+        }
+        if (rc) {
+            describe_error(f, rc, s->op == MIX_OP_PINGPONG ? "ping-pong" : "request");
+            break;
+        }
+        uint64_t dt = flow_now_ns() - t0;
+        flow_record(w, half ? dt / 2 : dt);
+        flow_progress(w, 0, 0, 1);
+    }
+    pagebuf_free(buf, BUF_BYTES);
+}
+
+/* Stream: one side sends as fast as the pacing allows, the other reads. */
+static void run_stream(struct flow_worker *w, bool sender)
+{
+    struct flow_rt *f = w->flow;
+    char *buf = buf_alloc();
+    uint64_t in_msg = 0;
+    while (flow_wait_running(w)) {
+        uint64_t size = flow_next_size(w);
+        size_t n = size > BUF_BYTES ? BUF_BYTES : size;
+        if (sender && !flow_pace(w, n))
+            break;
+        ssize_t k = sender ? send(w->fd, buf, n, MSG_NOSIGNAL) : recv(w->fd, buf, BUF_BYTES, 0);
+        if (k > 0) {
+            in_msg += (uint64_t)k;
+            uint64_t msgs = in_msg / size;
+            in_msg %= size;
+            flow_progress(w, sender ? (uint64_t)k : 0, sender ? 0 : (uint64_t)k, msgs);
+            if (sender && (size_t)k < n)
+                w->tokens += (double)(n - (size_t)k); /* return unsent pacing credit */
+            continue;
+        }
+        if (k == 0) {
+            describe_error(f, -ENODATA, "stream");
+            break;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            describe_error(f, -errno, "stream");
+            break;
+        }
+        /* a timeout slice passed: look at the flow's state again */
+    }
+    pagebuf_free(buf, BUF_BYTES);
+}
+
+static void *worker_main(void *arg)
+{
+    struct flow_worker *w = arg;
+    const struct mix_flow *s = w->flow->spec;
+    flow_worker_begin(w);
+    switch (s->op) {
+    case MIX_OP_PINGPONG:
+        run_rr(w, true);
+        break;
+    case MIX_OP_RR:
+        run_rr(w, false);
+        break;
+    case MIX_OP_STREAM: {
+        bool sender =
+            s->dir == MIX_DIR_TX || (s->dir == MIX_DIR_BIDIR && w->idx < w->flow->nworkers / 2);
+        run_stream(w, sender);
+        break;
+    }
+    default:
+        break;
+    }
+    return NULL;
+}
+
+static int tcp_start(struct flow_rt *f, struct ft_err *err)
+{
+    return flow_start_workers(f, worker_main, err);
+}
+
+static void tcp_stop(struct flow_rt *f)
+{
+    flow_join_workers(f);
+}
+
+static void tcp_teardown(struct flow_rt *f)
+{
+    struct tcp_flow *t = f->xdata;
+    if (!t)
+        return;
+    for (int i = 0; i < t->nconns; i++)
+        if (t->fds[i] >= 0)
+            close(t->fds[i]);
+    free(t->fds);
+    free(t);
+    f->xdata = NULL;
+}
+
+/* Per-segment header bytes as a Linux qdisc counts a frame: Ethernet header (14), IP (20 or
+ * 40), TCP (20, plus 12 with timestamps). No preamble, FCS or inter-frame gap. */
+static unsigned seg_overhead(int fd, const struct tcp_info *ti)
+{
+    struct sockaddr_storage a;
+    socklen_t l = sizeof(a);
+    unsigned ip = 20;
+    if (getsockname(fd, (struct sockaddr *)&a, &l) == 0 && a.ss_family == AF_INET6 &&
+        !IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&a)->sin6_addr))
+        ip = 40;
+    return 14 + ip + 20 + ((ti->tcpi_options & TCPI_OPT_TIMESTAMPS) ? 12 : 0);
+}
+
+static void tcp_sample(struct flow_rt *f, struct flow_wire *out)
+{
+    struct tcp_flow *t = f->xdata;
+    const struct mix_flow *s = f->spec;
+    memset(out, 0, sizeof(*out));
+    if (!t)
+        return;
+    bool tx = s->op != MIX_OP_STREAM || s->dir != MIX_DIR_RX;
+    bool rx = s->op != MIX_OP_STREAM || s->dir != MIX_DIR_TX;
+    int n = 0;
+    for (int i = 0; i < t->nconns; i++) {
+        if (t->fds[i] < 0)
+            continue;
+        struct tcp_info ti;
+        socklen_t len = sizeof(ti);
+        memset(&ti, 0, sizeof(ti));
+        if (getsockopt(t->fds[i], IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+            continue;
+        unsigned hdr = seg_overhead(t->fds[i], &ti);
+        /* tcpi_bytes_sent includes retransmitted bytes; data_segs_out counts data segments
+         * only (pure ACKs excluded), data_segs_in likewise on the receive side. */
+        if (tx)
+            out->wire_bytes += ti.tcpi_bytes_sent + (uint64_t)ti.tcpi_data_segs_out * hdr;
+        if (rx)
+            out->wire_bytes += ti.tcpi_bytes_received + (uint64_t)ti.tcpi_data_segs_in * hdr;
+        /* bytes_acked counts from 1: the SYN is acknowledged as one byte. */
+        out->acked_bytes += ti.tcpi_bytes_acked ? ti.tcpi_bytes_acked - 1 : 0;
+        out->retrans += ti.tcpi_total_retrans;
+        out->rtt_us += ti.tcpi_rtt;
+        out->rttvar_us += ti.tcpi_rttvar;
+        out->cwnd_bytes += (uint64_t)ti.tcpi_snd_cwnd * ti.tcpi_snd_mss;
+        n++;
+    }
+    if (n) {
+        out->valid = true;
+        out->rtt_us /= n;
+        out->rttvar_us /= n;
+    }
+}
+
+static void tcp_conditions(const struct flow_rt *f, cJSON *out)
+{
+    struct tcp_flow *t = f->xdata;
+    int fd = -1;
+    for (int i = 0; t && i < t->nconns && fd < 0; i++)
+        fd = t->fds[i];
+    const struct mix_flow *s = f->spec;
+    cJSON_AddBoolToObject(out, "tcp_nodelay", s->op == MIX_OP_PINGPONG || s->op == MIX_OP_RR);
+    cJSON_AddNumberToObject(out, "tcp_user_timeout_ms", f->fail_bound_s * 1000);
+    cJSON_AddStringToObject(out, "local_netdev", s->local_netdev);
+    cJSON_AddStringToObject(out, "local_ip", s->local_ip);
+    if (fd < 0)
+        return;
+    char cc[32] = "";
+    socklen_t l = sizeof(cc);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &l) == 0)
+        cJSON_AddStringToObject(out, "congestion_control", cc);
+    int v;
+    l = sizeof(v);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &v, &l) == 0)
+        cJSON_AddNumberToObject(out, "mss_bytes", v);
+    l = sizeof(v);
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &l) == 0)
+        cJSON_AddNumberToObject(out, "so_sndbuf_bytes", v);
+    l = sizeof(v);
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &l) == 0)
+        cJSON_AddNumberToObject(out, "so_rcvbuf_bytes", v);
+    struct sockaddr_storage a;
+    char host[INET6_ADDRSTRLEN + 8];
+    l = sizeof(a);
+    if (getsockname(fd, (struct sockaddr *)&a, &l) == 0 &&
+        getnameinfo((struct sockaddr *)&a, l, host, sizeof(host), NULL, 0, NI_NUMERICHOST) == 0)
+        cJSON_AddStringToObject(out, "local_address", host);
+    l = sizeof(a);
+    if (getpeername(fd, (struct sockaddr *)&a, &l) == 0 &&
+        getnameinfo((struct sockaddr *)&a, l, host, sizeof(host), NULL, 0, NI_NUMERICHOST) == 0)
+        cJSON_AddStringToObject(out, "peer_address", host);
+}
+
+/* ================= agent side ================= */
+
+/* The tag of this side's per-session state (agent_session_state). */
+static const char state_tag;
+
+struct srv_conn {
+    struct srv_flow *flow;
+    int fd;
+    bool sender;
+    pthread_t thread;
+    bool started;
+};
+
+struct srv_flow {
+    enum mix_op op;
+    enum mix_dir dir;
+    int nconns;
+    uint64_t chunk;
+    double rate_gbps;
+    bool capped; /* the agent has a rate cap (shared per client key) */
+    double max_duration_s;
+    uint8_t token[TCP_TOKEN];
+    struct sockaddr_storage client;
+    int lfd;
+    int stop_fd; /* eventfd: the acceptor wakes at once on stop */
+    _Atomic bool stop;
+    pthread_t acceptor;
+    bool acceptor_started;
+    struct srv_conn conns[2 * 1024];
+    int nthreads;
+    struct agent_session *session;
+    struct srv_flow *next;
+};
+
+/* Everything a session opened, torn down when the session ends. */
+struct srv_state {
+    pthread_mutex_t lock;
+    struct srv_flow *flows;
+};
+
+static bool srv_keep(void *arg)
+{
+    struct srv_conn *c = arg;
+    return !atomic_load(&c->flow->stop);
+}
+
+/* Before n bytes go (or are read): the flow's own rate, per connection (rate /
+ * connections, measured since the start), then the agent's cap, which every flow of every
+ * session with this client's key shares. */
+static void srv_pace(struct srv_conn *c, uint64_t *sent, uint64_t t0, size_t n)
+{
+    struct srv_flow *sf = c->flow;
+    if (sf->rate_gbps > 0) {
+        double bps = sf->rate_gbps * 1e9 / 8 / sf->nconns;
+        *sent += n;
+        for (;;) {
+            double due = (double)*sent / bps * 1e9;
+            uint64_t el = flow_now_ns() - t0;
+            if ((double)el >= due || atomic_load(&sf->stop))
+                break;
+            uint64_t wait = (uint64_t)(due - (double)el);
+            struct timespec ts = {0, (long)(wait > 2000000 ? 2000000 : wait)};
+            nanosleep(&ts, NULL);
+        }
+    }
+    agent_session_pace(sf->session, n, &sf->stop);
+}
+
+static void *srv_conn_main(void *arg)
+{
+    struct srv_conn *c = arg;
+    struct srv_flow *sf = c->flow;
+    char *buf = buf_alloc();
+    uint64_t t0 = flow_now_ns(), paced = 0;
+    uint64_t limit = sf->max_duration_s > 0 ? (uint64_t)(sf->max_duration_s * 1e9) : 0;
+    while (!atomic_load(&sf->stop)) {
+        if (limit && flow_now_ns() - t0 > limit)
+            break; /* the agent's duration cap */
+        if (sf->op == MIX_OP_PINGPONG || sf->op == MIX_OP_RR) {
+            struct tcp_hdr h;
+            if (xfer_all(c->fd, &h, sizeof(h), false, srv_keep, c, NULL))
+                break;
+            uint32_t size = ntohl(h.size), resp = ntohl(h.resp);
+            /* A hostile or confused client: refuse nonsense instead of trusting it. */
+            if (ntohl(h.magic) != TCP_MAGIC || size < TCP_HDR || resp < TCP_HDR ||
+                size > TCP_MAX_MSG || resp > TCP_MAX_MSG) {
+                agent_session_log(sf->session, "tcp: malformed request header, closing");
+                break;
+            }
+            int rc = 0;
+            for (uint64_t left = size - TCP_HDR; left && !rc;) {
+                size_t n = left > BUF_BYTES ? BUF_BYTES : left;
+                rc = xfer_all(c->fd, buf, n, false, srv_keep, c, NULL);
+                left -= n;
+            }
+            for (uint64_t left = resp; left && !rc;) {
+                size_t n = left > BUF_BYTES ? BUF_BYTES : left;
+                if (sf->capped && n > CAPPED_CHUNK)
+                    n = CAPPED_CHUNK;
+                srv_pace(c, &paced, t0, n);
+                rc = xfer_all(c->fd, buf, n, true, srv_keep, c, NULL);
+                left -= n;
+            }
+            if (rc)
+                break;
+        } else if (c->sender) {
+            size_t n = sf->chunk > BUF_BYTES ? BUF_BYTES : sf->chunk;
+            if (sf->capped && n > CAPPED_CHUNK)
+                n = CAPPED_CHUNK; /* a stream: the cap's pacing stays smooth */
+            srv_pace(c, &paced, t0, n);
+            if (xfer_all(c->fd, buf, n, true, srv_keep, c, NULL))
+                break;
+        } else {
+            /* Receive and discard; under a rate cap read no faster than the cap, so TCP's
+             * flow control holds the client back (the receive buffer is small then). */
+            size_t n = sf->rate_gbps > 0 || sf->capped ? 64 * 1024 : BUF_BYTES;
+            ssize_t k = recv(c->fd, buf, n, 0);
+            if (k == 0)
+                break;
+            if (k < 0) {
+                if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                    break;
+                continue; /* a timeout slice: check for stop */
+            }
+            srv_pace(c, &paced, t0, (size_t)k);
+        }
+    }
+    shutdown(c->fd, SHUT_RDWR);
+    pagebuf_free(buf, BUF_BYTES);
+    return NULL;
+}
+
+static void *srv_acceptor(void *arg)
+{
+    struct srv_flow *sf = arg;
+    uint64_t deadline = flow_now_ns() + 10000000000ull;
+    int accepted = 0, refused = 0;
+    while (accepted < sf->nconns && !atomic_load(&sf->stop) && flow_now_ns() < deadline) {
+        struct pollfd p[2] = {{.fd = sf->lfd, .events = POLLIN},
+                              {.fd = sf->stop_fd, .events = POLLIN}};
+        if (poll(p, 2, IO_SLICE_MS) <= 0 || !(p[0].revents & POLLIN))
+            continue;
+        struct sockaddr_storage from;
+        socklen_t fl = sizeof(from);
+        int fd = accept4(sf->lfd, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC);
+        if (fd < 0 || set_io_timeouts(fd) < 0) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        /* Only the authenticated client, with the session's token, may connect. */
+        uint32_t hello[2];
+        uint8_t tok[TCP_TOKEN];
+        bool ok = same_host(&from, &sf->client);
+        uint64_t until = flow_now_ns() + 3000000000ull;
+        int rc = 0;
+        if (ok) {
+            rc = xfer_all(fd, hello, sizeof(hello), false, before_deadline, &until, NULL);
+            if (rc == 0)
+                rc = xfer_all(fd, tok, sizeof(tok), false, before_deadline, &until, NULL);
+        }
+        ok = ok && rc == 0 && ntohl(hello[0]) == TCP_HELLO &&
+             ntohl(hello[1]) < (uint32_t)sf->nconns &&
+             sodium_memcmp(tok, sf->token, TCP_TOKEN) == 0;
+        if (!ok) {
+            if (refused++ == 0) /* once; the count when the listener closes */
+                agent_session_log(sf->session, "tcp: refused a data connection without the "
+                                               "session's address and token");
+            close(fd);
+            continue;
+        }
+        uint8_t ack = 1;
+        xfer_all(fd, &ack, 1, true, before_deadline, &until, NULL);
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        int idx = (int)ntohl(hello[1]);
+        int nth = (sf->op == MIX_OP_STREAM && sf->dir == MIX_DIR_BIDIR) ? 2 : 1;
+        for (int k = 0; k < nth; k++) {
+            struct srv_conn *c = &sf->conns[sf->nthreads];
+            c->flow = sf;
+            c->fd = fd;
+            /* The agent sends when the client receives (rx), and on one of bidir's pair. */
+            c->sender = sf->op == MIX_OP_STREAM &&
+                        (sf->dir == MIX_DIR_RX || (sf->dir == MIX_DIR_BIDIR && k == 1));
+            if (pthread_create(&c->thread, NULL, srv_conn_main, c) == 0) {
+                c->started = true;
+                sf->nthreads++;
+            }
+        }
+        (void)idx;
+        accepted++;
+    }
+    if (refused > 1)
+        agent_session_log(sf->session,
+                          "tcp: refused %d data connections in all without the session's "
+                          "address and token",
+                          refused);
+    close(sf->lfd);
+    sf->lfd = -1;
+    return NULL;
+}
+
+static void srv_flow_stop(struct srv_flow *sf)
+{
+    atomic_store(&sf->stop, true);
+    uint64_t one = 1;
+    ssize_t w = write(sf->stop_fd, &one, sizeof(one));
+    (void)w;
+    if (sf->acceptor_started)
+        pthread_join(sf->acceptor, NULL);
+    close(sf->stop_fd);
+    for (int i = 0; i < sf->nthreads; i++)
+        if (sf->conns[i].started)
+            pthread_join(sf->conns[i].thread, NULL);
+    /* bidir: two threads share one fd; close each fd once */
+    for (int i = 0; i < sf->nthreads; i++) {
+        bool dup = false;
+        for (int j = 0; j < i; j++)
+            dup |= sf->conns[j].fd == sf->conns[i].fd;
+        if (!dup)
+            close(sf->conns[i].fd);
+    }
+    if (sf->lfd >= 0)
+        close(sf->lfd);
+}
+
+static void srv_state_free(void *arg)
+{
+    struct srv_state *st = arg;
+    for (struct srv_flow *sf = st->flows, *next; sf; sf = next) {
+        next = sf->next;
+        srv_flow_stop(sf);
+        free(sf);
+    }
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
+{
+    const struct agent_cfg *cfg = agent_session_cfg(s);
+    int op = -1, dir = -1;
+    const char *ops = jsonutil_str(req, "op"), *dirs = jsonutil_str(req, "direction");
+    for (int i = 0; ops && i < MIX_OP_COUNT; i++)
+        if (!strcmp(ops, mix_op_str((enum mix_op)i)))
+            op = i;
+    for (int i = 0; dirs && i <= MIX_DIR_BIDIR; i++)
+        if (!strcmp(dirs, mix_dir_str((enum mix_dir)i)))
+            dir = i;
+    double conns = 0, size = 0, rate = 0;
+    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR && op != MIX_OP_STREAM) || dir < 0 ||
+        !jsonutil_num(req, "conns", &conns) || conns < 1 || conns > 1024 ||
+        !jsonutil_num(req, "size", &size) || size < 1 || size > BUF_BYTES)
+        return ft_err_set(err, -EINVAL,
+                          "tcp.open: bad request (op, direction, conns 1-1024, "
+                          "size 1-4194304 are required)");
+    jsonutil_num(req, "rate_gbps", &rate);
+    int rc = agent_session_flow_add(s, "tcp.open", err);
+    if (rc < 0)
+        return rc;
+    struct strbuf note;
+    strbuf_init(&note);
+    /* Clamp to the agent's caps (a client cannot raise them) and say so. */
+    if (cfg->max_streams > 0 && conns > cfg->max_streams) {
+        strbuf_printf(&note, "%d connections capped at %d by the agent; ", (int)conns,
+                      cfg->max_streams);
+        conns = agent_clamp(resp, "connections", conns, cfg->max_streams);
+    }
+    if (cfg->max_rate_gbps > 0 && (rate <= 0 || rate > cfg->max_rate_gbps)) {
+        strbuf_printf(&note,
+                      "rate capped at %g Gb/s by the agent, shared by every session with this "
+                      "key; ",
+                      cfg->max_rate_gbps);
+        rate = agent_clamp(resp, "rate_gbps", rate, cfg->max_rate_gbps);
+    }
+    if (cfg->max_duration_s > 0)
+        strbuf_printf(&note, "data connections end after %g s (agent cap); ", cfg->max_duration_s);
+
+    struct srv_flow *sf = xalloc_zero(1, sizeof(*sf));
+    sf->op = (enum mix_op)op;
+    sf->dir = (enum mix_dir)dir;
+    sf->nconns = (int)conns;
+    sf->chunk = (uint64_t)size;
+    sf->rate_gbps = rate;
+    sf->capped = cfg->max_rate_gbps > 0;
+    sf->max_duration_s = cfg->max_duration_s;
+    sf->session = s;
+    sf->client = *agent_session_peer(s);
+    randombytes_buf(sf->token, sizeof(sf->token));
+    /* Listen on the address the client reached us at, any port. */
+    struct sockaddr_storage local;
+    socklen_t ll = sizeof(local);
+    agent_session_local(s, &local, &ll);
+    if (local.ss_family == AF_INET)
+        ((struct sockaddr_in *)&local)->sin_port = 0;
+    else
+        ((struct sockaddr_in6 *)&local)->sin6_port = 0;
+    sf->lfd = socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (sf->lfd >= 0 && sf->capped) {
+        /* Under the cap a small receive buffer (about 20 ms at the cap, set before listen
+         * so the window scale fits it, tcp(7)) keeps what the client has in flight close
+         * to what the agent reads. */
+        double b = cfg->max_rate_gbps * 1e9 / 8 * 0.02;
+        int rcvbuf = b < 64 * 1024 ? 64 * 1024 : b > 4 * 1024 * 1024 ? 4 * 1024 * 1024 : (int)b;
+        setsockopt(sf->lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    }
+    sf->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (sf->lfd < 0 || sf->stop_fd < 0 || bind(sf->lfd, (struct sockaddr *)&local, ll) < 0 ||
+        listen(sf->lfd, 64) < 0) {
+        int e = -errno;
+        if (sf->lfd >= 0)
+            close(sf->lfd);
+        if (sf->stop_fd >= 0)
+            close(sf->stop_fd);
+        free(sf);
+        strbuf_free(&note);
+        return ft_err_set(err, e, "tcp.open: cannot listen for data connections: %s", strerror(-e));
+    }
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof(bound);
+    getsockname(sf->lfd, (struct sockaddr *)&bound, &bl);
+    int port = ntohs(bound.ss_family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port
+                                                : ((struct sockaddr_in6 *)&bound)->sin6_port);
+    if (pthread_create(&sf->acceptor, NULL, srv_acceptor, sf) == 0)
+        sf->acceptor_started = true;
+    struct srv_state *st = agent_session_state(s, &state_tag);
+    if (!st) {
+        st = xalloc_zero(1, sizeof(*st));
+        pthread_mutex_init(&st->lock, NULL);
+        agent_session_set_state(s, &state_tag, st, srv_state_free);
+    }
+    pthread_mutex_lock(&st->lock);
+    sf->next = st->flows;
+    st->flows = sf;
+    pthread_mutex_unlock(&st->lock);
+    char hex[2 * TCP_TOKEN + 1];
+    sodium_bin2hex(hex, sizeof(hex), sf->token, TCP_TOKEN);
+    cJSON_AddNumberToObject(resp, "port", port);
+    cJSON_AddNumberToObject(resp, "conns", sf->nconns);
+    cJSON_AddStringToObject(resp, "token", hex);
+    cJSON_AddNumberToObject(resp, "rate_gbps", rate);
+    cJSON_AddStringToObject(resp, "note", note.s);
+    agent_session_log(s, "tcp: %s %s, %d connection%s on port %d", ops, dirs, (int)conns,
+                      conns > 1 ? "s" : "", port);
+    strbuf_free(&note);
+    return 0;
+}
+
+static const struct agent_handler tcp_open_handler = {"tcp.open", handle_open};
+static const struct agent_handler *const tcp_handlers[] = {&tcp_open_handler, NULL};
+
+static const char *const *tcp_param_keys(enum mix_op op)
+{
+    (void)op;
+    static const char *const keys[] = {"congestion_control", NULL};
+    return keys;
+}
+
+const struct xport_ops xport_tcp = {
+    .name = "tcp",
+    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR),
+    .needs_peer = true,
+    .available = tcp_available,
+    .param_keys = tcp_param_keys,
+    .validate = tcp_validate,
+    .setup = tcp_setup,
+    .start = tcp_start,
+    .stop = tcp_stop,
+    .teardown = tcp_teardown,
+    .sample = tcp_sample,
+    .conditions = tcp_conditions,
+    .handlers = tcp_handlers,
+};

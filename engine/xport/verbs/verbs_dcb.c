@@ -1,0 +1,149 @@
+/* dcb: DCB netlink (RTM_GETDCB, DCB_CMD_IEEE_GET) over a plain rtnetlink socket. Message
+ * and attribute layout from include/uapi/linux/dcbnl.h: a struct dcbmsg after the netlink
+ * header, DCB_ATTR_IFNAME in the request, DCB_ATTR_IEEE (nested) in the answer holding
+ * DCB_ATTR_IEEE_PFC (struct ieee_pfc) and DCB_ATTR_IEEE_APP_TABLE (struct dcb_app list). */
+#include "engine/xport/verbs/verbs_dcb.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define NLA_OK(a, len)                                                                             \
+    ((len) >= (int)sizeof(struct nlattr) && (a)->nla_len >= sizeof(struct nlattr) &&               \
+     (a)->nla_len <= (len))
+#define NLA_NEXT(a, len)                                                                           \
+    ((len) -= NLA_ALIGN((a)->nla_len), (struct nlattr *)((char *)(a) + NLA_ALIGN((a)->nla_len)))
+#define NLA_DATA(a) ((void *)((char *)(a) + NLA_HDRLEN))
+
+static void parse_ieee(struct verbs_dcb_info *d, struct nlattr *a, int len)
+{
+    for (; NLA_OK(a, len); a = NLA_NEXT(a, len)) {
+        int type = a->nla_type & NLA_TYPE_MASK;
+        if (type == DCB_ATTR_IEEE_PFC && a->nla_len >= NLA_HDRLEN + sizeof(struct ieee_pfc)) {
+            const struct ieee_pfc *pfc = NLA_DATA(a);
+            d->pfc_en = pfc->pfc_en;
+            d->pfc_known = true;
+        } else if (type == DCB_ATTR_IEEE_APP_TABLE) {
+            struct nlattr *e = NLA_DATA(a);
+            int elen = a->nla_len - NLA_HDRLEN;
+            for (; NLA_OK(e, elen); e = NLA_NEXT(e, elen)) {
+                if ((e->nla_type & NLA_TYPE_MASK) != DCB_ATTR_IEEE_APP ||
+                    e->nla_len < NLA_HDRLEN + sizeof(struct dcb_app))
+                    continue;
+                const struct dcb_app *app = NLA_DATA(e);
+                if (app->selector == IEEE_8021QAZ_APP_SEL_DSCP && app->protocol < 64) {
+                    d->dscp_prio[app->protocol] = app->priority;
+                    d->trust_dscp = true;
+                }
+            }
+        }
+    }
+}
+
+int verbs_dcb_query(const char *netdev, struct verbs_dcb_info *out, struct ft_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < 64; i++)
+        out->dscp_prio[i] = -1;
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0)
+        return ft_err_set(err, -errno, "DCB netlink socket: %s", strerror(errno));
+    struct timeval tv = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    struct {
+        struct nlmsghdr nh;
+        struct dcbmsg dm;
+        char attrs[64];
+    } req;
+    memset(&req, 0, sizeof(req));
+    size_t nlen = strlen(netdev) + 1;
+    if (nlen > IFNAMSIZ) {
+        close(fd);
+        return ft_err_set(err, -EINVAL, "DCB: bad netdev name '%s'", netdev);
+    }
+    struct nlattr *na = (struct nlattr *)req.attrs;
+    na->nla_type = DCB_ATTR_IFNAME;
+    na->nla_len = (unsigned short)(NLA_HDRLEN + nlen);
+    memcpy(NLA_DATA(na), netdev, nlen);
+    req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct dcbmsg)) + NLA_ALIGN(na->nla_len);
+    req.nh.nlmsg_type = RTM_GETDCB;
+    req.nh.nlmsg_flags = NLM_F_REQUEST;
+    req.nh.nlmsg_seq = 1;
+    req.dm.dcb_family = AF_UNSPEC;
+    req.dm.cmd = DCB_CMD_IEEE_GET;
+    struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+    if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int e = -errno;
+        close(fd);
+        return ft_err_set(err, e, "DCB netlink request: %s", strerror(-e));
+    }
+    char buf[16384];
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    close(fd);
+    if (n < 0)
+        return ft_err_set(err, -errno, "DCB netlink answer: %s", strerror(errno));
+    struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+    int len = (int)n;
+    for (; NLMSG_OK(nh, (unsigned)len); nh = NLMSG_NEXT(nh, len)) {
+        if (nh->nlmsg_type == NLMSG_ERROR) {
+            const struct nlmsgerr *e = NLMSG_DATA(nh);
+            if (e->error) {
+                snprintf(out->why, sizeof(out->why), "%s does not offer DCB (%s)", netdev,
+                         strerror(-e->error));
+                return 0;
+            }
+            continue;
+        }
+        if (nh->nlmsg_type != RTM_GETDCB)
+            continue;
+        struct nlattr *a =
+            (struct nlattr *)((char *)NLMSG_DATA(nh) + NLA_ALIGN(sizeof(struct dcbmsg)));
+        int alen = (int)nh->nlmsg_len - (int)NLMSG_LENGTH(NLA_ALIGN(sizeof(struct dcbmsg)));
+        for (; NLA_OK(a, alen); a = NLA_NEXT(a, alen))
+            if ((a->nla_type & NLA_TYPE_MASK) == DCB_ATTR_IEEE)
+                parse_ieee(out, NLA_DATA(a), a->nla_len - NLA_HDRLEN);
+        out->available = true;
+        return 0;
+    }
+    snprintf(out->why, sizeof(out->why), "%s: no DCB answer", netdev);
+    return 0;
+}
+
+int verbs_dcb_priority_of(const struct verbs_dcb_info *d, int dscp)
+{
+    if (!d->available || !d->trust_dscp || dscp < 0 || dscp > 63)
+        return -1;
+    return d->dscp_prio[dscp];
+}
+
+cJSON *verbs_dcb_json(const struct verbs_dcb_info *d, int dscp)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "available", d->available);
+    if (!d->available) {
+        cJSON_AddStringToObject(o, "why", d->why);
+        return o;
+    }
+    cJSON_AddStringToObject(o, "trust", d->trust_dscp ? "dscp" : "pcp");
+    cJSON_AddNumberToObject(o, "dscp", dscp);
+    int prio = verbs_dcb_priority_of(d, dscp);
+    if (prio >= 0) {
+        cJSON_AddNumberToObject(o, "priority", prio);
+        if (d->pfc_known)
+            cJSON_AddBoolToObject(o, "pfc_enabled", (d->pfc_en >> prio) & 1);
+    } else {
+        /* Without DSCP trust the priority comes from the VLAN PCP (the QP's SL reaches it
+         * only with a VLAN), or is 0 untagged. */
+        cJSON_AddNullToObject(o, "priority");
+    }
+    if (d->pfc_known)
+        cJSON_AddNumberToObject(o, "pfc_en_mask", d->pfc_en);
+    return o;
+}
