@@ -279,11 +279,17 @@ static inline bool sim_ev_any(const struct sim *s)
     return s->hq[0].n || s->hq[1].n;
 }
 
+/* The heap holding the earliest event (an empty heap's root is its sentinel; no event has
+ * the largest key, times being at most SIM_T_MAX). */
+static inline struct sim_heap *sim_ev_first(struct sim *s)
+{
+    return s->hq[1].e[0].key < s->hq[0].e[0].key ? &s->hq[1] : &s->hq[0];
+}
+
 /* Key of the earliest event (UINT64_MAX when none). */
 static inline uint64_t sim_ev_top(const struct sim *s)
 {
-    uint64_t a = s->hq[0].n ? s->hq[0].e[0].key : UINT64_MAX;
-    uint64_t b = s->hq[1].n ? s->hq[1].e[0].key : UINT64_MAX;
+    uint64_t a = s->hq[0].e[0].key, b = s->hq[1].e[0].key;
     return a < b ? a : b;
 }
 
@@ -303,12 +309,10 @@ static inline uint64_t sim_ev_key_upto(uint64_t t)
  * when the queue is empty). */
 static inline bool sim_ev_pop_upto(struct sim *s, uint64_t max_key, struct sim_ev *out)
 {
-    struct sim_heap *hp = &s->hq[0];
-    if (!hp->n || (s->hq[1].n && s->hq[1].e[0].key < hp->e[0].key))
-        hp = &s->hq[1];
-    if (!hp->n || hp->e[0].key > max_key)
-        return false;
+    struct sim_heap *hp = sim_ev_first(s);
     struct sim_ev *h = hp->e;
+    if (h[0].key > max_key || h[0].key == UINT64_MAX)
+        return false;
     *out = h[0];
     uint32_t n = --hp->n;
     struct sim_ev last = h[n];
