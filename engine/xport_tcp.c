@@ -620,6 +620,47 @@ static void srv_pace(struct srv_conn *c, uint64_t *sent, uint64_t t0, size_t n)
     }
 }
 
+/* Read the next request of a ping-pong or request/response connection, all of it (and
+ * nothing after it, except what a pipelining client sent in the same segment: kept in buf[0,
+ * *have) for the next call). A request of a few bytes comes in one receive, header and
+ * payload together. Returns the response size, or -errno (-ENODATA at EOF, -EPROTO for a
+ * malformed header). */
+static int64_t srv_request(struct srv_conn *c, char *buf, size_t *have)
+{
+    while (*have < TCP_HDR) {
+        ssize_t k = recv(c->fd, buf + *have, BUF_BYTES - *have, 0);
+        if (k > 0) {
+            *have += (size_t)k;
+            continue;
+        }
+        if (k == 0)
+            return -ENODATA;
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -errno;
+        if (!srv_keep(c))
+            return -ECANCELED;
+    }
+    struct tcp_hdr h;
+    memcpy(&h, buf, sizeof(h));
+    uint32_t size = ntohl(h.size), resp = ntohl(h.resp);
+    /* A hostile or confused client: refuse nonsense instead of trusting it. */
+    if (ntohl(h.magic) != TCP_MAGIC || size < TCP_HDR || resp < TCP_HDR || size > TCP_MAX_MSG ||
+        resp > TCP_MAX_MSG)
+        return -EPROTO;
+    size_t got = *have < size ? *have : size;
+    *have -= got;
+    if (*have)
+        memmove(buf, buf + got, *have); /* the next request's first bytes */
+    for (uint64_t left = size - got; left;) {
+        size_t n = left > BUF_BYTES ? BUF_BYTES : left;
+        int rc = xfer_all(c->fd, buf, n, false, srv_keep, c, NULL);
+        if (rc)
+            return rc;
+        left -= n;
+    }
+    return resp;
+}
+
 static void *srv_conn_main(void *arg)
 {
     struct srv_conn *c = arg;
@@ -627,27 +668,18 @@ static void *srv_conn_main(void *arg)
     char *buf = xcalloc(1, BUF_BYTES);
     uint64_t t0 = flow_now_ns(), paced = 0;
     uint64_t limit = sf->max_duration_s > 0 ? (uint64_t)(sf->max_duration_s * 1e9) : 0;
+    size_t have = 0;
     while (!atomic_load(&sf->stop)) {
         if (limit && flow_now_ns() - t0 > limit)
             break; /* the agent's duration cap */
         if (sf->op == MIX_OP_PINGPONG || sf->op == MIX_OP_RR) {
-            struct tcp_hdr h;
-            if (xfer_all(c->fd, &h, sizeof(h), false, srv_keep, c, NULL))
-                break;
-            uint32_t size = ntohl(h.size), resp = ntohl(h.resp);
-            /* A hostile or confused client: refuse nonsense instead of trusting it. */
-            if (ntohl(h.magic) != TCP_MAGIC || size < TCP_HDR || resp < TCP_HDR ||
-                size > TCP_MAX_MSG || resp > TCP_MAX_MSG) {
+            int64_t resp = srv_request(c, buf, &have);
+            if (resp == -EPROTO)
                 agent_session_log(sf->session, "tcp: malformed request header, closing");
+            if (resp < 0)
                 break;
-            }
             int rc = 0;
-            for (uint64_t left = size - TCP_HDR; left && !rc;) {
-                size_t n = left > BUF_BYTES ? BUF_BYTES : left;
-                rc = xfer_all(c->fd, buf, n, false, srv_keep, c, NULL);
-                left -= n;
-            }
-            for (uint64_t left = resp; left && !rc;) {
+            for (uint64_t left = (uint64_t)resp; left && !rc;) {
                 size_t n = left > BUF_BYTES ? BUF_BYTES : left;
                 srv_pace(c, &paced, t0, n);
                 rc = xfer_all(c->fd, buf, n, true, srv_keep, c, NULL);
