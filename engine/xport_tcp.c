@@ -363,19 +363,24 @@ static void run_rr(struct flow_worker *w, bool half)
         struct tcp_hdr h = {htonl(TCP_MAGIC), htonl((uint32_t)size), htonl((uint32_t)resp), 0};
         uint64_t t0 = flow_now_ns(), moved = 0;
         memcpy(buf, &h, sizeof(h));
+        /* A message that fits the buffer both ways is counted once, at the end (one clock
+         * read instead of three on the path being measured); larger ones chunk by chunk. */
+        bool whole = size <= cap && resp <= cap;
         int rc = 0;
         for (uint64_t left = size; left && !rc;) {
             size_t n = left > cap ? cap : left;
             rc = xfer_all(w->fd, buf, n, true, worker_keep, w, &moved);
             left -= n;
-            flow_progress(w, n, 0, 0);
+            if (!whole)
+                flow_progress(w, n, 0, 0);
             memset(buf, 0, sizeof(h));
         }
         for (uint64_t left = resp; left && !rc;) {
             size_t n = left > cap ? cap : left;
             rc = xfer_all(w->fd, buf, n, false, worker_keep, w, &moved);
             left -= n;
-            flow_progress(w, 0, n, 0);
+            if (!whole)
+                flow_progress(w, 0, n, 0);
         }
         if (rc) {
             describe_error(f, rc, s->op == MIX_OP_PINGPONG ? "ping-pong" : "request");
@@ -383,7 +388,7 @@ static void run_rr(struct flow_worker *w, bool half)
         }
         uint64_t dt = flow_now_ns() - t0;
         flow_record(w, half ? dt / 2 : dt);
-        flow_progress(w, 0, 0, 1);
+        flow_progress(w, whole ? size : 0, whole ? resp : 0, 1);
     }
     free(buf);
 }
