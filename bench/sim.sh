@@ -34,6 +34,10 @@ build=${1:-$here/build}
 runs=${2:-21}
 bench=$build/bench/bench_sim
 [ -x "$bench" ] || { echo "build first: cmake --build $build --target bench_sim"; exit 1; }
+if [ -n "$htsim" ]; then
+    [ -x "$htsim" ] || { echo "htsim: $htsim is not an executable (give the path of htsim_roce)"; exit 66; }
+    command -v python3 >/dev/null || { echo "needs python3 for the comparison with htsim"; exit 1; }
+fi
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 echo "fabtop simulator, ${cpu:-unknown CPU}, $(nproc) CPUs, build type ${type:-RelWithDebInfo (the default)}, $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -46,10 +50,8 @@ fi
 $pin "$bench" "$runs"
 
 [ -n "$htsim" ] || exit 0
-[ -x "$htsim" ] || { echo "htsim: $htsim is not an executable"; exit 66; }
 bench=$(cd "$(dirname "$bench")" && pwd)/bench_sim
 htsim=$(cd "$(dirname "$htsim")" && pwd)/$(basename "$htsim")
-command -v python3 >/dev/null || { echo "needs python3 for the comparison with htsim"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 for g in 400 100; do
