@@ -2,7 +2,12 @@
  * incast (15 senders x 2 MB into one receiver, 4 KB MTU, 500 ns links, PFC) from building the
  * fabric to the last completion, events per second on it and on the longer 100 Gb/s reference
  * star (1000 B payloads), and the process's peak resident memory.
- * Usage: bench_sim [RUNS]   (default 21; medians with the p10-p90 spread) */
+ * Usage: bench_sim [RUNS]   (default 21; medians with the p10-p90 spread)
+ *        bench_sim --once 400|100 [--no-flows]
+ *            one run of that star in a fresh process, nothing else (for bench/sim.sh, which
+ *            times whole processes against htsim's): prints the simulated completion of the
+ *            last flow in us and the events; --no-flows builds and frees the fabric only,
+ *            the process's own start-up and set-up cost. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +41,19 @@ static int cmp_d(const void *a, const void *b)
 
 struct one {
     double total_ms, run_ms, mev_s, sim_us, cpu_total_ms, cpu_run_ms, cpu_mev_s;
+    double last_us; /* simulated completion of the last flow */
     unsigned long long events;
 };
 
-static int incast(const char *topo_text, uint32_t mtu, struct one *o)
+static const char star400[] =
+    "{\"format\":\"fabtop-sim-topology\",\"name\":\"star16-400g\",\"kind\":\"star\","
+    "\"hosts\":16,\"link_gbps\":400,\"link_delay_ns\":500}";
+static const char star100[] =
+    "{\"format\":\"fabtop-sim-topology\",\"name\":\"star16-100g\",\"kind\":\"star\","
+    "\"hosts\":16,\"link_gbps\":100,\"link_delay_ns\":1000}";
+
+/* The 15 -> 1 incast of 2 MB each (nflows 15), or the fabric alone (nflows 0). */
+static int incast(const char *topo_text, uint32_t mtu, int nflows, struct one *o)
 {
     struct ft_err err = {0};
     double t0 = now_ns(), c0 = cpu_ns();
@@ -53,7 +67,7 @@ static int incast(const char *topo_text, uint32_t mtu, struct one *o)
         return -1;
     }
     cJSON_Delete(topo);
-    for (int i = 1; i < 16; i++) {
+    for (int i = 1; i <= nflows; i++) {
         struct sim_app a = {
             .src = i, .dst = 0, .op = SIM_OP_STREAM, .size = 2000000, .nqps = 1, .messages = 1};
         if (sim_app_add(s, &a, &err) < 0) {
@@ -66,7 +80,14 @@ static int incast(const char *topo_text, uint32_t mtu, struct one *o)
     double t2 = now_ns(), c2 = cpu_ns();
     o->events = sim_events(s);
     o->sim_us = (double)sim_now(s) / 1e6;
-    bool ok = sim_finished(s);
+    o->last_us = 0;
+    for (int i = 0; i < nflows; i++) {
+        struct sim_app_stats st;
+        sim_app_stats(s, i, &st);
+        if ((double)st.last_done / 1e6 > o->last_us)
+            o->last_us = (double)st.last_done / 1e6;
+    }
+    bool ok = !nflows || sim_finished(s);
     sim_free(s);
     double t3 = now_ns(), c3 = cpu_ns();
     o->total_ms = (t3 - t0) / 1e6;
@@ -93,22 +114,30 @@ static void report(const char *what, struct one *r, int n)
         printf("  %-22s %8.3f %s (p10-p90 %.3f-%.3f, n=%d)\n", names[k], v[n / 2],
                k % 3 == 2 ? "M/s" : "ms", v[n / 10], v[n - 1 - n / 10], n);
     }
-    printf("  %s: %llu events, %.1f us simulated\n", what, r[0].events, r[0].sim_us);
+    printf("  %s: %llu events, %.1f us simulated, last flow done at %.1f us\n", what, r[0].events,
+           r[0].sim_us, r[0].last_us);
     free(v);
 }
 
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "--once")) {
+        bool g400 = !strcmp(argv[2], "400");
+        if (!g400 && strcmp(argv[2], "100")) {
+            fprintf(stderr, "bench_sim: --once takes 400 or 100\n");
+            return 64;
+        }
+        int nflows = argc > 3 && !strcmp(argv[3], "--no-flows") ? 0 : 15;
+        struct one o;
+        if (incast(g400 ? star400 : star100, g400 ? 4096 : 1000, nflows, &o) < 0)
+            return 1;
+        printf("last flow done at %.3f us, %llu events\n", o.last_us, o.events);
+        return 0;
+    }
     int runs = argc > 1 ? atoi(argv[1]) : 21;
     if (runs < 1)
         runs = 1;
     struct one *r = calloc((size_t)runs, sizeof(*r));
-    static const char star400[] =
-        "{\"format\":\"fabtop-sim-topology\",\"name\":\"star16-400g\",\"kind\":\"star\","
-        "\"hosts\":16,\"link_gbps\":400,\"link_delay_ns\":500}";
-    static const char star100[] =
-        "{\"format\":\"fabtop-sim-topology\",\"name\":\"star16-100g\",\"kind\":\"star\","
-        "\"hosts\":16,\"link_gbps\":100,\"link_delay_ns\":1000}";
 #ifdef __OPTIMIZE__
     const char *opt = "optimised build";
 #else
@@ -118,15 +147,15 @@ int main(int argc, char **argv)
     printf("16-host 400 Gb/s incast, 15 x 2 MB, 4 KB MTU, PFC (targets: <= 6 ms, >= 20 M "
            "events/s)\n");
     struct one warm;
-    if (incast(star400, 4096, &warm) < 0)
+    if (incast(star400, 4096, 15, &warm) < 0)
         return 1;
     for (int i = 0; i < runs; i++)
-        if (incast(star400, 4096, &r[i]) < 0)
+        if (incast(star400, 4096, 15, &r[i]) < 0)
             return 1;
     report("run", r, runs);
     printf("16-host 100 Gb/s reference star, 15 x 2 MB, 1000 B payloads, PFC\n");
     for (int i = 0; i < runs; i++)
-        if (incast(star100, 1000, &r[i]) < 0)
+        if (incast(star100, 1000, 15, &r[i]) < 0)
             return 1;
     report("run", r, runs);
     struct rusage ru;

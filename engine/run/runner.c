@@ -59,6 +59,12 @@ struct runner {
     char key_error[512];
     pthread_t main_thread, sampler_thread;
     _Atomic bool stop, done, sampler_exit;
+    /* The sampler and the flow drivers sleep on tick_cv until their next deadline, woken
+     * early by runner_nudge (a stop, a failure, a phase's or the run's end): no wake-ups in
+     * between, whose scheduling on an idle CPU moves a test's own threads around (a loopback
+     * stream's two ends, split by the idle balancing that follows each). */
+    pthread_mutex_t tick_mu;
+    pthread_cond_t tick_cv;
     _Atomic int hist_flow; /* runner_show_hist: whose histogram snapshots carry (-1: fg) */
     int wake[2];
     pthread_mutex_t snap_lock;
@@ -95,6 +101,27 @@ uint64_t flow_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Wake every thread in runner_sleep: something it waits for may have happened. The flag or
+ * state it checks is set before this call. */
+static void runner_nudge(struct runner *r)
+{
+    pthread_mutex_lock(&r->tick_mu);
+    pthread_cond_broadcast(&r->tick_cv);
+    pthread_mutex_unlock(&r->tick_mu);
+}
+
+/* Sleep until CLOCK_MONOTONIC `until` (ns) or until done(arg), checked under tick_mu so that
+ * no nudge is lost between the check and the wait. */
+static void runner_sleep(struct runner *r, uint64_t until, bool (*done)(void *), void *arg)
+{
+    struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+    pthread_mutex_lock(&r->tick_mu);
+    while (!done(arg) && flow_now_ns() < until)
+        if (pthread_cond_timedwait(&r->tick_cv, &r->tick_mu, &ts) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&r->tick_mu);
 }
 
 static void sleep_ns(uint64_t ns)
@@ -272,6 +299,7 @@ void flow_fail(struct flow_rt *f, const char *fmt, ...)
     }
     pthread_mutex_unlock(&f->lock);
     atomic_store_explicit(&f->state, FLOW_ST_STOP, memory_order_release);
+    runner_nudge(f->runner);
     if (first)
         revent(f->runner, "%s FAILED: %s", f->spec->name, f->error);
 }
@@ -430,17 +458,32 @@ static void sample_wire(struct flow_rt *f, struct flow_wire *w)
         f->xp->sample(f, w);
 }
 
+/* The run was stopped or the flow failed. */
+static bool flow_must_end(void *arg)
+{
+    struct flow_rt *f = arg;
+    return atomic_load(&f->runner->stop) || flow_state(f) == FLOW_ST_STOP;
+}
+
 /* Wait up to ns, waking early on stop/failure; returns false if the flow must end. */
 static bool wait_or_stop(struct flow_rt *f, uint64_t ns)
 {
-    uint64_t end = flow_now_ns() + ns;
-    while (flow_now_ns() < end) {
-        if (atomic_load(&f->runner->stop) || flow_state(f) == FLOW_ST_STOP)
-            return false;
-        uint64_t left = end - flow_now_ns();
-        sleep_ns(left > 5000000 ? 5000000 : left);
-    }
-    return !(atomic_load(&f->runner->stop) || flow_state(f) == FLOW_ST_STOP);
+    runner_sleep(f->runner, flow_now_ns() + ns, flow_must_end, f);
+    return !flow_must_end(f);
+}
+
+/* A measurement window ends early: the flow must end, or (a background flow that lasts the
+ * phase) every foreground flow is done. */
+struct window_wait {
+    struct flow_rt *f;
+    const struct phase_rt *ph;
+    bool until_phase_end;
+};
+
+static bool window_cut(void *arg)
+{
+    const struct window_wait *w = arg;
+    return flow_must_end(w->f) || (w->until_phase_end && atomic_load(&w->ph->fg_done));
 }
 
 /* How long a connection to a remote agent may take. */
@@ -568,12 +611,13 @@ static void *flow_drive(void *arg)
             } else if (now - pt->t0_ns >= dur) {
                 break;
             }
-            /* Sleep in short slices (a stop is noticed within 20 ms) without waking so often
-             * that this thread competes with the workers; end a timed window on time. */
-            uint64_t slice = 20000000;
-            if (!until_phase_end && !s->iterations && pt->t0_ns + dur - now < slice)
-                slice = pt->t0_ns + dur - now;
-            sleep_ns(s->iterations ? 2000000 : slice);
+            /* Sleep to the window's end (a stop or a failure wakes it at once); a window of
+             * so many operations looks at the count every 2 ms. */
+            struct window_wait ww = {f, ph, until_phase_end};
+            uint64_t until = s->iterations     ? now + 2000000
+                             : until_phase_end ? now + 1000000000
+                                               : pt->t0_ns + dur;
+            runner_sleep(r, until, window_cut, &ww);
         }
         if (flow_state(f) != FLOW_ST_STOP)
             atomic_store(&f->state, FLOW_ST_PAUSE);
@@ -883,6 +927,11 @@ static void publish(struct runner *r, struct runner_snapshot *s)
     }
 }
 
+static bool sampler_done(void *arg)
+{
+    return atomic_load(&((struct runner *)arg)->sampler_exit);
+}
+
 static void *sampler(void *arg)
 {
     struct runner *r = arg;
@@ -891,7 +940,7 @@ static void *sampler(void *arg)
     while (!atomic_load(&r->sampler_exit)) {
         uint64_t now = flow_now_ns();
         if (now < next) {
-            sleep_ns(next - now > 5000000 ? 5000000 : next - now);
+            runner_sleep(r, next, sampler_done, r);
             continue;
         }
         next += period;
@@ -990,6 +1039,7 @@ static void run_phase(struct runner *r, int phi)
         if (ph->flows[i] && ph->flows[i]->spec->role == MIX_ROLE_FOREGROUND)
             pthread_join(ph->drivers[i], NULL);
     atomic_store(&ph->fg_done, true);
+    runner_nudge(r);
     for (int i = 0; i < r->mix.nflows; i++)
         if (ph->flows[i] && ph->flows[i]->spec->role == MIX_ROLE_BACKGROUND)
             pthread_join(ph->drivers[i], NULL);
@@ -1005,6 +1055,7 @@ static void *runner_main(void *arg)
     r->interrupted = atomic_load(&r->stop);
     clock_gettime(CLOCK_REALTIME, &r->wall_end);
     atomic_store(&r->sampler_exit, true);
+    runner_nudge(r);
     pthread_join(r->sampler_thread, NULL);
     if (r->ctrs)
         pthread_join(r->ctr_thread, NULL);
@@ -1132,6 +1183,12 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
              r->nphases == 2 ? "quiet" : "loaded");
     snprintf(r->phases[1].name, sizeof(r->phases[1].name), "loaded");
     pthread_mutex_init(&r->snap_lock, NULL);
+    pthread_mutex_init(&r->tick_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the clock of flow_now_ns */
+    pthread_cond_init(&r->tick_cv, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_mutex_init(&r->ev_lock, NULL);
     if (pipe2(r->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
         int e = -errno;
@@ -1238,6 +1295,7 @@ void runner_stop(struct runner *r)
 {
     if (!atomic_exchange(&r->stop, true))
         revent(r, "stop requested: keeping what was measured");
+    runner_nudge(r);
 }
 
 bool runner_done(const struct runner *r)
@@ -1280,6 +1338,8 @@ void runner_free(struct runner *r)
     close(r->wake[1]);
     mix_free(&r->mix);
     pthread_mutex_destroy(&r->snap_lock);
+    pthread_mutex_destroy(&r->tick_mu);
+    pthread_cond_destroy(&r->tick_cv);
     pthread_mutex_destroy(&r->ev_lock);
     free(r);
 }

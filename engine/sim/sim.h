@@ -130,8 +130,16 @@ cJSON *sim_params_to_json(const struct sim_params *p);
 
 /* ---- Formulas (the model uses these; tests check them against §1-§14) ---- */
 /* Bytes on the wire for a data packet with this payload (headers, RETH when first; RoCE adds
- * preamble and gap). */
-uint32_t sim_wire_bytes(enum sim_fabric f, uint32_t payload, bool first);
+ * preamble and gap). Inline: the adapters call it for every packet. */
+static inline uint32_t sim_wire_bytes(enum sim_fabric f, uint32_t payload, bool first)
+{
+    /* §1: RoCEv2 62 B of headers plus 20 B of preamble/SFD and gap; IB 26 B (LRH, BTH, ICRC,
+     * VCRC; link-level delimiters and idles are not modelled). RETH on a WRITE's first. */
+    uint32_t extra = first ? SIM_RETH : 0;
+    if (f == SIM_FABRIC_IB)
+        return payload + SIM_IB_HDR + extra;
+    return payload + SIM_ROCE_HDR + SIM_ETH_GAP + extra;
+}
 /* Serialisation time of bytes at gbps, ps (rounded to the nearest ps). */
 uint64_t sim_ser_ps(uint64_t bytes, double gbps);
 /* One PFC pause quantum and a pause of q quanta at gbps, ps (§9). */

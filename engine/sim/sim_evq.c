@@ -25,6 +25,7 @@ void sim_ev_grow(struct sim_heap *hp)
 {
     hp->cap = hp->cap ? 2 * hp->cap : 256;
     hp->e = xalloc_resize(hp->e, (size_t)hp->cap * sizeof(*hp->e));
+    hp->e[hp->n].key = UINT64_MAX; /* the sentinel */
 }
 
 int sim_pool_init(struct sim *s, uint32_t n)
@@ -42,7 +43,6 @@ void sim_pool_grow(struct sim *s)
     /* Indices stay valid; amortised, never per packet. */
     uint32_t old = s->npkts, n = old * 2;
     s->pkts = xalloc_resize(s->pkts, (size_t)n * sizeof(*s->pkts));
-    memset(s->pkts + old, 0, (size_t)(n - old) * sizeof(*s->pkts));
     for (uint32_t i = old; i < n; i++)
         s->pkts[i].next = i + 1 < n ? i + 1 : SIM_NIL;
     s->free_head = old;

@@ -46,7 +46,7 @@ struct sim_ev {
 };
 
 struct sim_heap {
-    struct sim_ev *e;
+    struct sim_ev *e; /* e[n] is a sentinel with the largest key (cap > n) */
     uint32_t n, cap;
 };
 
@@ -245,21 +245,24 @@ struct sim {
 /* sim_evq.c: two binary heaps over arrays that double when full (never per event): the hot
  * one holds frames arriving, ports finishing a frame and adapters waking (one or two per port),
  * the other the timers (retransmission, PFC, DCQCN, IB CC, link events); both share the
- * sequence, so together they keep one order. Push and pop are inline for the event loop; pop
+ * sequence, so together they keep one order. Push and pop are inline for the event loop. Pop
  * moves the hole to a leaf first, then sifts the last element up (fewer comparisons when, as
- * usual, the last element is late). */
+ * usual, the last element is late); the smaller child is chosen without a branch, whose
+ * outcome a processor could not predict, against a sentinel past the last element. */
 void sim_ev_grow(struct sim_heap *hp);
 
-static inline void sim_ev_push(struct sim *s, uint64_t t, enum sim_ev_type type, uint32_t idx)
+__attribute__((always_inline)) static inline void sim_ev_push(struct sim *s, uint64_t t,
+                                                              enum sim_ev_type type, uint32_t idx)
 {
     struct sim_heap *hp = &s->hq[type > EV_NIC_WAKE];
-    if (hp->n == hp->cap)
+    if (hp->n + 1 == hp->cap)
         sim_ev_grow(hp);
     if (t > SIM_T_MAX)
         t = SIM_T_MAX;
     uint64_t key = (t << SIM_SEQ_BITS) | (s->seq++ & ((1u << SIM_SEQ_BITS) - 1));
     struct sim_ev *h = hp->e;
     uint32_t i = hp->n++;
+    h[hp->n].key = UINT64_MAX; /* the sentinel */
     while (i) {
         uint32_t parent = (i - 1) >> 1;
         if (h[parent].key <= key)
@@ -276,11 +279,17 @@ static inline bool sim_ev_any(const struct sim *s)
     return s->hq[0].n || s->hq[1].n;
 }
 
+/* The heap holding the earliest event (an empty heap's root is its sentinel; no event has
+ * the largest key, times being at most SIM_T_MAX). */
+static inline struct sim_heap *sim_ev_first(struct sim *s)
+{
+    return s->hq[1].e[0].key < s->hq[0].e[0].key ? &s->hq[1] : &s->hq[0];
+}
+
 /* Key of the earliest event (UINT64_MAX when none). */
 static inline uint64_t sim_ev_top(const struct sim *s)
 {
-    uint64_t a = s->hq[0].n ? s->hq[0].e[0].key : UINT64_MAX;
-    uint64_t b = s->hq[1].n ? s->hq[1].e[0].key : UINT64_MAX;
+    uint64_t a = s->hq[0].e[0].key, b = s->hq[1].e[0].key;
     return a < b ? a : b;
 }
 
@@ -300,21 +309,19 @@ static inline uint64_t sim_ev_key_upto(uint64_t t)
  * when the queue is empty). */
 static inline bool sim_ev_pop_upto(struct sim *s, uint64_t max_key, struct sim_ev *out)
 {
-    struct sim_heap *hp = &s->hq[0];
-    if (!hp->n || (s->hq[1].n && s->hq[1].e[0].key < hp->e[0].key))
-        hp = &s->hq[1];
-    if (!hp->n || hp->e[0].key > max_key)
-        return false;
+    struct sim_heap *hp = sim_ev_first(s);
     struct sim_ev *h = hp->e;
+    if (h[0].key > max_key || h[0].key == UINT64_MAX)
+        return false;
     *out = h[0];
     uint32_t n = --hp->n;
+    struct sim_ev last = h[n];
+    h[n].key = UINT64_MAX; /* the sentinel moves down one */
     if (!n)
         return true;
-    struct sim_ev last = h[n];
     uint32_t i = 0, c;
     while ((c = 2 * i + 1) < n) {
-        if (c + 1 < n && h[c + 1].key < h[c].key)
-            c++;
+        c += h[c + 1].key < h[c].key; /* h[n], the sentinel, never wins */
         h[i] = h[c];
         i = c;
     }
@@ -329,12 +336,6 @@ static inline bool sim_ev_pop_upto(struct sim *s, uint64_t max_key, struct sim_e
     return true;
 }
 
-/* Remove the earliest event into *out; false when the queue is empty. */
-static inline bool sim_ev_pop(struct sim *s, struct sim_ev *out)
-{
-    return sim_ev_pop_upto(s, UINT64_MAX, out);
-}
-
 int sim_pool_init(struct sim *s, uint32_t n);
 void sim_pool_grow(struct sim *s);
 
@@ -344,8 +345,7 @@ static inline uint32_t sim_pkt_alloc(struct sim *s)
         sim_pool_grow(s);
     uint32_t i = s->free_head;
     s->free_head = s->pkts[i].next;
-    s->pkts[i].next = SIM_NIL;
-    s->pkts[i].flags = 0;
+    s->pkts[i] = (struct sim_pkt){.next = SIM_NIL};
     s->live++;
     return i;
 }
@@ -376,6 +376,16 @@ void sim_routes_compute(struct sim *s);
 int sim_find_link(const struct sim *s, const char *a, const char *b);
 
 /* sim_net.c */
+/* Bytes of a frame as the counters and buffers count them (RoCE: without preamble and gap). */
+static inline uint32_t sim_frame_bytes(const struct sim *s, const struct sim_pkt *k)
+{
+    return s->p.fabric == SIM_FABRIC_ROCE ? k->wire - SIM_ETH_GAP : k->wire;
+}
+/* IB credits count 64-byte blocks (§12). */
+static inline uint32_t ib_blocks(uint32_t wire)
+{
+    return (wire + SIM_IB_BLOCK - 1) / SIM_IB_BLOCK;
+}
 static inline uint64_t sim_port_ser(const struct sim_port *p, uint64_t bytes)
 {
     return (bytes * p->ppb + 0x8000) >> 16;
@@ -391,9 +401,21 @@ void sim_pause_end(struct sim *s, uint32_t port);
 void sim_pfc_refresh(struct sim *s, uint32_t port);
 void sim_link_event(struct sim *s, uint32_t idx);
 void sim_port_send(struct sim *s, uint32_t port, uint32_t pkt);
-void sim_port_block(struct sim *s, struct sim_port *p, bool blocked);
+/* Time the port had data to send but sent none (port_xmit_wait). */
+static inline void sim_port_block(struct sim *s, struct sim_port *p, bool blocked)
+{
+    if (blocked == p->blocked)
+        return;
+    p->blocked = blocked;
+    if (blocked)
+        p->blocked_since = s->now;
+    else
+        p->c.xmit_wait_ps += s->now - p->blocked_since;
+}
 
 /* sim_nic.c */
+/* Send the adapter's next frame on its idle port if one may go; true when it sent one and has
+ * more waiting (the port's next transmit-done event is due). */
 bool sim_nic_send(struct sim *s, uint32_t host_node, uint32_t port);
 bool sim_nic_has_more(const struct sim *s, uint32_t host_node);
 void sim_nic_wake(struct sim *s, uint32_t node);

@@ -7,16 +7,6 @@
 
 #include <string.h>
 
-static inline uint32_t frame_bytes(const struct sim *s, const struct sim_pkt *k)
-{
-    return s->p.fabric == SIM_FABRIC_ROCE ? k->wire - SIM_ETH_GAP : k->wire;
-}
-
-static inline uint32_t ib_blocks(uint32_t wire)
-{
-    return (wire + SIM_IB_BLOCK - 1) / SIM_IB_BLOCK;
-}
-
 static void q_push(struct sim *s, struct sim_q *q, uint32_t i, uint32_t bytes)
 {
     s->pkts[i].next = SIM_NIL;
@@ -38,25 +28,13 @@ static uint32_t q_pop(struct sim *s, struct sim_q *q, uint32_t bytes)
     return i;
 }
 
-/* Time the port had data to send but sent none (port_xmit_wait). */
-void sim_port_block(struct sim *s, struct sim_port *p, bool blocked)
-{
-    if (blocked && !p->blocked) {
-        p->blocked = true;
-        p->blocked_since = s->now;
-    } else if (!blocked && p->blocked) {
-        p->blocked = false;
-        p->c.xmit_wait_ps += s->now - p->blocked_since;
-    }
-}
-
 void sim_port_send(struct sim *s, uint32_t pi, uint32_t pkt)
 {
     struct sim_port *p = &s->ports[pi];
     struct sim_pkt *k = &s->pkts[pkt];
     uint64_t ser = sim_port_ser(p, k->wire);
     p->tx_until = s->now + ser;
-    p->c.xmit_bytes += frame_bytes(s, k);
+    p->c.xmit_bytes += sim_frame_bytes(s, k);
     p->c.xmit_pkts++;
     /* The last bit reaches the peer after serialisation and propagation; a switch then needs
      * its traversal latency before the frame can be queued (folded into p->hop). */
@@ -119,7 +97,7 @@ static void sw_release(struct sim *s, uint32_t pkt)
     struct sim_pkt *k = &s->pkts[pkt];
     struct sim_port *in = &s->ports[k->port];
     struct sim_node *n = &s->nodes[in->node];
-    uint32_t fb = frame_bytes(s, k);
+    uint32_t fb = sim_frame_bytes(s, k);
     n->buf_used -= fb;
     if (s->p.fabric == SIM_FABRIC_IB) {
         if (k->flags & PF_CTRL)
@@ -189,7 +167,7 @@ void sim_port_kick(struct sim *s, uint32_t pi)
     if (!p->up)
         return;
     if (p->host) {
-        if (sim_nic_send(s, p->node, pi) && sim_nic_has_more(s, p->node))
+        if (sim_nic_send(s, p->node, pi))
             schedule_txdone(s, pi);
         return;
     }
@@ -197,7 +175,7 @@ void sim_port_kick(struct sim *s, uint32_t pi)
     if (p->pfc_pending) {
         pkt = make_pfc(s, p);
     } else if (p->q[0].n) {
-        pkt = q_pop(s, &p->q[0], frame_bytes(s, &s->pkts[p->q[0].head]));
+        pkt = q_pop(s, &p->q[0], sim_frame_bytes(s, &s->pkts[p->q[0].head]));
         sw_release(s, pkt);
     } else if (p->q[1].n) {
         struct sim_pkt *h = &s->pkts[p->q[1].head];
@@ -208,7 +186,7 @@ void sim_port_kick(struct sim *s, uint32_t pi)
             return;
         }
         sim_port_block(s, p, false);
-        pkt = q_pop(s, &p->q[1], frame_bytes(s, h));
+        pkt = q_pop(s, &p->q[1], sim_frame_bytes(s, h));
         if (s->p.fabric == SIM_FABRIC_IB)
             p->credits -= ib_blocks(h->wire);
         sw_release(s, pkt);
@@ -223,7 +201,7 @@ void sim_port_kick(struct sim *s, uint32_t pi)
 void sim_port_enqueue(struct sim *s, uint32_t pi, uint32_t pkt, int cls)
 {
     struct sim_port *p = &s->ports[pi];
-    q_push(s, &p->q[cls], pkt, frame_bytes(s, &s->pkts[pkt]));
+    q_push(s, &p->q[cls], pkt, sim_frame_bytes(s, &s->pkts[pkt]));
     if (cls == 1 && p->q[1].bytes > p->watermark)
         p->watermark = p->q[1].bytes;
     if (p->tx_until <= s->now)
@@ -259,7 +237,7 @@ static void sw_forward(struct sim *s, uint32_t node, uint32_t pkt)
                           cnt); /* ECMP by flow hash (data and its ACKs hash apart) */
     uint32_t ei = s->routes[n->route_off[k->dst] + pick];
     struct sim_port *eg = &s->ports[ei];
-    uint32_t fb = frame_bytes(s, k);
+    uint32_t fb = sim_frame_bytes(s, k);
     if (!eg->up) {
         eg->c.xmit_discards++; /* routed to a dead port until routes are updated */
         drop(s, pkt);
@@ -420,7 +398,7 @@ static void arrive(struct sim *s, uint32_t pkt)
             sim_port_kick(s, pi);
         return;
     }
-    p->c.rcv_bytes += frame_bytes(s, k);
+    p->c.rcv_bytes += sim_frame_bytes(s, k);
     p->c.rcv_pkts++;
     if (p->host)
         sim_host_rx(s, p->node, pkt);
@@ -433,7 +411,7 @@ static void flush_port(struct sim *s, struct sim_port *p)
 {
     for (int c = 0; c < 2; c++)
         while (p->q[c].n) {
-            uint32_t pkt = q_pop(s, &p->q[c], frame_bytes(s, &s->pkts[p->q[c].head]));
+            uint32_t pkt = q_pop(s, &p->q[c], sim_frame_bytes(s, &s->pkts[p->q[c].head]));
             p->c.xmit_discards++;
             if (!p->host)
                 sw_release(s, pkt);

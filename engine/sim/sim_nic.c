@@ -20,11 +20,6 @@ static inline uint32_t host_port(struct sim *s, uint32_t host)
     return host_node(s, host)->port0;
 }
 
-static inline uint32_t ib_blocks(uint32_t wire)
-{
-    return (wire + SIM_IB_BLOCK - 1) / SIM_IB_BLOCK;
-}
-
 /* ---- control packets (ACK, NAK, CNP, BECN) ---- */
 
 static void send_ctrl(struct sim *s, uint32_t qd, enum sim_pkt_type type, uint32_t psn)
@@ -430,9 +425,9 @@ bool sim_nic_send(struct sim *s, uint32_t node, uint32_t pi)
             uint32_t c = p->q[0].head;
             p->q[0].head = h->next;
             p->q[0].n--;
-            p->q[0].bytes -= s->p.fabric == SIM_FABRIC_ROCE ? h->wire - SIM_ETH_GAP : h->wire;
+            p->q[0].bytes -= sim_frame_bytes(s, h);
             sim_port_send(s, pi, c);
-            return true;
+            return sim_nic_has_more(s, node);
         }
     }
     uint64_t earliest = UINT64_MAX;
@@ -464,7 +459,7 @@ bool sim_nic_send(struct sim *s, uint32_t node, uint32_t pi)
             n->rr = idx + 1 < n->nsenders ? idx + 1 : 0;
             sim_port_block(s, p, false);
             send_data(s, q, pi);
-            return true;
+            return sim_nic_has_more(s, node);
         }
     } else {
         for (uint32_t i = 0; i < n->nsenders && !want; i++)

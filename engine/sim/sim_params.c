@@ -12,16 +12,6 @@
 
 /* ---- formulas ---- */
 
-uint32_t sim_wire_bytes(enum sim_fabric f, uint32_t payload, bool first)
-{
-    /* §1: RoCEv2 62 B of headers plus 20 B of preamble/SFD and gap; IB 26 B (LRH, BTH, ICRC,
-     * VCRC; link-level delimiters and idles are not modelled). RETH on a WRITE's first. */
-    uint32_t extra = first ? SIM_RETH : 0;
-    if (f == SIM_FABRIC_IB)
-        return payload + SIM_IB_HDR + extra;
-    return payload + SIM_ROCE_HDR + SIM_ETH_GAP + extra;
-}
-
 uint64_t sim_ser_ps(uint64_t bytes, double gbps)
 {
     return (uint64_t)llround((double)bytes * 8000.0 / gbps);

@@ -289,12 +289,12 @@ static inline void dispatch(struct sim *s, const struct sim_ev *e)
     }
 }
 
-uint64_t sim_run_until(struct sim *s, uint64_t until)
+/* The event loop: at most max_n events with keys up to max_key, until the run is over. */
+static uint64_t run_events(struct sim *s, uint64_t max_key, uint64_t max_n)
 {
     uint64_t n = 0;
     struct sim_ev e = {0};
-    uint64_t max_key = sim_ev_key_upto(until);
-    while (!over(s) && sim_ev_pop_upto(s, max_key, &e)) {
+    while (n < max_n && !over(s) && sim_ev_pop_upto(s, max_key, &e)) {
         dispatch(s, &e);
         n++;
     }
@@ -302,16 +302,14 @@ uint64_t sim_run_until(struct sim *s, uint64_t until)
     return n;
 }
 
+uint64_t sim_run_until(struct sim *s, uint64_t until)
+{
+    return run_events(s, sim_ev_key_upto(until), UINT64_MAX);
+}
+
 uint64_t sim_step(struct sim *s, uint64_t max)
 {
-    uint64_t n = 0;
-    struct sim_ev e = {0};
-    while (n < max && !over(s) && sim_ev_pop(s, &e)) {
-        dispatch(s, &e);
-        n++;
-    }
-    s->events += n;
-    return n;
+    return run_events(s, UINT64_MAX, max);
 }
 
 bool sim_finished(const struct sim *s)
@@ -321,15 +319,7 @@ bool sim_finished(const struct sim *s)
 
 uint64_t sim_run(struct sim *s, uint64_t max_ps)
 {
-    uint64_t n = 0;
-    struct sim_ev e = {0};
-    uint64_t max_key = sim_ev_key_upto(max_ps);
-    while (!over(s) && sim_ev_pop_upto(s, max_key, &e)) {
-        dispatch(s, &e);
-        n++;
-    }
-    s->events += n;
-    return n;
+    return run_events(s, sim_ev_key_upto(max_ps), UINT64_MAX);
 }
 
 uint64_t sim_now(const struct sim *s)
@@ -429,14 +419,7 @@ uint64_t sim_play(struct sim *s, uint64_t wall_ns, uint64_t max_events)
         s->anchor_wall = wall_ns;
         target = next;
     }
-    uint64_t n = 0;
-    struct sim_ev e = {0};
-    while (n < max_events && !over(s) && sim_ev_any(s) && sim_ev_next(s) <= target) {
-        sim_ev_pop(s, &e);
-        dispatch(s, &e);
-        n++;
-    }
-    s->events += n;
+    uint64_t n = run_events(s, sim_ev_key_upto(target), max_events);
     if (n < max_events && s->now < target && !over(s))
         s->now = target;
     return n;
