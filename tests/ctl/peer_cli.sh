@@ -6,6 +6,7 @@
 # agent listens (69). With the right key the same run
 # works. A real `fabtop serve` on 127.0.0.1 only.
 set -u
+. "$(dirname "$0")/serve_lib.sh"
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 tmp=$(mktemp -d)
 pid=""
@@ -25,12 +26,7 @@ cp "$tmp/key" "$tmp/open" && chmod 644 "$tmp/open"
 "$bin" serve --listen 127.0.0.1:0 --key-file "$tmp/key" --max-sessions 2 --log "$tmp/log" \
     >"$tmp/serve.out" 2>"$tmp/serve.err" &
 pid=$!
-port=""
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\):.*/\1/p' "$tmp/log" 2>/dev/null)
-    [ -n "$port" ] && break
-    sleep 0.05
-done
+port=$(serve_port "$tmp/log")
 [ -n "$port" ] || { echo "FAIL: serve did not say where it listens: $(cat "$tmp/serve.err")"; exit 1; }
 
 # Two loopback flows of 2 s each, so a run that started would take at least 2 s.

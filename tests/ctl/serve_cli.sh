@@ -3,6 +3,7 @@
 # permissions (77), a malformed key (65), --gen-key (mode 0600, never overwrites: 73), a port
 # already taken (69), and a clean stop on SIGTERM (0) with its log lines. Loopback only.
 set -u
+. "$(dirname "$0")/serve_lib.sh"
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 tmp=$(mktemp -d)
 pid=""
@@ -74,12 +75,7 @@ expect 73 "cannot open the log file" -- --key-file "$key" --listen 127.0.0.1:0 -
 "$bin" serve --listen 127.0.0.1:0 --key-file "$key" --max-sessions 3 --log "$tmp/log" \
     >"$tmp/serve.out" 2>"$tmp/serve.err" &
 pid=$!
-port=""
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\):.*/\1/p' "$tmp/log" 2>/dev/null)
-    [ -n "$port" ] && break
-    sleep 0.05
-done
+port=$(serve_port "$tmp/log")
 if [ -z "$port" ]; then
     fail "serve did not say where it listens"
     cat "$tmp/serve.err" "$tmp/log" 2>/dev/null

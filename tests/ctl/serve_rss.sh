@@ -3,6 +3,7 @@
 # 4 MiB buffers, on loopback) must level off: it grew by about 4 MiB a run (to 80-90 MB)
 # while glibc kept freed buffers in per-thread arenas. VmRSS from /proc after each run.
 set -u
+. "$(dirname "$0")/serve_lib.sh"
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 # AddressSanitizer's allocator keeps freed memory in quarantine: RSS says nothing there.
 if grep -q __asan_init "$bin" 2>/dev/null; then
@@ -15,12 +16,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 "$bin" serve --gen-key "$tmp/key" >/dev/null || exit 1
 "$bin" serve --listen 127.0.0.1:0 --key-file "$tmp/key" --max-rate 100 --log "$tmp/log" &
 pid=$!
-port=""
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\):.*/\1/p' "$tmp/log" 2>/dev/null)
-    [ -n "$port" ] && break
-    sleep 0.05
-done
+port=$(serve_port "$tmp/log")
 [ -n "$port" ] || { echo "FAIL: serve did not start: $(cat "$tmp/log")"; exit 1; }
 peer="\"peer\": \"127.0.0.1:$port\""
 cat >"$tmp/mix.json" <<J
