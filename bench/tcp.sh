@@ -7,6 +7,11 @@
 # on loopback (127.0.0.1) and, as root, on a veth pair between two network namespaces;
 # then the histogram's cost per recorded sample (bench/hist.sh).
 #   bench/tcp.sh [BUILD_DIR]
+# PLACEMENT=free (default) leaves the placement of each tool's two ends to the kernel, which
+# keeps them on one CPU in some runs and on two in others (see bench/RESULTS.md: on a 2-core
+# VM that decides a loopback stream's goodput by a factor of two); PLACEMENT=one runs every
+# process of both tools (clients, servers, fabtop's agent) on CPU ${CPU:-0} with taskset, so
+# the two tools are compared with the same placement.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -14,7 +19,13 @@ fabtop=$build/bin/fabtop
 RUNS=${RUNS:-11}
 SECS=${SECS:-3}
 SIZE=${SIZE:-64}
-for t in sockperf iperf3 python3; do
+PLACEMENT=${PLACEMENT:-free}
+case $PLACEMENT in
+free) pin="" ;;
+one) pin="taskset -c ${CPU:-0}" ;;
+*) echo "PLACEMENT must be free or one, not $PLACEMENT"; exit 64 ;;
+esac
+for t in sockperf iperf3 python3 taskset; do
     command -v $t >/dev/null || { echo "needs $t (apt-get install sockperf iperf3 python3)"; exit 1; }
 done
 [ -x "$fabtop" ] || { echo "build first: cmake --build $build"; exit 1; }
@@ -56,16 +67,16 @@ path() {
     : >"$tmp/pp.ratio"; : >"$tmp/bw.ratio"; : >"$tmp/pp.f"; : >"$tmp/pp.s"; : >"$tmp/bw.f"; : >"$tmp/bw.i"
     i=0
     while [ $i -lt "$RUNS" ]; do
-        $pre "$fabtop" run --mix "$tmp/pp.json" $peer --no-pin -o "$tmp/f.json" >/dev/null
+        $pre $pin "$fabtop" run --mix "$tmp/pp.json" $peer --no-pin -o "$tmp/f.json" >/dev/null
         f=$(jget "$tmp/f.json" 'r["phases"][0]["flows"][0]["points"][0]["latency"]["p50"]')
-        $pre sockperf ping-pong --tcp -i "$ip" -p 11111 -m "$SIZE" -t "$SECS" --full-log "$tmp/s.csv" >"$tmp/s.out" 2>&1
+        $pre $pin sockperf ping-pong --tcp -i "$ip" -p 11111 -m "$SIZE" -t "$SECS" --full-log "$tmp/s.csv" >"$tmp/s.out" 2>&1
         s=$(sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' "$tmp/s.out" | tail -1)
         echo "$f" >>"$tmp/pp.f"; echo "$s" >>"$tmp/pp.s"
         echo "$f $s" | awk '{printf "%.4f\n", $1 / $2}' >>"$tmp/pp.ratio"
 
-        $pre "$fabtop" run --mix "$tmp/bw.json" $peer --no-pin -o "$tmp/f.json" >/dev/null
+        $pre $pin "$fabtop" run --mix "$tmp/bw.json" $peer --no-pin -o "$tmp/f.json" >/dev/null
         f=$(jget "$tmp/f.json" 'r["phases"][0]["flows"][0]["points"][0]["goodput_gbps"]')
-        $pre iperf3 -c "$ip" -p 5201 -t "$SECS" -O 0.5 -J >"$tmp/i.json" 2>/dev/null
+        $pre $pin iperf3 -c "$ip" -p 5201 -t "$SECS" -O 0.5 -J >"$tmp/i.json" 2>/dev/null
         g=$(jget "$tmp/i.json" 'r["end"]["sum_received"]["bits_per_second"] / 1e9')
         echo "$f" >>"$tmp/bw.f"; echo "$g" >>"$tmp/bw.i"
         echo "$f $g" | awk '{printf "%.4f\n", $1 / $2}' >>"$tmp/bw.ratio"
@@ -84,12 +95,12 @@ path() {
 
 echo "fabtop $("$fabtop" --version | cut -d' ' -f2), $(sockperf --version 2>&1 | head -1), $(iperf3 --version | head -1 | cut -d' ' -f1-2)"
 echo "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "$RUNS alternating runs of $SECS s each; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$RUNS alternating runs of $SECS s each, placement $PLACEMENT${pin:+ ($pin)}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Loopback: fabtop's in-process agent and the two tools' servers on 127.0.0.1.
-sockperf server --tcp -i 127.0.0.1 -p 11111 >/dev/null 2>&1 &
+$pin sockperf server --tcp -i 127.0.0.1 -p 11111 >/dev/null 2>&1 &
 pids="$pids $!"
-iperf3 -s -B 127.0.0.1 -p 5201 >/dev/null 2>&1 &
+$pin iperf3 -s -B 127.0.0.1 -p 5201 >/dev/null 2>&1 &
 pids="$pids $!"
 sleep 0.5
 path "Loopback 127.0.0.1" "" 127.0.0.1 ""
@@ -103,11 +114,11 @@ if [ "$(id -u)" -eq 0 ] && ip netns add "ftb$$-probe" 2>/dev/null; then
     ip -n "$ns-a" addr add 10.80.0.1/24 dev va; ip -n "$ns-b" addr add 10.80.0.2/24 dev vb
     ip -n "$ns-a" link set va up; ip -n "$ns-b" link set vb up
     "$fabtop" serve --gen-key "$tmp/key" >/dev/null
-    ip netns exec "$ns-b" sockperf server --tcp -i 10.80.0.2 -p 11111 >/dev/null 2>&1 &
+    ip netns exec "$ns-b" $pin sockperf server --tcp -i 10.80.0.2 -p 11111 >/dev/null 2>&1 &
     pids="$pids $!"
-    ip netns exec "$ns-b" iperf3 -s -B 10.80.0.2 -p 5201 >/dev/null 2>&1 &
+    ip netns exec "$ns-b" $pin iperf3 -s -B 10.80.0.2 -p 5201 >/dev/null 2>&1 &
     pids="$pids $!"
-    ip netns exec "$ns-b" "$fabtop" serve --listen 10.80.0.2:7470 --key-file "$tmp/key" \
+    ip netns exec "$ns-b" $pin "$fabtop" serve --listen 10.80.0.2:7470 --key-file "$tmp/key" \
         --max-rate 1000 --max-duration 600 >/dev/null 2>&1 &
     pids="$pids $!"
     sleep 0.5
