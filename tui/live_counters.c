@@ -166,13 +166,13 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
     int nsel = 0, sel_line = -1;
     for (int i = 0; i < n; i++)
         if (lines[i].kind == CL_TCP || lines[i].kind == CL_CTR) {
-            if (nsel == s->sel[LIVE_CTR])
+            if (nsel == s->list[LIVE_CTR].sel)
                 sel_line = i;
             nsel++;
         }
     s->nsel[LIVE_CTR] = nsel;
-    if (nsel && s->sel[LIVE_CTR] >= nsel) {
-        s->sel[LIVE_CTR] = nsel - 1;
+    if (nsel && s->list[LIVE_CTR].sel >= nsel) {
+        s->list[LIVE_CTR].sel = nsel - 1;
         for (int i = n - 1; i >= 0; i--)
             if (lines[i].kind == CL_TCP || lines[i].kind == CL_CTR) {
                 sel_line = i;
@@ -187,7 +187,7 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
         else
             snprintf(s->sel_term, sizeof(s->sel_term), "retrans");
     }
-    int top = s->top[LIVE_CTR];
+    int top = s->list[LIVE_CTR].top;
     if (sel_line >= 0 && sel_line < top)
         top =
             sel_line > 0 && lines[sel_line - 1].kind != CL_TCP && lines[sel_line - 1].kind != CL_CTR
@@ -199,7 +199,7 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
         top = n - in.h > 0 ? n - in.h : 0;
     if (sel_line >= 0 && sel_line < top)
         top = sel_line;
-    s->top[LIVE_CTR] = top;
+    s->list[LIVE_CTR].top = top;
     bool wide = in.w >= 56;
     const int numw = wide ? 12 : 10, tcpw = wide ? 10 : 8;
     for (int row = 0; row < in.h && top + row < n; row++) {

@@ -83,22 +83,22 @@ static void draw_events(struct app *a, struct live_state *s, struct ui *u, const
         return;
     int n = snap->nevents;
     s->nsel[LIVE_EV] = n;
-    if (s->ev_follow || s->sel[LIVE_EV] >= n)
-        s->sel[LIVE_EV] = n ? n - 1 : 0;
-    int top = s->sel[LIVE_EV] - in.h + 1;
-    if (!s->ev_follow && s->top[LIVE_EV] <= s->sel[LIVE_EV] &&
-        s->sel[LIVE_EV] < s->top[LIVE_EV] + in.h)
-        top = s->top[LIVE_EV];
+    if (s->ev_follow || s->list[LIVE_EV].sel >= n)
+        s->list[LIVE_EV].sel = n ? n - 1 : 0;
+    int top = s->list[LIVE_EV].sel - in.h + 1;
+    if (!s->ev_follow && s->list[LIVE_EV].top <= s->list[LIVE_EV].sel &&
+        s->list[LIVE_EV].sel < s->list[LIVE_EV].top + in.h)
+        top = s->list[LIVE_EV].top;
     if (top > n - in.h)
         top = n - in.h;
     if (top < 0)
         top = 0;
-    s->top[LIVE_EV] = top;
+    s->list[LIVE_EV].top = top;
     if (!n)
         ui_text(u, in.y, in.x, in.w, ROLE_DIM, "(no events yet)");
     for (int i = 0; i < in.h && top + i < n; i++) {
         const char *e = snap->events[top + i];
-        bool sel = focus && !s->ev_follow && top + i == s->sel[LIVE_EV];
+        bool sel = focus && !s->ev_follow && top + i == s->list[LIVE_EV].sel;
         ui_text_pad(u, in.y + i, in.x, in.w, sel ? ROLE_SELECTED : event_role(e), e);
     }
 }

@@ -51,18 +51,14 @@ static void draw_flows(struct app *a, struct live_state *s, struct ui *u, const 
     rows_per = rows_per < 1 ? 1 : rows_per > 4 ? 4 : rows_per;
     int vis = (in.h - 1) / rows_per;
     s->nsel[LIVE_FLOWS] = snap->nflows;
-    if (s->sel[LIVE_FLOWS] >= snap->nflows)
-        s->sel[LIVE_FLOWS] = snap->nflows - 1;
-    if (s->sel[LIVE_FLOWS] < s->top[LIVE_FLOWS])
-        s->top[LIVE_FLOWS] = s->sel[LIVE_FLOWS];
-    if (s->sel[LIVE_FLOWS] >= s->top[LIVE_FLOWS] + vis)
-        s->top[LIVE_FLOWS] = s->sel[LIVE_FLOWS] - vis + 1;
+    ui_list_clamp(&s->list[LIVE_FLOWS], snap->nflows);
+    ui_list_follow(&s->list[LIVE_FLOWS], vis);
     float vals[512];
-    for (int k = 0; k < vis && s->top[LIVE_FLOWS] + k < snap->nflows; k++) {
-        int i = s->top[LIVE_FLOWS] + k;
+    for (int k = 0; k < vis && s->list[LIVE_FLOWS].top + k < snap->nflows; k++) {
+        int i = s->list[LIVE_FLOWS].top + k;
         const struct snap_flow *f = &snap->flows[i];
         int y = in.y + 1 + k * rows_per;
-        bool sel = focus && i == s->sel[LIVE_FLOWS];
+        bool sel = focus && i == s->list[LIVE_FLOWS].sel;
         ui_text_pad(u, y, in.x, namew, sel ? ROLE_SELECTED : ROLE_NORMAL, f->name);
         enum theme_role bar = f->role == MIX_ROLE_BACKGROUND ? ROLE_BAR_LOADED : ROLE_BAR;
         const char *why = NULL;

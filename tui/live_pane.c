@@ -76,13 +76,8 @@ void live_pane_box(struct ui *u, const struct rect *r, bool focus, const char *c
 
 int live_pane_sel_move(struct live_state *s, int pane, int d)
 {
-    int n = s->nsel[pane];
-    int v = s->sel[pane] + d;
-    v = v >= n ? n - 1 : v;
-    v = v < 0 ? 0 : v;
+    bool moved = ui_list_move(&s->list[pane], s->nsel[pane], d);
     if (pane == LIVE_EV)
-        s->ev_follow = v >= n - 1;
-    int changed = v != s->sel[pane];
-    s->sel[pane] = v;
-    return changed || pane == LIVE_EV ? REACT_REDRAW : REACT_HANDLED;
+        s->ev_follow = s->list[pane].sel >= s->nsel[pane] - 1;
+    return moved || pane == LIVE_EV ? REACT_REDRAW : REACT_HANDLED;
 }

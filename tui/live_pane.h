@@ -14,6 +14,7 @@
 #include "engine/flow/hist.h"
 #include "engine/flow/mix.h"
 #include "tui/app.h"
+#include "tui/ui_list.h"
 
 /* The panes, in the order of the LAYOUT_LIVE rectangles (layout.h). */
 enum live_pane_id {
@@ -42,13 +43,13 @@ struct live_pcol {
 
 /* The view's state: what every pane draws from. */
 struct live_state {
-    int sel[LIVE_NPANES], top[LIVE_NPANES];
-    int nsel[LIVE_NPANES]; /* selectable items in each pane at the last draw */
-    bool ev_follow;        /* the events pane shows the newest lines */
-    bool ylog;             /* histogram counts on a log scale */
-    bool ctr_tcp;          /* on a small screen: show the TCP lines instead of the counters */
-    bool all_counters;     /* also those known not to have moved since the test started */
-    int ctr_moved;         /* counters shown / in the snapshot at the last draw */
+    struct ui_list list[LIVE_NPANES]; /* each pane's selection and scroll */
+    int nsel[LIVE_NPANES];            /* selectable items in each pane at the last draw */
+    bool ev_follow;                   /* the events pane shows the newest lines */
+    bool ylog;                        /* histogram counts on a log scale */
+    bool ctr_tcp;      /* on a small screen: show the TCP lines instead of the counters */
+    bool all_counters; /* also those known not to have moved since the test started */
+    int ctr_moved;     /* counters shown / in the snapshot at the last draw */
     int ctr_total;
     char sel_term[64]; /* the selected counter's name, for ? */
     /* which run the memory belongs to */

@@ -284,27 +284,23 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
     if (fit > 0 && (in.w - labw) / fit > colw)
         colw = (in.w - labw) / fit > 14 ? 14 : (in.w - labw) / fit;
     s->nsel[LIVE_PCT] = ncols;
-    if (s->sel[LIVE_PCT] >= ncols)
-        s->sel[LIVE_PCT] = ncols ? ncols - 1 : 0;
-    if (s->sel[LIVE_PCT] < s->top[LIVE_PCT])
-        s->top[LIVE_PCT] = s->sel[LIVE_PCT];
-    if (s->sel[LIVE_PCT] >= s->top[LIVE_PCT] + fit)
-        s->top[LIVE_PCT] = s->sel[LIVE_PCT] - fit + 1;
+    ui_list_clamp(&s->list[LIVE_PCT], ncols);
+    ui_list_follow(&s->list[LIVE_PCT], fit);
     /* The histogram shows the selected column's flow once the user has chosen one (the
      * ratio column keeps the one before). */
-    if (s->pct_chosen && ncols && cols[s->sel[LIVE_PCT]].flow >= 0) {
-        s->hist_want = cols[s->sel[LIVE_PCT]].flow;
-        s->hist_quiet = cols[s->sel[LIVE_PCT]].quiet;
+    if (s->pct_chosen && ncols && cols[s->list[LIVE_PCT].sel].flow >= 0) {
+        s->hist_want = cols[s->list[LIVE_PCT].sel].flow;
+        s->hist_quiet = cols[s->list[LIVE_PCT].sel].quiet;
     }
     if (a->runner && !runner_done(a->runner))
         runner_show_hist(a->runner, s->hist_want);
-    int first = s->top[LIVE_PCT];
+    int first = s->list[LIVE_PCT].top;
     ui_text(u, in.y, in.x, labw, ROLE_DIM, "us");
     for (int j = 0; j < fit && first + j < ncols; j++) {
         const struct live_pcol *c = &cols[first + j];
         char h[40];
         snprintf(h, sizeof(h), "%*.*s", colw - 1, colw - 1, c->head);
-        bool sel = focus && first + j == s->sel[LIVE_PCT];
+        bool sel = focus && first + j == s->list[LIVE_PCT].sel;
         ui_text(u, in.y, in.x + labw + j * colw, colw, sel ? ROLE_SELECTED : c->role, h);
     }
     if (first + fit < ncols)

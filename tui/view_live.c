@@ -58,8 +58,7 @@ static void observe(struct app *a)
         s->hist_want = -1;
         s->ev_follow = true;
         s->last_gen = 0;
-        memset(s->sel, 0, sizeof(s->sel));
-        memset(s->top, 0, sizeof(s->top));
+        memset(s->list, 0, sizeof(s->list));
     }
     if (!snap)
         return;
@@ -163,11 +162,11 @@ static int live_key(struct app *a, int ch)
         return REACT_REDRAW;
     case 'c':
         s->ctr_tcp = !s->ctr_tcp;
-        s->sel[LIVE_CTR] = s->top[LIVE_CTR] = 0;
+        s->list[LIVE_CTR] = (struct ui_list){0};
         return REACT_REDRAW;
     case 'z':
         s->all_counters = !s->all_counters;
-        s->sel[LIVE_CTR] = s->top[LIVE_CTR] = 0;
+        s->list[LIVE_CTR] = (struct ui_list){0};
         app_message(a, ROLE_INFO, "%s",
                     s->all_counters ? "Counters: all of them (z: only those that moved)."
                                     : "Counters: only those that moved during the test (z: all).");
