@@ -15,7 +15,6 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "engine/run/mix_build.h"
-#include "engine/xport/xport.h"
 #include "tui/config.h"
 
 /* The form's lines, top to bottom. */
@@ -49,10 +48,10 @@ struct endpoint {
     int nd;                       /* index into netdevs, -1 */
 };
 
-/* One transport: a registered one, or a known name this build lacks. */
+/* One transport offered (mix_build_transports): registered, or a known name this build
+ * lacks. */
 struct xp_choice {
     char name[16];
-    const struct xport_ops *ops; /* NULL: not in this build */
     bool ok;
     char why[160]; /* why it cannot be used with these settings */
 };
@@ -314,25 +313,11 @@ static int find_xp(const struct setup_state *s, const char *name)
  * (the simulator's) because an endpoint changed. */
 static void eval_transports(struct app *a)
 {
-    static const char *const known[] = {"tcp", "verbs", "nccl"};
     struct setup_state *s = st(a);
-    s->nxps = 0;
-    const struct xport_ops *const *all = xport_all();
-    for (int i = 0; all[i] && s->nxps < MAX_XP; i++) {
-        snprintf(s->xps[s->nxps].name, sizeof(s->xps[0].name), "%s", all[i]->name);
-        s->xps[s->nxps++].ops = all[i];
-    }
-    for (size_t k = 0; k < sizeof(known) / sizeof(known[0]) && s->nxps < MAX_XP; k++)
-        if (!xport_find(known[k])) {
-            snprintf(s->xps[s->nxps].name, sizeof(s->xps[0].name), "%s", known[k]);
-            s->xps[s->nxps++].ops = NULL;
-        }
-    /* The simulator is the sim/ presets' one transport, and no other preset's. */
-    int k = 0;
+    const char *names[MAX_XP];
+    s->nxps = mix_build_transports(bld(s), names, MAX_XP);
     for (int i = 0; i < s->nxps; i++)
-        if (!s->b.have_base || mix_build_sim(bld(s)) == !strcmp(s->xps[i].name, "sim"))
-            s->xps[k++] = s->xps[i];
-    s->nxps = k;
+        snprintf(s->xps[i].name, sizeof(s->xps[0].name), "%s", names[i]);
     for (int i = 0; i < s->nxps; i++) {
         struct xp_choice *x = &s->xps[i];
         x->why[0] = '\0';

@@ -247,14 +247,32 @@ bool mix_build_flow_runs(const struct mix_build *b, const struct mix_flow *f)
     return f->role == MIX_ROLE_FOREGROUND || b->neighbours;
 }
 
-bool mix_build_transport_offered(const struct mix_build *b, const char *name)
+int mix_build_transports(const struct mix_build *b, const char **names, int max)
 {
     static const char *const known[] = {"tcp", "verbs", "nccl"};
-    bool there = name[0] && xport_find(name);
-    for (size_t k = 0; !there && name[0] && k < sizeof(known) / sizeof(known[0]); k++)
-        there = !strcmp(name, known[k]);
+    const char *all[16];
+    int n = 0, k = 0;
+    const struct xport_ops *const *reg = xport_all();
+    for (int i = 0; reg[i] && n < 16; i++)
+        all[n++] = reg[i]->name;
+    for (size_t j = 0; j < sizeof(known) / sizeof(known[0]) && n < 16; j++)
+        if (!xport_find(known[j]))
+            all[n++] = known[j];
     /* The simulator is the sim/ presets' one transport, and no other preset's. */
-    return there && (!b->have_base || mix_build_sim(b) == !strcmp(name, "sim"));
+    for (int i = 0; i < n && k < max; i++)
+        if (!b->have_base || mix_build_sim(b) == !strcmp(all[i], "sim"))
+            names[k++] = all[i];
+    return k;
+}
+
+bool mix_build_transport_offered(const struct mix_build *b, const char *name)
+{
+    const char *names[16];
+    int n = mix_build_transports(b, names, 16);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return true;
+    return false;
 }
 
 bool mix_build_transport_ok(const struct mix_build *b, const char *name, char *why, size_t len)

@@ -125,8 +125,11 @@ bool mix_build_sim(const struct mix_build *b);
 bool mix_build_applies(const struct mix_build *b, enum mix_knob k);
 /* Does flow f run with these settings (background flows only with neighbours on)? */
 bool mix_build_flow_runs(const struct mix_build *b, const struct mix_flow *f);
-/* Is name one of the transports offered for this preset: registered in this build or a
- * known one it lacks (tcp, verbs, nccl), sim for sim/ presets only and only for them? */
+/* The transports offered for this preset, at most max into names (static strings): those
+ * registered in this build, then the known ones it lacks (tcp, verbs, nccl); sim for the
+ * sim/ presets only and only it for them. Returns the count. */
+int mix_build_transports(const struct mix_build *b, const char **names, int max);
+/* Is name one of mix_build_transports? */
 bool mix_build_transport_offered(const struct mix_build *b, const char *name);
 /* Can transport name run these settings? false with the reason in why (not in this build,
  * unavailable here, an operation it lacks, the endpoint it needs). */
