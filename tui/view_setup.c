@@ -563,14 +563,18 @@ static int change(struct app *a, int dir)
         break;
     case F_CONC:
         if (fg >= 0)
-            step_long(s->b.conc, sizeof(s->b.conc), s->b.base.flows[fg].concurrency, 1, 1024, dir);
+            step_long(s->b.conc, sizeof(s->b.conc), s->b.base.flows[fg].concurrency, 1,
+                      MIX_BUILD_MAX_CONC, dir);
         break;
     case F_DURATION: {
         double d = fg >= 0 ? s->b.base.flows[fg].duration_s : 5;
         if (s->b.duration[0])
             mix_build_parse_seconds(s->b.duration, &d);
         d = floor(d) + dir;
-        snprintf(s->b.duration, sizeof(s->b.duration), "%g", d < 1 ? 1 : d > 86400 ? 86400 : d);
+        snprintf(s->b.duration, sizeof(s->b.duration), "%g",
+                 d < 1                        ? 1
+                 : d > MIX_BUILD_MAX_DURATION ? MIX_BUILD_MAX_DURATION
+                                              : d);
         break;
     }
     case F_SENDERS:
