@@ -22,6 +22,17 @@ bool ui_list_move(struct ui_list *l, int n, int d)
     return l->sel != was;
 }
 
+bool ui_list_step(struct ui_list *l, int n, int d, ui_list_ok_fn ok, void *ctx)
+{
+    int dir = d < 0 ? -1 : 1;
+    for (int i = l->sel + dir; i >= 0 && i < n; i += dir)
+        if (ok(ctx, i)) {
+            l->sel = i;
+            return true;
+        }
+    return false;
+}
+
 void ui_list_follow(struct ui_list *l, int h)
 {
     if (l->sel < l->top)

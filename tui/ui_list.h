@@ -20,6 +20,11 @@ struct ui_list {
 /* Move the selection by d items (a ui_nav_step step; UI_NAV_FAR reaches either end) within
  * n items, clamped to [0, n - 1], 0 when the list is empty. True when it moved. */
 bool ui_list_move(struct ui_list *l, int n, int d);
+/* Items some of which cannot be selected (a form's fields that do not apply here): move
+ * the selection one item in d's direction (its sign) to the nearest item ok accepts; it
+ * stays where it is when there is none that way. True when it moved. */
+typedef bool (*ui_list_ok_fn)(void *ctx, int i);
+bool ui_list_step(struct ui_list *l, int n, int d, ui_list_ok_fn ok, void *ctx);
 /* The selection back inside [0, n - 1] (0 when empty), after the items changed. */
 void ui_list_clamp(struct ui_list *l, int n);
 /* Scroll the least so that the selection shows in h rows: top <= sel < top + h, top >= 0. */

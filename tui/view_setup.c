@@ -15,6 +15,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "engine/run/mix_build.h"
+#include "tui/ui_list.h"
 #include "tui/config.h"
 
 /* The form's lines, top to bottom. */
@@ -66,8 +67,8 @@ struct setup_state {
     int neps, ep;
     struct xp_choice xps[MAX_XP];
     int nxps;
-    char remote[128]; /* the last remote peer, for Left/Right */
-    int sel;
+    char remote[128];      /* the last remote peer, for Left/Right */
+    struct ui_list fields; /* the selected field (the form does not scroll) */
     bool editing;
     char edit[256];
 };
@@ -473,18 +474,15 @@ static int start(struct app *a)
     return REACT_REDRAW;
 }
 
+static bool field_selectable(void *ctx, int f)
+{
+    return field_applies(ctx, f);
+}
+
+/* Up/Down: the next field that applies to this preset (none: the selection stays). */
 static void move_sel(struct setup_state *s, int d)
 {
-    int f = s->sel;
-    for (int k = 0; k < F_COUNT; k++) {
-        f += d;
-        if (f < 0 || f >= F_COUNT)
-            return;
-        if (field_applies(s, f)) {
-            s->sel = f;
-            return;
-        }
-    }
+    ui_list_step(&s->fields, F_COUNT, d, field_selectable, s);
 }
 
 static void step_size(struct setup_state *s, int dir)
@@ -527,7 +525,7 @@ static int change(struct app *a, int dir)
 {
     struct setup_state *s = st(a);
     int fg = mix_build_fg(bld(s));
-    switch (s->sel) {
+    switch (s->fields.sel) {
     case F_PRESET:
         if (s->npresets)
             load_preset(a, (s->preset + dir + s->npresets) % s->npresets);
@@ -596,14 +594,14 @@ static void reset_field(struct app *a)
 {
     struct setup_state *s = st(a);
     size_t len;
-    char *t = field_text(s, s->sel, &len);
+    char *t = field_text(s, s->fields.sel, &len);
     if (t)
         t[0] = '\0';
-    if (s->sel == F_ENDPOINT)
+    if (s->fields.sel == F_ENDPOINT)
         set_ep(s, 0);
-    if (s->sel == F_NEIGHBOURS)
+    if (s->fields.sel == F_NEIGHBOURS)
         s->b.neighbours = true;
-    if (s->sel == F_TRANSPORT) {
+    if (s->fields.sel == F_TRANSPORT) {
         int fg = mix_build_fg(bld(s));
         if (fg >= 0)
             snprintf(s->b.transport, sizeof(s->b.transport), "%s", s->b.base.flows[fg].transport);
@@ -634,7 +632,7 @@ static int edit_key(struct app *a, int ch)
 {
     struct setup_state *s = st(a);
     size_t n = strlen(s->edit), cap;
-    char *t = field_text(s, s->sel, &cap);
+    char *t = field_text(s, s->fields.sel, &cap);
     if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
         char *v = s->edit;
         while (*v == ' ')
@@ -642,13 +640,13 @@ static int edit_key(struct app *a, int ch)
         size_t k = strlen(v);
         while (k && v[k - 1] == ' ')
             v[--k] = '\0';
-        if (s->sel == F_PEER && !strcmp(v, "loopback"))
+        if (s->fields.sel == F_PEER && !strcmp(v, "loopback"))
             v[0] = '\0';
         snprintf(t, cap, "%s", v);
-        if (s->sel == F_PEER && s->b.peer[0])
+        if (s->fields.sel == F_PEER && s->b.peer[0])
             snprintf(s->remote, sizeof(s->remote), "%s", s->b.peer);
         s->editing = false;
-        check_field(a, s->sel);
+        check_field(a, s->fields.sel);
         return REACT_REDRAW;
     }
     if (ch == 27) {
@@ -688,11 +686,11 @@ static int setup_key(struct app *a, int ch)
         return REACT_REDRAW;
     case KEY_HOME:
     case 'g':
-        s->sel = 0;
+        ui_list_move(&s->fields, F_COUNT, -UI_NAV_FAR); /* the preset */
         return REACT_REDRAW;
     case KEY_END:
     case 'G':
-        s->sel = F_START;
+        ui_list_move(&s->fields, F_COUNT, UI_NAV_FAR); /* Start */
         return REACT_REDRAW;
     case KEY_LEFT:
     case 'h':
@@ -708,11 +706,11 @@ static int setup_key(struct app *a, int ch)
     case '\n':
     case '\r':
     case KEY_ENTER:
-        if (s->sel == F_START)
+        if (s->fields.sel == F_START)
             return start(a);
-        if (is_text_field(s->sel)) {
+        if (is_text_field(s->fields.sel)) {
             size_t cap;
-            snprintf(s->edit, sizeof(s->edit), "%s", field_text(s, s->sel, &cap));
+            snprintf(s->edit, sizeof(s->edit), "%s", field_text(s, s->fields.sel, &cap));
             s->editing = true;
             return REACT_REDRAW;
         }
@@ -950,7 +948,7 @@ static void setup_draw(struct app *a, struct ui *u, const struct layout *l)
         bool dim;
         field_value(a, f, val, sizeof(val), hint, sizeof(hint), &dim);
         int y = in.y + f;
-        bool sel = s->sel == f;
+        bool sel = s->fields.sel == f;
         ui_text(u, y, in.x + 1, LABEL_W, dim ? ROLE_DIM : ROLE_NORMAL, field_label[f]);
         if (sel && s->editing) {
             char e[300];

@@ -1,7 +1,8 @@
 /* test_ui_list: the list widget's arithmetic without a terminal: the selection clamped to the
  * items (empty lists too), the scroll offset that keeps the selection visible for every
  * selection, list length and height, the scroll-only lists clamped to their end, search
- * with and without wrapping, and the search line's editing keys. */
+ * with and without wrapping, items that cannot be selected stepped over, and the search
+ * line's editing keys. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,6 +60,35 @@ static void follow_keeps_selection_visible(void **state)
                     else
                         assert_int_equal(l.top, sel - h + 1); /* down: on the last row */
                 }
+}
+
+/* Items 1, 2 and 5 of 7 cannot be selected. */
+static bool selectable(void *ctx, int i)
+{
+    (void)ctx;
+    return i != 1 && i != 2 && i != 5;
+}
+
+static void step_skips(void **state)
+{
+    (void)state;
+    struct ui_list l = {0, 0};
+    assert_true(ui_list_step(&l, 7, 1, selectable, NULL));
+    assert_int_equal(l.sel, 3); /* over 1 and 2 */
+    assert_true(ui_list_step(&l, 7, 1, selectable, NULL));
+    assert_int_equal(l.sel, 4);
+    assert_true(ui_list_step(&l, 7, 1, selectable, NULL));
+    assert_int_equal(l.sel, 6);                             /* over 5 */
+    assert_false(ui_list_step(&l, 7, 1, selectable, NULL)); /* the last: stays */
+    assert_int_equal(l.sel, 6);
+    assert_true(ui_list_step(&l, 7, -1, selectable, NULL));
+    assert_int_equal(l.sel, 4);
+    l.sel = 3;
+    assert_true(ui_list_step(&l, 7, -1, selectable, NULL));
+    assert_int_equal(l.sel, 0);
+    assert_false(ui_list_step(&l, 7, -1, selectable, NULL));
+    struct ui_list e = {0, 0};
+    assert_false(ui_list_step(&e, 0, 1, selectable, NULL));
 }
 
 static void fit_and_scroll(void **state)
@@ -133,8 +163,11 @@ static void search_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(move_clamps),    cmocka_unit_test(follow_keeps_selection_visible),
-        cmocka_unit_test(fit_and_scroll), cmocka_unit_test(find),
+        cmocka_unit_test(move_clamps),
+        cmocka_unit_test(step_skips),
+        cmocka_unit_test(follow_keeps_selection_visible),
+        cmocka_unit_test(fit_and_scroll),
+        cmocka_unit_test(find),
         cmocka_unit_test(search_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
