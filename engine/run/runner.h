@@ -11,8 +11,9 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
-#include "engine/flow/hist.h"
 #include "engine/counters/counters.h"
+#include "engine/flow/fabric_snap.h"
+#include "engine/flow/hist.h"
 #include "engine/flow/mix.h"
 
 struct topo_model;
@@ -24,6 +25,9 @@ struct runner_opts {
     const struct topo_model *topo; /* for pinning and the results (may be NULL) */
     double snapshot_hz;            /* default 10 */
     bool pin;                      /* pin workers near their endpoint's NUMA node */
+    /* Playback of a simulated fabric whose mix gives no params.playback of its own (each
+     * field the mix sets wins); NULL: full speed, no skipping, running. Copied at start. */
+    const struct sim_ctl_state *playback;
 };
 
 enum run_phase {
@@ -92,6 +96,9 @@ struct runner_snapshot {
      * where it has them (source COUNTERS_SRC_QP: this test's queue pairs). NULL/0 when none. */
     int ncounters;
     struct counters_value *counters;
+    /* A simulated fabric's state (its counters are among counters too), from the transport's
+     * snapshot hook; NULL when the run has none (yet). */
+    struct fabric_snap *fabric;
     _Atomic int refs;
 };
 
@@ -132,6 +139,10 @@ int runner_wake_fd(const struct runner *r);
 /* Which flow's histogram the next snapshots carry (index in the mix; -1: the foreground,
  * the default). For a viewer browsing the flows of a running test. */
 void runner_show_hist(struct runner *r, int flow);
+/* Playback of the run's simulated fabric (enum fabric_play), passed to its transport; the
+ * next snapshot, published at once, shows it. 0, -ENOENT when no simulation is running (yet, or
+ * any more), -EINVAL for a bad value. */
+int runner_playback(struct runner *r, enum fabric_play what, uint64_t arg);
 /* Ask it to stop early (Ctrl-C, the UI's stop key): results keep what was measured. */
 void runner_stop(struct runner *r);
 bool runner_done(const struct runner *r);

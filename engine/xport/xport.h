@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
+#include "engine/flow/fabric_snap.h"
 #include "engine/flow/flow.h"
 
 struct agent_handler;
@@ -43,6 +44,15 @@ struct xport_ops {
     /* Test conditions for the results (socket options, congestion control, MTU...); called
      * once, right after setup. */
     void (*conditions)(const struct flow_rt *f, cJSON *out);
+    /* The front door for a transport's own state (a simulated fabric); each may be NULL. run
+     * is the host the runner gave the run's flows (flow_rt.host), the same for all of them.
+     * snapshot: the state for the run's next snapshot into *out (fabric_snap_free frees it):
+     * 0, or -ENOENT when it has none for run (yet, or any more). control: a playback request
+     * (runner_playback): 0, -ENOENT with nothing running for run, -EINVAL for a bad value.
+     * release: forget what it kept for run (runner_free). */
+    int (*snapshot)(const struct flow_host *run, struct fabric_snap *out);
+    int (*control)(const struct flow_host *run, enum fabric_play what, uint64_t arg);
+    void (*release)(const struct flow_host *run);
     /* Agent side: request handlers (NULL-terminated). */
     const struct agent_handler *const *handlers;
 };

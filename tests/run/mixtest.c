@@ -1,6 +1,7 @@
 /* mixtest: mix and results helpers shared by the tests. */
 #include "tests/run/mixtest.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,4 +36,17 @@ const cJSON *mixtest_flow(const cJSON *res, int phase, const char *name)
             return f;
     }
     return NULL;
+}
+
+int mixtest_fabric(struct runner *r, struct fabric_snap *v, struct runner_snapshot **sn)
+{
+    *sn = runner_snapshot(r);
+    if (!(*sn)->fabric) {
+        runner_snapshot_release(*sn);
+        *sn = NULL;
+        memset(v, 0, sizeof(*v));
+        return -ENOENT;
+    }
+    *v = *(*sn)->fabric;
+    return 0;
 }

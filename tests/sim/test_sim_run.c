@@ -24,7 +24,6 @@
 #include "engine/results/results.h"
 #include "engine/run/runner.h"
 #include "engine/run/thresholds.h"
-#include "engine/xport/sim/xport_sim.h"
 #include "tests/run/mixtest.h"
 
 /* Run a mix to the end; the caller frees the runner. */
@@ -189,23 +188,23 @@ static void test_snapshot_counters(void **state)
     (void)state;
     /* Start paused (as the explorer can), so the run is caught in the middle. */
     struct sim_ctl_state paused = {.paused = true};
-    assert_int_equal(xport_sim_set_default_playback(&paused), 0);
     struct mix m;
     struct ft_err err = {0};
     assert_int_equal(mix_load("sim/incast-pfc", &m, &err), 0);
-    struct runner_opts o = {.mix = &m};
+    struct runner_opts o = {.mix = &m, .playback = &paused};
     struct runner *r;
     if (runner_start(&o, &r, &err) < 0)
         fail_msg("%s", err.msg);
     /* The simulation exists once its flows are set up, and has state to show once its thread
      * published it. */
-    struct xport_sim_view v;
+    struct fabric_snap v;
+    struct runner_snapshot *vsn;
     int tries = 0;
     for (; tries < 2000; tries++) {
-        if (xport_sim_view(r, &v) == 0) {
+        if (mixtest_fabric(r, &v, &vsn) == 0) {
             if (v.nports)
                 break;
-            xport_sim_view_free(&v);
+            runner_snapshot_release(vsn);
         }
         usleep(5000);
     }
@@ -215,10 +214,10 @@ static void test_snapshot_counters(void **state)
     assert_int_equal(v.nflows, 15);
     assert_int_equal(v.fabric, SIM_FABRIC_ROCE);
     assert_true(v.pfc && !v.ecn);
-    xport_sim_view_free(&v);
+    runner_snapshot_release(vsn);
     /* Let 500 us of simulated time play, then look at a snapshot: the simulated counters are
      * there, with their real names, next to nothing of the host's. */
-    assert_int_equal(xport_sim_step(r, 500 * 1000000ull), 0);
+    assert_int_equal(runner_playback(r, FABRIC_PLAY_STEP, 500 * 1000000ull), 0);
     struct runner_snapshot *s = NULL;
     for (tries = 0; tries < 400; tries++) {
         s = runner_snapshot(r);
@@ -239,8 +238,8 @@ static void test_snapshot_counters(void **state)
     runner_snapshot_release(s);
     /* Then full speed to the end: the final snapshot keeps the fabric's final counters,
      * the same as the results. */
-    xport_sim_set_scale(r, 0);
-    xport_sim_pause(r, false);
+    runner_playback(r, FABRIC_PLAY_SCALE, 0);
+    runner_playback(r, FABRIC_PLAY_PAUSE, false);
     const cJSON *res = runner_wait(r);
     assert_int_equal(runner_status(r), 0);
     s = runner_snapshot(r);
@@ -262,12 +261,12 @@ static void test_snapshot_counters(void **state)
     mix_free(&m);
 }
 
-/* Back to full speed for the next tests, also when one fails half-way. */
+/* Back to full speed for the next tests, also when one fails half-way: playback is the
+ * run's own (runner_opts.playback), so nothing carries over. */
 static int full_speed(void **state)
 {
     (void)state;
-    struct sim_ctl_state full = {0};
-    return xport_sim_set_default_playback(&full);
+    return 0;
 }
 
 /* ---- goodput in simulated time ---- */
