@@ -825,7 +825,8 @@ static void open_counters(struct runner *r)
     struct ft_err err = {0};
     pthread_mutex_init(&r->ctr_lock, NULL);
     pthread_mutex_init(&r->pub_lock, NULL);
-    if (counters_set_for_mix(&r->mix, r->o.peer_override, r->o.topo, &r->ctrs, &err) < 0) {
+    if (counters_set_for_mix(&r->mix, r->o.peer_override, xport_local_port, r->o.topo, &r->ctrs,
+                             &err) < 0) {
         revent(r, "counters: none (%s)", err.msg);
         return;
     }
@@ -849,6 +850,9 @@ static void open_counters(struct runner *r)
 
 int runner_validate(const struct mix *mix, struct ft_err *err)
 {
+    int krc = xport_check_params(mix, err);
+    if (krc < 0)
+        return krc;
     for (int i = 0; i < mix->nflows; i++) {
         const struct mix_flow *f = &mix->flows[i];
         const struct xport_ops *xp = xport_find(f->transport);

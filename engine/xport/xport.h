@@ -59,6 +59,15 @@ struct xport_ops {
 
 /* The registry. */
 const struct xport_ops *xport_find(const char *name);
+/* The params of every flow of m hold only keys its transport reads for the flow's operation
+ * (xport_ops.param_keys); flows of an unknown transport are left to runner_validate. 0, or
+ * -EINVAL with "SOURCE: flows[N].params: unknown key 'K' (did you mean ...)". */
+int xport_check_params(const struct mix *m, struct ft_err *err);
+/* The local RDMA port and netdev flow f will use, through its transport's local_port (for
+ * counters_set_for_mix): 0 with them filled, 1 when the transport has no such hook (or is
+ * unknown), or -errno with the reason. */
+int xport_local_port(const struct mix_flow *f, char *rdma, size_t rlen, char *netdev, size_t nlen,
+                     struct ft_err *err);
 /* All transports, NULL-terminated. */
 const struct xport_ops *const *xport_all(void);
 /* All agent handlers of all transports (NULL-terminated), for `fabtop serve`. */

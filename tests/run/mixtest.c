@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
+#include "engine/xport/xport.h"
 
 struct mix mixtest_parse(const char *text)
 {
@@ -19,7 +20,7 @@ struct mix mixtest_parse(const char *text)
     struct ft_err err = {0};
     if (jsonutil_parse(text, strlen(text), "mix", &doc, &err) < 0)
         fail_msg("%s", err.msg);
-    if (mix_from_json(doc, "mix", &m, &err) < 0)
+    if (mix_from_json(doc, "mix", &m, &err) < 0 || xport_check_params(&m, &err) < 0)
         fail_msg("%s", err.msg);
     cJSON_Delete(doc);
     return m;

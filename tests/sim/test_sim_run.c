@@ -21,6 +21,7 @@
 #include "common/strbuf.h"
 #include "engine/results/compare.h"
 #include "engine/counters/counters.h"
+#include "engine/xport/xport.h"
 #include "engine/results/results.h"
 #include "engine/run/runner.h"
 #include "engine/run/thresholds.h"
@@ -153,7 +154,7 @@ static void test_no_host_counters(void **state)
     struct mix m = mixtest_parse(stream_mix);
     struct counters_set *cs = NULL;
     struct ft_err err = {0};
-    assert_int_equal(counters_set_for_mix(&m, NULL, NULL, &cs, &err), -ENOENT);
+    assert_int_equal(counters_set_for_mix(&m, NULL, xport_local_port, NULL, &cs, &err), -ENOENT);
     assert_null(cs);
     assert_non_null(strstr(err.msg, "simulated"));
     /* One real flow beside them: the host's counters are wanted again. */
@@ -165,7 +166,7 @@ static void test_no_host_counters(void **state)
         "\"size\": 64, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
         "\"star8-100g\"}}]}");
     struct ft_err err2 = {0};
-    int rc = counters_set_for_mix(&mixed, NULL, NULL, &cs, &err2);
+    int rc = counters_set_for_mix(&mixed, NULL, xport_local_port, NULL, &cs, &err2);
     if (rc == 0)
         counters_set_close(cs);
     else
