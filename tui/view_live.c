@@ -14,7 +14,6 @@
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
-#include "engine/flow/flow.h"
 #include "tui/live_plot.h"
 
 enum { P_HIST = 0, P_PCT, P_TL, P_CTR, P_EV, P_COUNT };

@@ -15,7 +15,6 @@
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
-#include "engine/xport/xport.h"
 #include "tui/config.h"
 
 /* The form's lines, top to bottom. */
@@ -63,7 +62,8 @@ struct endpoint {
 /* One transport: a registered one, or a known name this build lacks. */
 struct xp_choice {
     char name[16];
-    const struct xport_ops *ops; /* NULL: not in this build */
+    bool present; /* in this build */
+    unsigned ops; /* what it can do: bit (1 << MIX_OP_*) */
     bool ok;
     char why[160]; /* why it cannot be used with these settings */
 };
@@ -373,25 +373,25 @@ static void ep_hint(struct app *a, const struct endpoint *e, char *buf, size_t l
 
 /* ---- transports ---- */
 
-/* Can transport `name` (ops NULL: not in this build) run these settings? */
-static bool xp_check(struct app *a, const char *name, const struct xport_ops *xp, char *why,
-                     size_t len)
+/* Can transport x run these settings? */
+static bool xp_check(struct app *a, const struct xp_choice *x, char *why, size_t len)
 {
+    const char *name = x->name;
     struct setup_state *s = st(a);
     const struct endpoint *e = &s->eps[s->ep];
     const struct topo_model *m = a->topo;
-    if (!xp) {
+    if (!x->present) {
         snprintf(why, len, "not in this build");
         return false;
     }
     char r[160] = "";
-    if (xp->available(r, sizeof(r)) < 0) {
+    if (runner_transport_available(name, r, sizeof(r)) < 0) {
         snprintf(why, len, "%s", r[0] ? r : "unavailable here");
         return false;
     }
     for (int i = 0; s->have_base && i < s->base.nflows; i++) {
         const struct mix_flow *f = &s->base.flows[i];
-        if (flow_runs(s, f) && !(xp->ops & (1u << f->op))) {
+        if (flow_runs(s, f) && !(x->ops & (1u << f->op))) {
             snprintf(why, len, "cannot run %s (flow %s)", mix_op_str(f->op), f->name);
             return false;
         }
@@ -443,15 +443,18 @@ static void eval_transports(struct app *a)
     static const char *const known[] = {"tcp", "verbs", "nccl"};
     struct setup_state *s = st(a);
     s->nxps = 0;
-    const struct xport_ops *const *all = xport_all();
-    for (int i = 0; all[i] && s->nxps < MAX_XP; i++) {
-        snprintf(s->xps[s->nxps].name, sizeof(s->xps[0].name), "%s", all[i]->name);
-        s->xps[s->nxps++].ops = all[i];
+    struct runner_transport all[MAX_XP];
+    int nall = runner_transports(all, MAX_XP);
+    for (int i = 0; i < nall && s->nxps < MAX_XP; i++) {
+        snprintf(s->xps[s->nxps].name, sizeof(s->xps[0].name), "%s", all[i].name);
+        s->xps[s->nxps].present = true;
+        s->xps[s->nxps++].ops = all[i].ops;
     }
     for (size_t k = 0; k < sizeof(known) / sizeof(known[0]) && s->nxps < MAX_XP; k++)
-        if (!xport_find(known[k])) {
+        if (find_xp(s, known[k]) < 0) {
             snprintf(s->xps[s->nxps].name, sizeof(s->xps[0].name), "%s", known[k]);
-            s->xps[s->nxps++].ops = NULL;
+            s->xps[s->nxps].present = false;
+            s->xps[s->nxps++].ops = 0;
         }
     /* The simulator is the sim/ presets' one transport, and no other preset's. */
     int k = 0;
@@ -462,7 +465,7 @@ static void eval_transports(struct app *a)
     for (int i = 0; i < s->nxps; i++) {
         struct xp_choice *x = &s->xps[i];
         x->why[0] = '\0';
-        x->ok = xp_check(a, x->name, x->ops, x->why, sizeof(x->why));
+        x->ok = xp_check(a, x, x->why, sizeof(x->why));
     }
     int cur = find_xp(s, s->transport);
     if (cur >= 0 && s->xps[cur].ok)
@@ -809,10 +812,9 @@ static int build_mix(struct app *a, struct mix *m, char *why, size_t len)
         snprintf(m->description, sizeof(m->description), "Preset %s edited in the explorer. %s",
                  s->presets[s->preset], d);
     }
-    const struct xport_ops *xp = s->xps[x].ops;
-    for (int i = 0; xp->validate && i < m->nflows; i++) {
+    for (int i = 0; s->xps[x].present && i < m->nflows; i++) {
         struct ft_err err = {0};
-        if (xp->validate(&m->flows[i], &err) < 0) {
+        if (runner_validate_flow(&m->flows[i], &err) < 0) {
             snprintf(why, len, "%s", err.msg);
             mix_free(m);
             return -EINVAL;

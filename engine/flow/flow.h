@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "engine/flow/flow_state.h"
 #include "engine/flow/hist.h"
 #include "engine/flow/mix.h"
 
@@ -20,17 +21,6 @@ struct sim_ctl_state;
 struct channel_conn;
 struct xport_ops;
 struct counters_value;
-
-/* What the flow's workers should be doing now. */
-enum flow_state {
-    FLOW_ST_SETUP = 0, /* connections being made */
-    FLOW_ST_WARMUP,    /* run, do not record */
-    FLOW_ST_MEASURE,   /* run and record */
-    FLOW_ST_PAUSE,     /* between size points: finish the current operation, then wait */
-    FLOW_ST_STOP,      /* leave */
-};
-
-enum flow_status { FLOW_PENDING = 0, FLOW_RUNNING, FLOW_OK, FLOW_FAILED, FLOW_STOPPED };
 
 struct flow_worker {
     struct flow_rt *flow;

@@ -848,6 +848,32 @@ static void open_counters(struct runner *r)
 
 /* ---- public API ---- */
 
+int runner_transports(struct runner_transport *out, int max)
+{
+    int n = 0;
+    for (const struct xport_ops *const *x = xport_all(); *x && n < max; x++, n++) {
+        snprintf(out[n].name, sizeof(out[n].name), "%s", (*x)->name);
+        out[n].ops = (*x)->ops;
+    }
+    return n;
+}
+
+int runner_transport_available(const char *name, char *why, size_t len)
+{
+    const struct xport_ops *xp = xport_find(name);
+    if (!xp)
+        return -ENOENT;
+    return xp->available(why, len);
+}
+
+int runner_validate_flow(const struct mix_flow *f, struct ft_err *err)
+{
+    const struct xport_ops *xp = xport_find(f->transport);
+    if (!xp)
+        return ft_err_set(err, -ENOENT, "flow %s: unknown transport '%s'", f->name, f->transport);
+    return xp->validate ? xp->validate(f, err) : 0;
+}
+
 int runner_validate(const struct mix *mix, struct ft_err *err)
 {
     int krc = xport_check_params(mix, err);

@@ -6,6 +6,7 @@
 #define RUNNER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -13,6 +14,7 @@
 #include "common/ft_err.h"
 #include "engine/counters/counters.h"
 #include "engine/flow/fabric_snap.h"
+#include "engine/flow/flow_state.h"
 #include "engine/flow/hist.h"
 #include "engine/flow/mix.h"
 
@@ -50,8 +52,8 @@ enum {
 struct snap_flow {
     char name[32];
     char transport[16];
-    int op, role, status, state, point, npoints;
-    uint64_t size; /* current point's size (0: distribution) */
+    int op, role, status, state, point, npoints; /* status, state: engine/flow/flow_state.h */
+    uint64_t size;                               /* current point's size (0: distribution) */
     /* Collectives: the point's S and the busbw factor (busbw GB/s = bw_bytes / mean ns x
      * bw_factor, as nccl-tests computes it); bw_factor 0: not a collective. */
     uint64_t bw_bytes;
@@ -104,6 +106,20 @@ struct runner_snapshot {
 
 struct runner;
 
+/* The transports of this build, for a front end choosing one (the registry, engine/xport/xport.h,
+ * stays inside the engine). */
+struct runner_transport {
+    char name[16];
+    unsigned ops; /* operations it can do: bit (1 << MIX_OP_*) */
+};
+/* The transports in the registry's order: how many (at most max) went into out. */
+int runner_transports(struct runner_transport *out, int max);
+/* Can transport name run here? 0, -ENOENT when this build has none of that name, or -errno with
+ * the reason in why (a library or device missing). */
+int runner_transport_available(const char *name, char *why, size_t len);
+/* The flow's transport's own checks (sizes, params), as runner_validate makes them; 0 also when
+ * the transport has none. -ENOENT for an unknown transport. */
+int runner_validate_flow(const struct mix_flow *f, struct ft_err *err);
 /* Validate the mix against the transports: each exists, is available here, can do its
  * flow's operation and accepts its settings. 0 or -errno with the message. */
 int runner_validate(const struct mix *mix, struct ft_err *err);
