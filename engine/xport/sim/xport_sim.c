@@ -17,6 +17,7 @@
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+#include "engine/sim/sim.h"
 #include "engine/xport/xport.h"
 
 #define BARRIER_S    60 /* wait at most this long for every sim flow of the phase */
