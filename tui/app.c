@@ -154,7 +154,8 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
                              .peer_override = peer,
                              .key_file = a->run_key_file[0] ? a->run_key_file : NULL,
                              .topo = a->topo,
-                             .pin = true};
+                             .pin = true,
+                             .playback = &a->playback};
     int rc = runner_start(&ro, &a->runner, err);
     if (rc < 0)
         return rc;

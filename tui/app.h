@@ -93,10 +93,12 @@ struct app {
     struct mix run_mix;
     bool have_run_mix;
     struct runner_snapshot *snap; /* latest snapshot shown */
-    bool display_paused;          /* keep showing the snapshot we had */
-    cJSON *results;               /* the finished run's results (owned) */
-    char results_path[512];       /* where it was saved, "" if not yet */
-    char run_key_file[512];       /* key file for the next run's remote peers, "" = default */
+    /* What a sim run started here plays at (the fabric view sets it; runner_opts.playback). */
+    struct sim_ctl_state playback;
+    bool display_paused;    /* keep showing the snapshot we had */
+    cJSON *results;         /* the finished run's results (owned) */
+    char results_path[512]; /* where it was saved, "" if not yet */
+    char run_key_file[512]; /* key file for the next run's remote peers, "" = default */
     /* the status line */
     char msg[256];
     enum theme_role msg_role;

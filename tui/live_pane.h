@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/flow/flow.h"
+#include "engine/flow/flow_state.h"
 #include "engine/flow/hist.h"
 #include "engine/flow/mix.h"
 #include "tui/app.h"

@@ -12,7 +12,6 @@
 
 #include "common/strbuf.h"
 #include "common/xalloc.h"
-#include "engine/xport/sim/xport_sim.h"
 #include "tui/live_plot.h"
 #include "tui/ui_list.h"
 
@@ -24,7 +23,8 @@ static const uint64_t scales[] = {10000,   20000,   50000,    100000,   200000, 
 #define STEP_PS      1000000ull
 
 struct fab_state {
-    struct xport_sim_view v;
+    struct fabric_snap v; /* *sn->fabric */
+    struct runner_snapshot *sn;
     bool have;
     const struct runner *from; /* the runner v came from */
     int phase;
@@ -75,7 +75,7 @@ static void fmt_count(char *buf, size_t len, double v)
 }
 
 /* "sw0/3" for a switch port, "h3" for an adapter, as the counters name them. */
-static void port_label(const struct xport_sim_view *v, const struct sim_port_snap *p, char *buf,
+static void port_label(const struct fabric_snap *v, const struct sim_port_snap *p, char *buf,
                        size_t len)
 {
     if (p->host)
@@ -84,7 +84,7 @@ static void port_label(const struct xport_sim_view *v, const struct sim_port_sna
         snprintf(buf, len, "%s/%d", v->node_names[p->node], p->port);
 }
 
-static void peer_label(const struct xport_sim_view *v, const struct sim_port_snap *p, char *buf,
+static void peer_label(const struct fabric_snap *v, const struct sim_port_snap *p, char *buf,
                        size_t len)
 {
     if (v->node_host[p->peer_node])
@@ -95,7 +95,7 @@ static void peer_label(const struct xport_sim_view *v, const struct sim_port_sna
 
 /* Packets dropped at a port: its discards (egress and, RoCE, the lossless class's ingress
  * past the headroom) and, on a switch, packets routed to a dead port. */
-static double port_drops(const struct xport_sim_view *v, const char *label)
+static double port_drops(const struct fabric_snap *v, const char *label)
 {
     double d = 0;
     for (int i = 0; i < v->ncounters; i++) {
@@ -110,7 +110,7 @@ static double port_drops(const struct xport_sim_view *v, const char *label)
     return d;
 }
 
-static int count_switches(const struct xport_sim_view *v)
+static int count_switches(const struct fabric_snap *v)
 {
     int n = 0;
     for (int i = 0; i < v->nnodes; i++)
@@ -131,7 +131,8 @@ static bool run_has_sim(const struct app *a)
 static void forget(struct fab_state *s)
 {
     if (s->have)
-        xport_sim_view_free(&s->v);
+        runner_snapshot_release(s->sn);
+    s->sn = NULL;
     s->have = false;
     s->from = NULL;
     free(s->prev_xmit);
@@ -153,14 +154,16 @@ static bool follow(struct app *a)
         forget(s);
         return had;
     }
-    struct xport_sim_view nv;
-    if (xport_sim_view(a->runner, &nv) < 0) {
+    struct runner_snapshot *sn = runner_snapshot(a->runner);
+    if (!sn->fabric) {
+        runner_snapshot_release(sn);
         if (s->have && s->from != a->runner) {
             forget(s);
             return true;
         }
         return false;
     }
+    struct fabric_snap nv = *sn->fabric;
     bool same = s->have && s->from == a->runner && s->v.phase == nv.phase &&
                 s->v.nports == nv.nports && s->v.nflows == nv.nflows;
     if (!same) {
@@ -199,7 +202,8 @@ static bool follow(struct app *a)
         s->prev_now = nv.sim_now_ps;
     }
     if (s->have)
-        xport_sim_view_free(&s->v);
+        runner_snapshot_release(s->sn);
+    s->sn = sn;
     s->v = nv;
     s->have = true;
     s->from = a->runner;
@@ -213,7 +217,7 @@ static void current_ctl(struct app *a, struct sim_ctl_state *c)
     if (s->have && !s->v.retired && s->from == a->runner)
         *c = s->v.ctl;
     else
-        xport_sim_default_playback(c);
+        *c = a->playback;
 }
 
 static bool live(struct app *a)
@@ -249,7 +253,7 @@ struct cols {
 };
 
 /* Column widths for an inside width w, the port names as long as the longest one. */
-static void table_cols(const struct xport_sim_view *v, int w, struct cols *c)
+static void table_cols(const struct fabric_snap *v, int w, struct cols *c)
 {
     int longest = 6; /* "link to" fits */
     for (int i = 0; i < v->nports; i++) {
@@ -302,7 +306,7 @@ static void draw_port_row(struct app *a, struct ui *u, int y, int x, int w, cons
                           int pi, uint64_t qmax)
 {
     struct fab_state *s = st(a);
-    const struct xport_sim_view *v = &s->v;
+    const struct fabric_snap *v = &s->v;
     const struct sim_port_snap *p = &v->ports[pi];
     bool ib = v->fabric == SIM_FABRIC_IB;
     char name[48], peer[48], depth[16], wm[16], pause[16], mark[16], drop[16], util[16];
@@ -368,7 +372,7 @@ static void draw_port_row(struct app *a, struct ui *u, int y, int x, int w, cons
 static void status_line(struct app *a, char *buf, size_t len)
 {
     struct fab_state *s = st(a);
-    const struct xport_sim_view *v = &s->v;
+    const struct fabric_snap *v = &s->v;
     char sc[48], ph[48] = "";
     scale_text(sc, sizeof(sc), v->ctl.scale);
     if (a->have_run_mix && a->run_mix.quiet_then_loaded)
@@ -381,7 +385,7 @@ static void status_line(struct app *a, char *buf, size_t len)
 static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
 {
     struct fab_state *s = st(a);
-    const struct xport_sim_view *v = &s->v;
+    const struct fabric_snap *v = &s->v;
     bool ib = v->fabric == SIM_FABRIC_IB;
     int nhosts = v->nnodes - count_switches(v), nsw = count_switches(v);
     char what[160], t[3][256];
@@ -450,7 +454,7 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
 static void draw_flows_box(struct app *a, struct ui *u, const struct rect *r)
 {
     struct fab_state *s = st(a);
-    const struct xport_sim_view *v = &s->v;
+    const struct fabric_snap *v = &s->v;
     struct rect in = ui_inner(r);
     char t[160];
     int shown = v->nflows < in.h - 1 ? v->nflows : in.h - 1;
@@ -462,7 +466,7 @@ static void draw_flows_box(struct app *a, struct ui *u, const struct rect *r)
              "Gb/s", "moved MB", "state");
     ui_text(u, in.y, in.x, in.w, ROLE_DIM, buf);
     for (int k = 0; k < v->nflows && k + 1 < in.h; k++) {
-        const struct xport_sim_flow *f = &v->flows[k];
+        const struct fabric_snap_flow *f = &v->flows[k];
         char path[32], ops[32];
         snprintf(path, sizeof(path), "%s->%s", v->node_names[f->src], v->node_names[f->dst]);
         if (f->target)
@@ -541,8 +545,7 @@ static void draw_no_sim(struct app *a, struct ui *u, const struct layout *l)
                  "Start one: F2 (setup), pick a sim/ preset such as sim/incast-pfc and press S; or "
                  "from a shell: fabtop run --mix sim/incast-pfc (fabtop run --list lists them).");
     ui_paragraph(u, &y, ym, x, w, ROLE_NORMAL, "");
-    struct sim_ctl_state c;
-    xport_sim_default_playback(&c);
+    struct sim_ctl_state c = a->playback;
     char sc[48];
     scale_text(sc, sizeof(sc), c.scale);
     snprintf(m, sizeof(m),
@@ -600,21 +603,19 @@ static void fabric_draw(struct app *a, struct ui *u, const struct layout *l)
 
 /* ---- keys ---- */
 
+/* What the next run started here plays at (the keys step through valid scales only). */
 static void set_defaults(struct app *a, const struct sim_ctl_state *c)
 {
-    struct sim_ctl_state d = *c;
-    if (xport_sim_set_default_playback(&d) < 0)
-        app_message(a, ROLE_ERROR, "playback: bad scale");
+    a->playback = *c;
 }
 
 static int fabric_key(struct app *a, int ch)
 {
     struct fab_state *s = st(a);
-    const struct runner *r = a->runner;
+    struct runner *r = a->runner;
     bool on = live(a);
-    struct sim_ctl_state c, d;
+    struct sim_ctl_state c, d = a->playback;
     current_ctl(a, &c);
-    xport_sim_default_playback(&d);
     char sc[48];
     switch (ch) {
     case '+':
@@ -625,7 +626,7 @@ static int fabric_key(struct app *a, int ch)
         if (ns)
             s->last_slow = ns;
         if (on)
-            xport_sim_set_scale(r, ns);
+            runner_playback(r, FABRIC_PLAY_SCALE, ns);
         d.scale = ns;
         set_defaults(a, &d);
         scale_text(sc, sizeof(sc), ns);
@@ -638,9 +639,9 @@ static int fabric_key(struct app *a, int ch)
         if (c.scale)
             s->last_slow = c.scale;
         if (on) {
-            xport_sim_set_scale(r, ns);
+            runner_playback(r, FABRIC_PLAY_SCALE, ns);
             if (!ns)
-                xport_sim_pause(r, false);
+                runner_playback(r, FABRIC_PLAY_PAUSE, 0);
         }
         d.scale = ns;
         set_defaults(a, &d);
@@ -652,7 +653,7 @@ static int fabric_key(struct app *a, int ch)
     case ' ':
     case 'p':
         if (on) {
-            xport_sim_pause(r, !c.paused);
+            runner_playback(r, FABRIC_PLAY_PAUSE, !c.paused);
             app_message(a, ROLE_INFO, "%s",
                         c.paused ? "Playing." : "Paused: n steps 1 us, e one event, Space plays.");
         } else {
@@ -669,13 +670,13 @@ static int fabric_key(struct app *a, int ch)
             return REACT_REDRAW;
         }
         if (!c.paused)
-            xport_sim_pause(r, true);
-        xport_sim_step(r, ch == 'n' ? STEP_PS : 0);
+            runner_playback(r, FABRIC_PLAY_PAUSE, 1);
+        runner_playback(r, FABRIC_PLAY_STEP, ch == 'n' ? STEP_PS : 0);
         follow(a);
         return REACT_REDRAW;
     case 'i':
         if (on)
-            xport_sim_skip_idle(r, !c.skip_idle);
+            runner_playback(r, FABRIC_PLAY_SKIP_IDLE, !c.skip_idle);
         d.skip_idle = !c.skip_idle;
         set_defaults(a, &d);
         app_message(a, ROLE_INFO, "%s",
@@ -731,8 +732,7 @@ static void fabric_init(struct app *a)
     s->last_slow = DEFAULT_SCAL;
     /* Runs started in the explorer play in slow motion, skipping idle stretches, so they can
      * be watched here ('f' for full speed). */
-    struct sim_ctl_state c = {.scale = DEFAULT_SCAL, .skip_idle = true, .paused = false};
-    xport_sim_set_default_playback(&c);
+    a->playback = (struct sim_ctl_state){.scale = DEFAULT_SCAL, .skip_idle = true, .paused = false};
 }
 
 static void fabric_fini(struct app *a)
@@ -740,8 +740,7 @@ static void fabric_fini(struct app *a)
     struct fab_state *s = st(a);
     forget(s);
     free(s);
-    struct sim_ctl_state c = {0}; /* back to the library's default: full speed */
-    xport_sim_set_default_playback(&c);
+    a->playback = (struct sim_ctl_state){0}; /* back to the library's default: full speed */
 }
 
 const struct view_ops view_fabric = {

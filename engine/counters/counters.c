@@ -27,7 +27,6 @@
 #include "engine/counters/counters_kernel.h"
 #include "engine/counters/counters_sem.h"
 #include "engine/flow/mix.h"
-#include "engine/xport/xport.h"
 #include "topology/topo_ibcounters.h"
 #include "topology/topo_model.h"
 
@@ -1249,11 +1248,11 @@ int counters_route_netdev(const char *peer_host, const char *local_ip, char *ifn
     return rc;
 }
 
-int counters_set_for_mix(const struct mix *mix, const char *peer_override,
+int counters_set_for_mix(const struct mix *mix, const char *peer_override, counters_port_fn port_of,
                          const struct topo_model *m, struct counters_set **out, struct ft_err *err)
 {
     /* Simulated flows touch nothing on this host: their counters are the simulated
-     * fabric's (engine/xport/sim/xport_sim.h). */
+     * fabric's (struct runner_snapshot.fabric). */
     if (mix_all_simulated(mix))
         return ft_err_set(err, -ENOENT,
                           "every flow is simulated: no host counters; the simulated fabric's "
@@ -1262,15 +1261,16 @@ int counters_set_for_mix(const struct mix *mix, const char *peer_override,
     int nnd = 0, nports = 0, nnotes = 0;
     for (int i = 0; i < mix->nflows; i++) {
         const struct mix_flow *f = &mix->flows[i];
-        const struct xport_ops *x = xport_find(f->transport);
         bool by_route = !strcmp(f->transport, "tcp");
-        if (!f->local_rdma[0] && x && x->local_port) {
-            /* No RDMA port named: the one the transport will choose (verbs: verbs_res_open's). */
-            char rdma[96] = "", nd[64] = "";
-            struct ft_err e = {0};
-            if (x->local_port(f, rdma, sizeof(rdma), nd, sizeof(nd), &e) < 0) {
+        /* No RDMA port named: the one the transport will choose (verbs: verbs_res_open's). */
+        char rdma[96] = "", nd[64] = "";
+        struct ft_err pe = {0};
+        int prc =
+            !f->local_rdma[0] && port_of ? port_of(f, rdma, sizeof(rdma), nd, sizeof(nd), &pe) : 1;
+        if (prc != 1) {
+            if (prc < 0) {
                 char buf[600];
-                snprintf(buf, sizeof(buf), "flow %s: RDMA port unknown (%s)", f->name, e.msg);
+                snprintf(buf, sizeof(buf), "flow %s: RDMA port unknown (%s)", f->name, pe.msg);
                 add_str(&notes, &nnotes, buf);
             } else {
                 add_unique(&ports, &nports, rdma);

@@ -12,25 +12,15 @@
 
 #include <cjson/cJSON.h>
 
+#include "engine/flow/flow_state.h"
 #include "engine/flow/hist.h"
 #include "engine/flow/mix.h"
 
-struct runner;
 struct topo_model;
+struct sim_ctl_state;
 struct channel_conn;
 struct xport_ops;
 struct counters_value;
-
-/* What the flow's workers should be doing now. */
-enum flow_state {
-    FLOW_ST_SETUP = 0, /* connections being made */
-    FLOW_ST_WARMUP,    /* run, do not record */
-    FLOW_ST_MEASURE,   /* run and record */
-    FLOW_ST_PAUSE,     /* between size points: finish the current operation, then wait */
-    FLOW_ST_STOP,      /* leave */
-};
-
-enum flow_status { FLOW_PENDING = 0, FLOW_RUNNING, FLOW_OK, FLOW_FAILED, FLOW_STOPPED };
 
 struct flow_worker {
     struct flow_rt *flow;
@@ -71,10 +61,26 @@ struct flow_point {
     bool done, partial;            /* measured / cut short (stop or failure) */
 };
 
+/* What the run lends its flows: its event log, a way to wake its waits (a failure), the
+ * topology for placement. Set by the runner; the same for every flow of a run, so a
+ * transport may use its address to tell runs apart. */
+struct flow_host {
+    void *ctx;
+    void (*event)(void *ctx, const char *line); /* one line for the log, time added there */
+    void (*nudge)(void *ctx);                   /* something the run waits for happened */
+    const struct topo_model *topo;              /* NULL if none */
+    bool pin;                                   /* pin workers near their endpoint */
+    /* Playback for a simulated fabric whose mix gives no params.playback of its own (each
+     * field the mix sets wins); NULL: full speed, no skipping, running. */
+    const struct sim_ctl_state *playback;
+};
+
 struct flow_rt {
-    const struct mix_flow *spec;
-    int index; /* in the mix */
-    struct runner *runner;
+    const struct mix_flow *spec; /* &mix->flows[index] */
+    const struct mix *mix;       /* the run's mix */
+    int index;                   /* in the mix */
+    int phase;                   /* the run's phase (0 quiet / 1 loaded, or 0 when single) */
+    const struct flow_host *host;
     const struct xport_ops *xp;
     void *xdata;              /* transport's per-flow data */
     struct channel_conn *ctl; /* session with the peer agent */
@@ -114,7 +120,24 @@ struct flow_rt {
     cJSON *own_report;
 };
 
+/* CLOCK_MONOTONIC in ns. */
 uint64_t flow_now_ns(void);
+/* Sleep ns, resuming after signals. */
+void flow_sleep_ns(uint64_t ns);
+
+/* The run-time state of flow index of mix in the run's phase, through transport xp, its
+ * workers allocated (one per connection) with their histograms; freed by flow_free. */
+struct flow_rt *flow_new(const struct mix *mix, int index, int phase, const struct xport_ops *xp,
+                         const struct flow_host *host);
+void flow_free(struct flow_rt *f);
+/* Payload and operations of all workers, cumulative. */
+void flow_sum_counters(const struct flow_rt *f, uint64_t *tx, uint64_t *rx, uint64_t *ops);
+/* When the flow last showed it is alive (CLOCK_MONOTONIC ns): received bytes, completed
+ * operations and waits by design; sent bytes only where the transport cannot see what the
+ * peer acknowledged. */
+uint64_t flow_last_alive(const struct flow_rt *f);
+/* CPU list of the PCI device behind the flow's local endpoint (NULL: not known). */
+const char *flow_endpoint_cpus(const struct flow_rt *f);
 
 /* For workers. Call first in a worker thread: pins it near the flow's endpoint (NUMA
  * node of its NIC, from the topology) and starts its progress clock. */

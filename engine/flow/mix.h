@@ -76,6 +76,7 @@ struct mix_flow {
 };
 
 struct mix {
+    char source[256]; /* what it was read from (mix_from_json's what), for messages */
     char name[64];
     char description[512];
     char lesson[1024];          /* teaching text shown in the explorer */

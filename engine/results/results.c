@@ -16,7 +16,7 @@
 #include "common/xalloc.h"
 #include "engine/flow/mix.h"
 #include "engine/results/version.h"
-#include "engine/xport/xport.h"
+#include "engine/flow/flow.h"
 #include "topology/topo_json.h"
 
 static void iso8601(const struct timespec *ts, char *buf, size_t len)

@@ -22,7 +22,6 @@
 #include "engine/flow/flow.h"
 #include "engine/results/results.h"
 #include "engine/xport/xport.h"
-#include "engine/xport/sim/xport_sim.h"
 #include "topology/topo_model.h"
 
 #define MAX_EVENTS 512
@@ -53,12 +52,15 @@ struct phase_rt {
 struct runner {
     struct runner_opts o;
     struct mix mix;
+    struct flow_host host;         /* what the flows get of the run (engine/flow/flow.h) */
+    struct sim_ctl_state playback; /* runner_opts.playback, copied */
     struct agent *loop_agent;
     struct channel_key loop_key, key;
     bool key_loaded;
     char key_error[512];
     pthread_t main_thread, sampler_thread;
     _Atomic bool stop, done, sampler_exit;
+    _Atomic bool republish; /* runner_playback: publish a snapshot now */
     /* The sampler and the flow drivers sleep on tick_cv until their next deadline, woken
      * early by runner_nudge (a stop, a failure, a phase's or the run's end): no wake-ups in
      * between, whose scheduling on an idle CPU moves a test's own threads around (a loopback
@@ -96,13 +98,6 @@ struct runner {
 
 /* ---- clocks and small helpers ---- */
 
-uint64_t flow_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Wake every thread in runner_sleep: something it waits for may have happened. The flag or
  * state it checks is set before this call. */
 static void runner_nudge(struct runner *r)
@@ -122,22 +117,6 @@ static void runner_sleep(struct runner *r, uint64_t until, bool (*done)(void *),
         if (pthread_cond_timedwait(&r->tick_cv, &r->tick_mu, &ts) == ETIMEDOUT)
             break;
     pthread_mutex_unlock(&r->tick_mu);
-}
-
-static void sleep_ns(uint64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
-/* splitmix64: a small, fast, seedable generator for size draws. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 static void runner_event(struct runner *r, const char *fmt, va_list ap)
@@ -161,278 +140,15 @@ static void revent(struct runner *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static uint64_t last_alive(const struct flow_rt *f);
-
-/* ---- worker-side helpers (flow.h) ---- */
-
-int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err)
+/* struct flow_host's side: the flows' events and failures. */
+static void host_event(void *ctx, const char *line)
 {
-    for (int i = 0; i < f->nworkers; i++) {
-        struct flow_worker *w = &f->workers[i];
-        int rc = pthread_create(&w->thread, NULL, fn, w);
-        if (rc)
-            return ft_err_set(err, -rc, "flow %s: cannot start a worker: %s", f->spec->name,
-                              strerror(rc));
-        w->started = true;
-    }
-    return 0;
+    revent(ctx, "%s", line);
 }
 
-void flow_join_workers(struct flow_rt *f)
+static void host_nudge(void *ctx)
 {
-    for (int i = 0; i < f->nworkers; i++)
-        if (f->workers[i].started) {
-            pthread_join(f->workers[i].thread, NULL);
-            f->workers[i].started = false;
-        }
-}
-
-const struct topo_model *flow_topology(const struct flow_rt *f)
-{
-    return f->runner->o.topo;
-}
-
-void flow_event(struct flow_rt *f, const char *fmt, ...)
-{
-    char buf[140];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    revent(f->runner, "%s: %s", f->spec->name, buf);
-}
-
-void flow_record(struct flow_worker *w, uint64_t ns)
-{
-    struct flow_rt *f = w->flow;
-    if (flow_state(f) != FLOW_ST_MEASURE)
-        return;
-    int p = atomic_load_explicit(&f->point, memory_order_relaxed);
-    hist_record(&w->lat[p], ns);
-}
-
-void flow_progress(struct flow_worker *w, uint64_t tx, uint64_t rx, uint64_t ops)
-{
-    /* Single writer per counter: plain load + store, no locked instruction. */
-    if (tx)
-        atomic_store_explicit(&w->tx_bytes,
-                              atomic_load_explicit(&w->tx_bytes, memory_order_relaxed) + tx,
-                              memory_order_relaxed);
-    if (rx)
-        atomic_store_explicit(&w->rx_bytes,
-                              atomic_load_explicit(&w->rx_bytes, memory_order_relaxed) + rx,
-                              memory_order_relaxed);
-    if (ops)
-        atomic_store_explicit(&w->ops, atomic_load_explicit(&w->ops, memory_order_relaxed) + ops,
-                              memory_order_relaxed);
-    uint64_t now = flow_now_ns();
-    if (rx || ops)
-        atomic_store_explicit(&w->last_progress_ns, now, memory_order_relaxed);
-    if (tx)
-        atomic_store_explicit(&w->last_tx_ns, now, memory_order_relaxed);
-}
-
-uint64_t flow_next_size(struct flow_worker *w)
-{
-    const struct mix_sizes *s = &w->flow->spec->size;
-    if (s->kind != MIX_SIZE_DIST) {
-        int p = atomic_load_explicit(&w->flow->point, memory_order_relaxed);
-        return w->flow->points[p].size;
-    }
-    double total = 0;
-    for (int i = 0; i < s->n; i++)
-        total += s->weight[i];
-    double x = (double)(rng_next(&w->rng) >> 11) / 9007199254740992.0 * total;
-    for (int i = 0; i < s->n; i++) {
-        if (x < s->weight[i])
-            return s->bytes[i];
-        x -= s->weight[i];
-    }
-    return s->bytes[s->n - 1];
-}
-
-bool flow_pace(struct flow_worker *w, uint64_t bytes)
-{
-    struct flow_rt *f = w->flow;
-    double rate = f->spec->rate_gbps;
-    if (rate <= 0)
-        return flow_state(f) < FLOW_ST_STOP;
-    /* Token bucket per worker: the flow's rate split evenly over its workers, a burst of at
-     * most 1 ms worth of data or two messages, so one late wake-up (a busy host) does not
-     * lose rate for good. */
-    double bytes_per_ns = rate * 1e9 / 8 / 1e9 / f->nworkers;
-    double burst = bytes_per_ns * 1e6;
-    if (burst < 2.0 * (double)bytes)
-        burst = 2.0 * (double)bytes;
-    for (;;) {
-        uint64_t now = flow_now_ns();
-        if (w->tokens_ns == 0)
-            w->tokens_ns = now;
-        w->tokens += (double)(now - w->tokens_ns) * bytes_per_ns;
-        w->tokens_ns = now;
-        if (w->tokens > burst)
-            w->tokens = burst;
-        if (w->tokens >= (double)bytes) {
-            w->tokens -= (double)bytes;
-            return true;
-        }
-        if (flow_state(f) >= FLOW_ST_STOP)
-            return false;
-        double wait = ((double)bytes - w->tokens) / bytes_per_ns;
-        sleep_ns(wait > 2e6 ? 2000000 : (uint64_t)wait);
-        atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
-    }
-}
-
-void flow_fail(struct flow_rt *f, const char *fmt, ...)
-{
-    pthread_mutex_lock(&f->lock);
-    bool first = atomic_load(&f->status) != FLOW_FAILED;
-    if (first) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(f->error, sizeof(f->error), fmt, ap);
-        va_end(ap);
-        f->failed_ns = flow_now_ns();
-        f->last_progress_ns = last_alive(f);
-        atomic_store(&f->status, FLOW_FAILED);
-    }
-    pthread_mutex_unlock(&f->lock);
-    atomic_store_explicit(&f->state, FLOW_ST_STOP, memory_order_release);
-    runner_nudge(f->runner);
-    if (first)
-        revent(f->runner, "%s FAILED: %s", f->spec->name, f->error);
-}
-
-bool flow_wait_running(struct flow_worker *w)
-{
-    for (;;) {
-        enum flow_state s = flow_state(w->flow);
-        if (s == FLOW_ST_STOP)
-            return false;
-        if (s != FLOW_ST_PAUSE && s != FLOW_ST_SETUP)
-            return true;
-        atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
-        sleep_ns(200000);
-    }
-}
-
-/* ---- pinning ---- */
-
-/* CPU list of the PCI device behind the flow's local endpoint, from the topology. */
-static const char *endpoint_cpuset(const struct runner *r, const struct mix_flow *spec)
-{
-    const struct topo_model *m = r->o.topo;
-    if (!m)
-        return NULL;
-    for (int i = 0; i < m->nnetdevs; i++) {
-        const struct topo_netdev *d = &m->netdevs[i];
-        bool match = (spec->local_netdev[0] && !strcmp(d->name, spec->local_netdev)) ||
-                     (spec->local_ip[0] && strstr(d->addrs, spec->local_ip));
-        if (match && d->pci >= 0 && m->pci[d->pci].cpuset[0])
-            return m->pci[d->pci].cpuset;
-    }
-    return NULL;
-}
-
-static void parse_cpulist(const char *s, cpu_set_t *set)
-{
-    CPU_ZERO(set);
-    while (*s) {
-        char *end;
-        long a = strtol(s, &end, 10), b = a;
-        if (end == s)
-            break;
-        if (*end == '-')
-            b = strtol(end + 1, &end, 10);
-        for (long c = a; c <= b && c < CPU_SETSIZE; c++)
-            CPU_SET((int)c, set);
-        s = *end == ',' ? end + 1 : end;
-        if (*end != ',')
-            break;
-    }
-}
-
-void flow_worker_begin(struct flow_worker *w)
-{
-    struct flow_rt *f = w->flow;
-    atomic_store(&w->last_progress_ns, flow_now_ns());
-    atomic_store(&w->last_tx_ns, flow_now_ns());
-    if (!f->runner->o.pin)
-        return;
-    const char *cpus = endpoint_cpuset(f->runner, f->spec);
-    if (!cpus)
-        return;
-    cpu_set_t set;
-    parse_cpulist(cpus, &set);
-    if (CPU_COUNT(&set) > 0)
-        pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-/* ---- flow lifecycle ---- */
-
-static struct flow_rt *flow_new(struct runner *r, int index)
-{
-    const struct mix_flow *spec = &r->mix.flows[index];
-    struct flow_rt *f = xalloc_zero(1, sizeof(*f));
-    f->spec = spec;
-    f->index = index;
-    f->runner = r;
-    f->xp = xport_find(spec->transport);
-    pthread_mutex_init(&f->lock, NULL);
-    f->fail_bound_s = r->mix.fail_bound_s;
-    f->progress_deadline_s = r->mix.progress_deadline_s;
-    atomic_init(&f->state, FLOW_ST_SETUP);
-    atomic_init(&f->status, FLOW_PENDING);
-    if (spec->size.kind == MIX_SIZE_SWEEP) {
-        f->npoints = spec->size.n;
-        for (int i = 0; i < f->npoints; i++)
-            f->points[i].size = spec->size.bytes[i];
-    } else {
-        f->npoints = 1;
-        f->points[0].size = spec->size.kind == MIX_SIZE_FIXED ? spec->size.bytes[0] : 0;
-    }
-    /* One worker per connection; bidirectional streams get a sender and a receiver. */
-    int n = spec->concurrency;
-    if (spec->op == MIX_OP_STREAM && spec->dir == MIX_DIR_BIDIR)
-        n *= 2;
-    f->nworkers = f->nworkers_alloc = n;
-    f->workers = xalloc_zero((size_t)n, sizeof(*f->workers));
-    for (int i = 0; i < n; i++) {
-        struct flow_worker *w = &f->workers[i];
-        w->flow = f;
-        w->idx = i;
-        w->fd = -1;
-        w->rng = spec->seed * 1000003u + (uint64_t)i + 1;
-        w->lat = xalloc((size_t)f->npoints * sizeof(struct hist));
-        for (int p = 0; p < f->npoints; p++)
-            hist_init(&w->lat[p]);
-    }
-    return f;
-}
-
-static void flow_free(struct flow_rt *f)
-{
-    if (!f)
-        return;
-    for (int i = 0; i < f->nworkers_alloc; i++)
-        free(f->workers[i].lat);
-    free(f->workers);
-    cJSON_Delete(f->conditions);
-    free(f->own);
-    cJSON_Delete(f->own_report);
-    pthread_mutex_destroy(&f->lock);
-    free(f);
-}
-
-static void sum_counters(const struct flow_rt *f, uint64_t *tx, uint64_t *rx, uint64_t *ops)
-{
-    *tx = *rx = *ops = 0;
-    for (int i = 0; i < f->nworkers; i++) {
-        *tx += atomic_load_explicit(&f->workers[i].tx_bytes, memory_order_relaxed);
-        *rx += atomic_load_explicit(&f->workers[i].rx_bytes, memory_order_relaxed);
-        *ops += atomic_load_explicit(&f->workers[i].ops, memory_order_relaxed);
-    }
+    runner_nudge(ctx);
 }
 
 /* Payload delivered: what the receiving side(s) got. For a TCP sender that is what the peer
@@ -462,13 +178,13 @@ static void sample_wire(struct flow_rt *f, struct flow_wire *w)
 static bool flow_must_end(void *arg)
 {
     struct flow_rt *f = arg;
-    return atomic_load(&f->runner->stop) || flow_state(f) == FLOW_ST_STOP;
+    return atomic_load(&((struct runner *)f->host->ctx)->stop) || flow_state(f) == FLOW_ST_STOP;
 }
 
 /* Wait up to ns, waking early on stop/failure; returns false if the flow must end. */
 static bool wait_or_stop(struct flow_rt *f, uint64_t ns)
 {
-    runner_sleep(f->runner, flow_now_ns() + ns, flow_must_end, f);
+    runner_sleep(f->host->ctx, flow_now_ns() + ns, flow_must_end, f);
     return !flow_must_end(f);
 }
 
@@ -507,7 +223,7 @@ static int connect_remote(const char *peer, const struct channel_key *key, int t
                 ft_err_set(err, rc, "%s", e.msg);
             return rc;
         }
-        sleep_ns(100000000);
+        flow_sleep_ns(100000000);
     }
 }
 
@@ -527,7 +243,7 @@ static const char *remote_peer(const struct mix_flow *f, const char *peer_overri
 /* Connect the flow's control session: the in-process loopback agent or a remote one. */
 static int connect_peer(struct flow_rt *f, struct ft_err *err)
 {
-    struct runner *r = f->runner;
+    struct runner *r = f->host->ctx;
     const char *peer = f->spec->peer;
     if (!strcmp(peer, "loopback") && r->o.peer_override)
         peer = r->o.peer_override;
@@ -546,7 +262,7 @@ static int connect_peer(struct flow_rt *f, struct ft_err *err)
 static void *flow_drive(void *arg)
 {
     struct flow_rt *f = arg;
-    struct runner *r = f->runner;
+    struct runner *r = f->host->ctx;
     struct phase_rt *ph = &r->phases[atomic_load(&r->cur_phase)];
     const struct mix_flow *s = f->spec;
     struct ft_err err = {0};
@@ -567,7 +283,7 @@ static void *flow_drive(void *arg)
     f->conditions = cJSON_CreateObject();
     if (f->xp->conditions)
         f->xp->conditions(f, f->conditions);
-    const char *cpus = r->o.pin ? endpoint_cpuset(r, s) : NULL;
+    const char *cpus = r->o.pin ? flow_endpoint_cpus(f) : NULL;
     cJSON_AddStringToObject(f->conditions, "worker_cpus",
                             cpus       ? cpus
                             : r->o.pin ? "not pinned: no NUMA locality known for the endpoint"
@@ -589,7 +305,7 @@ static void *flow_drive(void *arg)
         if (!wait_or_stop(f, (uint64_t)(s->warmup_s * 1e9)))
             break;
         sample_wire(f, &pt->wire0);
-        sum_counters(f, &pt->tx0, &pt->rx0, &pt->ops0);
+        flow_sum_counters(f, &pt->tx0, &pt->rx0, &pt->ops0);
         pt->t0_ns = flow_now_ns();
         atomic_store(&f->state, FLOW_ST_MEASURE);
         uint64_t dur = (uint64_t)(s->duration_s * 1e9);
@@ -605,7 +321,7 @@ static void *flow_drive(void *arg)
                     break;
             } else if (s->iterations) {
                 uint64_t tx, rx, ops;
-                sum_counters(f, &tx, &rx, &ops);
+                flow_sum_counters(f, &tx, &rx, &ops);
                 if (ops - pt->ops0 >= s->iterations)
                     break;
             } else if (now - pt->t0_ns >= dur) {
@@ -622,7 +338,7 @@ static void *flow_drive(void *arg)
         if (flow_state(f) != FLOW_ST_STOP)
             atomic_store(&f->state, FLOW_ST_PAUSE);
         pt->t1_ns = flow_now_ns();
-        sum_counters(f, &pt->tx1, &pt->rx1, &pt->ops1);
+        flow_sum_counters(f, &pt->tx1, &pt->rx1, &pt->ops1);
         sample_wire(f, &pt->wire1);
         pt->done = true;
         pt->partial = cut;
@@ -655,6 +371,8 @@ out:
 
 static void snapshot_free(struct runner_snapshot *s)
 {
+    fabric_snap_free(s->fabric);
+    free(s->fabric);
     free(s->counters);
     free(s->flows);
     free(s);
@@ -690,33 +408,12 @@ static void current_hist(const struct flow_rt *f, int p, struct hist *out, struc
     }
 }
 
-/* When did the flow last show it is alive? Received bytes, completed operations and waits
- * by design count; sent bytes count only through what the peer acknowledged when the
- * transport can see that (TCP), since writes into a socket buffer succeed on a dead path. */
-static uint64_t last_alive(const struct flow_rt *f)
-{
-    uint64_t last = 0;
-    for (int i = 0; i < f->nworkers; i++) {
-        uint64_t l = atomic_load_explicit(&f->workers[i].last_progress_ns, memory_order_relaxed);
-        if (l > last)
-            last = l;
-        if (!f->wire.valid) {
-            l = atomic_load_explicit(&f->workers[i].last_tx_ns, memory_order_relaxed);
-            if (l > last)
-                last = l;
-        }
-    }
-    if (f->wire.valid && f->last_ack_ns > last)
-        last = f->last_ack_ns;
-    return last;
-}
-
 static void check_progress(struct runner *r, struct flow_rt *f, uint64_t now)
 {
     enum flow_state st = flow_state(f);
     if (st != FLOW_ST_WARMUP && st != FLOW_ST_MEASURE)
         return;
-    uint64_t last = last_alive(f);
+    uint64_t last = flow_last_alive(f);
     /* Check early enough that detection stays inside the mix's bound: one sampler period of
      * check granularity, one more for a late sampler tick on a busy host, and half a period
      * for acknowledgements the kernel was still processing when the path died. */
@@ -732,7 +429,7 @@ static void check_progress(struct runner *r, struct flow_rt *f, uint64_t now)
 static void tl_add(struct flow_tl *tl, struct runner *r, struct flow_rt *f, uint64_t now)
 {
     uint64_t tx, rx, ops;
-    sum_counters(f, &tx, &rx, &ops);
+    flow_sum_counters(f, &tx, &rx, &ops);
     struct flow_wire w;
     sample_wire(f, &w);
     if (w.valid && (!f->wire.valid || w.acked_bytes > f->wire.acked_bytes || !f->last_ack_ns))
@@ -774,12 +471,25 @@ static void publish_counters(struct runner *r)
     pthread_mutex_unlock(&r->pub_lock);
 }
 
+/* A transport's own state for the snapshot (a simulated fabric), through its snapshot hook. */
+static struct fabric_snap *transport_state(const struct runner *r)
+{
+    for (const struct xport_ops *const *x = xport_all(); *x; x++) {
+        if (!(*x)->snapshot)
+            continue;
+        struct fabric_snap *fs = xalloc_zero(1, sizeof(*fs));
+        if ((*x)->snapshot(&r->host, fs) == 0)
+            return fs;
+        free(fs);
+    }
+    return NULL;
+}
+
 /* The test's counters into a snapshot, as a copy; never waits for a counter read. A
- * simulated fabric's counters (per NIC and switch port, engine/xport/sim/xport_sim.h) follow. */
+ * simulated fabric's counters (per NIC and switch port) follow. */
 static void copy_counters(struct runner *r, struct runner_snapshot *s)
 {
-    struct xport_sim_view sv;
-    int nsim = xport_sim_view(r, &sv) == 0 ? sv.ncounters : -1;
+    int nsim = s->fabric ? s->fabric->ncounters : -1;
     if (r->ctrs || nsim > 0) {
         if (r->ctrs)
             pthread_mutex_lock(&r->pub_lock);
@@ -790,11 +500,10 @@ static void copy_counters(struct runner *r, struct runner_snapshot *s)
         if (r->ctrs)
             pthread_mutex_unlock(&r->pub_lock);
         if (nsim > 0)
-            memcpy(s->counters + nhost, sv.counters, (size_t)nsim * sizeof(*sv.counters));
+            memcpy(s->counters + nhost, s->fabric->counters,
+                   (size_t)nsim * sizeof(*s->fabric->counters));
         s->ncounters = n;
     }
-    if (nsim >= 0)
-        xport_sim_view_free(&sv);
 }
 
 /* Each flow's own counters (verbs: its queue pairs' RDMA counter, engine/counters/counters_qp.h)
@@ -859,7 +568,7 @@ static struct runner_snapshot *build_snapshot(struct runner *r, bool final)
         sf->size = f->points[sf->point].size;
         sf->bw_bytes = f->points[sf->point].bw_bytes;
         sf->bw_factor = f->bw_factor;
-        sum_counters(f, &sf->tx_bytes, &sf->rx_bytes, &sf->ops);
+        flow_sum_counters(f, &sf->tx_bytes, &sf->rx_bytes, &sf->ops);
         struct flow_tl *tl = ph->tl[i];
         if (tl->last_valid) {
             sf->valid |= SNAP_V_RATE;
@@ -903,6 +612,7 @@ static struct runner_snapshot *build_snapshot(struct runner *r, bool final)
     s->run_phase = final ? RUN_PH_DONE : (enum run_phase)worst;
     free(tmp);
     free(merged);
+    s->fabric = transport_state(r);
     copy_counters(r, s);
     copy_own_counters(s, ph, s->nflows);
     pthread_mutex_lock(&r->ev_lock);
@@ -927,9 +637,10 @@ static void publish(struct runner *r, struct runner_snapshot *s)
     }
 }
 
-static bool sampler_done(void *arg)
+static bool sampler_wake(void *arg)
 {
-    return atomic_load(&((struct runner *)arg)->sampler_exit);
+    struct runner *r = arg;
+    return atomic_load(&r->sampler_exit) || atomic_load(&r->republish);
 }
 
 static void *sampler(void *arg)
@@ -939,20 +650,25 @@ static void *sampler(void *arg)
     uint64_t next = flow_now_ns() + period;
     while (!atomic_load(&r->sampler_exit)) {
         uint64_t now = flow_now_ns();
-        if (now < next) {
-            runner_sleep(r, next, sampler_done, r);
+        bool due = now >= next;
+        /* Between ticks only for runner_playback: a snapshot that shows the request. */
+        bool asked = atomic_exchange(&r->republish, false);
+        if (!due && !asked) {
+            runner_sleep(r, next, sampler_wake, r);
             continue;
         }
-        next += period;
-        if (next < now)
-            next = now + period;
-        struct phase_rt *ph = &r->phases[atomic_load(&r->cur_phase)];
-        for (int i = 0; i < r->mix.nflows; i++) {
-            struct flow_rt *f = ph->flows[i];
-            if (!f)
-                continue;
-            tl_add(ph->tl[i], r, f, now);
-            check_progress(r, f, now);
+        if (due) {
+            next += period;
+            if (next < now)
+                next = now + period;
+            struct phase_rt *ph = &r->phases[atomic_load(&r->cur_phase)];
+            for (int i = 0; i < r->mix.nflows; i++) {
+                struct flow_rt *f = ph->flows[i];
+                if (!f)
+                    continue;
+                tl_add(ph->tl[i], r, f, now);
+                check_progress(r, f, now);
+            }
         }
         publish(r, build_snapshot(r, false));
     }
@@ -970,7 +686,7 @@ static void *counter_sampler(void *arg)
         counters_set_sample(r->ctrs);
         publish_counters(r);
         pthread_mutex_unlock(&r->ctr_lock);
-        sleep_ns(period);
+        flow_sleep_ns(period);
     }
     return NULL;
 }
@@ -1025,7 +741,7 @@ static void run_phase(struct runner *r, int phi)
         if (quiet && r->mix.flows[i].role == MIX_ROLE_BACKGROUND)
             continue;
         ph->tl[i] = xalloc_zero(1, sizeof(struct flow_tl));
-        ph->flows[i] = flow_new(r, i);
+        ph->flows[i] = flow_new(&r->mix, i, phi, xport_find(r->mix.flows[i].transport), &r->host);
     }
     /* Background flows start first so the foreground is measured under load. */
     for (int pass = 0; pass < 2; pass++)
@@ -1109,7 +825,8 @@ static void open_counters(struct runner *r)
     struct ft_err err = {0};
     pthread_mutex_init(&r->ctr_lock, NULL);
     pthread_mutex_init(&r->pub_lock, NULL);
-    if (counters_set_for_mix(&r->mix, r->o.peer_override, r->o.topo, &r->ctrs, &err) < 0) {
+    if (counters_set_for_mix(&r->mix, r->o.peer_override, xport_local_port, r->o.topo, &r->ctrs,
+                             &err) < 0) {
         revent(r, "counters: none (%s)", err.msg);
         return;
     }
@@ -1131,8 +848,37 @@ static void open_counters(struct runner *r)
 
 /* ---- public API ---- */
 
+int runner_transports(struct runner_transport *out, int max)
+{
+    int n = 0;
+    for (const struct xport_ops *const *x = xport_all(); *x && n < max; x++, n++) {
+        snprintf(out[n].name, sizeof(out[n].name), "%s", (*x)->name);
+        out[n].ops = (*x)->ops;
+    }
+    return n;
+}
+
+int runner_transport_available(const char *name, char *why, size_t len)
+{
+    const struct xport_ops *xp = xport_find(name);
+    if (!xp)
+        return -ENOENT;
+    return xp->available(why, len);
+}
+
+int runner_validate_flow(const struct mix_flow *f, struct ft_err *err)
+{
+    const struct xport_ops *xp = xport_find(f->transport);
+    if (!xp)
+        return ft_err_set(err, -ENOENT, "flow %s: unknown transport '%s'", f->name, f->transport);
+    return xp->validate ? xp->validate(f, err) : 0;
+}
+
 int runner_validate(const struct mix *mix, struct ft_err *err)
 {
+    int krc = xport_check_params(mix, err);
+    if (krc < 0)
+        return krc;
     for (int i = 0; i < mix->nflows; i++) {
         const struct mix_flow *f = &mix->flows[i];
         const struct xport_ops *xp = xport_find(f->transport);
@@ -1175,6 +921,12 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
     struct runner *r = xalloc_zero(1, sizeof(*r));
     r->o = *o;
     atomic_init(&r->hist_flow, -1);
+    r->host = (struct flow_host){
+        .ctx = r, .event = host_event, .nudge = host_nudge, .topo = o->topo, .pin = o->pin};
+    if (o->playback) {
+        r->playback = *o->playback;
+        r->host.playback = &r->playback;
+    }
     if (r->o.snapshot_hz <= 0)
         r->o.snapshot_hz = 10;
     mix_copy(&r->mix, mix);
@@ -1298,6 +1050,31 @@ void runner_stop(struct runner *r)
     runner_nudge(r);
 }
 
+int runner_playback(struct runner *r, enum fabric_play what, uint64_t arg)
+{
+    int rc = -ENOENT;
+    for (const struct xport_ops *const *x = xport_all(); *x && rc == -ENOENT; x++)
+        if ((*x)->control)
+            rc = (*x)->control(&r->host, what, arg);
+    if (rc < 0)
+        return rc;
+    /* Have the sampler publish a snapshot with it, and wait (briefly) for that one. */
+    pthread_mutex_lock(&r->snap_lock);
+    uint64_t g0 = r->snap->gen;
+    pthread_mutex_unlock(&r->snap_lock);
+    atomic_store(&r->republish, true);
+    runner_nudge(r);
+    for (int i = 0; i < 1000 && !atomic_load(&r->sampler_exit); i++) {
+        pthread_mutex_lock(&r->snap_lock);
+        bool fresh = r->snap->gen > g0;
+        pthread_mutex_unlock(&r->snap_lock);
+        if (fresh)
+            break;
+        flow_sleep_ns(200000);
+    }
+    return 0;
+}
+
 bool runner_done(const struct runner *r)
 {
     return atomic_load(&r->done);
@@ -1318,7 +1095,9 @@ void runner_free(struct runner *r)
 {
     if (!r)
         return;
-    xport_sim_release(r);
+    for (const struct xport_ops *const *x = xport_all(); *x; x++)
+        if ((*x)->release)
+            (*x)->release(&r->host);
     if (r->loop_agent)
         agent_stop(r->loop_agent);
     for (int p = 0; p < r->nphases; p++)

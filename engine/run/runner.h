@@ -6,13 +6,16 @@
 #define RUNNER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
-#include "engine/flow/hist.h"
 #include "engine/counters/counters.h"
+#include "engine/flow/fabric_snap.h"
+#include "engine/flow/flow_state.h"
+#include "engine/flow/hist.h"
 #include "engine/flow/mix.h"
 
 struct topo_model;
@@ -24,6 +27,9 @@ struct runner_opts {
     const struct topo_model *topo; /* for pinning and the results (may be NULL) */
     double snapshot_hz;            /* default 10 */
     bool pin;                      /* pin workers near their endpoint's NUMA node */
+    /* Playback of a simulated fabric whose mix gives no params.playback of its own (each
+     * field the mix sets wins); NULL: full speed, no skipping, running. Copied at start. */
+    const struct sim_ctl_state *playback;
 };
 
 enum run_phase {
@@ -46,8 +52,8 @@ enum {
 struct snap_flow {
     char name[32];
     char transport[16];
-    int op, role, status, state, point, npoints;
-    uint64_t size; /* current point's size (0: distribution) */
+    int op, role, status, state, point, npoints; /* status, state: engine/flow/flow_state.h */
+    uint64_t size;                               /* current point's size (0: distribution) */
     /* Collectives: the point's S and the busbw factor (busbw GB/s = bw_bytes / mean ns x
      * bw_factor, as nccl-tests computes it); bw_factor 0: not a collective. */
     uint64_t bw_bytes;
@@ -92,11 +98,28 @@ struct runner_snapshot {
      * where it has them (source COUNTERS_SRC_QP: this test's queue pairs). NULL/0 when none. */
     int ncounters;
     struct counters_value *counters;
+    /* A simulated fabric's state (its counters are among counters too), from the transport's
+     * snapshot hook; NULL when the run has none (yet). */
+    struct fabric_snap *fabric;
     _Atomic int refs;
 };
 
 struct runner;
 
+/* The transports of this build, for a front end choosing one (the registry, engine/xport/xport.h,
+ * stays inside the engine). */
+struct runner_transport {
+    char name[16];
+    unsigned ops; /* operations it can do: bit (1 << MIX_OP_*) */
+};
+/* The transports in the registry's order: how many (at most max) went into out. */
+int runner_transports(struct runner_transport *out, int max);
+/* Can transport name run here? 0, -ENOENT when this build has none of that name, or -errno with
+ * the reason in why (a library or device missing). */
+int runner_transport_available(const char *name, char *why, size_t len);
+/* The flow's transport's own checks (sizes, params), as runner_validate makes them; 0 also when
+ * the transport has none. -ENOENT for an unknown transport. */
+int runner_validate_flow(const struct mix_flow *f, struct ft_err *err);
 /* Validate the mix against the transports: each exists, is available here, can do its
  * flow's operation and accepts its settings. 0 or -errno with the message. */
 int runner_validate(const struct mix *mix, struct ft_err *err);
@@ -132,6 +155,10 @@ int runner_wake_fd(const struct runner *r);
 /* Which flow's histogram the next snapshots carry (index in the mix; -1: the foreground,
  * the default). For a viewer browsing the flows of a running test. */
 void runner_show_hist(struct runner *r, int flow);
+/* Playback of the run's simulated fabric (enum fabric_play), passed to its transport; the
+ * next snapshot, published at once, shows it. 0, -ENOENT when no simulation is running (yet, or
+ * any more), -EINVAL for a bad value. */
+int runner_playback(struct runner *r, enum fabric_play what, uint64_t arg);
 /* Ask it to stop early (Ctrl-C, the UI's stop key): results keep what was measured. */
 void runner_stop(struct runner *r);
 bool runner_done(const struct runner *r);

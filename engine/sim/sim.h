@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
-#include "engine/counters/counters.h"
+#include "common/counters_value.h"
 
 #define SIM_PS_PER_NS 1000ull
 #define SIM_PS_PER_US 1000000ull

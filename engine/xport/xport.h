@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
+#include "engine/flow/fabric_snap.h"
 #include "engine/flow/flow.h"
 
 struct agent_handler;
@@ -43,12 +44,30 @@ struct xport_ops {
     /* Test conditions for the results (socket options, congestion control, MTU...); called
      * once, right after setup. */
     void (*conditions)(const struct flow_rt *f, cJSON *out);
+    /* The front door for a transport's own state (a simulated fabric); each may be NULL. run
+     * is the host the runner gave the run's flows (flow_rt.host), the same for all of them.
+     * snapshot: the state for the run's next snapshot into *out (fabric_snap_free frees it):
+     * 0, or -ENOENT when it has none for run (yet, or any more). control: a playback request
+     * (runner_playback): 0, -ENOENT with nothing running for run, -EINVAL for a bad value.
+     * release: forget what it kept for run (runner_free). */
+    int (*snapshot)(const struct flow_host *run, struct fabric_snap *out);
+    int (*control)(const struct flow_host *run, enum fabric_play what, uint64_t arg);
+    void (*release)(const struct flow_host *run);
     /* Agent side: request handlers (NULL-terminated). */
     const struct agent_handler *const *handlers;
 };
 
 /* The registry. */
 const struct xport_ops *xport_find(const char *name);
+/* The params of every flow of m hold only keys its transport reads for the flow's operation
+ * (xport_ops.param_keys); flows of an unknown transport are left to runner_validate. 0, or
+ * -EINVAL with "SOURCE: flows[N].params: unknown key 'K' (did you mean ...)". */
+int xport_check_params(const struct mix *m, struct ft_err *err);
+/* The local RDMA port and netdev flow f will use, through its transport's local_port (for
+ * counters_set_for_mix): 0 with them filled, 1 when the transport has no such hook (or is
+ * unknown), or -errno with the reason. */
+int xport_local_port(const struct mix_flow *f, char *rdma, size_t rlen, char *netdev, size_t nlen,
+                     struct ft_err *err);
 /* All transports, NULL-terminated. */
 const struct xport_ops *const *xport_all(void);
 /* All agent handlers of all transports (NULL-terminated), for `fabtop serve`. */

@@ -1,18 +1,114 @@
 #!/bin/sh
-# layering: the libraries (common/, topology/, engine/) never include curses, and only the
-# front end (tui/) links it.
+# layering: the include rules that keep the floor plan (docs/architecture.md), on the
+# #include "..." lines of the sources (system headers <...> are not checked here):
+#   1. curses: the libraries (common/, topology/, engine/) and text/ never include it, and
+#      only the front end links it;
+#   2. engine layers: each engine/ subsystem includes only itself and the layers below it;
+#   3. views: tui/ and text/ include only the engine's public headers.
+# The link side of rule 2 is in the build: engine/CMakeLists.txt links each library whole
+# (layer_check_*), so a call into a library above fails the build. Later sections (front-end
+# rules) go after section 3, each under its own heading.
 set -u
 src=${FABTOP_SRC:?}
-bad=$(grep -rlE '#[[:space:]]*include[[:space:]]*[<"](n?curses|ncursesw/|term\.h|panel\.h)' \
-    "$src/common" "$src/topology" "$src/engine" 2>/dev/null)
-if [ -n "$bad" ]; then
-    echo "FAIL: curses included outside tui/: $bad"
-    exit 1
+fail=0
+
+bad() {
+    echo "FAIL: $*"
+    fail=1
+}
+
+# The quoted includes of file $1, one per line.
+includes() {
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"
+}
+
+# check_files WHAT ALLOWED FILE...: every quoted include of each FILE starts with one of the
+# space-separated prefixes in ALLOWED (a prefix ending in .h is one header). With $only set,
+# only the includes that start with it are judged.
+only=
+check_files() {
+    what=$1
+    allowed=$2
+    shift 2
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        for inc in $(includes "$f"); do
+            case $inc in
+            "$only"*) ;;
+            *) continue ;;
+            esac
+            ok=0
+            for p in $allowed; do
+                case $inc in
+                "$p"*) ok=1 ;;
+                esac
+            done
+            [ $ok = 1 ] || bad "$what: ${f#"$src"/} includes \"$inc\""
+        done
+    done
+}
+
+# ---- 1. curses stays in the front end ----
+
+curses_re='#[[:space:]]*include[[:space:]]*[<"](n?curses|ncursesw/|term\.h|panel\.h)'
+hits=$(grep -rlE "$curses_re" "$src/common" "$src/topology" "$src/engine" "$src/text" 2>/dev/null)
+[ -z "$hits" ] || bad "curses included outside tui/: $hits"
+# cli/: only the explorer's command, which owns the terminal (initscr ... endwin).
+hits=$(grep -rlE "$curses_re" "$src/cli" 2>/dev/null | grep -v '/cli_explore\.c$')
+[ -z "$hits" ] || bad "curses included in cli/ outside cli_explore.c: $hits"
+hits=$(find "$src/common" "$src/topology" "$src/engine" -name CMakeLists.txt \
+    -exec grep -lE 'NCURSES|Curses' {} +)
+[ -z "$hits" ] || bad "a library links curses: $hits"
+
+# ---- 2. engine layers ----
+# Bottom up; each layer may include itself and every layer above it in this list (the ones
+# below it in the stack). The transports sit side by side: each includes its own folder and the
+# contract engine/xport/xport.h, never another transport; the registry (engine/xport/*.c) may
+# include them all. Keep in step with engine/CMakeLists.txt.
+#   common/ topology/ | sim | flow | counters | peer | xport/{tcp,verbs,nccl,sim} | xport
+#   | results | run
+base="common/ topology/"
+sim="common/ engine/sim/"
+flow="$base engine/sim/ engine/flow/"
+counters="$flow engine/counters/"
+peer="common/ engine/peer/"
+transport="$counters engine/peer/ engine/xport/xport.h"
+e=$src/engine
+check_files "engine/sim (common/ only)" "$sim" "$e"/sim/*.[ch]
+check_files "engine/flow" "$flow" "$e"/flow/*.[ch]
+check_files "engine/counters" "$counters" "$e"/counters/*.[ch]
+check_files "engine/peer" "$peer" "$e"/peer/*.[ch]
+for t in tcp verbs nccl sim; do
+    check_files "engine/xport/$t" "$transport engine/xport/$t/" "$e"/xport/$t/*.[ch]
+done
+check_files "engine/xport (registry)" "$transport engine/xport/" "$e"/xport/*.[ch]
+check_files "engine/results" "$counters engine/peer/ engine/xport/ engine/results/" \
+    "$e"/results/*.[ch]
+check_files "engine/run" "$counters engine/peer/ engine/xport/ engine/results/ engine/run/" \
+    "$e"/run/*.[ch]
+# Nothing in engine/ outside these folders (a new subsystem gets a layer here first).
+for d in "$e"/*/; do
+    case $(basename "$d") in
+    sim | flow | counters | peer | xport | results | run | mixes) ;;
+    *) bad "engine/$(basename "$d"): not in the layering (tests/common/layering.sh)" ;;
+    esac
+done
+
+# ---- 3. views include the engine's public headers only ----
+# What the front end may read: snapshots and the runner's calls (run/runner.h, with
+# flow/flow_state.h and flow/fabric_snap.h inside them), thresholds, mixes and the mix
+# builder, histograms, counters, results and compare. Not the transports (xport/), the peer agent (peer/), the
+# simulator (sim/) or the flow contract (flow/flow.h): those are the engine's own business.
+public="engine/run/runner.h engine/run/thresholds.h engine/run/mix_build.h
+  engine/flow/mix.h engine/flow/hist.h engine/flow/flow_state.h engine/flow/fabric_snap.h
+  engine/counters/counters.h engine/results/"
+only=engine/
+check_files "tui/ (views)" "$public" "$src"/tui/*.[ch]
+check_files "text/" "$public" "$src"/text/*.[ch]
+only=
+
+if [ $fail = 0 ]; then
+    echo "PASS: curses stays in the front end; engine/ layers (sim on common/ only); views" \
+        "include public engine headers only"
 fi
-bad=$(grep -lE 'NCURSES|Curses' "$src/common/CMakeLists.txt" "$src/topology/CMakeLists.txt" \
-    "$src/engine/CMakeLists.txt")
-if [ -n "$bad" ]; then
-    echo "FAIL: a library links curses: $bad"
-    exit 1
-fi
-echo "PASS: engine/, topology/ and common/ are curses-free"
+exit $fail

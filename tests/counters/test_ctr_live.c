@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "engine/flow/mix.h"
+#include "engine/xport/xport.h"
 
 #include "tests/counters/ctr_test.h"
 #include "tests/run/mixtest.h"
@@ -156,7 +157,7 @@ static void test_verbs_attribution(void **state)
         struct mix m = mixtest_parse(json);
         struct ft_err err = {0};
         struct counters_set *cs = NULL;
-        assert_int_equal(counters_set_for_mix(&m, NULL, NULL, &cs, &err), 0);
+        assert_int_equal(counters_set_for_mix(&m, NULL, xport_local_port, NULL, &cs, &err), 0);
         const char *const *obj, *const *notes;
         int nobj = counters_set_objects(cs, &obj), nnotes = counters_set_notes(cs, &notes);
         for (int i = 0; i < nnotes; i++)

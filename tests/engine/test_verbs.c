@@ -81,6 +81,11 @@ static int check_flow(const char *params, struct ft_err *err)
     cJSON_Delete(doc);
     if (rc < 0)
         return rc;
+    rc = xport_check_params(&m, err); /* as runner_validate does first */
+    if (rc < 0) {
+        mix_free(&m);
+        return rc;
+    }
     rc = xport_find("verbs")->validate(&m.flows[0], err);
     mix_free(&m);
     return rc;

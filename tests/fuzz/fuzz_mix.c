@@ -1,6 +1,7 @@
 /* fuzz_mix: a traffic mix file as `fabtop run --mix FILE` and the explorer's setup read
  * it: mix_load_file, then the checks runner_start makes before anything starts (the
- * transport exists, can do the operation, and its validate() accepts the flow: the
+ * params hold only keys the transport reads (xport_check_params), the transport exists, can
+ * do the operation, and its validate() accepts the flow: the
  * simulator's validate loads the flow's topology and parameters and builds the simulated
  * fabric). Round trip: the explorer saves a mix with mix_to_json (last-setup.json), so a
  * mix that loaded must save, load again, and save the same document. */
@@ -17,6 +18,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void validate(const struct mix *m)
 {
+    struct ft_err kerr = {0};
+    if (xport_check_params(m, &kerr) < 0) { /* runner_validate's first check */
+        fuzz_require(kerr.msg[0] != '\0', "xport_check_params failed without a message");
+        return;
+    }
     for (int i = 0; i < m->nflows; i++) {
         const struct mix_flow *f = &m->flows[i];
         const struct xport_ops *xp = xport_find(f->transport);

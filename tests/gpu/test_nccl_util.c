@@ -448,6 +448,11 @@ static int validate_text(const char *json, struct ft_err *err)
     cJSON_Delete(doc);
     if (rc < 0)
         return rc;
+    rc = xport_check_params(&m, err); /* as runner_validate does first */
+    if (rc < 0) {
+        mix_free(&m);
+        return rc;
+    }
     const struct xport_ops *x = xport_find("nccl");
     assert_non_null(x);
     rc = 0;

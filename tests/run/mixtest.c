@@ -1,6 +1,7 @@
 /* mixtest: mix and results helpers shared by the tests. */
 #include "tests/run/mixtest.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
+#include "engine/xport/xport.h"
 
 struct mix mixtest_parse(const char *text)
 {
@@ -18,7 +20,7 @@ struct mix mixtest_parse(const char *text)
     struct ft_err err = {0};
     if (jsonutil_parse(text, strlen(text), "mix", &doc, &err) < 0)
         fail_msg("%s", err.msg);
-    if (mix_from_json(doc, "mix", &m, &err) < 0)
+    if (mix_from_json(doc, "mix", &m, &err) < 0 || xport_check_params(&m, &err) < 0)
         fail_msg("%s", err.msg);
     cJSON_Delete(doc);
     return m;
@@ -35,4 +37,17 @@ const cJSON *mixtest_flow(const cJSON *res, int phase, const char *name)
             return f;
     }
     return NULL;
+}
+
+int mixtest_fabric(struct runner *r, struct fabric_snap *v, struct runner_snapshot **sn)
+{
+    *sn = runner_snapshot(r);
+    if (!(*sn)->fabric) {
+        runner_snapshot_release(*sn);
+        *sn = NULL;
+        memset(v, 0, sizeof(*v));
+        return -ENOENT;
+    }
+    *v = *(*sn)->fabric;
+    return 0;
 }

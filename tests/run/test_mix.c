@@ -17,6 +17,7 @@
 #include "common/jsonutil.h"
 #include "engine/run/thresholds.h"
 #include "engine/flow/mix.h"
+#include "engine/xport/xport.h"
 
 static void test_presets(void **state)
 {
@@ -121,6 +122,11 @@ static void refused(const char *text, const char *needle)
     if (rc == 0) {
         rc = mix_from_json(doc, "bad.json", &m, &err);
         cJSON_Delete(doc);
+        /* The params each transport reads: checked by the registry (runner_validate). */
+        if (rc == 0) {
+            rc = xport_check_params(&m, &err);
+            mix_free(&m);
+        }
     }
     assert_true(rc < 0);
     if (!strstr(err.msg, needle) || !strstr(err.msg, "bad.json"))

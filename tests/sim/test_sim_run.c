@@ -21,10 +21,10 @@
 #include "common/strbuf.h"
 #include "engine/results/compare.h"
 #include "engine/counters/counters.h"
+#include "engine/xport/xport.h"
 #include "engine/results/results.h"
 #include "engine/run/runner.h"
 #include "engine/run/thresholds.h"
-#include "engine/xport/sim/xport_sim.h"
 #include "tests/run/mixtest.h"
 
 /* Run a mix to the end; the caller frees the runner. */
@@ -154,7 +154,7 @@ static void test_no_host_counters(void **state)
     struct mix m = mixtest_parse(stream_mix);
     struct counters_set *cs = NULL;
     struct ft_err err = {0};
-    assert_int_equal(counters_set_for_mix(&m, NULL, NULL, &cs, &err), -ENOENT);
+    assert_int_equal(counters_set_for_mix(&m, NULL, xport_local_port, NULL, &cs, &err), -ENOENT);
     assert_null(cs);
     assert_non_null(strstr(err.msg, "simulated"));
     /* One real flow beside them: the host's counters are wanted again. */
@@ -166,7 +166,7 @@ static void test_no_host_counters(void **state)
         "\"size\": 64, \"params\": {\"src\": \"h1\", \"dst\": \"h0\", \"topology\": "
         "\"star8-100g\"}}]}");
     struct ft_err err2 = {0};
-    int rc = counters_set_for_mix(&mixed, NULL, NULL, &cs, &err2);
+    int rc = counters_set_for_mix(&mixed, NULL, xport_local_port, NULL, &cs, &err2);
     if (rc == 0)
         counters_set_close(cs);
     else
@@ -189,23 +189,23 @@ static void test_snapshot_counters(void **state)
     (void)state;
     /* Start paused (as the explorer can), so the run is caught in the middle. */
     struct sim_ctl_state paused = {.paused = true};
-    assert_int_equal(xport_sim_set_default_playback(&paused), 0);
     struct mix m;
     struct ft_err err = {0};
     assert_int_equal(mix_load("sim/incast-pfc", &m, &err), 0);
-    struct runner_opts o = {.mix = &m};
+    struct runner_opts o = {.mix = &m, .playback = &paused};
     struct runner *r;
     if (runner_start(&o, &r, &err) < 0)
         fail_msg("%s", err.msg);
     /* The simulation exists once its flows are set up, and has state to show once its thread
      * published it. */
-    struct xport_sim_view v;
+    struct fabric_snap v;
+    struct runner_snapshot *vsn;
     int tries = 0;
     for (; tries < 2000; tries++) {
-        if (xport_sim_view(r, &v) == 0) {
+        if (mixtest_fabric(r, &v, &vsn) == 0) {
             if (v.nports)
                 break;
-            xport_sim_view_free(&v);
+            runner_snapshot_release(vsn);
         }
         usleep(5000);
     }
@@ -215,10 +215,10 @@ static void test_snapshot_counters(void **state)
     assert_int_equal(v.nflows, 15);
     assert_int_equal(v.fabric, SIM_FABRIC_ROCE);
     assert_true(v.pfc && !v.ecn);
-    xport_sim_view_free(&v);
+    runner_snapshot_release(vsn);
     /* Let 500 us of simulated time play, then look at a snapshot: the simulated counters are
      * there, with their real names, next to nothing of the host's. */
-    assert_int_equal(xport_sim_step(r, 500 * 1000000ull), 0);
+    assert_int_equal(runner_playback(r, FABRIC_PLAY_STEP, 500 * 1000000ull), 0);
     struct runner_snapshot *s = NULL;
     for (tries = 0; tries < 400; tries++) {
         s = runner_snapshot(r);
@@ -239,8 +239,8 @@ static void test_snapshot_counters(void **state)
     runner_snapshot_release(s);
     /* Then full speed to the end: the final snapshot keeps the fabric's final counters,
      * the same as the results. */
-    xport_sim_set_scale(r, 0);
-    xport_sim_pause(r, false);
+    runner_playback(r, FABRIC_PLAY_SCALE, 0);
+    runner_playback(r, FABRIC_PLAY_PAUSE, false);
     const cJSON *res = runner_wait(r);
     assert_int_equal(runner_status(r), 0);
     s = runner_snapshot(r);
@@ -262,12 +262,12 @@ static void test_snapshot_counters(void **state)
     mix_free(&m);
 }
 
-/* Back to full speed for the next tests, also when one fails half-way. */
+/* Back to full speed for the next tests, also when one fails half-way: playback is the
+ * run's own (runner_opts.playback), so nothing carries over. */
 static int full_speed(void **state)
 {
     (void)state;
-    struct sim_ctl_state full = {0};
-    return xport_sim_set_default_playback(&full);
+    return 0;
 }
 
 /* ---- goodput in simulated time ---- */

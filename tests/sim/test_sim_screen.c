@@ -22,7 +22,6 @@
 #include <cmocka.h>
 
 #include "common/jsonutil.h"
-#include "engine/xport/sim/xport_sim.h"
 #include "tests/tui/screen.h"
 #include "tui/live_plot.h"
 #include "tui/views.h"
@@ -151,10 +150,19 @@ static void status_of(struct screen *s, double *t_us, unsigned long long *events
     *events = strtoull(e, NULL, 10);
 }
 
-/* The view as the simulation published it (the screen draws the same copy). */
-static void sim_view(struct screen *s, struct xport_sim_view *v)
+/* The view as the simulation published it (the screen draws the same copy); its arrays
+ * belong to the snapshot kept in sim_sn until sim_view_free. */
+static struct runner_snapshot *sim_sn;
+static void sim_view(struct screen *s, struct fabric_snap *v)
 {
-    assert_int_equal(xport_sim_view(s->app.runner, v), 0);
+    assert_int_equal(mixtest_fabric(s->app.runner, v, &sim_sn), 0);
+}
+
+static void sim_view_free(struct fabric_snap *v)
+{
+    (void)v;
+    runner_snapshot_release(sim_sn);
+    sim_sn = NULL;
 }
 
 /* The row of a port ("sw0/0 " at its start inside the box), or "" when not shown. */
@@ -175,7 +183,7 @@ static void port_row(struct screen *s, const char *label, char *buf, size_t len)
 
 /* Every port row on the screen says what the simulation says: its depth, watermark and
  * pause state. Returns how many rows were checked. */
-static int check_port_rows(struct screen *s, const struct xport_sim_view *v, int *held)
+static int check_port_rows(struct screen *s, const struct fabric_snap *v, int *held)
 {
     int checked = 0;
     for (int i = 0; i < v->nports; i++) {
@@ -229,41 +237,41 @@ static void test_no_run(void **state)
     assert_on_screen(&s, "fabtop run --mix sim/incast-pfc");
     /* The explorer plays sim runs in slow motion, skipping idle stretches, by default. */
     struct sim_ctl_state c;
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_true(c.scale == 1000000 && c.skip_idle && !c.paused);
     assert_on_screen(&s, "1 us per 1 ms, skipping idle");
     /* The keys set what the next run starts with. */
     screen_keys(&s, "+");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_int_equal(c.scale, 500000);
     screen_keys(&s, "- - -");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_int_equal(c.scale, 5000000);
     screen_keys(&s, "i Space");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_true(!c.skip_idle && c.paused);
     screen_draw(&s);
     assert_on_screen(&s, "1 us per 5 ms, starting paused");
     screen_keys(&s, "f");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_int_equal(c.scale, 0);
     screen_keys(&s, "f");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_int_equal(c.scale, 5000000); /* back to the slow motion it had */
     /* The fastest slow motion is 1 us per 10 us; faster is full speed; the slowest 100 ms. */
     for (int i = 0; i < 20; i++)
         screen_keys(&s, "-");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_int_equal(c.scale, 100000000);
     for (int i = 0; i < 12; i++)
         screen_keys(&s, "+");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_int_equal(c.scale, 10000);
     screen_keys(&s, "+");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_int_equal(c.scale, 0);
     screen_keys(&s, "-");
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_int_equal(c.scale, 10000);
     /* The help lists the view's keys. */
     screen_keys(&s, "F1");
@@ -273,7 +281,7 @@ static void test_no_run(void **state)
     assert_int_equal(s.app.view, VIEW_FABRIC);
     screen_close(&s);
     /* Closing the explorer puts the library's default back: full speed. */
-    xport_sim_default_playback(&c);
+    c = s.app.playback;
     assert_true(c.scale == 0 && !c.paused);
 }
 
@@ -323,16 +331,16 @@ static void test_incast(void **state)
     }
     assert_int_equal(ev2, ev + 1);
     /* The scale keys drive the running simulation. */
-    struct xport_sim_view v;
+    struct fabric_snap v;
     screen_keys(&s, "-");
     assert_wait_for(&s, "1 us per 2 ms");
     sim_view(&s, &v);
     assert_int_equal(v.ctl.scale, 2000000);
-    xport_sim_view_free(&v);
+    sim_view_free(&v);
     screen_keys(&s, "i");
     sim_view(&s, &v);
     assert_false(v.ctl.skip_idle);
-    xport_sim_view_free(&v);
+    sim_view_free(&v);
     screen_keys(&s, "i");
     /* Play 400 us at 1 us per 2 ms (0.8 s), then pause and compare every port row with the
      * simulation. */
@@ -352,7 +360,7 @@ static void test_incast(void **state)
         bool same = v.ctl.paused && fabs(t - v.sim_now_ps / 1e6) < 0.0005;
         if (same)
             break;
-        xport_sim_view_free(&v);
+        sim_view_free(&v);
     }
     assert_true(v.ctl.paused);
     assert_on_screen(&s, "PAUSED");
@@ -373,7 +381,7 @@ static void test_incast(void **state)
     port_row(&s, "sw0/0", row, sizeof(row));
     assert_non_null(strstr(row, " h0 "));
     assert_true(screen_find_row(&s, "\u2502sw0/0 ") == screen_find_row(&s, "link to") + 1);
-    xport_sim_view_free(&v);
+    sim_view_free(&v);
     /* a: the active ports only; the title says what a does. */
     assert_on_screen(&s, "(a: active only)");
     screen_keys(&s, "a");

@@ -21,7 +21,6 @@
 #include "engine/flow/hist.h"
 #include "engine/results/results.h"
 #include "engine/run/runner.h"
-#include "engine/xport/sim/xport_sim.h"
 #include "tests/run/mixtest.h"
 
 static const char pingpong_mix[] =
@@ -107,17 +106,18 @@ static void test_quiet_then_loaded(void **state)
     /* While it runs the fabric view answers (once the simulation exists). */
     bool viewed = false;
     while (!runner_done(r)) {
-        struct xport_sim_view v;
-        if (xport_sim_view(r, &v) == 0) {
+        struct fabric_snap v;
+        struct runner_snapshot *sn;
+        if (mixtest_fabric(r, &v, &sn) == 0) {
             viewed |= v.nports == 16 && v.nnodes == 9 && !strcmp(v.topology, "star8-100g");
             /* Playback answers while a simulation runs; between the phases the quiet one's
              * final state stays readable (retired), and one may end between two calls. */
-            int rc = xport_sim_skip_idle(r, true);
+            int rc = runner_playback(r, FABRIC_PLAY_SKIP_IDLE, true);
             if (rc != 0 && !(rc == -ENOENT))
                 fail_msg("skip_idle: %d", rc);
             if (v.retired)
                 assert_true(v.finished);
-            xport_sim_view_free(&v);
+            runner_snapshot_release(sn);
         }
         usleep(2000);
     }
@@ -144,11 +144,13 @@ static void test_quiet_then_loaded(void **state)
         "fabric");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(v0, "apps")), 1);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(v1, "apps")), 3);
-    assert_int_equal(xport_sim_pause(r, true), -2); /* over: no simulation any more */
+    assert_int_equal(runner_playback(r, FABRIC_PLAY_PAUSE, true),
+                     -2); /* over: no simulation any more */
     /* ... but its final state stays readable until the runner is freed: the loaded phase's,
      * with the background apps, matching the results. */
-    struct xport_sim_view fin;
-    assert_int_equal(xport_sim_view(r, &fin), 0);
+    struct fabric_snap fin;
+    struct runner_snapshot *fsn;
+    assert_int_equal(mixtest_fabric(r, &fin, &fsn), 0);
     assert_true(fin.retired && fin.finished);
     assert_int_equal(fin.phase, 1);
     assert_int_equal(fin.nflows, 3);
@@ -158,7 +160,7 @@ static void test_quiet_then_loaded(void **state)
     assert_int_equal((long long)fin.sim_now_ps, llround(sim_us * 1e6));
     assert_string_equal(fin.flows[0].name, "victim");
     assert_true(fin.flows[0].st.done && fin.flows[0].st.ops == 300);
-    xport_sim_view_free(&fin);
+    runner_snapshot_release(fsn);
     runner_free(r);
     mix_free(&m);
 }

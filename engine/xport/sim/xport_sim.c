@@ -17,7 +17,7 @@
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
-#include "engine/run/runner.h"
+#include "engine/sim/sim.h"
 #include "engine/xport/xport.h"
 
 #define BARRIER_S    60 /* wait at most this long for every sim flow of the phase */
@@ -37,7 +37,7 @@ struct sess_flow {
 struct sess {
     struct sess *next;
     const struct mix *mix;
-    const struct runner *runner;
+    const struct flow_host *run; /* the run it belongs to (flow_rt.host) */
     int phase;
     struct sim *sim;
     char topo_name[64];
@@ -56,24 +56,14 @@ struct sess {
     int npub_ports, npub_ctrs;
     struct sim_port_snap *pub_ports;
     struct counters_value *pub_ctrs;
-    struct xport_sim_flow *pub_flows; /* nflows */
+    struct fabric_snap_flow *pub_flows; /* nflows */
     bool published;
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sess *reg;
-/* Sessions that ended, kept for their final state (one per runner at most); reg_lock. */
+/* Sessions that ended, kept for their final state (one per run at most); reg_lock. */
 static struct sess *retired;
-/* Playback for new sessions whose mix does not say (reg_lock). */
-static struct sim_ctl_state def_ctl;
-
-/* flow_rt.spec points into the runner's own copy of the mix (runner.c flow_new:
- * spec = &mix.flows[index]), so the whole mix is reachable from any of its flows. */
-static const struct mix *mix_of(const struct flow_rt *f)
-{
-    const struct mix_flow *first = f->spec - f->index;
-    return (const struct mix *)((const char *)first - offsetof(struct mix, flows));
-}
 
 static bool is_sim(const struct mix_flow *f)
 {
@@ -381,29 +371,6 @@ static void *sess_main(void *arg)
 
 /* ---- sessions ---- */
 
-/* Which phase is running: wait for a snapshot built after this call (the sampler publishes
- * at 10 Hz; the second one from now was started after now). */
-static int current_phase(const struct flow_rt *f)
-{
-    const struct mix *m = mix_of(f);
-    if (!m->quiet_then_loaded)
-        return 0;
-    struct runner_snapshot *sn = runner_snapshot(f->runner);
-    uint64_t g0 = sn->gen;
-    int phase = sn->phase_index;
-    runner_snapshot_release(sn);
-    for (int i = 0; i < 2000; i++) {
-        sn = runner_snapshot(f->runner);
-        uint64_t g = sn->gen;
-        phase = sn->phase_index;
-        runner_snapshot_release(sn);
-        if (g >= g0 + 2)
-            break;
-        sleep_ms(2);
-    }
-    return phase;
-}
-
 static enum sim_op op_of(enum mix_op op)
 {
     return op == MIX_OP_PINGPONG ? SIM_OP_PINGPONG : op == MIX_OP_RR ? SIM_OP_RR : SIM_OP_STREAM;
@@ -411,7 +378,7 @@ static enum sim_op op_of(enum mix_op op)
 
 static int sess_create(const struct flow_rt *f, int phase, struct sess **out, struct ft_err *err)
 {
-    const struct mix *m = mix_of(f);
+    const struct mix *m = f->mix;
     const struct mix_flow *def = NULL;
     for (int i = 0; i < m->nflows && !def; i++)
         if (is_sim(&m->flows[i]) &&
@@ -445,7 +412,7 @@ static int sess_create(const struct flow_rt *f, int phase, struct sess **out, st
     pthread_mutex_init(&ss->lock, NULL);
     pthread_cond_init(&ss->cond, NULL);
     ss->mix = m;
-    ss->runner = f->runner;
+    ss->run = f->host;
     ss->phase = phase;
     ss->params = p;
     jsonutil_strcpy(topo, "name", ss->topo_name, sizeof(ss->topo_name));
@@ -488,11 +455,15 @@ static int sess_create(const struct flow_rt *f, int phase, struct sess **out, st
         ss->app_flow[rc] = ss->nflows++;
         rc = 0;
     }
-    /* Playback: this process's defaults (the explorer's), then the defining flow's. */
-    if (rc == 0) {
-        sim_ctl_set_scale(ss->sim, def_ctl.scale);
-        sim_ctl_skip_idle(ss->sim, def_ctl.skip_idle);
-        sim_ctl_pause(ss->sim, def_ctl.paused);
+    /* Playback: the run's (the explorer's), then the defining flow's. */
+    if (rc == 0 && f->host && f->host->playback) {
+        const struct sim_ctl_state *c = f->host->playback;
+        if (sim_ctl_set_scale(ss->sim, c->scale) < 0)
+            rc = ft_err_set(err, -EINVAL,
+                            "playback: the scale must be 0 (full speed) or 10000 to 100000000 "
+                            "wall ns per simulated us");
+        sim_ctl_skip_idle(ss->sim, c->skip_idle);
+        sim_ctl_pause(ss->sim, c->paused);
     }
     const cJSON *pb = cJSON_GetObjectItemCaseSensitive(def->params, "playback");
     double scale = 0;
@@ -529,12 +500,12 @@ static void sess_free(struct sess *ss)
     free(ss);
 }
 
-/* Free the final state kept for runner r (NULL: every runner's); call with reg_lock. */
-static void drop_retired_locked(const struct runner *r)
+/* Free the final state kept for run (NULL: every run's); call with reg_lock. */
+static void drop_retired_locked(const struct flow_host *run)
 {
     for (struct sess **pp = &retired; *pp;) {
         struct sess *ss = *pp;
-        if (r && ss->runner != r) {
+        if (run && ss->run != run) {
             pp = &ss->next;
             continue;
         }
@@ -551,11 +522,11 @@ struct bind {
 
 static int sim_setup(struct flow_rt *f, struct ft_err *err)
 {
-    int phase = current_phase(f);
-    const struct mix *m = mix_of(f);
+    int phase = f->phase;
+    const struct mix *m = f->mix;
     pthread_mutex_lock(&reg_lock);
     struct sess *ss = reg;
-    while (ss && !(ss->mix == m && ss->runner == f->runner && ss->phase == phase))
+    while (ss && !(ss->mix == m && ss->run == f->host && ss->phase == phase))
         ss = ss->next;
     if (!ss) {
         int rc = sess_create(f, phase, &ss, err);
@@ -563,7 +534,7 @@ static int sim_setup(struct flow_rt *f, struct ft_err *err)
             pthread_mutex_unlock(&reg_lock);
             return rc;
         }
-        drop_retired_locked(f->runner);
+        drop_retired_locked(f->host);
         ss->next = reg;
         reg = ss;
         if (pthread_create(&ss->thread, NULL, sess_main, ss) == 0)
@@ -683,7 +654,7 @@ static void sim_teardown(struct flow_rt *f)
     /* Keep the final state for the explorer (the run's last look at the fabric). */
     pthread_mutex_lock(&reg_lock);
     if (ss->published) {
-        drop_retired_locked(ss->runner);
+        drop_retired_locked(ss->run);
         ss->next = retired;
         retired = ss;
         ss = NULL;
@@ -693,35 +664,30 @@ static void sim_teardown(struct flow_rt *f)
         sess_free(ss);
 }
 
-/* ---- the explorer's side ---- */
+/* ---- the front door: snapshots, playback, release ---- */
 
-static struct sess *find_in(struct sess *list, const struct runner *r)
+static struct sess *find_in(struct sess *list, const struct flow_host *run)
 {
     struct sess *ss = list;
-    while (ss && ss->runner != r)
+    while (ss && ss->run != run)
         ss = ss->next;
     return ss;
 }
 
-/* The runner's simulation in progress. */
-static struct sess *find_locked(const struct runner *r)
-{
-    return find_in(reg, r);
-}
-
-int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
+static int sim_snapshot(const struct flow_host *run, struct fabric_snap *out)
 {
     memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&reg_lock);
-    struct sess *ss = find_locked(r);
+    struct sess *ss = find_in(reg, run);
     out->retired = !ss;
     if (!ss)
-        ss = find_in(retired, r);
+        ss = find_in(retired, run);
     if (!ss) {
         pthread_mutex_unlock(&reg_lock);
         return -ENOENT;
     }
     pthread_mutex_lock(&ss->lock);
+    out->valid = FABRIC_SNAP_V_STATE | (ss->published ? FABRIC_SNAP_V_FLOWS : 0);
     snprintf(out->topology, sizeof(out->topology), "%s", ss->topo_name);
     out->sim_now_ps = ss->pub_now;
     out->events = ss->pub_events;
@@ -736,7 +702,7 @@ int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
     out->nflows = ss->published ? ss->nflows : 0;
     out->flows = xalloc_zero((size_t)out->nflows + 1, sizeof(*out->flows));
     for (int k = 0; k < out->nflows; k++) {
-        struct xport_sim_flow *o = &out->flows[k];
+        struct fabric_snap_flow *o = &out->flows[k];
         const struct mix_flow *mf = &ss->mix->flows[ss->flows[k].mix_index];
         snprintf(o->name, sizeof(o->name), "%s", mf->name);
         o->src = sim_host_index(ss->sim, jsonutil_str(mf->params, "src"));
@@ -766,89 +732,38 @@ int xport_sim_view(const struct runner *r, struct xport_sim_view *out)
     return 0;
 }
 
-void xport_sim_view_free(struct xport_sim_view *v)
-{
-    free(v->flows);
-    free(v->node_names);
-    free(v->node_host);
-    free(v->ports);
-    free(v->counters);
-    memset(v, 0, sizeof(*v));
-}
-
-static int with_sim(const struct runner *r, int (*fn)(struct sim *, uint64_t), uint64_t arg)
+/* Playback of the run's simulation in progress (sim_ctl_*). */
+static int sim_control(const struct flow_host *run, enum fabric_play what, uint64_t arg)
 {
     pthread_mutex_lock(&reg_lock);
-    struct sess *ss = find_locked(r);
-    int rc = ss ? fn(ss->sim, arg) : -ENOENT;
+    struct sess *ss = find_in(reg, run);
+    int rc = ss ? 0 : -ENOENT;
+    if (ss) {
+        switch (what) {
+        case FABRIC_PLAY_SCALE:
+            rc = sim_ctl_set_scale(ss->sim, arg);
+            break;
+        case FABRIC_PLAY_PAUSE:
+            sim_ctl_pause(ss->sim, arg != 0);
+            break;
+        case FABRIC_PLAY_STEP:
+            sim_ctl_step(ss->sim, arg);
+            break;
+        case FABRIC_PLAY_SKIP_IDLE:
+            sim_ctl_skip_idle(ss->sim, arg != 0);
+            break;
+        default:
+            rc = -EINVAL;
+        }
+    }
     pthread_mutex_unlock(&reg_lock);
     return rc;
 }
 
-static int do_scale(struct sim *s, uint64_t v)
-{
-    return sim_ctl_set_scale(s, v);
-}
-
-static int do_pause(struct sim *s, uint64_t v)
-{
-    sim_ctl_pause(s, v != 0);
-    return 0;
-}
-
-static int do_step(struct sim *s, uint64_t v)
-{
-    sim_ctl_step(s, v);
-    return 0;
-}
-
-static int do_skip(struct sim *s, uint64_t v)
-{
-    sim_ctl_skip_idle(s, v != 0);
-    return 0;
-}
-
-int xport_sim_set_scale(const struct runner *r, uint64_t wall_ns_per_sim_us)
-{
-    return with_sim(r, do_scale, wall_ns_per_sim_us);
-}
-
-int xport_sim_pause(const struct runner *r, bool paused)
-{
-    return with_sim(r, do_pause, paused);
-}
-
-int xport_sim_step(const struct runner *r, uint64_t sim_ps)
-{
-    return with_sim(r, do_step, sim_ps);
-}
-
-int xport_sim_skip_idle(const struct runner *r, bool on)
-{
-    return with_sim(r, do_skip, on);
-}
-
-int xport_sim_set_default_playback(const struct sim_ctl_state *c)
-{
-    if (c->scale && (c->scale < 10000 || c->scale > 100000000))
-        return -EINVAL;
-    pthread_mutex_lock(&reg_lock);
-    def_ctl = *c;
-    pthread_mutex_unlock(&reg_lock);
-    return 0;
-}
-
-void xport_sim_default_playback(struct sim_ctl_state *out)
+static void sim_release(const struct flow_host *run)
 {
     pthread_mutex_lock(&reg_lock);
-    *out = def_ctl;
-    pthread_mutex_unlock(&reg_lock);
-}
-
-void xport_sim_release(const struct runner *r)
-{
-    pthread_mutex_lock(&reg_lock);
-    drop_retired_locked(r);
+    drop_retired_locked(run);
     pthread_mutex_unlock(&reg_lock);
 }
 
@@ -865,5 +780,8 @@ const struct xport_ops xport_sim = {
     .teardown = sim_teardown,
     .sample = NULL,
     .conditions = sim_conditions,
+    .snapshot = sim_snapshot,
+    .control = sim_control,
+    .release = sim_release,
     .handlers = NULL,
 };

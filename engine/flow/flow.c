@@ -1,0 +1,357 @@
+/* flow: the flow contract's implementation: the clock, the workers' helpers (recording,
+ * progress, pacing, size draws, pause and stop), a flow's failure, its events and its
+ * placement near its endpoint, and the run-time state's life. What it needs of the run (the
+ * event log, waking the run's waits, the topology) comes through struct flow_host, so this
+ * file knows nothing of the runner. */
+/* CPU sets and pthread_setaffinity_np are GNU extensions. */
+#define _GNU_SOURCE
+#include "engine/flow/flow.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/xalloc.h"
+#include "topology/topo_model.h"
+
+/* ---- clocks and small helpers ---- */
+
+uint64_t flow_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void flow_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* splitmix64: a small, fast, seedable generator for size draws. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* An event line for the run's log (through the host). */
+static void host_event(const struct flow_rt *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void host_event(const struct flow_rt *f, const char *fmt, ...)
+{
+    if (!f->host || !f->host->event)
+        return;
+    char line[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    f->host->event(f->host->ctx, line);
+}
+
+/* ---- worker-side helpers ---- */
+
+int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err)
+{
+    for (int i = 0; i < f->nworkers; i++) {
+        struct flow_worker *w = &f->workers[i];
+        int rc = pthread_create(&w->thread, NULL, fn, w);
+        if (rc)
+            return ft_err_set(err, -rc, "flow %s: cannot start a worker: %s", f->spec->name,
+                              strerror(rc));
+        w->started = true;
+    }
+    return 0;
+}
+
+void flow_join_workers(struct flow_rt *f)
+{
+    for (int i = 0; i < f->nworkers; i++)
+        if (f->workers[i].started) {
+            pthread_join(f->workers[i].thread, NULL);
+            f->workers[i].started = false;
+        }
+}
+
+const struct topo_model *flow_topology(const struct flow_rt *f)
+{
+    return f->host ? f->host->topo : NULL;
+}
+
+void flow_event(struct flow_rt *f, const char *fmt, ...)
+{
+    char buf[140];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    host_event(f, "%s: %s", f->spec->name, buf);
+}
+
+void flow_record(struct flow_worker *w, uint64_t ns)
+{
+    struct flow_rt *f = w->flow;
+    if (flow_state(f) != FLOW_ST_MEASURE)
+        return;
+    int p = atomic_load_explicit(&f->point, memory_order_relaxed);
+    hist_record(&w->lat[p], ns);
+}
+
+void flow_progress(struct flow_worker *w, uint64_t tx, uint64_t rx, uint64_t ops)
+{
+    /* Single writer per counter: plain load + store, no locked instruction. */
+    if (tx)
+        atomic_store_explicit(&w->tx_bytes,
+                              atomic_load_explicit(&w->tx_bytes, memory_order_relaxed) + tx,
+                              memory_order_relaxed);
+    if (rx)
+        atomic_store_explicit(&w->rx_bytes,
+                              atomic_load_explicit(&w->rx_bytes, memory_order_relaxed) + rx,
+                              memory_order_relaxed);
+    if (ops)
+        atomic_store_explicit(&w->ops, atomic_load_explicit(&w->ops, memory_order_relaxed) + ops,
+                              memory_order_relaxed);
+    uint64_t now = flow_now_ns();
+    if (rx || ops)
+        atomic_store_explicit(&w->last_progress_ns, now, memory_order_relaxed);
+    if (tx)
+        atomic_store_explicit(&w->last_tx_ns, now, memory_order_relaxed);
+}
+
+uint64_t flow_next_size(struct flow_worker *w)
+{
+    const struct mix_sizes *s = &w->flow->spec->size;
+    if (s->kind != MIX_SIZE_DIST) {
+        int p = atomic_load_explicit(&w->flow->point, memory_order_relaxed);
+        return w->flow->points[p].size;
+    }
+    double total = 0;
+    for (int i = 0; i < s->n; i++)
+        total += s->weight[i];
+    double x = (double)(rng_next(&w->rng) >> 11) / 9007199254740992.0 * total;
+    for (int i = 0; i < s->n; i++) {
+        if (x < s->weight[i])
+            return s->bytes[i];
+        x -= s->weight[i];
+    }
+    return s->bytes[s->n - 1];
+}
+
+bool flow_pace(struct flow_worker *w, uint64_t bytes)
+{
+    struct flow_rt *f = w->flow;
+    double rate = f->spec->rate_gbps;
+    if (rate <= 0)
+        return flow_state(f) < FLOW_ST_STOP;
+    /* Token bucket per worker: the flow's rate split evenly over its workers, a burst of at
+     * most 1 ms worth of data or two messages, so one late wake-up (a busy host) does not
+     * lose rate for good. */
+    double bytes_per_ns = rate * 1e9 / 8 / 1e9 / f->nworkers;
+    double burst = bytes_per_ns * 1e6;
+    if (burst < 2.0 * (double)bytes)
+        burst = 2.0 * (double)bytes;
+    for (;;) {
+        uint64_t now = flow_now_ns();
+        if (w->tokens_ns == 0)
+            w->tokens_ns = now;
+        w->tokens += (double)(now - w->tokens_ns) * bytes_per_ns;
+        w->tokens_ns = now;
+        if (w->tokens > burst)
+            w->tokens = burst;
+        if (w->tokens >= (double)bytes) {
+            w->tokens -= (double)bytes;
+            return true;
+        }
+        if (flow_state(f) >= FLOW_ST_STOP)
+            return false;
+        double wait = ((double)bytes - w->tokens) / bytes_per_ns;
+        flow_sleep_ns(wait > 2e6 ? 2000000 : (uint64_t)wait);
+        atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+    }
+}
+
+void flow_fail(struct flow_rt *f, const char *fmt, ...)
+{
+    pthread_mutex_lock(&f->lock);
+    bool first = atomic_load(&f->status) != FLOW_FAILED;
+    if (first) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(f->error, sizeof(f->error), fmt, ap);
+        va_end(ap);
+        f->failed_ns = flow_now_ns();
+        f->last_progress_ns = flow_last_alive(f);
+        atomic_store(&f->status, FLOW_FAILED);
+    }
+    pthread_mutex_unlock(&f->lock);
+    atomic_store_explicit(&f->state, FLOW_ST_STOP, memory_order_release);
+    if (f->host && f->host->nudge)
+        f->host->nudge(f->host->ctx);
+    if (first)
+        host_event(f, "%s FAILED: %s", f->spec->name, f->error);
+}
+
+bool flow_wait_running(struct flow_worker *w)
+{
+    for (;;) {
+        enum flow_state s = flow_state(w->flow);
+        if (s == FLOW_ST_STOP)
+            return false;
+        if (s != FLOW_ST_PAUSE && s != FLOW_ST_SETUP)
+            return true;
+        atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+        flow_sleep_ns(200000);
+    }
+}
+
+/* ---- pinning ---- */
+
+/* CPU list of the PCI device behind the flow's local endpoint, from the topology. */
+const char *flow_endpoint_cpus(const struct flow_rt *f)
+{
+    const struct topo_model *m = flow_topology(f);
+    const struct mix_flow *spec = f->spec;
+    if (!m)
+        return NULL;
+    for (int i = 0; i < m->nnetdevs; i++) {
+        const struct topo_netdev *d = &m->netdevs[i];
+        bool match = (spec->local_netdev[0] && !strcmp(d->name, spec->local_netdev)) ||
+                     (spec->local_ip[0] && strstr(d->addrs, spec->local_ip));
+        if (match && d->pci >= 0 && m->pci[d->pci].cpuset[0])
+            return m->pci[d->pci].cpuset;
+    }
+    return NULL;
+}
+
+static void parse_cpulist(const char *s, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    while (*s) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s)
+            break;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        for (long c = a; c <= b && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, set);
+        s = *end == ',' ? end + 1 : end;
+        if (*end != ',')
+            break;
+    }
+}
+
+void flow_worker_begin(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    atomic_store(&w->last_progress_ns, flow_now_ns());
+    atomic_store(&w->last_tx_ns, flow_now_ns());
+    if (!f->host || !f->host->pin)
+        return;
+    const char *cpus = flow_endpoint_cpus(f);
+    if (!cpus)
+        return;
+    cpu_set_t set;
+    parse_cpulist(cpus, &set);
+    if (CPU_COUNT(&set) > 0)
+        pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* ---- the run-time state ---- */
+
+struct flow_rt *flow_new(const struct mix *mix, int index, int phase, const struct xport_ops *xp,
+                         const struct flow_host *host)
+{
+    const struct mix_flow *spec = &mix->flows[index];
+    struct flow_rt *f = xalloc_zero(1, sizeof(*f));
+    f->spec = spec;
+    f->mix = mix;
+    f->index = index;
+    f->phase = phase;
+    f->host = host;
+    f->xp = xp;
+    pthread_mutex_init(&f->lock, NULL);
+    f->fail_bound_s = mix->fail_bound_s;
+    f->progress_deadline_s = mix->progress_deadline_s;
+    atomic_init(&f->state, FLOW_ST_SETUP);
+    atomic_init(&f->status, FLOW_PENDING);
+    if (spec->size.kind == MIX_SIZE_SWEEP) {
+        f->npoints = spec->size.n;
+        for (int i = 0; i < f->npoints; i++)
+            f->points[i].size = spec->size.bytes[i];
+    } else {
+        f->npoints = 1;
+        f->points[0].size = spec->size.kind == MIX_SIZE_FIXED ? spec->size.bytes[0] : 0;
+    }
+    /* One worker per connection; bidirectional streams get a sender and a receiver. */
+    int n = spec->concurrency;
+    if (spec->op == MIX_OP_STREAM && spec->dir == MIX_DIR_BIDIR)
+        n *= 2;
+    f->nworkers = f->nworkers_alloc = n;
+    f->workers = xalloc_zero((size_t)n, sizeof(*f->workers));
+    for (int i = 0; i < n; i++) {
+        struct flow_worker *w = &f->workers[i];
+        w->flow = f;
+        w->idx = i;
+        w->fd = -1;
+        w->rng = spec->seed * 1000003u + (uint64_t)i + 1;
+        w->lat = xalloc((size_t)f->npoints * sizeof(struct hist));
+        for (int p = 0; p < f->npoints; p++)
+            hist_init(&w->lat[p]);
+    }
+    return f;
+}
+
+void flow_free(struct flow_rt *f)
+{
+    if (!f)
+        return;
+    for (int i = 0; i < f->nworkers_alloc; i++)
+        free(f->workers[i].lat);
+    free(f->workers);
+    cJSON_Delete(f->conditions);
+    free(f->own);
+    cJSON_Delete(f->own_report);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
+
+void flow_sum_counters(const struct flow_rt *f, uint64_t *tx, uint64_t *rx, uint64_t *ops)
+{
+    *tx = *rx = *ops = 0;
+    for (int i = 0; i < f->nworkers; i++) {
+        *tx += atomic_load_explicit(&f->workers[i].tx_bytes, memory_order_relaxed);
+        *rx += atomic_load_explicit(&f->workers[i].rx_bytes, memory_order_relaxed);
+        *ops += atomic_load_explicit(&f->workers[i].ops, memory_order_relaxed);
+    }
+}
+
+/* When did the flow last show it is alive? Received bytes, completed operations and waits
+ * by design count; sent bytes count only through what the peer acknowledged when the
+ * transport can see that (TCP), since writes into a socket buffer succeed on a dead path. */
+uint64_t flow_last_alive(const struct flow_rt *f)
+{
+    uint64_t last = 0;
+    for (int i = 0; i < f->nworkers; i++) {
+        uint64_t l = atomic_load_explicit(&f->workers[i].last_progress_ns, memory_order_relaxed);
+        if (l > last)
+            last = l;
+        if (!f->wire.valid) {
+            l = atomic_load_explicit(&f->workers[i].last_tx_ns, memory_order_relaxed);
+            if (l > last)
+                last = l;
+        }
+    }
+    if (f->wire.valid && f->last_ack_ns > last)
+        last = f->last_ack_ns;
+    return last;
+}
