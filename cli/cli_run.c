@@ -4,14 +4,15 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli_opts.h"
 #include "common/strbuf.h"
 #include "engine/run/thresholds.h"
 #include "engine/flow/mix.h"
@@ -30,43 +31,76 @@ static void on_signal(int sig)
     }
 }
 
-static void usage(FILE *f)
-{
-    fprintf(
-        f, "Usage: fabtop run --mix NAME|FILE [OPTIONS]\n"
-           "Run a traffic mix and report latency percentiles, throughput and retransmissions.\n"
-           "\n"
-           "  -m, --mix NAME|FILE   a preset (see --list) or a mix JSON file\n"
-           "  -p, --peer HOST[:PORT] a `fabtop serve` agent for flows whose peer is loopback\n"
-           "                        (default: an agent started inside this process)\n"
-           "  -k, --key-file FILE   pre-shared key for remote agents\n"
-           "  -d, --duration S      measured seconds per size point (every foreground flow)\n"
-           "  -s, --size BYTES      the foreground flow's message size (e.g. 4096, 64KiB)\n"
-           "  -e, --expect TERMS    thresholds, e.g. 'p99<50us,gbps>9' or 'probe.quiet.p99<20us';\n"
-           "                        exit 1 when one is violated\n"
-           "  -o, --output FILE     save the results JSON (atomically; also when interrupted):\n"
-           "                        a regular file or a symlink to one (written through),\n"
-           "                        checked before the run starts\n"
-           "      --json            print the results JSON on stdout instead of the table\n"
-           "      --reproducible    leave out what measures this machine rather than the test\n"
-           "                        (wall-clock times, durations and rates, event times, host\n"
-           "                        counters): two runs of a sim/ mix with one seed then give\n"
-           "                        byte-identical results\n"
-           "      --no-pin          do not pin workers near their NIC's NUMA node\n"
-           "      --nccl PATH       the libnccl.so NCCL flows load (the exact library a serving\n"
-           "                        stack uses; sets FABTOP_NCCL)\n"
-           "  -l, --list            list the preset mixes\n"
-           "  -h, --help, -V, --version\n"
-           "\n"
-           "Latency is in microseconds with its kind named (ping-pong: half round trip, as\n"
-           "sockperf and perftest report; request/response: round trip). Gb/s = 10^9 bit/s.\n"
-           "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage (a bad --peer or\n"
-           "--expect), 65 bad mix or key, 66 missing mix or key file, 69 transport or peer\n"
-           "unavailable, 73 cannot write -o FILE (checked before the run; if the final write\n"
-           "fails the results go to a named fallback file), 77 key file permissions or the\n"
-           "peer refused the key. Ctrl-C / SIGTERM: the results so far are saved, then fabtop\n"
-           "ends by that signal (130 / 143 in sh).\n");
-}
+/* What the command line sets. */
+struct run_args {
+    const char *mix, *peer, *key, *out, *expect, *nccl;
+    double duration;
+    uint64_t size;
+    bool json, no_pin, repro, list;
+};
+
+#define A(f) offsetof(struct run_args, f)
+static const struct cli_opt run_opts[] = {
+    {"mix", 'm', CLI_ARG_REQUIRED, "NAME|FILE", "a preset (see --list) or a mix JSON file",
+     CLI_V_STRING, CLI_C_FILE, .off = A(mix)},
+    {"peer", 'p', CLI_ARG_REQUIRED, "HOST[:PORT]",
+     "a `fabtop serve` agent for flows whose peer is loopback\n(default: an agent started "
+     "inside this process)",
+     CLI_V_STRING, CLI_C_HOST, .off = A(peer)},
+    {"key-file", 'k', CLI_ARG_REQUIRED, "FILE", "pre-shared key for remote agents", CLI_V_STRING,
+     CLI_C_FILE, .off = A(key)},
+    {"duration", 'd', CLI_ARG_REQUIRED, "S",
+     "measured seconds per size point (every foreground flow)", CLI_V_NUMBER, .min = 0,
+     .min_open = 1, .max = 86400, .bad = "--duration takes seconds (0 < S <= 86400), not '%s'",
+     .off = A(duration)},
+    {"size", 's', CLI_ARG_REQUIRED, "BYTES",
+     "the foreground flow's message size (e.g. 4096, 64KiB)", CLI_V_BYTES,
+     .bad = "--size takes bytes like 4096 or 64KiB, not '%s'", .off = A(size)},
+    {"expect", 'e', CLI_ARG_REQUIRED, "TERMS",
+     "thresholds, e.g. 'p99<50us,gbps>9' or 'probe.quiet.p99<20us';\nexit 1 when one is "
+     "violated",
+     CLI_V_STRING, .off = A(expect)},
+    {"output", 'o', CLI_ARG_REQUIRED, "FILE",
+     "save the results JSON (atomically; also when interrupted):\na regular file or a symlink "
+     "to one (written through),\nchecked before the run starts",
+     CLI_V_STRING, CLI_C_FILE, .off = A(out)},
+    {"json", 0, CLI_ARG_NONE, NULL, "print the results JSON on stdout instead of the table",
+     CLI_V_SET, .off = A(json)},
+    {"reproducible", 0, CLI_ARG_NONE, NULL,
+     "leave out what measures this machine rather than the test\n(wall-clock times, durations "
+     "and rates, event times, host\ncounters): two runs of a sim/ mix with one seed then give\n"
+     "byte-identical results",
+     CLI_V_SET, .off = A(repro)},
+    {"no-pin", 0, CLI_ARG_NONE, NULL, "do not pin workers near their NIC's NUMA node", CLI_V_SET,
+     .off = A(no_pin)},
+    {"nccl", 0, CLI_ARG_REQUIRED, "PATH",
+     "the libnccl.so NCCL flows load (the exact library a serving\nstack uses; sets "
+     "FABTOP_NCCL)",
+     CLI_V_STRING, CLI_C_FILE, .off = A(nccl)},
+    {"list", 'l', CLI_ARG_NONE, NULL, "list the preset mixes", CLI_V_SET, .off = A(list)},
+};
+#undef A
+
+const struct cli_command cli_run_command = {
+    .name = "run",
+    .summary = "run a traffic mix and report latency, throughput, retransmissions",
+    .synopsis = "Usage: fabtop run --mix NAME|FILE [OPTIONS]\n"
+                "Run a traffic mix and report latency percentiles, throughput and "
+                "retransmissions.\n",
+    .opts = run_opts,
+    .nopts = sizeof(run_opts) / sizeof(run_opts[0]),
+    .epilogue =
+        "Latency is in microseconds with its kind named (ping-pong: half round trip, as\n"
+        "sockperf and perftest report; request/response: round trip). Gb/s = 10^9 bit/s.\n"
+        "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage (a bad --peer or\n"
+        "--expect), 65 bad mix or key, 66 missing mix or key file, 69 transport or peer\n"
+        "unavailable, 73 cannot write -o FILE (checked before the run; if the final write\n"
+        "fails the results go to a named fallback file), 77 key file permissions or the\n"
+        "peer refused the key. Ctrl-C / SIGTERM: the results so far are saved, then fabtop\n"
+        "ends by that signal (130 / 143 in sh).\n",
+    .help_col = 24,
+    .main = cli_run_main,
+};
 
 static void list_presets(void)
 {
@@ -107,89 +141,24 @@ static void progress(const struct runner_snapshot *s, bool tty)
 
 int cli_run_main(int argc, char **argv)
 {
-    static const char shortopts[] = "m:p:k:d:s:e:o:lhV";
-    static const struct option opts[] = {{"mix", required_argument, NULL, 'm'},
-                                         {"peer", required_argument, NULL, 'p'},
-                                         {"key-file", required_argument, NULL, 'k'},
-                                         {"duration", required_argument, NULL, 'd'},
-                                         {"size", required_argument, NULL, 's'},
-                                         {"expect", required_argument, NULL, 'e'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"no-pin", no_argument, NULL, 'P'},
-                                         {"nccl", required_argument, NULL, 'N'}, /* no short form */
-                                         {"reproducible", no_argument, NULL, 'R'},
-                                         {"list", no_argument, NULL, 'l'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"version", no_argument, NULL, 'V'},
-                                         {NULL, 0, NULL, 0}};
-    const char *mixname = NULL, *peer = NULL, *key = NULL, *out = NULL, *expect_s = NULL;
-    double duration = 0;
-    uint64_t size = 0;
-    bool json = false, pin = true, repro = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            mixname = optarg;
-            break;
-        case 'p':
-            peer = optarg;
-            break;
-        case 'k':
-            key = optarg;
-            break;
-        case 'd': {
-            char *end;
-            duration = strtod(optarg, &end);
-            if (*end || !(duration > 0 && duration <= 86400))
-                return cli_usage_error("run",
-                                       "--duration takes seconds (0 < S <= 86400), not "
-                                       "'%s'",
-                                       optarg);
-            break;
-        }
-        case 's':
-            if (mix_parse_bytes(optarg, &size) < 0)
-                return cli_usage_error("run", "--size takes bytes like 4096 or 64KiB, not '%s'",
-                                       optarg);
-            break;
-        case 'e':
-            expect_s = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'j':
-            json = true;
-            break;
-        case 'R':
-            repro = true;
-            break;
-        case 'P':
-            pin = false;
-            break;
-        case 'N':
-            /* Read by engine/xport/nccl/cudart.c when the NCCL transport first loads. */
-            setenv("FABTOP_NCCL", optarg, 1);
-            break;
-        case 'l':
-            list_presets();
-            return CLI_OK;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        case 'V':
-            cli_print_version();
-            return CLI_OK;
-        default:
-            return cli_bad_option("run", argv, shortopts);
-        }
+    struct run_args o = {0};
+    int first, prc = cli_parse_args(&cli_run_command, argc, argv, &o, &first);
+    if (prc >= 0)
+        return prc;
+    if (o.list) {
+        list_presets();
+        return CLI_OK;
     }
-    if (optind < argc)
-        return cli_usage_error("run", "unexpected argument '%s'", argv[optind]);
+    const char *mixname = o.mix, *peer = o.peer, *key = o.key, *out = o.out;
+    const char *expect_s = o.expect;
+    double duration = o.duration;
+    uint64_t size = o.size;
+    bool json = o.json, pin = !o.no_pin, repro = o.repro;
+    if (o.nccl)
+        /* Read by engine/xport/nccl/cudart.c when the NCCL transport first loads. */
+        setenv("FABTOP_NCCL", o.nccl, 1);
+    if (first < argc)
+        return cli_usage_error("run", "unexpected argument '%s'", argv[first]);
     if (!mixname)
         return cli_usage_error("run", "--mix is required (try --list)");
 
