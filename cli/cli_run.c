@@ -74,8 +74,8 @@ static const struct cli_opt run_opts[] = {
     {"no-pin", 0, CLI_ARG_NONE, NULL, "do not pin workers near their NIC's NUMA node", CLI_V_SET,
      .off = A(no_pin)},
     {"nccl", 0, CLI_ARG_REQUIRED, "PATH",
-     "the libnccl.so NCCL flows load (the exact library a serving\nstack uses; sets "
-     "FABTOP_NCCL)",
+     "the libnccl.so NCCL flows load (the exact library a serving\nstack uses; without it "
+     "$FABTOP_NCCL, else libnccl.so.2)",
      CLI_V_STRING, CLI_C_FILE, .off = A(nccl)},
     {"list", 'l', CLI_ARG_NONE, NULL, "list the preset mixes", CLI_V_SET, .off = A(list)},
 };
@@ -154,9 +154,6 @@ int cli_run_main(int argc, char **argv)
     double duration = o.duration;
     uint64_t size = o.size;
     bool json = o.json, pin = !o.no_pin, repro = o.repro;
-    if (o.nccl)
-        /* Read by engine/xport/nccl/cudart.c when the NCCL transport first loads. */
-        setenv("FABTOP_NCCL", o.nccl, 1);
     if (first < argc)
         return cli_usage_error("run", "unexpected argument '%s'", argv[first]);
     if (!mixname)
@@ -173,6 +170,11 @@ int cli_run_main(int argc, char **argv)
         mix_set_size(&mix, size);
     if (duration > 0)
         mix_set_duration(&mix, duration);
+    /* The NCCL flows load this library (engine/xport/nccl/cudart.h: cudart_load_lib). */
+    if (o.nccl && mix_set_library(&mix, "nccl", o.nccl) < 0) {
+        mix_free(&mix);
+        return cli_usage_error("run", "--nccl takes a path of at most 255 bytes");
+    }
     if (ex.n && thresholds_check_mix(&ex, &mix, &err) < 0) {
         mix_free(&mix);
         return cli_usage_error("run", "%s", err.msg);
