@@ -1,4 +1,4 @@
-/* cli: the batch front end's shared pieces: exit statuses (DESIGN.md conventions), usage
+/* cli: the batch front end's shared pieces: exit statuses (README.md, "Exit statuses"), usage
  * errors, JSON output (--json, -o FILE) and the commands' entry points. The options of
  * every command are tables (cli_opts.h). */
 #ifndef CLI_H

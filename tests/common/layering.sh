@@ -38,4 +38,14 @@ if [ -n "$bad" ]; then
     echo "FAIL: a front-end library links a layer above it: $bad"
     exit 1
 fi
-echo "PASS: text/ is curses-free and tui/-free, tui/ never uses cli/"
+# Every file a cli/ source names outside its #include lines exists (beside it or from the
+# top of the tree).
+for f in "$src"/cli/*.[ch]; do
+    for name in $(grep -vE '^#[[:space:]]*include' "$f" | grep -oE '[A-Za-z0-9_/-]+\.(c|h|md|sh)\b' | sort -u); do
+        if [ ! -e "$src/$name" ] && [ ! -e "$src/cli/$name" ]; then
+            echo "FAIL: $f names $name, which does not exist"
+            exit 1
+        fi
+    done
+done
+echo "PASS: text/ is curses-free and tui/-free, tui/ never uses cli/; cli/ cites files that exist"
