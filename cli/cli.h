@@ -42,6 +42,12 @@ int cli_save_json(const cJSON *doc, const char *path, const char *kind);
 int cli_emit_json(const cJSON *doc, bool json, const char *out_path, const char *kind);
 void cli_print_version(void);
 
+struct mix;
+/* `fabtop run`'s mix from its command line as the run builds it (--mix, the setup form's
+ * knobs --endpoint, --transport, --concurrency, --senders, --neighbours, then --size,
+ * --duration, --nccl): 0, or the exit status after one line saying why. For tests. */
+int cli_run_mix(int argc, char **argv, struct mix *m);
+
 /* Each command's entry point (its table: cli_opts.h). */
 int cli_topo_main(int argc, char **argv);
 int cli_serve_main(int argc, char **argv);

@@ -51,11 +51,17 @@ static int bad_value(const struct cli_command *cmd, const struct cli_opt *o, con
         snprintf(msg, sizeof(msg), "--%s takes %s from %g to %g, not '%s'", o->name,
                  o->kind == CLI_V_INTEGER ? "a whole number" : "a number", o->min, o->max, arg);
     } else if (o->kind == CLI_V_ENUM) {
+        /* "--NAME takes a, b or c": the names offered, aliases left out. */
+        int offered = 0, k = 0;
+        for (const struct cli_enum *e = o->values; e->name; e++)
+            offered += !e->alias;
         size_t n = (size_t)snprintf(msg, sizeof(msg), "--%s takes", o->name);
         for (const struct cli_enum *e = o->values; e->name && n < sizeof(msg); e++)
-            if (!e->alias)
-                n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s %s",
-                                      e == o->values ? "" : " or", e->name);
+            if (!e->alias) {
+                const char *sep = k == 0 ? " " : k == offered - 1 ? " or " : ", ";
+                n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s%s", sep, e->name);
+                k++;
+            }
         if (n < sizeof(msg))
             snprintf(msg + n, sizeof(msg) - n, ", not '%s'", arg);
     } else {

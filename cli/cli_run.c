@@ -16,6 +16,7 @@
 #include "common/strbuf.h"
 #include "engine/run/thresholds.h"
 #include "engine/flow/mix.h"
+#include "engine/run/mix_build.h"
 #include "engine/results/results.h"
 #include "engine/run/runner.h"
 #include "topology/topo_load.h"
@@ -37,7 +38,16 @@ struct run_args {
     double duration;
     uint64_t size;
     bool json, no_pin, repro, list;
+    /* The setup form's knobs (engine/run/mix_build.h); 0 / NULL: the preset's. */
+    const char *endpoint;
+    int transport, neighbours; /* 0: not given; else the enum's value */
+    long concurrency, senders;
 };
+
+/* --transport and --neighbours: 0 means not given. */
+static const struct cli_enum run_transports[] = {
+    {"tcp", 1, 0}, {"verbs", 2, 0}, {"nccl", 3, 0}, {"sim", 4, 0}, {NULL, 0, 0}};
+static const struct cli_enum on_off[] = {{"on", 1, 0}, {"off", 2, 0}, {NULL, 0, 0}};
 
 #define A(f) offsetof(struct run_args, f)
 static const struct cli_opt run_opts[] = {
@@ -78,6 +88,22 @@ static const struct cli_opt run_opts[] = {
      "$FABTOP_NCCL, else libnccl.so.2)",
      CLI_V_STRING, CLI_C_FILE, .off = A(nccl)},
     {"list", 'l', CLI_ARG_NONE, NULL, "list the preset mixes", CLI_V_SET, .off = A(list)},
+    /* The setup form's knobs, as mix_build_knobs words them (a test checks the words). */
+    CLI_SECTION("Building the mix from the preset, as the explorer's setup form does:"),
+    {"endpoint", 0, CLI_ARG_REQUIRED, "ENDPOINT",
+     "local endpoint of every flow: any, netdev:NAME, ip:ADDR,\nrdma:DEV:PORT or gpu:N",
+     CLI_V_STRING, .off = A(endpoint)},
+    {"transport", 0, CLI_ARG_REQUIRED, "NAME", "transport of every flow: tcp, verbs, nccl",
+     CLI_V_ENUM, .values = run_transports, .off = A(transport)},
+    {"concurrency", 0, CLI_ARG_REQUIRED, "N",
+     "the foreground's operations, requests or connections in\nflight, 1 to 1024", CLI_V_INTEGER,
+     .min = 1, .max = MIX_BUILD_MAX_CONC, .off = A(concurrency)},
+    {"senders", 0, CLI_ARG_REQUIRED, "N",
+     "incast senders streaming into this host at once (incast\npresets)", CLI_V_INTEGER, .min = 1,
+     .max = MIX_MAX_FLOWS, .off = A(senders)},
+    {"neighbours", 0, CLI_ARG_REQUIRED, "on|off",
+     "off: drop the background flows (the quiet phase alone)", CLI_V_ENUM, .values = on_off,
+     .off = A(neighbours)},
 };
 #undef A
 
@@ -139,6 +165,93 @@ static void progress(const struct runner_snapshot *s, bool tty)
     fflush(stderr);
 }
 
+/* The RDMA port's netdev and its first address, for TCP over that port, from this node's
+ * topology (as the setup form takes them from the explorer's). */
+static void rdma_endpoint_netdev(struct mix_build_endpoint *ep)
+{
+    struct topo_load_opts lo = {.no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    struct ft_err err = {0};
+    if (topo_load(&lo, &m, &err) < 0)
+        return;
+    for (int p = 0; p < m->nports; p++) {
+        const struct topo_port *pt = &m->ports[p];
+        char id[96];
+        snprintf(id, sizeof(id), "%s:%d", m->nics[pt->nic].rdma_dev, pt->num);
+        if (strcmp(id, ep->rdma) || pt->netdev < 0)
+            continue;
+        const struct topo_netdev *nd = &m->netdevs[pt->netdev];
+        size_t na = strcspn(nd->addrs, " ");
+        snprintf(ep->netdev, sizeof(ep->netdev), "%s", nd->name);
+        if (na && na < sizeof(ep->ip))
+            snprintf(ep->ip, sizeof(ep->ip), "%.*s", (int)na, nd->addrs);
+    }
+    topo_model_free(m);
+}
+
+/* The mix per o: the preset, built further by the setup form's knobs when any is given
+ * (mix_build, as the form builds it), then --size, --duration and --nccl. 0, or the exit
+ * status after one line saying why. */
+static int build_mix(const struct run_args *o, struct mix *mix)
+{
+    struct ft_err err = {0};
+    bool knobs = o->endpoint || o->transport || o->concurrency || o->senders || o->neighbours;
+    if (!knobs) {
+        if (mix_load(o->mix, mix, &err) < 0)
+            return cli_fail(&err);
+    } else {
+        struct mix_build b;
+        mix_build_init(&b);
+        b.edited_by = "the command line";
+        if (mix_build_load(&b, o->mix, &err) < 0) {
+            mix_build_free(&b);
+            return cli_fail(&err);
+        }
+        char conc[16], senders[16];
+        snprintf(conc, sizeof(conc), "%ld", o->concurrency);
+        snprintf(senders, sizeof(senders), "%ld", o->senders);
+        const char *v[MIX_KNOB_COUNT] = {
+            [MIX_KNOB_ENDPOINT] = o->endpoint,
+            [MIX_KNOB_TRANSPORT] = o->transport ? run_transports[o->transport - 1].name : NULL,
+            [MIX_KNOB_CONC] = o->concurrency ? conc : NULL,
+            [MIX_KNOB_SENDERS] = o->senders ? senders : NULL,
+            [MIX_KNOB_NEIGHBOURS] = o->neighbours ? on_off[o->neighbours - 1].name : NULL};
+        int rc = 0;
+        for (int k = 0; k < MIX_KNOB_COUNT && !rc; k++)
+            if (v[k] && mix_build_set(&b, (enum mix_knob)k, v[k], &err) < 0)
+                rc = cli_usage_error("run", "--%s: %s", mix_build_knobs[k].flag, err.msg);
+        if (!rc && b.ep.kind == MIX_EP_RDMA)
+            rdma_endpoint_netdev(&b.ep);
+        char why[512];
+        if (!rc && mix_build_make(&b, mix, why, sizeof(why)) < 0)
+            rc = cli_usage_error("run", "%s", why);
+        mix_build_free(&b);
+        if (rc)
+            return rc;
+    }
+    if (o->size)
+        mix_set_size(mix, o->size);
+    if (o->duration > 0)
+        mix_set_duration(mix, o->duration);
+    /* The NCCL flows load this library (engine/xport/nccl/cudart.h: cudart_load_lib). */
+    if (o->nccl && mix_set_library(mix, "nccl", o->nccl) < 0) {
+        mix_free(mix);
+        return cli_usage_error("run", "--nccl takes a path of at most 255 bytes");
+    }
+    return 0;
+}
+
+int cli_run_mix(int argc, char **argv, struct mix *mix)
+{
+    struct run_args o = {0};
+    int first, rc = cli_parse_args(&cli_run_command, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc ? rc : CLI_USAGE; /* --help is no mix */
+    if (!o.mix)
+        return cli_usage_error("run", "--mix is required (try --list)");
+    return build_mix(&o, mix);
+}
+
 int cli_run_main(int argc, char **argv)
 {
     struct run_args o = {0};
@@ -151,8 +264,6 @@ int cli_run_main(int argc, char **argv)
     }
     const char *mixname = o.mix, *peer = o.peer, *key = o.key, *out = o.out;
     const char *expect_s = o.expect;
-    double duration = o.duration;
-    uint64_t size = o.size;
     bool json = o.json, pin = !o.no_pin, repro = o.repro;
     if (first < argc)
         return cli_usage_error("run", "unexpected argument '%s'", argv[first]);
@@ -164,17 +275,9 @@ int cli_run_main(int argc, char **argv)
     if (expect_s && thresholds_parse(expect_s, &ex, &err) < 0)
         return cli_usage_error("run", "%s", err.msg);
     struct mix mix;
-    if (mix_load(mixname, &mix, &err) < 0)
-        return cli_fail(&err);
-    if (size)
-        mix_set_size(&mix, size);
-    if (duration > 0)
-        mix_set_duration(&mix, duration);
-    /* The NCCL flows load this library (engine/xport/nccl/cudart.h: cudart_load_lib). */
-    if (o.nccl && mix_set_library(&mix, "nccl", o.nccl) < 0) {
-        mix_free(&mix);
-        return cli_usage_error("run", "--nccl takes a path of at most 255 bytes");
-    }
+    int brc = build_mix(&o, &mix);
+    if (brc)
+        return brc;
     if (ex.n && thresholds_check_mix(&ex, &mix, &err) < 0) {
         mix_free(&mix);
         return cli_usage_error("run", "%s", err.msg);
