@@ -15,7 +15,6 @@
 
 #include "cli/cli_opts.h"
 #include "common/strbuf.h"
-#include "common/xalloc.h"
 #include "engine/counters/counters.h"
 
 #define MAX_PORTS 64
@@ -64,17 +63,14 @@ static int parse_watch(const struct cli_opt *o, const char *arg, void *args, str
     return 0;
 }
 
-/* --port DEV:N|DEV|NETDEV, repeatable. */
-static int parse_port(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
+/* --port DEV:N|DEV|NETDEV (repeatable): not empty. */
+static int check_port(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
 {
+    (void)o;
+    (void)args;
     (void)p;
-    struct cli_list *l = &((struct counters_args *)args)->ports;
-    if (l->n == o->max_count)
-        return cli_usage_error("counters", "at most %d --port options", o->max_count);
     if (!*arg)
         return cli_usage_error("counters", "--port needs DEV:N, DEV or NETDEV");
-    l->v = xalloc_resize(l->v, (size_t)(l->n + 1) * sizeof(*l->v));
-    l->v[l->n++] = arg;
     return 0;
 }
 
@@ -88,7 +84,8 @@ static const struct cli_opt counters_opts[] = {
      .min = 1, .max = 1e15, .bad = "--count takes a positive number, not '%s'", .off = A(count)},
     {"port", 0, CLI_ARG_REQUIRED, "DEV:N|NETDEV",
      "only this RDMA port (mlx5_0:1), device (mlx5_0) or netdev\n(eth0); repeat it for more",
-     CLI_V_CUSTOM, .max_count = MAX_PORTS, .parse = parse_port},
+     CLI_V_LIST, .max_count = MAX_PORTS, .bad = "at most %d --port options", .off = A(ports),
+     .parse = check_port},
     {"snmp", 0, CLI_ARG_NONE, NULL,
      "add /proc/net/snmp and netstat (TCP retransmissions,\ntimeouts, ECN) of this network "
      "namespace",
@@ -330,7 +327,7 @@ int cli_counters_main(int argc, char **argv)
     if (prc >= 0)
         return prc;
     int rc = counters(&o, argc - first, argv + first);
-    free(o.ports.v);
+    cli_args_free(&cli_counters_command, &o);
     return rc;
 }
 

@@ -121,6 +121,9 @@ static int store(const struct cli_opt *o, const char *arg, void *args, struct cl
         return bad_value(p->cmd, o, arg);
     case CLI_V_LIST: {
         struct cli_list *l = (struct cli_list *)field;
+        int rc = o->parse ? o->parse(o, arg, args, p) : 0;
+        if (rc || !arg)
+            return rc; /* a bad value, or an optional argument left out */
         if (o->max_count && l->n == o->max_count) {
             /* A list's bad words the limit (%d), not the value. */
             char msg[256];

@@ -21,7 +21,7 @@ enum cli_kind {
     CLI_V_INTEGER, /* the long at off: a whole number in [min, max] */
     CLI_V_BYTES,   /* the uint64_t at off: bytes like 4096 or 64KiB (mix_parse_bytes) */
     CLI_V_ENUM,    /* the int at off: the value of the name in values (case-insensitive) */
-    CLI_V_LIST,    /* the struct cli_list at off: repeatable, at most max_count values */
+    CLI_V_LIST,    /* the struct cli_list at off: repeatable, at most max_count (0: any) */
     CLI_V_CUSTOM,  /* parse() stores it: a value with a grammar of its own */
 };
 
@@ -63,8 +63,10 @@ struct cli_opt {
      * 'VALUE'". */
     const char *bad;
     size_t off; /* offsetof the field in the command's args struct */
-    /* CLI_V_CUSTOM: check and store arg (NULL for an optional argument left out); 0, or
-     * the exit status after printing the usage error (cli_usage_error). */
+    /* CLI_V_CUSTOM: check and store arg (NULL for an optional argument left out).
+     * CLI_V_LIST: check arg before it is added, storing nothing (arg NULL: an optional
+     * argument left out; it may set a flag of its own). 0, or the exit status after
+     * printing the usage error (cli_usage_error). */
     int (*parse)(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p);
 };
 

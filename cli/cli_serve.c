@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "cli/cli_opts.h"
-#include "common/xalloc.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/xport/xport.h"
@@ -57,21 +56,13 @@ static int parse_listen(const struct cli_opt *o, const char *arg, void *args, st
     return 0;
 }
 
-/* --allow-nccl (every key) or --allow-nccl=FILE (that key; repeatable). */
-static int parse_allow_nccl(const struct cli_opt *o, const char *arg, void *args,
-                            struct cli_parse *p)
+/* --allow-nccl alone: to every key (--allow-nccl=FILE: to that key, the list). */
+static int allow_nccl_all(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
 {
+    (void)o;
     (void)p;
-    struct serve_args *s = args;
-    if (!arg) {
-        s->nccl_all = true;
-        return 0;
-    }
-    if (s->nccl_files.n == o->max_count)
-        return cli_usage_error("serve", "at most %d --allow-nccl=FILE entries", o->max_count);
-    s->nccl_files.v =
-        xalloc_resize(s->nccl_files.v, (size_t)(s->nccl_files.n + 1) * sizeof(char *));
-    s->nccl_files.v[s->nccl_files.n++] = arg;
+    if (!arg)
+        ((struct serve_args *)args)->nccl_all = true;
     return 0;
 }
 
@@ -94,7 +85,8 @@ static const struct cli_opt serve_opts[] = {
     {"allow-nccl", 0, CLI_ARG_OPTIONAL, "[=FILE]",
      "serve NCCL collectives (off by default: NCCL's ranks\nconnect to addresses the client's "
      "ranks advertise); to\nevery key, or =FILE only to that --key-file's key\n(repeatable)",
-     CLI_V_CUSTOM, CLI_C_FILE, .max_count = AGENT_MAX_KEYS, .parse = parse_allow_nccl},
+     CLI_V_LIST, CLI_C_FILE, .max_count = AGENT_MAX_KEYS,
+     .bad = "at most %d --allow-nccl=FILE entries", .off = A(nccl_files), .parse = allow_nccl_all},
     {"max-rate", 0, CLI_ARG_REQUIRED, "GBPS",
      "Gb/s per client key: every flow of every session with\nthat key together (default "
      "{default})",
@@ -150,7 +142,6 @@ int cli_serve_main(int argc, char **argv)
         return prc;
     int rc = serve(&o, argc - first, argv + first);
     cli_args_free(&cli_serve_command, &o);
-    free(o.nccl_files.v);
     return rc;
 }
 

@@ -10,7 +10,6 @@
 
 #include "cli/cli_opts.h"
 #include "common/strbuf.h"
-#include "common/xalloc.h"
 #include "topology/topo_cabling.h"
 #include "topology/topo_json.h"
 #include "topology/topo_pipeline.h"
@@ -44,19 +43,17 @@ static int parse_ca(const struct cli_opt *o, const char *arg, void *args, struct
 }
 
 /* --route SRC,DST (repeatable): two non-empty ends. */
-static int parse_route(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
+static int check_route(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
 {
     (void)o;
     (void)p;
+    (void)args;
     const char *comma = strchr(arg, ',');
     if (!comma || comma == arg || !comma[1])
         return cli_usage_error("topo",
                                "--route takes SRC,DST (each a LID, a GUID or a node "
                                "description), not '%s'",
                                arg);
-    struct cli_list *l = &((struct topo_args *)args)->routes;
-    l->v = xalloc_resize(l->v, (size_t)(l->n + 1) * sizeof(*l->v));
-    l->v[l->n++] = arg;
     return 0;
 }
 
@@ -96,7 +93,7 @@ static const struct cli_opt topo_opts[] = {
     {"route", 0, CLI_ARG_REQUIRED, "SRC,DST",
      "walk this route through the forwarding tables (LID, GUID\nor node description; "
      "repeatable; default: from each\nlocal port to every other CA, up to 32)",
-     CLI_V_CUSTOM, .parse = parse_route},
+     CLI_V_LIST, .off = A(routes), .parse = check_route},
     {"mad-timeout", 0, CLI_ARG_REQUIRED, "MS", "per-MAD timeout in milliseconds (default 200)",
      CLI_V_INTEGER, .min = 1, .max = 60000, .def = 200,
      .bad = "--mad-timeout takes 1 to 60000, not '%s'", .off = A(mad_timeout)},
