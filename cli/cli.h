@@ -1,5 +1,6 @@
-/* cli: the batch front end's shared pieces: subcommand table, common options
- * (--json, -o FILE, --input, --sysfs-root), exit statuses (DESIGN.md conventions). */
+/* cli: the batch front end's shared pieces: exit statuses (README.md, "Exit statuses"), usage
+ * errors, JSON output (--json, -o FILE) and the commands' entry points. The options of
+ * every command are tables (cli_opts.h). */
 #ifndef CLI_H
 #define CLI_H
 
@@ -9,7 +10,6 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
-#include "topology/topo_load.h"
 
 /* Exit statuses shared by every subcommand. */
 enum {
@@ -25,40 +25,30 @@ enum {
     CLI_NOPERM = 77,
 };
 
-struct cli_cmd {
-    const char *name;
-    const char *summary;
-    int (*main)(int argc, char **argv);
-};
-
 /* Print "fabtop: MESSAGE" on stderr and return the sysexits status for err. */
 int cli_fail(const struct ft_err *err);
 /* Print a usage error and return 64. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* After getopt_long returned '?' or ':' (with opterr = 0): name the bad option. */
-int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
 /* Before long work whose document goes to -o PATH: can PATH be written (common/atomicfile.h:
  * a regular file or nothing, in an existing directory)? 0, or one line on stderr and 73. It
  * creates and truncates nothing. */
 int cli_check_output(const char *path);
 /* Save doc atomically to path. If that fails: one line saying why, then the document is saved
- * to a new fallback file, fabtop-KIND-DATE-TIME-PID.json in the current directory (else in
- * $TMPDIR, default /tmp), and a second line names it; returns 73 (also when saved there).
+ * to a new fallback file (jsonutil_save_fallback in common/jsonutil.h), and a second line
+ * names it; returns 73 (also when saved there).
  * 0 when saved to path. kind: "results", "topo", "counters", "compare". */
 int cli_save_json(const cJSON *doc, const char *path, const char *kind);
-/* The fallback alone, printing nothing: a new fabtop-KIND-DATE-TIME-PID.json in the current
- * directory, else in $TMPDIR (default /tmp). 0 and its path in out, or -errno. */
-int cli_save_fallback(const cJSON *doc, const char *kind, char *out, size_t len);
 /* Emit a JSON document: on stdout when json, and to out_path (cli_save_json) when set. */
 int cli_emit_json(const cJSON *doc, bool json, const char *out_path, const char *kind);
 void cli_print_version(void);
-/* The fabtop-hwloc-xml helper: $FABTOP_XML_HELPER, else beside this binary (the build
- * tree), else in the installed libexec directory; NULL when none is there. */
-const char *cli_xml_helper(void);
-/* topo_load with the XML helper filled in; without a helper an XML is parsed in this
- * process and the model gets a note saying that a malformed file can crash it. */
-int cli_topo_load(struct topo_load_opts *lo, struct topo_model **out, struct ft_err *err);
 
+struct mix;
+/* `fabtop run`'s mix from its command line as the run builds it (--mix, the setup form's
+ * knobs --endpoint, --transport, --concurrency, --senders, --neighbours, then --size,
+ * --duration, --nccl): 0, or the exit status after one line saying why. For tests. */
+int cli_run_mix(int argc, char **argv, struct mix *m);
+
+/* Each command's entry point (its table: cli_opts.h). */
 int cli_topo_main(int argc, char **argv);
 int cli_serve_main(int argc, char **argv);
 int cli_run_main(int argc, char **argv);

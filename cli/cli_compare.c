@@ -3,33 +3,49 @@
  * flow and size point with p50/p99/p99.9 in microseconds, goodput in Gb/s and B/A ratios. */
 #include "cli/cli.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli_opts.h"
 #include "common/strbuf.h"
 #include "engine/results/compare.h"
 #include "engine/results/results.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: fabtop compare [OPTIONS] A.json B.json\n"
-               "Put two saved results side by side: which test conditions differ and why each\n"
-               "makes the comparison unfair, then every flow and size point with B/A ratios.\n"
-               "\n"
-               "  --all               also list the conditions that are the same\n"
-               "  --json              print the comparison as one JSON document on stdout\n"
-               "  -o, --output FILE   also save the JSON comparison to FILE (atomically)\n"
-               "  -h, --help          this help\n"
-               "  -V, --version       print the version\n"
-               "\n"
-               "Weights: unfair = changes the numbers by itself (MTU, link layer, sizes,\n"
-               "neighbour load, ...); caution = may change them (firmware, kernel, peer, ...);\n"
-               "info = recorded for context. Latency in microseconds of the flow's latency kind;\n"
-               "Gb/s = 10^9 bit/s; ratios are B over A.\n"
-               "Exit status: 0 comparable (or with care), 1 not like for like, 64 usage,\n"
-               "65 a file is not a fabtop results file, 66 missing file.\n");
-}
+/* What the command line sets. */
+struct compare_args {
+    bool all, json;
+    const char *out;
+};
+
+#define A(f) offsetof(struct compare_args, f)
+static const struct cli_opt compare_opts[] = {
+    {"all", 0, CLI_ARG_NONE, NULL, "also list the conditions that are the same", CLI_V_SET,
+     .off = A(all)},
+    {"json", 0, CLI_ARG_NONE, NULL, "print the comparison as one JSON document on stdout",
+     CLI_V_SET, .off = A(json)},
+    {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also save the JSON comparison to FILE (atomically)",
+     CLI_V_STRING, CLI_C_FILE, .off = A(out)},
+};
+#undef A
+
+const struct cli_command cli_compare_command = {
+    .name = "compare",
+    .summary = "two saved results side by side: differing conditions, ratios",
+    .synopsis = "Usage: fabtop compare [OPTIONS] A.json B.json\n"
+                "Put two saved results side by side: which test conditions differ and why each\n"
+                "makes the comparison unfair, then every flow and size point with B/A ratios.\n",
+    .opts = compare_opts,
+    .nopts = sizeof(compare_opts) / sizeof(compare_opts[0]),
+    .epilogue = "Weights: unfair = changes the numbers by itself (MTU, link layer, sizes,\n"
+                "neighbour load, ...); caution = may change them (firmware, kernel, peer, ...);\n"
+                "info = recorded for context. Latency in microseconds of the flow's latency kind;\n"
+                "Gb/s = 10^9 bit/s; ratios are B over A.\n"
+                "Exit status: 0 comparable (or with care), 1 not like for like, 64 usage,\n"
+                "65 a file is not a fabtop results file, 66 missing file.\n",
+    .help_col = 22,
+    .main = cli_compare_main,
+};
 
 static void metric_value(char *buf, size_t len, bool valid, double v, int m)
 {
@@ -109,41 +125,16 @@ static void text(struct strbuf *sb, const struct compare_result *r, const char *
 
 int cli_compare_main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"all", no_argument, NULL, 'a'},          {"json", no_argument, NULL, 'j'},
-        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
-    static const char shortopts[] = "o:hV";
-    bool json = false, all = false;
-    const char *out = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        switch (c) {
-        case 'a':
-            all = true;
-            break;
-        case 'j':
-            json = true;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        case 'V':
-            cli_print_version();
-            return CLI_OK;
-        default:
-            return cli_bad_option("compare", argv, shortopts);
-        }
-    }
-    if (argc - optind != 2)
+    struct compare_args o = {0};
+    int first, prc = cli_parse_args(&cli_compare_command, argc, argv, &o, &first);
+    if (prc >= 0)
+        return prc;
+    bool json = o.json, all = o.all;
+    const char *out = o.out;
+    if (argc - first != 2)
         return cli_usage_error("compare", "needs two results files, A and B (got %d)",
-                               argc - optind);
-    const char *pa = argv[optind], *pb = argv[optind + 1];
+                               argc - first);
+    const char *pa = argv[first], *pb = argv[first + 1];
     struct ft_err err = {0};
     cJSON *a = NULL, *b = NULL;
     if (results_load(pa, &a, &err) < 0)

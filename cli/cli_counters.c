@@ -4,7 +4,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli_opts.h"
 #include "common/strbuf.h"
 #include "engine/counters/counters.h"
 
@@ -26,39 +27,6 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: fabtop counters [OPTIONS]\n"
-               "Congestion, loss/retransmission, error and traffic counters of this node's RDMA\n"
-               "ports and netdevs, with their real semantics (widths, saturation, resets).\n"
-               "\n"
-               "  --watch [SEC]       redraw every SEC seconds (default 1) with rates and growth\n"
-               "                      since the start; Ctrl-C ends it\n"
-               "  --count N           with --watch: stop after N redraws\n"
-               "  --port DEV:N|NETDEV only this RDMA port (mlx5_0:1), device (mlx5_0) or netdev\n"
-               "                      (eth0); repeat it for more\n"
-               "  --snmp              add /proc/net/snmp and netstat (TCP retransmissions,\n"
-               "                      timeouts, ECN) of this network namespace\n"
-               "  --qdisc             add qdisc statistics (backlog, drops, overlimits)\n"
-               "  --ethtool           add ethtool statistics (PFC pause per priority, discards)\n"
-               "  --all               also show unknown counters that did not move\n"
-               "  --json              print JSON on stdout (with --watch: one line per redraw)\n"
-               "  -o, --output FILE   also save the JSON document to FILE (atomically)\n"
-               "  --sysfs-root DIR    read a captured /sys tree (DIR/sys/...), not the live one\n"
-               "  --proc-root DIR     read a captured /proc tree (DIR/proc/net/...)\n"
-               "  -h, --help          this help\n"
-               "  -V, --version       print the version\n"
-               "\n"
-               "Counters are port-wide: they include all traffic on the port, not only yours.\n"
-               "On a live system the counters are read twice, one interval apart, for rates;\n"
-               "firmware-backed ones (IB PortCounters, mlx5 hw_counters) at most once a second.\n"
-               "n/a: not readable (never shown as 0). saturated: stuck at its maximum, the true\n"
-               "count is unknown. reset: it went down (cleared), no rate for that interval.\n"
-               "IB data counters count 4-byte words; fabtop shows bytes.\n"
-               "\n"
-               "Exit status: 0 ok, 64 usage, 66 no such port or no counters, 73 cannot write.\n");
-}
-
 static bool parse_secs(const char *s, double *out)
 {
     char *end;
@@ -68,6 +36,97 @@ static bool parse_secs(const char *s, double *out)
     *out = v;
     return true;
 }
+
+/* What the command line sets. */
+struct counters_args {
+    struct counters_opts co;
+    struct cli_list ports;
+    bool watch, json, all;
+    double interval;
+    long count;
+    const char *out;
+};
+
+/* --watch=SEC, or --watch SEC when the next word is a number. */
+static int parse_watch(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
+{
+    (void)o;
+    struct counters_args *c = args;
+    c->watch = true;
+    if (arg) {
+        if (!parse_secs(arg, &c->interval))
+            return cli_usage_error("counters", "--watch takes seconds from 0.05 to 3600, not '%s'",
+                                   arg);
+    } else if (optind < p->argc && parse_secs(p->argv[optind], &c->interval)) {
+        optind++;
+    }
+    return 0;
+}
+
+/* --port DEV:N|DEV|NETDEV (repeatable): not empty. */
+static int check_port(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
+{
+    (void)o;
+    (void)args;
+    (void)p;
+    if (!*arg)
+        return cli_usage_error("counters", "--port needs DEV:N, DEV or NETDEV");
+    return 0;
+}
+
+#define A(f) offsetof(struct counters_args, f)
+static const struct cli_opt counters_opts[] = {
+    {"watch", 0, CLI_ARG_OPTIONAL, " [SEC]",
+     "redraw every SEC seconds (default 1) with rates and growth\nsince the start; Ctrl-C ends "
+     "it",
+     CLI_V_CUSTOM, .min = 0.05, .max = 3600, .def = 1, .parse = parse_watch},
+    {"count", 0, CLI_ARG_REQUIRED, "N", "with --watch: stop after N redraws", CLI_V_INTEGER,
+     .min = 1, .max = 1e15, .bad = "--count takes a positive number, not '%s'", .off = A(count)},
+    {"port", 0, CLI_ARG_REQUIRED, "DEV:N|NETDEV",
+     "only this RDMA port (mlx5_0:1), device (mlx5_0) or netdev\n(eth0); repeat it for more",
+     CLI_V_LIST, .max_count = MAX_PORTS, .bad = "at most %d --port options", .off = A(ports),
+     .parse = check_port},
+    {"snmp", 0, CLI_ARG_NONE, NULL,
+     "add /proc/net/snmp and netstat (TCP retransmissions,\ntimeouts, ECN) of this network "
+     "namespace",
+     CLI_V_SET, .off = A(co.with_snmp)},
+    {"qdisc", 0, CLI_ARG_NONE, NULL, "add qdisc statistics (backlog, drops, overlimits)", CLI_V_SET,
+     .off = A(co.with_qdisc)},
+    {"ethtool", 0, CLI_ARG_NONE, NULL, "add ethtool statistics (PFC pause per priority, discards)",
+     CLI_V_SET, .off = A(co.with_ethtool)},
+    {"all", 0, CLI_ARG_NONE, NULL, "also show unknown counters that did not move", CLI_V_SET,
+     .off = A(all)},
+    {"json", 0, CLI_ARG_NONE, NULL, "print JSON on stdout (with --watch: one line per redraw)",
+     CLI_V_SET, .off = A(json)},
+    {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also save the JSON document to FILE (atomically)",
+     CLI_V_STRING, CLI_C_FILE, .off = A(out)},
+    {"sysfs-root", 0, CLI_ARG_REQUIRED, "DIR",
+     "read a captured /sys tree (DIR/sys/...), not the live one", CLI_V_STRING, CLI_C_DIR,
+     .off = A(co.sys_root)},
+    {"proc-root", 0, CLI_ARG_REQUIRED, "DIR", "read a captured /proc tree (DIR/proc/net/...)",
+     CLI_V_STRING, CLI_C_DIR, .off = A(co.proc_root)},
+};
+#undef A
+
+const struct cli_command cli_counters_command = {
+    .name = "counters",
+    .summary = "congestion, loss and error counters of ports and netdevs",
+    .synopsis = "Usage: fabtop counters [OPTIONS]\n"
+                "Congestion, loss/retransmission, error and traffic counters of this node's RDMA\n"
+                "ports and netdevs, with their real semantics (widths, saturation, resets).\n",
+    .opts = counters_opts,
+    .nopts = sizeof(counters_opts) / sizeof(counters_opts[0]),
+    .epilogue = "Counters are port-wide: they include all traffic on the port, not only yours.\n"
+                "On a live system the counters are read twice, one interval apart, for rates;\n"
+                "firmware-backed ones (IB PortCounters, mlx5 hw_counters) at most once a second.\n"
+                "n/a: not readable (never shown as 0). saturated: stuck at its maximum, the true\n"
+                "count is unknown. reset: it went down (cleared), no rate for that interval.\n"
+                "IB data counters count 4-byte words; fabtop shows bytes.\n"
+                "\n"
+                "Exit status: 0 ok, 64 usage, 66 no such port or no counters, 73 cannot write.\n",
+    .help_col = 22,
+    .main = cli_counters_main,
+};
 
 /* ---- text ---- */
 
@@ -259,117 +318,37 @@ static void raise_nofile(void)
     }
 }
 
+static int counters(struct counters_args *o, int nrest, char **rest);
+
 int cli_counters_main(int argc, char **argv)
 {
-    enum {
-        O_WATCH = 256,
-        O_COUNT,
-        O_PORT,
-        O_SNMP,
-        O_QDISC,
-        O_ETHTOOL,
-        O_ALL,
-        O_JSON,
-        O_SYS,
-        O_PROC
-    };
-    static const struct option opts[] = {{"watch", optional_argument, NULL, O_WATCH},
-                                         {"count", required_argument, NULL, O_COUNT},
-                                         {"port", required_argument, NULL, O_PORT},
-                                         {"snmp", no_argument, NULL, O_SNMP},
-                                         {"qdisc", no_argument, NULL, O_QDISC},
-                                         {"ethtool", no_argument, NULL, O_ETHTOOL},
-                                         {"all", no_argument, NULL, O_ALL},
-                                         {"json", no_argument, NULL, O_JSON},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"sysfs-root", required_argument, NULL, O_SYS},
-                                         {"proc-root", required_argument, NULL, O_PROC},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"version", no_argument, NULL, 'V'},
-                                         {NULL, 0, NULL, 0}};
-    static const char shortopts[] = "o:hV";
-    bool watch = false, json = false, all = false;
-    double interval = 1.0;
-    long count = 0;
-    const char *out = NULL;
-    const char *ports[MAX_PORTS];
-    int nports = 0;
-    struct counters_opts co = {0};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        switch (c) {
-        case O_WATCH:
-            watch = true;
-            /* --watch=SEC, or --watch SEC when the next word is a number */
-            if (optarg) {
-                if (!parse_secs(optarg, &interval))
-                    return cli_usage_error(
-                        "counters", "--watch takes seconds from 0.05 to 3600, not '%s'", optarg);
-            } else if (optind < argc && parse_secs(argv[optind], &interval)) {
-                optind++;
-            }
-            break;
-        case O_COUNT: {
-            char *end;
-            count = strtol(optarg, &end, 10);
-            if (*end || count < 1)
-                return cli_usage_error("counters", "--count takes a positive number, not '%s'",
-                                       optarg);
-            break;
-        }
-        case O_PORT:
-            if (nports == MAX_PORTS)
-                return cli_usage_error("counters", "at most %d --port options", MAX_PORTS);
-            if (!*optarg)
-                return cli_usage_error("counters", "--port needs DEV:N, DEV or NETDEV");
-            ports[nports++] = optarg;
-            break;
-        case O_SNMP:
-            co.with_snmp = true;
-            break;
-        case O_QDISC:
-            co.with_qdisc = true;
-            break;
-        case O_ETHTOOL:
-            co.with_ethtool = true;
-            break;
-        case O_ALL:
-            all = true;
-            break;
-        case O_JSON:
-            json = true;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case O_SYS:
-            co.sys_root = optarg;
-            break;
-        case O_PROC:
-            co.proc_root = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        case 'V':
-            cli_print_version();
-            return CLI_OK;
-        default:
-            return cli_bad_option("counters", argv, shortopts);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("counters", "unexpected argument '%s'", argv[optind]);
+    struct counters_args o = {.interval = 1.0};
+    int first, prc = cli_parse_args(&cli_counters_command, argc, argv, &o, &first);
+    if (prc >= 0)
+        return prc;
+    int rc = counters(&o, argc - first, argv + first);
+    cli_args_free(&cli_counters_command, &o);
+    return rc;
+}
+
+/* The command per o; the exit status. */
+static int counters(struct counters_args *o, int nrest, char **rest)
+{
+    bool watch = o->watch, json = o->json, all = o->all;
+    double interval = o->interval;
+    long count = o->count;
+    const char *out = o->out;
+    struct counters_opts co = o->co;
+    if (nrest > 0)
+        return cli_usage_error("counters", "unexpected argument '%s'", rest[0]);
     if (count && !watch)
         return cli_usage_error("counters", "--count goes with --watch");
     if (out && watch)
         return cli_usage_error("counters", "-o writes one document; it does not go with --watch");
     if (out && cli_check_output(out) != CLI_OK)
         return CLI_CANTCREAT;
-    co.only = nports ? ports : NULL;
-    co.nonly = nports;
+    co.only = o->ports.n ? o->ports.v : NULL;
+    co.nonly = o->ports.n;
     bool live = !co.sys_root && !co.proc_root;
 
     raise_nofile();

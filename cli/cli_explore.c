@@ -4,7 +4,7 @@
 #include "cli/cli.h"
 
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,26 +14,54 @@
 
 #include <curses.h>
 
+#include "cli/cli_opts.h"
 #include "engine/flow/mix.h"
 #include "tui/app.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: fabtop [OPTIONS]\n"
-               "The interactive explorer: topology, test setup, live runs, results.\n"
-               "\n"
-               "  --input FILE        explore a saved topology (hwloc XML or fabtop snapshot)\n"
-               "  --sysfs-root DIR    explore a captured /sys + /proc tree\n"
-               "  --results FILE      open a saved results file\n"
-               "  --theme NAME|FILE   colour theme (default, high-contrast, monochrome, light)\n"
-               "  --no-color          monochrome (also when NO_COLOR is set)\n"
-               "  --iterations N      draw N frames and exit (smoke tests)\n"
-               "  --run NAME|FILE     start this mix at once and show it live (F4)\n"
-               "  -h, --help, -V, --version\n"
-               "\n"
-               "Keys: F1 help, F2 setup, F3 topology, F4 live, F5 results, F10 or q quit.\n"
-               "Subcommands for scripts: fabtop topo | run | serve | compare (fabtop --help).\n");
-}
+/* What the command line sets: the app's options and a mix to start at once. */
+struct explore_args {
+    struct app_opts app;
+    const char *run;
+    long iterations;
+};
+
+#define A(f) offsetof(struct explore_args, f)
+static const struct cli_opt explore_opts[] = {
+    {"input", 0, CLI_ARG_REQUIRED, "FILE",
+     "explore a saved topology (hwloc XML or fabtop snapshot)", CLI_V_STRING, CLI_C_FILE,
+     .off = A(app.input)},
+    {"sysfs-root", 0, CLI_ARG_REQUIRED, "DIR", "explore a captured /sys + /proc tree", CLI_V_STRING,
+     CLI_C_DIR, .off = A(app.sysfs_root)},
+    {"results", 0, CLI_ARG_REQUIRED, "FILE", "open a saved results file", CLI_V_STRING, CLI_C_FILE,
+     .off = A(app.results)},
+    {"theme", 0, CLI_ARG_REQUIRED, "NAME|FILE",
+     "colour theme (default, high-contrast, monochrome, light)", CLI_V_STRING, CLI_C_FILE,
+     .off = A(app.theme)},
+    {"no-color", 0, CLI_ARG_NONE, NULL, "monochrome (also when NO_COLOR is set)", CLI_V_SET,
+     .off = A(app.no_color)},
+    {"iterations", 0, CLI_ARG_REQUIRED, "N", "draw N frames and exit (smoke tests)", CLI_V_INTEGER,
+     .min = 1, .max = 1e9, .bad = "--iterations takes a positive number", .off = A(iterations)},
+    /* Test hooks, left out of --help: keys to replay, and where the config lives. */
+    {"keys", 0, CLI_ARG_REQUIRED, "KEYS", NULL, CLI_V_STRING, .off = A(app.keys)},
+    {"config-dir", 0, CLI_ARG_REQUIRED, "DIR", NULL, CLI_V_STRING, CLI_C_DIR,
+     .off = A(app.config_dir)},
+    {"run", 0, CLI_ARG_REQUIRED, "NAME|FILE", "start this mix at once and show it live (F4)",
+     CLI_V_STRING, CLI_C_FILE, .off = A(run)},
+};
+#undef A
+
+const struct cli_command cli_explore_command = {
+    .name = "",
+    .summary = "the interactive explorer",
+    .synopsis = "Usage: fabtop [OPTIONS]\n"
+                "The interactive explorer: topology, test setup, live runs, results.\n",
+    .opts = explore_opts,
+    .nopts = sizeof(explore_opts) / sizeof(explore_opts[0]),
+    .epilogue = "Keys: F1 help, F2 setup, F3 topology, F4 live, F5 results, F10 or q quit.\n"
+                "Subcommands for scripts: fabtop topo | run | serve | compare (fabtop --help).\n",
+    .help_col = 22,
+    .main = cli_explore_main,
+};
 
 static int stderr_copy = -1;
 static FILE *stderr_log;
@@ -75,64 +103,17 @@ static void on_fatal(int sig)
 
 int cli_explore_main(int argc, char **argv)
 {
-    static const char shortopts[] = "hV";
-    static const struct option opts[] = {
-        {"input", required_argument, NULL, 'i'},   {"sysfs-root", required_argument, NULL, 's'},
-        {"results", required_argument, NULL, 'r'}, {"theme", required_argument, NULL, 't'},
-        {"no-color", no_argument, NULL, 'n'},      {"iterations", required_argument, NULL, 'N'},
-        {"keys", required_argument, NULL, 'k'},    {"config-dir", required_argument, NULL, 'c'},
-        {"run", required_argument, NULL, 'R'},     {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0}};
-    struct app_opts o = {0};
-    const char *run = NULL;
+    struct explore_args x = {0};
     const char *nc = getenv("NO_COLOR");
-    o.no_color = nc && *nc;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        switch (c) {
-        case 'i':
-            o.input = optarg;
-            break;
-        case 's':
-            o.sysfs_root = optarg;
-            break;
-        case 'r':
-            o.results = optarg;
-            break;
-        case 't':
-            o.theme = optarg;
-            break;
-        case 'n':
-            o.no_color = true;
-            break;
-        case 'N':
-            o.iterations = atoi(optarg);
-            if (o.iterations <= 0)
-                return cli_usage_error("", "--iterations takes a positive number");
-            break;
-        case 'k':
-            o.keys = optarg;
-            break;
-        case 'c':
-            o.config_dir = optarg;
-            break;
-        case 'R':
-            run = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        case 'V':
-            cli_print_version();
-            return CLI_OK;
-        default:
-            return cli_bad_option("", argv, shortopts);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("", "unknown command '%s'; try 'fabtop --help'", argv[optind]);
+    x.app.no_color = nc && *nc;
+    int first, prc = cli_parse_args(&cli_explore_command, argc, argv, &x, &first);
+    if (prc >= 0)
+        return prc;
+    struct app_opts o = x.app;
+    const char *run = x.run;
+    o.iterations = (int)x.iterations;
+    if (first < argc)
+        return cli_usage_error("", "unknown command '%s'; try 'fabtop --help'", argv[first]);
     if (o.input && o.sysfs_root)
         return cli_usage_error("", "--input and --sysfs-root are exclusive");
 

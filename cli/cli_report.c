@@ -3,57 +3,49 @@
  * of opening a result in the explorer's results view. */
 #include "cli/cli.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 
+#include "cli/cli_opts.h"
 #include "common/strbuf.h"
 #include "engine/results/results.h"
 #include "text/run_text.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: fabtop report [OPTIONS] FILE\n"
-               "Print the summary of a saved results file, as `fabtop run` printed it.\n"
-               "\n"
-               "  --json              print the results document itself on stdout\n"
-               "  -h, --help          this help\n"
-               "  -V, --version       print the version\n"
-               "\n"
-               "Latency is in microseconds with its kind named; Gb/s = 10^9 bit/s.\n"
-               "Exit status: 0 ok, 64 usage, 65 not a fabtop results file, 66 missing file.\n");
-}
+/* What the command line sets. */
+struct report_args {
+    bool json;
+};
+
+static const struct cli_opt report_opts[] = {
+    {"json", 0, CLI_ARG_NONE, NULL, "print the results document itself on stdout", CLI_V_SET,
+     .off = offsetof(struct report_args, json)},
+};
+
+const struct cli_command cli_report_command = {
+    .name = "report",
+    .summary = "the summary of a saved results file",
+    .synopsis = "Usage: fabtop report [OPTIONS] FILE\n"
+                "Print the summary of a saved results file, as `fabtop run` printed it.\n",
+    .opts = report_opts,
+    .nopts = sizeof(report_opts) / sizeof(report_opts[0]),
+    .epilogue = "Latency is in microseconds with its kind named; Gb/s = 10^9 bit/s.\n"
+                "Exit status: 0 ok, 64 usage, 65 not a fabtop results file, 66 missing file.\n",
+    .help_col = 22,
+    .main = cli_report_main,
+};
 
 int cli_report_main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"version", no_argument, NULL, 'V'},
-                                         {NULL, 0, NULL, 0}};
-    static const char shortopts[] = "hV";
-    bool json = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        case 'V':
-            cli_print_version();
-            return CLI_OK;
-        default:
-            return cli_bad_option("report", argv, shortopts);
-        }
-    }
-    if (argc - optind != 1)
-        return cli_usage_error("report", "needs one results file (got %d)", argc - optind);
+    struct report_args o = {0};
+    int first, prc = cli_parse_args(&cli_report_command, argc, argv, &o, &first);
+    if (prc >= 0)
+        return prc;
+    bool json = o.json;
+    if (argc - first != 1)
+        return cli_usage_error("report", "needs one results file (got %d)", argc - first);
     struct ft_err err = {0};
     cJSON *doc = NULL;
-    if (results_load(argv[optind], &doc, &err) < 0)
+    if (results_load(argv[first], &doc, &err) < 0)
         return cli_fail(&err);
     int rc = CLI_OK;
     if (json) {

@@ -4,17 +4,19 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli_opts.h"
 #include "common/strbuf.h"
 #include "engine/run/thresholds.h"
 #include "engine/flow/mix.h"
+#include "engine/run/mix_build.h"
 #include "engine/results/results.h"
 #include "engine/run/runner.h"
 #include "topology/topo_load.h"
@@ -30,43 +32,101 @@ static void on_signal(int sig)
     }
 }
 
-static void usage(FILE *f)
-{
-    fprintf(
-        f, "Usage: fabtop run --mix NAME|FILE [OPTIONS]\n"
-           "Run a traffic mix and report latency percentiles, throughput and retransmissions.\n"
-           "\n"
-           "  -m, --mix NAME|FILE   a preset (see --list) or a mix JSON file\n"
-           "  -p, --peer HOST[:PORT] a `fabtop serve` agent for flows whose peer is loopback\n"
-           "                        (default: an agent started inside this process)\n"
-           "  -k, --key-file FILE   pre-shared key for remote agents\n"
-           "  -d, --duration S      measured seconds per size point (every foreground flow)\n"
-           "  -s, --size BYTES      the foreground flow's message size (e.g. 4096, 64KiB)\n"
-           "  -e, --expect TERMS    thresholds, e.g. 'p99<50us,gbps>9' or 'probe.quiet.p99<20us';\n"
-           "                        exit 1 when one is violated\n"
-           "  -o, --output FILE     save the results JSON (atomically; also when interrupted):\n"
-           "                        a regular file or a symlink to one (written through),\n"
-           "                        checked before the run starts\n"
-           "      --json            print the results JSON on stdout instead of the table\n"
-           "      --reproducible    leave out what measures this machine rather than the test\n"
-           "                        (wall-clock times, durations and rates, event times, host\n"
-           "                        counters): two runs of a sim/ mix with one seed then give\n"
-           "                        byte-identical results\n"
-           "      --no-pin          do not pin workers near their NIC's NUMA node\n"
-           "      --nccl PATH       the libnccl.so NCCL flows load (the exact library a serving\n"
-           "                        stack uses; sets FABTOP_NCCL)\n"
-           "  -l, --list            list the preset mixes\n"
-           "  -h, --help, -V, --version\n"
-           "\n"
-           "Latency is in microseconds with its kind named (ping-pong: half round trip, as\n"
-           "sockperf and perftest report; request/response: round trip). Gb/s = 10^9 bit/s.\n"
-           "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage (a bad --peer or\n"
-           "--expect), 65 bad mix or key, 66 missing mix or key file, 69 transport or peer\n"
-           "unavailable, 73 cannot write -o FILE (checked before the run; if the final write\n"
-           "fails the results go to a named fallback file), 77 key file permissions or the\n"
-           "peer refused the key. Ctrl-C / SIGTERM: the results so far are saved, then fabtop\n"
-           "ends by that signal (130 / 143 in sh).\n");
-}
+/* What the command line sets. */
+struct run_args {
+    const char *mix, *peer, *key, *out, *expect, *nccl;
+    double duration;
+    uint64_t size;
+    bool json, no_pin, repro, list;
+    /* The setup form's knobs (engine/run/mix_build.h); 0 / NULL: the preset's. */
+    const char *endpoint;
+    int transport, neighbours; /* 0: not given; else the enum's value */
+    long concurrency, senders;
+};
+
+/* --transport and --neighbours: 0 means not given. */
+static const struct cli_enum run_transports[] = {
+    {"tcp", 1, 0}, {"verbs", 2, 0}, {"nccl", 3, 0}, {"sim", 4, 0}, {NULL, 0, 0}};
+static const struct cli_enum on_off[] = {{"on", 1, 0}, {"off", 2, 0}, {NULL, 0, 0}};
+
+#define A(f) offsetof(struct run_args, f)
+static const struct cli_opt run_opts[] = {
+    {"mix", 'm', CLI_ARG_REQUIRED, "NAME|FILE", "a preset (see --list) or a mix JSON file",
+     CLI_V_STRING, CLI_C_FILE, .off = A(mix)},
+    {"peer", 'p', CLI_ARG_REQUIRED, "HOST[:PORT]",
+     "a `fabtop serve` agent for flows whose peer is loopback\n(default: an agent started "
+     "inside this process)",
+     CLI_V_STRING, CLI_C_HOST, .off = A(peer)},
+    {"key-file", 'k', CLI_ARG_REQUIRED, "FILE", "pre-shared key for remote agents", CLI_V_STRING,
+     CLI_C_FILE, .off = A(key)},
+    {"duration", 'd', CLI_ARG_REQUIRED, "S",
+     "measured seconds per size point (every foreground flow)", CLI_V_NUMBER, .min = 0,
+     .min_open = 1, .max = 86400, .bad = "--duration takes seconds (0 < S <= 86400), not '%s'",
+     .off = A(duration)},
+    {"size", 's', CLI_ARG_REQUIRED, "BYTES",
+     "the foreground flow's message size (e.g. 4096, 64KiB)", CLI_V_BYTES,
+     .bad = "--size takes bytes like 4096 or 64KiB, not '%s'", .off = A(size)},
+    {"expect", 'e', CLI_ARG_REQUIRED, "TERMS",
+     "thresholds, e.g. 'p99<50us,gbps>9' or 'probe.quiet.p99<20us';\nexit 1 when one is "
+     "violated",
+     CLI_V_STRING, .off = A(expect)},
+    {"output", 'o', CLI_ARG_REQUIRED, "FILE",
+     "save the results JSON (atomically; also when interrupted):\na regular file or a symlink "
+     "to one (written through),\nchecked before the run starts",
+     CLI_V_STRING, CLI_C_FILE, .off = A(out)},
+    {"json", 0, CLI_ARG_NONE, NULL, "print the results JSON on stdout instead of the table",
+     CLI_V_SET, .off = A(json)},
+    {"reproducible", 0, CLI_ARG_NONE, NULL,
+     "leave out what measures this machine rather than the test\n(wall-clock times, durations "
+     "and rates, event times, host\ncounters): two runs of a sim/ mix with one seed then give\n"
+     "byte-identical results",
+     CLI_V_SET, .off = A(repro)},
+    {"no-pin", 0, CLI_ARG_NONE, NULL, "do not pin workers near their NIC's NUMA node", CLI_V_SET,
+     .off = A(no_pin)},
+    {"nccl", 0, CLI_ARG_REQUIRED, "PATH",
+     "the libnccl.so NCCL flows load (the exact library a serving\nstack uses; without it "
+     "$FABTOP_NCCL, else libnccl.so.2)",
+     CLI_V_STRING, CLI_C_FILE, .off = A(nccl)},
+    {"list", 'l', CLI_ARG_NONE, NULL, "list the preset mixes", CLI_V_SET, .off = A(list)},
+    /* The setup form's knobs, as mix_build_knobs words them (a test checks the words). */
+    CLI_SECTION("Building the mix from the preset, as the explorer's setup form does:"),
+    {"endpoint", 0, CLI_ARG_REQUIRED, "ENDPOINT",
+     "local endpoint of every flow: any, netdev:NAME, ip:ADDR,\nrdma:DEV:PORT or gpu:N",
+     CLI_V_STRING, .off = A(endpoint)},
+    {"transport", 0, CLI_ARG_REQUIRED, "NAME", "transport of every flow: tcp, verbs, nccl",
+     CLI_V_ENUM, .values = run_transports, .off = A(transport)},
+    {"concurrency", 0, CLI_ARG_REQUIRED, "N",
+     "the foreground's operations, requests or connections in\nflight, 1 to 1024", CLI_V_INTEGER,
+     .min = 1, .max = MIX_BUILD_MAX_CONC, .off = A(concurrency)},
+    {"senders", 0, CLI_ARG_REQUIRED, "N",
+     "incast senders streaming into this host at once (incast\npresets)", CLI_V_INTEGER, .min = 1,
+     .max = MIX_MAX_FLOWS, .off = A(senders)},
+    {"neighbours", 0, CLI_ARG_REQUIRED, "on|off",
+     "off: drop the background flows (the quiet phase alone)", CLI_V_ENUM, .values = on_off,
+     .off = A(neighbours)},
+};
+#undef A
+
+const struct cli_command cli_run_command = {
+    .name = "run",
+    .summary = "run a traffic mix and report latency, throughput, retransmissions",
+    .synopsis = "Usage: fabtop run --mix NAME|FILE [OPTIONS]\n"
+                "Run a traffic mix and report latency percentiles, throughput and "
+                "retransmissions.\n",
+    .opts = run_opts,
+    .nopts = sizeof(run_opts) / sizeof(run_opts[0]),
+    .epilogue =
+        "Latency is in microseconds with its kind named (ping-pong: half round trip, as\n"
+        "sockperf and perftest report; request/response: round trip). Gb/s = 10^9 bit/s.\n"
+        "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage (a bad --peer or\n"
+        "--expect), 65 bad mix or key, 66 missing mix or key file, 69 transport or peer\n"
+        "unavailable, 73 cannot write -o FILE (checked before the run; if the final write\n"
+        "fails the results go to a named fallback file), 77 key file permissions or the\n"
+        "peer refused the key. Ctrl-C / SIGTERM: the results so far are saved, then fabtop\n"
+        "ends by that signal (130 / 143 in sh).\n",
+    .help_col = 24,
+    .main = cli_run_main,
+};
 
 static void list_presets(void)
 {
@@ -105,91 +165,108 @@ static void progress(const struct runner_snapshot *s, bool tty)
     fflush(stderr);
 }
 
+/* The RDMA port's netdev and its first address, for TCP over that port, from this node's
+ * topology (as the setup form takes them from the explorer's). */
+static void rdma_endpoint_netdev(struct mix_build_endpoint *ep)
+{
+    struct topo_load_opts lo = {.no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    struct ft_err err = {0};
+    if (topo_load(&lo, &m, &err) < 0)
+        return;
+    for (int p = 0; p < m->nports; p++) {
+        const struct topo_port *pt = &m->ports[p];
+        char id[96];
+        snprintf(id, sizeof(id), "%s:%d", m->nics[pt->nic].rdma_dev, pt->num);
+        if (strcmp(id, ep->rdma) || pt->netdev < 0)
+            continue;
+        const struct topo_netdev *nd = &m->netdevs[pt->netdev];
+        size_t na = strcspn(nd->addrs, " ");
+        snprintf(ep->netdev, sizeof(ep->netdev), "%s", nd->name);
+        if (na && na < sizeof(ep->ip))
+            snprintf(ep->ip, sizeof(ep->ip), "%.*s", (int)na, nd->addrs);
+    }
+    topo_model_free(m);
+}
+
+/* The mix per o: the preset, built further by the setup form's knobs when any is given
+ * (mix_build, as the form builds it), then --size, --duration and --nccl. 0, or the exit
+ * status after one line saying why. */
+static int build_mix(const struct run_args *o, struct mix *mix)
+{
+    struct ft_err err = {0};
+    bool knobs = o->endpoint || o->transport || o->concurrency || o->senders || o->neighbours;
+    if (!knobs) {
+        if (mix_load(o->mix, mix, &err) < 0)
+            return cli_fail(&err);
+    } else {
+        struct mix_build b;
+        mix_build_init(&b);
+        b.edited_by = "the command line";
+        if (mix_build_load(&b, o->mix, &err) < 0) {
+            mix_build_free(&b);
+            return cli_fail(&err);
+        }
+        char conc[16], senders[16];
+        snprintf(conc, sizeof(conc), "%ld", o->concurrency);
+        snprintf(senders, sizeof(senders), "%ld", o->senders);
+        const char *v[MIX_KNOB_COUNT] = {
+            [MIX_KNOB_ENDPOINT] = o->endpoint,
+            [MIX_KNOB_TRANSPORT] = o->transport ? run_transports[o->transport - 1].name : NULL,
+            [MIX_KNOB_CONC] = o->concurrency ? conc : NULL,
+            [MIX_KNOB_SENDERS] = o->senders ? senders : NULL,
+            [MIX_KNOB_NEIGHBOURS] = o->neighbours ? on_off[o->neighbours - 1].name : NULL};
+        int rc = 0;
+        for (int k = 0; k < MIX_KNOB_COUNT && !rc; k++)
+            if (v[k] && mix_build_set(&b, (enum mix_knob)k, v[k], &err) < 0)
+                rc = cli_usage_error("run", "--%s: %s", mix_build_knobs[k].flag, err.msg);
+        if (!rc && b.ep.kind == MIX_EP_RDMA)
+            rdma_endpoint_netdev(&b.ep);
+        char why[512];
+        if (!rc && mix_build_make(&b, mix, why, sizeof(why)) < 0)
+            rc = cli_usage_error("run", "%s", why);
+        mix_build_free(&b);
+        if (rc)
+            return rc;
+    }
+    if (o->size)
+        mix_set_size(mix, o->size);
+    if (o->duration > 0)
+        mix_set_duration(mix, o->duration);
+    /* The NCCL flows load this library (engine/xport/nccl/cudart.h: cudart_load_lib). */
+    if (o->nccl && mix_set_library(mix, "nccl", o->nccl) < 0) {
+        mix_free(mix);
+        return cli_usage_error("run", "--nccl takes a path of at most 255 bytes");
+    }
+    return 0;
+}
+
+int cli_run_mix(int argc, char **argv, struct mix *mix)
+{
+    struct run_args o = {0};
+    int first, rc = cli_parse_args(&cli_run_command, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc ? rc : CLI_USAGE; /* --help is no mix */
+    if (!o.mix)
+        return cli_usage_error("run", "--mix is required (try --list)");
+    return build_mix(&o, mix);
+}
+
 int cli_run_main(int argc, char **argv)
 {
-    static const char shortopts[] = "m:p:k:d:s:e:o:lhV";
-    static const struct option opts[] = {{"mix", required_argument, NULL, 'm'},
-                                         {"peer", required_argument, NULL, 'p'},
-                                         {"key-file", required_argument, NULL, 'k'},
-                                         {"duration", required_argument, NULL, 'd'},
-                                         {"size", required_argument, NULL, 's'},
-                                         {"expect", required_argument, NULL, 'e'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"no-pin", no_argument, NULL, 'P'},
-                                         {"nccl", required_argument, NULL, 'N'}, /* no short form */
-                                         {"reproducible", no_argument, NULL, 'R'},
-                                         {"list", no_argument, NULL, 'l'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"version", no_argument, NULL, 'V'},
-                                         {NULL, 0, NULL, 0}};
-    const char *mixname = NULL, *peer = NULL, *key = NULL, *out = NULL, *expect_s = NULL;
-    double duration = 0;
-    uint64_t size = 0;
-    bool json = false, pin = true, repro = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            mixname = optarg;
-            break;
-        case 'p':
-            peer = optarg;
-            break;
-        case 'k':
-            key = optarg;
-            break;
-        case 'd': {
-            char *end;
-            duration = strtod(optarg, &end);
-            if (*end || !(duration > 0 && duration <= 86400))
-                return cli_usage_error("run",
-                                       "--duration takes seconds (0 < S <= 86400), not "
-                                       "'%s'",
-                                       optarg);
-            break;
-        }
-        case 's':
-            if (mix_parse_bytes(optarg, &size) < 0)
-                return cli_usage_error("run", "--size takes bytes like 4096 or 64KiB, not '%s'",
-                                       optarg);
-            break;
-        case 'e':
-            expect_s = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'j':
-            json = true;
-            break;
-        case 'R':
-            repro = true;
-            break;
-        case 'P':
-            pin = false;
-            break;
-        case 'N':
-            /* Read by engine/xport/nccl/cudart.c when the NCCL transport first loads. */
-            setenv("FABTOP_NCCL", optarg, 1);
-            break;
-        case 'l':
-            list_presets();
-            return CLI_OK;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        case 'V':
-            cli_print_version();
-            return CLI_OK;
-        default:
-            return cli_bad_option("run", argv, shortopts);
-        }
+    struct run_args o = {0};
+    int first, prc = cli_parse_args(&cli_run_command, argc, argv, &o, &first);
+    if (prc >= 0)
+        return prc;
+    if (o.list) {
+        list_presets();
+        return CLI_OK;
     }
-    if (optind < argc)
-        return cli_usage_error("run", "unexpected argument '%s'", argv[optind]);
+    const char *mixname = o.mix, *peer = o.peer, *key = o.key, *out = o.out;
+    const char *expect_s = o.expect;
+    bool json = o.json, pin = !o.no_pin, repro = o.repro;
+    if (first < argc)
+        return cli_usage_error("run", "unexpected argument '%s'", argv[first]);
     if (!mixname)
         return cli_usage_error("run", "--mix is required (try --list)");
 
@@ -198,12 +275,9 @@ int cli_run_main(int argc, char **argv)
     if (expect_s && thresholds_parse(expect_s, &ex, &err) < 0)
         return cli_usage_error("run", "%s", err.msg);
     struct mix mix;
-    if (mix_load(mixname, &mix, &err) < 0)
-        return cli_fail(&err);
-    if (size)
-        mix_set_size(&mix, size);
-    if (duration > 0)
-        mix_set_duration(&mix, duration);
+    int brc = build_mix(&o, &mix);
+    if (brc)
+        return brc;
     if (ex.n && thresholds_check_mix(&ex, &mix, &err) < 0) {
         mix_free(&mix);
         return cli_usage_error("run", "%s", err.msg);

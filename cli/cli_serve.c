@@ -5,61 +5,21 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli_opts.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/xport/xport.h"
 
 #define MAX_ALLOW AGENT_MAX_ALLOW
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "Usage: fabtop serve [OPTIONS]\n"
-            "Run the peer agent: accept authenticated test sessions from\n"
-            "'fabtop run --peer HOST[:PORT]'. Test traffic only ever goes to the client's own\n"
-            "address (TCP) or where the client shows it receives (verbs: a nonce over each\n"
-            "queue pair), within the caps below, which no client can raise.\n"
-            "\n"
-            "  --listen ADDR[:PORT]  where to listen (default: all addresses, port %d;\n"
-            "                        ':PORT' all addresses, '[::1]:7470' for IPv6)\n"
-            "  --key-file FILE       a pre-shared key (default: FABTOP_KEY in hex, then\n"
-            "                        $XDG_CONFIG_HOME/fabtop/key or ~/.config/fabtop/key);\n"
-            "                        repeat for several client keys (up to %d), each with\n"
-            "                        its own rate cap\n"
-            "  --allow CIDR          accept clients only from CIDR, IPv4 or IPv6 (repeatable;\n"
-            "                        default: any client that has the key)\n"
-            "  --allow-nccl[=FILE]   serve NCCL collectives (off by default: NCCL's ranks\n"
-            "                        connect to addresses the client's ranks advertise); to\n"
-            "                        every key, or =FILE only to that --key-file's key\n"
-            "                        (repeatable)\n"
-            "  --max-rate GBPS       Gb/s per client key: every flow of every session with\n"
-            "                        that key together (default %g)\n"
-            "  --max-duration S      seconds per test (default %g)\n"
-            "  --max-sessions N      sessions at once (default %d)\n"
-            "  --max-streams N       connections per flow (default %d)\n"
-            "  --max-flows N         flows per session (default %d; a run opens one session\n"
-            "                        per flow)\n"
-            "  --gen-key FILE        write a new random key to FILE (mode 0600) and exit;\n"
-            "                        copy the same file to every peer\n"
-            "  --log FILE            append the session lines to FILE instead of stderr\n"
-            "  -h, --help            this help\n"
-            "  -V, --version         print the version\n"
-            "\n"
-            "Exit status: 0 stopped by SIGINT or SIGTERM, 64 usage, 65 malformed key,\n"
-            "66 key file missing, 69 cannot listen, 73 cannot create the key file,\n"
-            "77 key file permissions.\n",
-            CHANNEL_DEFAULT_PORT, AGENT_MAX_KEYS, AGENT_DEF_MAX_RATE_GBPS, AGENT_DEF_MAX_DURATION_S,
-            AGENT_DEF_MAX_SESSIONS, AGENT_DEF_MAX_STREAMS, AGENT_DEF_MAX_FLOWS);
-}
 
 static void log_line(void *arg, const char *line)
 {
@@ -73,121 +33,134 @@ static void log_line(void *arg, const char *line)
     fflush(f);
 }
 
-/* Parse an option's number; -1 after printing the usage error. */
-static int parse_num(const char *opt, const char *s, double lo, double hi, bool integer,
-                     double *out)
+/* What the command line sets (the agent's configuration is filled from it). */
+struct serve_args {
+    struct agent_cfg cfg;
+    struct cli_list keys, allow, nccl_files;
+    bool nccl_all;
+    const char *gen_key, *log_file;
+    double max_rate, max_duration;
+    long max_sessions, max_streams, max_flows;
+};
+
+/* --listen ADDR[:PORT] */
+static int parse_listen(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= lo && v <= hi) || (integer && v != (double)(long)v)) {
-        cli_usage_error("serve", "%s takes %s from %g to %g, not '%s'", opt,
-                        integer ? "a whole number" : "a number", lo, hi, s);
-        return -1;
-    }
-    *out = v;
+    (void)o;
+    (void)p;
+    struct agent_cfg *cfg = &((struct serve_args *)args)->cfg;
+    struct ft_err err = {0};
+    if (channel_split_host_port(arg, CHANNEL_DEFAULT_PORT, cfg->listen, sizeof(cfg->listen),
+                                &cfg->port, &err) < 0)
+        return cli_usage_error("serve", "--listen: %s", err.msg);
     return 0;
 }
 
+/* --allow-nccl alone: to every key (--allow-nccl=FILE: to that key, the list). */
+static int allow_nccl_all(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
+{
+    (void)o;
+    (void)p;
+    if (!arg)
+        ((struct serve_args *)args)->nccl_all = true;
+    return 0;
+}
+
+#define A(f) offsetof(struct serve_args, f)
+static const struct cli_opt serve_opts[] = {
+    {"listen", 0, CLI_ARG_REQUIRED, "ADDR[:PORT]",
+     "where to listen (default: all addresses, port {default};\n':PORT' all addresses, "
+     "'[::1]:7470' for IPv6)",
+     CLI_V_CUSTOM, CLI_C_HOST, .def = CHANNEL_DEFAULT_PORT, .parse = parse_listen},
+    {"key-file", 0, CLI_ARG_REQUIRED, "FILE",
+     "a pre-shared key (default: FABTOP_KEY in hex, then\n$XDG_CONFIG_HOME/fabtop/key or "
+     "~/.config/fabtop/key);\nrepeat for several client keys (up to {max}), each with\nits own "
+     "rate cap",
+     CLI_V_LIST, CLI_C_FILE, .max_count = AGENT_MAX_KEYS, .bad = "at most %d --key-file entries",
+     .off = A(keys)},
+    {"allow", 0, CLI_ARG_REQUIRED, "CIDR",
+     "accept clients only from CIDR, IPv4 or IPv6 (repeatable;\ndefault: any client that has "
+     "the key)",
+     CLI_V_LIST, .max_count = MAX_ALLOW, .bad = "at most %d --allow entries", .off = A(allow)},
+    {"allow-nccl", 0, CLI_ARG_OPTIONAL, "[=FILE]",
+     "serve NCCL collectives (off by default: NCCL's ranks\nconnect to addresses the client's "
+     "ranks advertise); to\nevery key, or =FILE only to that --key-file's key\n(repeatable)",
+     CLI_V_LIST, CLI_C_FILE, .max_count = AGENT_MAX_KEYS,
+     .bad = "at most %d --allow-nccl=FILE entries", .off = A(nccl_files), .parse = allow_nccl_all},
+    {"max-rate", 0, CLI_ARG_REQUIRED, "GBPS",
+     "Gb/s per client key: every flow of every session with\nthat key together (default "
+     "{default})",
+     CLI_V_NUMBER, .min = 0.001, .max = 100000, .def = AGENT_DEF_MAX_RATE_GBPS, .off = A(max_rate)},
+    {"max-duration", 0, CLI_ARG_REQUIRED, "S", "seconds per test (default {default})", CLI_V_NUMBER,
+     .min = 0.1, .max = 86400, .def = AGENT_DEF_MAX_DURATION_S, .off = A(max_duration)},
+    {"max-sessions", 0, CLI_ARG_REQUIRED, "N", "sessions at once (default {default})",
+     CLI_V_INTEGER, .min = 1, .max = 4096, .def = AGENT_DEF_MAX_SESSIONS, .off = A(max_sessions)},
+    {"max-streams", 0, CLI_ARG_REQUIRED, "N", "connections per flow (default {default})",
+     CLI_V_INTEGER, .min = 1, .max = 4096, .def = AGENT_DEF_MAX_STREAMS, .off = A(max_streams)},
+    {"max-flows", 0, CLI_ARG_REQUIRED, "N",
+     "flows per session (default {default}; a run opens one session\nper flow)", CLI_V_INTEGER,
+     .min = 1, .max = 64, .def = AGENT_DEF_MAX_FLOWS, .off = A(max_flows)},
+    {"gen-key", 0, CLI_ARG_REQUIRED, "FILE",
+     "write a new random key to FILE (mode 0600) and exit;\ncopy the same file to every peer",
+     CLI_V_STRING, CLI_C_FILE, .off = A(gen_key)},
+    {"log", 0, CLI_ARG_REQUIRED, "FILE", "append the session lines to FILE instead of stderr",
+     CLI_V_STRING, CLI_C_FILE, .off = A(log_file)},
+};
+#undef A
+
+const struct cli_command cli_serve_command = {
+    .name = "serve",
+    .summary = "peer agent for 'fabtop run --peer' (authenticated, capped)",
+    .synopsis = "Usage: fabtop serve [OPTIONS]\n"
+                "Run the peer agent: accept authenticated test sessions from\n"
+                "'fabtop run --peer HOST[:PORT]'. Test traffic only ever goes to the client's own\n"
+                "address (TCP) or where the client shows it receives (verbs: a nonce over each\n"
+                "queue pair), within the caps below, which no client can raise.\n",
+    .opts = serve_opts,
+    .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
+    .epilogue = "Exit status: 0 stopped by SIGINT or SIGTERM, 64 usage, 65 malformed key,\n"
+                "66 key file missing, 69 cannot listen, 73 cannot create the key file,\n"
+                "77 key file permissions.\n",
+    .help_col = 24,
+    .main = cli_serve_main,
+};
+
+static int serve(struct serve_args *o, int nrest, char **rest);
+
 int cli_serve_main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
-                                         {"key-file", required_argument, NULL, 'k'},
-                                         {"allow", required_argument, NULL, 'a'},
-                                         {"max-rate", required_argument, NULL, 'r'},
-                                         {"max-duration", required_argument, NULL, 'd'},
-                                         {"max-sessions", required_argument, NULL, 's'},
-                                         {"max-streams", required_argument, NULL, 'S'},
-                                         {"max-flows", required_argument, NULL, 'F'},
-                                         {"allow-nccl", optional_argument, NULL, 'n'},
-                                         {"gen-key", required_argument, NULL, 'g'},
-                                         {"log", required_argument, NULL, 'L'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"version", no_argument, NULL, 'V'},
-                                         {NULL, 0, NULL, 0}};
-    static const char shortopts[] = "hV";
-    struct agent_cfg cfg;
-    agent_cfg_defaults(&cfg);
-    cfg.port = CHANNEL_DEFAULT_PORT;
-    const char *key_files[AGENT_MAX_KEYS], *nccl_files[AGENT_MAX_KEYS],
-        *gen_key = NULL, *log_file = NULL, *allow[MAX_ALLOW];
-    int nallow = 0, nkey_files = 0, nnccl = 0;
-    bool nccl_all = false;
-    double v;
-    int c;
-    optind = 1;
-    opterr = 0; /* report bad options ourselves, in one line */
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        switch (c) {
-        case 'l': {
-            struct ft_err err = {0};
-            if (channel_split_host_port(optarg, CHANNEL_DEFAULT_PORT, cfg.listen,
-                                        sizeof(cfg.listen), &cfg.port, &err) < 0)
-                return cli_usage_error("serve", "--listen: %s", err.msg);
-            break;
-        }
-        case 'k':
-            if (nkey_files == AGENT_MAX_KEYS)
-                return cli_usage_error("serve", "at most %d --key-file entries", AGENT_MAX_KEYS);
-            key_files[nkey_files++] = optarg;
-            break;
-        case 'n':
-            if (!optarg)
-                nccl_all = true;
-            else if (nnccl == AGENT_MAX_KEYS)
-                return cli_usage_error("serve", "at most %d --allow-nccl=FILE entries",
-                                       AGENT_MAX_KEYS);
-            else
-                nccl_files[nnccl++] = optarg;
-            break;
-        case 'F':
-            if (parse_num("--max-flows", optarg, 1, 64, true, &v) < 0)
-                return CLI_USAGE;
-            cfg.max_flows = (int)v;
-            break;
-        case 'a':
-            if (nallow == MAX_ALLOW)
-                return cli_usage_error("serve", "at most %d --allow entries", MAX_ALLOW);
-            allow[nallow++] = optarg;
-            break;
-        case 'r':
-            if (parse_num("--max-rate", optarg, 0.001, 100000, false, &v) < 0)
-                return CLI_USAGE;
-            cfg.max_rate_gbps = v;
-            break;
-        case 'd':
-            if (parse_num("--max-duration", optarg, 0.1, 86400, false, &v) < 0)
-                return CLI_USAGE;
-            cfg.max_duration_s = v;
-            break;
-        case 's':
-            if (parse_num("--max-sessions", optarg, 1, 4096, true, &v) < 0)
-                return CLI_USAGE;
-            cfg.max_sessions = (int)v;
-            break;
-        case 'S':
-            if (parse_num("--max-streams", optarg, 1, 4096, true, &v) < 0)
-                return CLI_USAGE;
-            cfg.max_streams = (int)v;
-            break;
-        case 'g':
-            gen_key = optarg;
-            break;
-        case 'L':
-            log_file = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        case 'V':
-            cli_print_version();
-            return CLI_OK;
-        default:
-            return cli_bad_option("serve", argv, shortopts);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+    struct serve_args o = {0};
+    agent_cfg_defaults(&o.cfg);
+    o.cfg.port = CHANNEL_DEFAULT_PORT;
+    o.max_rate = o.cfg.max_rate_gbps;
+    o.max_duration = o.cfg.max_duration_s;
+    o.max_sessions = o.cfg.max_sessions;
+    o.max_streams = o.cfg.max_streams;
+    o.max_flows = o.cfg.max_flows;
+    int first, prc = cli_parse_args(&cli_serve_command, argc, argv, &o, &first);
+    if (prc >= 0)
+        return prc;
+    int rc = serve(&o, argc - first, argv + first);
+    cli_args_free(&cli_serve_command, &o);
+    return rc;
+}
+
+/* Serve per o until SIGINT or SIGTERM; the exit status. */
+static int serve(struct serve_args *o, int nrest, char **rest)
+{
+    struct agent_cfg cfg = o->cfg;
+    cfg.max_rate_gbps = o->max_rate;
+    cfg.max_duration_s = o->max_duration;
+    cfg.max_sessions = (int)o->max_sessions;
+    cfg.max_streams = (int)o->max_streams;
+    cfg.max_flows = (int)o->max_flows;
+    const char *const *key_files = o->keys.v, *const *nccl_files = o->nccl_files.v;
+    const char **allow = o->allow.v;
+    const char *gen_key = o->gen_key, *log_file = o->log_file;
+    int nallow = o->allow.n, nkey_files = o->keys.n, nnccl = o->nccl_files.n;
+    bool nccl_all = o->nccl_all;
+    if (nrest > 0)
+        return cli_usage_error("serve", "unexpected argument '%s'", rest[0]);
 
     struct ft_err err = {0};
     if (gen_key) {

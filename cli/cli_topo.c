@@ -3,322 +3,230 @@
  * Ethernet neighbours beyond the node's ports. */
 #include "cli/cli.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
+#include "cli/cli_opts.h"
 #include "common/strbuf.h"
-#include "common/xalloc.h"
-#include "topology/topo_affinity.h"
 #include "topology/topo_cabling.h"
-#include "topology/topo_ibfabric.h"
 #include "topology/topo_json.h"
-#include "topology/topo_lint.h"
-#include "topology/topo_load.h"
-#include "topology/topo_lldp.h"
+#include "topology/topo_pipeline.h"
 #include "text/fabric_text.h"
 #include "text/topo_text.h"
 
-static void usage(FILE *f)
+/* What the command line sets. */
+struct topo_args {
+    bool matrix, lint, json, fabric;
+    double window; /* -1: the default (1 s live, 0 on a captured tree) */
+    const char *out, *input, *sysfs_root, *ca, *lldp_socket, *cabling;
+    struct cli_list routes;
+    long mad_timeout, mad_retries; /* 0 and -1: topo_ibfabric's defaults */
+    int expect_ll;
+};
+
+/* --ca NAME[:PORT]: the port, when given, is 1 to 254. */
+static int parse_ca(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
 {
-    fprintf(f, "Usage: fabtop topo [OPTIONS]\n"
-               "Show how this node's GPUs, NICs, NUMA nodes and PCIe switches hang together.\n"
-               "\n"
-               "  --matrix            GPU x GPU x NIC affinity matrix (nvidia-smi topo -m words)\n"
-               "  --lint              bring-up checks; exit 0 clean, 1 warnings, 2 errors\n"
-               "  --window SEC        lint: seconds between two error-counter samples\n"
-               "                      (default 1 on a live system, 0 disables)\n"
-               "  --json              print everything as one JSON document on stdout\n"
-               "  -o, --output FILE   also save the JSON snapshot to FILE (atomically)\n"
-               "  --input FILE        load an hwloc XML (v1 or v2) or a saved fabtop snapshot\n"
-               "  --sysfs-root DIR    read a captured /sys and /proc tree instead of the live one\n"
-               "\n"
-               "Fabric (switches, links and neighbours beyond the ports; live system):\n"
-               "  --fabric            discover the InfiniBand subnet behind each IB port (needs\n"
-               "                      root or /dev/infiniband/umad* access) and ask lldpd for\n"
-               "                      each netdev's Ethernet neighbour; with --input, show the\n"
-               "                      snapshot's fabric\n"
-               "  --ca NAME[:PORT]    discover from this CA (and port) only\n"
-               "  --route SRC,DST     walk this route through the forwarding tables (LID, GUID\n"
-               "                      or node description; repeatable; default: from each\n"
-               "                      local port to every other CA, up to 32)\n"
-               "  --mad-timeout MS    per-MAD timeout (default 200) and --mad-retries N (1)\n"
-               "  --lldp-socket PATH  lldpd's control socket (lldpd -u; default lldpd's own)\n"
-               "  --cabling FILE      lint: compare the cabling with a plan (ibnetdiscover\n"
-               "                      format, or JSON [{node, port, switch, switch_port}])\n"
-               "  --expect-link-layer ib|ethernet\n"
-               "                      lint: the fabric's link layer, to explain ports stuck in\n"
-               "                      Polling on the other one\n"
-               "  -h, --help          this help\n"
-               "  -V, --version       print the version\n"
-               "\n"
-               "Exit status: 0 ok, 1 lint warnings, 2 lint errors, 64 usage, 65 bad input data,\n"
-               "66 missing input, 69 unavailable, 77 no permission.\n");
+    (void)o;
+    (void)p;
+    const char *colon = strchr(arg, ':');
+    if (colon) {
+        char *end;
+        long port = strtol(colon + 1, &end, 10);
+        if (*end || port < 1 || port > 254)
+            return cli_usage_error("topo", "--ca takes NAME or NAME:PORT, not '%s'", arg);
+    }
+    ((struct topo_args *)args)->ca = arg;
+    return 0;
 }
 
-/* Sample error counters twice, a window apart, for the lint's counter rules. */
-static void sample_errors(const struct topo_model *m, const char *root, double window,
-                          struct topo_err_samples *s)
+/* --route SRC,DST (repeatable): two non-empty ends. */
+static int check_route(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
 {
-    topo_lint_sample(m, root, false, s);
-    if (window > 0 && s->n > 0) {
-        struct timespec ts = {(time_t)window, (long)((window - (time_t)window) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-    topo_lint_sample(m, root, true, s);
-    s->window_s = window;
+    (void)o;
+    (void)p;
+    (void)args;
+    const char *comma = strchr(arg, ',');
+    if (!comma || comma == arg || !comma[1])
+        return cli_usage_error("topo",
+                               "--route takes SRC,DST (each a LID, a GUID or a node "
+                               "description), not '%s'",
+                               arg);
+    return 0;
 }
+
+static const struct cli_enum link_layers[] = {
+    {"ib", TOPO_LL_INFINIBAND, 0},         {"ethernet", TOPO_LL_ETHERNET, 0},
+    {"infiniband", TOPO_LL_INFINIBAND, 1}, {"eth", TOPO_LL_ETHERNET, 1},
+    {"roce", TOPO_LL_ETHERNET, 1},         {NULL, 0, 0}};
+
+#define A(f) offsetof(struct topo_args, f)
+static const struct cli_opt topo_opts[] = {
+    {"matrix", 0, CLI_ARG_NONE, NULL, "GPU x GPU x NIC affinity matrix (nvidia-smi topo -m words)",
+     CLI_V_SET, .off = A(matrix)},
+    {"lint", 0, CLI_ARG_NONE, NULL, "bring-up checks; exit 0 clean, 1 warnings, 2 errors",
+     CLI_V_SET, .off = A(lint)},
+    {"window", 0, CLI_ARG_REQUIRED, "SEC",
+     "lint: seconds between two error-counter samples\n(default 1 on a live system, 0 disables)",
+     CLI_V_NUMBER, .min = 0, .max = 3600, .def = 1,
+     .bad = "--window takes seconds from 0 to 3600, not '%s'", .off = A(window)},
+    {"json", 0, CLI_ARG_NONE, NULL, "print everything as one JSON document on stdout", CLI_V_SET,
+     .off = A(json)},
+    {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also save the JSON snapshot to FILE (atomically)",
+     CLI_V_STRING, CLI_C_FILE, .off = A(out)},
+    {"input", 0, CLI_ARG_REQUIRED, "FILE",
+     "load an hwloc XML (v1 or v2) or a saved fabtop snapshot", CLI_V_STRING, CLI_C_FILE,
+     .off = A(input)},
+    {"sysfs-root", 0, CLI_ARG_REQUIRED, "DIR",
+     "read a captured /sys and /proc tree instead of the live one", CLI_V_STRING, CLI_C_DIR,
+     .off = A(sysfs_root)},
+    CLI_SECTION("Fabric (switches, links and neighbours beyond the ports; live system):"),
+    {"fabric", 0, CLI_ARG_NONE, NULL,
+     "discover the InfiniBand subnet behind each IB port (needs\nroot or /dev/infiniband/umad* "
+     "access) and ask lldpd for\neach netdev's Ethernet neighbour; with --input, show the\n"
+     "snapshot's fabric",
+     CLI_V_SET, .off = A(fabric)},
+    {"ca", 0, CLI_ARG_REQUIRED, "NAME[:PORT]", "discover from this CA (and port) only",
+     CLI_V_CUSTOM, .parse = parse_ca},
+    {"route", 0, CLI_ARG_REQUIRED, "SRC,DST",
+     "walk this route through the forwarding tables (LID, GUID\nor node description; "
+     "repeatable; default: from each\nlocal port to every other CA, up to 32)",
+     CLI_V_LIST, .off = A(routes), .parse = check_route},
+    {"mad-timeout", 0, CLI_ARG_REQUIRED, "MS", "per-MAD timeout in milliseconds (default 200)",
+     CLI_V_INTEGER, .min = 1, .max = 60000, .def = 200,
+     .bad = "--mad-timeout takes 1 to 60000, not '%s'", .off = A(mad_timeout)},
+    {"mad-retries", 0, CLI_ARG_REQUIRED, "N", "MADs sent again after a timeout (default 1)",
+     CLI_V_INTEGER, .min = 0, .max = 20, .def = 1, .bad = "--mad-retries takes 0 to 20, not '%s'",
+     .off = A(mad_retries)},
+    {"lldp-socket", 0, CLI_ARG_REQUIRED, "PATH",
+     "lldpd's control socket (lldpd -u; default lldpd's own)", CLI_V_STRING, CLI_C_FILE,
+     .off = A(lldp_socket)},
+    {"cabling", 0, CLI_ARG_REQUIRED, "FILE",
+     "lint: compare the cabling with a plan (ibnetdiscover\nformat, or JSON [{node, port, "
+     "switch, switch_port}])",
+     CLI_V_STRING, CLI_C_FILE, .off = A(cabling)},
+    {"expect-link-layer", 0, CLI_ARG_REQUIRED, "ib|ethernet",
+     "lint: the fabric's link layer, to explain ports stuck in\nPolling on the other one",
+     CLI_V_ENUM, .values = link_layers, .bad = "--expect-link-layer takes ib or ethernet, not '%s'",
+     .off = A(expect_ll)},
+};
+#undef A
+
+const struct cli_command cli_topo_command = {
+    .name = "topo",
+    .summary = "GPU / NIC / port topology, affinity matrix and bring-up lint",
+    .synopsis = "Usage: fabtop topo [OPTIONS]\n"
+                "Show how this node's GPUs, NICs, NUMA nodes and PCIe switches hang together.\n",
+    .opts = topo_opts,
+    .nopts = sizeof(topo_opts) / sizeof(topo_opts[0]),
+    .epilogue = "Exit status: 0 ok, 1 lint warnings, 2 lint errors, 64 usage, 65 bad input data,\n"
+                "66 missing input, 69 unavailable, 77 no permission.\n",
+    .help_col = 22,
+    .main = cli_topo_main,
+};
 
 int cli_topo_main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"matrix", no_argument, NULL, 'm'},
-                                         {"lint", no_argument, NULL, 'l'},
-                                         {"window", required_argument, NULL, 'w'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"input", required_argument, NULL, 'i'},
-                                         {"sysfs-root", required_argument, NULL, 's'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {"version", no_argument, NULL, 'V'},
-                                         {"fabric", no_argument, NULL, 'F'},
-                                         {"ca", required_argument, NULL, 'C'},
-                                         {"route", required_argument, NULL, 'R'},
-                                         {"mad-timeout", required_argument, NULL, 'T'},
-                                         {"mad-retries", required_argument, NULL, 'r'},
-                                         {"lldp-socket", required_argument, NULL, 'L'},
-                                         {"cabling", required_argument, NULL, 'P'},
-                                         {"expect-link-layer", required_argument, NULL, 'E'},
-                                         {NULL, 0, NULL, 0}};
-    static const char shortopts[] = "o:hV";
-    bool matrix = false, lint = false, json = false;
-    double window = -1;
-    const char *out = NULL;
-    struct topo_load_opts lo = {0};
-    bool fabric = false;
+    struct topo_args o = {.window = -1, .mad_retries = -1, .expect_ll = TOPO_LL_UNKNOWN};
+    int first, rc = cli_parse_args(&cli_topo_command, argc, argv, &o, &first);
+    if (rc >= 0)
+        return rc;
+    rc = CLI_OK;
+    struct topo_cabling *plan = NULL;
+    struct topo_pipeline tp = {0};
     char ca[64] = "";
-    const char **routes = NULL;
-    int nroutes = 0;
-    struct topo_ibfabric_opts io = {.retries = -1};
-    struct topo_lldp_opts ldo = {0};
-    const char *cabling_path = NULL;
-    enum topo_link_layer expect_ll = TOPO_LL_UNKNOWN;
-    int c;
-    optind = 1;
-    opterr = 0; /* report bad options ourselves, in one line */
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            matrix = true;
-            break;
-        case 'l':
-            lint = true;
-            break;
-        case 'w': {
-            char *end;
-            window = strtod(optarg, &end);
-            if (*end || window < 0 || window > 3600)
-                return cli_usage_error("topo", "--window takes seconds from 0 to 3600, not '%s'",
-                                       optarg);
-            break;
+    struct topo_ibfabric_opts io = {.timeout_ms = (int)o.mad_timeout,
+                                    .retries = (int)o.mad_retries,
+                                    .routes = o.routes.v,
+                                    .nroutes = o.routes.n,
+                                    .window_s = o.window >= 0 ? o.window : 1};
+    if (o.ca) {
+        snprintf(ca, sizeof(ca), "%s", o.ca);
+        char *colon = strchr(ca, ':');
+        if (colon) {
+            *colon = 0;
+            io.ca_port = atoi(colon + 1); /* checked by parse_ca */
         }
-        case 'j':
-            json = true;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'i':
-            lo.input = optarg;
-            break;
-        case 's':
-            lo.sysfs_root = optarg;
-            break;
-        case 'F':
-            fabric = true;
-            break;
-        case 'C': {
-            snprintf(ca, sizeof(ca), "%s", optarg);
-            char *colon = strchr(ca, ':');
-            if (colon) {
-                char *end;
-                long port = strtol(colon + 1, &end, 10);
-                if (*end || port < 1 || port > 254) {
-                    free(routes);
-                    return cli_usage_error("topo", "--ca takes NAME or NAME:PORT, not '%s'",
-                                           optarg);
-                }
-                *colon = 0;
-                io.ca_port = (int)port;
-            }
-            io.ca = ca;
-            break;
-        }
-        case 'R': {
-            const char *comma = strchr(optarg, ',');
-            if (!comma || comma == optarg || !comma[1]) {
-                free(routes);
-                return cli_usage_error("topo",
-                                       "--route takes SRC,DST (each a LID, a GUID or a node "
-                                       "description), not '%s'",
-                                       optarg);
-            }
-            routes = xalloc_resize(routes, (size_t)(nroutes + 1) * sizeof(*routes));
-            routes[nroutes++] = optarg;
-            break;
-        }
-        case 'T':
-        case 'r': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            long lo_v = c == 'T' ? 1 : 0, hi_v = c == 'T' ? 60000 : 20;
-            if (*end || v < lo_v || v > hi_v) {
-                free(routes);
-                return cli_usage_error("topo", "%s takes %ld to %ld, not '%s'",
-                                       c == 'T' ? "--mad-timeout" : "--mad-retries", lo_v, hi_v,
-                                       optarg);
-            }
-            if (c == 'T')
-                io.timeout_ms = (int)v;
-            else
-                io.retries = (int)v;
-            break;
-        }
-        case 'L':
-            ldo.socket = optarg;
-            break;
-        case 'P':
-            cabling_path = optarg;
-            lint = true;
-            break;
-        case 'E':
-            if (!strcasecmp(optarg, "ib") || !strcasecmp(optarg, "infiniband"))
-                expect_ll = TOPO_LL_INFINIBAND;
-            else if (!strcasecmp(optarg, "eth") || !strcasecmp(optarg, "ethernet") ||
-                     !strcasecmp(optarg, "roce"))
-                expect_ll = TOPO_LL_ETHERNET;
-            else {
-                free(routes);
-                return cli_usage_error("topo", "--expect-link-layer takes ib or ethernet, not '%s'",
-                                       optarg);
-            }
-            lint = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return CLI_OK;
-        case 'V':
-            cli_print_version();
-            return CLI_OK;
-        default:
-            free(routes);
-            return cli_bad_option("topo", argv, shortopts);
-        }
+        io.ca = ca;
     }
-    if (optind < argc) {
-        free(routes);
-        return cli_usage_error("topo", "unexpected argument '%s'", argv[optind]);
+    struct topo_lldp_opts ldo = {.socket = o.lldp_socket};
+    bool lint = o.lint || o.cabling || o.expect_ll != TOPO_LL_UNKNOWN;
+    struct ft_err err = {0};
+    if (first < argc) {
+        rc = cli_usage_error("topo", "unexpected argument '%s'", argv[first]);
+        goto done;
     }
-    if (lo.input && lo.sysfs_root) {
-        free(routes);
-        return cli_usage_error("topo", "--input and --sysfs-root are exclusive");
+    if (o.input && o.sysfs_root) {
+        rc = cli_usage_error("topo", "--input and --sysfs-root are exclusive");
+        goto done;
     }
     /* Discovery can take a while (fabric MADs, error windows): know first that -o works. */
-    if (out && cli_check_output(out) != CLI_OK) {
-        free(routes);
-        return CLI_CANTCREAT;
+    if (o.out && (rc = cli_check_output(o.out)) != CLI_OK)
+        goto done;
+    if (o.cabling && topo_cabling_load(o.cabling, &plan, &err) < 0) {
+        rc = cli_fail(&err);
+        goto done;
     }
+    struct topo_pipeline_opts po = {
+        .load = {.input = o.input, .sysfs_root = o.sysfs_root},
+        .ib = o.fabric ? &io : NULL,
+        .lldp = &ldo,
+        .lint = lint || o.json || o.out,
+        .sample_errors = true,
+        .window = lint ? o.window : 0,
+        .expect_ll = (enum topo_link_layer)o.expect_ll,
+        .cabling = plan,
+    };
+    if (topo_pipeline_run(&po, &tp, &err) < 0) {
+        rc =
+            tp.failed == TOPO_PIPE_FABRIC ? cli_usage_error("topo", "%s", err.msg) : cli_fail(&err);
+        goto done;
+    }
+    const struct topo_model *m = tp.m;
 
-    struct ft_err err = {0};
-    struct topo_cabling *plan = NULL;
-    if (cabling_path && topo_cabling_load(cabling_path, &plan, &err) < 0) {
-        free(routes);
-        return cli_fail(&err);
-    }
-    struct topo_model *m;
-    if (cli_topo_load(&lo, &m, &err) < 0) {
-        free(routes);
-        topo_cabling_free(plan);
-        return cli_fail(&err);
-    }
-    /* Fabric discovery runs only when asked: umad needs root and one MAD round trip per
-     * port, too slow and too privileged for every load. A file keeps its saved fabric. */
-    if (fabric && !lo.input && !lo.sysfs_root) {
-        io.routes = routes;
-        io.nroutes = nroutes;
-        io.window_s = window >= 0 ? window : 1;
-        if (topo_ibfabric_discover(m, &io, &err) < 0) {
-            free(routes);
-            topo_cabling_free(plan);
-            topo_model_free(m);
-            return cli_usage_error("topo", "%s", err.msg);
-        }
-        topo_lldp_discover(m, &ldo, &err);
-    }
-    free(routes);
-
-    struct topo_affinity aff;
-    topo_affinity_compute(m, &aff);
-    struct topo_findings findings = {0};
-    struct topo_err_samples errs = {0};
-    /* Counters exist only on a live system or a captured tree; a file has none. */
-    const char *root = lo.sysfs_root ? lo.sysfs_root : (lo.input ? NULL : "/");
-    if (lint || json || out) {
-        if (root) {
-            if (window < 0)
-                window = lo.sysfs_root ? 0 : 1;
-            sample_errors(m, root, lint ? window : 0, &errs);
-        }
-        struct topo_lint_opts lopts = {
-            .errs = root ? &errs : NULL, .expect_ll = expect_ll, .cabling = plan};
-        topo_lint_run(m, &lopts, &findings);
-    }
-
-    int rc = CLI_OK;
-    if (json || out) {
+    if (o.json || o.out) {
         cJSON *doc = topo_json_from_model(m);
-        cJSON_AddItemToObject(doc, "affinity", topo_json_affinity(m, &aff));
-        cJSON_AddItemToObject(doc, "lint", topo_json_findings(&findings));
-        rc = cli_emit_json(doc, json, out, "topo");
+        cJSON_AddItemToObject(doc, "affinity", topo_json_affinity(m, &tp.aff));
+        cJSON_AddItemToObject(doc, "lint", topo_json_findings(&tp.findings));
+        rc = cli_emit_json(doc, o.json, o.out, "topo");
         cJSON_Delete(doc);
     }
-    if (!json && rc == CLI_OK) {
+    if (!o.json && rc == CLI_OK) {
         struct strbuf sb;
         strbuf_init(&sb);
         topo_text_header(&sb, m);
         strbuf_add(&sb, "\n");
-        if (!matrix && !lint)
+        if (!o.matrix && !lint)
             topo_text_tree(&sb, m);
-        if (fabric) {
-            if (!matrix && !lint)
+        if (o.fabric) {
+            if (!o.matrix && !lint)
                 strbuf_add(&sb, "\n");
             fabric_text(&sb, m);
         }
-        if (matrix) {
-            if (fabric)
+        if (o.matrix) {
+            if (o.fabric)
                 strbuf_add(&sb, "\n");
-            topo_text_matrix(&sb, m, &aff);
+            topo_text_matrix(&sb, m, &tp.aff);
         }
         if (lint) {
-            if (matrix || fabric)
+            if (o.matrix || o.fabric)
                 strbuf_add(&sb, "\n");
-            topo_text_findings(&sb, &findings);
+            topo_text_findings(&sb, &tp.findings);
         }
-        if (out)
-            strbuf_printf(&sb, "\nSaved the JSON snapshot to %s\n", out);
+        if (o.out)
+            strbuf_printf(&sb, "\nSaved the JSON snapshot to %s\n", o.out);
         fputs(sb.s, stdout);
         strbuf_free(&sb);
     }
     if (rc == CLI_OK && lint) {
-        int worst = topo_findings_worst(&findings);
+        int worst = topo_findings_worst(&tp.findings);
         rc = worst == TOPO_SEV_ERROR ? CLI_FAILED : worst == TOPO_SEV_WARN ? CLI_THRESHOLDS : 0;
     }
-    topo_err_samples_free(&errs);
-    topo_findings_free(&findings);
-    topo_affinity_free(&aff);
-    topo_model_free(m);
+done:
+    topo_pipeline_free(&tp);
     topo_cabling_free(plan);
+    cli_args_free(&cli_topo_command, &o);
     return rc;
 }

@@ -1,17 +1,9 @@
-/* main: fabtop's entry point: dispatches subcommands from one table. */
+/* main: fabtop's entry point: dispatches subcommands from the command table (cli_opts.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
-
-static const struct cli_cmd commands[] = {
-    {"topo", "GPU / NIC / port topology, affinity matrix and bring-up lint", cli_topo_main},
-    {"run", "run a traffic mix and report latency, throughput, retransmissions", cli_run_main},
-    {"serve", "peer agent for 'fabtop run --peer' (authenticated, capped)", cli_serve_main},
-    {"compare", "two saved results side by side: differing conditions, ratios", cli_compare_main},
-    {"report", "the summary of a saved results file", cli_report_main},
-    {"counters", "congestion, loss and error counters of ports and netdevs", cli_counters_main},
-};
+#include "cli/cli_opts.h"
 
 static void usage(FILE *f)
 {
@@ -20,8 +12,11 @@ static void usage(FILE *f)
                "       fabtop COMMAND [OPTIONS]   batch commands for scripts\n"
                "An explorer for GPU-cluster fabrics: topology, traffic tests, counters.\n\n"
                "Commands:\n");
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    int n;
+    const struct cli_command *const *commands = cli_commands(&n);
+    for (int i = 0; i < n; i++)
+        if (commands[i]->name[0])
+            fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(f, "\nRun 'fabtop COMMAND --help' for a command's options.\n");
 }
 
@@ -39,9 +34,9 @@ int main(int argc, char **argv)
         cli_print_version();
         return CLI_OK;
     }
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].main(argc - 1, argv + 1);
+    const struct cli_command *cmd = argv[1][0] ? cli_command_find(argv[1]) : NULL;
+    if (cmd)
+        return cmd->main(argc - 1, argv + 1);
     fprintf(stderr, "fabtop: unknown command '%s'; try 'fabtop --help'\n", argv[1]);
     return CLI_USAGE;
 }

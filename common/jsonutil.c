@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/atomicfile.h"
@@ -239,4 +240,33 @@ void jsonutil_add_str_or_null(cJSON *obj, const char *key, const char *s)
         cJSON_AddStringToObject(obj, key, s);
     else
         cJSON_AddNullToObject(obj, key);
+}
+
+/* Save doc to a new file named after kind and the time in dir; its path in out. */
+static int save_fallback_in(const cJSON *doc, const char *dir, const char *kind, char *out,
+                            size_t len)
+{
+    char stamp[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+    snprintf(out, len, "%s/fabtop-%s-%s-%ld.json", dir, kind, stamp, (long)getpid());
+    struct stat st;
+    if (lstat(out, &st) == 0)
+        return -EEXIST; /* never replace anything */
+    struct ft_err err = {0};
+    return jsonutil_save(out, doc, true, &err);
+}
+
+int jsonutil_save_fallback(const cJSON *doc, const char *kind, char *out, size_t len)
+{
+    char cwd[1024];
+    const char *tmpdir = getenv("TMPDIR");
+    const char *dirs[] = {getcwd(cwd, sizeof(cwd)), tmpdir && *tmpdir ? tmpdir : "/tmp"};
+    int rc = -ENOENT;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+        if (dirs[i] && (rc = save_fallback_in(doc, dirs[i], kind, out, len)) == 0)
+            return 0;
+    return rc;
 }

@@ -25,6 +25,11 @@ int jsonutil_parse(const char *text, size_t len, const char *what, cJSON **out, 
 
 /* Print compactly or indented and write atomically. */
 int jsonutil_save(const char *path, const cJSON *doc, bool pretty, struct ft_err *err);
+/* When a document could not go where it should: save it (indented) to a new file,
+ * fabtop-KIND-DATE-TIME-PID.json, in the current directory, else in $TMPDIR (default /tmp),
+ * never replacing anything, so that what was measured is not lost. 0 and its path in out,
+ * or -errno. Prints nothing. kind: "results", "topo", "counters", "compare". */
+int jsonutil_save_fallback(const cJSON *doc, const char *kind, char *out, size_t len);
 
 /* Every member of the object obj must be named in known (NULL-terminated). Otherwise -EINVAL
  * with "WHERE: unknown key 'duraton_s' (did you mean 'duration_s'?)", or the known keys

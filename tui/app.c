@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "common/atomicfile.h"
+#include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "engine/results/results.h"
-#include "topology/topo_load.h"
-#include "cli/cli.h"
+#include "topology/topo_pipeline.h"
 #include "tui/config.h"
 
 static uint64_t now_ns(void)
@@ -53,15 +53,20 @@ void app_switch(struct app *a, enum view_id v)
 
 static void load_topology(struct app *a)
 {
-    struct topo_load_opts lo = {.input = a->o.input, .sysfs_root = a->o.sysfs_root};
+    /* The pipeline `fabtop topo` runs, without counter samples (no wait at start-up). */
+    struct topo_pipeline_opts po = {.load = {.input = a->o.input, .sysfs_root = a->o.sysfs_root},
+                                    .lint = true};
+    struct topo_pipeline tp;
     struct ft_err err = {0};
-    if (cli_topo_load(&lo, &a->topo, &err) < 0) {
+    if (topo_pipeline_load(&po, &tp, &err) < 0) {
         snprintf(a->topo_error, sizeof(a->topo_error), "%s", err.msg);
-        a->topo = topo_model_new();
+        tp.m = topo_model_new();
     }
-    topo_affinity_compute(a->topo, &a->aff);
-    struct topo_lint_opts lopt = {0};
-    topo_lint_run(a->topo, &lopt, &a->findings);
+    topo_pipeline_analyse(&po, &tp);
+    a->topo = tp.m;
+    a->aff = tp.aff;
+    a->findings = tp.findings;
+    topo_err_samples_free(&tp.errs);
 }
 
 int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
@@ -207,7 +212,7 @@ static int save_elsewhere(struct app *a, struct ft_err *err)
     char why[sizeof(err->msg)], where[sizeof(a->results_path)];
     snprintf(why, sizeof(why), "%s", err->msg);
     int code = err->code;
-    if (cli_save_fallback(a->results, "results", where, sizeof(where)) < 0)
+    if (jsonutil_save_fallback(a->results, "results", where, sizeof(where)) < 0)
         return code;
     snprintf(a->results_path, sizeof(a->results_path), "%s", where);
     ft_err_clear(err);

@@ -130,8 +130,8 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
 /* Stop the run in progress (results keep what was measured). */
 void app_stop_run(struct app *a);
 /* Save the current results atomically into the results directory (or path): 0. When that
- * fails they go to a fallback file (cli/cli.h: cli_save_fallback): 1, with err saying why and
- * where, and results_path naming it. -errno when they could not be saved anywhere. */
+ * fails they go to a fallback file (common/jsonutil.h: jsonutil_save_fallback): 1, with err saying
+ * why and where, and results_path naming it. -errno when they could not be saved anywhere. */
 int app_save_results(struct app *a, const char *path, struct ft_err *err);
 /* Where saved results live: $XDG_DATA_HOME/fabtop/results (or ~/.local/share/...). */
 void app_results_dir(char *buf, size_t len);

@@ -585,6 +585,16 @@ void mix_free(struct mix *m)
     }
 }
 
+int mix_set_library(struct mix *m, const char *transport, const char *path)
+{
+    if (strlen(path) >= sizeof(m->flows[0].library))
+        return -ENAMETOOLONG;
+    for (int i = 0; i < m->nflows; i++)
+        if (!strcmp(m->flows[i].transport, transport))
+            snprintf(m->flows[i].library, sizeof(m->flows[i].library), "%s", path);
+    return 0;
+}
+
 void mix_copy(struct mix *dst, const struct mix *src)
 {
     *dst = *src;

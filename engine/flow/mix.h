@@ -64,6 +64,9 @@ struct mix_flow {
     int local_gpu;       /* -1 none */
     /* Remote end: "loopback" (the in-process agent) or HOST[:PORT] of a `fabtop serve`. */
     char peer[128];
+    /* The library the flow's transport loads (NCCL: `fabtop run --nccl PATH`); "": its
+     * default. A run option, not part of the mix document (mix_set_library). */
+    char library[256];
     struct mix_sizes size;
     int concurrency;  /* connections / queue pairs / outstanding operations */
     double rate_gbps; /* pacing limit per flow, Gb/s of payload; 0 = unlimited */
@@ -99,6 +102,9 @@ char **mix_list_presets(void);
 void mix_free_names(char **names);
 cJSON *mix_to_json(const struct mix *m);
 void mix_free(struct mix *m); /* frees per-flow params */
+/* Every flow of transport loads the library at path (`fabtop run --nccl`): 0, or
+ * -ENAMETOOLONG (at most 255 bytes). */
+int mix_set_library(struct mix *m, const char *transport, const char *path);
 /* Deep copy (params duplicated). */
 void mix_copy(struct mix *dst, const struct mix *src);
 

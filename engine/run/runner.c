@@ -886,7 +886,8 @@ int runner_validate(const struct mix *mix, struct ft_err *err)
         if (!xp)
             return ft_err_set(err, -ENOENT, "flow %s: unknown transport '%s'", f->name,
                               f->transport);
-        if (xp->available(why, sizeof(why)) < 0)
+        if ((xp->available_flow ? xp->available_flow(f, why, sizeof(why))
+                                : xp->available(why, sizeof(why))) < 0)
             return ft_err_set(err, -ENOSYS, "flow %s: transport %s is unavailable here: %s",
                               f->name, f->transport, why);
         if (!(xp->ops & (1u << f->op)))

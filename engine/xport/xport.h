@@ -21,6 +21,9 @@ struct xport_ops {
     bool needs_peer;  /* uses a peer agent (false: local only, e.g. NCCL in one process) */
     /* Can it run here? 0, or -errno with the reason in why (library or device missing). */
     int (*available)(char *why, size_t len);
+    /* Optional: the same for one flow, whose spec may name the library to load
+     * (mix_flow.library); runner_validate prefers it. NULL: available(). */
+    int (*available_flow)(const struct mix_flow *f, char *why, size_t len);
     /* The keys a flow's "params" may hold for operation op (NULL-terminated): the mix reader
      * refuses any other, naming the nearest of these. NULL: params are not checked. */
     const char *const *(*param_keys)(enum mix_op op);

@@ -4,10 +4,12 @@
 #   1. curses: the libraries (common/, topology/, engine/) and text/ never include it, and
 #      only the front end links it;
 #   2. engine layers: each engine/ subsystem includes only itself and the layers below it;
-#   3. views: tui/ and text/ include only the engine's public headers.
+#   3. views: tui/ and text/ include only the engine's public headers;
+#   4. front end: text/ below tui/ below cli/ (includes and links), and cli/ cites files that
+#      exist.
 # The link side of rule 2 is in the build: engine/CMakeLists.txt links each library whole
-# (layer_check_*), so a call into a library above fails the build. Later sections (front-end
-# rules) go after section 3, each under its own heading.
+# (layer_check_*), so a call into a library above fails the build; tests/common/engine_links.sh
+# checks the links each engine library declares.
 set -u
 src=${FABTOP_SRC:?}
 fail=0
@@ -107,8 +109,31 @@ check_files "tui/ (views)" "$public" "$src"/tui/*.[ch]
 check_files "text/" "$public" "$src"/text/*.[ch]
 only=
 
+# ---- 4. front end: cli/, text/, tui/ ----
+# text/ (plain-text renderings) includes neither curses nor tui/ nor cli/; tui/ (the
+# explorer) never includes cli/; the libraries link the same way: fabtop_text links neither
+# curses nor fabtop_tui nor fabtop_cli, fabtop_tui never links fabtop_cli.
+inc='#[[:space:]]*include[[:space:]]*[<"]'
+hits=$(grep -lE "$inc(n?curses|ncursesw/|term\.h|panel\.h|tui/|cli/)" "$src"/text/*.[ch] 2>/dev/null)
+[ -z "$hits" ] || bad "text/ includes curses, tui/ or cli/: $hits"
+hits=$(grep -lE "${inc}cli/" "$src"/tui/*.[ch] 2>/dev/null)
+[ -z "$hits" ] || bad "tui/ includes cli/ headers: $hits"
+hits=$(grep -lE 'NCURSES|Curses|fabtop_tui|fabtop_cli' "$src/text/CMakeLists.txt")
+hits="$hits$(grep -lE 'fabtop_cli' "$src/tui/CMakeLists.txt")"
+[ -z "$hits" ] || bad "a front-end library links a layer above it: $hits"
+# Every file a cli/ source names outside its #include lines exists (beside it or from the
+# top of the tree).
+for f in "$src"/cli/*.[ch]; do
+    for name in $(grep -vE '^#[[:space:]]*include' "$f" | grep -oE '[A-Za-z0-9_/-]+\.(c|h|md|sh)\b' | sort -u); do
+        if [ ! -e "$src/$name" ] && [ ! -e "$src/cli/$name" ]; then
+            bad "${f#"$src"/} names $name, which does not exist"
+        fi
+    done
+done
+
 if [ $fail = 0 ]; then
     echo "PASS: curses stays in the front end; engine/ layers (sim on common/ only); views" \
-        "include public engine headers only"
+        "include public engine headers only; text/ uses neither tui/ nor cli/, tui/ never cli/;" \
+        "cli/ cites files that exist"
 fi
 exit $fail

@@ -13,6 +13,7 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool load_done;
 static int load_rc;
 static char load_why[768];
+static char load_lib[256]; /* the NCCL library asked for by name at the load; "": none */
 static struct cudart api;
 
 void cudart_nccl_config_init(struct cudart_nccl_config *c)
@@ -87,9 +88,10 @@ static int resolve(char *why, size_t len)
     return 0;
 }
 
-static int open_libs(char *why, size_t len)
+static int open_libs(const char *nccl_lib, char *why, size_t len)
 {
-    const char *rt_env = getenv("FABTOP_CUDART"), *nccl_env = getenv("FABTOP_NCCL");
+    const char *rt_env = getenv("FABTOP_CUDART");
+    const char *nccl_env = nccl_lib ? nccl_lib : getenv("FABTOP_NCCL");
     static const char *const rt_names[] = {"libcudart.so.13",
                                            "libcudart.so.12",
                                            "libcudart.so",
@@ -115,9 +117,9 @@ static int open_libs(char *why, size_t len)
     return 0;
 }
 
-static int do_load(char *why, size_t len)
+static int do_load(const char *nccl_lib, char *why, size_t len)
 {
-    int rc = open_libs(why, len);
+    int rc = open_libs(nccl_lib, why, len);
     if (rc < 0)
         return rc;
     rc = resolve(why, len);
@@ -157,14 +159,36 @@ static int do_load(char *why, size_t len)
 
 int cudart_load(const struct cudart **out, char *why, size_t len)
 {
+    return cudart_load_lib(NULL, out, why, len);
+}
+
+int cudart_load_lib(const char *nccl_lib, const struct cudart **out, char *why, size_t len)
+{
+    if (nccl_lib && !*nccl_lib)
+        nccl_lib = NULL;
     pthread_mutex_lock(&load_lock);
+    if (load_done && load_rc < 0 && nccl_lib && strcmp(nccl_lib, load_lib)) {
+        /* An earlier load failed (nothing of it is used): try the library now named. */
+        dynlib_close(&api.nccl);
+        dynlib_close(&api.rt);
+        memset(&api, 0, sizeof(api));
+        load_done = false;
+    }
     if (!load_done) {
-        load_rc = do_load(load_why, sizeof(load_why));
+        snprintf(load_lib, sizeof(load_lib), "%s", nccl_lib ? nccl_lib : "");
+        load_rc = do_load(nccl_lib, load_why, sizeof(load_why));
         load_done = true;
     }
     int rc = load_rc;
-    if (why && len)
+    if (rc == 0 && nccl_lib && strcmp(nccl_lib, api.nccl_path) && strcmp(nccl_lib, load_lib)) {
+        /* dlopen's libraries stay: one NCCL per process. */
+        rc = -EBUSY;
+        if (why && len)
+            snprintf(why, len, "NCCL is already loaded from %s in this process, not %s",
+                     api.nccl_path, nccl_lib);
+    } else if (why && len) {
         snprintf(why, len, "%s", load_why);
+    }
     pthread_mutex_unlock(&load_lock);
     if (out)
         *out = rc == 0 ? &api : NULL;

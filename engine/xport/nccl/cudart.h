@@ -217,10 +217,14 @@ struct cudart {
 };
 
 /* Load the CUDA runtime and NCCL once per process and check that a GPU is usable.
- * Libraries: $FABTOP_CUDART, else libcudart.so.13/.12 (and /usr/local/cuda/lib64); $FABTOP_NCCL
- * (what `fabtop run --nccl PATH` sets), else libnccl.so.2. An explicit path is used alone, so a
- * run tests exactly that library. The result (and its reason) is remembered: later calls are
- * cheap and give the same answer. */
+ * Libraries: $FABTOP_CUDART, else libcudart.so.13/.12 (and /usr/local/cuda/lib64); nccl_lib
+ * (a flow's library: `fabtop run --nccl PATH`), else $FABTOP_NCCL, else libnccl.so.2. An
+ * explicit path is used alone, so a run tests exactly that library. The result (and its
+ * reason) is remembered: later calls are cheap and give the same answer; a call naming
+ * another library after a load that worked gets -EBUSY (one NCCL per process), after one
+ * that failed tries it. nccl_lib NULL or "": whatever is loaded, else the default. */
+int cudart_load_lib(const char *nccl_lib, const struct cudart **out, char *why, size_t len);
+/* cudart_load_lib(NULL, ...). */
 int cudart_load(const struct cudart **out, char *why, size_t len);
 
 /* Fill a configuration as NCCL_CONFIG_INITIALIZER does (every tunable undefined). */

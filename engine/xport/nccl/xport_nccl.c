@@ -1970,6 +1970,12 @@ static int nccl_available(char *why, size_t len)
     return cudart_load(NULL, why, len);
 }
 
+/* With the flow's own libnccl.so (`fabtop run --nccl PATH`), that one alone. */
+static int nccl_available_flow(const struct mix_flow *f, char *why, size_t len)
+{
+    return cudart_load_lib(f->library, NULL, why, len);
+}
+
 static int nccl_setup(struct flow_rt *f, struct ft_err *err)
 {
     const struct mix_flow *s = f->spec;
@@ -1979,7 +1985,7 @@ static int nccl_setup(struct flow_rt *f, struct ft_err *err)
     x->f = f;
     char why[768];
     const struct cudart *a;
-    int rc = cudart_load(&a, why, sizeof(why));
+    int rc = cudart_load_lib(s->library, &a, why, sizeof(why));
     if (rc < 0)
         return ft_err_set(err, rc, "flow %s: %s", s->name, why);
     x->a = a;
@@ -2770,6 +2776,7 @@ const struct xport_ops xport_nccl = {
      * loopback agent every rank runs in this process (see coll_setup). */
     .needs_peer = true,
     .available = nccl_available,
+    .available_flow = nccl_available_flow,
     .param_keys = nccl_param_keys,
     .validate = nccl_validate,
     .setup = nccl_setup,
