@@ -178,13 +178,8 @@ static void rdma_endpoint_netdev(struct mix_build_endpoint *ep)
         const struct topo_port *pt = &m->ports[p];
         char id[96];
         snprintf(id, sizeof(id), "%s:%d", m->nics[pt->nic].rdma_dev, pt->num);
-        if (strcmp(id, ep->rdma) || pt->netdev < 0)
-            continue;
-        const struct topo_netdev *nd = &m->netdevs[pt->netdev];
-        size_t na = strcspn(nd->addrs, " ");
-        snprintf(ep->netdev, sizeof(ep->netdev), "%s", nd->name);
-        if (na && na < sizeof(ep->ip))
-            snprintf(ep->ip, sizeof(ep->ip), "%.*s", (int)na, nd->addrs);
+        if (!strcmp(id, ep->rdma))
+            mix_build_rdma_netdev(m, p, ep);
     }
     topo_model_free(m);
 }

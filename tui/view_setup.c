@@ -210,14 +210,9 @@ static void build_endpoints(struct app *a)
         e->nd = pt->netdev;
         snprintf(e->ep.rdma, sizeof(e->ep.rdma), "%s:%d", n->rdma_dev, pt->num);
         snprintf(e->ep.id, sizeof(e->ep.id), "rdma:%s", e->ep.rdma);
-        if (pt->netdev >= 0) {
-            /* TCP over this port: its netdev, by its first address where it has one. */
-            const struct topo_netdev *nd = &m->netdevs[pt->netdev];
-            size_t na = strcspn(nd->addrs, " ");
-            snprintf(e->ep.netdev, sizeof(e->ep.netdev), "%s", nd->name);
-            if (na && na < sizeof(e->ep.ip))
-                snprintf(e->ep.ip, sizeof(e->ep.ip), "%.*s", (int)na, nd->addrs);
-            snprintf(e->label, sizeof(e->label), "%s (%s)", e->ep.rdma, nd->name);
+        /* TCP over this port: its netdev, by its first address where it has one. */
+        if (mix_build_rdma_netdev(m, p, &e->ep) >= 0) {
+            snprintf(e->label, sizeof(e->label), "%s (%s)", e->ep.rdma, e->ep.netdev);
         } else {
             snprintf(e->label, sizeof(e->label), "%s", e->ep.rdma);
         }

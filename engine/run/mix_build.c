@@ -639,3 +639,16 @@ void mix_build_command_line(const struct mix_build *b, struct strbuf *sb)
     if (!b->neighbours && mix_build_background(b) > 0)
         add_flag(sb, MIX_KNOB_NEIGHBOURS, "off");
 }
+
+int mix_build_rdma_netdev(const struct topo_model *m, int p, struct mix_build_endpoint *ep)
+{
+    int d = m->ports[p].netdev;
+    if (d < 0)
+        return -1;
+    const struct topo_netdev *nd = &m->netdevs[d];
+    size_t na = strcspn(nd->addrs, " ");
+    snprintf(ep->netdev, sizeof(ep->netdev), "%s", nd->name);
+    if (na && na < sizeof(ep->ip))
+        snprintf(ep->ip, sizeof(ep->ip), "%.*s", (int)na, nd->addrs);
+    return d;
+}

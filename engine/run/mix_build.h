@@ -18,8 +18,9 @@
  *   mix_build_free(&b);
  *
  * The endpoint "rdma:DEV:PORT" with TCP leaves through the port's netdev: the caller that
- * knows the topology fills ep.netdev/ep.ip (the explorer does; mix_build_parse_endpoint
- * alone cannot). No printing, no exit; the builder owns b.base. */
+ * knows the topology fills ep.netdev/ep.ip with mix_build_rdma_netdev (the explorer and
+ * `fabtop run` do; mix_build_parse_endpoint alone cannot). No printing, no exit; the builder owns
+ * b.base. */
 #ifndef MIX_BUILD_H
 #define MIX_BUILD_H
 
@@ -30,6 +31,7 @@
 #include "common/ft_err.h"
 #include "common/strbuf.h"
 #include "engine/flow/mix.h"
+#include "topology/topo_model.h"
 
 /* Bytes: the largest message size a knob may give (1 GiB). */
 #define MIX_BUILD_MAX_SIZE (1ull << 30)
@@ -111,6 +113,10 @@ int mix_build_set(struct mix_build *b, enum mix_knob k, const char *value, struc
 /* "any", "netdev:NAME", "ip:ADDR", "rdma:DEV:PORT" or "gpu:N" into ep (netdev and ip of an
  * RDMA port are left empty); -EINVAL with one line otherwise. */
 int mix_build_parse_endpoint(const char *id, struct mix_build_endpoint *ep, struct ft_err *err);
+/* The TCP side of RDMA port p of m (an index into m->ports) into ep: the port's netdev and
+ * that netdev's first address; left "" where the port has no netdev or the netdev no
+ * address. Returns the netdev's index in m->netdevs, or -1 when the port has none. */
+int mix_build_rdma_netdev(const struct topo_model *m, int p, struct mix_build_endpoint *ep);
 
 /* ---- the preset's shape ---- */
 
