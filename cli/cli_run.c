@@ -16,6 +16,7 @@
 #include "engine/run/thresholds.h"
 #include "engine/flow/mix.h"
 #include "engine/results/results.h"
+#include "engine/results/results_json.h"
 #include "engine/run/runner.h"
 #include "topology/topo_load.h"
 #include "text/run_text.h"
@@ -289,10 +290,15 @@ int cli_run_main(int argc, char **argv)
     if (tty)
         fprintf(stderr, "\r%-100s\r", "");
     const cJSON *run_res = runner_wait(r);
+    const struct results_doc *run_doc = runner_results(r);
     int rc = runner_status(r) ? CLI_FAILED : CLI_OK;
-    cJSON *repro_res = repro && run_res ? cJSON_Duplicate(run_res, 1) : NULL;
-    if (repro_res)
-        results_make_reproducible(repro_res);
+    struct results_doc repro_doc = {0};
+    cJSON *repro_res = NULL;
+    if (repro && run_doc) {
+        results_doc_copy(run_doc, &repro_doc);
+        results_doc_make_reproducible(&repro_doc);
+        repro_res = results_json_write(&repro_doc);
+    }
     const cJSON *res = repro_res ? repro_res : run_res;
     if (out && res && cli_save_json(res, out, "results") != CLI_OK)
         rc = CLI_CANTCREAT;
@@ -317,6 +323,7 @@ int cli_run_main(int argc, char **argv)
             rc = CLI_THRESHOLDS;
     }
     cJSON_Delete(repro_res);
+    results_doc_free(&repro_doc);
     runner_free(r);
     mix_free(&mix);
     topo_model_free(topo);
