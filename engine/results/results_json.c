@@ -34,6 +34,14 @@ void results_num_set(struct results_num *f, bool valid, double v)
     f->v = valid ? v : 0;
 }
 
+const struct results_kv *results_kvs_find(const struct results_kvs *k, const char *key)
+{
+    for (int i = 0; i < k->n; i++)
+        if (!strcmp(k->v[i].key, key))
+            return &k->v[i];
+    return NULL;
+}
+
 static void kvs_free(struct results_kvs *k)
 {
     for (int i = 0; i < k->n; i++) {

@@ -214,6 +214,24 @@ struct results_doc {
 void results_doc_free(struct results_doc *d);
 void results_run_free(struct results_run *r);
 
+/* Readers' accessors: the string when set, else NULL; the number when set. */
+static inline const char *results_str_get(const struct results_str *f)
+{
+    return f->st == RESULTS_SET ? f->s : NULL;
+}
+static inline bool results_num_get(const struct results_num *f, double *v)
+{
+    if (f->st == RESULTS_SET)
+        *v = f->v;
+    return f->st == RESULTS_SET;
+}
+static inline bool results_bool_true(const struct results_bool *f)
+{
+    return f->st == RESULTS_SET && f->v;
+}
+/* The pair named key (NULL when there is none). */
+const struct results_kv *results_kvs_find(const struct results_kvs *k, const char *key);
+
 /* Setters for builders: copy s (NULL: RESULTS_NULL). */
 void results_str_set(struct results_str *f, const char *s);
 void results_num_set(struct results_num *f, bool valid, double v);
