@@ -315,9 +315,9 @@ int cli_run_main(int argc, char **argv)
         fputs(sb.s, stdout);
         strbuf_free(&sb);
     }
-    if (ex.n && run_res) {
+    if (ex.n && run_doc) {
         char report[4096];
-        int bad = thresholds_check(&ex, run_res, report, sizeof(report));
+        int bad = thresholds_check_run(&ex, &run_doc->runs[0], report, sizeof(report));
         fputs(report, stderr);
         if (bad && rc == CLI_OK)
             rc = CLI_THRESHOLDS;

@@ -373,13 +373,15 @@ struct rd {
     int rc;
 };
 
-/* The first error wins: "r.json: phases[0].flows[1].status is not a string". */
+/* The first error wins: "r.json: phases[0].flows[1].status is not a string or null". */
 static void bad(struct rd *r, const char *where, const char *key, const char *want)
 {
     if (r->rc)
         return;
-    r->rc = ft_err_set(r->err, -EBADMSG, "%s: %s%s%s is not %s", r->what, where,
-                       *where && key ? "." : "", key ? key : "", want);
+    char name[256];
+    snprintf(name, sizeof(name), "%s%s%s", where, *where && key ? "." : "", key ? key : "");
+    r->rc = ft_err_set(r->err, -EBADMSG, "%s: %s is not %s", r->what, *name ? name : "the document",
+                       want);
 }
 
 static const cJSON *member(const cJSON *o, const char *k, enum results_state *st)
@@ -743,7 +745,7 @@ static void read_phases(struct rd *r, const cJSON *a, struct results_run *run)
  * its fields is read as results. The message keeps the words the results list shows before
  * the field that decided ("...; format is ..."). */
 #define NOT_RESULTS "not a fabtop results file (expected \"format\": \"%s\", version %d)"
-static void read_header(struct rd *r, const cJSON *j, struct results_run *run)
+static void read_header(struct rd *r, const cJSON *j)
 {
     const char *fmt = jsonutil_str(j, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "version");
@@ -765,54 +767,72 @@ static void read_header(struct rd *r, const cJSON *j, struct results_run *run)
         r->rc = ft_err_set(r->err, -EBADMSG,
                            "%s: " NOT_RESULTS "; version %lld is newer than this fabtop reads (%d)",
                            r->what, RESULTS_FORMAT, RESULTS_VERSION, (long long)v, RESULTS_VERSION);
-    if (r->rc)
-        return;
+}
+
+static void read_run(struct rd *r, const cJSON *j, struct results_run *run)
+{
     get_str(r, j, "", "format", &run->format);
     get_num(r, j, "", "version", &run->version);
+    get_str(r, j, "", "started_at", &run->started_at);
+    get_str(r, j, "", "ended_at", &run->ended_at);
+    get_num(r, j, "", "duration_s", &run->duration_s);
+    get_bool(r, j, "", "interrupted", &run->interrupted);
+    enum results_state st;
+    const cJSON *h = get_obj(r, j, "", "hosts", &st);
+    run->have_hosts = h != NULL;
+    get_str(r, h, "hosts", "local", &run->host_local);
+    const cJSON *peers = get_arr(r, h, "hosts", "peers", &run->have_peers);
+    run->peers = read_strings(r, peers, "hosts.peers", &run->npeers);
+    const cJSON *v = get_obj(r, j, "", "versions", &st);
+    run->have_versions = v != NULL;
+    read_kvs(r, v, "versions", &run->versions, NULL);
+    const cJSON *c = get_obj(r, j, "", "conditions", &st);
+    run->have_conditions = c != NULL;
+    read_conditions(r, c, &run->conditions);
+    const cJSON *mix = cJSON_GetObjectItemCaseSensitive(j, "mix");
+    check_mix_sizes(r, mix);
+    run->mix = carry(mix);
+    read_phases(r, get_arr(r, j, "", "phases", &run->have_phases), run);
+    const cJSON *s = get_obj(r, j, "", "summary", &st);
+    if (s)
+        read_summary(r, s, &run->summary);
+    const cJSON *ev = get_arr(r, j, "", "events", &run->have_events);
+    run->events = read_strings(r, ev, "events", &run->nevents);
+    const cJSON *t = member(j, "topology", &run->topology_st);
+    run->topology = run->topology_st == RESULTS_SET ? carry(t) : NULL;
+    get_str(r, j, "", "reproducible", &run->reproducible);
+}
+
+int results_json_read_run(const cJSON *j, const char *what, struct results_run *run,
+                          struct ft_err *err)
+{
+    memset(run, 0, sizeof(*run));
+    struct rd r = {.what = what, .err = err};
+    if (!cJSON_IsObject(j))
+        bad(&r, "", NULL, "a results object");
+    else
+        read_run(&r, j, run);
+    if (r.rc)
+        results_run_free(run);
+    return r.rc;
 }
 
 int results_json_read(const cJSON *j, const char *what, struct results_doc *d, struct ft_err *err)
 {
     memset(d, 0, sizeof(*d));
     struct rd r = {.what = what, .err = err};
+    read_header(&r, j);
+    if (r.rc)
+        return r.rc;
     struct results_run *run = xalloc_zero(1, sizeof(*run));
+    int rc = results_json_read_run(j, what, run, err);
+    if (rc < 0) {
+        free(run);
+        return rc;
+    }
     d->runs = run;
     d->nruns = 1;
-    read_header(&r, j, run);
-    if (r.rc)
-        goto out;
-    get_str(&r, j, "", "started_at", &run->started_at);
-    get_str(&r, j, "", "ended_at", &run->ended_at);
-    get_num(&r, j, "", "duration_s", &run->duration_s);
-    get_bool(&r, j, "", "interrupted", &run->interrupted);
-    enum results_state st;
-    const cJSON *h = get_obj(&r, j, "", "hosts", &st);
-    run->have_hosts = h != NULL;
-    get_str(&r, h, "hosts", "local", &run->host_local);
-    const cJSON *peers = get_arr(&r, h, "hosts", "peers", &run->have_peers);
-    run->peers = read_strings(&r, peers, "hosts.peers", &run->npeers);
-    const cJSON *v = get_obj(&r, j, "", "versions", &st);
-    run->have_versions = v != NULL;
-    read_kvs(&r, v, "versions", &run->versions, NULL);
-    const cJSON *c = get_obj(&r, j, "", "conditions", &st);
-    run->have_conditions = c != NULL;
-    read_conditions(&r, c, &run->conditions);
-    const cJSON *mix = cJSON_GetObjectItemCaseSensitive(j, "mix");
-    check_mix_sizes(&r, mix);
-    run->mix = carry(mix);
-    read_phases(&r, get_arr(&r, j, "", "phases", &run->have_phases), run);
-    const cJSON *s = get_obj(&r, j, "", "summary", &st);
-    if (s)
-        read_summary(&r, s, &run->summary);
-    const cJSON *ev = get_arr(&r, j, "", "events", &run->have_events);
-    run->events = read_strings(&r, ev, "events", &run->nevents);
-    const cJSON *t = member(j, "topology", &run->topology_st);
-    run->topology = run->topology_st == RESULTS_SET ? carry(t) : NULL;
-    get_str(&r, j, "", "reproducible", &run->reproducible);
-out:
-    if (r.rc)
-        results_doc_free(d);
-    return r.rc;
+    return 0;
 }
 
 /* ---- a flow's conditions (the transports write them: engine/xport/) ---- */

@@ -15,6 +15,11 @@ cJSON *results_json_write(const struct results_doc *d);
  * major "version", a field of the wrong type, a size that is no number of bytes a mix
  * allows (1 B-16 GiB), a histogram that does not add up. On error d is empty. */
 int results_json_read(const cJSON *j, const char *what, struct results_doc *d, struct ft_err *err);
+/* Read one run's members without the format and version check (a sweep's runs[] entries
+ * will be read through it; also documents fabtop built in memory and fragments in tests).
+ * The same refusals otherwise; on error run is empty. */
+int results_json_read_run(const cJSON *j, const char *what, struct results_run *run,
+                          struct ft_err *err);
 /* Decode the fields fabtop reads from a flow's conditions object (NULL: nothing). The
  * strings point into c. */
 void results_json_flow_cond(const cJSON *c, struct results_flow_cond *out);
