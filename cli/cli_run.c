@@ -309,7 +309,7 @@ int cli_run_main(int argc, char **argv)
     } else if (res) {
         struct strbuf sb;
         strbuf_init(&sb);
-        run_text_summary(&sb, res);
+        run_text_summary(&sb, repro_res ? &repro_doc.runs[0] : &run_doc->runs[0]);
         if (out && rc != CLI_CANTCREAT)
             strbuf_printf(&sb, "\nresults saved to %s\n", out);
         fputs(sb.s, stdout);
