@@ -14,6 +14,7 @@
 #include "common/xalloc.h"
 #include "engine/xport/sim/xport_sim.h"
 #include "tui/live_plot.h"
+#include "tui/ui_list.h"
 
 /* Wall nanoseconds per simulated microsecond the +/- keys step through (1-2-5). */
 static const uint64_t scales[] = {10000,   20000,   50000,    100000,   200000,   500000,   1000000,
@@ -32,9 +33,9 @@ struct fab_state {
     uint64_t *prev_xmit; /* per port */
     double *util;        /* per port, 0..1 */
     uint64_t *prev_bytes;
-    double *flow_gbps;  /* per flow */
-    uint64_t last_slow; /* the slow-motion scale 'f' returns to */
-    int top;
+    double *flow_gbps;    /* per flow */
+    uint64_t last_slow;   /* the slow-motion scale 'f' returns to */
+    struct ui_list ports; /* the port table's scroll (top only) */
     bool active_only, lesson_full;
 };
 
@@ -173,7 +174,7 @@ static bool follow(struct app *a)
             s->prev_xmit[i] = nv.ports[i].xmit_bytes;
         for (int k = 0; k < nv.nflows; k++)
             s->prev_bytes[k] = nv.flows[k].st.tx_acked + nv.flows[k].st.rx_bytes;
-        s->top = 0;
+        s->ports.top = 0;
     }
     bool changed = !same || nv.sim_now_ps != s->v.sim_now_ps || nv.events != s->v.events ||
                    nv.finished != s->v.finished || memcmp(&nv.ctl, &s->v.ctl, sizeof(nv.ctl)) != 0;
@@ -422,19 +423,16 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
             qmax = v->ports[i].watermark_bytes;
     bool legend = in.h >= 8;
     int rows = in.h - 2 - legend;
-    if (s->top > n - rows)
-        s->top = n - rows;
-    if (s->top < 0)
-        s->top = 0;
-    for (int k = 0; k < rows && s->top + k < n; k++)
-        draw_port_row(a, u, in.y + 2 + k, in.x, in.w, &c, idx[s->top + k], qmax);
+    ui_list_fit(&s->ports, n, rows);
+    for (int k = 0; k < rows && s->ports.top + k < n; k++)
+        draw_port_row(a, u, in.y + 2 + k, in.x, in.w, &c, idx[s->ports.top + k], qmax);
     if (n == 0)
         ui_text(u, in.y + 2, in.x, in.w, ROLE_DIM, "(no port active yet: a shows them all)");
     if (legend) {
         char q[16], pos[48];
         live_fmt_queue(q, sizeof(q), qmax);
-        snprintf(pos, sizeof(pos), "%d-%d/%d", n ? s->top + 1 : 0,
-                 s->top + (rows < n - s->top ? rows : n - s->top), n);
+        snprintf(pos, sizeof(pos), "%d-%d/%d", n ? s->ports.top + 1 : 0,
+                 s->ports.top + (rows < n - s->ports.top ? rows : n - s->ports.top), n);
         const char *pl = ib ? "nocred: no credits from the peer (port_xmit_wait)"
                             : "held: the peer's PFC pause holds it, XOFF: it pauses the peer";
         snprintf(buf, sizeof(buf), "%s  bar: queue, full at the deepest watermark (%s)  %s", pos, q,
@@ -687,7 +685,7 @@ static int fabric_key(struct app *a, int ch)
         return REACT_REDRAW;
     case 'a':
         s->active_only = !s->active_only;
-        s->top = 0;
+        s->ports.top = 0;
         return REACT_REDRAW;
     case 'l':
         s->lesson_full = !s->lesson_full;
@@ -698,29 +696,12 @@ static int fabric_key(struct app *a, int ch)
         else
             app_message(a, ROLE_WARN, "No test is running.");
         return REACT_REDRAW;
-    case KEY_UP:
-    case 'k':
-        s->top--;
-        return REACT_REDRAW;
-    case KEY_DOWN:
-    case 'j':
-        s->top++;
-        return REACT_REDRAW;
-    case KEY_PPAGE:
-        s->top -= 10;
-        return REACT_REDRAW;
-    case KEY_NPAGE:
-        s->top += 10;
-        return REACT_REDRAW;
-    case KEY_HOME:
-    case 'g':
-        s->top = 0;
-        return REACT_REDRAW;
-    case KEY_END:
-    case 'G':
-        s->top = 1 << 20;
-        return REACT_REDRAW;
     default:
+        /* Up/Down, PgUp/PgDn, Home/End scroll the port table (drawing clamps it). */
+        if (ui_nav_step(ch)) {
+            ui_list_scroll(&s->ports, ui_nav_step(ch));
+            return REACT_REDRAW;
+        }
         return REACT_NONE;
     }
 }

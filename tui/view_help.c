@@ -11,11 +11,11 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "tui/glossary.h"
+#include "tui/ui_list.h"
 
 struct help_state {
-    int top;
-    bool searching;
-    char search[64];
+    struct ui_list scroll; /* top only: the text scrolls, nothing is selected */
+    struct ui_search search;
     struct strbuf text; /* rendered at the width last drawn */
     int width;
 };
@@ -125,20 +125,17 @@ static void help_draw(struct app *a, struct ui *u, const struct layout *l)
         render(a, in.w);
     ui_box(u, r, "Help and glossary", true);
     int total = line_count(h->text.s);
-    if (h->top > total - in.h)
-        h->top = total - in.h;
-    if (h->top < 0)
-        h->top = 0;
+    ui_list_fit(&h->scroll, total, in.h);
     int line = 0, row = 0;
     for (const char *s = h->text.s; *s && row < in.h;) {
         const char *e = strchr(s, '\n');
         size_t n = e ? (size_t)(e - s) : strlen(s);
-        if (line >= h->top) {
+        if (line >= h->scroll.top) {
             char buf[512];
             snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
             bool heading = buf[0] && buf[0] != ' ';
             enum theme_role role = heading ? ROLE_HEADER : ROLE_NORMAL;
-            if (h->search[0] && !h->searching && strcasestr(buf, h->search))
+            if (h->search.text[0] && !h->search.active && strcasestr(buf, h->search.text))
                 role = ROLE_SELECTED;
             ui_text(u, in.y + row, in.x, in.w, role, buf);
             row++;
@@ -146,86 +143,68 @@ static void help_draw(struct app *a, struct ui *u, const struct layout *l)
         line++;
         s += n + (e ? 1 : 0);
     }
-    if (h->searching) {
-        char q[96];
-        snprintf(q, sizeof(q), "/%s", h->search);
-        ui_text_pad(u, l->status.y - 1, 0, 40, ROLE_INPUT, q);
-    }
+    ui_search_draw(u, l->status.y - 1, &h->search);
 }
 
-/* Scroll to the next line containing the search text. */
+/* Line i of the rendered text. */
+static const char *text_line(void *ctx, int i, char *buf, size_t len)
+{
+    const char *s = ((struct help_state *)ctx)->text.s;
+    for (; i > 0 && (s = strchr(s, '\n')); i--)
+        s++;
+    if (!s)
+        return NULL;
+    const char *e = strchr(s, '\n');
+    snprintf(buf, len, "%.*s", (int)(e ? (size_t)(e - s) : strlen(s)), s);
+    return buf;
+}
+
+/* Scroll to the next line containing the search text (from the top line itself, or the
+ * line below it for n); the help does not wrap around. */
 static void find(struct app *a, bool from_next)
 {
     struct help_state *h = st(a);
-    int line = 0;
-    for (const char *s = h->text.s; *s;) {
-        const char *e = strchr(s, '\n');
-        size_t n = e ? (size_t)(e - s) : strlen(s);
-        char buf[512];
-        snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
-        if (line > h->top - (from_next ? 0 : 1) && strcasestr(buf, h->search)) {
-            h->top = line;
-            return;
-        }
-        line++;
-        s += n + (e ? 1 : 0);
+    int line = ui_list_find(line_count(h->text.s), h->scroll.top + (from_next ? 1 : 0), false,
+                            h->search.text, text_line, h);
+    if (line >= 0) {
+        h->scroll.top = line;
+        return;
     }
-    app_message(a, ROLE_WARN, "'%s' not found below", h->search);
+    app_message(a, ROLE_WARN, "'%s' not found below", h->search.text);
 }
 
 void help_show_term(struct app *a, const char *term)
 {
     struct help_state *h = st(a);
-    snprintf(h->search, sizeof(h->search), "%s: ", term);
+    snprintf(h->search.text, sizeof(h->search.text), "%s: ", term);
     app_switch(a, VIEW_HELP);
     if (!h->width)
         render(a, a->ui.cols > 4 ? a->ui.cols - 4 : 76);
-    h->top = 0;
+    h->scroll.top = 0;
     find(a, false);
 }
 
 static int help_key(struct app *a, int ch)
 {
     struct help_state *h = st(a);
-    if (h->searching) {
-        size_t n = strlen(h->search);
-        if (ch == '\n' || ch == KEY_ENTER) {
-            h->searching = false;
+    if (h->search.active) {
+        /* Esc closes the line and forgets what was typed (no line stays marked). */
+        enum ui_search_step st = ui_search_key(&h->search, ch);
+        if (st == UI_SEARCH_ENTER)
             find(a, false);
-        } else if (ch == 27) {
-            h->searching = false;
-            h->search[0] = '\0';
-        } else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n) {
-            h->search[n - 1] = '\0';
-        } else if (ch >= 32 && ch < 127 && n + 1 < sizeof(h->search)) {
-            h->search[n] = (char)ch;
-            h->search[n + 1] = '\0';
-        }
+        else if (st == UI_SEARCH_ESC)
+            h->search.text[0] = '\0';
+        return REACT_REDRAW;
+    }
+    /* Up/Down, PgUp/PgDn (Space too), Home scroll; the help has no End. */
+    int d = ch == ' ' ? 10 : ch == KEY_END || ch == 'G' ? 0 : ui_nav_step(ch);
+    if (d) {
+        ui_list_scroll(&h->scroll, d);
         return REACT_REDRAW;
     }
     switch (ch) {
-    case KEY_UP:
-    case 'k':
-        h->top--;
-        return REACT_REDRAW;
-    case KEY_DOWN:
-    case 'j':
-        h->top++;
-        return REACT_REDRAW;
-    case KEY_PPAGE:
-        h->top -= 10;
-        return REACT_REDRAW;
-    case KEY_NPAGE:
-    case ' ':
-        h->top += 10;
-        return REACT_REDRAW;
-    case KEY_HOME:
-    case 'g':
-        h->top = 0;
-        return REACT_REDRAW;
     case '/':
-        h->searching = true;
-        h->search[0] = '\0';
+        ui_search_start(&h->search);
         return REACT_REDRAW;
     case 'n':
         find(a, true);

@@ -21,6 +21,7 @@
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
 #include "text/run_text.h"
+#include "tui/ui_list.h"
 
 #define MAX_ENTRIES 500
 
@@ -48,8 +49,8 @@ struct lines {
 struct res_state {
     struct entry *e;
     int n, cap;
-    int sel, top;
-    char mark[2][512]; /* marked entries by path ("" = the unsaved current run) */
+    struct ui_list list; /* the saved results */
+    char mark[2][512];   /* marked entries by path ("" = the unsaved current run) */
     int nmarks;
     enum mode mode;
     bool report; /* v: the full text report of the opened result */
@@ -65,7 +66,8 @@ struct res_state {
     struct compare_result cmp;
     bool have_cmp;
     char cmp_name[2][128];
-    int ltop, rtop, hscroll; /* scroll of the lower panes */
+    struct ui_list lpane, rpane; /* scroll of the lower panes (top only) */
+    int hscroll;
     /* what the list was built from */
     const cJSON *seen_results;
     char seen_path[512];
@@ -123,15 +125,12 @@ static void lines_wrap(struct lines *ls, enum theme_role r, int indent, const ch
 }
 
 /* Draw lines into the inside of a box from line *top (clamped), columns from hscroll. */
-static void lines_draw(struct ui *u, const struct rect *in, const struct lines *ls, int *top,
-                       int hscroll)
+static void lines_draw(struct ui *u, const struct rect *in, const struct lines *ls,
+                       struct ui_list *sc, int hscroll)
 {
-    if (*top > ls->n - in->h)
-        *top = ls->n - in->h;
-    if (*top < 0)
-        *top = 0;
-    for (int i = 0; i < in->h && *top + i < ls->n; i++) {
-        const struct line *l = &ls->v[*top + i];
+    ui_list_fit(sc, ls->n, in->h);
+    for (int i = 0; i < in->h && sc->top + i < ls->n; i++) {
+        const struct line *l = &ls->v[sc->top + i];
         int len = (int)strlen(l->text);
         ui_text(u, in->y + i, in->x, in->w, l->role, hscroll < len ? l->text + hscroll : "");
     }
@@ -183,8 +182,8 @@ static void scan(struct app *a)
 {
     struct res_state *s = st(a);
     char keep[512] = "";
-    if (s->sel < s->n)
-        snprintf(keep, sizeof(keep), "%s", s->e[s->sel].path);
+    if (s->list.sel < s->n)
+        snprintf(keep, sizeof(keep), "%s", s->e[s->list.sel].path);
     s->n = 0;
     app_results_dir(s->dir, sizeof(s->dir));
     DIR *d = opendir(s->dir);
@@ -233,10 +232,10 @@ static void scan(struct app *a)
         qsort(s->e, (size_t)s->n, sizeof(*s->e), newest_first);
     s->seen_results = a->results;
     snprintf(s->seen_path, sizeof(s->seen_path), "%s", a->results_path);
-    s->sel = 0;
+    s->list.sel = 0;
     for (int i = 0; i < s->n; i++)
         if (!strcmp(s->e[i].path, keep))
-            s->sel = i;
+            s->list.sel = i;
     /* Marks of files that went away are dropped. */
     for (int m = 0; m < s->nmarks; m++) {
         bool found = false;
@@ -342,7 +341,7 @@ static void open_entry(struct app *a, int i)
     const struct entry *e = &s->e[i];
     close_open(s);
     s->mode = M_OPEN;
-    s->ltop = s->rtop = s->hscroll = 0;
+    s->lpane.top = s->rpane.top = s->hscroll = 0;
     snprintf(s->open_path, sizeof(s->open_path), "%s", e->path);
     s->open_current = e->current;
     struct ft_err err = {0};
@@ -379,9 +378,9 @@ static void compare_marked(struct app *a)
     if (s->nmarks == 2) {
         ia = find_entry(s, s->mark[0]);
         ib = find_entry(s, s->mark[1]);
-    } else if (s->nmarks == 1 && s->n > 0 && strcmp(s->e[s->sel].path, s->mark[0])) {
+    } else if (s->nmarks == 1 && s->n > 0 && strcmp(s->e[s->list.sel].path, s->mark[0])) {
         ia = find_entry(s, s->mark[0]);
-        ib = s->sel;
+        ib = s->list.sel;
     }
     if (ia < 0 || ib < 0) {
         app_message(a, ROLE_WARN, "mark two results with Space first, then press c");
@@ -408,7 +407,7 @@ static void compare_marked(struct app *a)
     entry_name(&s->e[ib], s->cmp_name[1], sizeof(s->cmp_name[1]));
     s->mode = M_COMPARE;
     s->report = false;
-    s->ltop = s->rtop = s->hscroll = 0;
+    s->lpane.top = s->rpane.top = s->hscroll = 0;
 }
 
 static void toggle_mark(struct app *a)
@@ -416,7 +415,7 @@ static void toggle_mark(struct app *a)
     struct res_state *s = st(a);
     if (s->n == 0)
         return;
-    const struct entry *e = &s->e[s->sel];
+    const struct entry *e = &s->e[s->list.sel];
     int m = mark_of(s, e);
     if (m >= 0) {
         if (m == 0)
@@ -607,6 +606,17 @@ static void report_lines(const struct res_state *s, struct lines *ls)
 
 /* ---- drawing ---- */
 
+static void entry_row(void *ctx, struct ui *u, int y, int x, int w, int i, bool sel)
+{
+    struct res_state *s = ctx;
+    const struct entry *e = &s->e[i];
+    char line[512];
+    entry_line(s, e, line, sizeof(line));
+    enum theme_role role = e->bad                          ? ROLE_ERROR
+                           : strcmp(e->brief.status, "ok") ? ROLE_WARN
+                                                           : ROLE_NORMAL;
+    ui_text_pad(u, y, x, w, sel ? ROLE_SELECTED : role, line);
+}
 static void draw_list(struct app *a, struct ui *u, const struct rect *r, bool focus)
 {
     struct res_state *s = st(a);
@@ -632,32 +642,20 @@ static void draw_list(struct app *a, struct ui *u, const struct rect *r, bool fo
                 "-o FILE and fabtop --results FILE.");
         return;
     }
-    if (s->sel < s->top)
-        s->top = s->sel;
-    if (s->sel >= s->top + h)
-        s->top = s->sel - h + 1;
-    if (s->top < 0)
-        s->top = 0;
-    for (int i = 0; i < h && s->top + i < s->n; i++) {
-        const struct entry *e = &s->e[s->top + i];
-        char line[512];
-        entry_line(s, e, line, sizeof(line));
-        enum theme_role role = e->bad                          ? ROLE_ERROR
-                               : strcmp(e->brief.status, "ok") ? ROLE_WARN
-                                                               : ROLE_NORMAL;
-        ui_text_pad(u, in.y + 1 + i, in.x, in.w, s->top + i == s->sel ? ROLE_SELECTED : role, line);
-    }
-    if (s->top + h < s->n)
+    ui_list_follow(&s->list, h);
+    struct rect rows = {in.y + 1, in.x, h, in.w};
+    ui_list_draw(u, &rows, &s->list, s->n, true, entry_row, s);
+    if (s->list.top + h < s->n)
         ui_text(u, r->y + r->h - 1, r->x + r->w - 8, 6, ROLE_BORDER, " more ");
 }
 
 static void draw_pane(struct ui *u, const struct rect *r, const char *title, bool focus,
-                      const struct lines *ls, int *top, int hscroll)
+                      const struct lines *ls, struct ui_list *sc, int hscroll)
 {
     ui_box(u, r, title, focus);
     struct rect in = ui_inner(r);
-    lines_draw(u, &in, ls, top, hscroll);
-    if (*top + in.h < ls->n)
+    lines_draw(u, &in, ls, sc, hscroll);
+    if (sc->top + in.h < ls->n)
         ui_text(u, r->y + r->h - 1, r->x + r->w - 8, 6, ROLE_BORDER, " more ");
 }
 
@@ -673,7 +671,7 @@ static void results_draw(struct app *a, struct ui *u, const struct layout *l)
         report_lines(s, &lc);
         snprintf(lt, sizeof(lt), "Report: %s (v: conditions/outcome, Left/Right scroll)",
                  s->open_current && !s->open_path[0] ? "this run, not saved" : s->open_path);
-        draw_pane(u, &both, lt, a->focus != 0, &lc, &s->ltop, s->hscroll);
+        draw_pane(u, &both, lt, a->focus != 0, &lc, &s->lpane, s->hscroll);
         lines_free(&lc);
         return;
     }
@@ -703,12 +701,12 @@ static void results_draw(struct app *a, struct ui *u, const struct layout *l)
         snprintf(rt, sizeof(rt), "Outcome A|B (us, Gb/s; B/A)");
     }
     if (zl)
-        draw_pane(u, &both, lt, true, &lc, &s->ltop, 0);
+        draw_pane(u, &both, lt, true, &lc, &s->lpane, 0);
     else if (zr)
-        draw_pane(u, &both, rt, true, &rc, &s->rtop, 0);
+        draw_pane(u, &both, rt, true, &rc, &s->rpane, 0);
     else {
-        draw_pane(u, &left, lt, a->focus == 1, &lc, &s->ltop, 0);
-        draw_pane(u, &right, rt, a->focus == 2, &rc, &s->rtop, 0);
+        draw_pane(u, &left, lt, a->focus == 1, &lc, &s->lpane, 0);
+        draw_pane(u, &right, rt, a->focus == 2, &rc, &s->rpane, 0);
     }
     lines_free(&lc);
     lines_free(&rc);
@@ -721,7 +719,7 @@ static void open_current_if_any(struct app *a)
     struct res_state *s = st(a);
     for (int i = 0; i < s->n; i++)
         if (s->e[i].current) {
-            s->sel = i;
+            s->list.sel = i;
             open_entry(a, i);
             return;
         }
@@ -765,7 +763,13 @@ static void save_current(struct app *a)
         app_message(a, ROLE_OK, "saved %s", a->results_path);
 }
 
-static int scroll_by(int *v, int d)
+static int scroll_by(struct ui_list *sc, int d)
+{
+    ui_list_scroll(sc, d);
+    return REACT_REDRAW;
+}
+
+static int scroll_hsideways(int *v, int d)
 {
     *v += d;
     if (*v < 0)
@@ -783,7 +787,7 @@ static int results_key(struct app *a, int ch)
         case '\n':
         case '\r':
         case KEY_ENTER:
-            open_entry(a, s->sel);
+            open_entry(a, s->list.sel);
             return REACT_REDRAW;
         case ' ':
             toggle_mark(a);
@@ -797,7 +801,7 @@ static int results_key(struct app *a, int ch)
                 return REACT_REDRAW;
             }
             s->report = !s->report;
-            s->ltop = s->hscroll = 0;
+            s->lpane.top = s->hscroll = 0;
             if (s->report && a->focus == 0)
                 a->focus = 1;
             return REACT_REDRAW;
@@ -822,13 +826,13 @@ static int results_key(struct app *a, int ch)
         case KEY_LEFT:
         case 'h':
             if (s->report && s->mode == M_OPEN)
-                return scroll_by(&s->hscroll, -8);
+                return scroll_hsideways(&s->hscroll, -8);
             a->focus = (a->focus + 2) % 3;
             return REACT_REDRAW;
         case KEY_RIGHT:
         case 'l':
             if (s->report && s->mode == M_OPEN)
-                return scroll_by(&s->hscroll, 8);
+                return scroll_hsideways(&s->hscroll, 8);
             a->focus = (a->focus + 1) % 3;
             return REACT_REDRAW;
         default:
@@ -836,20 +840,12 @@ static int results_key(struct app *a, int ch)
         }
     }
     if (a->focus == 0 && !(s->report && s->mode == M_OPEN)) {
-        int v = s->sel + d;
-        if (v >= s->n)
-            v = s->n - 1;
-        if (v < 0)
-            v = 0;
-        if (v == s->sel)
-            return REACT_HANDLED;
-        s->sel = v;
-        return REACT_REDRAW;
+        return ui_list_move(&s->list, s->n, d) ? REACT_REDRAW : REACT_HANDLED;
     }
     /* Lower panes: scroll (drawing clamps at the end). */
     if (d > 1000)
         d = 1000000;
-    return scroll_by(a->focus == 2 && !s->report ? &s->rtop : &s->ltop, d);
+    return scroll_by(a->focus == 2 && !s->report ? &s->rpane : &s->lpane, d);
 }
 
 static const char *results_keys(const struct app *a)

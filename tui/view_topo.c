@@ -1,8 +1,6 @@
 /* view_topo: the topology view: the tree of packages, NUMA nodes, host bridges, PCIe
  * switches, GPUs, NICs and ports; a detail pane for the selected object (or the affinity
  * matrix); the lint findings coloured by severity, Enter on one jumps to its object. */
-/* strcasestr is a GNU extension. */
-#define _GNU_SOURCE
 #include "tui/views.h"
 
 #include <stdio.h>
@@ -14,6 +12,7 @@
 #include "topology/topo_fabric.h"
 #include "text/fabric_text.h"
 #include "text/topo_text.h"
+#include "tui/ui_list.h"
 
 enum item_kind {
     IT_PACKAGE,
@@ -43,12 +42,11 @@ struct item {
 struct topo_state {
     int nitems, cap;
     struct item *items;
-    int sel, top;   /* tree selection and scroll */
-    int fsel, ftop; /* findings selection and scroll */
-    int dtop;       /* detail scroll */
-    bool matrix;    /* show the matrix instead of the detail */
-    bool searching;
-    char search[64];
+    struct ui_list tree;   /* tree selection and scroll */
+    struct ui_list find;   /* findings selection and scroll */
+    struct ui_list detail; /* detail scroll (top only) */
+    bool matrix;           /* show the matrix instead of the detail */
+    struct ui_search search;
 };
 
 static struct topo_state *st(struct app *a)
@@ -292,15 +290,13 @@ static enum theme_role item_role(const struct app *a, const struct item *it)
     }
 }
 
-/* Keep sel inside [top, top+h). */
-static void scroll_to(int sel, int *top, int h)
+static void tree_row(void *ctx, struct ui *u, int y, int x, int w, int i, bool sel)
 {
-    if (sel < *top)
-        *top = sel;
-    if (sel >= *top + h)
-        *top = sel - h + 1;
-    if (*top < 0)
-        *top = 0;
+    struct app *a = ctx;
+    const struct item *it = &st(a)->items[i];
+    char line[256];
+    snprintf(line, sizeof(line), "%*s%s", it->depth * 2, "", it->text);
+    ui_text_pad(u, y, x, w, sel ? ROLE_SELECTED : item_role(a, it), line);
 }
 
 static void draw_tree(struct app *a, struct ui *u, const struct rect *r, bool focus)
@@ -311,14 +307,8 @@ static void draw_tree(struct app *a, struct ui *u, const struct rect *r, bool fo
              a->topo->ngpus == 1 ? "" : "s", a->topo->nnics, a->topo->nnics == 1 ? "" : "s");
     ui_box(u, r, title, focus);
     struct rect in = ui_inner(r);
-    scroll_to(s->sel, &s->top, in.h);
-    for (int i = 0; i < in.h && s->top + i < s->nitems; i++) {
-        const struct item *it = &s->items[s->top + i];
-        char line[256];
-        snprintf(line, sizeof(line), "%*s%s", it->depth * 2, "", it->text);
-        bool sel = s->top + i == s->sel;
-        ui_text_pad(u, in.y + i, in.x, in.w, sel ? ROLE_SELECTED : item_role(a, it), line);
-    }
+    ui_list_follow(&s->tree, in.h);
+    ui_list_draw(u, &in, &s->tree, s->nitems, true, tree_row, a);
 }
 
 /* Lines of the detail pane for the selected item. */
@@ -328,7 +318,7 @@ static void detail_text(struct app *a, struct strbuf *sb)
     const struct topo_model *m = a->topo;
     if (s->nitems == 0)
         return;
-    const struct item *it = &s->items[s->sel];
+    const struct item *it = &s->items[s->tree.sel];
     char bdf[32] = "";
     if (it->pci >= 0)
         topo_bdf_str(&m->pci[it->pci].addr, bdf, sizeof(bdf));
@@ -473,8 +463,18 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool 
         detail_text(a, &sb);
     ui_box(u, r, s->matrix ? "Affinity matrix (m: detail)" : "Detail (m: matrix)", focus);
     struct rect in = ui_inner(r);
-    draw_lines(u, &in, sb.s, s->dtop);
+    draw_lines(u, &in, sb.s, s->detail.top);
     strbuf_free(&sb);
+}
+
+static void finding_row(void *ctx, struct ui *u, int y, int x, int w, int i, bool sel)
+{
+    static const enum theme_role sev_role[] = {ROLE_INFO, ROLE_WARN, ROLE_ERROR};
+    static const char *const tag[] = {"INFO ", "WARN ", "ERROR"};
+    const struct topo_finding *f = &((struct app *)ctx)->findings.v[i];
+    char line[512];
+    snprintf(line, sizeof(line), "%s %s: %s", tag[f->sev], f->object, f->msg);
+    ui_text_pad(u, y, x, w, sel ? ROLE_SELECTED : sev_role[f->sev], line);
 }
 
 static void draw_findings(struct app *a, struct ui *u, const struct rect *r, bool focus)
@@ -494,16 +494,8 @@ static void draw_findings(struct app *a, struct ui *u, const struct rect *r, boo
         ui_text(u, in.y, in.x, in.w, ROLE_OK, "No findings.");
         return;
     }
-    scroll_to(s->fsel, &s->ftop, in.h);
-    static const enum theme_role sev_role[] = {ROLE_INFO, ROLE_WARN, ROLE_ERROR};
-    static const char *const tag[] = {"INFO ", "WARN ", "ERROR"};
-    for (int i = 0; i < in.h && s->ftop + i < f->n; i++) {
-        const struct topo_finding *x = &f->v[s->ftop + i];
-        char line[512];
-        snprintf(line, sizeof(line), "%s %s: %s", tag[x->sev], x->object, x->msg);
-        bool sel = focus && s->ftop + i == s->fsel;
-        ui_text_pad(u, in.y + i, in.x, in.w, sel ? ROLE_SELECTED : sev_role[x->sev], line);
-    }
+    ui_list_follow(&s->find, in.h);
+    ui_list_draw(u, &in, &s->find, f->n, focus, finding_row, a);
 }
 
 static void topo_draw(struct app *a, struct ui *u, const struct layout *l)
@@ -512,26 +504,22 @@ static void topo_draw(struct app *a, struct ui *u, const struct layout *l)
     draw_tree(a, u, &l->pane[0], a->focus == 0);
     draw_detail(a, u, &l->pane[1], a->focus == 1);
     draw_findings(a, u, &l->pane[2], a->focus == 2);
-    if (s->searching) {
-        char q[96];
-        snprintf(q, sizeof(q), "/%s", s->search);
-        ui_text_pad(u, l->status.y - 1, 0, 40, ROLE_INPUT, q);
-    }
+    ui_search_draw(u, l->status.y - 1, &s->search);
 }
 
 /* Jump the tree to the object a finding is about. */
 static bool jump_to_finding(struct app *a)
 {
     struct topo_state *s = st(a);
-    if (s->fsel >= a->findings.n)
+    if (s->find.sel >= a->findings.n)
         return false;
-    const struct topo_finding *x = &a->findings.v[s->fsel];
+    const struct topo_finding *x = &a->findings.v[s->find.sel];
     for (int i = 0; i < s->nitems; i++) {
         const struct item *it = &s->items[i];
         if ((x->port >= 0 && it->kind == IT_PORT && it->ref == x->port) ||
             (x->port < 0 && x->pci >= 0 && it->pci == x->pci && it->kind != IT_PORT)) {
-            s->sel = i;
-            s->dtop = 0;
+            s->tree.sel = i;
+            s->detail.top = 0;
             a->focus = 0;
             return true;
         }
@@ -540,52 +528,37 @@ static bool jump_to_finding(struct app *a)
     return false;
 }
 
+static const char *item_text(void *ctx, int i, char *buf, size_t len)
+{
+    (void)buf;
+    (void)len;
+    return ((struct topo_state *)ctx)->items[i].text;
+}
+
 static void search_next(struct app *a)
 {
     struct topo_state *s = st(a);
-    if (!s->search[0])
+    if (!s->search.text[0])
         return;
-    for (int k = 1; k <= s->nitems; k++) {
-        int i = (s->sel + k) % s->nitems;
-        if (strcasestr(s->items[i].text, s->search)) {
-            s->sel = i;
-            s->dtop = 0;
-            return;
-        }
+    /* From the item after the selection, around the end, the selection itself last. */
+    int i = s->nitems ? ui_list_find(s->nitems, (s->tree.sel + 1) % s->nitems, true, s->search.text,
+                                     item_text, s)
+                      : -1;
+    if (i >= 0) {
+        s->tree.sel = i;
+        s->detail.top = 0;
+        return;
     }
-    app_message(a, ROLE_WARN, "'%s' not found", s->search);
-}
-
-static int move_sel(int *sel, int n, int d)
-{
-    int v = *sel + d;
-    if (v < 0)
-        v = 0;
-    if (v >= n)
-        v = n - 1;
-    if (v < 0)
-        v = 0;
-    int changed = v != *sel;
-    *sel = v;
-    return changed ? REACT_REDRAW : REACT_HANDLED;
+    app_message(a, ROLE_WARN, "'%s' not found", s->search.text);
 }
 
 static int topo_key(struct app *a, int ch)
 {
     struct topo_state *s = st(a);
-    if (s->searching) {
-        size_t n = strlen(s->search);
-        if (ch == '\n' || ch == KEY_ENTER) {
-            s->searching = false;
+    if (s->search.active) {
+        /* Esc closes the line and keeps what was typed (n searches for it). */
+        if (ui_search_key(&s->search, ch) == UI_SEARCH_ENTER)
             search_next(a);
-        } else if (ch == 27) {
-            s->searching = false;
-        } else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n) {
-            s->search[n - 1] = '\0';
-        } else if (ch >= 32 && ch < 127 && n + 1 < sizeof(s->search)) {
-            s->search[n] = (char)ch;
-            s->search[n + 1] = '\0';
-        }
         return REACT_REDRAW;
     }
     /* Up/Down, PgUp/PgDn, Home/End (and hjkl, g/G) move the selection; the rest here. */
@@ -594,11 +567,10 @@ static int topo_key(struct app *a, int ch)
         switch (ch) {
         case 'm':
             s->matrix = !s->matrix;
-            s->dtop = 0;
+            s->detail.top = 0;
             return REACT_REDRAW;
         case '/':
-            s->searching = true;
-            s->search[0] = '\0';
+            ui_search_start(&s->search);
             return REACT_REDRAW;
         case 'n':
             search_next(a);
@@ -621,17 +593,15 @@ static int topo_key(struct app *a, int ch)
         }
     }
     if (a->focus == 2)
-        return move_sel(&s->fsel, a->findings.n, d);
+        return ui_list_move(&s->find, a->findings.n, d) ? REACT_REDRAW : REACT_HANDLED;
     if (a->focus == 1) {
-        s->dtop += d;
-        if (s->dtop < 0)
-            s->dtop = 0;
+        ui_list_scroll(&s->detail, d);
         return REACT_REDRAW;
     }
-    int r = move_sel(&s->sel, s->nitems, d);
-    if (r == REACT_REDRAW)
-        s->dtop = 0;
-    return r;
+    if (!ui_list_move(&s->tree, s->nitems, d))
+        return REACT_HANDLED;
+    s->detail.top = 0;
+    return REACT_REDRAW;
 }
 
 static const char *topo_keys(const struct app *a)

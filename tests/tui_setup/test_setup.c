@@ -1,7 +1,9 @@
 /* test_setup: the test setup view at 80x24 in process: the form's fields, transports that
  * cannot run with their reasons, the command-line equivalent, a bad value refused with one
- * message, short loopback TCP runs started from the form (the edited mix saved as
- * last-setup), and the settings remembered across two app_init calls. */
+ * message, short loopback TCP runs started from the form (every setting said as a
+ * `fabtop run` flag; no mix file saved), and the settings remembered across two app_init
+ * calls. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -251,11 +253,11 @@ static void test_form(void **state)
     expect(&a, "< tcp (not usable) >");
     expect(&a, "tcp: TCP cannot use a GPU endpoint");
     expect(&a, "verbs: ");
-    /* An RDMA port with a netdev: TCP runs over ib0; flags cannot say it. */
+    /* An RDMA port with a netdev: TCP runs over ib0; a flag says it. */
     choose(&a, "Endpoint", "mlx5_0:1 (ib0)");
     expect(&a, "Usable transports: tcp");
-    expect(&a, "$ fabtop run --mix last-setup");
-    expect(&a, "Start saves the edited mix as");
+    expect(&a, "$ fabtop run --mix api --endpoint rdma:mlx5_0:1");
+    expect_not(&a, "Start saves");
     /* Del: back to the default route. */
     app_key(&a, KEY_DC);
     expect(&a, "any (default route)");
@@ -286,7 +288,7 @@ static void test_form(void **state)
     app_key(&a, 27);
     expect_not(&a, "77");
 
-    /* Incast: the senders field; neighbours off drops them and needs the saved mix. */
+    /* Incast: the senders field; neighbours off drops them (a flag). */
     go(&a, K_PRESET);
     choose(&a, "Preset", "< incast >");
     expect(&a, "Lesson: When several senders");
@@ -299,14 +301,14 @@ static void test_form(void **state)
     assert_non_null(strstr(buf, "< off >"));
     field_row(&a, "Incast senders", buf);
     assert_non_null(strstr(buf, "n/a"));
-    expect(&a, "--mix last-setup");
+    expect(&a, "$ fabtop run --mix incast --neighbours off");
     /* Everything drawn stays inside 80x24: the command line is on the body's last row. */
-    assert_int_equal(find(&a, "$ fabtop run"), ROWS - 3);
+    assert_int_equal(find(&a, "$ fabtop run"), ROWS - 2);
     /* A larger terminal shows the whole lesson; back to 80x24 after. */
     resizeterm(40, 120);
     app_key(&a, KEY_RESIZE);
     expect(&a, "host to make it real.");
-    expect(&a, "$ fabtop run --mix last-setup");
+    expect(&a, "$ fabtop run --mix incast --neighbours off");
     resizeterm(ROWS, COLS);
     app_key(&a, KEY_RESIZE);
     /* F5 is the results tab everywhere, this form included; S starts a test. */
@@ -368,7 +370,11 @@ static void test_start_and_remember(void **state)
     type_field(&a, K_SIZE, "1KiB");
     type_field(&a, K_CONC, "2");
     type_field(&a, K_DURATION, "0.3");
-    expect(&a, "$ fabtop run --mix last-setup");
+    /* At 80 columns the command line takes two rows. */
+    static const char *const api_line =
+        "$ fabtop run --mix api --size 1KiB --duration 0.3 --endpoint ip:127.0.0.1";
+    expect(&a, api_line);
+    expect(&a, "--concurrency 2");
     go(&a, 10 - 2); /* api has no background flows: Start follows Duration */
     app_key(&a, 'j');
     app_key(&a, '\n');
@@ -379,17 +385,16 @@ static void test_start_and_remember(void **state)
     assert_string_equal(a.run_mix.name, "api");
     wait_run(&a);
 
-    /* The edited mix is saved where `fabtop run --mix last-setup` finds it. */
-    struct mix m;
+    /* The mix that ran has every setting; no "last-setup" mix file is written any more. */
+    const struct mix *m = &a.run_mix;
+    assert_int_equal(m->nflows, 1);
+    assert_string_equal(m->flows[0].local_ip, "127.0.0.1");
+    assert_int_equal(m->flows[0].concurrency, 2);
+    assert_int_equal(m->flows[0].size.bytes[0], 1024);
+    assert_true(m->flows[0].duration_s > 0.29 && m->flows[0].duration_s < 0.31);
+    struct mix none;
     struct ft_err err = {0};
-    if (mix_load("last-setup", &m, &err) < 0)
-        fail_msg("%s", err.msg);
-    assert_int_equal(m.nflows, 1);
-    assert_string_equal(m.flows[0].local_ip, "127.0.0.1");
-    assert_int_equal(m.flows[0].concurrency, 2);
-    assert_int_equal(m.flows[0].size.bytes[0], 1024);
-    assert_true(m.flows[0].duration_s > 0.29 && m.flows[0].duration_s < 0.31);
-    mix_free(&m);
+    assert_int_equal(mix_load("last-setup", &none, &err), -ENOENT);
     app_fini(&a);
 
     /* A second explorer remembers all of it. */
@@ -401,7 +406,8 @@ static void test_start_and_remember(void **state)
     assert_non_null(strstr(buf, " 2 "));
     field_row(&a, "Duration", buf);
     assert_non_null(strstr(buf, "0.3 s"));
-    expect(&a, "$ fabtop run --mix last-setup");
+    expect(&a, api_line);
+    expect(&a, "--concurrency 2");
 
     /* Incast with five senders: the fifth is a copy of the last under a new name. */
     go(&a, K_ENDPOINT);
@@ -417,13 +423,12 @@ static void test_start_and_remember(void **state)
         fail_msg("no run started: %s", a.msg);
     }
     wait_run(&a);
-    if (mix_load("last-setup", &m, &err) < 0)
-        fail_msg("%s", err.msg);
-    assert_int_equal(m.nflows, 6);
-    assert_string_equal(m.flows[5].name, "sender5");
-    assert_int_equal(m.flows[5].dir, MIX_DIR_RX);
-    assert_true(m.quiet_then_loaded);
-    mix_free(&m);
+    app_key(&a, KEY_F(2));
+    expect(&a, "$ fabtop run --mix incast --size 1KiB --duration 0.2 --senders 5");
+    assert_int_equal(m->nflows, 6);
+    assert_string_equal(m->flows[5].name, "sender5");
+    assert_int_equal(m->flows[5].dir, MIX_DIR_RX);
+    assert_true(m->quiet_then_loaded);
     app_fini(&a);
 
     open_app(&a);
