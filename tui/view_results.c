@@ -226,7 +226,11 @@ static void scan(struct app *a)
         }
         cur->current = true;
         cur->bad = false;
-        compare_brief(a->results, &cur->brief);
+        const struct results_run *run = app_results_run(a);
+        if (run)
+            compare_run_brief(run, &cur->brief);
+        else
+            memset(&cur->brief, 0, sizeof(cur->brief));
     }
     if (s->n > 1) /* s->e is NULL while the list is empty */
         qsort(s->e, (size_t)s->n, sizeof(*s->e), newest_first);
