@@ -4,7 +4,8 @@
 # --reproducible, saved and printed with --json), loopback TCP presets, a verbs-shaped and
 # other hand-made documents of the compare tests (write_doc), nccl runs on the stand-in
 # CUDA/NCCL library when it is built (point figures: algbw/busbw; a hung collective: a failed
-# flow), and the documents of the fuzz corpus. Usage: roundtrip.sh ROUNDTRIP WRITE_DOC [FAKE_CUDANCCL]
+# flow), the documents committed under bench/ and docs/ (GPU runs recorded on H200s), and
+# the documents of the fuzz corpus. Usage: roundtrip.sh ROUNDTRIP WRITE_DOC [FAKE_CUDANCCL]
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 rt=${1:?the roundtrip program}
@@ -60,6 +61,13 @@ fi
 for f in "$tmp"/*.json; do
     n=$((n + 1))
     "$rt" "$f" || fail "$(basename "$f") does not round-trip"
+done
+# Documents fabtop wrote on other machines and committed (bench/device: NCCL runs on two
+# H200 GPUs): byte for byte as well.
+for f in $(find "$src/bench" "$src/docs" -name '*.json' 2>/dev/null); do
+    grep -q '"format":[[:space:]]*"fabtop-results"' "$f" || continue
+    n=$((n + 1))
+    "$rt" "$f" || fail "$f does not round-trip"
 done
 # The fuzz corpus was re-serialised by another program (shortest number forms): its
 # documents must keep everything cJSON reads from them; the huge size is refused.
