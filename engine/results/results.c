@@ -169,7 +169,7 @@ static void flow_fill(struct results_flow *o, const struct flow_rt *f,
     results_num_set(&o->setup_s, true, f->setup_s);
     results_num_set(&o->teardown_s, true, f->teardown_s);
     struct hist *merged = xalloc(sizeof(*merged)), *tmp = xalloc(sizeof(*tmp));
-    o->have_points = true;
+    o->points_st = RESULTS_SET;
     o->points = xalloc_zero((size_t)f->npoints + 1, sizeof(*o->points));
     for (int p = 0; p < f->npoints; p++)
         point_fill(&o->points[o->npoints++], f, p, merged, tmp);
@@ -211,7 +211,7 @@ static void add_sysctl(struct results_kvs *k, const char *key, const char *path)
  * conditions.sim hold the rest), nothing of the host. */
 static void sim_conditions(struct results_run_cond *c, const struct results_input *in)
 {
-    c->have_sim = true;
+    c->sim_st = RESULTS_SET;
     results_str_set(&c->sim_note, "every flow is simulated: these are the simulated fabric's "
                                   "conditions (each flow's conditions.sim has its settings and "
                                   "results); the host's sysctls, netdev MTUs and topology are "
@@ -231,7 +231,7 @@ static void sim_conditions(struct results_run_cond *c, const struct results_inpu
 static void summary_fill(struct results_run *run, const struct mix *mix)
 {
     struct results_summary *o = &run->summary;
-    o->present = true;
+    o->st = RESULTS_SET;
     int fg = mix_foreground(mix);
     if (fg < 0)
         return;
@@ -288,7 +288,7 @@ void results_build(const struct results_input *in, struct results_doc *out)
                     (in->wall_end.tv_sec - in->wall_start.tv_sec) +
                         (in->wall_end.tv_nsec - in->wall_start.tv_nsec) / 1e9);
     run->interrupted = (struct results_bool){RESULTS_SET, in->interrupted};
-    run->have_hosts = run->have_peers = true;
+    run->hosts_st = run->peers_st = RESULTS_SET;
     char host[256] = "";
     gethostname(host, sizeof(host) - 1);
     results_str_set(&run->host_local, host);
@@ -304,11 +304,11 @@ void results_build(const struct results_input *in, struct results_doc *out)
             if (!dup)
                 run->peers[run->npeers++] = xalloc_strdup(f->peer_desc);
         }
-    run->have_versions = true;
+    run->versions_st = RESULTS_SET;
     cJSON *ver = version_json(), *v;
     cJSON_ArrayForEach(v, ver) kv_add(&run->versions, v->string, v->valuestring);
     cJSON_Delete(ver);
-    run->have_conditions = true;
+    run->conditions_st = RESULTS_SET;
     struct results_run_cond *cond = &run->conditions;
     /* A simulated run depends on the simulated fabric alone: it records none of the host's
      * state (sysctls, netdev MTUs, the topology), which other programs change under it. */
@@ -323,7 +323,7 @@ void results_build(const struct results_input *in, struct results_doc *out)
         add_sysctl(&cond->sysctls, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
     }
     if (in->topo && !sim) {
-        cond->have_netdev_mtu = true;
+        cond->netdev_mtu_st = RESULTS_SET;
         cond->mtu = xalloc_zero((size_t)in->topo->nnetdevs + 1, sizeof(*cond->mtu));
         for (int i = 0; i < in->topo->nnetdevs; i++)
             if (in->topo->netdevs[i].valid & TOPO_NET_V_MTU) {
@@ -332,7 +332,7 @@ void results_build(const struct results_input *in, struct results_doc *out)
             }
     }
     run->mix = mix_to_json(in->mix);
-    run->have_phases = true;
+    run->phases_st = RESULTS_SET;
     run->phases = xalloc_zero((size_t)in->nphases + 1, sizeof(*run->phases));
     for (int p = 0; p < in->nphases; p++) {
         struct results_phase *ph = &run->phases[run->nphases++];
@@ -344,7 +344,7 @@ void results_build(const struct results_input *in, struct results_doc *out)
         /* Port-wide counter deltas over the phase (n/a as null); null when none were read. */
         ph->counters_st = in->phases[p].counters ? RESULTS_SET : RESULTS_NULL;
         ph->counters = in->phases[p].counters ? cJSON_Duplicate(in->phases[p].counters, 1) : NULL;
-        ph->have_flows = true;
+        ph->flows_st = RESULTS_SET;
         ph->flows = xalloc_zero((size_t)in->mix->nflows + 1, sizeof(*ph->flows));
         for (int i = 0; i < in->mix->nflows; i++)
             if (in->phases[p].flows[i])
@@ -352,7 +352,7 @@ void results_build(const struct results_input *in, struct results_doc *out)
                           in->phases[p].t0_ns, in->t_start_ns);
     }
     summary_fill(run, in->mix);
-    run->have_events = true;
+    run->events_st = RESULTS_SET;
     run->events = xalloc_zero((size_t)in->nevents + 1, sizeof(char *));
     for (int i = 0; i < in->nevents; i++)
         run->events[run->nevents++] = xalloc_strdup(in->events[i]);

@@ -166,6 +166,14 @@ static cJSON *put_obj(cJSON *o, const char *k, enum results_state st)
     return st == RESULTS_SET ? cJSON_AddObjectToObject(o, k) : NULL;
 }
 
+/* An array member that is absent, null, or the array the caller fills (returned). */
+static cJSON *put_arr(cJSON *o, const char *k, enum results_state st)
+{
+    if (st == RESULTS_NULL)
+        cJSON_AddNullToObject(o, k);
+    return st == RESULTS_SET ? cJSON_AddArrayToObject(o, k) : NULL;
+}
+
 static void put_carried(cJSON *o, const char *k, const cJSON *v)
 {
     if (v)
@@ -249,8 +257,8 @@ static void write_flow(cJSON *o, const struct results_flow *f)
     put_num(o, "failed_at_run_s", &f->failed_at_run_s);
     put_num(o, "setup_s", &f->setup_s);
     put_num(o, "teardown_s", &f->teardown_s);
-    if (f->have_points) {
-        cJSON *pts = cJSON_AddArrayToObject(o, "points");
+    cJSON *pts = put_arr(o, "points", f->points_st);
+    if (pts) {
         for (int i = 0; i < f->npoints; i++) {
             cJSON *p = cJSON_CreateObject();
             write_point(p, &f->points[i]);
@@ -271,14 +279,14 @@ static void write_flow(cJSON *o, const struct results_flow *f)
 
 static void write_conditions(cJSON *o, const struct results_run_cond *c)
 {
-    if (c->have_sim) {
-        cJSON *s = cJSON_AddObjectToObject(o, "sim");
+    cJSON *s = put_obj(o, "sim", c->sim_st);
+    if (s) {
         put_str(s, "note", &c->sim_note);
         put_str(s, "topology", &c->sim_topology);
     }
     put_kvs(o, &c->sysctls);
-    if (c->have_netdev_mtu) {
-        cJSON *m = cJSON_AddObjectToObject(o, "netdev_mtu");
+    cJSON *m = put_obj(o, "netdev_mtu", c->netdev_mtu_st);
+    if (m) {
         for (int i = 0; i < c->nmtu; i++)
             cJSON_AddNumberToObject(m, c->mtu[i].netdev, c->mtu[i].mtu);
     }
@@ -309,22 +317,24 @@ static cJSON *write_run(const struct results_run *r)
     put_str(doc, "ended_at", &r->ended_at);
     put_num(doc, "duration_s", &r->duration_s);
     put_bool(doc, "interrupted", &r->interrupted);
-    if (r->have_hosts) {
-        cJSON *h = cJSON_AddObjectToObject(doc, "hosts");
+    cJSON *h = put_obj(doc, "hosts", r->hosts_st);
+    if (h) {
         put_str(h, "local", &r->host_local);
-        if (r->have_peers) {
-            cJSON *a = cJSON_AddArrayToObject(h, "peers");
+        cJSON *a = put_arr(h, "peers", r->peers_st);
+        if (a) {
             for (int i = 0; i < r->npeers; i++)
                 cJSON_AddItemToArray(a, cJSON_CreateString(r->peers[i]));
         }
     }
-    if (r->have_versions)
-        put_kvs(cJSON_AddObjectToObject(doc, "versions"), &r->versions);
-    if (r->have_conditions)
-        write_conditions(cJSON_AddObjectToObject(doc, "conditions"), &r->conditions);
+    cJSON *v = put_obj(doc, "versions", r->versions_st);
+    if (v)
+        put_kvs(v, &r->versions);
+    cJSON *c = put_obj(doc, "conditions", r->conditions_st);
+    if (c)
+        write_conditions(c, &r->conditions);
     put_carried(doc, "mix", r->mix);
-    if (r->have_phases) {
-        cJSON *phases = cJSON_AddArrayToObject(doc, "phases");
+    cJSON *phases = put_arr(doc, "phases", r->phases_st);
+    if (phases) {
         for (int p = 0; p < r->nphases; p++) {
             const struct results_phase *ph = &r->phases[p];
             cJSON *o = cJSON_CreateObject();
@@ -334,8 +344,8 @@ static cJSON *write_run(const struct results_run *r)
                 put_carried(o, "counters", ph->counters);
             else if (ph->counters_st == RESULTS_NULL)
                 cJSON_AddNullToObject(o, "counters");
-            if (ph->have_flows) {
-                cJSON *fl = cJSON_AddArrayToObject(o, "flows");
+            cJSON *fl = put_arr(o, "flows", ph->flows_st);
+            if (fl) {
                 for (int i = 0; i < ph->nflows; i++) {
                     cJSON *f = cJSON_CreateObject();
                     write_flow(f, &ph->flows[i]);
@@ -345,10 +355,11 @@ static cJSON *write_run(const struct results_run *r)
             cJSON_AddItemToArray(phases, o);
         }
     }
-    if (r->summary.present)
-        write_summary(cJSON_AddObjectToObject(doc, "summary"), &r->summary);
-    if (r->have_events) {
-        cJSON *ev = cJSON_AddArrayToObject(doc, "events");
+    cJSON *sum = put_obj(doc, "summary", r->summary.st);
+    if (sum)
+        write_summary(sum, &r->summary);
+    cJSON *ev = put_arr(doc, "events", r->events_st);
+    if (ev) {
         for (int i = 0; i < r->nevents; i++)
             cJSON_AddItemToArray(ev, cJSON_CreateString(r->events[i]));
     }
@@ -435,14 +446,14 @@ static const cJSON *get_obj(struct rd *r, const cJSON *o, const char *where, con
 }
 
 static const cJSON *get_arr(struct rd *r, const cJSON *o, const char *where, const char *k,
-                            bool *have)
+                            enum results_state *st)
 {
-    enum results_state st;
-    const cJSON *v = member(o, k, &st);
-    *have = st == RESULTS_SET && cJSON_IsArray(v);
-    if (st != RESULTS_ABSENT && !*have)
-        bad(r, where, k, "an array");
-    return *have ? v : NULL;
+    const cJSON *v = member(o, k, st);
+    if (*st == RESULTS_SET && !cJSON_IsArray(v)) {
+        bad(r, where, k, "an array or null");
+        return NULL;
+    }
+    return *st == RESULTS_SET ? v : NULL;
 }
 
 static cJSON *carry(const cJSON *v)
@@ -607,7 +618,7 @@ static void read_flow(struct rd *r, const cJSON *o, const char *where, struct re
     get_num(r, o, where, "failed_at_run_s", &f->failed_at_run_s);
     get_num(r, o, where, "setup_s", &f->setup_s);
     get_num(r, o, where, "teardown_s", &f->teardown_s);
-    const cJSON *pts = get_arr(r, o, where, "points", &f->have_points);
+    const cJSON *pts = get_arr(r, o, where, "points", &f->points_st);
     f->points = xalloc_zero((size_t)cJSON_GetArraySize(pts) + 1, sizeof(*f->points));
     const cJSON *pt;
     cJSON_ArrayForEach(pt, pts)
@@ -651,16 +662,13 @@ static void read_kvs(struct rd *r, const cJSON *o, const char *where, struct res
 
 static void read_conditions(struct rd *r, const cJSON *o, struct results_run_cond *c)
 {
-    enum results_state st;
-    const cJSON *s = get_obj(r, o, "conditions", "sim", &st);
-    c->have_sim = s != NULL;
+    const cJSON *s = get_obj(r, o, "conditions", "sim", &c->sim_st);
     get_str(r, s, "conditions.sim", "note", &c->sim_note);
     get_str(r, s, "conditions.sim", "topology", &c->sim_topology);
     static const char *const sysctls[] = {"tcp_congestion_control", "tcp_ecn", "tcp_rmem",
                                           "tcp_wmem", NULL};
     read_kvs(r, o, "conditions", &c->sysctls, sysctls);
-    const cJSON *m = get_obj(r, o, "conditions", "netdev_mtu", &st);
-    c->have_netdev_mtu = m != NULL;
+    const cJSON *m = get_obj(r, o, "conditions", "netdev_mtu", &c->netdev_mtu_st);
     c->mtu = xalloc_zero((size_t)cJSON_GetArraySize(m) + 1, sizeof(*c->mtu));
     const cJSON *e;
     cJSON_ArrayForEach(e, m)
@@ -676,7 +684,6 @@ static void read_conditions(struct rd *r, const cJSON *o, struct results_run_con
 
 static void read_summary(struct rd *r, const cJSON *o, struct results_summary *s)
 {
-    s->present = true;
     get_str(r, o, "summary", "foreground", &s->foreground);
     get_num(r, o, "summary", "p99_loaded_over_quiet", &s->p99_loaded_over_quiet);
     s->phases = xalloc_zero((size_t)cJSON_GetArraySize(o) + 1, sizeof(*s->phases));
@@ -730,7 +737,7 @@ static void read_phases(struct rd *r, const cJSON *a, struct results_run *run)
         get_num(r, o, where, "duration_s", &ph->duration_s);
         const cJSON *c = member(o, "counters", &ph->counters_st);
         ph->counters = ph->counters_st == RESULTS_SET ? carry(c) : NULL;
-        const cJSON *fl = get_arr(r, o, where, "flows", &ph->have_flows);
+        const cJSON *fl = get_arr(r, o, where, "flows", &ph->flows_st);
         ph->flows = xalloc_zero((size_t)cJSON_GetArraySize(fl) + 1, sizeof(*ph->flows));
         const cJSON *f;
         cJSON_ArrayForEach(f, fl)
@@ -777,26 +784,22 @@ static void read_run(struct rd *r, const cJSON *j, struct results_run *run)
     get_str(r, j, "", "ended_at", &run->ended_at);
     get_num(r, j, "", "duration_s", &run->duration_s);
     get_bool(r, j, "", "interrupted", &run->interrupted);
-    enum results_state st;
-    const cJSON *h = get_obj(r, j, "", "hosts", &st);
-    run->have_hosts = h != NULL;
+    const cJSON *h = get_obj(r, j, "", "hosts", &run->hosts_st);
     get_str(r, h, "hosts", "local", &run->host_local);
-    const cJSON *peers = get_arr(r, h, "hosts", "peers", &run->have_peers);
+    const cJSON *peers = get_arr(r, h, "hosts", "peers", &run->peers_st);
     run->peers = read_strings(r, peers, "hosts.peers", &run->npeers);
-    const cJSON *v = get_obj(r, j, "", "versions", &st);
-    run->have_versions = v != NULL;
+    const cJSON *v = get_obj(r, j, "", "versions", &run->versions_st);
     read_kvs(r, v, "versions", &run->versions, NULL);
-    const cJSON *c = get_obj(r, j, "", "conditions", &st);
-    run->have_conditions = c != NULL;
+    const cJSON *c = get_obj(r, j, "", "conditions", &run->conditions_st);
     read_conditions(r, c, &run->conditions);
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(j, "mix");
     check_mix_sizes(r, mix);
     run->mix = carry(mix);
-    read_phases(r, get_arr(r, j, "", "phases", &run->have_phases), run);
-    const cJSON *s = get_obj(r, j, "", "summary", &st);
+    read_phases(r, get_arr(r, j, "", "phases", &run->phases_st), run);
+    const cJSON *s = get_obj(r, j, "", "summary", &run->summary.st);
     if (s)
         read_summary(r, s, &run->summary);
-    const cJSON *ev = get_arr(r, j, "", "events", &run->have_events);
+    const cJSON *ev = get_arr(r, j, "", "events", &run->events_st);
     run->events = read_strings(r, ev, "events", &run->nevents);
     const cJSON *t = member(j, "topology", &run->topology_st);
     run->topology = run->topology_st == RESULTS_SET ? carry(t) : NULL;

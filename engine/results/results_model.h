@@ -4,7 +4,8 @@
  * the document is spelled there); results_build (results.h) fills it from a finished run.
  *
  * Presence: every scalar a document may leave out or write as null is a struct
- * results_num / results_str / results_bool whose state says which (RESULTS_ABSENT: no key,
+ * results_num / results_str / results_bool whose state says which (and every object or
+ * array has an enum results_state of its own, X_st) (RESULTS_ABSENT: no key,
  * RESULTS_NULL: the key with null, "n/a"; RESULTS_SET: a value). The writer writes the keys
  * in one fixed order and only the present ones, so a document fabtop wrote (and the sparse
  * ones tests write by hand, in the same order) reads back and writes out byte for byte.
@@ -129,7 +130,7 @@ struct results_flow {
     struct results_str status, error;
     struct results_num failed_at_s, detected_after_last_progress_s, failed_at_run_s;
     struct results_num setup_s, teardown_s;
-    bool have_points; /* the "points" key */
+    enum results_state points_st; /* the "points" key */
     int npoints;
     struct results_point *points;
     enum results_state timeline_st;
@@ -144,7 +145,7 @@ struct results_phase {
     struct results_num duration_s;
     enum results_state counters_st;
     cJSON *counters; /* carried: port-wide counter deltas (counters_set_report_json) */
-    bool have_flows;
+    enum results_state flows_st;
     int nflows;
     struct results_flow *flows;
 };
@@ -152,10 +153,10 @@ struct results_phase {
 /* The run's conditions: the host's sysctls and netdev MTUs, or for an all-sim run the
  * simulated fabric's note and topology. */
 struct results_run_cond {
-    bool have_sim;
+    enum results_state sim_st;
     struct results_str sim_note, sim_topology;
     struct results_kvs sysctls; /* tcp_congestion_control, tcp_ecn, tcp_rmem, tcp_wmem */
-    bool have_netdev_mtu;
+    enum results_state netdev_mtu_st;
     int nmtu;
     struct {
         char *netdev;
@@ -170,7 +171,7 @@ struct results_summary_phase {
     struct results_num p50, p99, p999, max, goodput_gbps;
 };
 struct results_summary {
-    bool present;
+    enum results_state st; /* the "summary" key */
     struct results_str foreground;
     int nphases;
     struct results_summary_phase *phases;
@@ -183,21 +184,21 @@ struct results_run {
     struct results_str started_at, ended_at;
     struct results_num duration_s;
     struct results_bool interrupted;
-    bool have_hosts;
+    enum results_state hosts_st;
     struct results_str host_local;
-    bool have_peers;
+    enum results_state peers_st;
     int npeers;
     char **peers;
-    bool have_versions;
+    enum results_state versions_st;
     struct results_kvs versions;
-    bool have_conditions;
+    enum results_state conditions_st;
     struct results_run_cond conditions;
     cJSON *mix; /* carried, or NULL when absent */
-    bool have_phases;
+    enum results_state phases_st;
     int nphases;
     struct results_phase *phases;
     struct results_summary summary;
-    bool have_events;
+    enum results_state events_st;
     int nevents;
     char **events;
     enum results_state topology_st;

@@ -226,6 +226,32 @@ static void test_reproducible_and_sim_goodput(void **state)
     results_doc_free(&d);
 }
 
+/* Nulls where objects and arrays go are kept as nulls: read -> write gives the same text. */
+static void test_nulls_kept(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"format\":\"fabtop-results\",\"version\":1,\"hosts\":{\"local\":\"n\","
+        "\"peers\":null},\"versions\":null,\"conditions\":{\"sim\":null,\"tcp_ecn\":null,"
+        "\"netdev_mtu\":null},\"phases\":[{\"name\":\"loaded\",\"flows\":[{\"name\":\"f\","
+        "\"points\":null,\"timeline\":null}]},{\"name\":\"quiet\",\"flows\":null}],"
+        "\"summary\":null,\"events\":null,\"topology\":null}";
+    cJSON *j = NULL;
+    struct ft_err err = {0};
+    assert_int_equal(jsonutil_parse(text, strlen(text), "nulls", &j, &err), 0);
+    struct results_doc d;
+    assert_int_equal(results_json_read(j, "nulls.json", &d, &err), 0);
+    cJSON_Delete(j);
+    assert_int_equal(d.runs[0].versions_st, RESULTS_NULL);
+    assert_int_equal(d.runs[0].phases[0].flows[0].points_st, RESULTS_NULL);
+    cJSON *w = results_json_write(&d);
+    char *t = cJSON_PrintUnformatted(w);
+    assert_string_equal(t, text);
+    free(t);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -248,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_refuses_bad_fields),
         cmocka_unit_test(test_typed_fields),
         cmocka_unit_test(test_reproducible_and_sim_goodput),
+        cmocka_unit_test(test_nulls_kept),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
