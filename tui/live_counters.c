@@ -187,19 +187,20 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
         else
             snprintf(s->sel_term, sizeof(s->sel_term), "retrans");
     }
-    int top = s->list[LIVE_CTR].top;
-    if (sel_line >= 0 && sel_line < top)
-        top =
+    /* The list scrolls over lines, the selection over items: up to a selection, its
+     * heading comes into view with it; the end of the list stays at the bottom. */
+    struct ui_list *sc = &s->list[LIVE_CTR];
+    if (sel_line >= 0 && sel_line < sc->top)
+        sc->top =
             sel_line > 0 && lines[sel_line - 1].kind != CL_TCP && lines[sel_line - 1].kind != CL_CTR
                 ? sel_line - 1
                 : sel_line;
-    if (sel_line >= top + in.h)
-        top = sel_line - in.h + 1;
-    if (top > n - in.h)
-        top = n - in.h > 0 ? n - in.h : 0;
-    if (sel_line >= 0 && sel_line < top)
-        top = sel_line;
-    s->list[LIVE_CTR].top = top;
+    if (sel_line >= sc->top + in.h)
+        sc->top = sel_line - in.h + 1;
+    ui_list_fit(sc, n, in.h);
+    if (sel_line >= 0 && sel_line < sc->top)
+        sc->top = sel_line;
+    int top = sc->top;
     bool wide = in.w >= 56;
     const int numw = wide ? 12 : 10, tcpw = wide ? 10 : 8;
     for (int row = 0; row < in.h && top + row < n; row++) {

@@ -86,15 +86,15 @@ static void draw_events(struct app *a, struct live_state *s, struct ui *u, const
     s->nsel[LIVE_EV] = n;
     if (s->ev_follow || s->list[LIVE_EV].sel >= n)
         s->list[LIVE_EV].sel = n ? n - 1 : 0;
-    int top = s->list[LIVE_EV].sel - in.h + 1;
-    if (!s->ev_follow && s->list[LIVE_EV].top <= s->list[LIVE_EV].sel &&
-        s->list[LIVE_EV].sel < s->list[LIVE_EV].top + in.h)
-        top = s->list[LIVE_EV].top;
-    if (top > n - in.h)
-        top = n - in.h;
-    if (top < 0)
-        top = 0;
-    s->list[LIVE_EV].top = top;
+    /* The newest at the bottom while following; scrolled back, the view stays put while the
+     * selection is in it. */
+    struct ui_list *sc = &s->list[LIVE_EV];
+    int kept = sc->top;
+    sc->top = sc->sel - in.h + 1;
+    if (!s->ev_follow && kept <= sc->sel && sc->sel < kept + in.h)
+        sc->top = kept;
+    ui_list_fit(sc, n, in.h);
+    int top = sc->top;
     if (!n)
         ui_text(u, in.y, in.x, in.w, ROLE_DIM, "(no events yet)");
     for (int i = 0; i < in.h && top + i < n; i++) {
