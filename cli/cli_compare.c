@@ -136,19 +136,18 @@ int cli_compare_main(int argc, char **argv)
                                argc - first);
     const char *pa = argv[first], *pb = argv[first + 1];
     struct ft_err err = {0};
-    cJSON *a = NULL, *b = NULL;
-    if (results_load(pa, &a, &err) < 0)
+    struct results_doc a, b;
+    if (results_doc_load(pa, &a, &err) < 0)
         return cli_fail(&err);
-    if (results_load(pb, &b, &err) < 0) {
-        cJSON_Delete(a);
+    if (results_doc_load(pb, &b, &err) < 0) {
+        results_doc_free(&a);
         return cli_fail(&err);
     }
     struct compare_result r;
-    int rc = compare_results(a, b, &r, &err);
-    cJSON_Delete(a);
-    cJSON_Delete(b);
-    if (rc < 0)
-        return cli_fail(&err);
+    compare_runs(&a.runs[0], &b.runs[0], &r);
+    results_doc_free(&a);
+    results_doc_free(&b);
+    int rc;
     if (json || out) {
         cJSON *doc = compare_to_json(&r);
         cJSON *files = cJSON_CreateObject();

@@ -9,6 +9,7 @@
 #include "cli/cli_opts.h"
 #include "common/strbuf.h"
 #include "engine/results/results.h"
+#include "engine/results/results_json.h"
 #include "text/run_text.h"
 
 /* What the command line sets. */
@@ -44,19 +45,21 @@ int cli_report_main(int argc, char **argv)
     if (argc - first != 1)
         return cli_usage_error("report", "needs one results file (got %d)", argc - first);
     struct ft_err err = {0};
-    cJSON *doc = NULL;
-    if (results_load(argv[first], &doc, &err) < 0)
+    struct results_doc doc;
+    if (results_doc_load(argv[first], &doc, &err) < 0)
         return cli_fail(&err);
     int rc = CLI_OK;
     if (json) {
-        rc = cli_emit_json(doc, true, NULL, "report");
+        cJSON *j = results_json_write(&doc);
+        rc = cli_emit_json(j, true, NULL, "report");
+        cJSON_Delete(j);
     } else {
         struct strbuf sb;
         strbuf_init(&sb);
-        run_text_summary(&sb, doc);
+        run_text_summary(&sb, &doc.runs[0]);
         fputs(sb.s, stdout);
         strbuf_free(&sb);
     }
-    cJSON_Delete(doc);
+    results_doc_free(&doc);
     return rc;
 }

@@ -18,6 +18,7 @@
 #include "engine/flow/mix.h"
 #include "engine/run/mix_build.h"
 #include "engine/results/results.h"
+#include "engine/results/results_json.h"
 #include "engine/run/runner.h"
 #include "topology/topo_load.h"
 #include "text/run_text.h"
@@ -358,10 +359,15 @@ int cli_run_main(int argc, char **argv)
     if (tty)
         fprintf(stderr, "\r%-100s\r", "");
     const cJSON *run_res = runner_wait(r);
+    const struct results_doc *run_doc = runner_results(r);
     int rc = runner_status(r) ? CLI_FAILED : CLI_OK;
-    cJSON *repro_res = repro && run_res ? cJSON_Duplicate(run_res, 1) : NULL;
-    if (repro_res)
-        results_make_reproducible(repro_res);
+    struct results_doc repro_doc = {0};
+    cJSON *repro_res = NULL;
+    if (repro && run_doc) {
+        results_doc_copy(run_doc, &repro_doc);
+        results_doc_make_reproducible(&repro_doc);
+        repro_res = results_json_write(&repro_doc);
+    }
     const cJSON *res = repro_res ? repro_res : run_res;
     if (out && res && cli_save_json(res, out, "results") != CLI_OK)
         rc = CLI_CANTCREAT;
@@ -372,20 +378,21 @@ int cli_run_main(int argc, char **argv)
     } else if (res) {
         struct strbuf sb;
         strbuf_init(&sb);
-        run_text_summary(&sb, res);
+        run_text_summary(&sb, repro_res ? &repro_doc.runs[0] : &run_doc->runs[0]);
         if (out && rc != CLI_CANTCREAT)
             strbuf_printf(&sb, "\nresults saved to %s\n", out);
         fputs(sb.s, stdout);
         strbuf_free(&sb);
     }
-    if (ex.n && run_res) {
+    if (ex.n && run_doc) {
         char report[4096];
-        int bad = thresholds_check(&ex, run_res, report, sizeof(report));
+        int bad = thresholds_check_run(&ex, &run_doc->runs[0], report, sizeof(report));
         fputs(report, stderr);
         if (bad && rc == CLI_OK)
             rc = CLI_THRESHOLDS;
     }
     cJSON_Delete(repro_res);
+    results_doc_free(&repro_doc);
     runner_free(r);
     mix_free(&mix);
     topo_model_free(topo);

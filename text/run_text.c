@@ -5,35 +5,67 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/jsonutil.h"
 #include "engine/results/results.h"
 
-static double num(const cJSON *o, const char *key)
+/* A typed number or -1 when it was not recorded. */
+static double tnum(const struct results_num *f)
 {
-    double v = 0;
-    return jsonutil_num(o, key, &v) ? v : -1;
+    double v;
+    return results_num_get(f, &v) ? v : -1;
 }
 
-static void cell(struct strbuf *sb, const cJSON *o, const char *key, int width, const char *fmt)
+static void cell_val(struct strbuf *sb, bool have, double v, int width, const char *fmt)
 {
     char buf[32];
-    double v;
-    if (jsonutil_num(o, key, &v))
+    if (have)
         snprintf(buf, sizeof(buf), fmt, v);
     else
         snprintf(buf, sizeof(buf), "n/a");
     strbuf_printf(sb, " %*s", width - 1, buf);
 }
 
+/* A cell from a carried object (a transport's own figures, the simulator's results). */
+static void cell(struct strbuf *sb, const cJSON *o, const char *key, int width, const char *fmt)
+{
+    double v = 0;
+    bool have = jsonutil_num(o, key, &v);
+    cell_val(sb, have, v, width, fmt);
+}
+
+static void tcell(struct strbuf *sb, const struct results_num *f, int width, const char *fmt)
+{
+    double v = 0;
+    bool have = results_num_get(f, &v);
+    cell_val(sb, have, v, width, fmt);
+}
+
 /* A latency in microseconds with as many decimals as fit the column. */
+static void lat_val(struct strbuf *sb, bool have, double v)
+{
+    cell_val(sb, have, v, 10, !have || v < 1000 ? "%.2f" : v < 100000 ? "%.1f" : "%.0f");
+}
+
 static void lat_cell(struct strbuf *sb, const cJSON *o, const char *key)
 {
-    double v;
-    if (!jsonutil_num(o, key, &v))
-        cell(sb, o, key, 10, "%.2f");
-    else
-        cell(sb, o, key, 10, v < 1000 ? "%.2f" : v < 100000 ? "%.1f" : "%.0f");
+    double v = 0;
+    bool have = jsonutil_num(o, key, &v);
+    lat_val(sb, have, v);
+}
+
+static void lat_tcell(struct strbuf *sb, bool present, const struct results_num *f)
+{
+    double v = 0;
+    bool have = present && results_num_get(f, &v);
+    lat_val(sb, have, v);
+}
+
+static const char *str_or(const struct results_str *f, const char *dflt)
+{
+    const char *s = results_str_get(f);
+    return s ? s : dflt;
 }
 
 static void size_text(double b, char *buf, size_t len)
@@ -48,28 +80,27 @@ static void size_text(double b, char *buf, size_t len)
         snprintf(buf, len, "%.0fB", b);
 }
 
-static void flow_table(struct strbuf *sb, const cJSON *fl)
+static void flow_table(struct strbuf *sb, const struct results_flow *fl)
 {
-    const char *kind = jsonutil_str(fl, "latency_kind"), *peer = jsonutil_str(fl, "peer");
-    strbuf_printf(sb, "  %s (%s, %s %s %s%s%s)\n", jsonutil_str_or(fl, "name", "n/a"),
-                  jsonutil_str_or(fl, "role", "n/a"), jsonutil_str_or(fl, "transport", "n/a"),
-                  jsonutil_str_or(fl, "op", "n/a"), jsonutil_str_or(fl, "direction", "n/a"),
-                  peer && *peer ? ", " : "", peer && *peer ? peer : "");
+    const char *kind = results_str_get(&fl->latency_kind), *peer = results_str_get(&fl->peer);
+    strbuf_printf(sb, "  %s (%s, %s %s %s%s%s)\n", str_or(&fl->name, "n/a"),
+                  str_or(&fl->role, "n/a"), str_or(&fl->transport, "n/a"), str_or(&fl->op, "n/a"),
+                  str_or(&fl->direction, "n/a"), peer && *peer ? ", " : "",
+                  peer && *peer ? peer : "");
     char brief[200];
-    results_conditions_brief(cJSON_GetObjectItemCaseSensitive(fl, "conditions"), brief,
-                             sizeof(brief));
+    results_flow_cond_brief(&fl->cond, brief, sizeof(brief));
     if (brief[0])
         strbuf_printf(sb, "    %s\n", brief);
-    const char *status = jsonutil_str(fl, "status");
+    const char *status = results_str_get(&fl->status);
     if (status && strcmp(status, "ok")) {
-        double at = num(fl, "failed_at_s");
+        double at = tnum(&fl->failed_at_s);
         strbuf_printf(sb, "    %s", !strcmp(status, "failed") ? "FAILED" : status);
         if (at >= 0)
             strbuf_printf(sb, " %.2f s into the phase", at);
-        const char *e = jsonutil_str(fl, "error");
+        const char *e = results_str_get(&fl->error);
         if (e)
             strbuf_printf(sb, ": %s", e);
-        double det = num(fl, "detected_after_last_progress_s");
+        double det = tnum(&fl->detected_after_last_progress_s);
         if (det >= 0)
             strbuf_printf(sb, " (declared %.2f s after the last byte moved)", det);
         strbuf_add(sb, "\n");
@@ -77,14 +108,14 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
     bool lat = kind && strcmp(kind, "none");
     /* A simulated flow's times and rates are the fabric's, in simulated time; per wall-clock
      * second they would describe this machine's speed at simulating. */
-    const char *tr = jsonutil_str(fl, "transport");
+    const char *tr = results_str_get(&fl->transport);
     bool sim = tr && !strcmp(tr, "sim");
-    const cJSON *simres = cJSON_GetObjectItem(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(fl, "conditions"), "sim"), "results");
+    const cJSON *simres =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(fl->conditions, "sim"), "results");
     /* A collective reads as nccl-tests prints it: the host-timed time per operation and the
      * algorithm and bus bandwidth (GB/s = 10^9 B/s) from it, and what NCCL chose; the loop's
      * own goodput would mislead (each operation waits on an enqueue). */
-    const char *op = jsonutil_str(fl, "op");
+    const char *op = results_str_get(&fl->op);
     bool coll = tr && !strcmp(tr, "nccl") && op && !strcmp(op, "collective");
     /* Host<->GPU copies: GB/s per direction, as the copy engines are rated. */
     bool copy = tr && !strcmp(tr, "nccl") && op && !strcmp(op, "copy");
@@ -105,32 +136,33 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
         strbuf_printf(sb, " %9s %9s %10s\n", "h2d GB/s", "d2h GB/s", "ops/s");
     else
         strbuf_printf(sb, " %9s %9s %10s %7s\n", "Gb/s", "wire Gb/s", "ops/s", "retrans");
-    const cJSON *pt;
-    cJSON_ArrayForEach(pt, cJSON_GetObjectItem(fl, "points"))
-    {
-        if (!cJSON_IsTrue(cJSON_GetObjectItem(pt, "measured")))
+    for (int p = 0; p < fl->npoints; p++) {
+        const struct results_point *pt = &fl->points[p];
+        if (!results_bool_true(&pt->measured))
             continue;
         char size[16];
-        size_text(num(pt, "size_bytes"), size, sizeof(size));
+        size_text(tnum(&pt->size_bytes), size, sizeof(size));
         strbuf_printf(sb, "    %9s", size);
-        cell(sb, pt, "ops", 10, "%.0f");
-        const cJSON *l = cJSON_GetObjectItem(pt, "latency");
+        tcell(sb, &pt->ops, 10, "%.0f");
         if (lat) {
-            static const char *const keys[] = {"p50", "p90", "p99", "p99.9", "p99.99", "max"};
+            const struct results_latency *l = &pt->latency;
+            bool have = pt->latency_st == RESULTS_SET;
+            const struct results_num *v[] = {&l->p50,  &l->p90,   &l->p99,
+                                             &l->p999, &l->p9999, &l->max};
             for (int k = 0; k < 6; k++)
-                lat_cell(sb, l, keys[k]);
+                lat_tcell(sb, have, v[k]);
         }
         if (sim) {
             cell(sb, simres, "goodput_gbps", 10, "%.3f");
             cell(sb, simres, "completion_us", 11, "%.1f");
         } else if (copy) {
-            const cJSON *c = cJSON_GetObjectItem(pt, "copy");
+            const cJSON *c = cJSON_GetObjectItem(pt->figures, "copy");
             cell(sb, c, "h2d_GBps", 10, "%.2f");
             cell(sb, c, "d2h_GBps", 10, "%.2f");
-            cell(sb, pt, "ops_per_s", 11, "%.0f");
+            tcell(sb, &pt->ops_per_s, 11, "%.0f");
         } else if (coll) {
             /* bw_from says which time the bandwidths use: host-timed, else per-iteration. */
-            const cJSON *nc = cJSON_GetObjectItem(pt, "nccl");
+            const cJSON *nc = cJSON_GetObjectItem(pt->figures, "nccl");
             const cJSON *t = cJSON_GetObjectItem(nc, "host_timed");
             if (!cJSON_IsObject(t) || !cJSON_GetObjectItem(t, "time_us"))
                 t = cJSON_GetObjectItem(nc, "per_iteration");
@@ -140,62 +172,73 @@ static void flow_table(struct strbuf *sb, const cJSON *fl)
             const char *al = jsonutil_str(nc, "algo"), *pr = jsonutil_str(nc, "proto");
             strbuf_printf(sb, "  %s/%s", al ? al : "n/a", pr ? pr : "n/a");
         } else {
-            cell(sb, pt, "goodput_gbps", 10, "%.3f");
-            cell(sb, pt, "wire_gbps", 10, "%.3f");
-            cell(sb, pt, "ops_per_s", 11, "%.0f");
-            cell(sb, cJSON_GetObjectItem(pt, "tcp"), "retrans_segments", 8, "%.0f");
+            tcell(sb, &pt->goodput_gbps, 10, "%.3f");
+            tcell(sb, &pt->wire_gbps, 10, "%.3f");
+            tcell(sb, &pt->ops_per_s, 11, "%.0f");
+            cell_val(sb, pt->tcp_st == RESULTS_SET && pt->tcp.retrans_segments.st == RESULTS_SET,
+                     pt->tcp.retrans_segments.v, 8, "%.0f");
         }
-        if (!cJSON_IsTrue(cJSON_GetObjectItem(pt, "complete")))
+        if (!results_bool_true(&pt->complete))
             strbuf_add(sb, "  (partial)");
         strbuf_add(sb, "\n");
     }
 }
 
-void run_text_summary(struct strbuf *sb, const cJSON *results)
+/* The summary's entry for a phase (the first of that name), or NULL. */
+static const struct results_summary_phase *summary_phase(const struct results_summary *s,
+                                                         const char *name)
 {
-    const cJSON *mix = cJSON_GetObjectItem(results, "mix");
+    for (int i = 0; i < s->nphases; i++)
+        if (!strcasecmp(s->phases[i].phase, name))
+            return &s->phases[i];
+    return NULL;
+}
+
+void run_text_summary(struct strbuf *sb, const struct results_run *results)
+{
+    const cJSON *mix = results->mix;
     strbuf_printf(sb, "mix %s: %s\n", jsonutil_str_or(mix, "name", "n/a"),
                   jsonutil_str_or(mix, "description", ""));
-    const char *started = jsonutil_str(results, "started_at");
-    double dur = num(results, "duration_s");
+    const char *started = results_str_get(&results->started_at);
+    double dur = tnum(&results->duration_s);
     char took[32] = "n/a";
     if (dur >= 0)
         snprintf(took, sizeof(took), "%.1f s", dur);
     strbuf_printf(sb, "started %s, %s%s\n", started ? started : "n/a", took,
-                  cJSON_IsTrue(cJSON_GetObjectItem(results, "interrupted"))
-                      ? ", INTERRUPTED: partial results"
-                      : "");
-    const cJSON *ph;
-    cJSON_ArrayForEach(ph, cJSON_GetObjectItem(results, "phases"))
-    {
-        double pd = num(ph, "duration_s");
+                  results_bool_true(&results->interrupted) ? ", INTERRUPTED: partial results" : "");
+    for (int p = 0; p < results->nphases; p++) {
+        const struct results_phase *ph = &results->phases[p];
+        double pd = tnum(&ph->duration_s);
         if (pd >= 0)
-            strbuf_printf(sb, "\nPhase %s (%.1f s)\n", jsonutil_str_or(ph, "name", "n/a"), pd);
+            strbuf_printf(sb, "\nPhase %s (%.1f s)\n", str_or(&ph->name, "n/a"), pd);
         else
-            strbuf_printf(sb, "\nPhase %s\n", jsonutil_str_or(ph, "name", "n/a"));
-        const cJSON *fl;
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows")) flow_table(sb, fl);
+            strbuf_printf(sb, "\nPhase %s\n", str_or(&ph->name, "n/a"));
+        for (int i = 0; i < ph->nflows; i++)
+            flow_table(sb, &ph->flows[i]);
     }
-    const cJSON *sum = cJSON_GetObjectItem(results, "summary");
-    const cJSON *q = cJSON_GetObjectItem(sum, "quiet"), *l = cJSON_GetObjectItem(sum, "loaded");
+    const struct results_summary *sum = &results->summary;
+    const struct results_summary_phase *q = summary_phase(sum, "quiet"),
+                                       *l = summary_phase(sum, "loaded");
     if (q && l) {
         strbuf_printf(sb, "\nQuiet vs loaded, %s (last size point, us):\n",
-                      jsonutil_str(sum, "foreground"));
+                      results_str_get(&sum->foreground));
         strbuf_printf(sb, "    %-8s %10s %10s\n", "", "quiet", "loaded");
-        for (const char *const *k = (const char *const[]){"p50", "p99", "p99.9", "max", NULL}; *k;
-             k++) {
-            strbuf_printf(sb, "    %-8s", *k);
-            lat_cell(sb, q, *k);
-            lat_cell(sb, l, *k);
+        static const char *const keys[] = {"p50", "p99", "p99.9", "max"};
+        const struct results_num *qv[] = {&q->p50, &q->p99, &q->p999, &q->max},
+                                 *lv[] = {&l->p50, &l->p99, &l->p999, &l->max};
+        for (int k = 0; k < 4; k++) {
+            strbuf_printf(sb, "    %-8s", keys[k]);
+            lat_tcell(sb, true, qv[k]);
+            lat_tcell(sb, true, lv[k]);
             strbuf_add(sb, "\n");
         }
         double r, qp50, lp50;
-        if (jsonutil_num(sum, "p99_loaded_over_quiet", &r))
+        if (results_num_get(&sum->p99_loaded_over_quiet, &r))
             strbuf_printf(sb, "    p99 loaded / quiet = %.2f\n", r);
         /* Loaded faster than quiet surprises newcomers: say what it does and does not mean
          * (on this 2-core VM's loopback: quiet p50 26 us, loaded 8 us; disabling the halt
          * idle state did not change the quiet one, so no single cause is claimed). */
-        if (jsonutil_num(q, "p50", &qp50) && jsonutil_num(l, "p50", &lp50) && qp50 > 0 &&
+        if (results_num_get(&q->p50, &qp50) && results_num_get(&l->p50, &lp50) && qp50 > 0 &&
             lp50 < 0.8 * qp50)
             strbuf_add(sb,
                        "    note: the loaded median is below the quiet one, so the path's capacity "

@@ -17,6 +17,7 @@
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "engine/results/results.h"
+#include "engine/results/results_json.h"
 #include "topology/topo_pipeline.h"
 #include "tui/config.h"
 
@@ -90,7 +91,15 @@ int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
     config_free(&cfg);
     load_topology(a);
     if (o->results) {
-        int rc = results_load(o->results, &a->results, err);
+        struct results_doc doc;
+        int rc = results_doc_load(o->results, &doc, err);
+        if (rc == 0) {
+            a->results = results_json_write(&doc);
+            a->results_run = doc.runs[0]; /* the run moves into the app */
+            free(doc.runs);
+            a->results_run_ok = true;
+            a->results_run_of = a->results;
+        }
         if (rc < 0) {
             topo_affinity_free(&a->aff);
             topo_findings_free(&a->findings);
@@ -129,6 +138,7 @@ void app_fini(struct app *a)
     }
     runner_snapshot_release(a->snap);
     cJSON_Delete(a->results);
+    results_run_free(&a->results_run);
     if (a->have_run_mix)
         mix_free(&a->run_mix);
     for (int v = 0; v < VIEW_COUNT; v++)
@@ -166,6 +176,7 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
         return rc;
     cJSON_Delete(a->results);
     a->results = NULL;
+    app_results_run(a); /* drops the model of the results deleted */
     a->results_path[0] = '\0';
     a->display_paused = false;
     app_switch(a, VIEW_LIVE);
@@ -287,8 +298,18 @@ void app_poll(struct app *a)
     }
     if (runner_done(a->runner) && !a->results) {
         const cJSON *res = runner_wait(a->runner);
-        if (res) {
+        const struct results_doc *doc = runner_results(a->runner);
+        if (res && doc) {
             a->results = cJSON_Duplicate(res, 1);
+            results_run_free(&a->results_run);
+            struct results_doc copy;
+            results_doc_copy(doc, &copy);
+            a->results_run_ok = copy.nruns > 0;
+            if (copy.nruns) {
+                a->results_run = copy.runs[0];
+                free(copy.runs);
+            }
+            a->results_run_of = a->results;
             app_message(a, runner_status(a->runner) ? ROLE_ERROR : ROLE_OK,
                         "test finished%s: w saves the results",
                         runner_status(a->runner) ? " with a failed flow" : "");
@@ -567,4 +588,18 @@ int app_run(struct app *a)
             app_key(a, ch);
     }
     return 0;
+}
+
+const struct results_run *app_results_run(const struct app *ca)
+{
+    /* A cache of what a->results holds: reading it is no change to the app (drawing code
+     * that takes a const app calls this too). */
+    struct app *a = (struct app *)ca;
+    if (a->results_run_of != a->results || (!a->results && a->results_run_ok)) {
+        results_run_free(&a->results_run);
+        a->results_run_ok =
+            a->results && results_json_read_run(a->results, "results", &a->results_run, NULL) == 0;
+        a->results_run_of = a->results;
+    }
+    return a->results_run_ok ? &a->results_run : NULL;
 }

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "engine/flow/mix.h"
+#include "engine/results/results_model.h"
 #include "engine/run/runner.h"
 #include "topology/topo_affinity.h"
 #include "topology/topo_lint.h"
@@ -95,8 +96,12 @@ struct app {
     struct runner_snapshot *snap; /* latest snapshot shown */
     /* What a sim run started here plays at (the fabric view sets it; runner_opts.playback). */
     struct sim_ctl_state playback;
-    bool display_paused;    /* keep showing the snapshot we had */
-    cJSON *results;         /* the finished run's results (owned) */
+    bool display_paused; /* keep showing the snapshot we had */
+    cJSON *results;      /* the finished run's results as written (owned) */
+    /* ... and as the results model (app_results_run), read from results when it changes */
+    struct results_run results_run;
+    bool results_run_ok;
+    const cJSON *results_run_of;
     char results_path[512]; /* where it was saved, "" if not yet */
     char run_key_file[512]; /* key file for the next run's remote peers, "" = default */
     /* the status line */
@@ -133,6 +138,9 @@ void app_stop_run(struct app *a);
  * fails they go to a fallback file (common/jsonutil.h: jsonutil_save_fallback): 1, with err saying
  * why and where, and results_path naming it. -errno when they could not be saved anywhere. */
 int app_save_results(struct app *a, const char *path, struct ft_err *err);
+/* The results (a->results) as the results model, NULL when there are none or they cannot
+ * be read; read again whenever a->results is another document. Views take this. */
+const struct results_run *app_results_run(const struct app *a);
 /* Where saved results live: $XDG_DATA_HOME/fabtop/results (or ~/.local/share/...). */
 void app_results_dir(char *buf, size_t len);
 

@@ -32,7 +32,8 @@ static double progress_text(const struct app *a, char *buf, size_t len)
     double el = snap->phase_elapsed_s, tot = snap->phase_total_s;
     double frac = tot > 0 ? el / tot : 0;
     frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
-    bool interrupted = a->results && cJSON_IsTrue(cJSON_GetObjectItem(a->results, "interrupted"));
+    const struct results_run *run = app_results_run(a);
+    bool interrupted = run && results_bool_true(&run->interrupted);
     if (snap->done || snap->run_phase == RUN_PH_DONE) {
         snprintf(buf, len, "%s after %.1f s%s", interrupted ? "stopped" : "done", snap->t_s,
                  a->results ? "" : ", collecting results");

@@ -22,28 +22,28 @@ static const struct hist *results_hist(struct app *a, struct live_state *s, int 
     s->res_hist_doc = a->results;
     s->res_hist_ok = false;
     const char *name = a->snap->flows[flow].name;
-    const cJSON *ph, *fl, *pt, *hj = NULL;
-    cJSON_ArrayForEach(ph, cJSON_GetObjectItem(a->results, "phases"))
-    {
-        const char *pn = jsonutil_str(ph, "name");
+    const struct results_run *run = app_results_run(a);
+    const struct hist *h = NULL;
+    for (int p = 0; run && p < run->nphases; p++) {
+        const struct results_phase *ph = &run->phases[p];
+        const char *pn = results_str_get(&ph->name);
         if (quiet && (!pn || strcmp(pn, "quiet")))
             continue;
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows"))
-        {
-            const char *fn = jsonutil_str(fl, "name");
+        for (int i = 0; i < ph->nflows; i++) {
+            const struct results_flow *fl = &ph->flows[i];
+            const char *fn = results_str_get(&fl->name);
             if (!fn || strcmp(fn, name))
                 continue;
-            cJSON_ArrayForEach(pt, cJSON_GetObjectItem(fl, "points"))
-            {
-                const cJSON *h = cJSON_GetObjectItem(pt, "histogram");
-                if (cJSON_IsTrue(cJSON_GetObjectItem(pt, "measured")) && cJSON_IsObject(h))
-                    hj = h;
-            }
+            for (int k = 0; k < fl->npoints; k++)
+                if (results_bool_true(&fl->points[k].measured) && fl->points[k].histogram)
+                    h = fl->points[k].histogram;
         }
     }
     if (!s->res_hist)
         s->res_hist = xalloc(sizeof(*s->res_hist));
-    s->res_hist_ok = hj && hist_from_json(hj, s->res_hist) == 0;
+    if (h)
+        hist_snapshot(h, s->res_hist);
+    s->res_hist_ok = h != NULL;
     return s->res_hist_ok ? s->res_hist : NULL;
 }
 

@@ -70,7 +70,7 @@ struct live_state {
     struct hist *res_hist;
     int res_hist_flow;
     bool res_hist_quiet;
-    const cJSON *res_hist_doc;
+    const cJSON *res_hist_doc; /* the results document res_hist was taken from (identity) */
     bool res_hist_ok;
 };
 

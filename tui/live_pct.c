@@ -50,51 +50,56 @@ static double jnum(const cJSON *o, const char *key, double scale)
     return jsonutil_num(o, key, &v) ? v * scale : NAN;
 }
 
+static double tnum(bool present, const struct results_num *f, double scale)
+{
+    double v;
+    return present && results_num_get(f, &v) ? v * scale : NAN;
+}
+
 /* A flow's last measured point in a results phase; false when the phase or flow is absent. */
-static bool pcol_from_results(struct live_pcol *c, const cJSON *res, const char *phase,
+static bool pcol_from_results(struct live_pcol *c, const struct results_run *res, const char *phase,
                               const char *flow, const char *head)
 {
     pcol_clear(c, head);
-    const cJSON *ph, *fl, *pt, *last = NULL;
-    cJSON_ArrayForEach(ph, cJSON_GetObjectItem(res, "phases"))
-    {
-        const char *pn = jsonutil_str(ph, "name");
+    const struct results_point *last = NULL;
+    for (int p = 0; p < res->nphases; p++) {
+        const struct results_phase *ph = &res->phases[p];
+        const char *pn = results_str_get(&ph->name);
         if (phase && (!pn || strcmp(pn, phase)))
             continue;
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows"))
-        {
-            const char *fn = jsonutil_str(fl, "name");
+        for (int f = 0; f < ph->nflows; f++) {
+            const struct results_flow *fl = &ph->flows[f];
+            const char *fn = results_str_get(&fl->name);
             if (!fn || strcmp(fn, flow))
                 continue;
-            int i = 0, n = cJSON_GetArraySize(cJSON_GetObjectItem(fl, "points"));
-            cJSON_ArrayForEach(pt, cJSON_GetObjectItem(fl, "points"))
-            {
-                if (cJSON_IsTrue(cJSON_GetObjectItem(pt, "measured"))) {
-                    last = pt;
+            for (int i = 0; i < fl->npoints; i++)
+                if (results_bool_true(&fl->points[i].measured)) {
+                    last = &fl->points[i];
                     c->point = i;
                 }
-                i++;
-            }
-            c->npoints = n;
+            c->npoints = fl->npoints;
         }
     }
     if (!last)
         return false;
     double size;
+    uint64_t b;
     c->size_valid = true;
-    c->size = jsonutil_num(last, "size_bytes", &size) ? (uint64_t)size : 0;
-    const cJSON *lat = cJSON_GetObjectItem(last, "latency");
-    c->count = jnum(lat, "count", 1);
-    c->p50 = jnum(lat, "p50", 1000);
-    c->p90 = jnum(lat, "p90", 1000);
-    c->p99 = jnum(lat, "p99", 1000);
-    c->p999 = jnum(lat, "p99.9", 1000);
-    c->max = jnum(lat, "max", 1000);
-    c->gbps = jnum(last, "goodput_gbps", 1);
-    c->ops = jnum(last, "ops_per_s", 1);
+    /* The reader refused sizes outside 1 B-16 GiB; converted only as a whole number. */
+    c->size = results_num_get(&last->size_bytes, &size) && jsonutil_whole_u64(size, &b) ? b : 0;
+    bool lat = last->latency_st == RESULTS_SET;
+    const struct results_latency *l = &last->latency;
+    c->count = tnum(lat, &l->count, 1);
+    c->p50 = tnum(lat, &l->p50, 1000);
+    c->p90 = tnum(lat, &l->p90, 1000);
+    c->p99 = tnum(lat, &l->p99, 1000);
+    c->p999 = tnum(lat, &l->p999, 1000);
+    c->max = tnum(lat, &l->max, 1000);
+    c->gbps = tnum(true, &last->goodput_gbps, 1);
+    c->ops = tnum(true, &last->ops_per_s, 1);
     /* The same busbw as the snapshot's: the point's S over the mean per-operation time. */
-    const cJSON *nc = cJSON_GetObjectItem(last, "nccl");
-    double mean = jnum(lat, "mean", 1000), sb = jnum(nc, "bytes", 1),
+    const cJSON *nc = cJSON_GetObjectItem(last->figures, "nccl");
+    double mean = tnum(lat, &l->mean, 1000), sb = jnum(nc, "bytes", 1),
            fac = jnum(nc, "busbw_factor", 1);
     if (mean > 0 && sb > 0 && fac > 0)
         c->busbw = sb / mean * fac;
@@ -188,7 +193,7 @@ static void pcell(char *buf, size_t len, const struct live_pcol *c, enum pfield 
 static int build_cols(struct app *a, struct live_state *s, struct live_pcol *cols, int max)
 {
     const struct runner_snapshot *snap = a->snap;
-    const cJSON *res = a->results;
+    const struct results_run *res = app_results_run(a);
     int n = 0, fg = snap->fg;
     bool two = snap->nphases == 2 && fg >= 0 && fg < snap->nflows;
     const char *cur = res ? NULL : snap->phase_name; /* results: the last phase */

@@ -19,6 +19,7 @@
 #include "common/xalloc.h"
 #include "engine/results/compare.h"
 #include "engine/results/results.h"
+#include "engine/results/results_json.h"
 #include "text/run_text.h"
 #include "tui/ui_list.h"
 
@@ -57,7 +58,7 @@ struct res_state {
     /* the opened result */
     char open_path[512];
     bool open_current;
-    cJSON *doc;
+    struct results_doc doc;     /* nruns 0 when none is open */
     struct compare_result self; /* its conditions and outcome (the result against itself) */
     struct strbuf report_text;
     char open_error[300];
@@ -199,16 +200,16 @@ static void scan(struct app *a)
         struct entry *e = add_entry(s);
         snprintf(e->path, sizeof(e->path), "%s", path);
         e->mtime = sb.st_mtime;
-        cJSON *doc = NULL;
+        struct results_doc doc;
         struct ft_err err = {0};
-        if (results_load(path, &doc, &err) < 0) {
+        if (results_doc_load(path, &doc, &err) < 0) {
             e->bad = true;
             snprintf(e->error, sizeof(e->error), "%s", err.msg);
             snprintf(e->brief.mix, sizeof(e->brief.mix), "%s", de->d_name);
             snprintf(e->brief.status, sizeof(e->brief.status), "bad");
         } else {
-            compare_brief(doc, &e->brief);
-            cJSON_Delete(doc);
+            compare_run_brief(&doc.runs[0], &e->brief);
+            results_doc_free(&doc);
         }
     }
     if (d)
@@ -225,7 +226,11 @@ static void scan(struct app *a)
         }
         cur->current = true;
         cur->bad = false;
-        compare_brief(a->results, &cur->brief);
+        const struct results_run *run = app_results_run(a);
+        if (run)
+            compare_run_brief(run, &cur->brief);
+        else
+            memset(&cur->brief, 0, sizeof(cur->brief));
     }
     if (s->n > 1) /* s->e is NULL while the list is empty */
         qsort(s->e, (size_t)s->n, sizeof(*s->e), newest_first);
@@ -314,8 +319,7 @@ static void entry_line(const struct res_state *s, const struct entry *e, char *b
 
 static void close_open(struct res_state *s)
 {
-    cJSON_Delete(s->doc);
-    s->doc = NULL;
+    results_doc_free(&s->doc);
     compare_free(&s->self);
     strbuf_reset(&s->report_text);
     s->open_error[0] = '\0';
@@ -323,15 +327,14 @@ static void close_open(struct res_state *s)
     s->open_current = false;
 }
 
-/* A document for an entry (the caller owns it), NULL with err set when unreadable. */
-static cJSON *entry_doc(struct app *a, const struct entry *e, struct ft_err *err)
+/* The results of an entry (the caller frees them): 0, or -errno with err set when
+ * unreadable. */
+static int entry_doc(struct app *a, const struct entry *e, struct results_doc *doc,
+                     struct ft_err *err)
 {
     if (e->current && a->results)
-        return cJSON_Duplicate(a->results, 1);
-    cJSON *doc = NULL;
-    if (results_load(e->path, &doc, err) < 0)
-        return NULL;
-    return doc;
+        return results_json_read(a->results, "this run's results", doc, err);
+    return results_doc_load(e->path, doc, err);
 }
 
 static void open_entry(struct app *a, int i)
@@ -346,13 +349,12 @@ static void open_entry(struct app *a, int i)
     snprintf(s->open_path, sizeof(s->open_path), "%s", e->path);
     s->open_current = e->current;
     struct ft_err err = {0};
-    s->doc = entry_doc(a, e, &err);
-    if (!s->doc) {
+    if (entry_doc(a, e, &s->doc, &err) < 0) {
         snprintf(s->open_error, sizeof(s->open_error), "%s", err.msg);
         return;
     }
-    compare_results(s->doc, s->doc, &s->self, NULL);
-    run_text_summary(&s->report_text, s->doc);
+    compare_runs(&s->doc.runs[0], &s->doc.runs[0], &s->self);
+    run_text_summary(&s->report_text, &s->doc.runs[0]);
 }
 
 static int find_entry(const struct res_state *s, const char *path)
@@ -389,22 +391,22 @@ static void compare_marked(struct app *a)
         return;
     }
     struct ft_err err = {0};
-    cJSON *da = entry_doc(a, &s->e[ia], &err);
-    cJSON *db = da ? entry_doc(a, &s->e[ib], &err) : NULL;
-    if (!da || !db) {
-        cJSON_Delete(da);
+    struct results_doc da, db;
+    if (entry_doc(a, &s->e[ia], &da, &err) < 0) {
+        app_message(a, ROLE_ERROR, "%s", err.msg);
+        return;
+    }
+    if (entry_doc(a, &s->e[ib], &db, &err) < 0) {
+        results_doc_free(&da);
         app_message(a, ROLE_ERROR, "%s", err.msg);
         return;
     }
     if (s->have_cmp)
         compare_free(&s->cmp);
-    s->have_cmp = compare_results(da, db, &s->cmp, &err) == 0;
-    cJSON_Delete(da);
-    cJSON_Delete(db);
-    if (!s->have_cmp) {
-        app_message(a, ROLE_ERROR, "%s", err.msg);
-        return;
-    }
+    compare_runs(&da.runs[0], &db.runs[0], &s->cmp);
+    s->have_cmp = true;
+    results_doc_free(&da);
+    results_doc_free(&db);
     entry_name(&s->e[ia], s->cmp_name[0], sizeof(s->cmp_name[0]));
     entry_name(&s->e[ib], s->cmp_name[1], sizeof(s->cmp_name[1]));
     s->mode = M_COMPARE;
@@ -691,7 +693,7 @@ static void results_draw(struct app *a, struct ui *u, const struct layout *l)
         open_conditions(s, &lc, lw);
         if (!s->open_error[0])
             outcome_lines(&s->self, false, &rc, rw);
-        const char *mix = jsonutil_str(cJSON_GetObjectItem(s->doc, "mix"), "name");
+        const char *mix = s->doc.nruns ? jsonutil_str(s->doc.runs[0].mix, "name") : NULL;
         snprintf(lt, sizeof(lt), "Conditions: %s", mix ? mix : "cannot read the file");
         snprintf(rt, sizeof(rt), "Outcome (us, Gb/s)");
     } else {
@@ -822,7 +824,7 @@ static int results_key(struct app *a, int ch)
         case 27:
             if (s->mode == M_NONE)
                 return REACT_HANDLED;
-            s->mode = s->mode == M_COMPARE && s->doc ? M_OPEN : M_NONE;
+            s->mode = s->mode == M_COMPARE && s->doc.nruns ? M_OPEN : M_NONE;
             s->report = false;
             return REACT_REDRAW;
         case KEY_LEFT:

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
+#include "engine/results/results_model.h"
 
 /* What a difference in one condition means for the comparison. */
 enum compare_severity {
@@ -72,7 +73,11 @@ struct compare_brief {
     bool gbps_simulated;         /* a simulated flow's goodput, in simulated time */
 };
 
-/* Compare two results documents (as results_load returns them). */
+/* Compare two runs of the results model (results_model.h). */
+void compare_runs(const struct results_run *a, const struct results_run *b,
+                  struct compare_result *out);
+/* The same for two documents as cJSON (read through the model: -EINVAL for one that is no
+ * results document, -EBADMSG with the reader's line for one it refuses). */
 int compare_results(const cJSON *a, const cJSON *b, struct compare_result *out, struct ft_err *err);
 void compare_free(struct compare_result *r);
 /* The comparison as JSON (caller owns it): verdict, conditions, outcome with ratios. */
@@ -82,7 +87,9 @@ cJSON *compare_to_json(const struct compare_result *r);
 bool compare_ratio(const struct compare_row *r, int m, double *ratio);
 const char *compare_severity_str(enum compare_severity s);
 const char *compare_metric_str(int m); /* "p50 us", "p99 us", "p99.9 us", "Gb/s" */
-/* Key facts of one results document (missing facts stay empty / invalid). */
+/* Key facts of one run (missing facts stay empty / invalid). */
+void compare_run_brief(const struct results_run *doc, struct compare_brief *out);
+/* The same for a document as cJSON (all empty when the reader refuses it). */
 void compare_brief(const cJSON *doc, struct compare_brief *out);
 
 #endif

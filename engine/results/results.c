@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/fsutil.h"
@@ -15,6 +16,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "engine/flow/mix.h"
+#include "engine/results/results_json.h"
 #include "engine/results/version.h"
 #include "engine/flow/flow.h"
 #include "topology/topo_json.h"
@@ -43,24 +45,23 @@ static const char *status_str(int st)
     }
 }
 
-static cJSON *latency_json(const struct hist *h, enum mix_latency_kind kind)
+static void latency_fill(struct results_latency *o, const struct hist *h,
+                         enum mix_latency_kind kind)
 {
     struct hist_stats s;
     hist_stats(h, &s);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "kind", mix_latency_kind_str(kind));
-    cJSON_AddStringToObject(o, "unit", "us");
-    cJSON_AddNumberToObject(o, "count", (double)s.count);
-    cJSON_AddNumberToObject(o, "min", s.min / 1e3);
-    cJSON_AddNumberToObject(o, "mean", s.mean / 1e3);
-    cJSON_AddNumberToObject(o, "stdev", s.stdev / 1e3);
-    cJSON_AddNumberToObject(o, "p50", s.p50 / 1e3);
-    cJSON_AddNumberToObject(o, "p90", s.p90 / 1e3);
-    cJSON_AddNumberToObject(o, "p99", s.p99 / 1e3);
-    cJSON_AddNumberToObject(o, "p99.9", s.p999 / 1e3);
-    cJSON_AddNumberToObject(o, "p99.99", s.p9999 / 1e3);
-    cJSON_AddNumberToObject(o, "max", s.max / 1e3);
-    return o;
+    results_str_set(&o->kind, mix_latency_kind_str(kind));
+    results_str_set(&o->unit, "us");
+    results_num_set(&o->count, true, (double)s.count);
+    results_num_set(&o->min, true, s.min / 1e3);
+    results_num_set(&o->mean, true, s.mean / 1e3);
+    results_num_set(&o->stdev, true, s.stdev / 1e3);
+    results_num_set(&o->p50, true, s.p50 / 1e3);
+    results_num_set(&o->p90, true, s.p90 / 1e3);
+    results_num_set(&o->p99, true, s.p99 / 1e3);
+    results_num_set(&o->p999, true, s.p999 / 1e3);
+    results_num_set(&o->p9999, true, s.p9999 / 1e3);
+    results_num_set(&o->max, true, s.max / 1e3);
 }
 
 /* Payload delivered inside a window: tx counts what the peer acknowledged when the
@@ -82,39 +83,33 @@ static uint64_t window_payload(const struct flow_rt *f, const struct flow_point 
     return out;
 }
 
-static cJSON *point_json(const struct flow_rt *f, int pi, struct hist *merged, struct hist *tmp)
+static void point_fill(struct results_point *o, const struct flow_rt *f, int pi,
+                       struct hist *merged, struct hist *tmp)
 {
     const struct flow_point *p = &f->points[pi];
-    cJSON *o = cJSON_CreateObject();
-    if (p->size)
-        cJSON_AddNumberToObject(o, "size_bytes", (double)p->size);
-    else
-        cJSON_AddNullToObject(o, "size_bytes");
-    cJSON_AddBoolToObject(o, "measured", p->done);
-    cJSON_AddBoolToObject(o, "complete", p->done && !p->partial);
+    results_num_set(&o->size_bytes, p->size != 0, (double)p->size);
+    o->measured = (struct results_bool){RESULTS_SET, p->done};
+    o->complete = (struct results_bool){RESULTS_SET, p->done && !p->partial};
     if (!p->done)
-        return o;
+        return;
     double secs = (p->t1_ns - p->t0_ns) / 1e9;
     uint64_t payload = window_payload(f, p);
-    cJSON_AddNumberToObject(o, "measure_s", secs);
-    cJSON_AddNumberToObject(o, "ops", (double)(p->ops1 - p->ops0));
-    cJSON_AddNumberToObject(o, "ops_per_s", secs > 0 ? (p->ops1 - p->ops0) / secs : 0);
-    cJSON_AddNumberToObject(o, "payload_bytes", (double)payload);
-    cJSON_AddNumberToObject(o, "goodput_gbps", secs > 0 ? payload * 8 / secs / 1e9 : 0);
-    if (p->wire0.valid && p->wire1.valid) {
-        uint64_t wb = p->wire1.wire_bytes - p->wire0.wire_bytes;
-        cJSON_AddNumberToObject(o, "wire_bytes", (double)wb);
-        cJSON_AddNumberToObject(o, "wire_gbps", secs > 0 ? wb * 8 / secs / 1e9 : 0);
-        cJSON *t = cJSON_AddObjectToObject(o, "tcp");
-        cJSON_AddNumberToObject(t, "retrans_segments",
-                                (double)(p->wire1.retrans - p->wire0.retrans));
-        cJSON_AddNumberToObject(t, "rtt_us", p->wire1.rtt_us);
-        cJSON_AddNumberToObject(t, "rttvar_us", p->wire1.rttvar_us);
-        cJSON_AddNumberToObject(t, "cwnd_bytes", (double)p->wire1.cwnd_bytes);
-    } else {
-        cJSON_AddNullToObject(o, "wire_bytes");
-        cJSON_AddNullToObject(o, "wire_gbps");
-        cJSON_AddNullToObject(o, "tcp");
+    results_num_set(&o->measure_s, true, secs);
+    results_num_set(&o->ops, true, (double)(p->ops1 - p->ops0));
+    results_num_set(&o->ops_per_s, true, secs > 0 ? (p->ops1 - p->ops0) / secs : 0);
+    results_num_set(&o->payload_bytes, true, (double)payload);
+    results_num_set(&o->goodput_gbps, true, secs > 0 ? payload * 8 / secs / 1e9 : 0);
+    bool wire = p->wire0.valid && p->wire1.valid;
+    uint64_t wb = wire ? p->wire1.wire_bytes - p->wire0.wire_bytes : 0;
+    results_num_set(&o->wire_bytes, wire, (double)wb);
+    results_num_set(&o->wire_gbps, wire, secs > 0 ? wb * 8 / secs / 1e9 : 0);
+    o->tcp_st = wire ? RESULTS_SET : RESULTS_NULL;
+    if (wire) {
+        results_num_set(&o->tcp.retrans_segments, true,
+                        (double)(p->wire1.retrans - p->wire0.retrans));
+        results_num_set(&o->tcp.rtt_us, true, p->wire1.rtt_us);
+        results_num_set(&o->tcp.rttvar_us, true, p->wire1.rttvar_us);
+        results_num_set(&o->tcp.cwnd_bytes, true, (double)p->wire1.cwnd_bytes);
     }
     enum mix_latency_kind kind = mix_latency_kind_of(f->spec);
     hist_init(merged);
@@ -122,100 +117,105 @@ static cJSON *point_json(const struct flow_rt *f, int pi, struct hist *merged, s
         hist_snapshot(&f->workers[w].lat[pi], tmp);
         hist_merge(merged, tmp);
     }
+    o->latency_st = RESULTS_NULL;
     if (kind != MIX_LAT_NONE && atomic_load(&merged->count) > 0) {
-        cJSON_AddItemToObject(o, "latency", latency_json(merged, kind));
-        cJSON_AddItemToObject(o, "histogram", hist_to_json(merged));
-    } else {
-        cJSON_AddNullToObject(o, "latency");
+        o->latency_st = RESULTS_SET;
+        latency_fill(&o->latency, merged, kind);
+        o->histogram = xalloc(sizeof(*o->histogram));
+        hist_snapshot(merged, o->histogram);
     }
     /* A transport's own figures for this point (nccl: algbw/busbw as nccl-tests computes
      * them, the host-timed mean), reported as conditions.point_figures[i]. */
-    const cJSON *fig, *pf = cJSON_GetArrayItem(
-                          cJSON_GetObjectItemCaseSensitive(f->conditions, "point_figures"), pi);
-    cJSON_ArrayForEach(fig, pf) cJSON_AddItemToObject(o, fig->string, cJSON_Duplicate(fig, 1));
-    return o;
+    const cJSON *pf =
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f->conditions, "point_figures"), pi);
+    if (pf && pf->child)
+        o->figures = cJSON_Duplicate(pf, 1);
 }
 
-static cJSON *flow_json(const struct flow_rt *f, const struct results_timeline *tl,
-                        uint64_t phase_t0, uint64_t run_t0)
+static void series_fill(struct results_series *s, int n, const float *v, bool ms)
+{
+    s->st = RESULTS_SET;
+    s->n = n;
+    s->v = xalloc_zero((size_t)n + 1, sizeof(double));
+    for (int i = 0; i < n; i++)
+        s->v[i] = ms ? (double)(long)(v[i] * 1000) / 1000 : v[i];
+}
+
+static void flow_fill(struct results_flow *o, const struct flow_rt *f,
+                      const struct results_timeline_in *tl, uint64_t phase_t0, uint64_t run_t0)
 {
     const struct mix_flow *s = f->spec;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", s->name);
-    cJSON_AddStringToObject(o, "transport", s->transport);
-    cJSON_AddStringToObject(o, "op", mix_op_str(s->op));
-    cJSON_AddStringToObject(o, "role",
-                            s->role == MIX_ROLE_FOREGROUND ? "foreground" : "background");
-    cJSON_AddStringToObject(o, "direction", mix_dir_str(s->dir));
-    cJSON_AddStringToObject(o, "latency_kind", mix_latency_kind_str(mix_latency_kind_of(s)));
-    cJSON_AddStringToObject(o, "peer", f->peer_desc);
-    cJSON_AddNumberToObject(o, "connections_asked", s->concurrency);
-    cJSON_AddNumberToObject(o, "workers", f->nworkers);
+    results_str_set(&o->name, s->name);
+    results_str_set(&o->transport, s->transport);
+    results_str_set(&o->op, mix_op_str(s->op));
+    results_str_set(&o->role, s->role == MIX_ROLE_FOREGROUND ? "foreground" : "background");
+    results_str_set(&o->direction, mix_dir_str(s->dir));
+    results_str_set(&o->latency_kind, mix_latency_kind_str(mix_latency_kind_of(s)));
+    results_str_set(&o->peer, f->peer_desc);
+    results_num_set(&o->connections_asked, true, s->concurrency);
+    results_num_set(&o->workers, true, f->nworkers);
     int st = atomic_load(&((struct flow_rt *)f)->status);
-    cJSON_AddStringToObject(o, "status", status_str(st));
+    results_str_set(&o->status, status_str(st));
+    results_str_set(&o->error, st == FLOW_FAILED ? f->error : NULL);
     if (st == FLOW_FAILED) {
-        cJSON_AddStringToObject(o, "error", f->error);
-        cJSON_AddNumberToObject(o, "failed_at_s", (f->failed_ns - phase_t0) / 1e9);
+        results_num_set(&o->failed_at_s, true, (f->failed_ns - phase_t0) / 1e9);
         /* How long after the last byte moved the failure was declared: the detection time
          * when the fault happened right after that byte. */
         if (f->last_progress_ns && f->failed_ns > f->last_progress_ns)
-            cJSON_AddNumberToObject(o, "detected_after_last_progress_s",
-                                    (f->failed_ns - f->last_progress_ns) / 1e9);
-        cJSON_AddNumberToObject(o, "failed_at_run_s", (f->failed_ns - run_t0) / 1e9);
-    } else {
-        cJSON_AddNullToObject(o, "error");
+            results_num_set(&o->detected_after_last_progress_s, true,
+                            (f->failed_ns - f->last_progress_ns) / 1e9);
+        results_num_set(&o->failed_at_run_s, true, (f->failed_ns - run_t0) / 1e9);
     }
-    cJSON_AddNumberToObject(o, "setup_s", f->setup_s);
-    cJSON_AddNumberToObject(o, "teardown_s", f->teardown_s);
+    results_num_set(&o->setup_s, true, f->setup_s);
+    results_num_set(&o->teardown_s, true, f->teardown_s);
     struct hist *merged = xalloc(sizeof(*merged)), *tmp = xalloc(sizeof(*tmp));
-    cJSON *pts = cJSON_AddArrayToObject(o, "points");
+    o->points_st = RESULTS_SET;
+    o->points = xalloc_zero((size_t)f->npoints + 1, sizeof(*o->points));
     for (int p = 0; p < f->npoints; p++)
-        cJSON_AddItemToArray(pts, point_json(f, p, merged, tmp));
+        point_fill(&o->points[o->npoints++], f, p, merged, tmp);
     free(merged);
     free(tmp);
-    cJSON *t = cJSON_AddObjectToObject(o, "timeline");
-    cJSON_AddStringToObject(t, "t", "seconds since the run started");
-    cJSON *ta = cJSON_AddArrayToObject(t, "t_s");
-    cJSON *ga = cJSON_AddArrayToObject(t, "goodput_gbps");
-    cJSON *wa = cJSON_AddArrayToObject(t, "wire_gbps");
-    cJSON *oa = cJSON_AddArrayToObject(t, "ops_per_s");
-    for (int i = 0; tl && i < tl->n; i++) {
-        cJSON_AddItemToArray(ta, cJSON_CreateNumber((double)(long)(tl->t[i] * 1000) / 1000));
-        cJSON_AddItemToArray(ga, cJSON_CreateNumber(tl->goodput_gbps[i]));
-        cJSON_AddItemToArray(wa, cJSON_CreateNumber(tl->wire_gbps[i]));
-        cJSON_AddItemToArray(oa, cJSON_CreateNumber(tl->ops_per_s[i]));
-    }
+    o->timeline_st = RESULTS_SET;
+    results_str_set(&o->timeline.t, "seconds since the run started");
+    int n = tl ? tl->n : 0;
+    series_fill(&o->timeline.t_s, n, n ? tl->t : NULL, true);
+    series_fill(&o->timeline.goodput_gbps, n, n ? tl->goodput_gbps : NULL, false);
+    series_fill(&o->timeline.wire_gbps, n, n ? tl->wire_gbps : NULL, false);
+    series_fill(&o->timeline.ops_per_s, n, n ? tl->ops_per_s : NULL, false);
     /* Captured right after setup, while the connections existed (point_figures went into
      * the points). */
-    cJSON *cond = f->conditions ? cJSON_Duplicate(f->conditions, 1) : cJSON_CreateObject();
-    cJSON_DeleteItemFromObjectCaseSensitive(cond, "point_figures");
-    cJSON_AddItemToObject(o, "conditions", cond);
+    o->conditions = f->conditions ? cJSON_Duplicate(f->conditions, 1) : cJSON_CreateObject();
+    cJSON_DeleteItemFromObjectCaseSensitive(o->conditions, "point_figures");
+    results_json_flow_cond(o->conditions, &o->cond);
     /* The flow's own counters, apart from the phase's port-wide ones (verbs: its queue
      * pairs' RDMA counter, with the deltas since binding, or why there is none). */
     if (f->own_report)
-        cJSON_AddItemToObject(o, "qp_counters", cJSON_Duplicate(f->own_report, 1));
-    return o;
+        o->qp_counters = cJSON_Duplicate(f->own_report, 1);
 }
 
-static void add_sysctl(cJSON *o, const char *key, const char *path)
+static void kv_add(struct results_kvs *k, const char *key, const char *val)
+{
+    k->v = xalloc_resize(k->v, ((size_t)k->n + 1) * sizeof(*k->v));
+    memset(&k->v[k->n], 0, sizeof(k->v[k->n]));
+    k->v[k->n].key = xalloc_strdup(key);
+    results_str_set(&k->v[k->n++].val, val);
+}
+
+static void add_sysctl(struct results_kvs *k, const char *key, const char *path)
 {
     char buf[256];
-    if (fsutil_read("/", path, buf, sizeof(buf)) >= 0)
-        cJSON_AddStringToObject(o, key, buf);
-    else
-        cJSON_AddNullToObject(o, key);
+    kv_add(k, key, fsutil_read("/", path, buf, sizeof(buf)) >= 0 ? buf : NULL);
 }
 
 /* The conditions of an all-sim run: the simulated fabric (its topology; each flow's
  * conditions.sim hold the rest), nothing of the host. */
-static void sim_conditions(cJSON *cond, const struct results_input *in)
+static void sim_conditions(struct results_run_cond *c, const struct results_input *in)
 {
-    cJSON *o = cJSON_AddObjectToObject(cond, "sim");
-    cJSON_AddStringToObject(o, "note",
-                            "every flow is simulated: these are the simulated fabric's "
-                            "conditions (each flow's conditions.sim has its settings and "
-                            "results); the host's sysctls, netdev MTUs and topology are not "
-                            "recorded");
+    c->sim_st = RESULTS_SET;
+    results_str_set(&c->sim_note, "every flow is simulated: these are the simulated fabric's "
+                                  "conditions (each flow's conditions.sim has its settings and "
+                                  "results); the host's sysctls, netdev MTUs and topology are "
+                                  "not recorded");
     const char *topo = NULL;
     for (int p = 0; p < in->nphases && !topo; p++)
         for (int i = 0; i < in->mix->nflows && !topo; i++) {
@@ -224,175 +224,194 @@ static void sim_conditions(cJSON *cond, const struct results_input *in)
                 topo = jsonutil_str(cJSON_GetObjectItemCaseSensitive(f->conditions, "sim"),
                                     "topology");
         }
-    jsonutil_add_str_or_null(o, "topology", topo);
+    results_str_set(&c->sim_topology, topo);
 }
 
 /* The foreground's p50/p99 per phase, side by side (quiet vs loaded). */
-static cJSON *summary_json(cJSON *phases, const struct mix *mix)
+static void summary_fill(struct results_run *run, const struct mix *mix)
 {
+    struct results_summary *o = &run->summary;
+    o->st = RESULTS_SET;
     int fg = mix_foreground(mix);
-    cJSON *o = cJSON_CreateObject();
     if (fg < 0)
-        return o;
-    cJSON_AddStringToObject(o, "foreground", mix->flows[fg].name);
-    const cJSON *ph;
-    cJSON_ArrayForEach(ph, phases)
-    {
-        const cJSON *fl;
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows"))
-        {
-            if (strcmp(jsonutil_str(fl, "name"), mix->flows[fg].name))
+        return;
+    results_str_set(&o->foreground, mix->flows[fg].name);
+    o->phases = xalloc_zero((size_t)run->nphases * MIX_MAX_FLOWS + 1, sizeof(*o->phases));
+    for (int p = 0; p < run->nphases; p++) {
+        const struct results_phase *ph = &run->phases[p];
+        for (int i = 0; i < ph->nflows; i++) {
+            const struct results_flow *fl = &ph->flows[i];
+            if (strcmp(fl->name.s, mix->flows[fg].name))
                 continue;
-            cJSON *pts = cJSON_GetObjectItem(fl, "points");
-            cJSON *last = cJSON_GetArrayItem(pts, cJSON_GetArraySize(pts) - 1);
-            cJSON *lat = cJSON_GetObjectItem(last, "latency");
-            cJSON *e = cJSON_AddObjectToObject(o, jsonutil_str(ph, "name"));
-            cJSON_AddStringToObject(e, "status", jsonutil_str(fl, "status"));
-            if (cJSON_IsObject(lat))
-                for (const char *const *k =
-                         (const char *const[]){"p50", "p99", "p99.9", "max", NULL};
-                     *k; k++)
-                    cJSON_AddItemToObject(e, *k, cJSON_Duplicate(cJSON_GetObjectItem(lat, *k), 0));
-            cJSON_AddItemToObject(e, "goodput_gbps",
-                                  cJSON_Duplicate(cJSON_GetObjectItem(last, "goodput_gbps"), 0));
+            struct results_summary_phase *e = &o->phases[o->nphases++];
+            e->phase = xalloc_strdup(ph->name.s);
+            results_str_set(&e->status, fl->status.s);
+            const struct results_point *last = fl->npoints ? &fl->points[fl->npoints - 1] : NULL;
+            if (last && last->latency_st == RESULTS_SET) {
+                e->p50 = last->latency.p50;
+                e->p99 = last->latency.p99;
+                e->p999 = last->latency.p999;
+                e->max = last->latency.max;
+            }
+            if (last)
+                e->goodput_gbps = last->goodput_gbps;
         }
     }
-    double q, l;
-    const cJSON *qo = cJSON_GetObjectItem(o, "quiet"), *lo = cJSON_GetObjectItem(o, "loaded");
-    if (jsonutil_num(qo, "p99", &q) && jsonutil_num(lo, "p99", &l) && q > 0)
-        cJSON_AddNumberToObject(o, "p99_loaded_over_quiet", l / q);
-    return o;
+    const struct results_num *q = NULL, *l = NULL;
+    for (int i = 0; i < o->nphases; i++) {
+        if (!q && !strcasecmp(o->phases[i].phase, "quiet"))
+            q = &o->phases[i].p99;
+        if (!l && !strcasecmp(o->phases[i].phase, "loaded"))
+            l = &o->phases[i].p99;
+    }
+    if (q && l && q->st == RESULTS_SET && l->st == RESULTS_SET && q->v > 0)
+        results_num_set(&o->p99_loaded_over_quiet, true, l->v / q->v);
 }
 
-cJSON *results_build(const struct results_input *in)
+static void iso_set(struct results_str *f, const struct timespec *ts)
 {
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "format", RESULTS_FORMAT);
-    cJSON_AddNumberToObject(doc, "version", RESULTS_VERSION);
-    char ts[64];
-    iso8601(&in->wall_start, ts, sizeof(ts));
-    cJSON_AddStringToObject(doc, "started_at", ts);
-    iso8601(&in->wall_end, ts, sizeof(ts));
-    cJSON_AddStringToObject(doc, "ended_at", ts);
-    cJSON_AddNumberToObject(doc, "duration_s",
-                            (in->wall_end.tv_sec - in->wall_start.tv_sec) +
-                                (in->wall_end.tv_nsec - in->wall_start.tv_nsec) / 1e9);
-    cJSON_AddBoolToObject(doc, "interrupted", in->interrupted);
-    cJSON *hosts = cJSON_AddObjectToObject(doc, "hosts");
+    char buf[64];
+    iso8601(ts, buf, sizeof(buf));
+    results_str_set(f, buf);
+}
+
+void results_build(const struct results_input *in, struct results_doc *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct results_run *run = out->runs = xalloc_zero(1, sizeof(*run));
+    out->nruns = 1;
+    results_str_set(&run->format, RESULTS_FORMAT);
+    results_num_set(&run->version, true, RESULTS_VERSION);
+    iso_set(&run->started_at, &in->wall_start);
+    iso_set(&run->ended_at, &in->wall_end);
+    results_num_set(&run->duration_s, true,
+                    (in->wall_end.tv_sec - in->wall_start.tv_sec) +
+                        (in->wall_end.tv_nsec - in->wall_start.tv_nsec) / 1e9);
+    run->interrupted = (struct results_bool){RESULTS_SET, in->interrupted};
+    run->hosts_st = run->peers_st = RESULTS_SET;
     char host[256] = "";
     gethostname(host, sizeof(host) - 1);
-    cJSON_AddStringToObject(hosts, "local", host);
-    cJSON *peers = cJSON_AddArrayToObject(hosts, "peers");
+    results_str_set(&run->host_local, host);
+    run->peers = xalloc_zero((size_t)in->nphases * MIX_MAX_FLOWS + 1, sizeof(char *));
     for (int p = 0; p < in->nphases; p++)
         for (int i = 0; i < in->mix->nflows; i++) {
             const struct flow_rt *f = in->phases[p].flows[i];
             if (!f || !f->peer_desc[0])
                 continue;
             bool dup = false;
-            const cJSON *e;
-            cJSON_ArrayForEach(e, peers) dup |= !strcmp(e->valuestring, f->peer_desc);
+            for (int k = 0; k < run->npeers; k++)
+                dup |= !strcmp(run->peers[k], f->peer_desc);
             if (!dup)
-                cJSON_AddItemToArray(peers, cJSON_CreateString(f->peer_desc));
+                run->peers[run->npeers++] = xalloc_strdup(f->peer_desc);
         }
-    cJSON_AddItemToObject(doc, "versions", version_json());
-    cJSON *cond = cJSON_AddObjectToObject(doc, "conditions");
+    run->versions_st = RESULTS_SET;
+    cJSON *ver = version_json(), *v;
+    cJSON_ArrayForEach(v, ver) kv_add(&run->versions, v->string, v->valuestring);
+    cJSON_Delete(ver);
+    run->conditions_st = RESULTS_SET;
+    struct results_run_cond *cond = &run->conditions;
     /* A simulated run depends on the simulated fabric alone: it records none of the host's
      * state (sysctls, netdev MTUs, the topology), which other programs change under it. */
     bool sim = mix_all_simulated(in->mix);
     if (sim)
         sim_conditions(cond, in);
     else {
-        add_sysctl(cond, "tcp_congestion_control", "proc/sys/net/ipv4/tcp_congestion_control");
-        add_sysctl(cond, "tcp_ecn", "proc/sys/net/ipv4/tcp_ecn");
-        add_sysctl(cond, "tcp_rmem", "proc/sys/net/ipv4/tcp_rmem");
-        add_sysctl(cond, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
+        add_sysctl(&cond->sysctls, "tcp_congestion_control",
+                   "proc/sys/net/ipv4/tcp_congestion_control");
+        add_sysctl(&cond->sysctls, "tcp_ecn", "proc/sys/net/ipv4/tcp_ecn");
+        add_sysctl(&cond->sysctls, "tcp_rmem", "proc/sys/net/ipv4/tcp_rmem");
+        add_sysctl(&cond->sysctls, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
     }
     if (in->topo && !sim) {
-        cJSON *mtu = cJSON_AddObjectToObject(cond, "netdev_mtu");
+        cond->netdev_mtu_st = RESULTS_SET;
+        cond->mtu = xalloc_zero((size_t)in->topo->nnetdevs + 1, sizeof(*cond->mtu));
         for (int i = 0; i < in->topo->nnetdevs; i++)
-            if (in->topo->netdevs[i].valid & TOPO_NET_V_MTU)
-                cJSON_AddNumberToObject(mtu, in->topo->netdevs[i].name, in->topo->netdevs[i].mtu);
+            if (in->topo->netdevs[i].valid & TOPO_NET_V_MTU) {
+                cond->mtu[cond->nmtu].netdev = xalloc_strdup(in->topo->netdevs[i].name);
+                cond->mtu[cond->nmtu++].mtu = in->topo->netdevs[i].mtu;
+            }
     }
-    cJSON_AddItemToObject(doc, "mix", mix_to_json(in->mix));
-    cJSON *phases = cJSON_AddArrayToObject(doc, "phases");
+    run->mix = mix_to_json(in->mix);
+    run->phases_st = RESULTS_SET;
+    run->phases = xalloc_zero((size_t)in->nphases + 1, sizeof(*run->phases));
     for (int p = 0; p < in->nphases; p++) {
-        cJSON *ph = cJSON_CreateObject();
-        cJSON_AddStringToObject(ph, "name", in->phases[p].name);
+        struct results_phase *ph = &run->phases[run->nphases++];
+        results_str_set(&ph->name, in->phases[p].name);
         double dur = in->phases[p].t1_ns > in->phases[p].t0_ns
                          ? (in->phases[p].t1_ns - in->phases[p].t0_ns) / 1e9
                          : 0;
-        cJSON_AddNumberToObject(ph, "duration_s", dur);
+        results_num_set(&ph->duration_s, true, dur);
         /* Port-wide counter deltas over the phase (n/a as null); null when none were read. */
-        if (in->phases[p].counters)
-            cJSON_AddItemToObject(ph, "counters", cJSON_Duplicate(in->phases[p].counters, 1));
-        else
-            cJSON_AddNullToObject(ph, "counters");
-        cJSON *fl = cJSON_AddArrayToObject(ph, "flows");
+        ph->counters_st = in->phases[p].counters ? RESULTS_SET : RESULTS_NULL;
+        ph->counters = in->phases[p].counters ? cJSON_Duplicate(in->phases[p].counters, 1) : NULL;
+        ph->flows_st = RESULTS_SET;
+        ph->flows = xalloc_zero((size_t)in->mix->nflows + 1, sizeof(*ph->flows));
         for (int i = 0; i < in->mix->nflows; i++)
             if (in->phases[p].flows[i])
-                cJSON_AddItemToArray(fl, flow_json(in->phases[p].flows[i], &in->phases[p].tl[i],
-                                                   in->phases[p].t0_ns, in->t_start_ns));
-        cJSON_AddItemToArray(phases, ph);
+                flow_fill(&ph->flows[ph->nflows++], in->phases[p].flows[i], &in->phases[p].tl[i],
+                          in->phases[p].t0_ns, in->t_start_ns);
     }
-    cJSON_AddItemToObject(doc, "summary", summary_json(phases, in->mix));
-    cJSON *ev = cJSON_AddArrayToObject(doc, "events");
+    summary_fill(run, in->mix);
+    run->events_st = RESULTS_SET;
+    run->events = xalloc_zero((size_t)in->nevents + 1, sizeof(char *));
     for (int i = 0; i < in->nevents; i++)
-        cJSON_AddItemToArray(ev, cJSON_CreateString(in->events[i]));
+        run->events[run->nevents++] = xalloc_strdup(in->events[i]);
+    run->topology_st = in->topo && !sim ? RESULTS_SET : RESULTS_NULL;
     if (in->topo && !sim)
-        cJSON_AddItemToObject(doc, "topology", topo_json_from_model(in->topo));
-    else
-        cJSON_AddNullToObject(doc, "topology");
-    return doc;
+        run->topology = topo_json_from_model(in->topo);
 }
 
-void results_conditions_brief(const cJSON *c, char *buf, size_t len)
+void results_flow_cond_brief(const struct results_flow_cond *c, char *buf, size_t len)
 {
     struct strbuf sb;
     strbuf_init(&sb);
-    int64_t v, w;
-    const char *dev = jsonutil_str(c, "rdma_device"), *ll = jsonutil_str(c, "link_layer");
     /* Numbers out of their field's range are left out (n/a), never converted. */
-    if (dev) {
-        strbuf_printf(&sb, "%s:%d", dev, jsonutil_int_in(c, "port", 0, 255, &v) ? (int)v : 1);
-        bool ib = ll && !strncmp(ll, "InfiniBand", 10);
-        if (ib && jsonutil_int_in(c, "lid", 0, 0xffff, &v))
-            strbuf_printf(&sb, " IB LID %d SL %d", (int)v,
-                          jsonutil_int_in(c, "sl", 0, 15, &w) ? (int)w : 0);
-        else if (jsonutil_str(c, "gid_type"))
-            strbuf_printf(&sb, " %s GID %d %s", jsonutil_str(c, "gid_type"),
-                          jsonutil_int_in(c, "gid_index", 0, INT_MAX, &v) ? (int)v : -1,
-                          jsonutil_str(c, "gid") ? jsonutil_str(c, "gid") : "?");
-        if (jsonutil_int_in(c, "path_mtu", 0, INT_MAX, &v))
-            strbuf_printf(&sb, ", MTU %d", (int)v);
-        if (!ib && jsonutil_int_in(c, "dscp", 0, 63, &v)) {
-            strbuf_printf(&sb, ", DSCP %d (TC %d)", (int)v,
-                          jsonutil_int_in(c, "traffic_class", 0, 255, &w) ? (int)w : (int)v << 2);
-            const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dcb");
-            const cJSON *pfc = cJSON_GetObjectItemCaseSensitive(d, "pfc_enabled");
-            if (jsonutil_int_in(d, "priority", 0, 7, &w))
-                strbuf_printf(&sb, " prio %d PFC %s", (int)w,
-                              cJSON_IsBool(pfc) ? (cJSON_IsTrue(pfc) ? "on" : "OFF") : "?");
-            else if (d)
-                strbuf_printf(&sb, " prio ?%s",
-                              cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(d, "available"))
-                                  ? " (no DCB)"
-                                  : "");
+    if (c->rdma_device) {
+        strbuf_printf(&sb, "%s:%d", c->rdma_device, c->have_port ? c->port : 1);
+        bool ib = c->link_layer && !strncmp(c->link_layer, "InfiniBand", 10);
+        if (ib && c->have_lid)
+            strbuf_printf(&sb, " IB LID %d SL %d", c->lid, c->have_sl ? c->sl : 0);
+        else if (c->gid_type)
+            strbuf_printf(&sb, " %s GID %d %s", c->gid_type, c->have_gid_index ? c->gid_index : -1,
+                          c->gid ? c->gid : "?");
+        if (c->have_path_mtu)
+            strbuf_printf(&sb, ", MTU %d", c->path_mtu);
+        if (!ib && c->have_dscp) {
+            strbuf_printf(&sb, ", DSCP %d (TC %d)", c->dscp,
+                          c->have_tc ? c->traffic_class : c->dscp << 2);
+            if (c->have_dcb_priority)
+                strbuf_printf(&sb, " prio %d PFC %s", c->dcb_priority,
+                              c->dcb_pfc < 0 ? "?"
+                              : c->dcb_pfc   ? "on"
+                                             : "OFF");
+            else if (c->dcb)
+                strbuf_printf(&sb, " prio ?%s", c->dcb_unavailable ? " (no DCB)" : "");
         }
-        if (jsonutil_int_in(c, "queue_pairs", 0, INT_MAX, &v))
-            strbuf_printf(&sb, ", %d QP%s", (int)v, v == 1 ? "" : "s");
-        const char *conn = jsonutil_str(c, "connection");
-        if (conn && !strncmp(conn, "librdmacm", 9))
+        if (c->have_queue_pairs)
+            strbuf_printf(&sb, ", %d QP%s", c->queue_pairs, c->queue_pairs == 1 ? "" : "s");
+        if (c->connection && !strncmp(c->connection, "librdmacm", 9))
             strbuf_printf(&sb, ", rdma_cm");
-        const char *mem = jsonutil_str(c, "memory");
-        if (mem && strcmp(mem, "host"))
-            strbuf_printf(&sb, ", %s memory", mem);
-    } else if (jsonutil_str(c, "congestion_control")) {
-        strbuf_printf(&sb, "TCP %s", jsonutil_str(c, "congestion_control"));
-        if (jsonutil_int_in(c, "mss_bytes", 0, INT_MAX, &v))
-            strbuf_printf(&sb, ", MSS %d", (int)v);
+        if (c->memory && strcmp(c->memory, "host"))
+            strbuf_printf(&sb, ", %s memory", c->memory);
+    } else if (c->tcp_cc) {
+        strbuf_printf(&sb, "TCP %s", c->tcp_cc);
+        if (c->have_mss)
+            strbuf_printf(&sb, ", MSS %d", c->mss_bytes);
     }
     snprintf(buf, len, "%s", sb.s ? sb.s : "");
     strbuf_free(&sb);
+}
+
+bool results_point_goodput(const struct results_flow *flow, const struct results_point *point,
+                           double *gbps, bool *simulated)
+{
+    *simulated = flow->transport.st == RESULTS_SET && !strcmp(flow->transport.s, "sim");
+    if (*simulated) {
+        *gbps = flow->cond.sim_goodput_gbps;
+        return flow->cond.have_sim_goodput;
+    }
+    *gbps = point ? point->goodput_gbps.v : 0;
+    return point && point->goodput_gbps.st == RESULTS_SET;
 }
 
 bool results_goodput(const cJSON *flow, const cJSON *point, double *gbps, bool *simulated)
@@ -401,16 +420,23 @@ bool results_goodput(const cJSON *flow, const cJSON *point, double *gbps, bool *
     *simulated = t && !strcmp(t, "sim");
     if (!*simulated)
         return jsonutil_num(point, "goodput_gbps", gbps);
-    const cJSON *sim = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(flow, "conditions"), "sim");
-    return jsonutil_num(cJSON_GetObjectItemCaseSensitive(sim, "results"), "goodput_gbps", gbps);
+    struct results_flow_cond c;
+    results_json_flow_cond(cJSON_GetObjectItemCaseSensitive(flow, "conditions"), &c);
+    *gbps = c.sim_goodput_gbps;
+    return c.have_sim_goodput;
 }
 
-/* Set o.key to null where o has it. */
-static void null_key(cJSON *o, const char *key)
+/* Make f null where the document has it. */
+static void null_num(struct results_num *f)
 {
-    if (cJSON_GetObjectItemCaseSensitive(o, key))
-        cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateNull());
+    if (f->st != RESULTS_ABSENT)
+        f->st = RESULTS_NULL;
+}
+
+static void null_str(struct results_str *f)
+{
+    if (f->st != RESULTS_ABSENT)
+        results_str_set(f, NULL);
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -418,72 +444,102 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void results_make_reproducible(cJSON *doc)
+static void timeline_drop(struct results_flow *f)
 {
-    for (const char *const *k = (const char *const[]){"started_at", "ended_at", "duration_s", NULL};
-         *k; k++)
-        null_key(doc, *k);
-    cJSON *ph;
-    cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(doc, "phases"))
-    {
-        null_key(ph, "duration_s");
-        null_key(ph, "counters"); /* the host's, port-wide */
-        cJSON *fl;
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(ph, "flows"))
-        {
-            for (const char *const *k =
-                     (const char *const[]){"setup_s", "teardown_s", "failed_at_s",
-                                           "detected_after_last_progress_s", "failed_at_run_s",
-                                           "timeline", NULL};
-                 *k; k++)
-                null_key(fl, *k);
-            cJSON *pt;
-            cJSON_ArrayForEach(pt, cJSON_GetObjectItemCaseSensitive(fl, "points"))
-            {
-                for (const char *const *k =
-                         (const char *const[]){"measure_s", "ops_per_s", "goodput_gbps",
-                                               "wire_gbps", NULL};
-                     *k; k++)
-                    null_key(pt, *k);
+    struct results_series *s[] = {&f->timeline.t_s, &f->timeline.goodput_gbps,
+                                  &f->timeline.wire_gbps, &f->timeline.ops_per_s};
+    for (int i = 0; i < 4; i++) {
+        free(s[i]->v);
+        memset(s[i], 0, sizeof(*s[i]));
+    }
+    results_str_set(&f->timeline.t, NULL);
+    f->timeline.t.st = RESULTS_ABSENT;
+    f->timeline_st = RESULTS_NULL;
+}
+
+static void run_make_reproducible(struct results_run *r)
+{
+    null_str(&r->started_at);
+    null_str(&r->ended_at);
+    null_num(&r->duration_s);
+    for (int p = 0; p < r->nphases; p++) {
+        struct results_phase *ph = &r->phases[p];
+        null_num(&ph->duration_s);
+        if (ph->counters_st != RESULTS_ABSENT) { /* the host's, port-wide */
+            cJSON_Delete(ph->counters);
+            ph->counters = NULL;
+            ph->counters_st = RESULTS_NULL;
+        }
+        for (int i = 0; i < ph->nflows; i++) {
+            struct results_flow *f = &ph->flows[i];
+            null_num(&f->setup_s);
+            null_num(&f->teardown_s);
+            null_num(&f->failed_at_s);
+            null_num(&f->detected_after_last_progress_s);
+            null_num(&f->failed_at_run_s);
+            if (f->timeline_st != RESULTS_ABSENT)
+                timeline_drop(f);
+            for (int k = 0; k < f->npoints; k++) {
+                null_num(&f->points[k].measure_s);
+                null_num(&f->points[k].ops_per_s);
+                null_num(&f->points[k].goodput_gbps);
+                null_num(&f->points[k].wire_gbps);
             }
         }
     }
-    cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "summary"))
-    {
-        if (cJSON_IsObject(e))
-            null_key(e, "goodput_gbps");
-    }
+    for (int i = 0; i < r->summary.nphases; i++)
+        null_num(&r->summary.phases[i].goodput_gbps);
     /* Events without their times ("  1.234s "), sorted. */
-    cJSON *ev = cJSON_GetObjectItemCaseSensitive(doc, "events");
-    int n = cJSON_GetArraySize(ev), k = 0;
-    char **v = xalloc_zero((size_t)n + 1, sizeof(char *));
-    cJSON_ArrayForEach(e, ev)
-    {
-        if (!cJSON_IsString(e))
-            continue;
-        const char *t = e->valuestring;
+    for (int i = 0; i < r->nevents; i++) {
+        const char *t = r->events[i];
         const char *p = t + strspn(t, " ");
         const char *q = p + strspn(p, "0123456789.");
-        v[k++] = xalloc_strdup(q > p && q[0] == 's' && q[1] == ' ' ? q + 2 : t);
+        if (q > p && q[0] == 's' && q[1] == ' ')
+            memmove(r->events[i], q + 2, strlen(q + 2) + 1);
     }
-    qsort(v, (size_t)k, sizeof(*v), str_cmp);
-    if (ev) {
-        cJSON *sorted = cJSON_CreateArray();
-        for (int i = 0; i < k; i++)
-            cJSON_AddItemToArray(sorted, cJSON_CreateString(v[i]));
-        cJSON_ReplaceItemInObjectCaseSensitive(doc, "events", sorted);
-    }
-    for (int i = 0; i < k; i++)
-        free(v[i]);
-    free(v);
+    qsort(r->events, (size_t)r->nevents, sizeof(*r->events), str_cmp);
     /* The topology of a real run stays: it holds no free memory or other moving state (numa
      * mem_bytes is hwloc's local_memory, the node's MemTotal); an all-sim run has none. */
-    cJSON_DeleteItemFromObjectCaseSensitive(doc, "reproducible");
-    cJSON_AddStringToObject(doc, "reproducible",
-                            "fabtop run --reproducible: wall-clock times and durations, the rates "
-                            "and timelines computed from them, the events' times (events sorted) "
-                            "and the host's counters are null");
+    results_str_set(&r->reproducible,
+                    "fabtop run --reproducible: wall-clock times and durations, the rates "
+                    "and timelines computed from them, the events' times (events sorted) "
+                    "and the host's counters are null");
+}
+
+void results_doc_make_reproducible(struct results_doc *d)
+{
+    for (int i = 0; i < d->nruns; i++)
+        run_make_reproducible(&d->runs[i]);
+}
+
+void results_conditions_brief(const cJSON *cond, char *buf, size_t len)
+{
+    struct results_flow_cond c;
+    results_json_flow_cond(cond, &c);
+    results_flow_cond_brief(&c, buf, len);
+}
+
+void results_make_reproducible(cJSON *doc)
+{
+    struct results_doc d;
+    if (results_json_read(doc, "results", &d, NULL) < 0)
+        return;
+    results_doc_make_reproducible(&d);
+    cJSON *n = results_json_write(&d);
+    results_doc_free(&d);
+    /* Swap the members: doc stays the caller's object. */
+    cJSON *old = doc->child;
+    doc->child = n->child;
+    n->child = old;
+    cJSON_Delete(n);
+}
+
+int results_doc_save(const char *path, const struct results_doc *d, struct ft_err *err)
+{
+    cJSON *j = results_json_write(d);
+    int rc = jsonutil_save(path, j, true, err);
+    cJSON_Delete(j);
+    return rc;
 }
 
 int results_save(const char *path, const cJSON *doc, struct ft_err *err)
@@ -491,93 +547,35 @@ int results_save(const char *path, const cJSON *doc, struct ft_err *err)
     return jsonutil_save(path, doc, true, err);
 }
 
-/* Sizes are what compare pairs size points by and what the report and compare print as
- * bytes: a number from the file that is not a whole number of bytes a mix allows (1 B to
- * 16 GiB) is refused with its place and the range, before anything converts it. */
-static int size_ok(const cJSON *v, const char *path, const char *where, struct ft_err *err)
+int results_doc_load(const char *path, struct results_doc *d, struct ft_err *err)
 {
-    int64_t b;
-    if (!cJSON_IsNumber(v) || jsonutil_whole(v->valuedouble, 1, (int64_t)MIX_MAX_BYTES, &b))
-        return 0; /* absent, null, or a string with a unit ("64KiB") */
-    return ft_err_set(err, -EBADMSG, "%s: %s = %.15g is out of range 1-%llu (bytes)", path, where,
-                      v->valuedouble, (unsigned long long)MIX_MAX_BYTES);
-}
-
-static int check_sizes(const cJSON *doc, const char *path, struct ft_err *err)
-{
-    char where[128];
-    int rc = 0, i = 0;
-    const cJSON *fl, *ph, *pt;
-    cJSON_ArrayForEach(
-        fl, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "mix"), "flows"))
-    {
-        static const char *const keys[] = {"size", "response_size"};
-        for (int k = 0; k < 2 && !rc; k++) {
-            const cJSON *s = cJSON_GetObjectItemCaseSensitive(fl, keys[k]);
-            snprintf(where, sizeof(where), "mix.flows[%d].%s", i, keys[k]);
-            rc = size_ok(s, path, where, err);
-            const cJSON *sw = cJSON_GetObjectItemCaseSensitive(s, "sweep");
-            for (int e = 0; e < 2 && !rc; e++) {
-                const char *end = e ? "to" : "from";
-                snprintf(where, sizeof(where), "mix.flows[%d].%s.sweep.%s", i, keys[k], end);
-                rc = size_ok(cJSON_GetObjectItemCaseSensitive(sw, end), path, where, err);
-            }
-            const cJSON *pair;
-            int d = 0;
-            cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(s, "dist"))
-            {
-                snprintf(where, sizeof(where), "mix.flows[%d].%s.dist[%d][0]", i, keys[k], d++);
-                if (!rc)
-                    rc = size_ok(cJSON_GetArrayItem(pair, 0), path, where, err);
-            }
-        }
-        i++;
-    }
-    int p = 0;
-    cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(doc, "phases"))
-    {
-        int f = 0;
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(ph, "flows"))
-        {
-            int k = 0;
-            cJSON_ArrayForEach(pt, cJSON_GetObjectItemCaseSensitive(fl, "points"))
-            {
-                snprintf(where, sizeof(where), "phases[%d].flows[%d].points[%d].size_bytes", p, f,
-                         k++);
-                if (!rc)
-                    rc = size_ok(cJSON_GetObjectItemCaseSensitive(pt, "size_bytes"), path, where,
-                                 err);
-            }
-            f++;
-        }
-        p++;
-    }
+    cJSON *j;
+    memset(d, 0, sizeof(*d));
+    int rc = jsonutil_load(path, &j, err);
+    if (rc < 0)
+        return rc;
+    rc = results_json_read(j, path, d, err);
+    cJSON_Delete(j);
     return rc;
 }
 
 int results_load(const char *path, cJSON **doc, struct ft_err *err)
 {
-    int rc = jsonutil_load(path, doc, err);
+    struct results_doc d;
+    *doc = NULL;
+    int rc = results_doc_load(path, &d, err);
     if (rc < 0)
         return rc;
-    const char *fmt = jsonutil_str(*doc, "format");
-    int64_t ver = 0;
-    if (!fmt || strcmp(fmt, RESULTS_FORMAT) || !jsonutil_int(*doc, "version", &ver) ||
-        ver != RESULTS_VERSION) {
-        /* fmt points into the document: decide on the hint before freeing it. */
-        bool topo = fmt && !strcmp(fmt, "fabtop-topology");
-        cJSON_Delete(*doc);
-        *doc = NULL;
-        return ft_err_set(err, -EBADMSG,
-                          "%s: not a fabtop results file (expected \"format\": \"%s\", version "
-                          "%d)%s",
-                          path, RESULTS_FORMAT, RESULTS_VERSION,
-                          topo ? "; this is a topology snapshot: open it with --input" : "");
-    }
-    rc = check_sizes(*doc, path, err);
-    if (rc < 0) {
-        cJSON_Delete(*doc);
-        *doc = NULL;
-    }
-    return rc;
+    *doc = results_json_write(&d);
+    results_doc_free(&d);
+    return 0;
+}
+
+void results_doc_copy(const struct results_doc *d, struct results_doc *out)
+{
+    cJSON *j = results_json_write(d);
+    memset(out, 0, sizeof(*out));
+    if (j && results_json_read(j, "a copy", out, NULL) < 0)
+        memset(out, 0, sizeof(*out));
+    cJSON_Delete(j);
 }

@@ -13,13 +13,11 @@
 #include "common/ft_err.h"
 #include "engine/flow/flow.h"
 #include "engine/flow/mix.h"
+#include "engine/results/results_model.h"
 
 struct topo_model;
 
-#define RESULTS_FORMAT  "fabtop-results"
-#define RESULTS_VERSION 1
-
-struct results_timeline {
+struct results_timeline_in {
     int n;
     const float *t, *goodput_gbps, *wire_gbps, *ops_per_s;
 };
@@ -32,7 +30,7 @@ struct results_input {
         const char *name;
         uint64_t t0_ns, t1_ns;
         struct flow_rt *flows[MIX_MAX_FLOWS]; /* NULL: not in this phase */
-        struct results_timeline tl[MIX_MAX_FLOWS];
+        struct results_timeline_in tl[MIX_MAX_FLOWS];
         /* The test's counters over the phase (counters_set_report_json with deltas), or NULL */
         const cJSON *counters;
     } phases[2];
@@ -43,18 +41,23 @@ struct results_input {
     const char (*events)[160];
 };
 
-/* Build the document (caller owns it). When every flow is simulated, "conditions" holds the
- * simulated fabric only and "topology" is null: nothing of the host it ran on. */
-cJSON *results_build(const struct results_input *in);
-/* Save atomically (temporary file, then rename). */
+/* Fill out with the run (one run; free with results_doc_free). When every flow is
+ * simulated, the conditions hold the simulated fabric only and the topology is null:
+ * nothing of the host it ran on. results_json_write (results_json.h) writes it. */
+void results_build(const struct results_input *in, struct results_doc *out);
 /* One line of the values a transport chose for a flow (device, port, GID, MTU, DSCP and
  * the priority and PFC it maps to, QPs, connection method; TCP: congestion control, MSS),
- * from its conditions object, for the live header and the text summary. "" when none. */
+ * from its decoded conditions, for the live header and the text summary. "" when none. */
+void results_flow_cond_brief(const struct results_flow_cond *c, char *buf, size_t len);
+/* The same from a conditions object (a transport's, or a document's). */
 void results_conditions_brief(const cJSON *cond, char *buf, size_t len);
-/* The goodput to show for a flow (a results document's phases[].flows[]) at one of its
- * points: a simulated flow's (transport "sim") is its conditions.sim.results.goodput_gbps,
- * payload over simulated time (*simulated true); any other's the point's goodput_gbps per
- * wall-clock second. false when it was not recorded. */
+/* The goodput to show for a flow at one of its points (point may be NULL): a simulated
+ * flow's (transport "sim") is its conditions.sim.results.goodput_gbps, payload over
+ * simulated time (*simulated true); any other's the point's goodput_gbps per wall-clock
+ * second. false when it was not recorded. */
+bool results_point_goodput(const struct results_flow *flow, const struct results_point *point,
+                           double *gbps, bool *simulated);
+/* The same for a document still read as cJSON (phases[].flows[] and one of its points). */
 bool results_goodput(const cJSON *flow, const cJSON *point, double *gbps, bool *simulated);
 /* Leave out (null) what measures this machine rather than the test, so two runs of a
  * simulated mix with one seed give byte-identical files: the start and end times, wall-clock
@@ -63,9 +66,20 @@ bool results_goodput(const cJSON *flow, const cJSON *point, double *gbps, bool *
  * host's topology stays (it holds no free memory or other moving state); an all-sim run has
  * no host topology or host conditions to begin with (results_build). Says so in
  * "reproducible". */
+void results_doc_make_reproducible(struct results_doc *d);
+/* The same on a written document, in place (through the model; left as it is when it is
+ * no results document). */
 void results_make_reproducible(cJSON *doc);
+/* Save atomically (temporary file, then rename). */
+int results_doc_save(const char *path, const struct results_doc *d, struct ft_err *err);
 int results_save(const char *path, const cJSON *doc, struct ft_err *err);
-/* Load and check the format; one clear error for anything else. */
+/* Load and check (results_json_read: the format, the version, the fields' types, sizes);
+ * one clear error naming the file and the field for anything else. */
+int results_doc_load(const char *path, struct results_doc *d, struct ft_err *err);
+/* The same, as the cJSON document the model writes (byte for byte what was read, for a
+ * document fabtop wrote), for consumers that still walk JSON. */
 int results_load(const char *path, cJSON **doc, struct ft_err *err);
+/* A deep copy (empty on failure). */
+void results_doc_copy(const struct results_doc *d, struct results_doc *out);
 
 #endif

@@ -21,6 +21,7 @@
 #include "engine/peer/channel.h"
 #include "engine/flow/flow.h"
 #include "engine/results/results.h"
+#include "engine/results/results_json.h"
 #include "engine/xport/xport.h"
 #include "topology/topo_model.h"
 
@@ -80,7 +81,9 @@ struct runner {
     char events[MAX_EVENTS][160];
     uint64_t t_start_ns;
     struct timespec wall_start, wall_end;
-    cJSON *results;
+    struct results_doc doc; /* the results (results_build) */
+    cJSON *results;         /* ... as written (results_json_write) */
+    bool joined;            /* runner_main has been joined */
     int status;
     bool interrupted;
     /* Counters of the test's ports and netdevs (port-wide). A thread of their own reads them:
@@ -807,7 +810,8 @@ static void *runner_main(void *arg)
                 r->status = 2;
         }
     }
-    r->results = results_build(&in);
+    results_build(&in, &r->doc);
+    r->results = results_json_write(&r->doc);
     publish(r, build_snapshot(r, true));
     atomic_store(&r->done, true);
     char b = 1;
@@ -1081,10 +1085,23 @@ bool runner_done(const struct runner *r)
     return atomic_load(&r->done);
 }
 
+static void runner_join(struct runner *r)
+{
+    if (!r->joined)
+        pthread_join(r->main_thread, NULL);
+    r->joined = true;
+}
+
 const cJSON *runner_wait(struct runner *r)
 {
-    pthread_join(r->main_thread, NULL);
+    runner_join(r);
     return r->results;
+}
+
+const struct results_doc *runner_results(struct runner *r)
+{
+    runner_join(r);
+    return r->results ? &r->doc : NULL;
 }
 
 int runner_status(const struct runner *r)
@@ -1114,6 +1131,7 @@ void runner_free(struct runner *r)
     pthread_mutex_destroy(&r->pub_lock);
     free(r->pub);
     cJSON_Delete(r->results);
+    results_doc_free(&r->doc);
     close(r->wake[0]);
     close(r->wake[1]);
     mix_free(&r->mix);

@@ -17,6 +17,7 @@
 #include "engine/flow/flow_state.h"
 #include "engine/flow/hist.h"
 #include "engine/flow/mix.h"
+#include "engine/results/results_model.h"
 
 struct topo_model;
 
@@ -164,6 +165,9 @@ void runner_stop(struct runner *r);
 bool runner_done(const struct runner *r);
 /* Wait for the end; returns the results document (owned by the runner). */
 const cJSON *runner_wait(struct runner *r);
+/* The same as the results model (owned by the runner; NULL when the run built none).
+ * runner_wait and runner_results may both be called, each more than once. */
+const struct results_doc *runner_results(struct runner *r);
 /* Worst outcome: 0 all flows ok, 2 some flow failed. */
 int runner_status(const struct runner *r);
 void runner_free(struct runner *r);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "engine/results/results_json.h"
 #include "common/suggest.h"
 #include "engine/flow/mix.h"
 #include "engine/results/results.h"
@@ -17,21 +18,14 @@
 static const struct {
     const char *name;
     enum thresholds_stat stat;
-    const char *json; /* key in "latency" or in the point */
     bool latency;
 } stats[] = {
-    {"min", EXP_MIN, "min", true},
-    {"mean", EXP_MEAN, "mean", true},
-    {"p50", EXP_P50, "p50", true},
-    {"p90", EXP_P90, "p90", true},
-    {"p99", EXP_P99, "p99", true},
-    {"p99.9", EXP_P999, "p99.9", true},
-    {"p99.99", EXP_P9999, "p99.99", true},
-    {"max", EXP_MAX_LAT, "max", true},
-    {"gbps", EXP_GBPS, "goodput_gbps", false},
-    {"wire_gbps", EXP_WIRE_GBPS, "wire_gbps", false},
-    {"ops", EXP_OPS, "ops_per_s", false},
-    {"retrans", EXP_RETRANS, "retrans_segments", false},
+    {"min", EXP_MIN, true},      {"mean", EXP_MEAN, true},
+    {"p50", EXP_P50, true},      {"p90", EXP_P90, true},
+    {"p99", EXP_P99, true},      {"p99.9", EXP_P999, true},
+    {"p99.99", EXP_P9999, true}, {"max", EXP_MAX_LAT, true},
+    {"gbps", EXP_GBPS, false},   {"wire_gbps", EXP_WIRE_GBPS, false},
+    {"ops", EXP_OPS, false},     {"retrans", EXP_RETRANS, false},
 };
 #define NSTATS (int)(sizeof(stats) / sizeof(stats[0]))
 
@@ -202,17 +196,17 @@ int thresholds_check_mix(const struct thresholds *e, const struct mix *m, struct
     return 0;
 }
 
-static const cJSON *find_flow(const cJSON *results, const char *phase, const char *flow)
+static const struct results_flow *find_flow(const struct results_run *results, const char *phase,
+                                            const char *flow)
 {
-    const cJSON *ph;
-    cJSON_ArrayForEach(ph, cJSON_GetObjectItem(results, "phases"))
-    {
-        if (strcmp(jsonutil_str(ph, "name") ? jsonutil_str(ph, "name") : "", phase))
+    for (int p = 0; p < results->nphases; p++) {
+        const struct results_phase *ph = &results->phases[p];
+        const char *pn = results_str_get(&ph->name);
+        if (strcmp(pn ? pn : "", phase))
             continue;
-        const cJSON *fl;
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItem(ph, "flows"))
-        {
-            const char *name = jsonutil_str(fl, "name"), *role = jsonutil_str(fl, "role");
+        for (int i = 0; i < ph->nflows; i++) {
+            const struct results_flow *fl = &ph->flows[i];
+            const char *name = results_str_get(&fl->name), *role = results_str_get(&fl->role);
             if ((flow[0] && name && !strcmp(name, flow)) ||
                 (!flow[0] && role && !strcmp(role, "foreground")))
                 return fl;
@@ -221,7 +215,43 @@ static const cJSON *find_flow(const cJSON *results, const char *phase, const cha
     return NULL;
 }
 
-int thresholds_check(const struct thresholds *e, const cJSON *results, char *report, size_t len)
+/* The statistic of a point that term k names, when recorded. */
+static bool point_stat(int k, const struct results_flow *fl, const struct results_point *pt,
+                       double *v, bool *simulated)
+{
+    const struct results_latency *l = &pt->latency;
+    bool lat = pt->latency_st == RESULTS_SET;
+    switch (stats[k].stat) {
+    case EXP_MIN:
+        return lat && results_num_get(&l->min, v);
+    case EXP_MEAN:
+        return lat && results_num_get(&l->mean, v);
+    case EXP_P50:
+        return lat && results_num_get(&l->p50, v);
+    case EXP_P90:
+        return lat && results_num_get(&l->p90, v);
+    case EXP_P99:
+        return lat && results_num_get(&l->p99, v);
+    case EXP_P999:
+        return lat && results_num_get(&l->p999, v);
+    case EXP_P9999:
+        return lat && results_num_get(&l->p9999, v);
+    case EXP_MAX_LAT:
+        return lat && results_num_get(&l->max, v);
+    case EXP_GBPS:
+        return results_point_goodput(fl, pt, v, simulated);
+    case EXP_WIRE_GBPS:
+        return results_num_get(&pt->wire_gbps, v);
+    case EXP_OPS:
+        return results_num_get(&pt->ops_per_s, v);
+    case EXP_RETRANS:
+        return pt->tcp_st == RESULTS_SET && results_num_get(&pt->tcp.retrans_segments, v);
+    }
+    return false;
+}
+
+int thresholds_check_run(const struct thresholds *e, const struct results_run *results,
+                         char *report, size_t len)
 {
     int bad = 0;
     size_t used = 0;
@@ -235,7 +265,7 @@ int thresholds_check(const struct thresholds *e, const cJSON *results, char *rep
     for (int i = 0; i < e->n; i++) {
         const struct thresholds_term *t = &e->t[i];
         const char *phase = t->phase[0] ? t->phase : "loaded";
-        const cJSON *fl = find_flow(results, phase, t->flow);
+        const struct results_flow *fl = find_flow(results, phase, t->flow);
         if (!fl) {
             OUT("expect %s: no flow %s in phase %s\n", t->text,
                 t->flow[0] ? t->flow : "(foreground)", phase);
@@ -245,35 +275,45 @@ int thresholds_check(const struct thresholds *e, const cJSON *results, char *rep
         int k = 0;
         while (stats[k].stat != t->stat)
             k++;
-        const cJSON *pt;
+        const char *name = results_str_get(&fl->name);
         int checked = 0;
-        cJSON_ArrayForEach(pt, cJSON_GetObjectItem(fl, "points"))
-        {
-            const cJSON *src = stats[k].latency         ? cJSON_GetObjectItem(pt, "latency")
-                               : t->stat == EXP_RETRANS ? cJSON_GetObjectItem(pt, "tcp")
-                                                        : pt;
+        for (int p = 0; p < fl->npoints; p++) {
+            const struct results_point *pt = &fl->points[p];
             double v;
             bool simulated = false; /* gbps of a sim flow: in simulated time */
-            if (t->stat == EXP_GBPS ? !results_goodput(fl, pt, &v, &simulated)
-                                    : !jsonutil_num(src, stats[k].json, &v))
+            if (!point_stat(k, fl, pt, &v, &simulated))
                 continue;
             checked++;
             bool ok = t->less ? v < t->value : v > t->value;
             if (!ok) {
                 double size = 0;
-                jsonutil_num(pt, "size_bytes", &size);
+                results_num_get(&pt->size_bytes, &size);
                 OUT("expect %s violated: %s %s = %.6g%s%s at %.0f B\n", t->text,
-                    jsonutil_str_or(fl, "name", "(foreground)"), stats[k].name, v,
-                    stats[k].latency ? " us" : "", simulated ? " (simulated time)" : "", size);
+                    name ? name : "(foreground)", stats[k].name, v, stats[k].latency ? " us" : "",
+                    simulated ? " (simulated time)" : "", size);
                 bad++;
             }
         }
         if (!checked) {
             OUT("expect %s: %s has no %s (n/a for this flow)\n", t->text,
-                jsonutil_str_or(fl, "name", "(foreground)"), stats[k].name);
+                name ? name : "(foreground)", stats[k].name);
             bad++;
         }
     }
 #undef OUT
+    return bad;
+}
+
+int thresholds_check(const struct thresholds *e, const cJSON *results, char *report, size_t len)
+{
+    struct results_run run;
+    struct ft_err err = {0};
+    if (results_json_read_run(results, "results", &run, &err) < 0) {
+        /* Nothing can be tested: every term fails, with the reader's line. */
+        snprintf(report, len, "expect: %s\n", err.msg);
+        return e->n;
+    }
+    int bad = thresholds_check_run(e, &run, report, len);
+    results_run_free(&run);
     return bad;
 }

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
+#include "engine/results/results_model.h"
 
 #define THRESHOLDS_MAX 16
 
@@ -51,8 +52,12 @@ struct mix;
  * TCP). 0, or -EINVAL naming the term and why. */
 int thresholds_check_mix(const struct thresholds *e, const struct mix *m, struct ft_err *err);
 
-/* Check the terms against a results document. Returns the number of violations and
- * appends one line per violation (and per term that could not be checked) to report. */
+/* Check the terms against a run of the results model. Returns the number of violations
+ * and appends one line per violation (and per term that could not be checked) to report. */
+int thresholds_check_run(const struct thresholds *e, const struct results_run *results,
+                         char *report, size_t len);
+/* The same for a results document as cJSON (read through the model's run reader; one the
+ * reader refuses fails every term, with its line). */
 int thresholds_check(const struct thresholds *e, const cJSON *results, char *report, size_t len);
 
 #endif

@@ -1,10 +1,11 @@
 /* fuzz_results: results documents as `fabtop report`, `fabtop compare` and the explorer's
  * results and live views read them. The input is one document, or two separated by a NUL
- * byte (A, then B; one alone is compared with itself). Each goes through results_load
- * (format and version), the report summary (run_text_summary), the results list's brief
- * (compare_brief) and every size point's histogram (hist_from_json, as the live view draws it,
- * with its statistics and the round trip hist_to_json -> hist_from_json); the pair goes
- * through compare_results, compare_to_json, and `fabtop compare --all` itself (stdout discarded).
+ * byte (A, then B; one alone is compared with itself). Each goes through the results model's
+ * reader (results_doc_load: format, version, types, sizes, histograms), the round trip
+ * write -> read -> write (byte-identical), the report summary (run_text_summary), the results
+ * list's brief (compare_run_brief) and every size point's histogram (its statistics and the
+ * round trip hist_to_json -> hist_from_json); the pair goes through compare_runs,
+ * compare_to_json, and `fabtop compare --all` itself (stdout discarded).
  * The thresholds of `--expect` against a document: fuzz_expect. */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "engine/results/compare.h"
 #include "engine/flow/hist.h"
 #include "engine/results/results.h"
+#include "engine/results/results_json.h"
 #include "fuzz_util.h"
 #include "cli/cli.h"
 #include "text/run_text.h"
@@ -31,44 +33,60 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static void histograms(const cJSON *doc)
+static void histograms(const struct results_run *run)
 {
-    struct hist *h = malloc(sizeof(*h)), *h2 = malloc(sizeof(*h2));
-    const cJSON *ph, *fl, *pt;
-    cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(doc, "phases"))
-        cJSON_ArrayForEach(fl, cJSON_GetObjectItemCaseSensitive(ph, "flows"))
-            cJSON_ArrayForEach(pt, cJSON_GetObjectItemCaseSensitive(fl, "points"))
-    {
-        const cJSON *hj = cJSON_GetObjectItemCaseSensitive(pt, "histogram");
-        if (!hj || hist_from_json(hj, h) != 0)
-            continue;
-        struct hist_stats s;
-        hist_stats(h, &s);
-        (void)hist_percentile(h, 99.9);
-        cJSON *back = hist_to_json(h);
-        fuzz_require(hist_from_json(back, h2) == 0,
-                     "hist_to_json wrote what hist_from_json refuses");
-        cJSON *again = hist_to_json(h2);
-        char *x = fuzz_print(back), *y = fuzz_print(again);
-        fuzz_require(!strcmp(x, y), "histogram save -> load -> save differs");
-        cJSON_free(x);
-        cJSON_free(y);
-        cJSON_Delete(back);
-        cJSON_Delete(again);
-    }
-    free(h);
+    struct hist *h2 = malloc(sizeof(*h2));
+    for (int p = 0; p < run->nphases; p++)
+        for (int f = 0; f < run->phases[p].nflows; f++)
+            for (int k = 0; k < run->phases[p].flows[f].npoints; k++) {
+                const struct hist *h = run->phases[p].flows[f].points[k].histogram;
+                if (!h)
+                    continue;
+                struct hist_stats s;
+                hist_stats(h, &s);
+                (void)hist_percentile(h, 99.9);
+                cJSON *back = hist_to_json(h);
+                fuzz_require(hist_from_json(back, h2) == 0,
+                             "hist_to_json wrote what hist_from_json refuses");
+                cJSON *again = hist_to_json(h2);
+                char *x = fuzz_print(back), *y = fuzz_print(again);
+                fuzz_require(!strcmp(x, y), "histogram save -> load -> save differs");
+                cJSON_free(x);
+                cJSON_free(y);
+                cJSON_Delete(back);
+                cJSON_Delete(again);
+            }
     free(h2);
 }
 
-static void one(const cJSON *doc)
+/* What the model writes it reads back, and writes again byte for byte. */
+static void round_trip(const struct results_doc *d)
+{
+    cJSON *w = results_json_write(d);
+    struct results_doc back;
+    struct ft_err err = {0};
+    fuzz_require(results_json_read(w, "written", &back, &err) == 0,
+                 "the reader refuses what the writer wrote: %s", err.msg);
+    cJSON *w2 = results_json_write(&back);
+    char *x = fuzz_print(w), *y = fuzz_print(w2);
+    fuzz_require(!strcmp(x, y), "results write -> read -> write differs");
+    cJSON_free(x);
+    cJSON_free(y);
+    cJSON_Delete(w);
+    cJSON_Delete(w2);
+    results_doc_free(&back);
+}
+
+static void one(const struct results_doc *doc)
 {
     struct strbuf sb;
     strbuf_init(&sb);
-    run_text_summary(&sb, doc);
+    run_text_summary(&sb, &doc->runs[0]);
     strbuf_free(&sb);
     struct compare_brief b;
-    compare_brief(doc, &b);
-    histograms(doc);
+    compare_run_brief(&doc->runs[0], &b);
+    histograms(&doc->runs[0]);
+    round_trip(doc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -78,30 +96,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char pa[32], pb[32];
     snprintf(pa, sizeof(pa), "%s", fuzz_file(0, ta, strlen(ta)));
     snprintf(pb, sizeof(pb), "%s", tb ? fuzz_file(1, tb, strlen(tb)) : pa);
-    cJSON *a = NULL, *b = NULL;
+    struct results_doc a = {0}, b = {0};
     struct ft_err err = {0};
-    if (results_load(pa, &a, &err) == 0)
-        one(a);
-    if (tb && results_load(pb, &b, &err) == 0)
-        one(b);
-    if (a && (b || !tb)) {
+    if (results_doc_load(pa, &a, &err) == 0)
+        one(&a);
+    if (tb && results_doc_load(pb, &b, &err) == 0)
+        one(&b);
+    if (a.nruns && (b.nruns || !tb)) {
         struct compare_result r;
-        struct ft_err cerr = {0};
-        if (compare_results(a, b ? b : a, &r, &cerr) == 0) {
-            for (int i = 0; i < r.nrows; i++)
-                for (int k = 0; k < COMPARE_NMETRICS; k++) {
-                    double ratio;
-                    (void)compare_ratio(&r.rows[i], k, &ratio);
-                }
-            cJSON_Delete(compare_to_json(&r));
-            compare_free(&r);
-            char cmd[] = "compare", all[] = "--all";
-            char *argv[] = {cmd, all, pa, pb, NULL};
-            (void)cli_compare_main(4, argv);
-        }
+        compare_runs(&a.runs[0], b.nruns ? &b.runs[0] : &a.runs[0], &r);
+        for (int i = 0; i < r.nrows; i++)
+            for (int k = 0; k < COMPARE_NMETRICS; k++) {
+                double ratio;
+                (void)compare_ratio(&r.rows[i], k, &ratio);
+            }
+        cJSON_Delete(compare_to_json(&r));
+        compare_free(&r);
+        char cmd[] = "compare", all[] = "--all";
+        char *argv[] = {cmd, all, pa, pb, NULL};
+        (void)cli_compare_main(4, argv);
     }
-    cJSON_Delete(a);
-    cJSON_Delete(b);
+    results_doc_free(&a);
+    results_doc_free(&b);
     free(ta);
     free(tb);
     return 0;
