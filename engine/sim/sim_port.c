@@ -1,6 +1,6 @@
-/* sim_port: what a port does on the wire, for switches (sim_net.c) and adapters (sim_nic.c)
- * alike: a frame leaves after its serialisation and arrives after the propagation and the
- * next hop's latency; IB credit updates go back upstream after their own delay (§12). */
+/* sim_port: what a port sends back upstream: IB credit updates after their own delay (§12),
+ * for switches (sim_net.c) and adapters (sim_nic.c) alike. Frames go on the wire through
+ * sim_port_send, inline in sim_int.h (every frame passes there). */
 #include "engine/sim/sim_int.h"
 
 void sim_credit_send(struct sim *s, uint32_t pi, uint32_t blocks)
