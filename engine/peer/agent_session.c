@@ -3,14 +3,8 @@
  * session) and what handlers may ask of their session. */
 #include "engine/peer/agent_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <sys/ioctl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -18,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <sodium.h>
 
 #include "common/jsonutil.h"
 

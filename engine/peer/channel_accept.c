@@ -2,22 +2,13 @@
  * connection, checking the client's proof against the keys, refusing with a reason. */
 #include "engine/peer/channel_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <math.h>
 #include <netinet/tcp.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <sodium.h>
 

@@ -6,14 +6,10 @@
 #include "engine/xport/nccl/xport_nccl_int.h"
 
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -6,13 +6,10 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -5,16 +5,13 @@
 #include "engine/xport/nccl/xport_nccl_int.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"

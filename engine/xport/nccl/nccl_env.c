@@ -4,16 +4,11 @@
 #define _GNU_SOURCE
 #include "engine/xport/nccl/xport_nccl_int.h"
 
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/jsonutil.h"

@@ -5,15 +5,8 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"

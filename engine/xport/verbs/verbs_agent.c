@@ -5,10 +5,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <limits.h>
-#include <fcntl.h>
-#include <math.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>

@@ -4,7 +4,6 @@
  * set-up against the peer agent (or librdmacm), teardown, the conditions. */
 #include "engine/xport/verbs/xport_verbs_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>

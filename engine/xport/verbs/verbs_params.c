@@ -3,18 +3,11 @@
  * accepts, the settings read from them; errors name the flow and the field. */
 #include "engine/xport/verbs/xport_verbs_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
-#include <fcntl.h>
-#include <math.h>
-#include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/jsonutil.h"
 #include "common/strbuf.h"

@@ -444,7 +444,7 @@ int verbs_res_alloc(struct verbs_res *r, const struct verbs_res_want *w, int nqp
     if (half < 64)
         half = 64;
     r->slot = 2 * half;
-    /* nqp slots, then VERBS_RES_SCRATCH bytes per QP for liveness probes (xport_verbs.c). */
+    /* nqp slots, then VERBS_RES_SCRATCH bytes per QP for liveness probes (verbs_client.c). */
     r->buf_len = (r->slot + VERBS_RES_SCRATCH) * (size_t)nqp;
     int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     if (!w->gpu_memory) { /* host pages count against RLIMIT_MEMLOCK; say so before failing */
