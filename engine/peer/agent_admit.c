@@ -34,7 +34,7 @@ static void normalize(struct sockaddr_storage *ss)
 
 /* ---- allowlist ---- */
 
-int agent_admit_cidr_parse(const char *s, struct cidr *c, struct ft_err *err)
+int agent_admit_cidr_parse(const char *s, struct agent_cidr *c, struct ft_err *err)
 {
     char buf[INET6_ADDRSTRLEN + 8];
     if (strlen(s) >= sizeof(buf))
@@ -77,7 +77,7 @@ int agent_admit_cidr_parse(const char *s, struct cidr *c, struct ft_err *err)
     return 0;
 }
 
-static bool cidr_match(const struct cidr *c, const struct sockaddr_storage *ss)
+static bool cidr_match(const struct agent_cidr *c, const struct sockaddr_storage *ss)
 {
     const unsigned char *p;
     if (ss->ss_family != c->family)
@@ -263,7 +263,7 @@ void agent_admit_reap(struct agent *a, bool all)
     }
 }
 
-static void src_of(const struct sockaddr_storage *ss, struct src_addr *out)
+static void src_of(const struct sockaddr_storage *ss, struct agent_src_addr *out)
 {
     memset(out, 0, sizeof(*out));
     if (ss->ss_family == AF_INET) {
@@ -275,7 +275,7 @@ static void src_of(const struct sockaddr_storage *ss, struct src_addr *out)
     }
 }
 
-static bool src_eq(const struct src_addr *x, const struct src_addr *y)
+static bool src_eq(const struct agent_src_addr *x, const struct agent_src_addr *y)
 {
     return x->len == y->len && !memcmp(x->b, y->b, (size_t)x->len);
 }
@@ -288,7 +288,7 @@ bool agent_admit_holds(const struct agent_session *s, int hs)
            (hs ? s->hs == hs : s->hs == HS_PRE || s->hs == HS_UNAUTH);
 }
 
-static int count_from(const struct agent *a, const struct src_addr *src, int hs)
+static int count_from(const struct agent *a, const struct agent_src_addr *src, int hs)
 {
     int n = 0;
     for (const struct agent_session *s = a->sessions; s; s = s->next)
@@ -310,8 +310,8 @@ static bool frame_waiting(int fd)
 
 /* Under mu: the oldest handshake of state hs from src (NULL: any address) that may be cut
  * off: a PRE one with no complete frame waiting, or an UNAUTH one older than min_age. */
-static struct agent_session *oldest_from(const struct agent *a, const struct src_addr *src, int hs,
-                                         int64_t min_age, int64_t now)
+static struct agent_session *oldest_from(const struct agent *a, const struct agent_src_addr *src,
+                                         int hs, int64_t min_age, int64_t now)
 {
     struct agent_session *o = NULL;
     for (struct agent_session *s = a->sessions; s; s = s->next)
@@ -354,7 +354,7 @@ static void evict(struct agent_session *v, int64_t now, const char *why)
 /* Under mu: a slot before the hello for a newcomer from src (host for messages): when its
  * address's slots (or all) are taken, the oldest idle one (no complete frame in) of that
  * address (or of the address holding the most) makes room. 0, or -1 with the refusal. */
-static int pre_slot(struct agent *a, const struct src_addr *src, const char *host, char *msg,
+static int pre_slot(struct agent *a, const struct agent_src_addr *src, const char *host, char *msg,
                     size_t len)
 {
     int64_t now = agent_log_mono_ms();

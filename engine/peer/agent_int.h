@@ -29,7 +29,7 @@
  * slots of connections without one). */
 enum { HS_PRE = 1, HS_UNAUTH, HS_PRIO };
 
-struct cidr {
+struct agent_cidr {
     int family;
     unsigned char addr[16];
     int prefix;
@@ -37,7 +37,7 @@ struct cidr {
 
 /* Where a connection comes from, for the per-address handshake slots: the IPv4 address,
  * or the /64 of an IPv6 one (a host usually has a whole /64). */
-struct src_addr {
+struct agent_src_addr {
     unsigned char b[8];
     int len; /* 4 or 8 */
 };
@@ -51,7 +51,7 @@ struct agent_session {
     struct sockaddr_storage peer, local;
     char peer_host[INET6_ADDRSTRLEN];
     unsigned peer_port;
-    struct src_addr src;
+    struct agent_src_addr src;
     pthread_t thr;
     atomic_bool done;
     /* Under agent.mu: */
@@ -77,7 +77,7 @@ struct agent_session {
     void *timer_arg;
 };
 
-struct lingering {
+struct agent_lingering {
     int fd;
     int64_t deadline;
     bool blind; /* its reading side is shut (cut off): only the deadline ends it */
@@ -86,13 +86,13 @@ struct lingering {
 /* Rate cap of one client key: a virtual clock (the time by which everything reserved so
  * far has gone at the cap); a reservation of n bytes waits until the clock, then moves it
  * on by n / rate. */
-struct bucket {
+struct agent_bucket {
     pthread_mutex_t mu;
     int64_t tat_ns;
 };
 
 /* Refusals in the current log window, per address. */
-struct refused {
+struct agent_refused {
     char host[INET6_ADDRSTRLEN];
     unsigned count, logged;
     char last[200];
@@ -102,9 +102,9 @@ struct agent {
     struct agent_cfg cfg; /* effective: defaults filled, keys zeroed, allow NULL */
     struct channel_key keys[AGENT_MAX_KEYS];
     bool allow_nccl[AGENT_MAX_KEYS];
-    struct bucket buckets[AGENT_MAX_KEYS];
+    struct agent_bucket buckets[AGENT_MAX_KEYS];
     int nkeys;
-    struct cidr allow[AGENT_MAX_ALLOW];
+    struct agent_cidr allow[AGENT_MAX_ALLOW];
     int nallow;
     const struct agent_handler **handlers;
     int nhandlers;
@@ -121,7 +121,7 @@ struct agent {
     atomic_bool stopping;
     pthread_mutex_t logmu;
     char host[256];
-    struct lingering lg[MAX_LINGER];
+    struct agent_lingering lg[MAX_LINGER];
     int nlg;
     int hand[MAX_LINGER];        /* refused connections handed to the accept loop, under mu; */
     bool hand_blind[MAX_LINGER]; /* with their lingering.blind */
@@ -136,7 +136,7 @@ struct agent {
     pthread_mutex_t rlmu;
     int64_t rl_start; /* ms; 0: no refusal yet in this window */
     int rl_detail;    /* lines logged one by one in this window */
-    struct refused rl[AGENT_LOG_ADDRS];
+    struct agent_refused rl[AGENT_LOG_ADDRS];
     int nrl;
     unsigned rl_other, rl_other_logged; /* addresses beyond AGENT_LOG_ADDRS */
     unsigned accept_errors;             /* accept() failures in this window */
@@ -152,7 +152,7 @@ void agent_log_note_refusal(struct agent *a, const char *host, unsigned port, co
 void agent_log_note_accept_error(struct agent *a, int e);
 
 /* agent_admit.c */
-int agent_admit_cidr_parse(const char *s, struct cidr *c, struct ft_err *err);
+int agent_admit_cidr_parse(const char *s, struct agent_cidr *c, struct ft_err *err);
 void agent_admit_reap(struct agent *a, bool all);
 bool agent_admit_holds(const struct agent_session *s, int hs);
 void *agent_admit_main(void *arg);

@@ -42,7 +42,7 @@ static void rl_flush_locked(struct agent *a)
     if (span < AGENT_LOG_WINDOW_S)
         span = AGENT_LOG_WINDOW_S;
     for (int i = 0; i < a->nrl; i++) {
-        const struct refused *r = &a->rl[i];
+        const struct agent_refused *r = &a->rl[i];
         unsigned more = r->count - r->logged;
         if (more)
             agent_log(a, "refused %u %sconnection%s from %s in the last %d s: %s", more,
@@ -95,7 +95,7 @@ void agent_log_note_refusal(struct agent *a, const char *host, unsigned port, co
         rl_flush_locked(a);
     if (!a->rl_start)
         a->rl_start = now;
-    struct refused *r = NULL;
+    struct agent_refused *r = NULL;
     for (int i = 0; i < a->nrl && !r; i++)
         if (!strcmp(a->rl[i].host, host))
             r = &a->rl[i];

@@ -374,7 +374,7 @@ bool agent_session_pace(struct agent_session *s, size_t n, const _Atomic bool *s
     double gbps = s->a->cfg.max_rate_gbps; /* bits per ns */
     if (!(gbps > 0) || n == 0)
         return !(stop && atomic_load(stop));
-    struct bucket *b = &s->a->buckets[s->key];
+    struct agent_bucket *b = &s->a->buckets[s->key];
     int64_t cost = (int64_t)((double)n * 8.0 / gbps), now = mono_ns();
     /* A sender that woke late may catch up by PACE_SLACK_NS (so scheduling delays do not
      * lower the rate), never more: over any window of T the key sends at most

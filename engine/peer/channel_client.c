@@ -30,7 +30,7 @@ static int version_mismatch(const struct channel_conn *c, int theirs, struct ft_
 static int client_refused(struct channel_conn *c, const char *text, size_t len, bool in_session,
                           struct ft_err *err)
 {
-    struct refusal r;
+    struct channel_refusal r;
     channel_handshake_refusal_parse(text, len, &r);
     c->broken = true;
     c->retry_ms = !strcmp(r.code, "busy") ? r.retry_ms : 0;

@@ -171,7 +171,7 @@ int channel_handshake_hello_check(const char *text, size_t len, const char *want
     return rc;
 }
 
-void channel_handshake_refusal_parse(const char *text, size_t len, struct refusal *r)
+void channel_handshake_refusal_parse(const char *text, size_t len, struct channel_refusal *r)
 {
     cJSON *j = cJSON_ParseWithLength(text, len);
     snprintf(r->code, sizeof(r->code), "unknown");

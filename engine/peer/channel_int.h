@@ -37,7 +37,7 @@ struct channel_conn {
 };
 
 /* An ERROR frame's fields. */
-struct refusal {
+struct channel_refusal {
     char code[32];
     char msg[320];
     int version;
@@ -74,7 +74,7 @@ int channel_handshake_early_check(const char *text, size_t len, const struct cha
 int channel_handshake_hello_check(const char *text, size_t len, const char *want_role,
                                   unsigned char nonce[CHANNEL_NONCE_BYTES], int *version, char *why,
                                   size_t whylen);
-void channel_handshake_refusal_parse(const char *text, size_t len, struct refusal *r);
+void channel_handshake_refusal_parse(const char *text, size_t len, struct channel_refusal *r);
 int channel_handshake_refusal_errno(const char *code);
 
 #endif
