@@ -509,7 +509,7 @@ int nccl_coll_setup(struct flow_rt *f, struct nccl_flow *x, struct ft_err *err)
         if (x->remote)
             ids[c] = x->remote_ids[c];
         if (r)
-            rc = nccl_core_nccl_fail(k, r, "ncclGetUniqueId", NULL);
+            rc = nccl_core_fail(k, r, "ncclGetUniqueId", NULL);
     }
     uint64_t t0 = flow_now_ns();
     if (!rc && x->remote && remote_init(x, err) < 0)

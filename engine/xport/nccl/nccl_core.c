@@ -47,7 +47,7 @@ static int cu_fail(struct nccl_core *k, cu_err_t e, const char *what, int dev)
     return -EIO;
 }
 
-int nccl_core_nccl_fail(struct nccl_core *k, nccl_result_t r, const char *what, nccl_comm_t comm)
+int nccl_core_fail(struct nccl_core *k, nccl_result_t r, const char *what, nccl_comm_t comm)
 {
     const char *s = k->a->ncclGetErrorString ? k->a->ncclGetErrorString(r) : "?";
     const char *last = comm && k->a->ncclGetLastError ? k->a->ncclGetLastError(comm) : NULL;
@@ -149,12 +149,12 @@ static int core_async_errors(struct nccl_core *k)
                 continue;
             nccl_result_t r = k->a->ncclCommGetAsyncError(comm, &st);
             if (r != NCCL_R_SUCCESS)
-                return nccl_core_nccl_fail(k, r, "ncclCommGetAsyncError", comm);
+                return nccl_core_fail(k, r, "ncclCommGetAsyncError", comm);
             if (st != NCCL_R_SUCCESS && st != NCCL_R_IN_PROGRESS) {
                 char what[96];
                 snprintf(what, sizeof(what), "communicator %d, rank %d (GPU %d) reported", c,
                          k->ranks[i].rank, k->ranks[i].dev);
-                return nccl_core_nccl_fail(k, st, what, comm);
+                return nccl_core_fail(k, st, what, comm);
             }
         }
     return 0;
@@ -173,11 +173,11 @@ static int core_wait_comms(struct nccl_core *k, int c, uint64_t deadline, const 
                 nccl_result_t st = 0;
                 nccl_result_t r = k->a->ncclCommGetAsyncError(comm, &st);
                 if (r != NCCL_R_SUCCESS)
-                    return nccl_core_nccl_fail(k, r, what, comm);
+                    return nccl_core_fail(k, r, what, comm);
                 if (st == NCCL_R_IN_PROGRESS)
                     busy = true;
                 else if (st != NCCL_R_SUCCESS)
-                    return nccl_core_nccl_fail(k, st, what, comm);
+                    return nccl_core_fail(k, st, what, comm);
             }
         if (!busy)
             return 0;
@@ -331,7 +331,7 @@ int nccl_core_init_comms(struct nccl_core *k, const nccl_id_t *ids, double timeo
     cfg.blocking = k->blocking;
     nccl_result_t r = a->ncclGroupStart();
     if (r)
-        return nccl_core_nccl_fail(k, r, "ncclGroupStart", NULL);
+        return nccl_core_fail(k, r, "ncclGroupStart", NULL);
     int rc = 0;
     for (int i = 0; i < k->nlocal && !rc; i++) {
         struct nccl_rank *rk = &k->ranks[i];
@@ -344,12 +344,12 @@ int nccl_core_init_comms(struct nccl_core *k, const nccl_id_t *ids, double timeo
             r = a->ncclCommInitRankConfig(&rk->comm[c], k->nranks, ids[c], rk->rank,
                                           (nccl_config_t *)&cfg);
             if (r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
-                rc = nccl_core_nccl_fail(k, r, "ncclCommInitRankConfig", NULL);
+                rc = nccl_core_fail(k, r, "ncclCommInitRankConfig", NULL);
         }
     }
     r = a->ncclGroupEnd();
     if (!rc && r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
-        rc = nccl_core_nccl_fail(k, r, "ncclGroupEnd (communicator initialisation)", NULL);
+        rc = nccl_core_fail(k, r, "ncclGroupEnd (communicator initialisation)", NULL);
     k->inited = true;
     if (!rc)
         rc = core_wait_comms(k, -1, now_ns() + (uint64_t)(timeout_s * 1e9),
@@ -391,7 +391,7 @@ int nccl_core_issue(struct nccl_core *k, int c, int p, uint64_t deadline)
     if (r != NCCL_R_SUCCESS) {
         CALL_END(k);
         pthread_mutex_unlock(&issue_lock);
-        return nccl_core_nccl_fail(k, r, "ncclGroupStart", NULL);
+        return nccl_core_fail(k, r, "ncclGroupStart", NULL);
     }
     for (int i = 0; i < k->nlocal; i++) {
         struct nccl_rank *rk = &k->ranks[i];
@@ -446,11 +446,11 @@ int nccl_core_issue(struct nccl_core *k, int c, int p, uint64_t deadline)
     if (atomic_load_explicit(&k->abort_claim, memory_order_relaxed))
         return -ECANCELED;
     if (first)
-        return nccl_core_nccl_fail(k, first, nccl_util_coll_name(k->coll), bad);
+        return nccl_core_fail(k, first, nccl_util_coll_name(k->coll), bad);
     if (r == NCCL_R_IN_PROGRESS)
         return core_wait_comms(k, c, deadline, "enqueue");
     if (r != NCCL_R_SUCCESS)
-        return nccl_core_nccl_fail(k, r, "ncclGroupEnd", k->ranks[0].comm[c]);
+        return nccl_core_fail(k, r, "ncclGroupEnd", k->ranks[0].comm[c]);
     return 0;
 }
 

@@ -158,48 +158,77 @@ struct nccl_flow {
 struct nccl_copy;
 
 /* nccl_params.c */
+/* params.what: "all" (or absent: *all) or a list of 1 to NC_MAX_GPUS distinct CUDA ordinals;
+ * the agent reads the client's lists with it too. */
 int nccl_params_gpu_list(const cJSON *v, const char *what, const char *flow, bool *all, int *n,
                          int *out, struct ft_err *err);
+/* The transport table's param_keys and validate; parse fills p with every default. */
 const char *const *nccl_params_keys(enum mix_op op);
 int nccl_params_parse(const struct mix_flow *f, struct nccl_params *p, struct ft_err *err);
 int nccl_params_validate(const struct mix_flow *f, struct ft_err *err);
 
 /* nccl_env.c: held around every change of NCCL's environment. */
 extern pthread_mutex_t nccl_env_lock;
+/* Set name to val, or unset it when val is NULL. */
 void nccl_env_restore_var(const char *name, const char *val);
+/* A fresh file name for NCCL's log under $TMPDIR (or /tmp). */
 void nccl_env_log_file_name(char *buf, size_t len);
+/* NCCL's INFO lines (INIT, and TUNING when asked) to path, then back to the user's own
+ * logging (nccl_env_lock held for both). */
 void nccl_env_log_on(const struct cudart *a, const char *path, bool tuning);
 void nccl_env_log_off(const struct cudart *a);
+/* Does the user's own NCCL_DEBUG/NCCL_DEBUG_SUBSYS already log TUNING? */
 bool nccl_env_user_logs_tuning(void);
 
 /* nccl_core.c */
+/* The first error of the core wins (k->err); later ones are dropped. */
 void nccl_core_seterr(struct nccl_core *k, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Zeroed, with its lock: before anything else, on both sides. */
 void nccl_core_init_struct(struct nccl_core *k);
-int nccl_core_nccl_fail(struct nccl_core *k, nccl_result_t r, const char *what, nccl_comm_t comm);
+/* Note NCCL's failure r of what (its last error on comm too); -EIO. */
+int nccl_core_fail(struct nccl_core *k, nccl_result_t r, const char *what, nccl_comm_t comm);
+/* Each size point's buffer layout for the collective; -EINVAL when a size is too small. */
 int nccl_core_layouts(struct nccl_core *k);
+/* Streams, buffers (the largest size of the sweep) and events of every local rank. */
 int nccl_core_alloc(struct nccl_core *k);
+/* Abort the communicators once (whoever claims it first); false when NCCL did not let go. */
 bool nccl_core_abort(struct nccl_core *k);
+/* From a watchdog thread: true (and aborted) when the issuing thread is stuck in a call. */
 bool nccl_core_watchdog(struct nccl_core *k);
+/* One NCCL group over every local rank and communicator set, with the unique ids. */
 int nccl_core_init_comms(struct nccl_core *k, const nccl_id_t *ids, double timeout_s);
+/* Enqueue one operation of point p on communicator set c (one group over the local ranks). */
 int nccl_core_issue(struct nccl_core *k, int c, int p, uint64_t deadline);
+/* Until every local stream is idle, or the deadline (then the error names what). */
 int nccl_core_wait_streams(struct nccl_core *k, uint64_t deadline, const char *what);
+/* Capture one operation per communicator set of point p as a CUDA graph per local rank. */
 int nccl_core_capture(struct nccl_core *k, int p);
 bool nccl_core_has_graph(const struct nccl_core *k, int p);
+/* A batch of operations on every communicator set (timed by events or the host clock). */
 int nccl_core_batch(struct nccl_core *k, struct nccl_batch *b);
+/* The correctness check of point p: wrong elements out of those checked (local ranks). */
 int nccl_core_check(struct nccl_core *k, int p, uint64_t *wrong, uint64_t *checked);
+/* Keep owner's memory for the process's life (a hung kernel may still touch it); false when
+ * the list is full. */
 bool nccl_core_abandon(void *owner);
+/* Release everything; false when NCCL did not let go in time (keep the block: abandon it). */
 bool nccl_core_free(struct nccl_core *k);
 
 /* nccl_coll.c */
+/* The issuing thread of a collective flow, and its watchdog (thread functions, arg: the flow). */
 void *nccl_coll_main(void *arg);
 void *nccl_coll_watch_main(void *arg);
+/* CUDA ordinals for "all" or a list, checked to exist; errors name the flow and where. */
 int nccl_coll_pick_gpus(const struct cudart *a, bool all, int n, const int *list, int *out,
                         const char *flow, const char *where, struct ft_err *err);
+/* A unique id as hex (2 * CUDART_NCCL_ID_BYTES + 1 bytes), as the control channel carries it. */
 void nccl_coll_id_hex(const nccl_id_t *id, char *hex);
+/* Set up a collective flow: GPUs, communicators (with the peer agent's ranks if remote). */
 int nccl_coll_setup(struct flow_rt *f, struct nccl_flow *x, struct ft_err *err);
 
 /* nccl_copy.c */
+/* A copy lane's worker thread (arg: its flow_worker); set-up and release of the lanes. */
 void *nccl_copy_main(void *arg);
 int nccl_copy_setup(struct flow_rt *f, struct nccl_flow *x, struct ft_err *err);
 void nccl_copy_free(struct nccl_flow *x);
