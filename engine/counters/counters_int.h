@@ -102,18 +102,22 @@ struct counters_snmp_ctx {
 
 /* counters.c */
 extern const char *const counters_qf_names[QF_N];
+/* Append a copy of text to a list of strings; a note on the set (its notes list). */
 void counters_add_str(char ***list, int *n, const char *text);
 void counters_note(struct counters_set *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A counter of the set (read as rd), and every counter file of a sysfs directory. */
 int counters_add_entry(struct counters_set *s, enum counters_source src, const char *provider,
                        const char *object, const char *name, enum rd_kind rd, bool slow);
 int counters_add_dir(struct counters_set *s, enum counters_source src, const char *provider,
                      const char *object, const char *rel, bool slow);
+/* Read SNMP file f of the set, and walk its "Pfx: names" / "Pfx: values" line pairs. */
 ssize_t counters_read_snmp_file(struct counters_set *s, int f);
 void counters_snmp_walk(char *text,
                         void (*cb)(const char *pfx, const char *name, int pos, const char *val,
                                    void *arg),
                         void *arg);
+/* The walk's callback that makes an entry per field (arg: struct counters_snmp_ctx). */
 void counters_snmp_open_cb(const char *pfx, const char *name, int pos, const char *val, void *arg);
 
 #endif

@@ -144,24 +144,34 @@ struct agent {
 };
 
 /* agent_log.c */
+/* The monotonic clock in ms. */
 int64_t agent_log_mono_ms(void);
+/* One line through the configured log sink (none: dropped). */
 void agent_log(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The refusal log's window: summarise it when it is over (force: now); ms until it is, or -1. */
 void agent_log_rl_tick(struct agent *a, bool force);
 int agent_log_rl_due_ms(struct agent *a);
+/* A refused connection (one line while the window's quota lasts, then summaries), and an
+ * accept() failure. */
 void agent_log_note_refusal(struct agent *a, const char *host, unsigned port, const char *why);
 void agent_log_note_accept_error(struct agent *a, int e);
 
 /* agent_admit.c */
+/* An allowlist entry: an address or address/prefix. */
 int agent_admit_cidr_parse(const char *s, struct agent_cidr *c, struct ft_err *err);
+/* Join sessions that ended (all: every one, at stop); does s hold handshake slot hs? */
 void agent_admit_reap(struct agent *a, bool all);
 bool agent_admit_holds(const struct agent_session *s, int hs);
+/* The accept loop (thread function, arg: the agent). */
 void *agent_admit_main(void *arg);
 
 /* agent_session.c */
 /* The requests every agent answers (hello, info, echo, bye), before the transports'. */
 #define AGENT_SESSION_NBUILTINS 4
 extern const struct agent_handler *const agent_session_builtins[AGENT_SESSION_NBUILTINS];
+/* The handler of request type (built-in or a transport's), or NULL. */
 const struct agent_handler *agent_session_find_handler(const struct agent *a, const char *type);
+/* A session after its handshake, until it ends; the connection is closed after it. */
 void agent_session_run(struct agent_session *s);
 
 #endif

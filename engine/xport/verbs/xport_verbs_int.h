@@ -26,14 +26,19 @@ struct verbs_params {
 };
 
 /* verbs_params.c */
+/* The names of the verbs and latency modes, as params and the agent's request spell them. */
 extern const char *const verbs_params_verb_names[];
 extern const char *const verbs_params_lat_names[];
+/* The index of s in names[0..n), or -1. */
 int verbs_params_name_idx(const char *s, const char *const *names, int n);
+/* The flow's settings from its params (defaults filled in); the table's param_keys and validate. */
 int verbs_params_parse(const struct mix_flow *f, struct verbs_params *c, struct ft_err *err);
 const char *const *verbs_params_keys(enum mix_op op);
 int verbs_params_validate(const struct mix_flow *f, struct ft_err *err);
 
 /* verbs_client.c */
+/* The transport table's client side: set-up (resources, the peer agent or librdmacm, the
+ * return-routability echo), workers, teardown, conditions. */
 int verbs_client_setup(struct flow_rt *f, struct ft_err *err);
 int verbs_client_start(struct flow_rt *f, struct ft_err *err);
 void verbs_client_stop(struct flow_rt *f);
