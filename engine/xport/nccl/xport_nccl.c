@@ -10,7 +10,13 @@
  * client chose) and returns them over the authenticated control channel; NCCL's later
  * connections go to the addresses the client's ranks advertise during bootstrap, which is
  * why an agent serves nccl.* only to keys it allows (`fabtop serve --allow-nccl`). CUDA and
- * NCCL are loaded at run time (engine/xport/nccl/cudart.h). */
+ * NCCL are loaded at run time (engine/xport/nccl/cudart.h).
+ *
+ * Here: the transport table, its set-up, start, stop and teardown, the per-point figures and
+ * the conditions. The rest, sharing xport_nccl_int.h: nccl_params.c (the flow's parameters),
+ * nccl_env.c (NCCL's logging environment), nccl_core.c (the communicator core of both sides),
+ * nccl_coll.c (the client side of collectives), nccl_copy.c (copies), nccl_agent.c (the
+ * nccl.* requests on the agent). */
 #define _GNU_SOURCE
 #include "engine/xport/nccl/xport_nccl_int.h"
 

@@ -18,7 +18,11 @@
  * the client's nonce buffer, and "verbs.echo" must bring them back within RRCHECK_ECHO_MS, or the
  * QPs are destroyed. No worker (no test data) starts before that. The QPs could only answer
  * requests before it: an RC responder drops packets whose source does not match the QP's
- * address (IBTA 9.6.1.5), so only whoever is at that address can ask anything of them. */
+ * address (IBTA 9.6.1.5), so only whoever is at that address can ask anything of them.
+ *
+ * Here: the transport table. The rest, sharing xport_verbs_int.h: verbs_params.c (the flow's
+ * settings), verbs_client.c (the client side), verbs_agent.c (the verbs.* requests); the
+ * resources and data path in verbs_res.c, librdmacm in verbs_cm.c, DCB in verbs_dcb.c. */
 #define _GNU_SOURCE
 #include "engine/xport/verbs/xport_verbs_int.h"
 
