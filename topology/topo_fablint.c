@@ -54,8 +54,8 @@ static int sibling_other_ll(const struct topo_model *m, int port, enum topo_link
     return best;
 }
 
-static void rule_ll_polling(const struct topo_model *m, const struct topo_lint_opts *o,
-                            struct topo_findings *out)
+void topo_fablint_ll_polling(const struct topo_model *m, const struct topo_lint_opts *o,
+                             struct topo_findings *out)
 {
     enum topo_link_layer want = o ? o->expect_ll : TOPO_LL_UNKNOWN;
     for (int i = 0; i < m->nports; i++) {
@@ -106,8 +106,10 @@ static bool same_speed(double a, double b)
     return fabs(a - b) < 0.01;
 }
 
-static void rule_host_vs_switch(const struct topo_model *m, struct topo_findings *out)
+void topo_fablint_host_vs_switch(const struct topo_model *m, const struct topo_lint_opts *o,
+                                 struct topo_findings *out)
 {
+    (void)o;
     const struct topo_fabric *f = &m->fabric;
     for (int li = 0; li < f->nlocals; li++) {
         const struct topo_flocal *l = &f->locals[li];
@@ -163,8 +165,10 @@ static void rule_host_vs_switch(const struct topo_model *m, struct topo_findings
  * below what both ends enable: the link trained down (a cable or lane fault), WARN;
  * below what one end enables: the ends disagree (LinkWidth/SpeedEnabled differ), WARN;
  * below what both support but as both enable: a policy (counted in one INFO). */
-static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
+void topo_fablint_degraded(const struct topo_model *m, const struct topo_lint_opts *o,
+                           struct topo_findings *out)
 {
+    (void)o;
     const struct topo_fabric *f = &m->fabric;
     int policy = 0, example = -1;
     const char *example_what = "";
@@ -277,9 +281,12 @@ static void rule_degraded(const struct topo_model *m, struct topo_findings *out)
 
 /* ---- cabling-plan ---- */
 
-static void rule_cabling(const struct topo_model *m, const struct topo_cabling *plan,
-                         struct topo_findings *out)
+void topo_fablint_cabling(const struct topo_model *m, const struct topo_lint_opts *o,
+                          struct topo_findings *out)
 {
+    if (!o || !o->cabling)
+        return;
+    const struct topo_cabling *plan = o->cabling;
     const struct topo_fabric *f = &m->fabric;
     if (!(f->valid & TOPO_FAB_V_IB)) {
         struct topo_finding *x = topo_findings_add(out, "cabling-plan", TOPO_SEV_WARN, -1, -1);
@@ -316,8 +323,10 @@ static void rule_cabling(const struct topo_model *m, const struct topo_cabling *
 
 /* ---- route-broken ---- */
 
-static void rule_routes(const struct topo_model *m, struct topo_findings *out)
+void topo_fablint_routes(const struct topo_model *m, const struct topo_lint_opts *o,
+                         struct topo_findings *out)
 {
+    (void)o;
     const struct topo_fabric *f = &m->fabric;
     for (int i = 0; i < f->nroutes; i++) {
         const struct topo_froute *r = &f->routes[i];
@@ -360,8 +369,10 @@ static void rule_routes(const struct topo_model *m, struct topo_findings *out)
 
 /* ---- switch counters ---- */
 
-static void rule_switch_counters(const struct topo_model *m, struct topo_findings *out)
+void topo_fablint_switch_counters(const struct topo_model *m, const struct topo_lint_opts *o,
+                                  struct topo_findings *out)
 {
+    (void)o;
     const struct topo_fabric *f = &m->fabric;
     if (!(f->valid & TOPO_FAB_V_COUNTERS))
         return;
@@ -411,16 +422,4 @@ static void rule_switch_counters(const struct topo_model *m, struct topo_finding
                 "clear it (perfquery -R SWITCH-LID PORT) and watch whether it rises again");
         }
     }
-}
-
-void topo_fablint_run(const struct topo_model *m, const struct topo_lint_opts *o,
-                      struct topo_findings *out)
-{
-    rule_ll_polling(m, o, out);
-    rule_host_vs_switch(m, out);
-    rule_degraded(m, out);
-    if (o && o->cabling)
-        rule_cabling(m, o->cabling, out);
-    rule_routes(m, out);
-    rule_switch_counters(m, out);
 }

@@ -17,39 +17,6 @@
 #include "topology/topo_fablint.h"
 #include "topology/topo_ibcounters.h"
 
-const struct topo_lint_rule topo_lint_rules[] = {
-    {"pcie-width", "a PCIe device (or switch uplink) trained at fewer lanes than it supports"},
-    {"pcie-speed", "a PCIe link below its maximum speed (INFO: devices slow their links at idle)"},
-    {"nic-pcie-bottleneck", "a NIC whose PCIe link carries less than its active ports' rate"},
-    {"port-state", "an RDMA port not ACTIVE, or its physical link not LinkUp"},
-    {"ib-no-sm", "an InfiniBand port without a subnet manager (SM LID 0, or LID 0/0xffff)"},
-    {"port-rate-mismatch", "active ports of one link layer running at different rates"},
-    {"roce-no-v2-gid", "a RoCE port whose GID table has no RoCE v2 entry"},
-    {"roce-mtu", "a RoCE port whose active MTU is below its maximum (netdev MTU too small)"},
-    {"mtu-mismatch", "active ports of one link layer with different active MTUs"},
-    {"gpu-nic-far",
-     "a GPU whose nearest RDMA NIC is PHB or farther (no GPUDirect RDMA by default)"},
-    {"fw-mismatch", "adapters of one model running different firmware"},
-    {"memlock", "RLIMIT_MEMLOCK too low to register RDMA memory (non-root, no CAP_IPC_LOCK)"},
-    {"gdr-missing", "GPUs and RDMA NICs without nvidia_peermem or dma-buf for GPUDirect RDMA"},
-    {"acs-redirect", "PCIe ACS P2P redirect on a bridge between a GPU and a NIC"},
-    {"err-counter-rising", "an InfiniBand error counter that increased during the window"},
-    {"err-counter-saturated", "an InfiniBand error counter stuck at its maximum value"},
-    {"err-counter-reset", "an InfiniBand error counter that was cleared during the window (INFO)"},
-    /* Fabric rules (topo_fablint.c). */
-    {"port-ll-mismatch",
-     "a port stuck in Polling whose link layer differs from its siblings' or the stated one"},
-    {"fabric-link-mismatch",
-     "a host port and its switch port (or two ends of a cable) at different widths or speeds"},
-    {"fabric-link-degraded", "a fabric link narrower or slower than both its ends support"},
-    {"cabling-plan", "cabling that differs from the plan given with --cabling"},
-    {"route-broken", "a route whose forwarding tables do not lead to its destination"},
-    {"switch-counter-rising", "a switch port error counter that rose during the window"},
-    {"switch-counter-saturated", "a switch port error counter stuck at its maximum value"},
-    {"switch-xmit-wait", "a switch egress that waited for credits during the window (congestion)"},
-};
-const int topo_lint_nrules = (int)(sizeof(topo_lint_rules) / sizeof(topo_lint_rules[0]));
-
 /* RLIMIT_MEMLOCK below this warns. The kernel charges every ibv_reg_mr of host memory to
  * the locked-memory limit (drivers/infiniband/core/umem.c, ib_umem_get: pinned_vm against
  * RLIMIT_MEMLOCK unless CAP_IPC_LOCK). One QP with its CQ and rings plus a few MiB of
@@ -67,22 +34,6 @@ const int topo_lint_nrules = (int)(sizeof(topo_lint_rules) / sizeof(topo_lint_ru
 #define ACS_CTRL_CR 0x0008u
 
 /* ---- findings ---- */
-
-struct topo_finding *topo_findings_add(struct topo_findings *out, const char *rule,
-                                       enum topo_sev sev, int pci, int port)
-{
-    if (out->n == out->cap) {
-        out->cap = out->cap ? 2 * out->cap : 16;
-        out->v = xalloc_resize(out->v, (size_t)out->cap * sizeof(*out->v));
-    }
-    struct topo_finding *f = &out->v[out->n++];
-    memset(f, 0, sizeof(*f));
-    f->rule = rule;
-    f->sev = sev;
-    f->pci = pci;
-    f->port = port;
-    return f;
-}
 
 static void set_msg(struct topo_finding *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -207,8 +158,10 @@ static const char *pcie_encoding_str(double gts)
 }
 
 /* 1. pcie-width and 2. pcie-speed */
-static void rule_pcie_link(const struct topo_model *m, struct topo_findings *out)
+static void rule_pcie_link(const struct topo_model *m, const struct topo_lint_opts *o,
+                           struct topo_findings *out)
 {
+    (void)o;
     for (int i = 0; i < m->npci; i++) {
         const struct topo_pci *p = &m->pci[i];
         if (!reports_own_link(p))
@@ -281,8 +234,10 @@ static bool pcie_usable_gbps(const struct topo_model *m, const struct topo_pci *
 }
 
 /* 3. nic-pcie-bottleneck */
-static void rule_nic_pcie(const struct topo_model *m, struct topo_findings *out)
+static void rule_nic_pcie(const struct topo_model *m, const struct topo_lint_opts *o,
+                          struct topo_findings *out)
 {
+    (void)o;
     for (int n = 0; n < m->nnics; n++) {
         const struct topo_nic *nic = &m->nics[n];
         if (nic->pci < 0 || nic->pci >= m->npci)
@@ -346,8 +301,10 @@ static void rule_nic_pcie(const struct topo_model *m, struct topo_findings *out)
 /* ---- ports ---- */
 
 /* 4. port-state */
-static void rule_port_state(const struct topo_model *m, struct topo_findings *out)
+static void rule_port_state(const struct topo_model *m, const struct topo_lint_opts *o,
+                            struct topo_findings *out)
 {
+    (void)o;
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
         if (!topo_port_is_rdma(m, i))
@@ -390,8 +347,10 @@ static void rule_port_state(const struct topo_model *m, struct topo_findings *ou
 }
 
 /* 5. ib-no-sm */
-static void rule_ib_no_sm(const struct topo_model *m, struct topo_findings *out)
+static void rule_ib_no_sm(const struct topo_model *m, const struct topo_lint_opts *o,
+                          struct topo_findings *out)
 {
+    (void)o;
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
         if (!topo_port_is_rdma(m, i) || port_ll(p) != TOPO_LL_INFINIBAND)
@@ -438,8 +397,10 @@ static double mode_of(const double *v, int n)
 }
 
 /* 6. port-rate-mismatch */
-static void rule_port_rate(const struct topo_model *m, struct topo_findings *out)
+static void rule_port_rate(const struct topo_model *m, const struct topo_lint_opts *o,
+                           struct topo_findings *out)
 {
+    (void)o;
     double *rates = xalloc_zero((size_t)(m->nports ? m->nports : 1), sizeof(double));
     for (int ll = TOPO_LL_INFINIBAND; ll <= TOPO_LL_ETHERNET; ll++) {
         int n = 0;
@@ -484,8 +445,10 @@ static void rule_port_rate(const struct topo_model *m, struct topo_findings *out
 }
 
 /* 7. roce-no-v2-gid */
-static void rule_roce_gid(const struct topo_model *m, struct topo_findings *out)
+static void rule_roce_gid(const struct topo_model *m, const struct topo_lint_opts *o,
+                          struct topo_findings *out)
 {
+    (void)o;
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
         if (!topo_port_is_rdma(m, i) || port_ll(p) != TOPO_LL_ETHERNET ||
@@ -530,8 +493,10 @@ static int netdev_mtu(const struct topo_model *m, const struct topo_port *p)
 }
 
 /* 8. roce-mtu and mtu-mismatch */
-static void rule_mtu(const struct topo_model *m, struct topo_findings *out)
+static void rule_mtu(const struct topo_model *m, const struct topo_lint_opts *o,
+                     struct topo_findings *out)
 {
+    (void)o;
     char *flagged = xalloc_zero((size_t)(m->nports ? m->nports : 1), 1);
     for (int i = 0; i < m->nports; i++) {
         const struct topo_port *p = &m->ports[i];
@@ -602,8 +567,10 @@ static void rule_mtu(const struct topo_model *m, struct topo_findings *out)
 /* ---- placement ---- */
 
 /* 9. gpu-nic-far */
-static void rule_gpu_nic_far(const struct topo_model *m, struct topo_findings *out)
+static void rule_gpu_nic_far(const struct topo_model *m, const struct topo_lint_opts *o,
+                             struct topo_findings *out)
 {
+    (void)o;
     if (m->ngpus == 0)
         return;
     struct topo_affinity a;
@@ -658,8 +625,10 @@ static bool same_model(const struct topo_adapter *a, const struct topo_adapter *
     return a->vendor_id == b->vendor_id && a->device_id == b->device_id;
 }
 
-static void rule_fw(const struct topo_model *m, struct topo_findings *out)
+static void rule_fw(const struct topo_model *m, const struct topo_lint_opts *opts,
+                    struct topo_findings *out)
 {
+    (void)opts;
     char *done = xalloc_zero((size_t)(m->nadapters ? m->nadapters : 1), 1);
     for (int i = 0; i < m->nadapters; i++) {
         const struct topo_adapter *a = &m->adapters[i];
@@ -736,8 +705,10 @@ static void human_bytes(uint64_t b, char *buf, size_t len)
 }
 
 /* 11. memlock */
-static void rule_memlock(const struct topo_model *m, struct topo_findings *out)
+static void rule_memlock(const struct topo_model *m, const struct topo_lint_opts *o,
+                         struct topo_findings *out)
 {
+    (void)o;
     const struct topo_host *h = &m->host;
     if (!has_rdma(m, false) || !h->memlock_known || h->memlock_soft == UINT64_MAX ||
         h->memlock_soft >= LINT_MEMLOCK_MIN || h->is_root == TOPO_YES ||
@@ -777,8 +748,10 @@ static bool nvidia_gpus(const struct topo_model *m)
 }
 
 /* 12. gdr-missing */
-static void rule_gdr(const struct topo_model *m, struct topo_findings *out)
+static void rule_gdr(const struct topo_model *m, const struct topo_lint_opts *o,
+                     struct topo_findings *out)
 {
+    (void)o;
     if (m->ngpus == 0 || !has_rdma(m, true))
         return;
     const struct topo_host *h = &m->host;
@@ -807,8 +780,10 @@ static void rule_gdr(const struct topo_model *m, struct topo_findings *out)
 /* 13. acs-redirect: bridges strictly below the lowest common ancestor on a GPU-NIC path
  * that stays inside PCIe switches (PIX/PXB). Through the host bridge the traffic reaches
  * the root complex anyway, so redirect changes nothing there. */
-static void rule_acs(const struct topo_model *m, struct topo_findings *out)
+static void rule_acs(const struct topo_model *m, const struct topo_lint_opts *o,
+                     struct topo_findings *out)
 {
+    (void)o;
     int *pairs = xalloc_zero((size_t)(m->npci ? m->npci : 1), sizeof(int));
     int *example_gpu = xalloc_zero((size_t)(m->npci ? m->npci : 1), sizeof(int));
     int *example_nic = xalloc_zero((size_t)(m->npci ? m->npci : 1), sizeof(int));
@@ -879,9 +854,12 @@ static void rule_acs(const struct topo_model *m, struct topo_findings *out)
 /* ---- error counters ---- */
 
 /* 14. err-counter-rising, err-counter-saturated, err-counter-reset */
-static void rule_counters(const struct topo_model *m, const struct topo_err_samples *s,
+static void rule_counters(const struct topo_model *m, const struct topo_lint_opts *o,
                           struct topo_findings *out)
 {
+    if (!o || !o->errs)
+        return;
+    const struct topo_err_samples *s = o->errs;
     for (int i = 0; i < s->n; i++) {
         const struct topo_err_counter *e = &s->v[i];
         if (e->port < 0 || e->port >= m->nports)
@@ -941,62 +919,72 @@ static void rule_counters(const struct topo_model *m, const struct topo_err_samp
 
 /* ---- driver ---- */
 
-static int sev_cmp(const void *a, const void *b)
-{
-    const struct topo_finding *x = a, *y = b;
-    return (int)y->sev - (int)x->sev;
-}
-
-/* Stable sort, errors first: insertion sort keeps each rule's order (n is small). */
-static void sort_findings(struct topo_findings *out)
-{
-    for (int i = 1; i < out->n; i++) {
-        struct topo_finding t = out->v[i];
-        int j = i;
-        while (j > 0 && sev_cmp(&out->v[j - 1], &t) > 0) {
-            out->v[j] = out->v[j - 1];
-            j--;
-        }
-        out->v[j] = t;
-    }
-}
+/* The rules in the order they run (the findings of each sorted stably, errors first). */
+const struct topo_lint_rule topo_lint_rules[] = {
+    {"pcie-width", "a PCIe device (or switch uplink) trained at fewer lanes than it supports",
+     TOPO_SEV_WARN, rule_pcie_link},
+    {"pcie-speed", "a PCIe link below its maximum speed (INFO: devices slow their links at idle)",
+     TOPO_SEV_INFO, rule_pcie_link},
+    {"nic-pcie-bottleneck", "a NIC whose PCIe link carries less than its active ports' rate",
+     TOPO_SEV_WARN, rule_nic_pcie},
+    {"port-state", "an RDMA port not ACTIVE, or its physical link not LinkUp", TOPO_SEV_ERROR,
+     rule_port_state},
+    {"ib-no-sm", "an InfiniBand port without a subnet manager (SM LID 0, or LID 0/0xffff)",
+     TOPO_SEV_ERROR, rule_ib_no_sm},
+    {"port-rate-mismatch", "active ports of one link layer running at different rates",
+     TOPO_SEV_WARN, rule_port_rate},
+    {"roce-no-v2-gid", "a RoCE port whose GID table has no RoCE v2 entry", TOPO_SEV_WARN,
+     rule_roce_gid},
+    {"roce-mtu", "a RoCE port whose active MTU is below its maximum (netdev MTU too small)",
+     TOPO_SEV_WARN, rule_mtu},
+    {"mtu-mismatch", "active ports of one link layer with different active MTUs", TOPO_SEV_WARN,
+     rule_mtu},
+    {"gpu-nic-far", "a GPU whose nearest RDMA NIC is PHB or farther (no GPUDirect RDMA by default)",
+     TOPO_SEV_WARN, rule_gpu_nic_far},
+    {"fw-mismatch", "adapters of one model running different firmware", TOPO_SEV_WARN, rule_fw},
+    {"memlock", "RLIMIT_MEMLOCK too low to register RDMA memory (non-root, no CAP_IPC_LOCK)",
+     TOPO_SEV_WARN, rule_memlock},
+    {"gdr-missing", "GPUs and RDMA NICs without nvidia_peermem or dma-buf for GPUDirect RDMA",
+     TOPO_SEV_WARN, rule_gdr},
+    {"acs-redirect", "PCIe ACS P2P redirect on a bridge between a GPU and a NIC", TOPO_SEV_WARN,
+     rule_acs},
+    {"err-counter-rising", "an InfiniBand error counter that increased during the window",
+     TOPO_SEV_ERROR, rule_counters},
+    {"err-counter-saturated", "an InfiniBand error counter stuck at its maximum value",
+     TOPO_SEV_WARN, rule_counters},
+    {"err-counter-reset", "an InfiniBand error counter that was cleared during the window (INFO)",
+     TOPO_SEV_INFO, rule_counters},
+    /* Fabric rules (topo_fablint.c). */
+    {"port-ll-mismatch",
+     "a port stuck in Polling whose link layer differs from its siblings' or the stated one",
+     TOPO_SEV_ERROR, topo_fablint_ll_polling},
+    {"fabric-link-mismatch",
+     "a host port and its switch port (or two ends of a cable) at different widths or speeds",
+     TOPO_SEV_WARN, topo_fablint_host_vs_switch},
+    {"fabric-link-degraded", "a fabric link narrower or slower than both its ends support",
+     TOPO_SEV_WARN, topo_fablint_degraded},
+    {"cabling-plan", "cabling that differs from the plan given with --cabling", TOPO_SEV_ERROR,
+     topo_fablint_cabling},
+    {"route-broken", "a route whose forwarding tables do not lead to its destination",
+     TOPO_SEV_ERROR, topo_fablint_routes},
+    {"switch-counter-rising", "a switch port error counter that rose during the window",
+     TOPO_SEV_ERROR, topo_fablint_switch_counters},
+    {"switch-counter-saturated", "a switch port error counter stuck at its maximum value",
+     TOPO_SEV_WARN, topo_fablint_switch_counters},
+    {"switch-xmit-wait", "a switch egress that waited for credits during the window (congestion)",
+     TOPO_SEV_WARN, topo_fablint_switch_counters},
+};
+const int topo_lint_nrules = (int)(sizeof(topo_lint_rules) / sizeof(topo_lint_rules[0]));
 
 void topo_lint_run(const struct topo_model *m, const struct topo_lint_opts *o,
                    struct topo_findings *out)
 {
     if (!m || !out)
         return;
-    rule_pcie_link(m, out);
-    rule_nic_pcie(m, out);
-    rule_port_state(m, out);
-    rule_ib_no_sm(m, out);
-    rule_port_rate(m, out);
-    rule_roce_gid(m, out);
-    rule_mtu(m, out);
-    rule_gpu_nic_far(m, out);
-    rule_fw(m, out);
-    rule_memlock(m, out);
-    rule_gdr(m, out);
-    rule_acs(m, out);
-    if (o && o->errs)
-        rule_counters(m, o->errs, out);
-    topo_fablint_run(m, o, out);
-    sort_findings(out);
-}
-
-void topo_findings_free(struct topo_findings *f)
-{
-    free(f->v);
-    memset(f, 0, sizeof(*f));
-}
-
-int topo_findings_worst(const struct topo_findings *f)
-{
-    int worst = -1;
-    for (int i = 0; i < f->n; i++)
-        if (f->v[i].sev > TOPO_SEV_INFO && (int)f->v[i].sev > worst)
-            worst = (int)f->v[i].sev;
-    return worst;
+    for (int i = 0; i < topo_lint_nrules; i++)
+        if (i == 0 || topo_lint_rules[i].check != topo_lint_rules[i - 1].check)
+            topo_lint_rules[i].check(m, o, out);
+    topo_findings_sort(out);
 }
 
 /* ---- sampling ---- */

@@ -7,24 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "topology/topo_findings.h"
 #include "topology/topo_model.h"
-
-enum topo_sev { TOPO_SEV_INFO = 0, TOPO_SEV_WARN, TOPO_SEV_ERROR };
-
-struct topo_finding {
-    const char *rule; /* stable rule id, e.g. "pcie-width" */
-    enum topo_sev sev;
-    char object[64];  /* what it is about: "GPU0", "mlx5_0 port 1", "0000:4d:00.0" */
-    int pci;          /* model pci index to jump to, -1 if none */
-    int port;         /* model port index, -1 if none */
-    char msg[320];    /* what is wrong, with the numbers */
-    char remedy[256]; /* one line: what to do */
-};
-
-struct topo_findings {
-    int n, cap;
-    struct topo_finding *v;
-};
 
 /* Error counters of one RDMA port at two instants (see topo_lint_sample). */
 struct topo_err_counter {
@@ -54,14 +38,6 @@ struct topo_lint_opts {
 /* Run every rule; findings are appended to out (sorted: errors first). */
 void topo_lint_run(const struct topo_model *m, const struct topo_lint_opts *o,
                    struct topo_findings *out);
-void topo_findings_free(struct topo_findings *f);
-/* Append a finding of rule with sev about PCI device pci and/or port (-1: none); the
- * caller fills its texts. For the rule modules (topo_lint.c, topo_fablint.c). */
-struct topo_finding *topo_findings_add(struct topo_findings *out, const char *rule,
-                                       enum topo_sev sev, int pci, int port);
-
-/* Worst severity present, or -1 when there are no findings above INFO. */
-int topo_findings_worst(const struct topo_findings *f);
 
 /* Take the first (second=false) or second sample of every RDMA port's error counters
  * under root ("/" live). Returns the number of counters read. */
@@ -71,10 +47,19 @@ void topo_err_samples_free(struct topo_err_samples *s);
 
 const char *topo_sev_str(enum topo_sev s);
 
-/* The rule table, for --help and the explorer's glossary. */
+/* A check: appends its rules' findings about m to out (unsorted; topo_lint_run sorts). o may
+ * be NULL; a check that needs what o gives (error samples, a cabling plan) is then quiet. */
+typedef void (*topo_lint_check_fn)(const struct topo_model *m, const struct topo_lint_opts *o,
+                                   struct topo_findings *out);
+
+/* The rule table: every rule lint knows, in the order topo_lint_run runs them, for --help and
+ * the explorer's glossary too. A check may report several rules: it sits on each of their
+ * rows, which are adjacent, and runs once, at the first. */
 struct topo_lint_rule {
     const char *id;
-    const char *what; /* one line: what it checks */
+    const char *what;         /* one line: what it checks */
+    enum topo_sev sev;        /* the most severe finding it reports */
+    topo_lint_check_fn check; /* the function that reports it */
 };
 extern const struct topo_lint_rule topo_lint_rules[];
 extern const int topo_lint_nrules;

@@ -1,23 +1,17 @@
-/* counters: counter sets: discovery of the counters under a sys/proc root (or live over
- * netlink and ethtool), files kept open and read with pread, and the arithmetic that turns
- * raw readings into values, rates and deltas with each counter's real semantics
- * (ctr_sem.c): saturation, wrap at the counter's width, resets, gauges, n/a. */
-#include "engine/counters/counters.h"
+/* counters: counter sets: files kept open and read with pread (or fed by the caller), and
+ * the arithmetic that turns raw readings into values, rates and deltas with each counter's
+ * real semantics (counters_sem.c): saturation, wrap at the counter's width, resets, gauges,
+ * n/a; the JSON of a set. Opening a set (discovery under a sys/proc root, or live over
+ * netlink and ethtool) is in counters_discover.c, the counters of a test in counters_attrib.c. */
+#include "engine/counters/counters_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
-#include <netdb.h>
-#include <net/if.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,93 +24,11 @@
 #include "topology/topo_ibcounters.h"
 #include "topology/topo_model.h"
 
-#define SYSFS_MAGIC_NR 0x62656572 /* SYSFS_MAGIC in linux/magic.h */
-
 /* How an entry is read (RD_FED: the caller supplies each reading, counters_set_fed_put). */
-enum rd_kind { RD_FILE = 0, RD_ETH, RD_QDISC, RD_SNMP, RD_FED };
 
 /* qdisc fields, in the order entries are made. */
-enum { QF_BYTES = 0, QF_PACKETS, QF_DROPS, QF_OVERLIMITS, QF_REQUEUES, QF_BACKLOG, QF_QLEN, QF_N };
-static const char *const qf_names[QF_N] = {"bytes",    "packets", "drops", "overlimits",
-                                           "requeues", "backlog", "qlen"};
-
-/* Per-counter reading state beside its public counters_value. */
-struct ent {
-    enum rd_kind rd;
-    int fd;         /* RD_FILE: kept open; -1 closed (gone, or too many open files) */
-    char *path;     /* RD_FILE: to reopen */
-    bool transient; /* RD_FILE: open, read and close each time (no fd to spare) */
-    /* RD_ETH: netdev, statistic; RD_QDISC: qdisc, field; RD_SNMP: file, position;
-     * RD_FILE: aux is its directory in dirs */
-    int aux, aux2;
-    bool slow;
-    uint8_t width0;    /* width from the table */
-    uint8_t ext_width; /* IB: 64 when the same file may hold the extended counter */
-    uint8_t scale;
-    bool have_prev;
-    uint64_t prev, t_prev;
-    bool mark_ok;  /* the delta since the mark is known */
-    uint64_t acc;  /* growth since the mark, raw counts */
-    bool read_ok;  /* this sample's reading (fresh) */
-    bool fed;      /* RD_FED: a reading was put since the last sample */
-    uint64_t raw;  /* this sample's reading */
-    bool negative; /* gauges: the reading was -raw */
-};
-
-struct eth_obj {
-    struct counters_kernel_eth e;
-    uint64_t *vals;
-    int rc; /* this sample's read status */
-};
-
-struct qd_obj {
-    int ifindex;
-    uint32_t handle;
-    bool seen; /* in this sample's dump */
-    struct counters_kernel_qdisc_stats st;
-};
-
-struct snmp_file {
-    int fd;
-    int first, count; /* its entries, contiguous and in file order */
-};
-
-struct counters_set {
-    struct counters_opts o;
-    char sys_root[1024], proc_root[1024];
-    int n, cap;
-    struct ent *ents;
-    struct counters_value *vals;
-    /* Not sysfs (a captured tree): files deleted under us keep reading through an open
-     * descriptor. A directory whose mtime moved gets its files fstat()ed until every one
-     * of them has been read again (slow ones included). */
-    bool check_nlink;
-    int ndirs;
-    struct dir_watch {
-        char *path;
-        struct timespec mtime;
-        bool dirty;
-    } * dirs;
-    uint64_t period_slow_ns, last_slow_ns;
-    /* ethtool */
-    int eth_sock;
-    int neth;
-    struct eth_obj *eths;
-    /* qdisc */
-    int nl_fd;
-    uint32_t nl_seq;
-    int nqd;
-    struct qd_obj *qds;
-    bool qd_ok; /* this sample's dump worked */
-    /* snmp */
-    struct snmp_file snmp[2];
-    char *snmp_buf;
-    size_t snmp_cap;
-    /* description */
-    int nobjects, nnotes;
-    char **objects, **notes;
-    char *scope; /* fed sets: replaces the port-wide scope */
-};
+const char *const counters_qf_names[QF_N] = {"bytes",    "packets", "drops", "overlimits",
+                                             "requeues", "backlog", "qlen"};
 
 /* ---- small helpers ---- */
 
@@ -133,22 +45,20 @@ static uint64_t now_ns(const struct counters_set *s)
     return s->o.clock_ns ? s->o.clock_ns(s->o.clock_arg) : mono_ns(NULL);
 }
 
-static void add_str(char ***list, int *n, const char *text)
+void counters_add_str(char ***list, int *n, const char *text)
 {
     *list = xalloc_resize(*list, (size_t)(*n + 1) * sizeof(**list));
     (*list)[(*n)++] = xalloc_strdup(text);
 }
 
-static void note(struct counters_set *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void note(struct counters_set *s, const char *fmt, ...)
+void counters_note(struct counters_set *s, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    add_str(&s->notes, &s->nnotes, buf);
+    counters_add_str(&s->notes, &s->nnotes, buf);
 }
 
 static uint64_t width_mask(int w)
@@ -185,15 +95,15 @@ static bool parse_num(const char *p, uint64_t *out, bool *neg)
 
 /* ---- entries ---- */
 
-static int add_entry(struct counters_set *s, enum counters_source src, const char *provider,
-                     const char *object, const char *name, enum rd_kind rd, bool slow)
+int counters_add_entry(struct counters_set *s, enum counters_source src, const char *provider,
+                       const char *object, const char *name, enum rd_kind rd, bool slow)
 {
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 64;
         s->ents = xalloc_resize(s->ents, (size_t)s->cap * sizeof(*s->ents));
         s->vals = xalloc_resize(s->vals, (size_t)s->cap * sizeof(*s->vals));
     }
-    struct ent *e = &s->ents[s->n];
+    struct counters_ent *e = &s->ents[s->n];
     struct counters_value *v = &s->vals[s->n];
     memset(e, 0, sizeof(*e));
     memset(v, 0, sizeof(*v));
@@ -219,8 +129,8 @@ static int add_entry(struct counters_set *s, enum counters_source src, const cha
 }
 
 /* Every counter file in a directory (hw_counters' "lifespan" is a setting, not a counter). */
-static int add_dir(struct counters_set *s, enum counters_source src, const char *provider,
-                   const char *object, const char *rel, bool slow)
+int counters_add_dir(struct counters_set *s, enum counters_source src, const char *provider,
+                     const char *object, const char *rel, bool slow)
 {
     char **names;
     int nn = fsutil_list(s->sys_root, rel, &names);
@@ -240,8 +150,8 @@ static int add_dir(struct counters_set *s, enum counters_source src, const char 
             continue;
         char path[2048];
         snprintf(path, sizeof(path), "%s/%s/%s", s->sys_root, rel, names[i]);
-        int k = add_entry(s, src, provider, object, names[i], RD_FILE, slow);
-        struct ent *e = &s->ents[k];
+        int k = counters_add_entry(s, src, provider, object, names[i], RD_FILE, slow);
+        struct counters_ent *e = &s->ents[k];
         e->path = xalloc_strdup(path);
         e->aux = s->ndirs;
         e->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -256,7 +166,7 @@ static int add_dir(struct counters_set *s, enum counters_source src, const char 
 
 /* ---- the semantics: one reading -> value, rate, delta ---- */
 
-static void update(struct ent *e, struct counters_value *v, uint64_t now)
+static void update(struct counters_ent *e, struct counters_value *v, uint64_t now)
 {
     v->reset = false;
     if (!e->read_ok) {
@@ -334,7 +244,7 @@ static void update(struct ent *e, struct counters_value *v, uint64_t now)
 
 /* ---- reading ---- */
 
-static void read_file(struct counters_set *s, struct ent *e)
+static void read_file(struct counters_set *s, struct counters_ent *e)
 {
     char buf[64];
     e->read_ok = false;
@@ -362,7 +272,7 @@ static void read_file(struct counters_set *s, struct ent *e)
 static void read_eths(struct counters_set *s, bool slow_due)
 {
     for (int i = 0; i < s->neth; i++) {
-        struct eth_obj *x = &s->eths[i];
+        struct counters_eth *x = &s->eths[i];
         bool slow = !strcmp(x->e.driver, "mlx5_core");
         if (slow && !slow_due) {
             x->rc = 1; /* not read now */
@@ -389,7 +299,7 @@ static void read_qdiscs(struct counters_set *s)
     s->qd_ok = s->nl_fd >= 0 && counters_kernel_nl_qdisc_dump(s->nl_fd, &s->nl_seq, qd_cb, s) >= 0;
 }
 
-static bool qd_field(const struct qd_obj *q, int f, uint64_t *v)
+static bool qd_field(const struct counters_qd *q, int f, uint64_t *v)
 {
     const struct counters_kernel_qdisc_stats *st = &q->st;
     switch (f) {
@@ -418,7 +328,7 @@ static bool qd_field(const struct qd_obj *q, int f, uint64_t *v)
 }
 
 /* Read /proc/net/snmp or netstat whole. Returns its length or -1. */
-static ssize_t read_snmp_file(struct counters_set *s, int f)
+ssize_t counters_read_snmp_file(struct counters_set *s, int f)
 {
     if (s->snmp[f].fd < 0)
         return -1;
@@ -437,10 +347,10 @@ static ssize_t read_snmp_file(struct counters_set *s, int f)
 
 /* Walk "Prefix: name name ..." / "Prefix: value value ..." line pairs, calling cb with the
  * prefix, the name, its position in the file and the value text. Edits text in place. */
-static void snmp_walk(char *text,
-                      void (*cb)(const char *pfx, const char *name, int pos, const char *val,
-                                 void *arg),
-                      void *arg)
+void counters_snmp_walk(char *text,
+                        void (*cb)(const char *pfx, const char *name, int pos, const char *val,
+                                   void *arg),
+                        void *arg)
 {
     int pos = 0;
     char *save = NULL;
@@ -464,16 +374,11 @@ static void snmp_walk(char *text,
     }
 }
 
-struct snmp_ctx {
-    struct counters_set *s;
-    int file;
-};
-
-static void snmp_open_cb(const char *pfx, const char *name, int pos, const char *val, void *arg)
+void counters_snmp_open_cb(const char *pfx, const char *name, int pos, const char *val, void *arg)
 {
-    struct snmp_ctx *c = arg;
+    struct counters_snmp_ctx *c = arg;
     (void)val;
-    int k = add_entry(c->s, COUNTERS_SRC_SNMP, pfx, pfx, name, RD_SNMP, false);
+    int k = counters_add_entry(c->s, COUNTERS_SRC_SNMP, pfx, pfx, name, RD_SNMP, false);
     c->s->ents[k].aux = c->file;
     c->s->ents[k].aux2 = pos;
 }
@@ -485,9 +390,9 @@ static bool snmp_is(const struct counters_set *s, int i, const char *pfx, const 
 
 static void snmp_read_cb(const char *pfx, const char *name, int pos, const char *val, void *arg)
 {
-    struct snmp_ctx *c = arg;
+    struct counters_snmp_ctx *c = arg;
     struct counters_set *s = c->s;
-    const struct snmp_file *f = &s->snmp[c->file];
+    const struct counters_snmp_file *f = &s->snmp[c->file];
     int i = f->first + pos;
     /* Same layout as at open (the usual case), else look it up: IcmpMsg grows new
      * columns as new ICMP types are seen; columns that appear later are not followed. */
@@ -527,14 +432,14 @@ static int sample(struct counters_set *s, bool all)
         for (int i = 0; i < s->n; i++)
             if (s->ents[i].rd == RD_SNMP && s->ents[i].aux == f)
                 s->ents[i].read_ok = false;
-        if (read_snmp_file(s, f) < 0)
+        if (counters_read_snmp_file(s, f) < 0)
             continue;
-        struct snmp_ctx c = {s, f};
-        snmp_walk(s->snmp_buf, snmp_read_cb, &c);
+        struct counters_snmp_ctx c = {s, f};
+        counters_snmp_walk(s->snmp_buf, snmp_read_cb, &c);
     }
     int good = 0;
     for (int i = 0; i < s->n; i++) {
-        struct ent *e = &s->ents[i];
+        struct counters_ent *e = &s->ents[i];
         if (e->slow && !slow_due) {
             good += (s->vals[i].valid & COUNTERS_V_VALUE) != 0;
             continue;
@@ -544,7 +449,7 @@ static int sample(struct counters_set *s, bool all)
             read_file(s, e);
             break;
         case RD_ETH: {
-            struct eth_obj *x = &s->eths[e->aux];
+            struct counters_eth *x = &s->eths[e->aux];
             if (x->rc == 1) { /* slow, not due */
                 good += (s->vals[i].valid & COUNTERS_V_VALUE) != 0;
                 continue;
@@ -554,7 +459,7 @@ static int sample(struct counters_set *s, bool all)
             break;
         }
         case RD_QDISC: {
-            struct qd_obj *q = &s->qds[e->aux];
+            struct counters_qd *q = &s->qds[e->aux];
             e->read_ok = s->qd_ok && q->seen && qd_field(q, e->aux2, &e->raw);
             break;
         }
@@ -586,7 +491,7 @@ int counters_set_sample_all(struct counters_set *s)
 void counters_set_mark(struct counters_set *s)
 {
     for (int i = 0; i < s->n; i++) {
-        struct ent *e = &s->ents[i];
+        struct counters_ent *e = &s->ents[i];
         struct counters_value *v = &s->vals[i];
         e->acc = 0;
         v->reset_since_mark = false;
@@ -610,331 +515,6 @@ const struct counters_value *counters_set_values(const struct counters_set *s, i
     return s->vals;
 }
 
-/* ---- discovery ---- */
-
-/* Is this object (an RDMA device and port, or a netdev) selected? Marks what matched. */
-static bool selected(const struct counters_opts *o, bool *matched, const char *dev,
-                     const char *port)
-{
-    if (!o->only)
-        return true;
-    bool any = false;
-    for (int i = 0; i < o->nonly; i++) {
-        const char *w = o->only[i];
-        size_t dl = strlen(dev);
-        bool hit;
-        if (!port)
-            hit = !strcmp(w, dev);
-        else
-            hit = !strcmp(w, dev) || (!strncmp(w, dev, dl) && (w[dl] == ':' || w[dl] == '/') &&
-                                      !strcmp(w + dl + 1, port));
-        if (hit) {
-            matched[i] = true;
-            any = true;
-        }
-    }
-    return any;
-}
-
-static void rdma_provider(const struct counters_set *s, const char *dev, char *out, size_t len)
-{
-    char rel[512], drv[64] = "";
-    snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/device/driver", dev);
-    fsutil_link_base(s->sys_root, rel, drv, sizeof(drv));
-    if (!strncmp(dev, "mlx5", 4) || !strcmp(drv, "mlx5_core")) {
-        snprintf(out, len, "mlx5");
-        return;
-    }
-    if (!strncmp(dev, "mlx4", 4) || !strcmp(drv, "mlx4_core")) {
-        snprintf(out, len, "mlx4");
-        return;
-    }
-    snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/1/hw_counters/ack_deferred", dev);
-    if (!strncmp(dev, "rxe", 3) || fsutil_exists(s->sys_root, rel) > 0) {
-        snprintf(out, len, "rxe");
-        return;
-    }
-    snprintf(out, len, "%s", drv);
-}
-
-static void open_rdma(struct counters_set *s, bool *matched)
-{
-    char **devs;
-    int nd = fsutil_list(s->sys_root, "sys/class/infiniband", &devs);
-    for (int d = 0; d < nd; d++) {
-        const char *dev = devs[d];
-        char prov[32], rel[512];
-        rdma_provider(s, dev, prov, sizeof(prov));
-        /* Software providers count in memory; the rest ask the firmware (a MAD or a
-         * command per read), so they are read at the slow period. */
-        bool hw_slow = strcmp(prov, "rxe") && strcmp(prov, "siw");
-        char **ports;
-        snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports", dev);
-        int np = fsutil_list(s->sys_root, rel, &ports);
-        bool any = false;
-        for (int p = 0; p < np; p++) {
-            if (!selected(&s->o, matched, dev, ports[p]))
-                continue;
-            char obj[48];
-            snprintf(obj, sizeof(obj), "%s/%s", dev, ports[p]);
-            int before = s->n;
-            snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/%s/counters", dev, ports[p]);
-            add_dir(s, COUNTERS_SRC_IB, prov, obj, rel, true);
-            snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/%s/counters_ext", dev,
-                     ports[p]);
-            add_dir(s, COUNTERS_SRC_IB, prov, obj, rel, true);
-            snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/%s/hw_counters", dev,
-                     ports[p]);
-            add_dir(s, COUNTERS_SRC_HW, prov, obj, rel, hw_slow);
-            char desc[128];
-            snprintf(desc, sizeof(desc), "%s (RDMA port%s%s)", obj, prov[0] ? ", " : "", prov);
-            add_str(&s->objects, &s->nobjects, desc);
-            if (s->n == before)
-                note(s, "%s: no counters (no counters/ or hw_counters/ directory)", obj);
-            any = true;
-        }
-        if (np > 0)
-            fsutil_free_list(ports);
-        /* Device-wide hw_counters (mlx5 in switchdev mode keeps its counters here). */
-        snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/hw_counters", dev);
-        if ((any || selected(&s->o, matched, dev, NULL)) && fsutil_exists(s->sys_root, rel) > 0) {
-            if (add_dir(s, COUNTERS_SRC_HW, prov, dev, rel, hw_slow) > 0) {
-                char desc[128];
-                snprintf(desc, sizeof(desc), "%s (RDMA device)", dev);
-                add_str(&s->objects, &s->nobjects, desc);
-            }
-        }
-    }
-    if (nd > 0)
-        fsutil_free_list(devs);
-}
-
-static void open_ethtool(struct counters_set *s, const char *ifname)
-{
-    if (s->eth_sock < 0) {
-        s->eth_sock = counters_kernel_eth_socket();
-        if (s->eth_sock < 0) {
-            note(s, "ethtool: no socket: %s", strerror(-s->eth_sock));
-            return;
-        }
-    }
-    struct counters_kernel_eth e;
-    int rc = counters_kernel_eth_open(s->eth_sock, ifname, &e);
-    if (rc < 0) {
-        note(s, "%s: no ethtool statistics (%s)", ifname,
-             rc == -EOPNOTSUPP ? "the driver has none" : strerror(-rc));
-        return;
-    }
-    s->eths = xalloc_resize(s->eths, (size_t)(s->neth + 1) * sizeof(*s->eths));
-    struct eth_obj *x = &s->eths[s->neth];
-    x->e = e;
-    x->vals = xalloc_zero((size_t)e.n, sizeof(uint64_t));
-    x->rc = -EAGAIN;
-    bool slow = !strcmp(e.driver, "mlx5_core");
-    for (int i = 0; i < e.n; i++) {
-        int k = add_entry(s, COUNTERS_SRC_ETHTOOL, e.driver, ifname, e.names[i], RD_ETH, slow);
-        s->ents[k].aux = s->neth;
-        s->ents[k].aux2 = i;
-    }
-    s->neth++;
-}
-
-struct qd_open_ctx {
-    struct counters_set *s;
-    int ifindex;
-    const char *ifname;
-};
-
-static void qd_open_cb(const struct counters_kernel_qdisc_stats *q, void *arg)
-{
-    struct qd_open_ctx *c = arg;
-    struct counters_set *s = c->s;
-    if (q->ifindex != c->ifindex || !strcmp(q->kind, "noqueue"))
-        return;
-    s->qds = xalloc_resize(s->qds, (size_t)(s->nqd + 1) * sizeof(*s->qds));
-    struct qd_obj *x = &s->qds[s->nqd];
-    memset(x, 0, sizeof(*x));
-    x->ifindex = q->ifindex;
-    x->handle = q->handle;
-    char obj[48];
-    snprintf(obj, sizeof(obj), "%s qdisc %x: %s", c->ifname, q->handle >> 16, q->kind);
-    for (int f = 0; f < QF_N; f++) {
-        int k = add_entry(s, COUNTERS_SRC_QDISC, NULL, obj, qf_names[f], RD_QDISC, false);
-        s->ents[k].aux = s->nqd;
-        s->ents[k].aux2 = f;
-        if (f == QF_PACKETS && q->pkt64) {
-            s->vals[k].width = 64;
-            s->ents[k].width0 = 64;
-        }
-    }
-    char desc[96], parent[24] = "root";
-    if (q->parent != 0xffffffffu) /* TC_H_ROOT */
-        snprintf(parent, sizeof(parent), "parent %x:%x", q->parent >> 16, q->parent & 0xffff);
-    snprintf(desc, sizeof(desc), "%s (qdisc, %s)", obj, parent);
-    add_str(&s->objects, &s->nobjects, desc);
-    s->nqd++;
-}
-
-static void open_qdiscs(struct counters_set *s, const char *ifname)
-{
-    if (s->nl_fd < 0) {
-        s->nl_fd = counters_kernel_nl_open();
-        if (s->nl_fd < 0) {
-            note(s, "qdisc: no rtnetlink socket: %s", strerror(-s->nl_fd));
-            return;
-        }
-    }
-    struct qd_open_ctx c = {s, (int)if_nametoindex(ifname), ifname};
-    if (!c.ifindex) {
-        note(s, "%s: no interface index for qdisc statistics", ifname);
-        return;
-    }
-    int before = s->nqd;
-    int rc = counters_kernel_nl_qdisc_dump(s->nl_fd, &s->nl_seq, qd_open_cb, &c);
-    if (rc < 0)
-        note(s, "%s: qdisc dump failed: %s", ifname, strerror(-rc));
-    else if (s->nqd == before)
-        note(s, "%s: no queueing qdisc (noqueue): nothing can wait there", ifname);
-}
-
-static void open_netdevs(struct counters_set *s, bool *matched, bool live)
-{
-    char **devs;
-    int nd = fsutil_list(s->sys_root, "sys/class/net", &devs);
-    for (int d = 0; d < nd; d++) {
-        const char *dev = devs[d];
-        if (!selected(&s->o, matched, dev, NULL))
-            continue;
-        char rel[512];
-        snprintf(rel, sizeof(rel), "sys/class/net/%s/statistics", dev);
-        int k = add_dir(s, COUNTERS_SRC_NETDEV, NULL, dev, rel, false);
-        char desc[96];
-        snprintf(desc, sizeof(desc), "%s (netdev)", dev);
-        add_str(&s->objects, &s->nobjects, desc);
-        if (k <= 0)
-            note(s, "%s: no statistics directory", dev);
-        if (live && s->o.with_ethtool)
-            open_ethtool(s, dev);
-        if (live && s->o.with_qdisc)
-            open_qdiscs(s, dev);
-    }
-    if (nd > 0)
-        fsutil_free_list(devs);
-}
-
-static void open_snmp(struct counters_set *s)
-{
-    static const char *const rels[2] = {"proc/net/snmp", "proc/net/netstat"};
-    s->snmp_cap = 16384;
-    s->snmp_buf = xalloc(s->snmp_cap);
-    for (int f = 0; f < 2; f++) {
-        char path[2048];
-        s->snmp[f].first = s->n;
-        fsutil_path(path, sizeof(path), s->proc_root, rels[f]);
-        s->snmp[f].fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (s->snmp[f].fd < 0) {
-            note(s, "%s: %s", path, strerror(errno));
-            continue;
-        }
-        if (read_snmp_file(s, f) < 0)
-            continue;
-        struct snmp_ctx c = {s, f};
-        snmp_walk(s->snmp_buf, snmp_open_cb, &c);
-        s->snmp[f].count = s->n - s->snmp[f].first;
-    }
-    add_str(&s->objects, &s->nobjects,
-            "Ip Tcp Udp TcpExt IpExt ... (snmp: /proc/net/snmp and netstat of this network "
-            "namespace, host-wide)");
-}
-
-static bool is_live(const char *root)
-{
-    return !strcmp(root, "/");
-}
-
-int counters_set_open(const struct counters_opts *o, struct counters_set **out, struct ft_err *err)
-{
-    *out = NULL;
-    struct counters_set *s = xalloc_zero(1, sizeof(*s));
-    s->o = *o; /* only/nonly are used while opening, then dropped */
-    snprintf(s->sys_root, sizeof(s->sys_root), "%s", o->sys_root ? o->sys_root : "/");
-    snprintf(s->proc_root, sizeof(s->proc_root), "%s", o->proc_root ? o->proc_root : "/");
-    s->period_slow_ns = (uint64_t)((o->slow_period_s > 0 ? o->slow_period_s : 1.0) * 1e9);
-    s->eth_sock = s->nl_fd = -1;
-    s->snmp[0].fd = s->snmp[1].fd = -1;
-    /* Files deleted from a captured tree keep reading through an open descriptor; sysfs
-     * returns an error instead. Only the former needs the extra fstat per read. */
-    char path[2048];
-    struct statfs sf;
-    fsutil_path(path, sizeof(path), s->sys_root, "sys");
-    s->check_nlink = !(statfs(path, &sf) == 0 && (unsigned long)sf.f_type == SYSFS_MAGIC_NR);
-    bool *matched = xalloc_zero((size_t)(o->nonly > 0 ? o->nonly : 1), sizeof(bool));
-    open_rdma(s, matched);
-    bool live = is_live(s->sys_root);
-    if (!live && (o->with_qdisc || o->with_ethtool))
-        note(s, "qdisc and ethtool statistics are read live only (not from %s)", s->sys_root);
-    open_netdevs(s, matched, live);
-    if (o->with_snmp)
-        open_snmp(s);
-    s->o.only = NULL;
-    s->o.nonly = 0;
-    int rc = 0;
-    for (int i = 0; i < o->nonly && rc == 0; i++)
-        if (!matched[i])
-            rc = ft_err_set(err, -ENOENT,
-                            "no RDMA port, RDMA device or netdev named '%s' under %s (see "
-                            "sys/class/infiniband and sys/class/net)",
-                            o->only[i], s->sys_root);
-    free(matched);
-    if (rc == 0 && s->n == 0)
-        rc = ft_err_set(err, -ENOENT, "no counters found under %s%s", s->sys_root,
-                        o->with_snmp ? " or proc/net" : "");
-    if (rc < 0) {
-        counters_set_close(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
-}
-
-void counters_set_close(struct counters_set *s)
-{
-    if (!s)
-        return;
-    for (int i = 0; i < s->n; i++) {
-        if (s->ents[i].fd >= 0)
-            close(s->ents[i].fd);
-        free(s->ents[i].path);
-    }
-    free(s->ents);
-    free(s->vals);
-    for (int d = 0; d < s->ndirs; d++)
-        free(s->dirs[d].path);
-    free(s->dirs);
-    for (int i = 0; i < s->neth; i++) {
-        counters_kernel_eth_close(&s->eths[i].e);
-        free(s->eths[i].vals);
-    }
-    free(s->eths);
-    free(s->qds);
-    if (s->eth_sock >= 0)
-        close(s->eth_sock);
-    if (s->nl_fd >= 0)
-        close(s->nl_fd);
-    for (int f = 0; f < 2; f++)
-        if (s->snmp[f].fd >= 0)
-            close(s->snmp[f].fd);
-    free(s->snmp_buf);
-    for (int i = 0; i < s->nobjects; i++)
-        free(s->objects[i]);
-    for (int i = 0; i < s->nnotes; i++)
-        free(s->notes[i]);
-    free(s->objects);
-    free(s->notes);
-    free(s->scope);
-    free(s);
-}
-
 /* ---- sets fed by the caller ---- */
 
 struct counters_set *counters_set_new_fed(const char *scope)
@@ -952,7 +532,7 @@ struct counters_set *counters_set_new_fed(const char *scope)
 int counters_set_fed_add(struct counters_set *s, enum counters_source src, const char *provider,
                          const char *object, const char *name)
 {
-    return add_entry(s, src, provider, object, name, RD_FED, false);
+    return counters_add_entry(s, src, provider, object, name, RD_FED, false);
 }
 
 void counters_set_fed_put(struct counters_set *s, int idx, uint64_t raw)
@@ -966,7 +546,7 @@ void counters_set_fed_put(struct counters_set *s, int idx, uint64_t raw)
 
 void counters_set_add_object(struct counters_set *s, const char *desc)
 {
-    add_str(&s->objects, &s->nobjects, desc);
+    counters_add_str(&s->objects, &s->nobjects, desc);
 }
 
 void counters_set_add_note(struct counters_set *s, const char *fmt, ...)
@@ -976,7 +556,7 @@ void counters_set_add_note(struct counters_set *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    add_str(&s->notes, &s->nnotes, buf);
+    counters_add_str(&s->notes, &s->nnotes, buf);
 }
 
 int counters_set_objects(const struct counters_set *s, const char *const **names)
@@ -1082,227 +662,4 @@ cJSON *counters_set_report_json(const struct counters_set *s, bool deltas_only)
         if (!deltas_only || counters_value_interesting(&s->vals[i]))
             cJSON_AddItemToArray(a, value_json(&s->vals[i], deltas_only));
     return o;
-}
-
-/* ---- attribution to a test ---- */
-
-static bool in_list(char **l, int n, const char *x)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(l[i], x))
-            return true;
-    return false;
-}
-
-static void add_unique(char ***l, int *n, const char *x)
-{
-    if (x && *x && !in_list(*l, *n, x))
-        add_str(l, n, x);
-}
-
-static void free_list(char **l, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(l[i]);
-    free(l);
-}
-
-static int for_test(const struct counters_opts *base, const struct topo_model *m,
-                    const char *const *netdevs, int nnetdevs, const char *const *rdma_ports,
-                    int nports, char **pre_notes, int npre, struct counters_set **out,
-                    struct ft_err *err)
-{
-    struct counters_opts o = {.with_snmp = true, .with_qdisc = true, .with_ethtool = true};
-    if (base)
-        o = *base;
-    const char *sys = o.sys_root ? o.sys_root : "/";
-    char **want = NULL, **missing = NULL;
-    int nwant = 0, nmissing = 0;
-    for (int i = 0; i < nnetdevs; i++)
-        add_unique(&want, &nwant, netdevs[i]);
-    for (int i = 0; i < nports; i++)
-        add_unique(&want, &nwant, rdma_ports[i]);
-    /* From the topology: the RDMA ports on those netdevs (RoCE), the netdevs of those ports. */
-    for (int p = 0; m && p < m->nports; p++) {
-        const struct topo_port *pt = &m->ports[p];
-        if (pt->nic < 0 || pt->nic >= m->nnics || !m->nics[pt->nic].rdma_dev[0])
-            continue;
-        const char *dev = m->nics[pt->nic].rdma_dev;
-        char pname[96];
-        snprintf(pname, sizeof(pname), "%s:%d", dev, pt->num);
-        const char *nd =
-            pt->netdev >= 0 && pt->netdev < m->nnetdevs ? m->netdevs[pt->netdev].name : NULL;
-        bool port_wanted = false;
-        for (int i = 0; i < nports; i++)
-            port_wanted |= !strcmp(rdma_ports[i], pname) || !strcmp(rdma_ports[i], dev);
-        if (nd && in_list(want, nwant, nd))
-            add_unique(&want, &nwant, pname);
-        if (port_wanted && nd)
-            add_unique(&want, &nwant, nd);
-    }
-    /* Keep what this root has; say what it lacks. */
-    char **have = NULL;
-    int nhave = 0;
-    for (int i = 0; i < nwant; i++) {
-        char dev[96], rel[256];
-        snprintf(dev, sizeof(dev), "%s", want[i]);
-        char *c = strpbrk(dev, ":/");
-        if (c) {
-            *c = '\0';
-            snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/ports/%s", dev, c + 1);
-        } else {
-            snprintf(rel, sizeof(rel), "sys/class/net/%s", dev);
-            if (fsutil_exists(sys, rel) <= 0)
-                snprintf(rel, sizeof(rel), "sys/class/infiniband/%s", dev);
-        }
-        if (fsutil_exists(sys, rel) > 0)
-            add_unique(&have, &nhave, want[i]);
-        else
-            add_unique(&missing, &nmissing, want[i]);
-    }
-    int rc;
-    if (nhave == 0 && !o.with_snmp) {
-        rc = ft_err_set(err, -ENOENT, "no port or netdev of the test was found to watch");
-    } else {
-        o.only = (const char *const *)have;
-        o.nonly = nhave;
-        if (nhave == 0) {
-            /* Nothing port-specific (a non-NULL empty list): the snmp counters only. */
-            static const char *const none[] = {""};
-            o.only = none;
-            o.nonly = 0;
-        }
-        rc = counters_set_open(&o, out, err);
-    }
-    if (rc == 0) {
-        for (int i = 0; i < npre; i++)
-            note(*out, "%s", pre_notes[i]);
-        for (int i = 0; i < nmissing; i++)
-            note(*out, "%s: not found under %s; its counters are not watched", missing[i], sys);
-    }
-    free_list(want, nwant);
-    free_list(have, nhave);
-    free_list(missing, nmissing);
-    return rc;
-}
-
-int counters_set_for_test(const struct counters_opts *base, const struct topo_model *m,
-                          const char *const *netdevs, int nnetdevs, const char *const *rdma_ports,
-                          int nports, struct counters_set **out, struct ft_err *err)
-{
-    return for_test(base, m, netdevs, nnetdevs, rdma_ports, nports, NULL, 0, out, err);
-}
-
-int counters_route_netdev(const char *peer_host, const char *local_ip, char *ifname, int len,
-                          struct ft_err *err)
-{
-    if (local_ip && *local_ip) {
-        int rc = counters_kernel_netdev_of_addr(local_ip, ifname, (size_t)len);
-        return rc < 0 ? ft_err_set(err, rc, "no netdev holds the local address %s", local_ip) : 0;
-    }
-    if (!peer_host || !*peer_host || !strcmp(peer_host, "loopback")) {
-        snprintf(ifname, (size_t)len, "lo");
-        return 0;
-    }
-    /* HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address. */
-    char host[256];
-    snprintf(host, sizeof(host), "%s", peer_host);
-    if (host[0] == '[') {
-        char *e = strchr(host, ']');
-        if (e)
-            *e = '\0';
-        memmove(host, host + 1, strlen(host));
-    } else {
-        char *c = strchr(host, ':');
-        if (c && !strchr(c + 1, ':'))
-            *c = '\0';
-    }
-    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *ai;
-    int g = getaddrinfo(host, "9", &hints, &ai);
-    if (g != 0)
-        return ft_err_set(err, -EHOSTUNREACH, "%s: %s", host, gai_strerror(g));
-    int rc = ft_err_set(err, -EHOSTUNREACH, "%s: no route to it from any local address", host);
-    for (struct addrinfo *a = ai; a; a = a->ai_next) {
-        int fd = socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            continue;
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof(ss);
-        char ip[INET6_ADDRSTRLEN] = "";
-        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
-            getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-            const void *ad = ss.ss_family == AF_INET
-                                 ? (const void *)&((struct sockaddr_in *)&ss)->sin_addr
-                                 : (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
-            inet_ntop(ss.ss_family, ad, ip, sizeof(ip));
-        }
-        close(fd);
-        if (ip[0] && counters_kernel_netdev_of_addr(ip, ifname, (size_t)len) == 0) {
-            if (err && err->code == -EHOSTUNREACH)
-                ft_err_clear(err);
-            rc = 0;
-            break;
-        }
-    }
-    freeaddrinfo(ai);
-    return rc;
-}
-
-int counters_set_for_mix(const struct mix *mix, const char *peer_override, counters_port_fn port_of,
-                         const struct topo_model *m, struct counters_set **out, struct ft_err *err)
-{
-    /* Simulated flows touch nothing on this host: their counters are the simulated
-     * fabric's (struct runner_snapshot.fabric). */
-    if (mix_all_simulated(mix))
-        return ft_err_set(err, -ENOENT,
-                          "every flow is simulated: no host counters; the simulated fabric's "
-                          "come with the run");
-    char **nds = NULL, **ports = NULL, **notes = NULL;
-    int nnd = 0, nports = 0, nnotes = 0;
-    for (int i = 0; i < mix->nflows; i++) {
-        const struct mix_flow *f = &mix->flows[i];
-        bool by_route = !strcmp(f->transport, "tcp");
-        /* No RDMA port named: the one the transport will choose (verbs: verbs_res_open's). */
-        char rdma[96] = "", nd[64] = "";
-        struct ft_err pe = {0};
-        int prc =
-            !f->local_rdma[0] && port_of ? port_of(f, rdma, sizeof(rdma), nd, sizeof(nd), &pe) : 1;
-        if (prc != 1) {
-            if (prc < 0) {
-                char buf[600];
-                snprintf(buf, sizeof(buf), "flow %s: RDMA port unknown (%s)", f->name, pe.msg);
-                add_str(&notes, &nnotes, buf);
-            } else {
-                add_unique(&ports, &nports, rdma);
-                if (!f->local_netdev[0])
-                    add_unique(&nds, &nnd, nd);
-                by_route = !rdma[0] && !nd[0];
-            }
-        }
-        add_unique(&ports, &nports, f->local_rdma);
-        if (f->local_netdev[0]) {
-            add_unique(&nds, &nnd, f->local_netdev);
-            continue;
-        }
-        if (!by_route)
-            continue;
-        const char *peer = f->peer;
-        if (!strcmp(peer, "loopback") && peer_override)
-            peer = peer_override;
-        char ifn[64];
-        struct ft_err e = {0};
-        if (counters_route_netdev(peer, f->local_ip, ifn, sizeof(ifn), &e) == 0) {
-            add_unique(&nds, &nnd, ifn);
-        } else {
-            char buf[600];
-            snprintf(buf, sizeof(buf), "flow %s: netdev unknown (%s)", f->name, e.msg);
-            add_str(&notes, &nnotes, buf);
-        }
-    }
-    int rc = for_test(NULL, m, (const char *const *)nds, nnd, (const char *const *)ports, nports,
-                      notes, nnotes, out, err);
-    free_list(nds, nnd);
-    free_list(ports, nports);
-    free_list(notes, nnotes);
-    return rc;
 }

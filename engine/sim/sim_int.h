@@ -390,17 +390,73 @@ static inline uint64_t sim_port_ser(const struct sim_port *p, uint64_t bytes)
 {
     return (bytes * p->ppb + 0x8000) >> 16;
 }
+/* A port's queues (FIFO of packets linked through next, with their frame bytes). */
+static inline void sim_q_push(struct sim *s, struct sim_q *q, uint32_t i, uint32_t bytes)
+{
+    s->pkts[i].next = SIM_NIL;
+    if (q->n)
+        s->pkts[q->tail].next = i;
+    else
+        q->head = i;
+    q->tail = i;
+    q->n++;
+    q->bytes += bytes;
+}
+static inline uint32_t sim_q_pop(struct sim *s, struct sim_q *q, uint32_t bytes)
+{
+    uint32_t i = q->head;
+    q->head = s->pkts[i].next;
+    q->n--;
+    q->bytes -= bytes;
+    return i;
+}
+/* The port is busy until tx_until: consult it again then (one pending event at a time). */
+static inline void sim_port_txdone_later(struct sim *s, uint32_t pi)
+{
+    struct sim_port *p = &s->ports[pi];
+    if (!p->txdone_pending) {
+        p->txdone_pending = true;
+        sim_ev_push(s, p->tx_until, EV_TXDONE, pi);
+    }
+}
+
+/* Put pkt on the wire of port pi: it arrives at the peer after serialisation, propagation
+ * and the hop's latency (inline: every frame of switches and adapters goes through it). */
+static inline void sim_port_send(struct sim *s, uint32_t pi, uint32_t pkt)
+{
+    struct sim_port *p = &s->ports[pi];
+    struct sim_pkt *k = &s->pkts[pkt];
+    uint64_t ser = sim_port_ser(p, k->wire);
+    p->tx_until = s->now + ser;
+    p->c.xmit_bytes += sim_frame_bytes(s, k);
+    p->c.xmit_pkts++;
+    /* The last bit reaches the peer after serialisation and propagation; a switch then needs
+     * its traversal latency before the frame can be queued (folded into p->hop). */
+    k->port = p->peer;
+    k->t = s->now + ser + p->hop;
+    k->next = SIM_NIL;
+    if (p->wire_head == SIM_NIL) {
+        p->wire_head = pkt;
+        sim_ev_push(s, k->t, EV_ARRIVE, pi);
+    } else {
+        s->pkts[p->wire_tail].next = pkt;
+    }
+    p->wire_tail = pkt;
+}
+
+/* sim_port.c: the wire, for switches and adapters. */
+/* Send a credit update for blocks back through port pi (to its peer), after the delay. */
+void sim_credit_send(struct sim *s, uint32_t pi, uint32_t blocks);
+
+/* sim_net.c: links and switches. */
+/* Let port pi send its next frame if it is idle (a host's port: its adapter decides). */
 void sim_port_kick(struct sim *s, uint32_t port);
-void sim_port_txdone(struct sim *s, uint32_t port);
 void sim_port_enqueue(struct sim *s, uint32_t port, uint32_t pkt, int cls);
 void sim_wire_arrive(struct sim *s, uint32_t port);
 void sim_credit_arrive(struct sim *s, uint32_t port);
-/* Send a credit update for blocks back through port pi (to its peer), after the delay. */
-void sim_credit_send(struct sim *s, uint32_t pi, uint32_t blocks);
 void sim_pause_end(struct sim *s, uint32_t port);
 void sim_pfc_refresh(struct sim *s, uint32_t port);
 void sim_link_event(struct sim *s, uint32_t idx);
-void sim_port_send(struct sim *s, uint32_t port, uint32_t pkt);
 /* Time the port had data to send but sent none (port_xmit_wait). */
 static inline void sim_port_block(struct sim *s, struct sim_port *p, bool blocked)
 {
@@ -414,10 +470,9 @@ static inline void sim_port_block(struct sim *s, struct sim_port *p, bool blocke
 }
 
 /* sim_nic.c */
-/* Send the adapter's next frame on its idle port if one may go; true when it sent one and has
- * more waiting (the port's next transmit-done event is due). */
-bool sim_nic_send(struct sim *s, uint32_t host_node, uint32_t port);
-bool sim_nic_has_more(const struct sim *s, uint32_t host_node);
+/* A host's port pi may send: the adapter's next frame if the port is idle and one may go
+ * (control frames first, then the senders round robin, paced, within pauses and credits). */
+void sim_nic_kick(struct sim *s, uint32_t port);
 void sim_nic_wake(struct sim *s, uint32_t node);
 void sim_host_rx(struct sim *s, uint32_t node, uint32_t pkt);
 void sim_rto(struct sim *s, uint32_t qd);

@@ -7,72 +7,6 @@
 
 #include <string.h>
 
-static void q_push(struct sim *s, struct sim_q *q, uint32_t i, uint32_t bytes)
-{
-    s->pkts[i].next = SIM_NIL;
-    if (q->n)
-        s->pkts[q->tail].next = i;
-    else
-        q->head = i;
-    q->tail = i;
-    q->n++;
-    q->bytes += bytes;
-}
-
-static uint32_t q_pop(struct sim *s, struct sim_q *q, uint32_t bytes)
-{
-    uint32_t i = q->head;
-    q->head = s->pkts[i].next;
-    q->n--;
-    q->bytes -= bytes;
-    return i;
-}
-
-void sim_port_send(struct sim *s, uint32_t pi, uint32_t pkt)
-{
-    struct sim_port *p = &s->ports[pi];
-    struct sim_pkt *k = &s->pkts[pkt];
-    uint64_t ser = sim_port_ser(p, k->wire);
-    p->tx_until = s->now + ser;
-    p->c.xmit_bytes += sim_frame_bytes(s, k);
-    p->c.xmit_pkts++;
-    /* The last bit reaches the peer after serialisation and propagation; a switch then needs
-     * its traversal latency before the frame can be queued (folded into p->hop). */
-    k->port = p->peer;
-    k->t = s->now + ser + p->hop;
-    k->next = SIM_NIL;
-    if (p->wire_head == SIM_NIL) {
-        p->wire_head = pkt;
-        sim_ev_push(s, k->t, EV_ARRIVE, pi);
-    } else {
-        s->pkts[p->wire_tail].next = pkt;
-    }
-    p->wire_tail = pkt;
-}
-
-void sim_credit_send(struct sim *s, uint32_t pi, uint32_t blocks)
-{
-    /* §12: the blocks return to the upstream sender after processing, the flow-control
-     * packet's serialisation and the propagation back. Updates do not take transmit slots
-     * from data. */
-    struct sim_port *p = &s->ports[pi];
-    uint32_t c = sim_pkt_alloc(s);
-    struct sim_pkt *k = &s->pkts[c];
-    k->type = PK_CREDIT;
-    k->payload = blocks;
-    k->port = p->peer;
-    k->wire = SIM_IB_FC_PACKET;
-    k->t = s->now + s->p.ib_credit_delay + sim_port_ser(p, SIM_IB_FC_PACKET) + p->prop;
-    k->next = SIM_NIL;
-    if (p->cred_head == SIM_NIL) {
-        p->cred_head = c;
-        sim_ev_push(s, k->t, EV_CREDIT, pi);
-    } else {
-        s->pkts[p->cred_tail].next = c;
-    }
-    p->cred_tail = c;
-}
-
 /* Xoff for one ingress: static, or alpha x free shared buffer (§7). */
 static inline uint64_t xoff_of(const struct sim *s, const struct sim_node *n)
 {
@@ -126,15 +60,6 @@ static bool sw_has_work(const struct sim_port *p)
     return p->pfc_pending || p->q[0].n || (p->q[1].n && !p->blocked);
 }
 
-static void schedule_txdone(struct sim *s, uint32_t pi)
-{
-    struct sim_port *p = &s->ports[pi];
-    if (!p->txdone_pending) {
-        p->txdone_pending = true;
-        sim_ev_push(s, p->tx_until, EV_TXDONE, pi);
-    }
-}
-
 static uint32_t make_pfc(struct sim *s, struct sim_port *p)
 {
     uint32_t c = sim_pkt_alloc(s);
@@ -159,23 +84,22 @@ static uint32_t make_pfc(struct sim *s, struct sim_port *p)
 void sim_port_kick(struct sim *s, uint32_t pi)
 {
     struct sim_port *p = &s->ports[pi];
+    if (p->host) {
+        sim_nic_kick(s, pi);
+        return;
+    }
     if (p->tx_until > s->now) {
-        if (p->host ? sim_nic_has_more(s, p->node) : sw_has_work(p))
-            schedule_txdone(s, pi);
+        if (sw_has_work(p))
+            sim_port_txdone_later(s, pi);
         return;
     }
     if (!p->up)
         return;
-    if (p->host) {
-        if (sim_nic_send(s, p->node, pi))
-            schedule_txdone(s, pi);
-        return;
-    }
     uint32_t pkt = SIM_NIL;
     if (p->pfc_pending) {
         pkt = make_pfc(s, p);
     } else if (p->q[0].n) {
-        pkt = q_pop(s, &p->q[0], sim_frame_bytes(s, &s->pkts[p->q[0].head]));
+        pkt = sim_q_pop(s, &p->q[0], sim_frame_bytes(s, &s->pkts[p->q[0].head]));
         sw_release(s, pkt);
     } else if (p->q[1].n) {
         struct sim_pkt *h = &s->pkts[p->q[1].head];
@@ -186,7 +110,7 @@ void sim_port_kick(struct sim *s, uint32_t pi)
             return;
         }
         sim_port_block(s, p, false);
-        pkt = q_pop(s, &p->q[1], sim_frame_bytes(s, h));
+        pkt = sim_q_pop(s, &p->q[1], sim_frame_bytes(s, h));
         if (s->p.fabric == SIM_FABRIC_IB)
             p->credits -= ib_blocks(h->wire);
         sw_release(s, pkt);
@@ -195,19 +119,19 @@ void sim_port_kick(struct sim *s, uint32_t pi)
         return;
     sim_port_send(s, pi, pkt);
     if (sw_has_work(p))
-        schedule_txdone(s, pi);
+        sim_port_txdone_later(s, pi);
 }
 
 void sim_port_enqueue(struct sim *s, uint32_t pi, uint32_t pkt, int cls)
 {
     struct sim_port *p = &s->ports[pi];
-    q_push(s, &p->q[cls], pkt, sim_frame_bytes(s, &s->pkts[pkt]));
+    sim_q_push(s, &p->q[cls], pkt, sim_frame_bytes(s, &s->pkts[pkt]));
     if (cls == 1 && p->q[1].bytes > p->watermark)
         p->watermark = p->q[1].bytes;
     if (p->tx_until <= s->now)
         sim_port_kick(s, pi);
     else
-        schedule_txdone(s, pi);
+        sim_port_txdone_later(s, pi);
 }
 
 static void drop(struct sim *s, uint32_t pkt)
@@ -411,7 +335,7 @@ static void flush_port(struct sim *s, struct sim_port *p)
 {
     for (int c = 0; c < 2; c++)
         while (p->q[c].n) {
-            uint32_t pkt = q_pop(s, &p->q[c], sim_frame_bytes(s, &s->pkts[p->q[c].head]));
+            uint32_t pkt = sim_q_pop(s, &p->q[c], sim_frame_bytes(s, &s->pkts[p->q[c].head]));
             p->c.xmit_discards++;
             if (!p->host)
                 sw_release(s, pkt);

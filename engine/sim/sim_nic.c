@@ -22,6 +22,17 @@ static inline uint32_t host_port(struct sim *s, uint32_t host)
 
 /* ---- control packets (ACK, NAK, CNP, BECN) ---- */
 
+/* A control frame waits in the port's class-0 queue; nic_send sends those first. */
+static void ctrl_enqueue(struct sim *s, uint32_t pi, uint32_t pkt)
+{
+    struct sim_port *p = &s->ports[pi];
+    sim_q_push(s, &p->q[0], pkt, sim_frame_bytes(s, &s->pkts[pkt]));
+    if (p->tx_until <= s->now)
+        sim_nic_kick(s, pi);
+    else
+        sim_port_txdone_later(s, pi);
+}
+
 static void send_ctrl(struct sim *s, uint32_t qd, enum sim_pkt_type type, uint32_t psn)
 {
     struct sim_qd *q = &s->qds[qd];
@@ -37,7 +48,7 @@ static void send_ctrl(struct sim *s, uint32_t qd, enum sim_pkt_type type, uint32
     else
         k->wire = ib ? SIM_IB_HDR + SIM_AETH : SIM_ROCE_HDR + SIM_AETH + SIM_ETH_GAP;
     k->flags = s->p.control_class ? PF_CTRL : 0;
-    sim_port_enqueue(s, host_port(s, q->dst), c, 0);
+    ctrl_enqueue(s, host_port(s, q->dst), c);
 }
 
 /* ---- messages ---- */
@@ -74,7 +85,7 @@ static void post_msg(struct sim *s, struct sim_qd *q, uint64_t size)
     q->mn++;
     q->snd_end += m->npkts;
     if (!q->err)
-        sim_port_kick(s, host_port(s, q->src));
+        sim_nic_kick(s, host_port(s, q->src));
 }
 
 /* Post the next stream message on q if the app has one left and q has room. */
@@ -251,7 +262,7 @@ void sim_rto(struct sim *s, uint32_t qi)
     }
     set_snd_nxt(q, q->snd_una);
     rto_arm(s, q);
-    sim_port_kick(s, host_port(s, q->src));
+    sim_nic_kick(s, host_port(s, q->src));
 }
 
 /* ---- DCQCN reaction point ---- */
@@ -351,7 +362,7 @@ static inline bool qd_ready(const struct sim_qd *q)
     return !q->err && q->snd_nxt < q->snd_end;
 }
 
-bool sim_nic_has_more(const struct sim *s, uint32_t node)
+static bool nic_has_more(const struct sim *s, uint32_t node)
 {
     const struct sim_node *n = &s->nodes[node];
     const struct sim_port *p = &s->ports[n->port0];
@@ -415,7 +426,9 @@ static void send_data(struct sim *s, struct sim_qd *q, uint32_t pi)
     sim_port_send(s, pi, c);
 }
 
-bool sim_nic_send(struct sim *s, uint32_t node, uint32_t pi)
+/* Send the adapter's next frame on its idle port if one may go; true when it sent one and has
+ * more waiting (the port's next transmit-done event is due). */
+static bool nic_send(struct sim *s, uint32_t node, uint32_t pi)
 {
     struct sim_node *n = &s->nodes[node];
     struct sim_port *p = &s->ports[pi];
@@ -427,7 +440,7 @@ bool sim_nic_send(struct sim *s, uint32_t node, uint32_t pi)
             p->q[0].n--;
             p->q[0].bytes -= sim_frame_bytes(s, h);
             sim_port_send(s, pi, c);
-            return sim_nic_has_more(s, node);
+            return nic_has_more(s, node);
         }
     }
     uint64_t earliest = UINT64_MAX;
@@ -459,7 +472,7 @@ bool sim_nic_send(struct sim *s, uint32_t node, uint32_t pi)
             n->rr = idx + 1 < n->nsenders ? idx + 1 : 0;
             sim_port_block(s, p, false);
             send_data(s, q, pi);
-            return sim_nic_has_more(s, node);
+            return nic_has_more(s, node);
         }
     } else {
         for (uint32_t i = 0; i < n->nsenders && !want; i++)
@@ -473,12 +486,26 @@ bool sim_nic_send(struct sim *s, uint32_t node, uint32_t pi)
     return false;
 }
 
+void sim_nic_kick(struct sim *s, uint32_t pi)
+{
+    struct sim_port *p = &s->ports[pi];
+    if (p->tx_until > s->now) {
+        if (nic_has_more(s, p->node))
+            sim_port_txdone_later(s, pi);
+        return;
+    }
+    if (!p->up)
+        return;
+    if (nic_send(s, p->node, pi))
+        sim_port_txdone_later(s, pi);
+}
+
 void sim_nic_wake(struct sim *s, uint32_t node)
 {
     struct sim_node *n = &s->nodes[node];
     if (s->now >= n->wake_at)
         n->wake_at = 0;
-    sim_port_kick(s, n->port0);
+    sim_nic_kick(s, n->port0);
 }
 
 /* ---- the adapter's receive side ---- */
@@ -550,7 +577,7 @@ void sim_host_rx(struct sim *s, uint32_t node, uint32_t pkt)
             host_node(s, q->src)->c.packet_seq_err++;
             advance(s, q, k->psn);
             set_snd_nxt(q, k->psn);
-            sim_port_kick(s, host_port(s, q->src));
+            sim_nic_kick(s, host_port(s, q->src));
         }
         break;
     case PK_CNP:

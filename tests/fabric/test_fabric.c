@@ -184,6 +184,11 @@ static struct topo_findings lint(const struct topo_model *m, const struct topo_l
 {
     struct topo_findings f = {0};
     topo_lint_run(m, o, &f);
+    /* No finding is more severe than its row in the rule table says. */
+    for (int i = 0; i < f.n; i++)
+        for (int r = 0; r < topo_lint_nrules; r++)
+            if (!strcmp(topo_lint_rules[r].id, f.v[i].rule))
+                assert_true(f.v[i].sev <= topo_lint_rules[r].sev);
     return f;
 }
 

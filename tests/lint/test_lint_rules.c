@@ -24,7 +24,10 @@ static void lint(const struct topo_model *m, struct topo_findings *f)
         const struct topo_finding *x = &f->v[i];
         bool known = false;
         for (int r = 0; r < topo_lint_nrules; r++)
-            known |= !strcmp(topo_lint_rules[r].id, x->rule);
+            if (!strcmp(topo_lint_rules[r].id, x->rule)) {
+                known = true;
+                assert_true(x->sev <= topo_lint_rules[r].sev); /* the table's worst */
+            }
         assert_true(known);
         assert_true(x->object[0] && x->msg[0] && x->remedy[0]);
         assert_true(x->pci >= -1 && x->pci < m->npci);
@@ -789,6 +792,11 @@ static void test_rule_table(void **state)
         assert_true(strlen(topo_lint_rules[i].what) > 10);
         for (int j = 0; j < i; j++)
             assert_string_not_equal(topo_lint_rules[i].id, topo_lint_rules[j].id);
+        /* Every rule has its check; the rows of one check are adjacent (it runs once). */
+        assert_non_null(topo_lint_rules[i].check);
+        for (int j = 0; j + 1 < i; j++)
+            if (topo_lint_rules[j].check == topo_lint_rules[i].check)
+                assert_ptr_equal(topo_lint_rules[j + 1].check, topo_lint_rules[i].check);
     }
 }
 

@@ -444,7 +444,7 @@ int verbs_res_alloc(struct verbs_res *r, const struct verbs_res_want *w, int nqp
     if (half < 64)
         half = 64;
     r->slot = 2 * half;
-    /* nqp slots, then VERBS_RES_SCRATCH bytes per QP for liveness probes (xport_verbs.c). */
+    /* nqp slots, then VERBS_RES_SCRATCH bytes per QP for liveness probes (verbs_client.c). */
     r->buf_len = (r->slot + VERBS_RES_SCRATCH) * (size_t)nqp;
     int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     if (!w->gpu_memory) { /* host pages count against RLIMIT_MEMLOCK; say so before failing */
@@ -779,4 +779,34 @@ cJSON *verbs_res_conditions(const struct verbs_res *r, const struct verbs_res_wa
     cJSON_AddNumberToObject(t, "registration_per_mib", r->reg_s_per_mib);
     cJSON_AddNumberToObject(t, "qp_connect", r->t_connect);
     return o;
+}
+
+/* The data path: one work request on queue pair qp of r (inline when small enough and the
+ * buffer is host memory), and one receive of len bytes at off. 0 or -errno. */
+int verbs_res_post_op(struct verbs_res *r, int qp, enum ibv_wr_opcode op, size_t local_off,
+                      uint64_t remote, uint32_t rkey, size_t len, bool signaled, uint64_t wr_id,
+                      uint32_t imm)
+{
+    struct ibv_sge sge = {
+        .addr = r->buf_addr + local_off, .length = (uint32_t)len, .lkey = r->mr->lkey};
+    struct ibv_send_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = len ? 1 : 0, .opcode = op};
+    wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+    if (len <= r->max_inline && op != IBV_WR_RDMA_READ && !r->buf_gpu)
+        wr.send_flags |= IBV_SEND_INLINE;
+    if (op != IBV_WR_SEND) {
+        wr.wr.rdma.remote_addr = remote;
+        wr.wr.rdma.rkey = rkey;
+    }
+    if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+        wr.imm_data = htonl(imm);
+    struct ibv_send_wr *bad;
+    return ibv_post_send(r->qp[qp], &wr, &bad) ? -errno : 0;
+}
+
+int verbs_res_post_recv(struct verbs_res *r, int qp, size_t off, size_t len)
+{
+    struct ibv_sge sge = {.addr = r->buf_addr + off, .length = (uint32_t)len, .lkey = r->mr->lkey};
+    struct ibv_recv_wr wr = {.wr_id = (uint64_t)qp, .sg_list = &sge, .num_sge = 1};
+    struct ibv_recv_wr *bad;
+    return ibv_post_recv(r->qp[qp], &wr, &bad) ? -errno : 0;
 }

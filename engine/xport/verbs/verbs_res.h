@@ -108,6 +108,19 @@ int verbs_res_memlock_check(size_t len, struct ft_err *err);
 int verbs_res_connect(struct verbs_res *r, const struct verbs_res_peer *p,
                       const struct verbs_res_want *want, int timeout, int retry_cnt,
                       struct ft_err *err);
+/* Half of a queue pair's slot of the buffer: the first half sends, the second receives. */
+static inline size_t verbs_res_half(const struct verbs_res *r)
+{
+    return r->slot / 2;
+}
+
+/* The data path: post one work request on queue pair qp (RDMA WRITE/READ to remote/rkey, SEND,
+ * WRITE with immediate imm; inline when it fits and the buffer is host memory), or one
+ * receive of len bytes at off (wr_id = qp). 0 or -errno. */
+int verbs_res_post_op(struct verbs_res *r, int qp, enum ibv_wr_opcode op, size_t local_off,
+                      uint64_t remote, uint32_t rkey, size_t len, bool signaled, uint64_t wr_id,
+                      uint32_t imm);
+int verbs_res_post_recv(struct verbs_res *r, int qp, size_t off, size_t len);
 void verbs_res_close(struct verbs_res *r);
 /* Agent, before any test data: RDMA WRITE nonce[i] into the peer's nonce slot i over QP i,
  * signalled, and wait up to ms for every completion (wr_id VERBS_RES_NONCE_ID; nothing else may be

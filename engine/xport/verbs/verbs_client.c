@@ -1,0 +1,568 @@
+/* verbs_client: the client side of a verbs flow: one worker per queue pair (ping-pong as
+ * ib_write_lat measures it, post-to-completion, SEND/RECV, READ, WRITE with immediate;
+ * streams with `depth` outstanding requests), the liveness probe, asynchronous events,
+ * set-up against the peer agent (or librdmacm), teardown, the conditions. */
+#include "engine/xport/verbs/xport_verbs_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/jsonutil.h"
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
+#include "engine/counters/counters_qp.h"
+#include "engine/xport/verbs/verbs_dcb.h"
+#include "engine/peer/rrcheck.h"
+#include "engine/xport/verbs/verbs_cm.h"
+#include "topology/topo_model.h"
+
+/* ================= client side ================= */
+
+/* A queue pair with nothing outstanding never errors, so a worker waiting on its peer (a
+ * ping-pong reply, or data in an rx stream) keeps one 1-byte RDMA WRITE (into the peer's
+ * scratch bytes, which nothing reads) in flight once
+ * it has waited probe_after_s: if the peer is gone, that request runs out of retries and
+ * its completion error names the failure. wr_id VERBS_PROBE_ID marks its completion. */
+#define VERBS_PROBE_ID UINT64_MAX
+
+struct verbs_client_probe {
+    uint64_t since_ns; /* waiting since */
+    bool out;          /* a probe is in flight */
+};
+
+struct verbs_client_flow {
+    struct verbs_params cfg;
+    struct verbs_res res;
+    struct verbs_res_peer peer;
+    struct verbs_dcb_info dcb;
+    pthread_t async;
+    bool async_started;
+    _Atomic bool async_stop;
+    struct verbs_cm *cm;     /* when connected through librdmacm */
+    struct counters_qp *qpc; /* its QPs on an RDMA counter of their own (or why not) */
+    double bound_s;          /* (retry_cnt + 1) x 4 x max(T_o, floor): the QP's own bound */
+    uint64_t probe_after_ns; /* liveness probe after this long without an answer */
+};
+
+/* Report a failed completion: the status text, and the bound it should have come within. */
+static void wc_fail(struct flow_rt *f, struct verbs_client_flow *v, int qp, const struct ibv_wc *wc)
+{
+    char hint[160];
+    switch (wc->status) {
+    case IBV_WC_RETRY_EXC_ERR: /* no ACK after retry_cnt + 1 attempts */
+        snprintf(hint, sizeof(hint),
+                 "the peer or the path is gone; bound %.3f s (timeout %d, retry_cnt %d, probe "
+                 "after %.3f s)",
+                 v->bound_s + v->probe_after_ns / 1e9, v->cfg.timeout, v->cfg.retry_cnt,
+                 v->probe_after_ns / 1e9);
+        break;
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+        snprintf(hint, sizeof(hint), "the peer had no receive posted");
+        break;
+    case IBV_WC_LOC_QP_OP_ERR: /* rdma_rxe reports a failed transmit this way */
+        snprintf(hint, sizeof(hint), "the local port may be down (check %s)",
+                 v->res.netdev[0] ? v->res.netdev : v->res.dev);
+        break;
+    case IBV_WC_REM_ACCESS_ERR:
+        snprintf(hint, sizeof(hint), "the peer refused the rkey or address");
+        break;
+    case IBV_WC_WR_FLUSH_ERR:
+        snprintf(hint, sizeof(hint), "flushed after an earlier error on this queue pair");
+        break;
+    default:
+        snprintf(hint, sizeof(hint), "see ibv_poll_cq(3)");
+    }
+    flow_fail(f, "queue pair %d: %s (status %d, vendor error 0x%x): %s", qp,
+              ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, hint);
+}
+
+/* Poll a CQ once; returns completions (>= 0), or -1 after reporting an error. */
+static int poll_cq(struct flow_rt *f, struct verbs_client_flow *v, struct ibv_cq *cq, int qp,
+                   struct ibv_wc *wc, int n)
+{
+    int k = ibv_poll_cq(cq, n, wc);
+    if (k < 0) {
+        flow_fail(f, "queue pair %d: polling the completion queue failed", qp);
+        return -1;
+    }
+    for (int i = 0; i < k; i++)
+        if (wc[i].status != IBV_WC_SUCCESS) {
+            wc_fail(f, v, qp, &wc[i]);
+            return -1;
+        }
+    return k;
+}
+
+/* Post a probe when the worker has waited long enough and none is in flight. */
+static int probe_tick(struct flow_rt *f, struct verbs_client_flow *v, int qp,
+                      struct verbs_client_probe *p, uint64_t now)
+{
+    if (p->out || now - p->since_ns < v->probe_after_ns)
+        return 0;
+    int rc = verbs_res_post_op(&v->res, qp, IBV_WR_RDMA_WRITE,
+                               VERBS_RES_SCRATCH_OFF(v->res.slot, v->res.nqp, qp),
+                               v->peer.addr + VERBS_RES_SCRATCH_OFF(v->peer.slot, v->peer.nqp, qp),
+                               v->peer.rkey, 1, true, VERBS_PROBE_ID, 0);
+    if (rc) {
+        flow_fail(f, "queue pair %d: posting a liveness probe failed: %s", qp, strerror(-rc));
+        return -1;
+    }
+    p->out = true;
+    return 0;
+}
+
+/* Completions of the send queue, probes taken out: returns the others (>= 0) or -1. */
+static int poll_send(struct flow_rt *f, struct verbs_client_flow *v, int qp,
+                     struct verbs_client_probe *p, struct ibv_wc *wc, int n)
+{
+    int k = poll_cq(f, v, v->res.scq[qp], qp, wc, n), j = 0;
+    for (int i = 0; i < k; i++) {
+        if (wc[i].wr_id == VERBS_PROBE_ID) {
+            p->out = false;
+            p->since_ns = flow_now_ns();
+        } else {
+            wc[j++] = wc[i];
+        }
+    }
+    return k < 0 ? -1 : j;
+}
+
+/* Tell the agent the ping-pong size for this QP (it writes replies of that size). */
+static int tell_size(struct flow_rt *f, int qp, uint64_t size)
+{
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "type", "verbs.size");
+    cJSON_AddNumberToObject(req, "qp", qp);
+    cJSON_AddNumberToObject(req, "size", (double)size);
+    cJSON *resp = NULL;
+    struct ft_err err = {0};
+    int rc = channel_request(f->ctl, req, &resp, 3000, &err);
+    cJSON_Delete(resp);
+    if (rc < 0)
+        flow_fail(f, "%s", err.msg);
+    return rc;
+}
+
+static void run_pingpong(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct verbs_client_flow *v = f->xdata;
+    struct verbs_res *r = &v->res;
+    const int qp = w->idx;
+    const size_t h = verbs_res_half(r);
+    char *L = r->buf ? r->buf + (size_t)qp * r->slot : NULL, *R = L ? L + h : NULL;
+    uint64_t raddr = v->peer.addr + (uint64_t)qp * v->peer.slot + v->peer.slot / 2;
+    uint64_t rsend = v->peer.addr + (uint64_t)qp * v->peer.slot;
+    struct ibv_wc wc[4];
+    uint64_t cur = 0;
+    uint8_t seq = 0;
+    struct verbs_client_probe probe = {0};
+    /* Only a WRITE lands where we can poll it; a SEND's reply is a receive completion. */
+    const bool imm = v->cfg.lat == VERBS_LAT_IMM,
+               poll_mem = v->cfg.verb == VERBS_WRITE && v->cfg.lat == VERBS_LAT_POLL;
+    while (flow_wait_running(w)) {
+        uint64_t size = flow_next_size(w);
+        if (size != cur) {
+            if ((v->cfg.verb == VERBS_WRITE || imm) && tell_size(f, qp, size) < 0)
+                break;
+            cur = size;
+        }
+        seq = (uint8_t)(seq % 255 + 1);
+        bool ok = true, sent = false, got = false;
+        uint64_t t0 = 0;
+        if (v->cfg.verb == VERBS_SEND || imm)
+            ok = verbs_res_post_recv(r, qp, (size_t)qp * r->slot + h, h) == 0;
+        if (L)
+            L[h - 1] = (char)seq;
+        t0 = flow_now_ns();
+        if (ok) {
+            if (v->cfg.verb == VERBS_READ)
+                ok = verbs_res_post_op(r, qp, IBV_WR_RDMA_READ, (size_t)qp * r->slot + h, rsend,
+                                       v->peer.rkey, size, true, 1, 0) == 0;
+            else if (v->cfg.verb == VERBS_SEND)
+                ok = verbs_res_post_op(r, qp, IBV_WR_SEND, (size_t)qp * r->slot + h - size, 0, 0,
+                                       size, true, 1, 0) == 0;
+            else
+                /* The message ends at the last byte of the peer's receive area, whatever its
+                 * size, so the peer polls one fixed byte (as ib_write_lat does). */
+                ok = verbs_res_post_op(r, qp, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+                                       (size_t)qp * r->slot + h - size, raddr + h - size,
+                                       v->peer.rkey, size, true, 1, seq) == 0;
+        }
+        if (!ok) {
+            flow_fail(f, "queue pair %d: posting a work request failed: %s", qp, strerror(errno));
+            break;
+        }
+        bool need_reply = v->cfg.verb != VERBS_READ && v->cfg.lat != VERBS_LAT_COMPLETION;
+        /* Wait for our completion and, for a ping-pong, the peer's reply. */
+        uint64_t spins = 0;
+        probe.since_ns = t0;
+        while (!(sent && (got || !need_reply))) {
+            int k = poll_send(f, v, qp, &probe, wc, 4);
+            if (k < 0)
+                goto out;
+            sent |= k > 0;
+            if (sent && need_reply && !got && (spins & 0x3ff) == 0 &&
+                probe_tick(f, v, qp, &probe, flow_now_ns()) < 0)
+                goto out;
+            if (need_reply && !got) {
+                if (poll_mem && R) {
+                    got = *(volatile char *)&R[h - 1] == (char)seq;
+                } else {
+                    k = poll_cq(f, v, r->rcq[qp], qp, wc, 1);
+                    if (k < 0)
+                        goto out;
+                    got = k > 0;
+                }
+            }
+            if ((++spins & 0xfffff) == 0 && flow_state(f) == FLOW_ST_STOP)
+                goto out;
+        }
+        uint64_t dt = flow_now_ns() - t0;
+        bool half_rtt = need_reply; /* ping-pong: half the round trip, as perftest reports */
+        flow_record(w, half_rtt ? dt / 2 : dt);
+        bool read = v->cfg.verb == VERBS_READ;
+        flow_progress(w, read ? 0 : size, need_reply || read ? size : 0, 1);
+    }
+out:
+    return;
+}
+
+/* Bandwidth: keep up to depth requests outstanding, signal every cq_mod. Post-to-completion
+ * latency of each signalled request is recorded (per operation). */
+static void run_stream_tx(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct verbs_client_flow *v = f->xdata;
+    struct verbs_res *r = &v->res;
+    const int qp = w->idx % r->nqp;
+    const size_t h = verbs_res_half(r);
+    uint64_t raddr = v->peer.addr + (uint64_t)qp * v->peer.slot + v->peer.slot / 2;
+    uint64_t rsend = v->peer.addr + (uint64_t)qp * v->peer.slot;
+    int depth = r->depth, cq_mod = depth >= 32 ? 16 : depth >= 4 ? depth / 4 : 1;
+    uint64_t *posted_at = xalloc_zero((size_t)depth + 1, sizeof(uint64_t));
+    uint64_t posted = 0, done = 0;
+    struct ibv_wc wc[16];
+    enum ibv_wr_opcode op = v->cfg.verb == VERBS_READ   ? IBV_WR_RDMA_READ
+                            : v->cfg.verb == VERBS_SEND ? IBV_WR_SEND
+                                                        : IBV_WR_RDMA_WRITE;
+    while (flow_wait_running(w)) {
+        uint64_t size = flow_next_size(w);
+        while (posted - done < (uint64_t)depth) {
+            if (!flow_pace(w, size))
+                goto out;
+            bool sig = (posted + 1) % (uint64_t)cq_mod == 0;
+            int rc = verbs_res_post_op(
+                r, qp, op, op == IBV_WR_RDMA_READ ? (size_t)qp * r->slot + h : (size_t)qp * r->slot,
+                op == IBV_WR_RDMA_READ ? rsend : raddr, v->peer.rkey, size, sig, posted, 0);
+            if (rc) {
+                flow_fail(f, "queue pair %d: posting failed: %s", qp, strerror(-rc));
+                goto out;
+            }
+            if (sig)
+                posted_at[posted % (uint64_t)(depth + 1)] = flow_now_ns();
+            posted++;
+        }
+        int k = poll_cq(f, v, r->scq[qp], qp, wc, 16);
+        if (k < 0)
+            goto out;
+        for (int i = 0; i < k; i++) {
+            uint64_t id = wc[i].wr_id;
+            flow_record(w, flow_now_ns() - posted_at[id % (uint64_t)(depth + 1)]);
+            uint64_t n = id + 1 - done;
+            done = id + 1;
+            flow_progress(w, n * size, 0, n);
+        }
+        if (k == 0)
+            sched_yield();
+    }
+out:
+    free(posted_at);
+}
+
+/* Receiving side of an rx or bidir stream: keep receives posted, count what arrives. */
+static void run_stream_rx(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct verbs_client_flow *v = f->xdata;
+    struct verbs_res *r = &v->res;
+    const int qp = w->idx % r->nqp;
+    const size_t h = verbs_res_half(r);
+    struct ibv_wc wc[16];
+    for (int i = 0; i < r->depth; i++)
+        if (verbs_res_post_recv(r, qp, (size_t)qp * r->slot + h, h)) {
+            flow_fail(f, "queue pair %d: posting receives failed: %s", qp, strerror(errno));
+            return;
+        }
+    const bool probes = f->spec->dir == MIX_DIR_RX;
+    struct verbs_client_probe probe = {.since_ns = flow_now_ns()};
+    struct ibv_wc swc[2];
+    while (flow_wait_running(w)) {
+        int k = poll_cq(f, v, r->rcq[qp], qp, wc, 16);
+        if (k < 0)
+            return;
+        uint64_t bytes = 0;
+        for (int i = 0; i < k; i++) {
+            bytes += wc[i].byte_len;
+            verbs_res_post_recv(r, qp, (size_t)qp * r->slot + h, h);
+        }
+        if (k) {
+            flow_progress(w, 0, bytes, (uint64_t)k);
+            probe.since_ns = flow_now_ns();
+        } else {
+            if (probes && (poll_send(f, v, qp, &probe, swc, 2) < 0 ||
+                           probe_tick(f, v, qp, &probe, flow_now_ns()) < 0))
+                return;
+            sched_yield();
+        }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct flow_worker *w = arg;
+    struct flow_rt *f = w->flow;
+    struct verbs_client_flow *v = f->xdata;
+    flow_worker_begin(w);
+    if (f->spec->op == MIX_OP_PINGPONG)
+        run_pingpong(w);
+    else if (f->spec->dir == MIX_DIR_TX || (f->spec->dir == MIX_DIR_BIDIR && w->idx < v->res.nqp))
+        run_stream_tx(w);
+    else
+        run_stream_rx(w);
+    return NULL;
+}
+
+/* Asynchronous events (port down, QP fatal) become events in the run's log. */
+static void *async_main(void *arg)
+{
+    struct flow_rt *f = arg;
+    struct verbs_client_flow *v = f->xdata;
+    struct pollfd p = {v->res.ctx->async_fd, POLLIN, 0};
+    int fl = fcntl(p.fd, F_GETFL);
+    fcntl(p.fd, F_SETFL, fl | O_NONBLOCK);
+    /* After a stop request, one last look: a port that went down is queued as an event
+     * before the completion error it causes, so the log keeps both. */
+    for (bool last = false; !last;) {
+        last = atomic_load(&v->async_stop);
+        counters_qp_flow_tick(f, v->qpc, 1.0); /* this flow's QP counter, once a second */
+        if (poll(&p, 1, last ? 20 : 100) <= 0)
+            continue;
+        struct ibv_async_event ev;
+        if (ibv_get_async_event(v->res.ctx, &ev))
+            continue;
+        flow_event(f, "%s: async event %s", v->res.dev, ibv_event_type_str(ev.event_type));
+        if (ev.event_type == IBV_EVENT_QP_FATAL || ev.event_type == IBV_EVENT_DEVICE_FATAL)
+            flow_fail(f, "%s: %s", v->res.dev, ibv_event_type_str(ev.event_type));
+        ibv_ack_async_event(&ev);
+        last = false; /* there may be more */
+    }
+    return NULL;
+}
+
+/* The agent's return-routability check (see the top): ask for the nonces, read them from
+ * our nonce buffer, echo them. */
+static int vb_prove(struct flow_rt *f, struct verbs_client_flow *v, struct ft_err *err)
+{
+    cJSON *req = cJSON_CreateObject(), *resp = NULL;
+    cJSON_AddStringToObject(req, "type", "verbs.nonce");
+    uint64_t t0 = flow_now_ns();
+    int rc = channel_request(f->ctl, req, &resp, 5000, err);
+    cJSON_Delete(resp);
+    if (rc < 0)
+        return rc;
+    unsigned char n[VERBS_RES_MAX_QPS][RRCHECK_NONCE_BYTES];
+    rc = verbs_res_nonce_read(&v->res, n, RRCHECK_ECHO_MS / 2, err);
+    if (rc < 0)
+        return rc;
+    req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "type", "verbs.echo");
+    cJSON_AddItemToObject(
+        req, "nonces",
+        rrcheck_echo_json((const unsigned char(*)[RRCHECK_NONCE_BYTES])n, v->res.nqp));
+    rc = channel_request(f->ctl, req, &resp, 5000, err);
+    cJSON_Delete(resp);
+    if (rc == 0)
+        flow_event(f,
+                   "the agent checked the return path: a nonce RDMA WRITE over each of %d QP%s, "
+                   "echoed in %.1f ms",
+                   v->res.nqp, v->res.nqp == 1 ? "" : "s", (flow_now_ns() - t0) / 1e6);
+    return rc;
+}
+
+int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
+{
+    const struct mix_flow *s = f->spec;
+    struct verbs_client_flow *v = xalloc_zero(1, sizeof(*v));
+    f->xdata = v;
+    int rc = verbs_params_parse(s, &v->cfg, err);
+    if (rc < 0)
+        return rc;
+    /* Host buffers on the NIC's NUMA node (from the topology, when known). */
+    const struct topo_model *m = flow_topology(f);
+    rc = verbs_res_open(&v->res, &v->cfg.want, err);
+    if (rc < 0)
+        return rc;
+    for (int i = 0; m && i < m->nnics; i++)
+        if (!strcmp(m->nics[i].rdma_dev, v->res.dev) && m->nics[i].pci >= 0)
+            v->cfg.want.numa = m->pci[m->nics[i].pci].numa;
+    rc = verbs_res_alloc(&v->res, &v->cfg.want, s->concurrency, v->cfg.msg, v->cfg.depth, err);
+    if (rc < 0)
+        return rc;
+    v->bound_s = verbs_res_timeout_bound_s(v->cfg.timeout, v->cfg.retry_cnt, v->res.driver);
+    /* Probe after one local ACK timeout without an answer (at least 1 ms, so a healthy
+     * ping-pong rarely needs one): detection then takes at most this plus bound_s. */
+    double t_o = 4.096e-6 * (double)(1ull << v->cfg.timeout);
+    v->probe_after_ns = (uint64_t)(1e9 * (t_o > 0.001 ? t_o : 0.001));
+    if (v->bound_s == INFINITY)
+        flow_event(f,
+                   "%s retries forever with retry_cnt 7 (rdma_rxe's rxe_comp.c treats 7 "
+                   "as unlimited): a dead peer is caught by the progress deadline instead",
+                   v->res.dev);
+    /* The flow's liveness deadline must not pre-empt the QP's own timeout, which is what
+     * reports a vanished peer with its status text. */
+    double detect = v->bound_s + v->probe_after_ns / 1e9;
+    if (detect != INFINITY && f->fail_bound_s < detect + 0.5)
+        f->fail_bound_s = detect + 0.5;
+    if (detect != INFINITY && f->progress_deadline_s < detect + 0.5)
+        f->progress_deadline_s = detect + 0.5;
+    if (v->res.link_layer == IBV_LINK_LAYER_ETHERNET && v->res.netdev[0]) {
+        struct ft_err derr = {0};
+        verbs_dcb_query(v->res.netdev, &v->dcb, &derr);
+    }
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "type", "verbs.open");
+    cJSON_AddStringToObject(req, "op", mix_op_str(s->op));
+    cJSON_AddStringToObject(req, "direction", mix_dir_str(s->dir));
+    cJSON_AddStringToObject(req, "verb", verbs_params_verb_names[v->cfg.verb]);
+    cJSON_AddStringToObject(req, "latency", verbs_params_lat_names[v->cfg.lat]);
+    cJSON_AddNumberToObject(req, "size", (double)v->cfg.msg);
+    cJSON_AddNumberToObject(req, "depth", v->cfg.depth);
+    cJSON_AddNumberToObject(req, "timeout", v->cfg.timeout);
+    cJSON_AddNumberToObject(req, "retry_cnt", v->cfg.retry_cnt);
+    cJSON_AddNumberToObject(req, "dscp", v->cfg.want.dscp);
+    cJSON_AddNumberToObject(req, "sl", v->cfg.want.sl);
+    cJSON_AddNumberToObject(req, "rate_gbps", s->rate_gbps);
+    cJSON_AddStringToObject(req, "connect", v->cfg.rdmacm ? "rdmacm" : "ctl");
+    cJSON_AddItemToObject(req, "peer", verbs_res_peer_json(&v->res));
+    cJSON *resp = NULL;
+    rc = channel_request(f->ctl, req, &resp, 10000, err);
+    if (rc < 0)
+        return rc;
+    rc = verbs_res_peer_parse(cJSON_GetObjectItemCaseSensitive(resp, "peer"), &v->peer, err);
+    char cm_host[64] = "";
+    double cm_port = 0;
+    if (v->cfg.rdmacm && rc == 0 &&
+        (!jsonutil_str(resp, "cm_host") || !jsonutil_num(resp, "cm_port", &cm_port)))
+        rc = ft_err_set(err, -EPROTO, "flow %s: the agent did not offer rdma_cm", s->name);
+    if (v->cfg.rdmacm && rc == 0)
+        snprintf(cm_host, sizeof(cm_host), "%s", jsonutil_str(resp, "cm_host"));
+    const char *agent_dev = jsonutil_str(resp, "device");
+    if (agent_dev)
+        flow_event(f, "agent uses %s, GID index %s", agent_dev,
+                   jsonutil_str(resp, "gid_index_text") ? jsonutil_str(resp, "gid_index_text")
+                                                        : "?");
+    cJSON_Delete(resp);
+    if (rc < 0)
+        return rc;
+    if (v->cfg.rdmacm)
+        rc = verbs_cm_connect(&v->res, cm_host, (int)cm_port, v->cfg.want.dscp << 2, v->cfg.timeout,
+                              v->cfg.retry_cnt, &v->cm, err);
+    else
+        rc = verbs_res_connect(&v->res, &v->peer, &v->cfg.want, v->cfg.timeout, v->cfg.retry_cnt,
+                               err);
+    if (rc < 0)
+        return rc;
+    rc = vb_prove(f, v, err);
+    if (rc < 0)
+        return rc;
+    /* The QPs on a counter of their own, apart from the port-wide counters, where the
+     * kernel and the device allow it (never fails the flow). */
+    uint32_t qpns[VERBS_RES_MAX_QPS];
+    for (int i = 0; i < v->res.nqp; i++)
+        qpns[i] = v->res.qp[i]->qp_num;
+    v->qpc = counters_qp_flow_bind(f, &(struct counters_qp_opts){.dev = v->res.dev,
+                                                                 .port = v->res.port,
+                                                                 .driver = v->res.driver,
+                                                                 .qpns = qpns,
+                                                                 .nqps = v->res.nqp,
+                                                                 .nl_fd = -1});
+    if (pthread_create(&v->async, NULL, async_main, f) == 0)
+        v->async_started = true;
+    return 0;
+}
+
+int verbs_client_start(struct flow_rt *f, struct ft_err *err)
+{
+    return flow_start_workers(f, worker_main, err);
+}
+
+void verbs_client_stop(struct flow_rt *f)
+{
+    flow_join_workers(f);
+}
+
+void verbs_client_teardown(struct flow_rt *f)
+{
+    struct verbs_client_flow *v = f->xdata;
+    if (!v)
+        return;
+    if (v->async_started) {
+        atomic_store(&v->async_stop, true);
+        pthread_join(v->async, NULL);
+    }
+    counters_qp_flow_finish(f, v->qpc); /* a last reading, then unbound before the QPs go */
+    v->qpc = NULL;
+    verbs_cm_close(v->cm);
+    verbs_res_close(&v->res);
+    free(v);
+    f->xdata = NULL;
+}
+
+void verbs_client_conditions(const struct flow_rt *f, cJSON *out)
+{
+    struct verbs_client_flow *v = f->xdata;
+    if (!v)
+        return;
+    cJSON *c = verbs_res_conditions(&v->res, &v->cfg.want, v->cfg.timeout, v->cfg.retry_cnt);
+    cJSON *it = c->child;
+    while (it) {
+        cJSON *next = it->next;
+        cJSON_AddItemToObject(out, it->string, cJSON_DetachItemViaPointer(c, it));
+        it = next;
+    }
+    cJSON_Delete(c);
+    cJSON_AddNumberToObject(out, "liveness_probe_after_s", v->probe_after_ns / 1e9);
+    if (!isinf(v->bound_s))
+        cJSON_AddNumberToObject(out, "peer_loss_detect_bound_s",
+                                v->bound_s + v->probe_after_ns / 1e9);
+    cJSON_AddStringToObject(out, "verb", verbs_params_verb_names[v->cfg.verb]);
+    cJSON_AddStringToObject(out, "latency_method",
+                            f->spec->op == MIX_OP_STREAM   ? "post to completion of signalled "
+                                                             "requests"
+                            : v->cfg.verb == VERBS_READ    ? "READ round trip (post to completion)"
+                            : v->cfg.lat == VERBS_LAT_POLL ? "ping-pong polling the last byte "
+                                                             "(ib_write_lat method), half round "
+                                                             "trip"
+                            : v->cfg.lat == VERBS_LAT_IMM  ? "ping-pong of WRITE with immediate, "
+                                                             "half round trip"
+                                                           : "post to completion of one WRITE");
+    cJSON_AddStringToObject(out, "connection",
+                            v->cm ? "librdmacm (rdma_cm address, route and CM handshake; rkey "
+                                    "and address over the fabtop control channel)"
+                                  : "fabtop control channel (QP number, PSN, GID, LID, rkey, "
+                                    "address)");
+    if (v->res.link_layer == IBV_LINK_LAYER_ETHERNET)
+        cJSON_AddItemToObject(out, "dcb", verbs_dcb_json(&v->dcb, v->cfg.want.dscp));
+}
