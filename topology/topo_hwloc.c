@@ -747,18 +747,20 @@ static int hwloc_common(struct topo_model *m, const struct topo_load_opts *o, co
         goto out_env;
     }
     hwloc_topology_set_io_types_filter(c.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    /* hwloc parses an XML file either when it is set (its libxml2 backend, from the
+     * libhwloc-plugins package, which OpenMPI pulls in) or when the topology is loaded (its
+     * built-in parser): the same file fails at either step, so both say the same. */
+    static const char bad_xml[] =
+        "%s: hwloc could not parse this topology XML (malformed, truncated or not an hwloc "
+        "export): %s";
     if (xml && hwloc_topology_set_xml(c.topo, xml) < 0) {
-        rc = ft_err_set(err, -EBADMSG, "%s: hwloc refused it as an XML source: %s", xml,
-                        strerror(errno));
+        rc = ft_err_set(err, -EBADMSG, bad_xml, xml, strerror(errno));
         goto out_topo;
     }
     if (hwloc_topology_load(c.topo) < 0) {
         int e = errno;
         if (xml)
-            rc = ft_err_set(err, -EBADMSG,
-                            "%s: hwloc could not parse this topology XML (malformed, truncated "
-                            "or not an hwloc export): %s",
-                            xml, strerror(e));
+            rc = ft_err_set(err, -EBADMSG, bad_xml, xml, strerror(e));
         else if (fsroot)
             rc = ft_err_set(err, -EBADMSG,
                             "%s: hwloc could not read a topology from this sysfs root (it needs "
