@@ -14,9 +14,12 @@
 typedef uint32_t (*sweep_stats_key)(void *ctx, const struct sweep_figure *f, int slot,
                                     double *value);
 
-/* Median and MAD of every bucket 0..n_buckets-1 over samples 0..slots-1 of each figure. */
+/* Median (and with want_mad the MAD; else 0) of every bucket 0..n_buckets-1 over samples
+ * 0..slots-1 of each figure. scratch: room for nf x slots values (reused across calls, so that
+ * its pages are touched once), or NULL to allocate it here. */
 void sweep_stats_buckets(const struct sweep_figure *f, size_t nf, int slots, sweep_stats_key key,
-                         void *ctx, size_t n_buckets, struct sweep_class_stat *out);
+                         void *ctx, size_t n_buckets, int want_mad, double *scratch,
+                         struct sweep_class_stat *out);
 
 /* The median of x[0..n) (reordered); 0 when n is 0. */
 double sweep_stats_median(double *x, size_t n);

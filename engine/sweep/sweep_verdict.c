@@ -58,7 +58,7 @@ struct judge {
     int32_t *gidx;     /* per rank: dense group index */
     uint32_t n_groups;
     uint8_t *uplink; /* [rail][g][h]: that uplink is named */
-    int cap_mode;    /* ceiling pass: 0 the share of the ceiling, 1 the ceiling */
+    double *scratch; /* nf x SLOTS values, for sweep_stats_buckets */
 };
 
 static int pair_class(const struct sweep_analysis *an, const struct sweep_rank *ranks,
@@ -91,22 +91,19 @@ int sweep_is_outlier(const struct sweep_analysis *an, enum sweep_metric m,
     return dev / (1.4826 * c->mad) > an->opts.z_max;
 }
 
+/* Class buckets, laid out as an->cls: [metric][rail][class]. */
 static uint32_t class_key(void *ctx, const struct sweep_figure *f, int slot, double *v)
 {
     const struct judge *j = ctx;
-    if (slot_metric(slot) != j->m || !slot_value(f, slot, v))
+    if (!slot_value(f, slot, v))
         return SWEEP_STATS_SKIP;
-    return (uint32_t)(f->rail * 2 + fig_class(j, f));
+    return (uint32_t)((slot_metric(slot) * SWEEP_MAX_RAILS + f->rail) * 2 + fig_class(j, f));
 }
 
 static void class_stats(struct judge *j)
 {
-    struct sweep_class_stat st[SWEEP_MAX_RAILS * 2];
-    for (int m = 0; m < SWEEP_M_COUNT; m++) {
-        j->m = (enum sweep_metric)m;
-        sweep_stats_buckets(j->f, j->nf, SLOTS, class_key, j, SWEEP_MAX_RAILS * 2, st);
-        memcpy(j->an->cls[m], st, sizeof(st));
-    }
+    sweep_stats_buckets(j->f, j->nf, SLOTS, class_key, j, SWEEP_M_COUNT * SWEEP_MAX_RAILS * 2, 1,
+                        j->scratch, &j->an->cls[0][0][0]);
 }
 
 static void mark_slow(struct judge *j)
@@ -301,12 +298,14 @@ static uint32_t uplink_bucket(const struct judge *j, const struct sweep_figure *
     return (uint32_t)((f->rail * G + g) * G + h);
 }
 
+/* Uplink buckets: [metric][rail][g][h]. */
 static uint32_t uplink_key(void *ctx, const struct sweep_figure *f, int slot, double *v)
 {
     const struct judge *j = ctx;
-    if (slot_metric(slot) != j->m || !slot_value(f, slot, v))
+    uint32_t b;
+    if (!slot_value(f, slot, v) || (b = uplink_bucket(j, f)) == SWEEP_STATS_SKIP)
         return SWEEP_STATS_SKIP;
-    return uplink_bucket(j, f);
+    return (uint32_t)slot_metric(slot) * SWEEP_MAX_RAILS * j->n_groups * j->n_groups + b;
 }
 
 /* The reference of an uplink: the same-group pairs on that rail, else all across pairs. */
@@ -346,10 +345,11 @@ static void name_uplink(struct judge *j, unsigned rail, uint32_t g, uint32_t h,
 static void name_uplinks(struct judge *j)
 {
     size_t G = j->n_groups, nb = SWEEP_MAX_RAILS * G * G;
-    struct sweep_class_stat *st = xalloc_zero(nb, sizeof(*st));
+    struct sweep_class_stat *all = xalloc_zero(SWEEP_M_COUNT * nb, sizeof(*all));
+    sweep_stats_buckets(j->f, j->nf, SLOTS, uplink_key, j, SWEEP_M_COUNT * nb, 0, j->scratch, all);
     for (int m = 0; m < SWEEP_M_COUNT; m++) {
+        const struct sweep_class_stat *st = all + m * nb;
         j->m = (enum sweep_metric)m;
-        sweep_stats_buckets(j->f, j->nf, SLOTS, uplink_key, j, nb, st);
         for (unsigned rail = 0; rail < SWEEP_MAX_RAILS; rail++)
             for (uint32_t g = 0; g < G; g++)
                 for (uint32_t h = g + 1; h < G; h++) {
@@ -359,7 +359,7 @@ static void name_uplinks(struct judge *j)
                         name_uplink(j, rail, g, h, &st[b]);
                 }
     }
-    free(st);
+    free(all);
 }
 
 /* Count the pairs behind each uplink verdict, and which of them are slow against the reference. */
@@ -449,24 +449,30 @@ static double fig_ceiling(const struct judge *j, const struct sweep_figure *f)
     return a > 0 && b > 0 ? (a < b ? a : b) : 0;
 }
 
+/* Ceiling buckets: slots 0 and 1 the bandwidth's share of its ceiling per [rail][class], slots
+ * 2 and 3 (the same two directions) the ceiling itself, 2 x SWEEP_MAX_RAILS buckets on. */
 static uint32_t ceiling_key(void *ctx, const struct sweep_figure *f, int slot, double *v)
 {
     const struct judge *j = ctx;
     double c = fig_ceiling(j, f);
-    if (slot >= 2 || c <= 0 || !slot_value(f, slot, v) || explained(j, f))
+    if (c <= 0 || !slot_value(f, slot & 1, v) || explained(j, f))
         return SWEEP_STATS_SKIP;
-    *v = j->cap_mode ? c : *v / c;
-    return (uint32_t)(f->rail * 2 + fig_class(j, f));
+    *v = slot >= 2 ? c : *v / c;
+    return (uint32_t)((slot >= 2) * SWEEP_MAX_RAILS * 2 + f->rail * 2 + fig_class(j, f));
 }
 
 static void name_ceilings(struct judge *j)
 {
-    struct sweep_class_stat share[SWEEP_MAX_RAILS * 2], cap[SWEEP_MAX_RAILS * 2];
-    j->cap_mode = 0;
-    sweep_stats_buckets(j->f, j->nf, 2, ceiling_key, j, SWEEP_MAX_RAILS * 2, share);
-    j->cap_mode = 1;
-    sweep_stats_buckets(j->f, j->nf, 2, ceiling_key, j, SWEEP_MAX_RAILS * 2, cap);
-    for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2; b++) {
+    struct sweep_class_stat st[SWEEP_MAX_RAILS * 4], *share = st, *cap = st + SWEEP_MAX_RAILS * 2;
+    int low = 0;
+    /* The shares first (slots 0 and 1); the ceilings themselves only when a class falls short. */
+    sweep_stats_buckets(j->f, j->nf, 2, ceiling_key, j, SWEEP_MAX_RAILS * 4, 0, j->scratch, st);
+    for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2; b++)
+        low |= share[b].n && share[b].median < j->an->opts.ceiling_frac;
+    if (low)
+        sweep_stats_buckets(j->f, j->nf, SLOTS, ceiling_key, j, SWEEP_MAX_RAILS * 4, 0, j->scratch,
+                            st);
+    for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2 && low; b++) {
         if (!share[b].n || share[b].median >= j->an->opts.ceiling_frac)
             continue;
         struct sweep_verdict *v = add_verdict(j->an, SWEEP_V_CEILING);
@@ -538,6 +544,7 @@ int sweep_judge(const struct sweep_rank *ranks, uint32_t n, const struct sweep_f
     j.n_groups = index_groups(ranks, n, j.gidx);
     out->groups_known = j.n_groups > 0;
     j.slow = xalloc_zero(nf + 1, 1);
+    j.scratch = xalloc(sizeof(*j.scratch) * (nf * SLOTS + 1));
     j.suspect = xalloc_zero(n + 1, sizeof(*j.suspect));
     class_stats(&j);
     mark_slow(&j);
@@ -549,9 +556,11 @@ int sweep_judge(const struct sweep_rank *ranks, uint32_t n, const struct sweep_f
     }
     name_pairs(&j);
     name_ceilings(&j);
+    free(j.scratch);
     free(j.uplink);
     free(j.suspect);
-    free(j.slow);
+    out->slow = j.slow;
+    out->n_fig = nf;
     free(j.gidx);
     return 0;
 }
@@ -583,15 +592,18 @@ static void rail_masks(const struct sweep_analysis *an, const struct sweep_rank 
     for (size_t k = 0; k < an->n_v; k++)
         if (is_suspect(&an->v[k]))
             sus[an->v[k].rank] |= 1u << an->v[k].rail;
+    int known = an->slow && an->n_fig == nf; /* the figures judged: their slow bits */
     for (size_t i = 0; i < nf; i++) {
         uint32_t bit = 1u << f[i].rail;
+        int bad = f[i].failed || (known && an->slow[i]);
         if ((sus[f[i].a] | sus[f[i].b]) & bit)
             continue;
-        for (int m = 0; m < SWEEP_M_COUNT; m++)
-            if (figure_slow(an, ranks, &f[i], (enum sweep_metric)m)) {
-                dirty[f[i].a] |= bit;
-                dirty[f[i].b] |= bit;
-            }
+        for (int m = 0; m < SWEEP_M_COUNT && !known && !bad; m++)
+            bad = figure_slow(an, ranks, &f[i], (enum sweep_metric)m);
+        if (bad) {
+            dirty[f[i].a] |= bit;
+            dirty[f[i].b] |= bit;
+        }
     }
 }
 
@@ -678,6 +690,7 @@ size_t sweep_recheck_judge(struct sweep_analysis *an, const struct sweep_rank *r
 
 void sweep_analysis_free(struct sweep_analysis *an)
 {
+    free(an->slow);
     free(an->v);
     memset(an, 0, sizeof(*an));
 }

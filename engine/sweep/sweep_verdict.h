@@ -87,6 +87,8 @@ struct sweep_analysis {
     struct sweep_judge_opts opts;
     uint32_t n_ranks;
     int groups_known;
+    uint8_t *slow; /* per figure judged: bit 0 bw a->b, 1 bw b->a, 2 p50, 3 p99 an outlier */
+    size_t n_fig;
 };
 
 /* Judge the figures f[0..nf) of ranks[0..n). 0, or -EINVAL (a figure naming a rank or rail

@@ -357,6 +357,28 @@ static void test_median(void **state)
         assert_near(sweep_stats_median(x, n), want, 0);
     }
     assert_near(sweep_stats_median(x, 0), 0, 0);
+    /* Large arrays take the sampled path: random, sorted, reversed, all ties, few values. */
+    size_t big = 200001;
+    double *u = malloc(big * sizeof(*u)), *w = malloc(big * sizeof(*w));
+    assert_non_null(u);
+    assert_non_null(w);
+    for (int kind = 0; kind < 5; kind++)
+        for (size_t n = big - 1; n <= big; n++) {
+            for (size_t i = 0; i < n; i++) {
+                double r = uni();
+                u[i] = kind == 0   ? r
+                       : kind == 1 ? (double)i
+                       : kind == 2 ? (double)(n - i)
+                       : kind == 3 ? 7
+                                   : floor(r * 3);
+                w[i] = u[i];
+            }
+            qsort(w, n, sizeof(*w), cmp);
+            double want = n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+            assert_near(sweep_stats_median(u, n), want, 0);
+        }
+    free(u);
+    free(w);
 }
 
 int main(void)
