@@ -165,6 +165,64 @@ static void test_incast(void **state)
     assert_int_equal(sweep_plan_incast(&p, ranks, 2, &(struct sweep_plan_opts){0}, &err), -EINVAL);
 }
 
+/* Two rails: together, one quiet and one loaded round per receiver holding both rails' tests;
+ * apart, one pair of rounds per rail. Each rail's loaded round has its own probe. */
+static void test_incast_rails(void **state)
+{
+    (void)state;
+    struct ft_err err = {0};
+    layout(8, 1);
+    for (uint32_t r = 0; r < 8; r++)
+        ranks[r].rails = 0x3;
+    for (int mode = 0; mode < 2; mode++) {
+        struct sweep_plan p = {0};
+        struct sweep_plan_opts o = {.rails_mode = (enum sweep_rails_mode)mode};
+        assert_int_equal(sweep_plan_incast(&p, ranks, 8, &o, &err), 0);
+        assert_int_equal(p.n_rounds, mode == SWEEP_RAILS_TOGETHER ? 16 : 32);
+        for (size_t k = 0; k < p.n_rounds; k++) {
+            const struct sweep_round *rd = &p.rounds[k];
+            uint32_t per_rail[2] = {0}, probes[2] = {0};
+            for (size_t i = rd->first; i < rd->first + rd->count; i++) {
+                const struct sweep_test *t = &p.tests[i];
+                assert_int_equal(t->dst, rd->subject);
+                per_rail[t->rail]++;
+                probes[t->rail] += t->role == SWEEP_ROLE_PROBE;
+            }
+            uint32_t want = rd->phase == SWEEP_PHASE_LOADED ? 7 : 1;
+            for (int rail = 0; rail < 2; rail++)
+                if (mode == SWEEP_RAILS_TOGETHER || per_rail[rail]) {
+                    assert_int_equal(per_rail[rail], want);
+                    assert_int_equal(probes[rail], 1);
+                }
+        }
+        sweep_plan_free(&p);
+    }
+}
+
+/* Several patterns in one plan: each call appends its rounds after the last. */
+static void test_patterns_append(void **state)
+{
+    (void)state;
+    struct ft_err err = {0};
+    struct sweep_plan p = {0};
+    struct sweep_plan_opts o = {0};
+    layout(6, 0);
+    assert_int_equal(sweep_plan_pairs(&p, ranks, 6, &o, &err), 0);
+    assert_int_equal(sweep_plan_ring(&p, ranks, 6, &o, &err), 0);
+    assert_int_equal(sweep_plan_pairs(&p, ranks, 1, &o, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "pairs: 1 rank(s) given"));
+    assert_int_equal(p.n_rounds, 6);
+    assert_int_equal(p.n_tests, 15 + 6);
+    assert_int_equal(p.rounds[5].pattern, SWEEP_RING);
+    assert_int_equal(p.rounds[5].first, 15);
+    size_t next = 0;
+    for (size_t k = 0; k < p.n_rounds; k++) {
+        assert_int_equal(p.rounds[k].first, next);
+        next += p.rounds[k].count;
+    }
+    sweep_plan_free(&p);
+}
+
 static void check_halves(const struct sweep_plan *p, size_t k, uint32_t n)
 {
     uint8_t seen[MAXN] = {0};
@@ -272,6 +330,8 @@ int main(void)
         cmocka_unit_test(test_bisection),
         cmocka_unit_test(test_ring),
         cmocka_unit_test(test_pack),
+        cmocka_unit_test(test_incast_rails),
+        cmocka_unit_test(test_patterns_append),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
