@@ -197,27 +197,6 @@ static struct tally *tally_all(const struct judge *j)
     return t;
 }
 
-/* The median of rank r's samples of m on rail, and of their ratios to their class medians. */
-static void rank_medians(const struct judge *j, uint32_t r, unsigned rail, enum sweep_metric m,
-                         double *obs, double *ratio)
-{
-    double *x = xalloc_zero(2 * j->nf + 1, sizeof(*x)), *q = x + j->nf, v;
-    size_t n = 0;
-    for (size_t i = 0; i < j->nf; i++) {
-        const struct sweep_figure *f = &j->f[i];
-        if (f->rail != rail || (f->a != r && f->b != r))
-            continue;
-        for (int s = 0; s < SLOTS; s++)
-            if (slot_metric(s) == m && slot_value(f, s, &v) && n < j->nf) {
-                x[n] = v;
-                q[n++] = v / fig_stat(j, f, m)->median;
-            }
-    }
-    *obs = sweep_stats_median(x, n);
-    *ratio = sweep_stats_median(q, n);
-    free(x);
-}
-
 static void name_failed_rank(struct judge *j, uint32_t r, unsigned rail, const struct tally *t)
 {
     char b[32];
@@ -233,27 +212,65 @@ static void name_failed_rank(struct judge *j, uint32_t r, unsigned rail, const s
     j->suspect[r] |= 1u << rail;
 }
 
-static void name_slow_rank(struct judge *j, uint32_t r, unsigned rail, enum sweep_metric m,
-                           const struct tally *t)
+static void rank_message(const struct judge *j, struct sweep_verdict *v, double obs, double ratio)
 {
     char b[32];
-    double obs, ratio;
-    rank_medians(j, r, rail, m, &obs, &ratio);
-    struct sweep_verdict *v = add_verdict(j->an, SWEEP_V_RANK);
-    v->state = SWEEP_SUSPECT;
-    v->rank = r;
-    v->rail = (uint16_t)rail;
-    v->group_a = j->ranks[r].group;
-    set_figures(v, m, obs, ratio > 0 ? obs / ratio : 0);
+    const struct sweep_rank *r = &j->ranks[v->rank];
+    set_figures(v, v->metric, obs, ratio > 0 ? obs / ratio : 0);
     v->ratio.value = ratio;
-    v->n_slow = t->slow[m];
-    v->n_pairs = t->n[m];
     snprintf(v->msg, sizeof(v->msg),
              "%s %s: %.2fx the rack's median %s in all %u of its pairs -> its port, cable or NIC, "
              "not the fabric",
-             j->ranks[r].name, port_name(&j->ranks[r], rail, b, sizeof(b)), ratio,
-             metric_info[m].name, t->n[m]);
+             r->name, port_name(r, v->rail, b, sizeof(b)), ratio, metric_info[v->metric].name,
+             v->n_pairs);
+}
+
+/* A suspect rank's verdict, its figures filled in by rank_figures. */
+static void name_slow_rank(struct judge *j, uint32_t r, unsigned rail, enum sweep_metric m,
+                           const struct tally *t)
+{
+    struct sweep_verdict *v = add_verdict(j->an, SWEEP_V_RANK);
+    v->state = SWEEP_SUSPECT;
+    v->metric = m;
+    v->rank = r;
+    v->rail = (uint16_t)rail;
+    v->group_a = j->ranks[r].group;
+    v->n_slow = t->slow[m];
+    v->n_pairs = t->n[m];
     j->suspect[r] |= 1u << rail;
+}
+
+/* The median of each suspect's samples and of their ratios to their class medians, all
+ * suspects in one pass over the figures; then their messages. pick[rank * rails + rail]: the
+ * verdict of that rank's rail, or -1. */
+static void rank_figures(struct judge *j, const int32_t *pick, size_t first)
+{
+    struct sweep_analysis *an = j->an;
+    size_t *at = xalloc_zero(an->n_v + 1, sizeof(*at)),
+           *fill = xalloc_zero(an->n_v + 1, sizeof(*fill));
+    for (size_t k = first; k < an->n_v; k++)
+        at[k + 1] = at[k] + 2 * (size_t)an->v[k].n_pairs;
+    double *x = xalloc(sizeof(*x) * (2 * at[an->n_v] + 1)), *q = x + at[an->n_v], v;
+    for (size_t i = 0; i < j->nf; i++)
+        for (int e = 0; e < 2; e++) {
+            const struct sweep_figure *f = &j->f[i];
+            int32_t k = pick[(size_t)(e ? f->b : f->a) * SWEEP_MAX_RAILS + f->rail];
+            if (k < 0)
+                continue;
+            enum sweep_metric m = an->v[k].metric;
+            for (int s = 0; s < SLOTS; s++)
+                if (slot_metric(s) == m && slot_value(f, s, &v) && fill[k] < at[k + 1] - at[k]) {
+                    x[at[k] + fill[k]] = v;
+                    q[at[k] + fill[k]++] = v / fig_stat(j, f, m)->median;
+                }
+        }
+    for (size_t k = first; k < an->n_v; k++)
+        if (an->v[k].kind == SWEEP_V_RANK)
+            rank_message(j, &an->v[k], sweep_stats_median(x + at[k], fill[k]),
+                         sweep_stats_median(q + at[k], fill[k]));
+    free(x);
+    free(fill);
+    free(at);
 }
 
 /* A rank is named when all its tests on a rail failed, or all were slow in one metric (two or
@@ -261,21 +278,27 @@ static void name_slow_rank(struct judge *j, uint32_t r, unsigned rail, enum swee
 static void name_ranks(struct judge *j)
 {
     struct tally *t = tally_all(j);
-    for (uint32_t r = 0; r < j->an->n_ranks; r++)
-        for (unsigned rail = 0; rail < SWEEP_MAX_RAILS; rail++) {
-            const struct tally *x = &t[(size_t)r * SWEEP_MAX_RAILS + rail];
-            if (x->all < 2)
-                continue;
-            if (x->failed == x->all) {
-                name_failed_rank(j, r, rail, x);
-                continue;
-            }
-            for (int m = 0; m < SWEEP_M_COUNT; m++)
-                if (x->n[m] >= 2 && x->slow[m] == x->n[m]) {
-                    name_slow_rank(j, r, rail, (enum sweep_metric)m, x);
-                    break;
-                }
+    size_t first = j->an->n_v, cells = (size_t)j->an->n_ranks * SWEEP_MAX_RAILS;
+    int32_t *pick = xalloc(cells * sizeof(*pick) + 1);
+    for (size_t c = 0; c < cells; c++) {
+        const struct tally *x = &t[c];
+        uint32_t r = (uint32_t)(c / SWEEP_MAX_RAILS);
+        unsigned rail = (unsigned)(c % SWEEP_MAX_RAILS);
+        pick[c] = -1;
+        if (x->all < 2)
+            continue;
+        if (x->failed == x->all) {
+            name_failed_rank(j, r, rail, x);
+            continue;
         }
+        for (int m = 0; m < SWEEP_M_COUNT && pick[c] < 0; m++)
+            if (x->n[m] >= 2 && x->slow[m] == x->n[m]) {
+                pick[c] = (int32_t)j->an->n_v;
+                name_slow_rank(j, r, rail, (enum sweep_metric)m, x);
+            }
+    }
+    rank_figures(j, pick, first);
+    free(pick);
     free(t);
 }
 

@@ -93,6 +93,11 @@ static int has_rank3(const struct sweep_figure *f)
     return touches(f, 3);
 }
 
+static int has_rank6(const struct sweep_figure *f)
+{
+    return touches(f, 6);
+}
+
 static void test_degraded_rank(void **state)
 {
     (void)state;
@@ -114,6 +119,19 @@ static void test_degraded_rank(void **state)
     assert_true(fabs(v->observed.value - 27) < 1.0);
     assert_string_equal(v->msg, "rk-h3 eth0: 0.27x the rack's median bandwidth in all 7 of its "
                                 "pairs -> its port, cable or NIC, not the fabric");
+    sweep_analysis_free(&an);
+
+    /* Two degraded ranks, on 16: both named, each with its own figures, and no pair. */
+    rack(16, 0, 0.01);
+    scale_bw(has_rank3, 0.27);
+    scale_bw(has_rank6, 0.5);
+    judge(16, &an);
+    assert_int_equal(an.n_v, 2);
+    assert_int_equal(an.v[0].rank, 3);
+    assert_int_equal(an.v[1].rank, 6);
+    assert_true(fabs(an.v[0].ratio.value - 0.27) < 0.01);
+    assert_true(fabs(an.v[1].ratio.value - 0.5) < 0.02);
+    assert_int_equal(an.v[1].n_pairs, 15);
     sweep_analysis_free(&an);
 }
 
