@@ -102,6 +102,8 @@ uint32_t sweep_plan_tournament_round(uint32_t n, uint32_t r, uint32_t *out)
     return c;
 }
 
+static const struct sweep_plan_opts defaults;
+
 static int need(int ok, struct ft_err *e, const char *fmt, uint32_t a, uint32_t b)
 {
     return ok ? 0 : ft_err_set(e, -EINVAL, fmt, a, b);
@@ -110,6 +112,7 @@ static int need(int ok, struct ft_err *e, const char *fmt, uint32_t a, uint32_t 
 int sweep_plan_pairs(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
                      const struct sweep_plan_opts *o, struct ft_err *e)
 {
+    o = o ? o : &defaults;
     if (need(n >= 2, e, "pairs: %u rank(s) given: start at least %u", n, 2))
         return -EINVAL;
     uint32_t *mate = xalloc_zero(n, sizeof(*mate));
@@ -192,6 +195,7 @@ static void incast_receiver(struct sweep_plan *p, const struct sweep_rank *ranks
 int sweep_plan_incast(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
                       const struct sweep_plan_opts *o, struct ft_err *e)
 {
+    o = o ? o : &defaults;
     int rc = check_incast(n, o, e);
     if (rc)
         return rc;
@@ -248,6 +252,7 @@ static int group_order(const struct sweep_rank *ranks, uint32_t n, uint32_t *ord
 int sweep_plan_bisection(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
                          const struct sweep_plan_opts *o, struct ft_err *e)
 {
+    o = o ? o : &defaults;
     if (n < 2 || (n & 1))
         return ft_err_set(e, -EINVAL,
                           "bisection: %u ranks given: it splits the ranks in two "
@@ -277,6 +282,7 @@ int sweep_plan_bisection(struct sweep_plan *p, const struct sweep_rank *ranks, u
 int sweep_plan_ring(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
                     const struct sweep_plan_opts *o, struct ft_err *e)
 {
+    o = o ? o : &defaults;
     if (need(n >= 2, e, "ring: %u rank(s) given: start at least %u", n, 2))
         return -EINVAL;
     struct unit *u = xalloc_zero(n, sizeof(*u));

@@ -16,9 +16,9 @@
 
 /* One rank of the job: what planning and judging know about it. */
 struct sweep_rank {
-    const char *name;                       /* host name, e.g. "rk-h3" */
-    uint32_t rails;                         /* bit i: the rank has NIC i (rail i) */
-    int32_t group;                          /* leaf or switch index, SWEEP_GROUP_UNKNOWN */
+    const char *name; /* host name, e.g. "rk-h3" */
+    uint32_t rails;   /* bit i: the rank has NIC i (rail i); 0: one path, rail 0 */
+    int32_t group;    /* leaf or switch index, SWEEP_GROUP_UNKNOWN */
     const char *rail_name[SWEEP_MAX_RAILS]; /* netdev per rail, e.g. "eth0"; NULL unknown */
     double port_gbps[SWEEP_MAX_RAILS];      /* port rate ceiling in Gb/s; 0 unknown */
 };
@@ -77,7 +77,7 @@ uint32_t sweep_plan_common_rails(const struct sweep_rank *a, const struct sweep_
 
 /* Append the rounds of one pattern for ranks[0..n) to plan (started empty or by an earlier
  * call). 0, or -EINVAL with the reason in e (too few ranks, odd N for bisection, a receiver
- * out of range, k too large); the plan is unchanged on failure. */
+ * out of range, k too large); the plan is unchanged on failure. o NULL: the defaults. */
 int sweep_plan_pairs(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
                      const struct sweep_plan_opts *o, struct ft_err *e);
 int sweep_plan_incast(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,

@@ -516,10 +516,8 @@ static void name_ceilings(struct judge *j)
     }
 }
 
-static int check_input(const struct sweep_rank *ranks, uint32_t n, const struct sweep_figure *f,
-                       size_t nf, struct ft_err *e)
+static int check_input(uint32_t n, const struct sweep_figure *f, size_t nf, struct ft_err *e)
 {
-    (void)ranks;
     for (size_t i = 0; i < nf; i++)
         if (f[i].a >= n || f[i].b >= n || f[i].a == f[i].b || f[i].rail >= SWEEP_MAX_RAILS)
             return ft_err_set(e, -EINVAL,
@@ -557,7 +555,7 @@ int sweep_judge(const struct sweep_rank *ranks, uint32_t n, const struct sweep_f
                 const struct sweep_judge_opts *o, struct sweep_analysis *out, struct ft_err *e)
 {
     memset(out, 0, sizeof(*out));
-    int rc = check_input(ranks, n, f, nf, e);
+    int rc = check_input(n, f, nf, e);
     if (rc)
         return rc;
     set_opts(out, o);
