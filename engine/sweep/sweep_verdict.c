@@ -212,17 +212,34 @@ static void name_failed_rank(struct judge *j, uint32_t r, unsigned rail, const s
     j->suspect[r] |= 1u << rail;
 }
 
+/* A rank slow in every pair but at its own port's rate, where the others run faster: an unlike
+ * node (a slower port), not a fault. */
+static int unlike_port(const struct judge *j, const struct sweep_verdict *v)
+{
+    double own = j->ranks[v->rank].port_gbps[v->rail];
+    return v->metric == SWEEP_M_BW && own > 0 &&
+           v->observed.value >= j->an->opts.ceiling_frac * own && v->reference.value > own;
+}
+
 static void rank_message(const struct judge *j, struct sweep_verdict *v, double obs, double ratio)
 {
     char b[32];
     const struct sweep_rank *r = &j->ranks[v->rank];
     set_figures(v, v->metric, obs, ratio > 0 ? obs / ratio : 0);
     v->ratio.value = ratio;
-    snprintf(v->msg, sizeof(v->msg),
-             "%s %s: %.2fx the rack's median %s in all %u of its pairs -> its port, cable or NIC, "
-             "not the fabric",
-             r->name, port_name(r, v->rail, b, sizeof(b)), ratio, metric_info[v->metric].name,
-             v->n_pairs);
+    int n = snprintf(
+        v->msg, sizeof(v->msg), "%s %s: %.2fx the rack's median %s in all %u of its pairs", r->name,
+        port_name(r, v->rail, b, sizeof(b)), ratio, metric_info[v->metric].name, v->n_pairs);
+    v->unlike = unlike_port(j, v);
+    if (v->unlike)
+        snprintf(
+            v->msg + n, sizeof(v->msg) - (size_t)n,
+            ", at its own port's rate (%.4g of %.4g Gb/s) -> a slower port than the rack's: an "
+            "unlike node, not a fault",
+            obs, r->port_gbps[v->rail]);
+    else
+        snprintf(v->msg + n, sizeof(v->msg) - (size_t)n,
+                 " -> its port, cable or NIC, not the fabric");
 }
 
 /* A suspect rank's verdict, its figures filled in by rank_figures. */

@@ -64,6 +64,7 @@ struct sweep_verdict {
     struct sweep_qty reference; /* the class median (ceiling: the port rate) */
     struct sweep_qty ratio;     /* observed / reference, "x" */
     uint32_t n_slow, n_pairs;   /* slow or failed figures of n judged */
+    int unlike;                 /* rank: at its own slower port's rate (an unlike node) */
     char msg[320];
 };
 

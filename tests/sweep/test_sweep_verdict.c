@@ -132,6 +132,21 @@ static void test_degraded_rank(void **state)
     assert_true(fabs(an.v[0].ratio.value - 0.27) < 0.01);
     assert_true(fabs(an.v[1].ratio.value - 0.5) < 0.02);
     assert_int_equal(an.v[1].n_pairs, 15);
+    assert_false(an.v[1].unlike);
+    sweep_analysis_free(&an);
+
+    /* A 25 Gb/s port among 100 Gb/s ones, running at its rate: an unlike node, not a fault. */
+    rack(8, 0, 0.01);
+    for (int r = 0; r < 8; r++)
+        ranks[r].port_gbps[0] = r == 3 ? 25 : 100;
+    scale_bw(has_rank3, 0.24);
+    judge(8, &an);
+    assert_int_equal(an.n_v, 1);
+    assert_int_equal(an.v[0].rank, 3);
+    assert_true(an.v[0].unlike);
+    assert_non_null(strstr(an.v[0].msg, "at its own port's rate (23.9"));
+    assert_non_null(
+        strstr(an.v[0].msg, "of 25 Gb/s) -> a slower port than the rack's: an unlike node"));
     sweep_analysis_free(&an);
 }
 
