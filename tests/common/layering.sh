@@ -67,7 +67,7 @@ hits=$(find "$src/common" "$src/topology" "$src/engine" -name CMakeLists.txt \
 # below it in the stack). The transports sit side by side: each includes its own folder and the
 # contract engine/xport/xport.h, never another transport; the registry (engine/xport/*.c) may
 # include them all. Keep in step with engine/CMakeLists.txt.
-#   common/ topology/ | sim | flow | counters | peer | xport/{tcp,verbs,nccl,sim} | xport
+#   common/ topology/ | sim, sweep (side by side, common/ only) | flow | counters | peer | xport/{tcp,verbs,nccl,sim} | xport
 #   | results | run
 base="common/ topology/"
 sim="common/ engine/sim/"
@@ -77,6 +77,7 @@ peer="common/ engine/peer/"
 transport="$counters engine/peer/ engine/xport/xport.h"
 e=$src/engine
 check_files "engine/sim (common/ only)" "$sim" "$e"/sim/*.[ch]
+check_files "engine/sweep (common/ only)" "common/ engine/sweep/" "$e"/sweep/*.[ch]
 check_files "engine/flow" "$flow" "$e"/flow/*.[ch]
 check_files "engine/counters" "$counters" "$e"/counters/*.[ch]
 check_files "engine/peer" "$peer" "$e"/peer/*.[ch]
@@ -91,7 +92,7 @@ check_files "engine/run" "$counters engine/peer/ engine/xport/ engine/results/ e
 # Nothing in engine/ outside these folders (a new subsystem gets a layer here first).
 for d in "$e"/*/; do
     case $(basename "$d") in
-    sim | flow | counters | peer | xport | results | run | mixes) ;;
+    sim | sweep | flow | counters | peer | xport | results | run | mixes) ;;
     *) bad "engine/$(basename "$d"): not in the layering (tests/common/layering.sh)" ;;
     esac
 done
