@@ -71,8 +71,9 @@ static int sweep_exec_main(int argc, char **argv);
 const struct cli_command cli_sweep_command = {
     .name = "sweep",
     .summary = "a rack's pairs, incast, bisection, ring (under mpirun or srun)",
-    .synopsis = "Usage: mpirun ... fabtop sweep [OPTIONS]   or   srun --mpi=pmix ... fabtop "
-                "sweep [OPTIONS]\n"
+    .synopsis = "Usage: fabtop sweep [OPTIONS]\n"
+                "  under a launcher: mpirun -np N --host h1,... fabtop sweep ... or\n"
+                "  srun --mpi=pmix -N N fabtop sweep ...\n"
                 "Test a rack: one rank per node (or per NIC), started by the cluster's launcher;\n"
                 "each rank takes the rail (NIC) of its local rank. Runs fabtop-sweep, built\n"
                 "beside fabtop when OpenMPI is found.\n",
