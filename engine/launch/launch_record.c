@@ -17,13 +17,29 @@ static void fill(char *dst, size_t len, const char *src)
     snprintf(dst, len, "%s", src ? src : "");
 }
 
+/* A rail is an RDMA NIC when the node has any (a management Ethernet port beside them is not
+ * a rail), else any NIC. */
+static int is_rail(const struct topo_model *m, int i, int any_rdma)
+{
+    return !any_rdma || m->nics[i].rdma_dev[0];
+}
+
 void launch_record_topo(struct launch_record *r, const struct topo_model *m)
 {
+    int any_rdma = 0;
+    for (int i = 0; i < m->nnics; i++)
+        any_rdma |= m->nics[i].rdma_dev[0] != '\0';
     r->ngpus = m->ngpus > 0 ? (uint32_t)m->ngpus : 0;
-    r->nics_total = m->nnics > 0 ? (uint32_t)m->nnics : 0;
-    r->nnics = r->nics_total < LAUNCH_MAX_NICS ? r->nics_total : LAUNCH_MAX_NICS;
-    for (uint32_t i = 0; i < r->nnics; i++) {
-        const struct topo_nic *c = &m->nics[i];
+    r->nics_total = 0;
+    r->nnics = 0;
+    for (int k = 0; k < m->nnics; k++) {
+        if (!is_rail(m, k, any_rdma))
+            continue;
+        r->nics_total++;
+        if (r->nnics == LAUNCH_MAX_NICS)
+            continue;
+        uint32_t i = r->nnics++;
+        const struct topo_nic *c = &m->nics[k];
         struct launch_nic *n = &r->nics[i];
         memset(n, 0, sizeof(*n));
         if (c->adapter >= 0 && c->adapter < m->nadapters)
@@ -38,12 +54,12 @@ void launch_record_topo(struct launch_record *r, const struct topo_model *m)
                 n->link_layer = (uint32_t)p->link_layer;
             if (p->valid & TOPO_PORT_V_MTU)
                 n->ib_mtu = p->active_mtu > 0 ? (uint32_t)p->active_mtu : 0;
-            if ((p->valid & TOPO_PORT_V_RATE) && p->rate_gbps > 0 && p->rate_gbps < 4e6)
+            if ((p->valid & TOPO_PORT_V_RATE) && p->rate_gbps > 0 && p->rate_gbps <= 4000)
                 n->rate_mbps = (uint32_t)(p->rate_gbps * 1000.0 + 0.5);
         }
         for (int d = 0; d < m->nnetdevs; d++) {
             const struct topo_netdev *nd = &m->netdevs[d];
-            if (nd->nic != (int)i)
+            if (nd->nic != k)
                 continue;
             fill(n->netdev, sizeof(n->netdev), nd->name);
             if ((nd->valid & TOPO_NET_V_MTU) && nd->mtu > 0)

@@ -57,14 +57,15 @@ struct launch_record {
     int32_t local_rank, local_size; /* -1 unknown */
     int32_t rail;                   /* index into nics, -1 none */
     uint32_t ngpus;
-    uint32_t nics_total; /* NICs on the node (those beyond LAUNCH_MAX_NICS are not listed) */
+    uint32_t nics_total; /* rails on the node (those beyond LAUNCH_MAX_NICS are not listed) */
     uint32_t nnics;
     uint16_t ctl_port; /* the rank's control-channel port; 0 until it listens */
     struct launch_nic nics[LAUNCH_MAX_NICS];
 };
 
-/* Fill r's topology summary from a loaded model: GPU count, the NICs (rails) in the model's
- * order with their model, firmware, MTU, link layer, rate and first address. */
+/* Fill r's topology summary from a loaded model: GPU count and the rails in the model's order
+ * (the RDMA NICs when the node has any, else every NIC) with their model, firmware, MTU, link
+ * layer, rate and first address. */
 void launch_record_topo(struct launch_record *r, const struct topo_model *m);
 
 /* Write r into slot (LAUNCH_SLOT bytes). 0, or -EINVAL when r does not fit the layout (a

@@ -10,13 +10,16 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
 #include "engine/launch/launch_env.h"
 #include "engine/launch/launch_groups.h"
 #include "engine/launch/launch_record.h"
+#include "topology/topo_load.h"
 
 /* An environment as NAME=VALUE strings ending with NULL. */
 static const char *table_get(const char *name, void *ctx)
@@ -354,6 +357,56 @@ static void test_groups(void **state)
     assert_int_equal(launch_groups_load("/nonexistent/groups", &g, &err), -ENOENT);
 }
 
+/* A real node's topology (a JUWELS Booster node's hwloc export in the reference data: 4 GPUs,
+ * 4 RDMA NICs and 2 other network functions): its rails are its
+ * RDMA NICs in the model's order, every one fits the record, and the record round-trips. */
+static void test_topo_booster(void **state)
+{
+    (void)state;
+    const char *dir = getenv("FABTOP_SHARED_DATA");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/hwloc-xml/psmgmt_topo.jwb0001.xml", dir ? dir : ".");
+    if (access(path, R_OK)) {
+        print_message("skipping: %s not here\n", path);
+        skip();
+    }
+    struct topo_load_opts o = {.input = path, .no_verbs = true, .no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    struct ft_err err = {0};
+    assert_int_equal(topo_load(&o, &m, &err), 0);
+    struct launch_record r = {0}, b;
+    snprintf(r.version, sizeof(r.version), "0.1.0");
+    snprintf(r.hostname, sizeof(r.hostname), "jwb0001");
+    r.local_rank = 3;
+    r.local_size = 8;
+    launch_record_topo(&r, m);
+    r.rail = launch_rail(r.local_rank, (int)r.nics_total);
+    int rdma = 0, first = -1;
+    for (int i = 0; i < m->nnics; i++)
+        if (m->nics[i].rdma_dev[0]) {
+            if (first < 0)
+                first = i;
+            rdma++;
+        }
+    print_message("booster node: %d GPUs, %d NICs, %d RDMA; record: %u rails, %u listed\n",
+                  m->ngpus, m->nnics, rdma, r.nics_total, r.nnics);
+    assert_int_equal(r.ngpus, m->ngpus);
+    assert_true(rdma > 0);
+    assert_int_equal(r.nics_total, rdma);
+    assert_true(r.nics_total < (uint32_t)m->nnics); /* the other network functions are no rails */
+    assert_int_equal(r.nnics, rdma < LAUNCH_MAX_NICS ? rdma : LAUNCH_MAX_NICS);
+    assert_string_equal(r.nics[0].rdma_dev, m->nics[first].rdma_dev);
+    for (uint32_t i = 0; i < r.nnics; i++)
+        assert_true(r.nics[i].rdma_dev[0] && r.nics[i].model[0]);
+    assert_int_equal(r.rail, 3 % rdma);
+    unsigned char slot[LAUNCH_SLOT];
+    assert_int_equal(launch_record_encode(&r, slot, &err), 0);
+    assert_int_equal(launch_record_decode(slot, &b, &err), 0);
+    assert_int_equal(b.nics_total, r.nics_total);
+    assert_string_equal(b.nics[r.nnics - 1].rdma_dev, r.nics[r.nnics - 1].rdma_dev);
+    topo_model_free(m);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -365,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_record_refused),
         cmocka_unit_test(test_unlike),
         cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_topo_booster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
