@@ -747,9 +747,14 @@ static int hwloc_common(struct topo_model *m, const struct topo_load_opts *o, co
         goto out_env;
     }
     hwloc_topology_set_io_types_filter(c.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    /* With libhwloc-plugins installed (OpenMPI pulls it in), hwloc's libxml2 backend parses
+     * the file already here, so a malformed file fails here rather than at the load: the same
+     * sentence either way. */
     if (xml && hwloc_topology_set_xml(c.topo, xml) < 0) {
-        rc = ft_err_set(err, -EBADMSG, "%s: hwloc refused it as an XML source: %s", xml,
-                        strerror(errno));
+        rc = ft_err_set(err, -EBADMSG,
+                        "%s: hwloc could not parse this topology XML (malformed, truncated or "
+                        "not an hwloc export): %s",
+                        xml, strerror(errno));
         goto out_topo;
     }
     if (hwloc_topology_load(c.topo) < 0) {
