@@ -124,5 +124,6 @@ extern const struct cli_command cli_serve_command;
 extern const struct cli_command cli_compare_command;
 extern const struct cli_command cli_report_command;
 extern const struct cli_command cli_counters_command;
+extern const struct cli_command cli_sweep_command;
 
 #endif

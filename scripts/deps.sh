@@ -10,9 +10,13 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # Tests: unit framework, formatting, terminal tests, fixtures, network namespaces, the
 # InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd; the libFuzzer
 # build (tests/fuzz): clang, libFuzzer's runtime (libclang-rt-14-dev) and llvm-symbolizer
-# (llvm-14) for the symbolized stacks the fuzz runs blame crashes by.
+# (llvm-14) for the symbolized stacks the fuzz runs blame crashes by; OpenMPI
+# (libopenmpi-dev, openmpi-bin) for fabtop-sweep and its tests (tests/sweep_start). The main
+# job does not need OpenMPI: fabtop-sweep is built when it is found (FABTOP_SWEEP=AUTO), and a
+# node that runs `fabtop sweep` installs those two packages.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps \
-ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14"
+ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
+libopenmpi-dev openmpi-bin"
 
 fabtop_missing() {
     missing=""

@@ -61,13 +61,19 @@ hits=$(grep -rlE "$curses_re" "$src/cli" 2>/dev/null | grep -v '/cli_explore\.c$
 hits=$(find "$src/common" "$src/topology" "$src/engine" -name CMakeLists.txt \
     -exec grep -lE 'NCURSES|Curses' {} +)
 [ -z "$hits" ] || bad "a library links curses: $hits"
+# MPI only in sweep/ (fabtop-sweep): fabtop and every library start on nodes without libmpi.
+hits=$(grep -rlE '#[[:space:]]*include[[:space:]]*[<"]mpi\.h' "$src/common" "$src/topology" \
+    "$src/engine" "$src/text" "$src/tui" "$src/cli" 2>/dev/null)
+hits="$hits$(find "$src/common" "$src/topology" "$src/engine" "$src/text" "$src/tui" "$src/cli" \
+    -name CMakeLists.txt -exec grep -lE 'OMPI|MPI_C|ompi-c' {} +)"
+[ -z "$hits" ] || bad "MPI outside sweep/: $hits"
 
 # ---- 2. engine layers ----
 # Bottom up; each layer may include itself and every layer above it in this list (the ones
 # below it in the stack). The transports sit side by side: each includes its own folder and the
 # contract engine/xport/xport.h, never another transport; the registry (engine/xport/*.c) may
 # include them all. Keep in step with engine/CMakeLists.txt.
-#   common/ topology/ | sim, sweep (side by side, common/ only) | flow | counters | peer | xport/{tcp,verbs,nccl,sim} | xport
+#   common/ topology/ | sim, sweep (side by side, common/ only), launch | flow | counters | peer | xport/{tcp,verbs,nccl,sim} | xport
 #   | results | run
 base="common/ topology/"
 sim="common/ engine/sim/"
@@ -78,6 +84,7 @@ transport="$counters engine/peer/ engine/xport/xport.h"
 e=$src/engine
 check_files "engine/sim (common/ only)" "$sim" "$e"/sim/*.[ch]
 check_files "engine/sweep (common/ only)" "common/ engine/sweep/" "$e"/sweep/*.[ch]
+check_files "engine/launch (common/, topology/)" "$base engine/launch/" "$e"/launch/*.[ch]
 check_files "engine/flow" "$flow" "$e"/flow/*.[ch]
 check_files "engine/counters" "$counters" "$e"/counters/*.[ch]
 check_files "engine/peer" "$peer" "$e"/peer/*.[ch]
@@ -92,7 +99,7 @@ check_files "engine/run" "$counters engine/peer/ engine/xport/ engine/results/ e
 # Nothing in engine/ outside these folders (a new subsystem gets a layer here first).
 for d in "$e"/*/; do
     case $(basename "$d") in
-    sim | sweep | flow | counters | peer | xport | results | run | mixes) ;;
+    sim | sweep | launch | flow | counters | peer | xport | results | run | mixes) ;;
     *) bad "engine/$(basename "$d"): not in the layering (tests/common/layering.sh)" ;;
     esac
 done

@@ -1,0 +1,42 @@
+/* cli_sweep: `fabtop sweep`'s command line, shared by the fabtop executable (which lists it,
+ * prints its --help and executes fabtop-sweep) and by fabtop-sweep (sweep/), which parses
+ * it. fabtop itself never links MPI. */
+#ifndef CLI_SWEEP_H
+#define CLI_SWEEP_H
+
+#include <stdbool.h>
+
+#include "cli/cli_opts.h"
+
+/* The patterns (--pattern, several allowed; bits of sweep_args.patterns). */
+enum sweep_pattern {
+    SWEEP_PAIRS = 1u << 0,
+    SWEEP_INCAST = 1u << 1,
+    SWEEP_BISECTION = 1u << 2,
+    SWEEP_RING = 1u << 3,
+};
+#define SWEEP_NPATTERNS 4
+/* The name of pattern bit i ("pairs", "incast", "bisection", "ring"). */
+const char *sweep_pattern_name(int i);
+
+enum sweep_on_failure { SWEEP_CONTINUE = 0, SWEEP_STOP = 1 };
+
+struct sweep_args {
+    struct cli_list pattern_words; /* as given */
+    unsigned patterns;             /* SWEEP_*: filled by sweep_args_finish */
+    double duration;               /* seconds per test */
+    const char *out;
+    bool json;
+    const char *groups;
+    int on_failure; /* enum sweep_on_failure */
+};
+
+#define SWEEP_DEFAULT_DURATION 2.0
+
+/* After cli_parse_args: the pattern bits from the words (pairs when none was given). */
+void sweep_args_finish(struct sweep_args *a);
+
+/* The binary fabtop executes. */
+#define SWEEP_BINARY "fabtop-sweep"
+
+#endif
