@@ -1,0 +1,164 @@
+#!/bin/sh
+# rack_launch: an 8-host rack of network namespaces (tests/rack/rack_lib.sh: two leaves of
+# four, 400 Mbit/s uplinks, every host port 100 Mbit/s, host 3's at 25 Mbit/s), and on it:
+#  1. OpenMPI's mpirun (rack_rsh.sh as its rsh agent) starts rack_hello on all 8 hosts: 8
+#     ranks, each once, each on its own host (8 distinct hostnames), each with its host's
+#     address, and the hostnames gathered at rank 0 through MPI;
+#  2. the same through a real Slurm (slurmctld here, one slurmd per host), srun --mpi=pmix;
+#  3. the rack is what it says: `fabtop run --peer` from host 1 streams to a `fabtop serve` on
+#     the degraded host 3 and on the healthy host 5 (across the uplinks): goodput within 15%
+#     of each port's rate.
+# Usage: rack_launch.sh RACK_HELLO (the binary; skipped without it, without root or without
+# OpenMPI, Slurm and munge).
+set -u
+HELLO=${1:-}
+FABTOP=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+pass() { echo "PASS: $*"; }
+[ "$(id -u)" -eq 0 ] || skip "the rack of network namespaces needs root"
+[ -n "$HELLO" ] && [ -x "$HELLO" ] ||
+    skip "rack_hello is not built (OpenMPI's development files, libopenmpi-dev, were missing at configure)"
+for c in ip tc unshare ss python3 mpirun srun sinfo slurmctld slurmd munge munged; do
+    command -v $c >/dev/null 2>&1 ||
+        skip "$c is not installed (scripts/deps.sh installs the test packages)"
+done
+ip netns add "rkprobe$$" 2>/dev/null || skip "cannot create a network namespace here"
+ip netns del "rkprobe$$"
+
+RACK_LIB_DIR=$(cd "$(dirname "$0")" && pwd)
+. "$RACK_LIB_DIR/rack_lib.sh"
+T0=$(date +%s)
+# Not under /tmp: every host has a private /tmp, so programs and files live in /var/tmp.
+W=$(mktemp -d /var/tmp/fabtop-rack.XXXXXX) || fail "mktemp in /var/tmp"
+RACK_EXTRA_CLEANUP='[ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$W"'
+cp "$HELLO" "$W/rack_hello" || fail "copy rack_hello to $W"
+case $FABTOP in /tmp/*)
+    cp "$FABTOP" "$W/fabtop" || fail "copy fabtop to $W"
+    FABTOP=$W/fabtop
+    ;;
+esac
+P=rl$(($$ % 100000))
+HOST_MBIT=100 DEG_MBIT=25
+rack_up -p "$P" -s 10.83.0 -n 8 -l 2 -u 400mbit -r ${HOST_MBIT}mbit -d "$P-h3:${DEG_MBIT}mbit"
+rc=$?
+[ $rc -eq 0 ] || fail "rack_up exited $rc"
+echo "rack $P: $(tr '\n' ';' <"$RACK_STATE/hosts")"
+T1=$(date +%s)
+
+# check_hello OUT LAUNCHER: 8 rank lines, every rank once, 8 distinct hostnames that are the
+# rack's hosts, each rank's address its host's; rank 0's gather saw the 8 hostnames.
+check_hello() {
+    python3 - "$1" "$2" "$RACK_STATE/hosts" <<'PY'
+import re, sys
+out, launcher, hosts_file = sys.argv[1], sys.argv[2], sys.argv[3]
+hosts = {l.split()[0]: l.split()[1] for l in open(hosts_file) if l.strip()}
+ranks, bad, world = {}, [], None
+for line in open(out):
+    m = re.match(r"rank (\d+) size (\d+) host (\S+) addr (\S+)$", line.strip())
+    if m:
+        r, size, host, addr = int(m[1]), int(m[2]), m[3], m[4]
+        if r in ranks:
+            bad.append("rank %d twice" % r)
+        ranks[r] = host
+        if size != len(hosts):
+            bad.append("rank %d: size %d" % (r, size))
+        if hosts.get(host) != addr:
+            bad.append("rank %d on %s has address %s (the rack gave it %s)" % (r, host, addr, hosts.get(host)))
+    m = re.match(r"world (\d+) hosts (\d+)$", line.strip())
+    if m:
+        world = (int(m[1]), int(m[2]))
+if sorted(ranks) != list(range(len(hosts))):
+    bad.append("ranks seen: %s" % sorted(ranks))
+if sorted(ranks.values()) != sorted(hosts):
+    bad.append("hostnames seen: %s" % sorted(ranks.values()))
+if world != (len(hosts), len(hosts)):
+    bad.append("rank 0's gather: %s" % (world,))
+if bad:
+    print("FAIL: %s: %s" % (launcher, "; ".join(bad)))
+    sys.exit(1)
+print("%s: %d ranks, each once, on %d distinct hosts with their own addresses" % (launcher, len(ranks), len(set(ranks.values()))))
+PY
+}
+
+# 1. mpirun through the rsh agent, kept on the rack subnet.
+hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
+t=$(date +%s.%N)
+timeout 120 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
+    --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+    --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
+    --mca btl tcp,self "$W/rack_hello" "$RACK_CIDR" >"$W/mpirun.out" 2>&1
+rc=$?
+mpi_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t))")
+cat "$W/mpirun.out"
+[ $rc -eq 0 ] || fail "mpirun exited $rc"
+check_hello "$W/mpirun.out" mpirun || exit 1
+pass "mpirun launched rack_hello on 8 hosts in $mpi_s s"
+
+# 2. srun --mpi=pmix through a real Slurm over the same hosts.
+t=$(date +%s.%N)
+slurm_up
+rc=$?
+[ $rc -eq 0 ] || fail "slurm_up exited $rc"
+srun --mpi=list 2>&1 | grep -q pmix || skip "this Slurm has no pmix plugin (srun --mpi=list)"
+up_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t))")
+t=$(date +%s.%N)
+timeout 120 srun -N 8 -n 8 --mpi=pmix "$W/rack_hello" "$RACK_CIDR" >"$W/srun.out" 2>&1
+rc=$?
+srun_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t))")
+cat "$W/srun.out"
+[ $rc -eq 0 ] || fail "srun exited $rc"
+check_hello "$W/srun.out" "srun --mpi=pmix" || exit 1
+pass "srun --mpi=pmix launched rack_hello on 8 hosts in $srun_s s (Slurm up in $up_s s)"
+slurm_down
+
+# 3. The shaped ports, measured by fabtop between hosts.
+"$FABTOP" serve --gen-key "$W/key" >/dev/null || fail "fabtop serve --gen-key"
+cat >"$W/stream.json" <<'J'
+{"format": "fabtop-mix", "version": 1, "name": "port",
+ "flows": [{"name": "tx", "op": "stream", "direction": "tx", "size": "64KiB", "warmup_s": 0.5, "duration_s": 3}]}
+J
+for i in 3 5; do
+    h=$P-h$i
+    a=$(rack_addr "$h")
+    rack_enter "$h" "$FABTOP" serve --listen "$a:7470" --key-file "$W/key" >"$W/serve$i.log" 2>&1 &
+    k=0
+    until ip netns exec "$h" ss -ltn | grep -q "$a:7470"; do
+        k=$((k + 1))
+        [ $k -ge 100 ] && fail "fabtop serve on $h did not listen on $a:7470 ($(cat "$W/serve$i.log"))"
+        sleep 0.05
+    done
+done
+for i in 3 5; do
+    rack_enter "$P-h1" "$FABTOP" run --mix "$W/stream.json" --peer "$(rack_addr "$P-h$i")" \
+        --key-file "$W/key" -o "$W/res$i.json" >"$W/run$i.out" 2>&1
+    rc=$?
+    cat "$W/run$i.out"
+    [ $rc -eq 0 ] || fail "fabtop run from h1 to h$i exited $rc"
+done
+python3 - "$W/res3.json" "$W/res5.json" "$DEG_MBIT" "$HOST_MBIT" "$P" <<'PY' || exit 1
+import json, sys
+bad = []
+for path, mbit, who in ((sys.argv[1], float(sys.argv[3]), "h3 (degraded)"),
+                        (sys.argv[2], float(sys.argv[4]), "h5 (healthy, across the uplinks)")):
+    f = json.load(open(path))["phases"][0]["flows"][0]
+    pt = f["points"][0]
+    good = pt["goodput_gbps"] * 1000
+    print("h1 -> %s: status %s, goodput %.1f Mbit/s, wire %.1f Mbit/s, port %.0f Mbit/s"
+          % (who, f["status"], good, pt["wire_gbps"] * 1000, mbit))
+    if f["status"] != "ok" or abs(good - mbit) > 0.15 * mbit:
+        bad.append("%s: goodput %.1f Mbit/s is not within 15%% of its port's %.0f Mbit/s" % (who, good, mbit))
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+PY
+pass "fabtop sees the degraded port at ${DEG_MBIT} Mbit/s and a healthy one at ${HOST_MBIT} Mbit/s"
+T2=$(date +%s)
+echo "timing: rack up $((T1 - T0)) s, whole test $((T2 - T0)) s"
+[ $((T2 - T0)) -le 300 ] || fail "the test took $((T2 - T0)) s, more than 5 minutes"
