@@ -10,9 +10,12 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # Tests: unit framework, formatting, terminal tests, fixtures, network namespaces, the
 # InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd; the libFuzzer
 # build (tests/fuzz): clang, libFuzzer's runtime (libclang-rt-14-dev) and llvm-symbolizer
-# (llvm-14) for the symbolized stacks the fuzz runs blame crashes by.
+# (llvm-14) for the symbolized stacks the fuzz runs blame crashes by; the test rack
+# (tests/rack): OpenMPI (mpirun; libopenmpi-dev for rack_hello), Slurm (slurmctld, slurmd,
+# srun with its pmix plugin), munge, and util-linux for unshare.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps \
-ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14"
+ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
+openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux"
 
 fabtop_missing() {
     missing=""
