@@ -78,12 +78,16 @@ rack_enter() {
 }
 
 rack_up() {
-    RACK_PREFIX=rk RACK_NET=10.79.0 _n=8 _l=2 _up=1gbit _hr="" _deg=""
+    if [ -n "${RACK_STATE:-}" ]; then
+        rack_say "a rack is up in this shell already ($RACK_STATE): one rack per shell, rack_down first"
+        return 64
+    fi
+    _p=rk _net=10.79.0 _n=8 _l=2 _up=1gbit _hr="" _deg=""
     OPTIND=1
     while getopts p:s:n:l:u:r:d: _o; do
         case $_o in
-        p) RACK_PREFIX=$OPTARG ;;
-        s) RACK_NET=$OPTARG ;;
+        p) _p=$OPTARG ;;
+        s) _net=$OPTARG ;;
         n) _n=$OPTARG ;;
         l) _l=$OPTARG ;;
         u) _up=$OPTARG ;;
@@ -95,12 +99,12 @@ rack_up() {
             ;;
         esac
     done
-    echo "$RACK_PREFIX" | grep -Eq '^[a-z][a-z0-9]{0,7}$' || {
-        rack_say "prefix '$RACK_PREFIX': 1 to 8 lowercase letters or digits, a letter first"
+    echo "$_p" | grep -Eq '^[a-z][a-z0-9]{0,7}$' || {
+        rack_say "prefix '$_p': 1 to 8 lowercase letters or digits, a letter first"
         return 64
     }
-    echo "$RACK_NET" | grep -Eq '^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){2}$' || {
-        rack_say "subnet '$RACK_NET': the first three octets of a /24, like 10.79.0"
+    echo "$_net" | grep -Eq '^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){2}$' || {
+        rack_say "subnet '$_net': the first three octets of a /24, like 10.79.0"
         return 64
     }
     case $_n in '' | *[!0-9]*) _n=0 ;; esac
@@ -121,12 +125,12 @@ rack_up() {
     done
     for _d in $_deg; do
         _dh=${_d%%:*}
-        _dh=${_dh#"$RACK_PREFIX"-}
+        _dh=${_dh#"$_p"-}
         _di=${_dh#h}
         case $_di in '' | *[!0-9]*) _di=0 ;; esac
         [ "$_dh" = "h$_di" ] && [ "$_di" -ge 1 ] && [ "$_di" -le "$_n" ] &&
             _rack_rate_ok "${_d#*:}" || {
-            rack_say "degraded host '$_d': HOST:RATE with HOST $RACK_PREFIX-h1..$RACK_PREFIX-h$_n, like $RACK_PREFIX-h3:25mbit"
+            rack_say "degraded host '$_d': HOST:RATE with HOST $_p-h1..$_p-h$_n, like $_p-h3:25mbit"
             return 64
         }
     done
@@ -134,29 +138,25 @@ rack_up() {
         rack_say "a rack of network namespaces needs root"
         return 77
     }
+    # Refuse to adopt anything: what exists under this prefix is someone else's.
+    if [ -e "/var/tmp/$_p-rack" ] || ip netns list | grep -q "^$_p-" ||
+        ip link show "$_p-sp" >/dev/null 2>&1; then
+        rack_say "a rack with prefix '$_p' exists already (/var/tmp/$_p-rack, namespaces $_p-*, link $_p-sp): take it down (rack_down) or choose another -p"
+        return 73
+    fi
+    if ip route get "$_net.254" 2>/dev/null | grep -q " dev lo " ||
+        ip -4 route show | grep -q "^$_net\.0/24 "; then
+        rack_say "subnet $_net.0/24 is in use here (an address or route of this machine, or another rack): choose another -s"
+        return 64
+    fi
+    RACK_PREFIX=$_p
+    RACK_NET=$_net
     RACK_STATE=/var/tmp/$RACK_PREFIX-rack
     RACK_FABRIC=$RACK_PREFIX-fab
     RACK_SPINE=$RACK_NET.254
     RACK_CIDR=$RACK_NET.0/24
     RACK_HOSTS=""
-    export RACK_STATE RACK_PREFIX RACK_NET RACK_CIDR RACK_SPINE
-    # Refuse to adopt anything: what exists under this prefix is someone else's.
-    if [ -e "$RACK_STATE" ] || ip netns list | grep -q "^$RACK_PREFIX-" ||
-        ip link show "$RACK_PREFIX-sp" >/dev/null 2>&1; then
-        rack_say "a rack with prefix '$RACK_PREFIX' exists already ($RACK_STATE, namespaces $RACK_PREFIX-*, link $RACK_PREFIX-sp): take it down (rack_down) or choose another -p"
-        RACK_STATE=""
-        return 73
-    fi
-    ip route get "$RACK_SPINE" 2>/dev/null | grep -q " dev lo " && {
-        rack_say "subnet $RACK_NET.0/24 is this machine's own: choose another -s"
-        RACK_STATE=""
-        return 64
-    }
-    ip -4 route show | grep -q "^$RACK_NET\.0/24 " && {
-        rack_say "subnet $RACK_NET.0/24 is routed here already: choose another -s"
-        RACK_STATE=""
-        return 64
-    }
+    export RACK_PREFIX RACK_NET RACK_CIDR RACK_SPINE
     _rk mkdir -m 0755 "$RACK_STATE" || return 73
     : >"$RACK_STATE/made"
     : >"$RACK_STATE/hosts"
