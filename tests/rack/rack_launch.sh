@@ -5,9 +5,10 @@
 #     ranks, each once, each on its own host (8 distinct hostnames), each with its host's
 #     address, and the hostnames gathered at rank 0 through MPI;
 #  2. the same through a real Slurm (slurmctld here, one slurmd per host), srun --mpi=pmix;
-#  3. the rack is what it says: `fabtop run --peer` from host 1 streams to a `fabtop serve` on
-#     the degraded host 3 and on the healthy host 5 (across the uplinks): goodput within 15%
-#     of each port's rate.
+#  3. the rack is what it says: `fabtop run --peer` from host 1 streams to and from a
+#     `fabtop serve` on the degraded host 3 and to one on the healthy host 5 on the other leaf:
+#     goodput within 15% of each port's rate, and the stream to host 5 crossed both uplinks
+#     (their htb classes' byte counters).
 # Usage: rack_launch.sh RACK_HELLO (the binary; skipped without it, without root or without
 # OpenMPI, Slurm and munge).
 set -u
@@ -120,10 +121,13 @@ slurm_down
 
 # 3. The shaped ports, measured by fabtop between hosts.
 "$FABTOP" serve --gen-key "$W/key" >/dev/null || fail "fabtop serve --gen-key"
-cat >"$W/stream.json" <<'J'
-{"format": "fabtop-mix", "version": 1, "name": "port",
- "flows": [{"name": "tx", "op": "stream", "direction": "tx", "size": "64KiB", "warmup_s": 0.5, "duration_s": 3}]}
-J
+# One stream of 3 s after 0.5 s of warm-up; tx sends from h1, rx makes the peer send.
+mix() {
+    printf '{"format": "fabtop-mix", "version": 1, "name": "port-%s", "flows": [{"name": "%s", "op": "stream", "direction": "%s", "size": "64KiB", "warmup_s": 0.5, "duration_s": 3}]}\n' \
+        "$1" "$1" "$1" >"$W/$1.json"
+}
+mix tx
+mix rx
 for i in 3 5; do
     h=$P-h$i
     a=$(rack_addr "$h")
@@ -135,25 +139,45 @@ for i in 3 5; do
         sleep 0.05
     done
 done
-for i in 3 5; do
-    rack_enter "$P-h1" "$FABTOP" run --mix "$W/stream.json" --peer "$(rack_addr "$P-h$i")" \
-        --key-file "$W/key" -o "$W/res$i.json" >"$W/run$i.out" 2>&1
+# The uplinks' byte counters before and after: the stream to h5 crosses them.
+upbytes() {
+    for d in u1 d2; do tc -n "$RACK_FABRIC" -s class show dev $d | awk '/Sent/ { print $2; exit }'; done |
+        paste -sd' '
+}
+up0=$(upbytes)
+# run I DIR: from h1 to host I, results in res-I-DIR.json.
+run() {
+    rack_enter "$P-h1" "$FABTOP" run --mix "$W/$2.json" --peer "$(rack_addr "$P-h$1")" \
+        --key-file "$W/key" -o "$W/res-$1-$2.json" >"$W/run-$1-$2.out" 2>&1
     rc=$?
-    cat "$W/run$i.out"
-    [ $rc -eq 0 ] || fail "fabtop run from h1 to h$i exited $rc"
-done
-python3 - "$W/res3.json" "$W/res5.json" "$DEG_MBIT" "$HOST_MBIT" "$P" <<'PY' || exit 1
+    cat "$W/run-$1-$2.out"
+    [ $rc -eq 0 ] || fail "fabtop run ($2) from h1 to h$1 exited $rc"
+}
+run 3 tx
+run 3 rx
+run 5 tx
+up1=$(upbytes)
+python3 - "$W" "$DEG_MBIT" "$HOST_MBIT" "$up0" "$up1" <<'PY' || exit 1
 import json, sys
+w, deg, host = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 bad = []
-for path, mbit, who in ((sys.argv[1], float(sys.argv[3]), "h3 (degraded)"),
-                        (sys.argv[2], float(sys.argv[4]), "h5 (healthy, across the uplinks)")):
-    f = json.load(open(path))["phases"][0]["flows"][0]
+for name, mbit, who in (("3-tx", deg, "h1 -> h3 (degraded port, towards h3)"),
+                        ("3-rx", deg, "h3 -> h1 (degraded port, from h3)"),
+                        ("5-tx", host, "h1 -> h5 (healthy port, across the uplinks)")):
+    f = json.load(open("%s/res-%s.json" % (w, name)))["phases"][0]["flows"][0]
     pt = f["points"][0]
     good = pt["goodput_gbps"] * 1000
-    print("h1 -> %s: status %s, goodput %.1f Mbit/s, wire %.1f Mbit/s, port %.0f Mbit/s"
+    print("%s: status %s, goodput %.1f Mbit/s, wire %.1f Mbit/s, port %.0f Mbit/s"
           % (who, f["status"], good, pt["wire_gbps"] * 1000, mbit))
     if f["status"] != "ok" or abs(good - mbit) > 0.15 * mbit:
         bad.append("%s: goodput %.1f Mbit/s is not within 15%% of its port's %.0f Mbit/s" % (who, good, mbit))
+u0 = [int(x) for x in sys.argv[4].split()]
+u1 = [int(x) for x in sys.argv[5].split()]
+moved = [b - a for a, b in zip(u0, u1)]
+print("uplink leaf 1 -> spine and spine -> leaf 2 carried %d and %d bytes" % tuple(moved))
+# 3 s at 100 Mbit/s is 37.5 MB: the measured part alone must have crossed both uplinks.
+if len(moved) != 2 or min(moved) < 30e6:
+    bad.append("the stream to h5 did not cross the uplinks (%s bytes)" % moved)
 if bad:
     print("FAIL: " + "; ".join(bad))
     sys.exit(1)
