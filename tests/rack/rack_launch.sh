@@ -88,10 +88,10 @@ print("%s: %d ranks, each once, on %d distinct hosts with their own addresses" %
 PY
 }
 
-# 1. mpirun through the rsh agent, kept on the rack subnet.
+# 1. mpirun through the rsh agent, kept on the rack subnet, the rack's names in its /etc/hosts.
 hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 t=$(date +%s.%N)
-timeout 120 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
+rack_local timeout 120 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
     --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
     --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
     --mca btl tcp,self "$W/rack_hello" "$RACK_CIDR" >"$W/mpirun.out" 2>&1
@@ -110,7 +110,7 @@ rc=$?
 srun --mpi=list 2>&1 | grep -q pmix || skip "this Slurm has no pmix plugin (srun --mpi=list)"
 up_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t))")
 t=$(date +%s.%N)
-timeout 120 srun -N 8 -n 8 --mpi=pmix "$W/rack_hello" "$RACK_CIDR" >"$W/srun.out" 2>&1
+timeout 120 srun -K1 -N 8 -n 8 --mpi=pmix "$W/rack_hello" "$RACK_CIDR" >"$W/srun.out" 2>&1
 rc=$?
 srun_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t))")
 cat "$W/srun.out"

@@ -14,7 +14,10 @@
 #       trained down, a bad cable). Rates are tc rates: 25mbit, 1gbit, 500kbit.
 #       Sets RACK_PREFIX RACK_NET RACK_CIDR RACK_SPINE RACK_HOSTS RACK_STATE RACK_FABRIC and
 #       installs an EXIT trap that runs rack_cleanup (slurm_down, then rack_down).
-#   rack_enter HOST CMD [ARGS...]   run a command on a host (namespace, hostname, private /tmp)
+#   rack_enter HOST CMD [ARGS...]   run a command on a host (namespace, hostname, private /tmp,
+#                                   the rack's names in /etc/hosts)
+#   rack_local CMD [ARGS...]        run a command here with the rack's names in /etc/hosts
+#                                   (for mpirun, which resolves every --host name)
 #   rack_addr HOST                  the host's address on the rack subnet
 #   rack_down                       remove what rack_up made (it kills what runs in its hosts)
 #   slurm_up [-P SLURMCTLD_PORT]    slurmctld here (on the spine address) plus one slurmd per
@@ -73,8 +76,19 @@ rack_enter() {
     # ip netns exec gives the command the host's network namespace (and a mount namespace of
     # its own); unshare adds a UTS namespace for the hostname and keeps the /tmp mount private.
     ip netns exec "$_h" unshare --uts --mount --propagation private \
-        sh -c 'hostname "$1" && mount --bind "$2" /tmp && shift 2 && exec "$@"' \
-        rack-enter "$_h" "$_t" "$@"
+        sh -c 'hostname "$1" && mount --bind "$2" /tmp && mount --bind "$3" /etc/hosts &&
+            shift 3 && exec "$@"' \
+        rack-enter "$_h" "$_t" "$(rack_state_of "$_h")/hosts.etc" "$@"
+}
+
+# rack_local CMD [ARGS...]: run a command here (the root namespace, the launcher's side) with
+# the rack's names resolvable: the rack's /etc/hosts bind-mounted in a mount namespace of its
+# own. mpirun resolves every --host name; without this those lookups go to the machine's DNS
+# resolver (out of the rack; one that does not answer costs 5 s each).
+rack_local() {
+    unshare --mount --propagation private \
+        sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+        rack-local "$RACK_STATE/hosts.etc" "$@"
 }
 
 rack_up() {
@@ -215,6 +229,13 @@ rack_up() {
         _i=$((_i + 1))
     done
     RACK_HOSTS=${RACK_HOSTS# }
+    # The machine's /etc/hosts plus the rack's names, for rack_enter and rack_local to mount
+    # over /etc/hosts in their mount namespaces (the machine's own file is never changed).
+    {
+        cat /etc/hosts 2>/dev/null
+        echo "# the rack $RACK_PREFIX (tests/rack/rack_lib.sh)"
+        awk '{ print $2, $1 }' "$RACK_STATE/hosts"
+    } >"$RACK_STATE/hosts.etc" || return 1
     return 0
 }
 
