@@ -720,6 +720,11 @@ static int xml_precheck(const char *path, struct ft_err *err)
     return 0;
 }
 
+/* One message for an XML file hwloc cannot parse, whichever call of hwloc finds out. */
+#define TOPO_XML_UNPARSED                                                                          \
+    "%s: hwloc could not parse this topology XML (malformed, truncated or not an hwloc "           \
+    "export): %s"
+
 static int hwloc_common(struct topo_model *m, const struct topo_load_opts *o, const char *xml,
                         const char *fsroot, struct ft_err *err)
 {
@@ -747,18 +752,16 @@ static int hwloc_common(struct topo_model *m, const struct topo_load_opts *o, co
         goto out_env;
     }
     hwloc_topology_set_io_types_filter(c.topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    /* With libhwloc-plugins installed (OpenMPI depends on it) hwloc reads XML with libxml2,
+     * which already rejects a malformed file here, not at load (seen with hwloc 2.9). */
     if (xml && hwloc_topology_set_xml(c.topo, xml) < 0) {
-        rc = ft_err_set(err, -EBADMSG, "%s: hwloc refused it as an XML source: %s", xml,
-                        strerror(errno));
+        rc = ft_err_set(err, -EBADMSG, TOPO_XML_UNPARSED, xml, strerror(errno));
         goto out_topo;
     }
     if (hwloc_topology_load(c.topo) < 0) {
         int e = errno;
         if (xml)
-            rc = ft_err_set(err, -EBADMSG,
-                            "%s: hwloc could not parse this topology XML (malformed, truncated "
-                            "or not an hwloc export): %s",
-                            xml, strerror(e));
+            rc = ft_err_set(err, -EBADMSG, TOPO_XML_UNPARSED, xml, strerror(e));
         else if (fsroot)
             rc = ft_err_set(err, -EBADMSG,
                             "%s: hwloc could not read a topology from this sysfs root (it needs "

@@ -39,6 +39,10 @@ T0=$(date +%s)
 # Not under /tmp: every host has a private /tmp, so programs and files live in /var/tmp.
 W=$(mktemp -d /var/tmp/fabtop-rack.XXXXXX) || fail "mktemp in /var/tmp"
 RACK_EXTRA_CLEANUP='[ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$W"'
+# Until rack_up installs rack_cleanup (which runs RACK_EXTRA_CLEANUP first).
+trap 'eval "$RACK_EXTRA_CLEANUP"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 cp "$HELLO" "$W/rack_hello" || fail "copy rack_hello to $W"
 case $FABTOP in /tmp/*)
     cp "$FABTOP" "$W/fabtop" || fail "copy fabtop to $W"
