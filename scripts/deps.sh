@@ -11,12 +11,14 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd; the libFuzzer
 # build (tests/fuzz): clang, libFuzzer's runtime (libclang-rt-14-dev) and llvm-symbolizer
 # (llvm-14) for the symbolized stacks the fuzz runs blame crashes by; OpenMPI
-# (libopenmpi-dev, openmpi-bin) for fabtop-sweep and its tests (tests/sweep_start). The main
-# job does not need OpenMPI: fabtop-sweep is built when it is found (FABTOP_SWEEP=AUTO), and a
-# node that runs `fabtop sweep` installs those two packages.
+# (libopenmpi-dev, openmpi-bin) for fabtop-sweep and its tests (tests/sweep_start) and the test
+# rack (tests/rack: mpirun, rack_hello), Slurm (slurmctld, slurmd, srun with its pmix plugin),
+# munge, and util-linux for unshare. The main job does not need OpenMPI: fabtop-sweep is built
+# when it is found (FABTOP_SWEEP=AUTO), and a node that runs `fabtop sweep` installs
+# libopenmpi-dev and openmpi-bin.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps \
 ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
-libopenmpi-dev openmpi-bin"
+openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux"
 
 fabtop_missing() {
     missing=""
