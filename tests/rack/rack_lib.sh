@@ -239,6 +239,23 @@ rack_up() {
     return 0
 }
 
+# _rack_signal_wait SIG TENTHS PID...: send SIG to the PIDs, then wait up to TENTHS tenths of a
+# second until none of them is left.
+_rack_signal_wait() {
+    _ws=$1 _wt=$2
+    shift 2
+    kill -"$_ws" "$@" 2>/dev/null
+    _k=0
+    while [ $_k -lt "$_wt" ]; do
+        _still=""
+        for _wp in "$@"; do kill -0 "$_wp" 2>/dev/null && _still=1; done
+        [ -z "$_still" ] && return 0
+        sleep 0.1
+        _k=$((_k + 1))
+    done
+    return 0
+}
+
 # rack_down: stop every process left in the rack's hosts (all started there by this rack's
 # user), remove its namespaces, its root-namespace link and its state directory.
 rack_down() {
@@ -249,15 +266,7 @@ rack_down() {
         for _x in $_ns; do _left="$_left $(ip netns pids "$_x" 2>/dev/null)"; done
         [ -z "$(echo "$_left" | tr -d ' ')" ] && break
         # shellcheck disable=SC2086
-        kill -$_sig $_left 2>/dev/null
-        _k=0
-        while [ $_k -lt 20 ]; do
-            _alive=""
-            for _p in $_left; do kill -0 "$_p" 2>/dev/null && _alive=1; done
-            [ -z "$_alive" ] && break
-            sleep 0.1
-            _k=$((_k + 1))
-        done
+        _rack_signal_wait $_sig 20 $_left
     done
     for _x in $_ns; do ip netns del "$_x" 2>/dev/null; done
     for _x in $(awk '$1 == "link" { print $2 }' "$RACK_STATE/made"); do
@@ -429,15 +438,7 @@ slurm_down() {
         for _p in $_pids; do kill -0 "$_p" 2>/dev/null && _alive="$_alive $_p"; done
         [ -z "$_alive" ] && break
         # shellcheck disable=SC2086
-        kill -$_sig $_alive 2>/dev/null
-        _k=0
-        while [ $_k -lt 50 ]; do
-            _still=""
-            for _p in $_alive; do kill -0 "$_p" 2>/dev/null && _still=1; done
-            [ -z "$_still" ] && break
-            sleep 0.1
-            _k=$((_k + 1))
-        done
+        _rack_signal_wait $_sig 50 $_alive
     done
     [ "${KEEP_RACK_LOGS:-0}" = 1 ] && cp -r "$_st/log" "/var/tmp/$RACK_PREFIX-slurm-logs.$$"
     rm -rf "$_st"
