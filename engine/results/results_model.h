@@ -26,10 +26,11 @@
  * decoded into struct results_flow_cond, and a point's transport figures (nccl: algbw_gbps,
  * busbw_gbps, ...) kept as the ordered members after the histogram.
  *
- * Sweeps (not implemented yet): struct results_doc holds runs[]; a sweep document will hold
- * many runs (one per round and pair) whose flows name their ranks, with each rank's host
- * conditions and topology stored once in a ranks[] table beside runs[] (a run then points
- * into it instead of carrying its own topology), under a new "format" or major version. */
+ * A document today holds one run (struct results_doc, runs[0]). The shape a rack sweep's
+ * document takes (issue 16): many runs (one per round and pair) whose flows name their ranks,
+ * each rank's host conditions and topology stored once in a ranks[] table beside runs[] (a
+ * run then points into it instead of carrying its own topology), under a new "format" or
+ * major version. */
 #ifndef RESULTS_MODEL_H
 #define RESULTS_MODEL_H
 
