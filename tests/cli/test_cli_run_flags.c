@@ -19,6 +19,7 @@
 #include "cli/cli_opts.h"
 #include "engine/flow/mix.h"
 #include "engine/run/mix_build.h"
+#include "tests/run/mixtest.h"
 
 struct flag_case {
     const char *golden;   /* tests/run/mix_build/NAME.json */
@@ -50,21 +51,13 @@ static char tmpdir[64];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/fabtop-runflags-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
-    char xdg[128];
-    snprintf(xdg, sizeof(xdg), "%s/xdg", tmpdir); /* the shipped presets only */
-    setenv("XDG_CONFIG_HOME", xdg, 1);
-    return 0;
+    return mixtest_tmp_home(tmpdir, sizeof(tmpdir), "runflags"); /* the shipped presets only */
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd);
+    return mixtest_tmp_remove(tmpdir);
 }
 
 /* cli_run_mix on "run" + words. */

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -50,4 +52,21 @@ int mixtest_fabric(struct runner *r, struct fabric_snap *v, struct runner_snapsh
     }
     *v = *(*sn)->fabric;
     return 0;
+}
+
+int mixtest_tmp_home(char *dir, size_t len, const char *name)
+{
+    snprintf(dir, len, "/tmp/fabtop-%s-XXXXXX", name);
+    if (!mkdtemp(dir))
+        return -1;
+    char xdg[256];
+    snprintf(xdg, sizeof(xdg), "%s/xdg", dir);
+    return setenv("XDG_CONFIG_HOME", xdg, 1);
+}
+
+int mixtest_tmp_remove(const char *dir)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd);
 }

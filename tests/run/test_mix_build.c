@@ -21,6 +21,7 @@
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "engine/run/mix_build.h"
+#include "tests/run/mixtest.h"
 
 /* The cases below list the choices positionally and leave the rest NULL (the preset's). */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -56,22 +57,13 @@ static const struct choice cases[] = {
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/fabtop-mixbuild-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
-    /* No mixes of the user's: the shipped presets only. */
-    char xdg[128];
-    snprintf(xdg, sizeof(xdg), "%s/xdg", tmpdir);
-    setenv("XDG_CONFIG_HOME", xdg, 1);
-    return 0;
+    return mixtest_tmp_home(tmpdir, sizeof(tmpdir), "mixbuild"); /* the shipped presets only */
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd);
+    return mixtest_tmp_remove(tmpdir);
 }
 
 /* The builder as the form sets it up, with c's choices. */
