@@ -422,15 +422,7 @@ int mix_load_file(const char *path, struct mix *m, struct ft_err *err)
 /* Directories searched for presets, most personal first. */
 static int preset_dirs(char dirs[3][512])
 {
-    int n = 0;
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        snprintf(dirs[n++], 512, "%s/fabtop/mixes", xdg);
-    else if (home && *home)
-        snprintf(dirs[n++], 512, "%s/.config/fabtop/mixes", home);
-    snprintf(dirs[n++], 512, "%s", FABTOP_MIX_INSTALL_DIR);
-    snprintf(dirs[n++], 512, "%s", FABTOP_MIX_SOURCE_DIR);
-    return n;
+    return fsutil_search_dirs("mixes", FABTOP_MIX_INSTALL_DIR, FABTOP_MIX_SOURCE_DIR, dirs);
 }
 
 int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err)

@@ -48,14 +48,7 @@ int sim_topology_load(const char *name_or_path, cJSON **out, struct ft_err *err)
     if (strchr(name_or_path, '/') || strstr(name_or_path, ".json"))
         return jsonutil_load(name_or_path, out, err);
     char dirs[3][512];
-    int n = 0;
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        snprintf(dirs[n++], 512, "%s/fabtop/mixes", xdg);
-    else if (home && *home)
-        snprintf(dirs[n++], 512, "%s/.config/fabtop/mixes", home);
-    snprintf(dirs[n++], 512, "%s", FABTOP_MIX_INSTALL_DIR);
-    snprintf(dirs[n++], 512, "%s", FABTOP_MIX_SOURCE_DIR);
+    int n = fsutil_search_dirs("mixes", FABTOP_MIX_INSTALL_DIR, FABTOP_MIX_SOURCE_DIR, dirs);
     for (int i = 0; i < n; i++) {
         char path[700];
         snprintf(path, sizeof(path), "%s/sim/topologies/%s.json", dirs[i], name_or_path);

@@ -389,6 +389,28 @@ static void test_suggest(void **state)
     cJSON_Delete(o);
 }
 
+/* Where shipped files are searched: the user's XDG directory, else ~/.config, then the
+ * install and source directories, in that order. */
+static void test_search_dirs(void **state)
+{
+    (void)state;
+    char d[3][512];
+    setenv("XDG_CONFIG_HOME", "/x/cfg", 1);
+    setenv("HOME", "/x/home", 1);
+    assert_int_equal(fsutil_search_dirs("mixes", "/inst", "/src", d), 3);
+    assert_string_equal(d[0], "/x/cfg/fabtop/mixes");
+    assert_string_equal(d[1], "/inst");
+    assert_string_equal(d[2], "/src");
+    setenv("XDG_CONFIG_HOME", "", 1);
+    assert_int_equal(fsutil_search_dirs("mixes", "/inst", "/src", d), 3);
+    assert_string_equal(d[0], "/x/home/.config/fabtop/mixes");
+    unsetenv("XDG_CONFIG_HOME");
+    unsetenv("HOME");
+    assert_int_equal(fsutil_search_dirs("mixes", "/inst", "/src", d), 2);
+    assert_string_equal(d[0], "/inst");
+    assert_string_equal(d[1], "/src");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_atomic_write),   cmocka_unit_test(test_atomic_refuses),
         cmocka_unit_test(test_atomic_symlink), cmocka_unit_test(test_atomic_modes),
         cmocka_unit_test(test_atomic_check),   cmocka_unit_test(test_suggest),
+        cmocka_unit_test(test_search_dirs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
