@@ -152,6 +152,15 @@ static void linger_hand(struct agent *a, int fd, bool blind)
     (void)w;
 }
 
+/* The handshake is about to refuse the client: log it now, before the client can read the
+ * refusal and connect again, so that the log keeps the order the clients were answered in. */
+static void refused(void *arg, const char *why)
+{
+    struct agent_session *s = arg;
+    agent_log_note_refusal(s->a, s->peer_host, s->peer_port, why);
+    s->refusal_noted = true;
+}
+
 /* The handshake on the session's thread; false when it failed (refused, logged, fd
  * handed to the accept loop). */
 static bool session_handshake(struct agent_session *s)
@@ -162,6 +171,7 @@ static bool session_handshake(struct agent_session *s)
                                     .cancel_fd = a->stop_pipe[0],
                                     .hello = hello_in,
                                     .admit = admit,
+                                    .refused = refused,
                                     .admit_arg = s,
                                     .busy_retry_ms = AGENT_BUSY_RETRY_MS};
     struct ft_err err = {0};
@@ -178,12 +188,12 @@ static bool session_handshake(struct agent_session *s)
     pthread_mutex_unlock(&a->mu);
     if (rc == 0)
         return true;
-    const char *why = err.msg;
-    if (evicted && rc != -EAGAIN) { /* cut off while reading: nothing said yet */
+    if (evicted && rc != -EAGAIN && !s->refusal_noted) { /* cut off while reading */
+        agent_log_note_refusal(a, s->peer_host, s->peer_port, s->evict_why);
         channel_refuse_fd(s->fd, "busy", s->evict_why, AGENT_BUSY_RETRY_MS);
-        why = s->evict_why;
+    } else if (!s->refusal_noted) { /* the client left, or nothing could be said */
+        agent_log_note_refusal(a, s->peer_host, s->peer_port, err.msg);
     }
-    agent_log_note_refusal(a, s->peer_host, s->peer_port, why);
     if (rc == -ECANCELED) {
         channel_drain(s->fd, 200, -1);
         close(s->fd);

@@ -55,11 +55,12 @@ struct agent_session {
     pthread_t thr;
     atomic_bool done;
     /* Under agent.mu: */
-    bool pending;     /* in the handshake */
-    int hs;           /* HS_*: which handshake slot it holds while pending */
-    bool evicted;     /* cut off for a newcomer (its socket's reading side is shut) */
-    bool admitted;    /* holds one of max_sessions */
-    int64_t t_accept; /* ms, CLOCK_MONOTONIC */
+    bool pending;       /* in the handshake */
+    int hs;             /* HS_*: which handshake slot it holds while pending */
+    bool evicted;       /* cut off for a newcomer (its socket's reading side is shut) */
+    bool refusal_noted; /* the handshake's refusal is logged (channel_accept_opts.refused) */
+    bool admitted;      /* holds one of max_sessions */
+    int64_t t_accept;   /* ms, CLOCK_MONOTONIC */
     char evict_why[200];
     /* The session's thread only: */
     int key;

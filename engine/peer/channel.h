@@ -160,7 +160,10 @@ struct channel_accept_opts {
      * it: 0 to admit, or -errno with a message (sent as an ERROR "busy" refusal, with
      * "retry_ms": busy_retry_ms when the errno is -EAGAIN). May be NULL. */
     int (*admit)(void *arg, int key_index, struct ft_err *why);
-    void *admit_arg; /* for hello and admit */
+    /* Called with the reason just before a refusal is sent to the client, so that what the
+     * agent logs is in the order the clients were answered. May be NULL. */
+    void (*refused)(void *arg, const char *why);
+    void *admit_arg; /* for hello, admit and refused */
     int busy_retry_ms;
 };
 

@@ -18,8 +18,17 @@
 
 /* Turn a read error into a refusal (when the client can still read one); ms: the deadline
  * that applied, hello: it was the hello's own. */
-static int accept_read_failed(struct channel_conn *c, int rc, int ms, bool hello,
-                              const struct ft_err *e, struct ft_err *err)
+/* Send a refusal, telling o->refused first. */
+static void accept_say(struct channel_conn *c, const struct channel_accept_opts *o,
+                       const char *code, const char *msg, int retry_ms)
+{
+    if (o->refused)
+        o->refused(o->admit_arg, msg);
+    channel_refuse(c, code, msg, retry_ms);
+}
+
+static int accept_read_failed(struct channel_conn *c, const struct channel_accept_opts *o, int rc,
+                              int ms, bool hello, const struct ft_err *e, struct ft_err *err)
 {
     char msg[320];
     switch (rc) {
@@ -27,16 +36,16 @@ static int accept_read_failed(struct channel_conn *c, int rc, int ms, bool hello
     case -ETIME:
         snprintf(msg, sizeof(msg),
                  hello ? "no hello within %d ms" : "handshake timed out after %d ms", ms);
-        channel_refuse(c, "timeout", msg, 0);
+        accept_say(c, o, "timeout", msg, 0);
         return ft_err_set(err, -ETIMEDOUT, "%s", msg);
     case -ECANCELED:
-        channel_refuse(c, "shutdown", "the agent is shutting down", 0);
+        accept_say(c, o, "shutdown", "the agent is shutting down", 0);
         return ft_err_set(err, rc, "the agent is shutting down");
     case -EMSGSIZE:
-        channel_refuse(c, "toolarge", e->msg, 0);
+        accept_say(c, o, "toolarge", e->msg, 0);
         return ft_err_set(err, rc, "%s", e->msg);
     case -EBADMSG:
-        channel_refuse(c, "malformed", e->msg, 0);
+        accept_say(c, o, "malformed", e->msg, 0);
         return ft_err_set(err, rc, "%s", e->msg);
     case -ECONNRESET:
         return ft_err_set(err, rc, "the client closed the connection during the handshake");
@@ -45,18 +54,18 @@ static int accept_read_failed(struct channel_conn *c, int rc, int ms, bool hello
     }
 }
 
-static int accept_refuse(struct channel_conn *c, int rc, const char *code, int retry_ms,
-                         struct ft_err *err, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-static int accept_refuse(struct channel_conn *c, int rc, const char *code, int retry_ms,
-                         struct ft_err *err, const char *fmt, ...)
+static int accept_refuse(struct channel_conn *c, const struct channel_accept_opts *o, int rc,
+                         const char *code, int retry_ms, struct ft_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static int accept_refuse(struct channel_conn *c, const struct channel_accept_opts *o, int rc,
+                         const char *code, int retry_ms, struct ft_err *err, const char *fmt, ...)
 {
     char msg[320];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    channel_refuse(c, code, msg, retry_ms);
+    accept_say(c, o, code, msg, retry_ms);
     return ft_err_set(err, rc, "%s", msg);
 }
 
@@ -109,11 +118,11 @@ int channel_accept(int fd, const struct channel_accept_opts *o, const struct cha
     rc =
         channel_read_frame(c, CHANNEL_MAX_HANDSHAKE_FRAME, t0 + hello_ms, -2, &type, &hc, &nhc, &e);
     if (rc < 0) {
-        rc = accept_read_failed(c, rc, hello_ms, hello_ms < timeout_ms, &e, err);
+        rc = accept_read_failed(c, o, rc, hello_ms, hello_ms < timeout_ms, &e, err);
         goto fail;
     }
     if (type != CHANNEL_T_HELLO) {
-        rc = accept_refuse(c, -EPROTO, "malformed", 0, err,
+        rc = accept_refuse(c, o, -EPROTO, "malformed", 0, err,
                            "expected a hello frame, got frame type %d", type);
         goto fail;
     }
@@ -121,14 +130,14 @@ int channel_accept(int fd, const struct channel_accept_opts *o, const struct cha
     char why[128];
     rc = channel_handshake_hello_check(hc, nhc, "client", nc, &version, why, sizeof(why));
     if (rc == -EPROTONOSUPPORT) {
-        rc = accept_refuse(c, rc, "version", 0, err,
+        rc = accept_refuse(c, o, rc, "version", 0, err,
                            "version mismatch: this agent speaks %s version %d, the client "
                            "version %d",
                            CHANNEL_PROTO, CHANNEL_VERSION, version);
         goto fail;
     }
     if (rc < 0) {
-        rc = accept_refuse(c, rc, "malformed", 0, err, "malformed hello: %s", why);
+        rc = accept_refuse(c, o, rc, "malformed", 0, err, "malformed hello: %s", why);
         goto fail;
     }
     if (o->hello) {
@@ -136,7 +145,7 @@ int channel_accept(int fd, const struct channel_accept_opts *o, const struct cha
         rc = o->hello(o->admit_arg, channel_handshake_early_check(hc, nhc, keys, nkeys, nc), nc,
                       &timeout_ms, &why_hello);
         if (rc < 0) {
-            rc = accept_refuse(c, rc, "busy", rc == -EAGAIN ? o->busy_retry_ms : 0, err, "%s",
+            rc = accept_refuse(c, o, rc, "busy", rc == -EAGAIN ? o->busy_retry_ms : 0, err, "%s",
                                why_hello.msg);
             goto fail;
         }
@@ -156,11 +165,11 @@ int channel_accept(int fd, const struct channel_accept_opts *o, const struct cha
     }
     rc = channel_read_frame(c, CHANNEL_MAX_HANDSHAKE_FRAME, deadline, -2, &type, &auth, &nauth, &e);
     if (rc < 0) {
-        rc = accept_read_failed(c, rc, timeout_ms, false, &e, err);
+        rc = accept_read_failed(c, o, rc, timeout_ms, false, &e, err);
         goto fail;
     }
     if (type != CHANNEL_T_AUTH || nauth != 32) {
-        rc = accept_refuse(c, -EPROTO, "malformed", 0, err,
+        rc = accept_refuse(c, o, -EPROTO, "malformed", 0, err,
                            "expected the client's proof (32 bytes), got frame type %d with %zu "
                            "bytes",
                            type, nauth);
@@ -169,14 +178,14 @@ int channel_accept(int fd, const struct channel_accept_opts *o, const struct cha
     channel_handshake_transcript(hc, nhc, ha, strlen(ha), t);
     int ki = match_key(keys, nkeys, nc, na, t, (const unsigned char *)auth);
     if (ki < 0) {
-        rc = accept_refuse(c, -EACCES, "auth", 0, err, "authentication failed: the keys differ");
+        rc = accept_refuse(c, o, -EACCES, "auth", 0, err, "authentication failed: the keys differ");
         goto fail;
     }
     if (o->admit) {
         struct ft_err why_admit = {0};
         rc = o->admit(o->admit_arg, ki, &why_admit);
         if (rc < 0) {
-            rc = accept_refuse(c, rc, "busy", rc == -EAGAIN ? o->busy_retry_ms : 0, err, "%s",
+            rc = accept_refuse(c, o, rc, "busy", rc == -EAGAIN ? o->busy_retry_ms : 0, err, "%s",
                                why_admit.msg);
             goto fail;
         }
