@@ -75,10 +75,18 @@ rack_enter() {
     }
     # ip netns exec gives the command the host's network namespace (and a mount namespace of
     # its own); unshare adds a UTS namespace for the hostname and keeps the /tmp mount private.
+    # The host's /tmp is its own, but a checkout or build that lives under /tmp (RACK_SHARE,
+    # by default the tests' FABTOP_SRC and FABTOP_BUILD) stays visible at its path: bound
+    # into the private /tmp before it goes over /tmp.
     ip netns exec "$_h" unshare --uts --mount --propagation private \
-        sh -c 'hostname "$1" && mount --bind "$2" /tmp && mount --bind "$3" /etc/hosts &&
-            shift 3 && exec "$@"' \
-        rack-enter "$_h" "$_t" "$(rack_state_of "$_h")/hosts.etc" "$@"
+        sh -c 'hostname "$1" || exit
+            for d in $4; do
+                case $d in /tmp/?*) ;; *) continue ;; esac
+                mkdir -p "$2${d#/tmp}" && mount --bind "$d" "$2${d#/tmp}" || exit
+            done
+            mount --rbind "$2" /tmp && mount --bind "$3" /etc/hosts && shift 4 && exec "$@"' \
+        rack-enter "$_h" "$_t" "$(rack_state_of "$_h")/hosts.etc" \
+        "${RACK_SHARE-${FABTOP_SRC:-} ${FABTOP_BUILD:-}}" "$@"
 }
 
 # rack_local CMD [ARGS...]: run a command here (the root namespace, the launcher's side) with
