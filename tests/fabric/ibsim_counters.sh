@@ -17,10 +17,12 @@ h1=$(lid "node01 HCA-1") h7=$(lid "node07 HCA-1") l4=$(lid "leaf-4")
 
 # (1) Traffic to node07 whose answers leaf-4 port 1 drops half of, during the window.
 console 'Error "L4"[1] 50'
-(while :; do sim perfquery -t 20 "$h7" 1 >/dev/null 2>&1; done) &
+# The loop ends by a flag (killing the subshell would leave its perfquery behind), and each
+# perfquery is bounded, so that waiting for the loop is; it also ends when $TMP is gone.
+(while [ -d "$TMP" ] && [ ! -e "$TMP/stop-traffic" ]; do sim timeout 5 perfquery -t 20 "$h7" 1 >/dev/null 2>&1; done) &
 LOOP=$!
 fabtop_fabric "$TMP/f1.json" --window 1.5 --route "$h1,$h7" --lint --mad-retries 3
-kill $LOOP 2>/dev/null
+: >"$TMP/stop-traffic"
 wait $LOOP 2>/dev/null
 console 'Error "L4"[1] 0'
 rising=$(json "$TMP/f1.json" "' | '.join(f['object'] + ': ' + f['message'] for f in d['lint'] if f['rule'] == 'switch-counter-rising')")
