@@ -8,6 +8,7 @@
 # second process, that agent killed mid-run, a missing GPU, and no device at all.
 # Usage: nccl_fake.sh PATH/libfake_cudanccl.so
 set -u
+. "$(dirname "$0")/../ctl/serve_lib.sh"
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 lib=${1:?the fake CUDA/NCCL library}
 command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
@@ -171,18 +172,17 @@ print("PASS: a hung all_reduce fails after %.2f s without progress: %s" % (f["de
 #    An agent serves NCCL only with --allow-nccl, and makes the unique ids itself (the
 #    bootstrap root): every communicator, on both sides, uses an id the agent's process made.
 "$bin" serve --gen-key "$tmp/key" >/dev/null 2>&1
-port=$((20000 + $$ % 20000))
-peer='"peer": "127.0.0.1:'$port'"'
 BOUND=5
-m=$(mixfile remote "$(coll ar '{"collective": "all_reduce", "gpus": [0], "peer_gpus": [1], "graph": true}' "$SWEEP" 0 ", $peer, \"iterations\": 300")")
+# serve_nccl [FLAGS]: an agent on a port it chooses (so no other test's port can collide);
+# sets port and builds the mix "remote" that names it as the peer.
 serve_nccl() {
-    "$bin" serve --listen "127.0.0.1:$port" --key-file "$tmp/key" "$@" --log "$tmp/serve.log" \
+    "$bin" serve --listen "127.0.0.1:0" --key-file "$tmp/key" "$@" --log "$tmp/serve.log" \
         2>>"$tmp/serve.log" &
     spid=$!
-    for _ in $(seq 1 100); do
-        grep -q "listening on" "$tmp/serve.log" 2>/dev/null && break
-        sleep 0.05
-    done
+    port=$(serve_port "$tmp/serve.log")
+    [ -n "$port" ] || { fail "the agent did not say where it listens: $(cat "$tmp/serve.log")"; exit 1; }
+    peer='"peer": "127.0.0.1:'$port'"'
+    m=$(mixfile remote "$(coll ar '{"collective": "all_reduce", "gpus": [0], "peer_gpus": [1], "graph": true}' "$SWEEP" 0 ", $peer, \"iterations\": 300")")
 }
 serve_nccl
 timeout 60 "$bin" run --mix "$m" --key-file "$tmp/key" -o "$tmp/denied.out.json" >"$tmp/log" 2>&1
