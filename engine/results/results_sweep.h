@@ -1,0 +1,126 @@
+/* results_sweep: a rack sweep's document (fabtop sweep, issue 16) as C structs, beside the
+ * one-run document of results_model.h: the sweep's header, each rank once (host, placement,
+ * NICs, and its host conditions and topology, stored once instead of in every run), every
+ * test of every round with the run it made (a struct results_run without topology or host
+ * conditions: its ranks point into ranks[]), the matrix of pair figures, the verdicts and
+ * the failures. engine/results/results_sweep_json.c is its one reader and one writer (every
+ * key is spelled there), with the presence rules of results_model.h (RESULTS_ABSENT /
+ * RESULTS_NULL / RESULTS_SET, one fixed key order, so a document reads back and writes out
+ * byte for byte).
+ *
+ * Units are in the keys, as in the run document: latency in microseconds ("_us"),
+ * bandwidth in Gb/s (10^9 bit/s of payload, "_gbps"), times in seconds ("_s"). */
+#ifndef RESULTS_SWEEP_H
+#define RESULTS_SWEEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+#include "engine/results/results_model.h"
+
+#define RESULTS_SWEEP_FORMAT  "fabtop-sweep"
+#define RESULTS_SWEEP_VERSION 1
+
+/* One rank of the job, stored once. */
+struct results_sweep_rank {
+    int rank;
+    char *host;
+    struct results_str group;      /* leaf or switch name (--groups, discovery) */
+    struct results_num local_rank; /* on its node */
+    struct results_num rail;       /* the NIC index it binds to */
+    struct results_str address;    /* its control channel's address ("10.9.0.3:41234") */
+    struct results_num gpus;
+    cJSON *nics;                  /* carried: [{model, firmware, rdma_dev, netdev, ...}] or NULL */
+    struct results_str unlike;    /* how it differs from the usual rank, or absent */
+    cJSON *conditions;            /* carried: its host conditions (sysctls, MTUs), or NULL */
+    cJSON *topology;              /* carried: its topology snapshot, or NULL */
+    struct results_str status;    /* "ok", "failed" (died or hung), "skipped" */
+    struct results_str error;     /* why it failed */
+};
+
+/* One test: src to dst on one rail in one round and step. */
+struct results_sweep_test {
+    int round, step;              /* step: 0 latency, 1 bandwidth (pairs); 0 otherwise */
+    char *pattern;                /* "pairs", "incast", "bisection", "ring", "recheck" */
+    char *role;                   /* "pair", "stream", "probe" */
+    struct results_str phase;     /* incast: "quiet", "loaded" */
+    struct results_num subject;   /* incast: the receiver; bisection: the split; pairs: round */
+    int src, dst, rail;
+    char *status;                 /* "ok", "failed", "skipped" */
+    struct results_str error;
+    struct results_num started_s; /* since the sweep started */
+    enum results_state run_st;    /* the "run" key */
+    struct results_run run;       /* the run src made (topology and host conditions left out) */
+};
+
+/* One pair's figures on one rail, the matrix's cell (a to b and b to a). */
+struct results_sweep_pair {
+    int a, b, rail;
+    struct results_str latency_kind; /* as the run reports it ("round trip") */
+    struct results_num lat_p50_us, lat_p99_us, lat_p999_us; /* a to b's ping-pong */
+    struct results_num bw_ab_gbps, bw_ba_gbps;
+    struct results_bool failed;
+    struct results_str error;
+    struct results_bool unlike; /* across unlike nodes: the comparison is flagged */
+};
+
+/* A quantity with its unit and kind ("bandwidth", "Gb/s"). */
+struct results_sweep_qty {
+    struct results_num value;
+    struct results_str unit, kind;
+};
+
+struct results_sweep_verdict {
+    char *kind;   /* "rank", "uplink", "pair", "ceiling", "rank_failed", "pair_failed" */
+    char *metric; /* "bandwidth", "latency p50", "latency p99" */
+    char *state;  /* "named", "suspect", "cleared" */
+    struct results_num rank, peer, rail;
+    struct results_str group_a, group_b;
+    struct results_sweep_qty observed, reference, ratio;
+    struct results_num n_slow, n_pairs;
+    char *message;
+};
+
+struct results_sweep {
+    struct results_str format;  /* RESULTS_SWEEP_FORMAT */
+    struct results_num version; /* RESULTS_SWEEP_VERSION */
+    struct results_str fabtop_version, launcher;
+    struct results_str started_at, ended_at;
+    struct results_num duration_s;
+    struct results_bool interrupted;
+    int npatterns;
+    char **patterns;
+    struct results_num test_duration_s;
+    struct results_str on_failure; /* "continue", "stop" */
+    struct results_str status;     /* "ok", "failed", "interrupted" */
+    struct results_num rounds_planned, rounds_done;
+    cJSON *mix;                    /* carried: the mixes the tests ran ({"latency":..,...}) */
+    int nranks;
+    struct results_sweep_rank *ranks;
+    int ntests;
+    struct results_sweep_test *tests;
+    int npairs;
+    struct results_sweep_pair *pairs;
+    int nverdicts;
+    struct results_sweep_verdict *verdicts;
+    int nevents;
+    char **events;                 /* failures and decisions, in order */
+    struct results_str summary;    /* the one line a bring-up checklist pastes */
+};
+
+void results_sweep_free(struct results_sweep *s);
+
+/* The document (caller owns it). */
+cJSON *results_sweep_write(const struct results_sweep *s);
+/* Read a parsed document; refuses with -EBADMSG and one line naming what and the field:
+ * another format, a newer major version, a field of the wrong type, a test or pair naming a
+ * rank that is not in ranks[], a run that results_json_read_run refuses. On error s is empty. */
+int results_sweep_read(const cJSON *j, const char *what, struct results_sweep *s,
+                       struct ft_err *err);
+/* Whether j is a sweep document (its format), to choose the reader. */
+bool results_sweep_is(const cJSON *j);
+
+#endif
