@@ -39,7 +39,7 @@ void sweep_args_finish(struct sweep_args *a)
             if (!strcasecmp(a->pattern_words.v[k], pattern_names[i]))
                 a->patterns |= 1u << i;
     if (!a->patterns)
-        a->patterns = SWEEP_PAIRS;
+        a->patterns = SWEEP_BIT_PAIRS;
 }
 
 static const struct cli_enum on_failure_values[] = {
@@ -59,6 +59,10 @@ static const struct cli_opt sweep_opts[] = {
     {"on-failure", 0, CLI_ARG_REQUIRED, "continue|stop",
      "after a rank fails: go on with the others, or stop", CLI_V_ENUM, .values = on_failure_values,
      .off = A(on_failure)},
+    {"listen", 0, CLI_ARG_REQUIRED, "ADDR",
+     "the address each rank's agent listens on and its tests\nleave from (default: its rail's "
+     "first address)",
+     CLI_V_STRING, .off = A(listen)},
     {"json", 0, CLI_ARG_NONE, NULL, "print the document as JSON on stdout (rank 0)", CLI_V_SET,
      .off = A(json)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also save the JSON document to FILE (atomically)",

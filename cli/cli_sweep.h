@@ -9,11 +9,11 @@
 #include "cli/cli_opts.h"
 
 /* The patterns (--pattern, several allowed; bits of sweep_args.patterns). */
-enum sweep_pattern {
-    SWEEP_PAIRS = 1u << 0,
-    SWEEP_INCAST = 1u << 1,
-    SWEEP_BISECTION = 1u << 2,
-    SWEEP_RING = 1u << 3,
+enum sweep_pattern_bit {
+    SWEEP_BIT_PAIRS = 1u << 0,
+    SWEEP_BIT_INCAST = 1u << 1,
+    SWEEP_BIT_BISECTION = 1u << 2,
+    SWEEP_BIT_RING = 1u << 3,
 };
 #define SWEEP_NPATTERNS 4
 /* The name of pattern bit i ("pairs", "incast", "bisection", "ring"). */
@@ -28,6 +28,7 @@ struct sweep_args {
     const char *out;
     bool json;
     const char *groups;
+    const char *listen; /* --listen: every rank's agent and tests on this address */
     int on_failure; /* enum sweep_on_failure */
 };
 

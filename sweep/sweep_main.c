@@ -4,11 +4,14 @@
  * gather of every rank's record (engine/launch/launch_record.h) at rank 0, which refuses what
  * cannot be swept (damaged records, mismatched versions, rank counts the patterns cannot use,
  * a --groups file naming hosts not in the job, an -o that cannot be written) and broadcasts
- * its verdict, so that every rank exits with the same status. The rounds come later. */
+ * its verdict, so that every rank exits with the same status. Then the rounds
+ * (sweep_run.h): rank 0 conducts them over the control channel, the others serve. */
 #include "sweep/sweep_main.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,9 @@
 #include "engine/launch/launch_env.h"
 #include "engine/launch/launch_groups.h"
 #include "engine/launch/launch_record.h"
+#include "engine/peer/channel.h"
+#include "engine/rack/rack_node.h"
+#include "sweep/sweep_run.h"
 #include "topology/topo_pipeline.h"
 
 #define ME "fabtop sweep"
@@ -75,9 +81,10 @@ static int parse(int argc, char **argv, struct sweep_args *a)
     return rc;
 }
 
-/* This rank's record: its host, rail and topology summary. */
+/* This rank's record: its host, rail and topology summary (tp keeps the topology for the
+ * runs this rank makes; free it with topo_pipeline_free). */
 static void own_record(struct launch_record *r, const struct launch_env *env, const char *version,
-                       int rank, int size)
+                       int rank, int size, struct topo_pipeline *tp)
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->version, sizeof(r->version), "%s", version);
@@ -91,14 +98,12 @@ static void own_record(struct launch_record *r, const struct launch_env *env, co
     r->local_size = env->local_size;
 
     struct topo_pipeline_opts po = {.window = 0};
-    struct topo_pipeline tp = {0};
     struct ft_err err = {0};
-    if (topo_pipeline_load(&po, &tp, &err) == 0 && tp.m)
-        launch_record_topo(r, tp.m);
+    if (topo_pipeline_load(&po, tp, &err) == 0 && tp->m)
+        launch_record_topo(r, tp->m);
     else
         fprintf(stderr, "%s: rank %d: the topology was not read (%s); its record lists no NIC\n",
                 ME, rank, err.msg);
-    topo_pipeline_free(&tp);
     r->rail = launch_rail(r->local_rank, (int)r->nics_total);
 }
 
@@ -189,7 +194,7 @@ static int check_plan(const struct sweep_args *a, const struct launch_record *re
             "'srun --mpi=pmix -N N ...')");
         return CLI_USAGE;
     }
-    if ((a->patterns & SWEEP_BISECTION) && n % 2) {
+    if ((a->patterns & SWEEP_BIT_BISECTION) && n % 2) {
         say("--pattern bisection splits the ranks half against half and needs an even number "
             "of them, not %d; start one more rank or leave bisection out",
             n);
@@ -268,64 +273,82 @@ static void print_header(FILE *f, const struct sweep_args *a, const struct launc
     }
 }
 
-static cJSON *header_json(const struct sweep_args *a, const struct launch_env *env,
-                          const struct launch_record *recs, int n, const struct launch_groups *g)
+/* What every rank holds while the sweep runs: the job's key (as a private file too, for the
+ * runs this rank makes) and its agent. */
+struct rank_side {
+    struct channel_key key;
+    char dir[256], key_file[300];
+    struct rack_node *node;
+};
+
+static _Atomic bool interrupted;
+static void on_signal(int sig)
 {
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "kind", "fabtop-sweep-plan");
-    cJSON_AddStringToObject(doc, "fabtop_version", recs[0].version);
-    cJSON_AddStringToObject(doc, "launcher", launch_kind_str(env->kind));
-    cJSON *pats = cJSON_AddArrayToObject(doc, "patterns");
-    for (int i = 0; i < SWEEP_NPATTERNS; i++)
-        if (a->patterns & (1u << i))
-            cJSON_AddItemToArray(pats, cJSON_CreateString(sweep_pattern_name(i)));
-    cJSON_AddNumberToObject(doc, "duration_s", a->duration);
-    cJSON_AddStringToObject(doc, "on_failure", a->on_failure == SWEEP_STOP ? "stop" : "continue");
-    int usual = launch_record_usual(recs, n);
-    cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
-    for (int i = 0; i < n; i++) {
-        const struct launch_record *r = &recs[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "rank", i);
-        cJSON_AddStringToObject(o, "host", r->hostname);
-        if (a->groups) {
-            int k = launch_groups_of(g, r->hostname);
-            if (k >= 0)
-                cJSON_AddStringToObject(o, "group", g->names[k]);
-        }
-        if (r->local_rank >= 0)
-            cJSON_AddNumberToObject(o, "local_rank", r->local_rank);
-        if (r->rail >= 0)
-            cJSON_AddNumberToObject(o, "rail", r->rail);
-        cJSON_AddNumberToObject(o, "gpus", r->ngpus);
-        cJSON_AddNumberToObject(o, "nics_total", r->nics_total);
-        cJSON *nics = cJSON_AddArrayToObject(o, "nics");
-        for (uint32_t k = 0; k < r->nnics; k++) {
-            const struct launch_nic *c = &r->nics[k];
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddStringToObject(x, "model", c->model);
-            cJSON_AddStringToObject(x, "firmware", c->firmware);
-            cJSON_AddStringToObject(x, "rdma_dev", c->rdma_dev);
-            cJSON_AddStringToObject(x, "netdev", c->netdev);
-            cJSON_AddStringToObject(x, "link_layer",
-                                    topo_link_layer_str((enum topo_link_layer)c->link_layer));
-            if (c->mtu)
-                cJSON_AddNumberToObject(x, "mtu_bytes", c->mtu);
-            if (c->ib_mtu)
-                cJSON_AddNumberToObject(x, "rdma_mtu_bytes", c->ib_mtu);
-            if (c->rate_mbps)
-                cJSON_AddNumberToObject(x, "rate_mbps", c->rate_mbps);
-            if (c->addr[0])
-                cJSON_AddStringToObject(x, "address", c->addr);
-            cJSON_AddItemToArray(nics, x);
-        }
-        char diff[512];
-        launch_record_diff(&recs[usual], r, diff, sizeof(diff));
-        if (diff[0])
-            cJSON_AddStringToObject(o, "unlike", diff);
-        cJSON_AddItemToArray(ranks, o);
+    (void)sig;
+    atomic_store(&interrupted, true);
+}
+
+/* Collective: rank 0 draws the key and every rank gets it; then this rank's agent starts on
+ * its rail's address. 0, or -errno with the reason (the rank then sends an empty record,
+ * which rank 0 refuses naming it). */
+static int rank_side_start(struct rank_side *s, int rank, struct launch_record *own,
+                           const char *listen, const struct topo_model *topo, struct ft_err *err)
+{
+    char hex[2 * CHANNEL_KEY_BYTES + 1] = "";
+    if (rank == 0) {
+        unsigned char raw[CHANNEL_KEY_BYTES];
+        randombytes_buf(raw, sizeof(raw));
+        sodium_bin2hex(hex, sizeof(hex), raw, sizeof(raw));
+        sodium_memzero(raw, sizeof(raw));
     }
-    return doc;
+    MPI_Bcast(hex, sizeof(hex), MPI_CHAR, 0, MPI_COMM_WORLD);
+    hex[sizeof(hex) - 1] = '\0';
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s->dir, sizeof(s->dir), "%s/fabtop-sweep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(s->dir)) {
+        int e = -errno;
+        s->dir[0] = '\0';
+        sodium_memzero(hex, sizeof(hex));
+        return ft_err_set(err, e, "cannot make a private directory for the job's key: %s",
+                          strerror(-e));
+    }
+    snprintf(s->key_file, sizeof(s->key_file), "%s/key", s->dir);
+    int fd = open(s->key_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int rc = fd < 0 ? -errno : 0;
+    if (fd >= 0) {
+        if (write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex))
+            rc = -EIO;
+        close(fd);
+    }
+    sodium_memzero(hex, sizeof(hex));
+    if (rc < 0)
+        return ft_err_set(err, rc, "cannot write the job's key to %s: %s", s->key_file,
+                          strerror(-rc));
+    rc = channel_key_load(s->key_file, &s->key, err);
+    if (rc < 0)
+        return rc;
+    /* --listen: the rank's rail address becomes that address (its record says so). */
+    if (listen && own->rail >= 0 && (uint32_t)own->rail < own->nnics)
+        snprintf(own->nics[own->rail].addr, sizeof(own->nics[own->rail].addr), "%s", listen);
+    const char *addr = listen ? listen : sweep_run_addr(own);
+    struct rack_node_cfg nc = {
+        .listen = addr, .key = &s->key, .key_file = s->key_file, .topo = topo};
+    rc = rack_node_start(&nc, &s->node, err);
+    if (rc < 0)
+        return rc;
+    own->ctl_port = rack_node_port(s->node);
+    return 0;
+}
+
+static void rank_side_stop(struct rank_side *s)
+{
+    rack_node_stop(s->node);
+    s->node = NULL;
+    channel_key_wipe(&s->key);
+    if (s->key_file[0])
+        unlink(s->key_file);
+    if (s->dir[0])
+        rmdir(s->dir);
 }
 
 int sweep_main(int argc, char **argv, const char *version)
@@ -356,7 +379,8 @@ int sweep_main(int argc, char **argv, const char *version)
     }
 
     struct launch_record own;
-    own_record(&own, &env, version, env.rank < 0 ? 0 : env.rank, env.size);
+    struct topo_pipeline tp = {0};
+    own_record(&own, &env, version, env.rank < 0 ? 0 : env.rank, env.size, &tp);
 
     MPI_Init(&argc, &argv);
     int rank, size;
@@ -379,9 +403,17 @@ int sweep_main(int argc, char **argv, const char *version)
         return CLI_USAGE;
     }
 
-    unsigned char slot[LAUNCH_SLOT];
-    if (launch_record_encode(&own, slot, &err) < 0) {
+    /* The job's key (rank 0 draws it; MPI carries it, as it carries the records) and this
+     * rank's agent on its rail's address, whose port goes into the record. */
+    struct rank_side side = {0};
+    int node_rc = rank_side_start(&side, rank, &own, a.listen, tp.m, &err);
+    if (node_rc < 0)
         fprintf(stderr, "%s: rank %d: %s\n", ME, rank, err.msg);
+
+    unsigned char slot[LAUNCH_SLOT];
+    if (node_rc < 0 || launch_record_encode(&own, slot, &err) < 0) {
+        if (node_rc == 0)
+            fprintf(stderr, "%s: rank %d: %s\n", ME, rank, err.msg);
         memset(slot, 0, sizeof(slot)); /* rank 0 refuses it, naming this rank */
     }
     unsigned char *slots = rank == 0 ? xalloc((size_t)size * LAUNCH_SLOT) : NULL;
@@ -397,21 +429,43 @@ int sweep_main(int argc, char **argv, const char *version)
             status = check_plan(&a, recs, size, &groups);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (!status && rank == 0) {
-        if (a.json || a.out) {
-            cJSON *doc = header_json(&a, &env, recs, size, &groups);
-            status = cli_emit_json(doc, a.json, a.out, "sweep");
-            cJSON_Delete(doc);
-        }
-        if (!a.json)
-            print_header(stdout, &a, &env, recs, size, &groups);
+    if (!status && rank == 0 && !a.json) {
+        print_header(stdout, &a, &env, recs, size, &groups);
         fflush(stdout);
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(slots);
+    bool skip_finalize = false;
+    if (!status) {
+        /* The rounds: rank 0 conducts over the control channel; MPI waits. Ctrl-C (or the
+         * launcher's SIGTERM) stops the running tests; what was measured is saved. */
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        if (rank == 0) {
+            status = sweep_run_conduct(&a, &env, recs, size, &groups, &side.key, &interrupted);
+        } else {
+            int end = 0;
+            int rc = rack_node_wait(side.node, 0, &end);
+            if (rc == -ECONNRESET) {
+                fprintf(stderr, "%s: rank %d: rank 0's control session ended before the sweep "
+                                "did (rank 0 died or was killed)\n",
+                        ME, rank);
+                status = CLI_FAILED;
+            } else {
+                status = end;
+            }
+        }
+        /* After a failure a rank may be gone: MPI_Finalize would wait for it. */
+        skip_finalize = status != 0;
+    }
+    rank_side_stop(&side);
+    topo_pipeline_free(&tp);
     free(recs);
     launch_groups_free(&groups);
     cli_args_free(&cli_sweep_command, &a);
-    MPI_Finalize();
+    if (!skip_finalize)
+        MPI_Finalize();
     return status;
 }

@@ -93,6 +93,9 @@ struct agent_cfg {
      * handler logs; never key material. Calls are serialised. NULL: no log. */
     void (*log)(void *arg, const char *line);
     void *log_arg;
+    /* For the handlers (agent_session_cfg(s)->handler_arg): what the agent's owner serves
+     * them with (fabtop sweep's rank state). */
+    void *handler_arg;
 };
 
 struct agent;

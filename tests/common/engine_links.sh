@@ -4,7 +4,7 @@
 # by CMake) name only libraries of a lower rank, and the simulator links common/ and libm only.
 # Ranks, bottom up (libraries of one rank sit side by side and never link each other):
 #   0 common topology | 1 sim sweep launch | 2 flow | 3 counters peer | 4 xport_tcp xport_verbs xport_nccl
-#   xport_sim | 5 xport results | 6 run
+#   xport_sim | 5 xport results | 6 run | 7 rack
 # With an argument, checks that file instead (to show a violation is caught).
 set -u
 links=${1:-${FABTOP_BUILD:?}/engine/engine_links.txt}
@@ -22,6 +22,7 @@ rank() {
     fabtop_xport_tcp | fabtop_xport_verbs | fabtop_xport_nccl | fabtop_xport_sim) echo 4 ;;
     fabtop_xport | fabtop_results) echo 5 ;;
     fabtop_run) echo 6 ;;
+    fabtop_rack) echo 7 ;;
     fabtop_*) echo unknown ;;
     *) echo external ;;
     esac
@@ -54,8 +55,8 @@ while IFS= read -r line; do
         fi
     done
 done <"$links"
-if [ "$n" -lt 13 ]; then
-    echo "FAIL: $links lists $n libraries, expected the engine's 13"
+if [ "$n" -lt 14 ]; then
+    echo "FAIL: $links lists $n libraries, expected the engine's 14"
     fail=1
 fi
 [ $fail = 0 ] && echo "PASS: $n engine libraries link only the layers below them"

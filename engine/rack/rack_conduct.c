@@ -1,0 +1,490 @@
+/* rack_conduct: rank 0's rounds over the control channel (rack_conduct.h). */
+#include "engine/rack/rack_conduct.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/jsonutil.h"
+#include "common/xalloc.h"
+#include "engine/flow/mix.h"
+#include "engine/rack/rack_node.h"
+#include "engine/results/results_json.h"
+
+#define CONNECT_MS 5000
+#define SLACK_S    5.0 /* setup and teardown of a step, beyond warm-up, measure, fail bound */
+#define POLL_MS    1000
+#define REPLY_MS   3000 /* a live rank answers a request within this, beyond its wait */
+
+struct rank_conn {
+    struct channel_conn *c;
+    bool failed;
+};
+
+struct rack_conduct {
+    struct rack_conduct_opts o;
+    struct rank_conn *ranks;
+    int64_t next_id;
+    double t0;
+    size_t n_failed;
+};
+
+/* One test step in flight. */
+struct live {
+    size_t test; /* index into doc->tests */
+    uint32_t src, dst;
+    int64_t id;
+    bool running;
+};
+
+static const char *const pattern_names[] = {"pairs", "incast", "bisection", "ring", "recheck"};
+static const char *const role_names[] = {"pair", "stream", "probe"};
+static const char *const phase_names[] = {NULL, "quiet", "loaded"};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void event(struct results_sweep *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void event(struct results_sweep *doc, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    doc->events = xalloc_resize(doc->events, (size_t)(doc->nevents + 1) * sizeof(char *));
+    doc->events[doc->nevents++] = xalloc_strdup(line);
+}
+
+/* Rank r is out: say why once. */
+static void rank_failed(struct rack_conduct *c, struct results_sweep *doc, uint32_t r,
+                        const char *why)
+{
+    if (c->ranks[r].failed)
+        return;
+    c->ranks[r].failed = true;
+    c->n_failed++;
+    struct results_sweep_rank *k = &doc->ranks[r];
+    results_str_set(&k->status, "failed");
+    results_str_set(&k->error, why);
+    event(doc, "rank %u (%s) failed: %s", r, c->o.members[r].host, why);
+    if (c->ranks[r].c) {
+        channel_close(c->ranks[r].c);
+        c->ranks[r].c = NULL;
+    }
+}
+
+/* A request to rank r; a failure of the channel itself (not a refusal) fails the rank. */
+static int ask(struct rack_conduct *c, struct results_sweep *doc, uint32_t r, cJSON *req,
+               cJSON **resp, int timeout_ms, struct ft_err *err)
+{
+    *resp = NULL;
+    if (c->ranks[r].failed || !c->ranks[r].c) {
+        cJSON_Delete(req);
+        return ft_err_set(err, -ENOTCONN, "rank %u failed earlier", r);
+    }
+    int rc = channel_request(c->ranks[r].c, req, resp, timeout_ms, err);
+    /* The sweep's handlers refuse with these (rack_node.c); anything else is the channel's
+     * own failure: the rank died, was killed, or hangs. */
+    bool refusal = rc == -EINVAL || rc == -ENOENT || rc == -EACCES || rc == -EEXIST ||
+                   rc == -ENOSPC || rc == -EAGAIN;
+    if (rc == -ETIMEDOUT) {
+        char why[400];
+        snprintf(why, sizeof(why), "it did not answer within %.1f s (hung?)", timeout_ms / 1e3);
+        rank_failed(c, doc, r, why);
+    } else if (rc < 0 && !refusal) {
+        char why[400];
+        snprintf(why, sizeof(why), "its control channel closed (died or killed): %s", err->msg);
+        rank_failed(c, doc, r, why);
+    }
+    return rc;
+}
+
+static cJSON *flow_obj(const char *name, const char *op, const char *dir, uint64_t size,
+                       const struct rack_conduct_opts *o, uint32_t src, uint32_t dst)
+{
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "name", name);
+    cJSON_AddStringToObject(f, "transport", "tcp");
+    cJSON_AddStringToObject(f, "op", op);
+    if (dir)
+        cJSON_AddStringToObject(f, "direction", dir);
+    cJSON_AddNumberToObject(f, "size", (double)size);
+    cJSON_AddNumberToObject(f, "warmup_s", o->warmup_s > 0 ? o->warmup_s : 0.3);
+    cJSON_AddNumberToObject(f, "duration_s", o->duration_s);
+    cJSON_AddStringToObject(f, "peer", o->members[dst].agent);
+    if (o->members[src].local_ip[0]) {
+        cJSON *l = cJSON_AddObjectToObject(f, "local");
+        cJSON_AddStringToObject(l, "ip", o->members[src].local_ip);
+    }
+    return f;
+}
+
+cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, const char *kind, uint32_t src,
+                        uint32_t dst)
+{
+    double fb = o->fail_bound_s > 0 ? o->fail_bound_s : 3.0;
+    uint64_t lat = o->latency_bytes ? o->latency_bytes : 64;
+    uint64_t bw = o->stream_bytes ? o->stream_bytes : 128 * 1024;
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "format", "fabtop-mix");
+    cJSON_AddNumberToObject(m, "version", 1);
+    char name[64];
+    snprintf(name, sizeof(name), "sweep-%s", kind);
+    cJSON_AddStringToObject(m, "name", name);
+    cJSON *ph = cJSON_AddArrayToObject(m, "phases");
+    cJSON_AddItemToArray(ph, cJSON_CreateString("loaded"));
+    cJSON_AddNumberToObject(m, "progress_deadline_s", fb);
+    cJSON_AddNumberToObject(m, "fail_bound_s", fb);
+    cJSON *fl = cJSON_AddArrayToObject(m, "flows");
+    if (!strcmp(kind, "latency") || !strcmp(kind, "probe")) {
+        cJSON_AddItemToArray(fl, flow_obj("latency", "pingpong", NULL, lat, o, src, dst));
+    } else if (!strcmp(kind, "bandwidth")) {
+        cJSON_AddItemToArray(fl, flow_obj("a-to-b", "stream", "tx", bw, o, src, dst));
+        cJSON *back = flow_obj("b-to-a", "stream", "rx", bw, o, src, dst);
+        cJSON_AddStringToObject(back, "role", "background");
+        cJSON_AddItemToArray(fl, back);
+    } else {
+        cJSON_AddItemToArray(fl, flow_obj("stream", "stream", "tx", bw, o, src, dst));
+    }
+    return m;
+}
+
+int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *doc,
+                      struct rack_conduct **out, struct ft_err *err)
+{
+    if (o->n < 2 || !(o->duration_s > 0))
+        return ft_err_set(err, -EINVAL, "rack sweep: needs 2 ranks or more and a duration");
+    struct rack_conduct *c = xalloc_zero(1, sizeof(*c));
+    c->o = *o;
+    c->ranks = xalloc_zero(o->n, sizeof(*c->ranks));
+    c->t0 = now_s();
+    cJSON *peers = cJSON_CreateArray();
+    for (uint32_t r = 0; r < o->n; r++)
+        cJSON_AddItemToArray(peers, cJSON_CreateString(o->members[r].agent));
+    for (uint32_t r = 0; r < o->n; r++) {
+        struct ft_err e = {0};
+        if (channel_connect(o->members[r].agent, CHANNEL_DEFAULT_PORT, o->key, CONNECT_MS,
+                            &c->ranks[r].c, &e) < 0) {
+            char why[400];
+            snprintf(why, sizeof(why), "cannot reach its agent: %s", e.msg);
+            rank_failed(c, doc, r, why);
+            continue;
+        }
+        cJSON *req = cJSON_CreateObject();
+        cJSON_AddStringToObject(req, "type", "sweep.peers");
+        cJSON_AddItemToObject(req, "peers", cJSON_Duplicate(peers, 1));
+        cJSON *resp;
+        if (ask(c, doc, r, req, &resp, CONNECT_MS, &e) < 0 && !c->ranks[r].failed) {
+            char why[400];
+            snprintf(why, sizeof(why), "refused the sweep's peers: %s", e.msg);
+            rank_failed(c, doc, r, why);
+        }
+        cJSON_Delete(resp);
+    }
+    cJSON_Delete(peers);
+    *out = c;
+    if (o->n - c->n_failed < 2 || (c->n_failed && o->stop_on_failure))
+        return ft_err_set(err, -ECANCELED, "%zu of %u ranks cannot be reached", c->n_failed, o->n);
+    return 0;
+}
+
+bool rack_conduct_failed(const struct rack_conduct *c, uint32_t r)
+{
+    return r < c->o.n && c->ranks[r].failed;
+}
+
+static struct results_sweep_test *new_test(struct results_sweep *doc, size_t round, int step,
+                                           const struct sweep_round *rd, const struct sweep_test *t,
+                                           double t_s)
+{
+    doc->tests = xalloc_resize(doc->tests, (size_t)(doc->ntests + 1) * sizeof(*doc->tests));
+    struct results_sweep_test *x = &doc->tests[doc->ntests++];
+    memset(x, 0, sizeof(*x));
+    x->round = (int)round;
+    x->step = step;
+    x->pattern = xalloc_strdup(t->pattern < 5 ? pattern_names[t->pattern] : "?");
+    x->role = xalloc_strdup(t->role < 3 ? role_names[t->role] : "?");
+    if (rd->phase && rd->phase < 3)
+        results_str_set(&x->phase, phase_names[rd->phase]);
+    results_num_set(&x->subject, true, rd->subject);
+    x->src = (int)t->src;
+    x->dst = (int)t->dst;
+    x->rail = t->rail;
+    results_num_set(&x->started_s, true, t_s);
+    return x;
+}
+
+static void set_status(struct results_sweep_test *x, const char *status, const char *error)
+{
+    free(x->status);
+    x->status = xalloc_strdup(status);
+    if (error)
+        results_str_set(&x->error, error);
+}
+
+/* The first failed flow's error of a run document, or NULL. */
+static const char *run_error(const cJSON *doc)
+{
+    const cJSON *ph, *f;
+    cJSON_ArrayForEach(ph, cJSON_GetObjectItemCaseSensitive(doc, "phases"))
+        cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(ph, "flows"))
+    {
+        const char *st = jsonutil_str(f, "status");
+        if (st && strcmp(st, "ok"))
+            return jsonutil_str_or(f, "error", st);
+    }
+    return NULL;
+}
+
+/* Fetch test l's document from its src and store it. */
+static void collect(struct rack_conduct *c, struct results_sweep *doc, struct live *l, int status,
+                    size_t bytes, const char *error)
+{
+    struct results_sweep_test *x = &doc->tests[l->test];
+    if (!bytes) {
+        set_status(x, "failed", error ? error : "the test made no results");
+        return;
+    }
+    char *text = xalloc(bytes + 1);
+    size_t off = 0;
+    struct ft_err e = {0};
+    while (off < bytes) {
+        cJSON *req = cJSON_CreateObject(), *resp;
+        cJSON_AddStringToObject(req, "type", "sweep.fetch");
+        cJSON_AddNumberToObject(req, "id", (double)l->id);
+        cJSON_AddNumberToObject(req, "offset", (double)off);
+        if (ask(c, doc, l->src, req, &resp, REPLY_MS, &e) < 0) {
+            free(text);
+            set_status(x, "failed", e.msg);
+            return;
+        }
+        const char *data = jsonutil_str(resp, "data");
+        size_t k = data ? strlen(data) : 0;
+        if (!k || off + k > bytes) {
+            cJSON_Delete(resp);
+            free(text);
+            set_status(x, "failed", "its results came back damaged (chunk sizes)");
+            return;
+        }
+        memcpy(text + off, data, k);
+        off += k;
+        cJSON_Delete(resp);
+    }
+    text[bytes] = '\0';
+    cJSON *run = cJSON_Parse(text);
+    free(text);
+    if (!run) {
+        set_status(x, "failed", "its results document does not parse");
+        return;
+    }
+    /* The rank's host conditions and topology, once. */
+    struct results_sweep_rank *k = &doc->ranks[l->src];
+    cJSON *topo = cJSON_DetachItemFromObjectCaseSensitive(run, "topology");
+    cJSON *cond = cJSON_DetachItemFromObjectCaseSensitive(run, "conditions");
+    if (!k->topology && topo && !cJSON_IsNull(topo)) {
+        k->topology = topo;
+        topo = NULL;
+    }
+    if (!k->conditions && cond && !cJSON_IsNull(cond)) {
+        k->conditions = cond;
+        cond = NULL;
+    }
+    cJSON_Delete(topo);
+    cJSON_Delete(cond);
+    char what[96];
+    snprintf(what, sizeof(what), "round %d's test of rank %d to %d", x->round, x->src, x->dst);
+    const char *ferr = run_error(run);
+    char ferr_copy[320] = "";
+    if (ferr)
+        snprintf(ferr_copy, sizeof(ferr_copy), "%s", ferr);
+    if (results_json_read_run(run, what, &x->run, &e) == 0)
+        x->run_st = RESULTS_SET;
+    else
+        event(doc, "%s", e.msg);
+    cJSON_Delete(run);
+    if (status == 0)
+        set_status(x, "ok", NULL);
+    else
+        set_status(x, "failed", ferr_copy[0] ? ferr_copy : (error ? error : "a flow failed"));
+}
+
+/* After a failed test: is its dst still there? */
+static void check_alive(struct rack_conduct *c, struct results_sweep *doc, uint32_t r)
+{
+    cJSON *req = cJSON_CreateObject(), *resp;
+    cJSON_AddStringToObject(req, "type", "echo");
+    struct ft_err e = {0};
+    ask(c, doc, r, req, &resp, REPLY_MS, &e);
+    cJSON_Delete(resp);
+}
+
+static bool interrupted(const struct rack_conduct *c)
+{
+    return c->o.interrupt && atomic_load(c->o.interrupt);
+}
+
+/* Start every test of one step, wait for each within the step's deadline, collect. */
+static void run_step(struct rack_conduct *c, struct results_sweep *doc, const struct sweep_plan *p,
+                     size_t ri, int step, int nsteps)
+{
+    const struct sweep_round *rd = &p->rounds[ri];
+    struct live *lv = xalloc_zero(rd->count ? rd->count : 1, sizeof(*lv));
+    size_t nl = 0;
+    double t_s = now_s() - c->t0;
+    for (size_t i = 0; i < rd->count; i++) {
+        const struct sweep_test *t = &p->tests[rd->first + i];
+        struct results_sweep_test *x = new_test(doc, ri, nsteps > 1 ? step : 0, rd, t, t_s);
+        size_t xi = (size_t)(x - doc->tests);
+        uint32_t dead = c->ranks[t->src].failed ? t->src : c->ranks[t->dst].failed ? t->dst : UINT32_MAX;
+        if (dead != UINT32_MAX) {
+            char why[400];
+            snprintf(why, sizeof(why), "rank %u (%s) failed earlier: %s", dead,
+                     c->o.members[dead].host, results_str_get(&doc->ranks[dead].error));
+            set_status(x, "skipped", why);
+            continue;
+        }
+        const char *kind = t->role == SWEEP_ROLE_PAIR ? (step == 0 ? "latency" : "bandwidth")
+                           : t->role == SWEEP_ROLE_PROBE ? "probe"
+                                                         : "stream";
+        cJSON *req = cJSON_CreateObject(), *resp;
+        cJSON_AddStringToObject(req, "type", "sweep.run");
+        int64_t id = c->next_id++;
+        cJSON_AddNumberToObject(req, "id", (double)id);
+        cJSON_AddItemToObject(req, "mix", rack_conduct_mix(&c->o, kind, t->src, t->dst));
+        struct ft_err e = {0};
+        if (ask(c, doc, t->src, req, &resp, REPLY_MS, &e) < 0) {
+            set_status(x, "failed", e.msg);
+            continue;
+        }
+        cJSON_Delete(resp);
+        lv[nl++] = (struct live){.test = xi, .src = t->src, .dst = t->dst, .id = id, .running = true};
+    }
+    double fb = c->o.fail_bound_s > 0 ? c->o.fail_bound_s : 3.0;
+    double warm = c->o.warmup_s > 0 ? c->o.warmup_s : 0.3;
+    double deadline = now_s() + warm + c->o.duration_s + fb + SLACK_S;
+    bool stopped = false;
+    for (size_t i = 0; i < nl; i++) {
+        struct live *l = &lv[i];
+        while (l->running) {
+            if (!stopped && (interrupted(c) || now_s() > deadline)) {
+                /* Past the deadline (or Ctrl-C): stop what still runs; each still reports. */
+                for (size_t j = i; j < nl; j++) {
+                    if (!lv[j].running)
+                        continue;
+                    cJSON *req = cJSON_CreateObject(), *resp;
+                    cJSON_AddStringToObject(req, "type", "sweep.stop");
+                    cJSON_AddNumberToObject(req, "id", (double)lv[j].id);
+                    struct ft_err e = {0};
+                    ask(c, doc, lv[j].src, req, &resp, REPLY_MS, &e);
+                    cJSON_Delete(resp);
+                }
+                stopped = true;
+                deadline = now_s() + fb + SLACK_S;
+            }
+            if (c->ranks[l->src].failed) {
+                set_status(&doc->tests[l->test], "failed",
+                           results_str_get(&doc->ranks[l->src].error));
+                l->running = false;
+                break;
+            }
+            if (stopped && now_s() > deadline) {
+                char why[400];
+                snprintf(why, sizeof(why), "its test did not end within %.1f s of being stopped",
+                         fb + SLACK_S);
+                rank_failed(c, doc, l->src, why);
+                continue;
+            }
+            cJSON *req = cJSON_CreateObject(), *resp;
+            cJSON_AddStringToObject(req, "type", "sweep.result");
+            cJSON_AddNumberToObject(req, "id", (double)l->id);
+            cJSON_AddNumberToObject(req, "wait_ms", POLL_MS);
+            struct ft_err e = {0};
+            if (ask(c, doc, l->src, req, &resp, POLL_MS + REPLY_MS, &e) < 0) {
+                if (!c->ranks[l->src].failed) {
+                    set_status(&doc->tests[l->test], "failed", e.msg);
+                    l->running = false;
+                }
+                continue;
+            }
+            bool done = false;
+            jsonutil_bool(resp, "done", &done);
+            if (done) {
+                int64_t status = 0, bytes = 0;
+                jsonutil_int(resp, "status", &status);
+                jsonutil_int(resp, "bytes", &bytes);
+                char error[320] = "";
+                jsonutil_strcpy(resp, "error", error, sizeof(error));
+                l->running = false;
+                collect(c, doc, l, (int)status, bytes > 0 ? (size_t)bytes : 0,
+                        error[0] ? error : NULL);
+                if (status != 0 && !c->ranks[l->src].failed)
+                    check_alive(c, doc, l->dst);
+            }
+            cJSON_Delete(resp);
+        }
+    }
+    free(lv);
+}
+
+int rack_conduct_rounds(struct rack_conduct *c, const struct sweep_plan *p, size_t first,
+                        struct results_sweep *doc)
+{
+    for (size_t ri = first; ri < p->n_rounds; ri++) {
+        const struct sweep_round *rd = &p->rounds[ri];
+        int nsteps = 1;
+        for (size_t i = 0; i < rd->count; i++)
+            if (p->tests[rd->first + i].role == SWEEP_ROLE_PAIR)
+                nsteps = 2;
+        for (int s = 0; s < nsteps; s++) {
+            size_t before = c->n_failed;
+            run_step(c, doc, p, ri, s, nsteps);
+            if (c->o.progress)
+                c->o.progress(c->o.progress_arg, doc, ri, p->n_rounds);
+            if (interrupted(c)) {
+                event(doc, "interrupted in round %zu of %zu", ri + 1, p->n_rounds);
+                return -ECANCELED;
+            }
+            if (c->n_failed > before && c->o.stop_on_failure) {
+                event(doc, "stopped after round %zu of %zu: a rank failed (--on-failure stop)",
+                      ri + 1, p->n_rounds);
+                return -ECANCELED;
+            }
+            if (c->o.n - c->n_failed < 2) {
+                event(doc, "stopped after round %zu of %zu: fewer than 2 ranks left", ri + 1,
+                      p->n_rounds);
+                return -ECANCELED;
+            }
+        }
+        results_num_set(&doc->rounds_done, true, (double)(ri + 1));
+    }
+    return 0;
+}
+
+void rack_conduct_close(struct rack_conduct *c, int status)
+{
+    if (!c)
+        return;
+    for (uint32_t r = 0; r < c->o.n; r++) {
+        if (!c->ranks[r].c)
+            continue;
+        cJSON *req = cJSON_CreateObject(), *resp = NULL;
+        cJSON_AddStringToObject(req, "type", "sweep.end");
+        cJSON_AddNumberToObject(req, "status", status);
+        struct ft_err e = {0};
+        channel_request(c->ranks[r].c, req, &resp, REPLY_MS, &e);
+        cJSON_Delete(resp);
+        channel_close(c->ranks[r].c);
+    }
+    free(c->ranks);
+    free(c);
+}

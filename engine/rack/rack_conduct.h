@@ -1,0 +1,75 @@
+/* rack_conduct: rank 0 of fabtop sweep runs the plan's rounds (engine/sweep/sweep_plan.h)
+ * over the job's control channels (one authenticated session to every rank's rack_node):
+ * every test of a round starts at once, behind the previous round's end; a round with pairs
+ * has two steps (ping-pong latency, then stream bandwidth both ways), with a barrier between.
+ * Each test runs on its src rank as `fabtop run` would, against dst's agent, and its results
+ * document comes back over the channel. A rank that dies (its session resets) or hangs (no
+ * answer within the round's deadline) is named with the reason, its tests are marked failed
+ * or skipped, and the sweep goes on without it or stops (stop_on_failure); nothing already
+ * measured is lost. No MPI here. */
+#ifndef RACK_CONDUCT_H
+#define RACK_CONDUCT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ft_err.h"
+#include "engine/peer/channel.h"
+#include "engine/results/results_sweep.h"
+#include "engine/sweep/sweep_plan.h"
+
+struct rack_member {
+    char host[64];
+    char agent[96];    /* its rack_node: "addr:port" */
+    char local_ip[64]; /* where its test traffic leaves (its rail's address); "" default */
+};
+
+/* Per test step: warm-up, measured time, and the bound on everything else (setup,
+ * teardown, detecting a dead peer: the mix's fail_bound_s). */
+struct rack_conduct_opts {
+    const struct rack_member *members; /* rank i is members[i] */
+    uint32_t n;
+    const struct channel_key *key;
+    double duration_s;      /* measured seconds per step (> 0) */
+    double warmup_s;        /* 0: 0.3 */
+    double fail_bound_s;    /* 0: 3 */
+    bool stop_on_failure;   /* --on-failure stop */
+    uint64_t latency_bytes; /* ping-pong message; 0: 64 */
+    uint64_t stream_bytes;  /* stream write size; 0: 128 KiB */
+    const _Atomic bool *interrupt; /* set on Ctrl-C: stop the running tests and return */
+    /* After every step: the document so far (for a live view); may be NULL. */
+    void (*progress)(void *arg, const struct results_sweep *doc, size_t round, size_t nrounds);
+    void *progress_arg;
+};
+
+struct rack_conduct;
+
+/* Connect to every rank's agent and tell each the job's agents (sweep.peers). doc->ranks
+ * must hold n ranks; a rank that cannot be reached is marked failed there (and in
+ * doc->events). 0, or -ECANCELED when stop_on_failure and some rank is unreachable, or when
+ * fewer than 2 ranks are left. */
+int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *doc,
+                      struct rack_conduct **out, struct ft_err *err);
+
+/* Run rounds [first, p->n_rounds) of p, appending one results_sweep_test per test and step
+ * to doc->tests (skipped ones too, with the reason) and moving each rank's host conditions
+ * and topology from its first run into doc->ranks. 0, or -ECANCELED when interrupted or
+ * stopped after a failure (the tests not run are not appended). */
+int rack_conduct_rounds(struct rack_conduct *c, const struct sweep_plan *p, size_t first,
+                        struct results_sweep *doc);
+
+/* Whether rank r failed (died, hung, unreachable). */
+bool rack_conduct_failed(const struct rack_conduct *c, uint32_t r);
+
+/* Tell every live rank the sweep is over (sweep.end with status) and close. */
+void rack_conduct_close(struct rack_conduct *c, int status);
+
+/* The mix one test step runs on its src rank ("latency", "bandwidth", "stream", "probe"),
+ * as the document sweep.run carries; exposed for the benchmark that runs the same mix with
+ * `fabtop run`. */
+struct cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, const char *kind, uint32_t src,
+                               uint32_t dst);
+
+#endif

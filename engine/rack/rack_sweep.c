@@ -1,0 +1,235 @@
+/* rack_sweep: plan, conduct, gather, judge, re-test, name (rack_sweep.h). */
+#include "engine/rack/rack_sweep.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+
+/* The first point of the flow named name in a run, or NULL. */
+static const struct results_point *point_of(const struct results_run *run, const char *name)
+{
+    for (int p = 0; p < run->nphases; p++)
+        for (int i = 0; i < run->phases[p].nflows; i++) {
+            const struct results_flow *f = &run->phases[p].flows[i];
+            const char *n = results_str_get(&f->name);
+            if (n && !strcmp(n, name) && f->npoints > 0)
+                return &f->points[0];
+        }
+    return NULL;
+}
+
+static struct sweep_figure *find_fig(struct sweep_figure *f, size_t n, int a, int b, int rail)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((int)f[i].a == a && (int)f[i].b == b && f[i].rail == rail)
+            return &f[i];
+    return NULL;
+}
+
+struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool recheck, size_t *n)
+{
+    struct sweep_figure *f = xalloc_zero((size_t)doc->ntests + 1, sizeof(*f));
+    size_t nf = 0;
+    const char *want = recheck ? "recheck" : "pairs";
+    for (int i = 0; i < doc->ntests; i++) {
+        const struct results_sweep_test *t = &doc->tests[i];
+        if (strcmp(t->pattern, want) || strcmp(t->role, "pair"))
+            continue;
+        struct sweep_figure *x = find_fig(f, nf, t->src, t->dst, t->rail);
+        if (!x) {
+            x = &f[nf++];
+            *x = (struct sweep_figure){.a = (uint32_t)t->src, .b = (uint32_t)t->dst,
+                                       .rail = (uint16_t)t->rail};
+        }
+        if (strcmp(t->status, "ok")) {
+            x->failed = 1;
+            x->valid = 0;
+            if (!x->fail_reason)
+                x->fail_reason = results_str_get(&t->error);
+            continue;
+        }
+        if (x->failed || t->run_st != RESULTS_SET)
+            continue;
+        const struct results_point *p;
+        double v;
+        if (t->step == 0 && (p = point_of(&t->run, "latency")) && p->latency_st == RESULTS_SET) {
+            /* results_latency is in microseconds (its unit "us"); figures are in ns. */
+            if (results_num_get(&p->latency.p50, &v)) {
+                x->lat_p50_ns = v * 1e3;
+                x->valid |= SWEEP_FIG_LAT;
+                if (results_num_get(&p->latency.p99, &v))
+                    x->lat_p99_ns = v * 1e3;
+                else
+                    x->lat_p99_ns = x->lat_p50_ns;
+            }
+        } else if (t->step == 1) {
+            if ((p = point_of(&t->run, "a-to-b")) && results_num_get(&p->goodput_gbps, &v)) {
+                x->bw_ab_gbps = v;
+                x->valid |= SWEEP_FIG_BW_AB;
+            }
+            if ((p = point_of(&t->run, "b-to-a")) && results_num_get(&p->goodput_gbps, &v)) {
+                x->bw_ba_gbps = v;
+                x->valid |= SWEEP_FIG_BW_BA;
+            }
+        }
+    }
+    *n = nf;
+    return f;
+}
+
+void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, size_t n)
+{
+    doc->pairs = xalloc_resize(doc->pairs, (size_t)(doc->npairs + (int)n + 1) * sizeof(*doc->pairs));
+    for (size_t i = 0; i < n; i++) {
+        struct results_sweep_pair *p = &doc->pairs[doc->npairs++];
+        memset(p, 0, sizeof(*p));
+        p->a = (int)f[i].a;
+        p->b = (int)f[i].b;
+        p->rail = f[i].rail;
+        bool lat = f[i].valid & SWEEP_FIG_LAT;
+        results_str_set(&p->latency_kind, lat ? "half_round_trip" : NULL);
+        results_num_set(&p->lat_p50_us, lat, f[i].lat_p50_ns / 1e3);
+        results_num_set(&p->lat_p99_us, lat, f[i].lat_p99_ns / 1e3);
+        results_num_set(&p->bw_ab_gbps, f[i].valid & SWEEP_FIG_BW_AB, f[i].bw_ab_gbps);
+        results_num_set(&p->bw_ba_gbps, f[i].valid & SWEEP_FIG_BW_BA, f[i].bw_ba_gbps);
+        p->failed = (struct results_bool){RESULTS_SET, f[i].failed != 0};
+        if (f[i].failed)
+            results_str_set(&p->error, f[i].fail_reason ? f[i].fail_reason : "failed");
+        const char *ua = results_str_get(&doc->ranks[p->a].unlike);
+        const char *ub = results_str_get(&doc->ranks[p->b].unlike);
+        p->unlike = (struct results_bool){RESULTS_SET, ua || ub};
+    }
+}
+
+static const char *kind_name(enum sweep_verdict_kind k)
+{
+    static const char *const n[] = {"rank", "uplink", "pair", "ceiling", "rank_failed",
+                                    "pair_failed"};
+    return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
+}
+
+static const char *state_name(enum sweep_state s)
+{
+    return s == SWEEP_NAMED ? "named" : s == SWEEP_CLEARED ? "cleared" : "suspect";
+}
+
+static void qty(struct results_sweep_qty *q, const struct sweep_qty *s)
+{
+    results_num_set(&q->value, s->unit != NULL, s->value);
+    results_str_set(&q->unit, s->unit);
+    results_str_set(&q->kind, s->kind);
+}
+
+void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis *an,
+                         const char *const *group_names)
+{
+    doc->verdicts = xalloc_resize(doc->verdicts, (size_t)(doc->nverdicts + (int)an->n_v + 1) *
+                                                     sizeof(*doc->verdicts));
+    for (size_t i = 0; i < an->n_v; i++) {
+        const struct sweep_verdict *v = &an->v[i];
+        struct results_sweep_verdict *o = &doc->verdicts[doc->nverdicts++];
+        memset(o, 0, sizeof(*o));
+        o->kind = xalloc_strdup(kind_name(v->kind));
+        o->metric = xalloc_strdup(sweep_metric_name(v->metric));
+        o->state = xalloc_strdup(state_name(v->state));
+        results_num_set(&o->rank, v->rank != SWEEP_NO_RANK, v->rank);
+        results_num_set(&o->peer, v->peer != SWEEP_NO_RANK, v->peer);
+        results_num_set(&o->rail, true, v->rail);
+        if (v->group_a != SWEEP_GROUP_UNKNOWN && group_names)
+            results_str_set(&o->group_a, group_names[v->group_a]);
+        if (v->group_b != SWEEP_GROUP_UNKNOWN && group_names)
+            results_str_set(&o->group_b, group_names[v->group_b]);
+        qty(&o->observed, &v->observed);
+        qty(&o->reference, &v->reference);
+        qty(&o->ratio, &v->ratio);
+        results_num_set(&o->n_slow, true, v->n_slow);
+        results_num_set(&o->n_pairs, true, v->n_pairs);
+        o->message = xalloc_strdup(v->msg);
+    }
+}
+
+static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, struct ft_err *err)
+{
+    struct sweep_plan_opts po = {.seed = o->seed};
+    uint32_t n = o->conduct.n;
+    int rc = 0;
+    if (o->pairs)
+        rc = sweep_plan_pairs(plan, o->ranks, n, &po, err);
+    if (!rc && o->incast)
+        rc = sweep_plan_incast(plan, o->ranks, n, &po, err);
+    if (!rc && o->bisection)
+        rc = sweep_plan_bisection(plan, o->ranks, n, &po, err);
+    if (!rc && o->ring)
+        rc = sweep_plan_ring(plan, o->ranks, n, &po, err);
+    return rc;
+}
+
+/* Judge the pairs, re-test the suspects, and record both in doc. */
+static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct sweep_plan *plan,
+                 struct results_sweep *doc)
+{
+    size_t nf;
+    struct sweep_figure *f = rack_sweep_figures(doc, false, &nf);
+    if (!nf) {
+        free(f);
+        return 0;
+    }
+    rack_sweep_pairs(doc, f, nf);
+    struct sweep_analysis an = {0};
+    struct ft_err e = {0};
+    if (sweep_judge(o->ranks, o->conduct.n, f, nf, NULL, &an, &e) < 0) {
+        free(f);
+        return ft_err_set(&e, -EINVAL, "%s", e.msg);
+    }
+    int rc = 0;
+    size_t first = plan->n_rounds;
+    if (!o->no_recheck && sweep_recheck_plan(&an, o->ranks, f, nf, plan, &e) >= 0 &&
+        plan->n_rounds > first) {
+        results_num_set(&doc->rounds_planned, true, (double)plan->n_rounds);
+        rc = rack_conduct_rounds(c, plan, first, doc);
+        size_t nre;
+        struct sweep_figure *re = rack_sweep_figures(doc, true, &nre);
+        sweep_recheck_judge(&an, o->ranks, re, nre);
+        free(re);
+    }
+    rack_sweep_verdicts(doc, &an, o->group_names);
+    sweep_analysis_free(&an);
+    free(f);
+    return rc;
+}
+
+int rack_sweep_run(const struct rack_sweep_opts *o, struct results_sweep *doc, struct ft_err *err)
+{
+    struct sweep_plan plan = {0};
+    int rc = plan_all(o, &plan, err);
+    if (rc < 0) {
+        sweep_plan_free(&plan);
+        results_str_set(&doc->status, "failed");
+        return rc;
+    }
+    results_num_set(&doc->rounds_planned, true, (double)plan.n_rounds);
+    results_num_set(&doc->rounds_done, true, 0);
+    struct rack_conduct *c = NULL;
+    rc = rack_conduct_open(&o->conduct, doc, &c, err);
+    if (rc == 0)
+        rc = rack_conduct_rounds(c, &plan, 0, doc);
+    if (rc == 0)
+        rc = judge(o, c, &plan, doc);
+    bool failed = false;
+    for (int i = 0; i < doc->ntests; i++)
+        failed |= strcmp(doc->tests[i].status, "ok") != 0;
+    for (uint32_t r = 0; r < o->conduct.n; r++)
+        failed |= rack_conduct_failed(c, r);
+    bool intr = o->conduct.interrupt && atomic_load(o->conduct.interrupt);
+    results_str_set(&doc->status, intr ? "interrupted" : failed || rc < 0 ? "failed" : "ok");
+    doc->interrupted = (struct results_bool){RESULTS_SET, intr};
+    for (uint32_t r = 0; r < o->conduct.n; r++)
+        if (!results_str_get(&doc->ranks[r].status))
+            results_str_set(&doc->ranks[r].status, "ok");
+    rack_conduct_close(c, failed || rc < 0 ? 2 : 0);
+    sweep_plan_free(&plan);
+    return rc;
+}

@@ -1,0 +1,169 @@
+/* sweep_run: rank 0's sweep (sweep_run.h). */
+#include "sweep/sweep_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "common/xalloc.h"
+#include "engine/rack/rack_sweep.h"
+#include "engine/results/results_sweep.h"
+#include "text/text_sweep.h"
+#include "topology/topo_model.h"
+
+const char *sweep_run_addr(const struct launch_record *r)
+{
+    if (r->rail >= 0 && (uint32_t)r->rail < r->nnics)
+        return r->nics[r->rail].addr;
+    return "";
+}
+
+static void iso_now(char *buf, size_t len)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    struct tm tm;
+    gmtime_r(&t.tv_sec, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Rank i's entry of the document, from its record. */
+static void doc_rank(struct results_sweep_rank *k, const struct launch_record *r, int i,
+                     const struct launch_record *usual, const struct launch_groups *g,
+                     const char *agent)
+{
+    memset(k, 0, sizeof(*k));
+    k->rank = i;
+    k->host = xalloc_strdup(r->hostname);
+    int gi = g ? launch_groups_of(g, r->hostname) : -1;
+    if (gi >= 0)
+        results_str_set(&k->group, g->names[gi]);
+    results_num_set(&k->local_rank, r->local_rank >= 0, r->local_rank);
+    results_num_set(&k->rail, r->rail >= 0, r->rail);
+    results_str_set(&k->address, agent);
+    results_num_set(&k->gpus, true, r->ngpus);
+    k->nics = cJSON_CreateArray();
+    for (uint32_t j = 0; j < r->nnics; j++) {
+        const struct launch_nic *c = &r->nics[j];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "model", c->model);
+        cJSON_AddStringToObject(x, "firmware", c->firmware);
+        cJSON_AddStringToObject(x, "rdma_dev", c->rdma_dev);
+        cJSON_AddStringToObject(x, "netdev", c->netdev);
+        cJSON_AddStringToObject(x, "link_layer",
+                                topo_link_layer_str((enum topo_link_layer)c->link_layer));
+        if (c->mtu)
+            cJSON_AddNumberToObject(x, "mtu_bytes", c->mtu);
+        if (c->rate_mbps)
+            cJSON_AddNumberToObject(x, "rate_mbps", c->rate_mbps);
+        if (c->addr[0])
+            cJSON_AddStringToObject(x, "address", c->addr);
+        cJSON_AddItemToArray(k->nics, x);
+    }
+    char diff[512];
+    launch_record_diff(usual, r, diff, sizeof(diff));
+    if (diff[0])
+        results_str_set(&k->unlike, diff);
+}
+
+int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
+                      const struct launch_record *recs, int n, const struct launch_groups *g,
+                      const struct channel_key *key, const _Atomic bool *interrupt)
+{
+    struct rack_member *mem = xalloc_zero((size_t)n, sizeof(*mem));
+    struct sweep_rank *ranks = xalloc_zero((size_t)n, sizeof(*ranks));
+    struct results_sweep doc = {0};
+    results_str_set(&doc.format, RESULTS_SWEEP_FORMAT);
+    results_num_set(&doc.version, true, RESULTS_SWEEP_VERSION);
+    results_str_set(&doc.fabtop_version, recs[0].version);
+    results_str_set(&doc.launcher, launch_kind_str(env->kind));
+    char t[32];
+    iso_now(t, sizeof(t));
+    results_str_set(&doc.started_at, t);
+    doc.patterns = xalloc_zero(SWEEP_NPATTERNS, sizeof(char *));
+    for (int i = 0; i < SWEEP_NPATTERNS; i++)
+        if (a->patterns & (1u << i))
+            doc.patterns[doc.npatterns++] = xalloc_strdup(sweep_pattern_name(i));
+    results_num_set(&doc.test_duration_s, true, a->duration);
+    results_str_set(&doc.on_failure, a->on_failure == SWEEP_STOP ? "stop" : "continue");
+    doc.nranks = n;
+    doc.ranks = xalloc_zero((size_t)n, sizeof(*doc.ranks));
+    int usual = launch_record_usual(recs, n);
+    for (int i = 0; i < n; i++) {
+        const struct launch_record *r = &recs[i];
+        const char *addr = a->listen ? a->listen : sweep_run_addr(r);
+        const char *host = addr[0] ? addr : r->hostname;
+        snprintf(mem[i].host, sizeof(mem[i].host), "%s", r->hostname);
+        snprintf(mem[i].agent, sizeof(mem[i].agent), strchr(host, ':') ? "[%s]:%u" : "%s:%u", host,
+                 r->ctl_port);
+        snprintf(mem[i].local_ip, sizeof(mem[i].local_ip), "%s", addr);
+        doc_rank(&doc.ranks[i], r, i, &recs[usual], g, mem[i].agent);
+        /* One rank, one rail: its local rank's NIC; pairs are made within a rail. */
+        int rail = r->rail >= 0 && r->rail < SWEEP_MAX_RAILS ? r->rail : 0;
+        ranks[i].name = r->hostname;
+        ranks[i].rails = 1u << rail;
+        ranks[i].group = g && g->ngroups ? launch_groups_of(g, r->hostname) : SWEEP_GROUP_UNKNOWN;
+        if (ranks[i].group < 0)
+            ranks[i].group = SWEEP_GROUP_UNKNOWN;
+        if (r->rail >= 0 && (uint32_t)r->rail < r->nnics) {
+            const struct launch_nic *c = &r->nics[r->rail];
+            ranks[i].rail_name[rail] = c->netdev[0] ? c->netdev : c->rdma_dev;
+            ranks[i].port_gbps[rail] = c->rate_mbps / 1e3;
+        }
+    }
+    const char **gnames = NULL;
+    if (g && g->ngroups) {
+        gnames = xalloc_zero((size_t)g->ngroups, sizeof(*gnames));
+        for (int i = 0; i < g->ngroups; i++)
+            gnames[i] = g->names[i];
+    }
+    struct rack_sweep_opts o = {
+        .conduct = {.members = mem,
+                    .n = (uint32_t)n,
+                    .key = key,
+                    .duration_s = a->duration,
+                    .stop_on_failure = a->on_failure == SWEEP_STOP,
+                    .interrupt = interrupt},
+        .ranks = ranks,
+        .group_names = gnames,
+        .pairs = a->patterns & SWEEP_BIT_PAIRS,
+        .incast = a->patterns & SWEEP_BIT_INCAST,
+        .bisection = a->patterns & SWEEP_BIT_BISECTION,
+        .ring = a->patterns & SWEEP_BIT_RING,
+        .seed = 1,
+    };
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct ft_err err = {0};
+    int rc = rack_sweep_run(&o, &doc, &err);
+    if (rc < 0 && rc != -ECANCELED)
+        fprintf(stderr, "fabtop sweep: %s\n", err.msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    iso_now(t, sizeof(t));
+    results_str_set(&doc.ended_at, t);
+    results_num_set(&doc.duration_s, true,
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    char line[1024];
+    text_sweep_summary(&doc, line, sizeof(line));
+    results_str_set(&doc.summary, line);
+
+    int status = 0;
+    if (a->json || a->out) {
+        cJSON *j = results_sweep_write(&doc);
+        status = cli_emit_json(j, a->json, a->out, "sweep");
+        cJSON_Delete(j);
+    }
+    if (!a->json)
+        text_sweep_report(stdout, &doc, 80);
+    fflush(stdout);
+    const char *st = results_str_get(&doc.status);
+    if (!status)
+        status = st && !strcmp(st, "interrupted") ? 130 : st && !strcmp(st, "ok") ? 0 : CLI_FAILED;
+    results_sweep_free(&doc);
+    free(gnames);
+    free(ranks);
+    free(mem);
+    return status;
+}

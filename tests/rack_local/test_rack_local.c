@@ -1,0 +1,304 @@
+/* rack_local: fabtop sweep's runtime (engine/rack/) without MPI, on 127.0.0.1: several rank
+ * nodes in this process, each a real agent with the job's key, and rank 0's conductor running
+ * real TCP tests between them through the runner. A pairs sweep measures every pair once in
+ * N-1 rounds; a node that dies mid-sweep is named with its tests failed or skipped and the
+ * rest kept (continue), or the sweep stops cleanly (stop); a sweep request naming a peer
+ * outside the job is refused; a node learns when the conductor ends, or vanishes. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+#include "common/xalloc.h"
+#include "engine/rack/rack_node.h"
+#include "engine/rack/rack_sweep.h"
+
+#define MAXN 6
+
+struct rack {
+    int n;
+    char dir[64], key_file[96];
+    struct channel_key key;
+    struct rack_node *node[MAXN];
+    struct rack_member mem[MAXN];
+    struct sweep_rank ranks[MAXN];
+    char names[MAXN][16];
+};
+
+static void rack_up(struct rack *r, int n)
+{
+    memset(r, 0, sizeof(*r));
+    r->n = n;
+    snprintf(r->dir, sizeof(r->dir), "/tmp/fabtop-racklocal-XXXXXX");
+    assert_non_null(mkdtemp(r->dir));
+    snprintf(r->key_file, sizeof(r->key_file), "%s/key", r->dir);
+    struct ft_err err = {0};
+    assert_int_equal(channel_key_generate_file(r->key_file, &err), 0);
+    assert_int_equal(channel_key_load(r->key_file, &r->key, &err), 0);
+    for (int i = 0; i < n; i++) {
+        struct rack_node_cfg c = {.listen = "127.0.0.1", .key = &r->key, .key_file = r->key_file};
+        assert_int_equal(rack_node_start(&c, &r->node[i], &err), 0);
+        snprintf(r->mem[i].host, sizeof(r->mem[i].host), "n%d", i);
+        snprintf(r->mem[i].agent, sizeof(r->mem[i].agent), "127.0.0.1:%u",
+                 rack_node_port(r->node[i]));
+        snprintf(r->mem[i].local_ip, sizeof(r->mem[i].local_ip), "127.0.0.1");
+        snprintf(r->names[i], sizeof(r->names[i]), "n%d", i);
+        r->ranks[i] = (struct sweep_rank){.name = r->names[i], .rails = 1,
+                                          .group = SWEEP_GROUP_UNKNOWN};
+    }
+}
+
+static void rack_down(struct rack *r)
+{
+    for (int i = 0; i < r->n; i++)
+        rack_node_stop(r->node[i]);
+    unlink(r->key_file);
+    rmdir(r->dir);
+}
+
+static void doc_init(struct results_sweep *d, const struct rack *r)
+{
+    memset(d, 0, sizeof(*d));
+    d->nranks = r->n;
+    d->ranks = xalloc_zero((size_t)r->n, sizeof(*d->ranks));
+    for (int i = 0; i < r->n; i++) {
+        d->ranks[i].rank = i;
+        d->ranks[i].host = xalloc_strdup(r->names[i]);
+    }
+}
+
+static struct rack_sweep_opts opts(struct rack *r, double duration)
+{
+    return (struct rack_sweep_opts){
+        .conduct = {.members = r->mem, .n = (uint32_t)r->n, .key = &r->key,
+                    .duration_s = duration, .warmup_s = 0.1, .fail_bound_s = 1.0},
+        .ranks = r->ranks,
+        .pairs = true,
+        .no_recheck = true,
+    };
+}
+
+static int count_tests(const struct results_sweep *d, const char *status)
+{
+    int k = 0;
+    for (int i = 0; i < d->ntests; i++)
+        k += !strcmp(d->tests[i].status, status);
+    return k;
+}
+
+/* Every pair of 4 ranks once, in 3 rounds of 2 pairs, each with a latency and a bandwidth
+ * step; every figure real. */
+static void test_pairs(void **state)
+{
+    (void)state;
+    struct rack r;
+    rack_up(&r, 4);
+    struct results_sweep d;
+    doc_init(&d, &r);
+    struct rack_sweep_opts o = opts(&r, 0.3);
+    struct ft_err err = {0};
+    assert_int_equal(rack_sweep_run(&o, &d, &err), 0);
+    assert_string_equal(results_str_get(&d.status), "ok");
+    assert_int_equal(d.ntests, 12);
+    assert_int_equal(count_tests(&d, "ok"), 12);
+    double rounds;
+    assert_true(results_num_get(&d.rounds_done, &rounds));
+    assert_int_equal((int)rounds, 3);
+    assert_int_equal(d.npairs, 6);
+    int seen[MAXN][MAXN] = {{0}};
+    for (int i = 0; i < d.npairs; i++) {
+        const struct results_sweep_pair *p = &d.pairs[i];
+        double p50, p99, ab, ba;
+        assert_true(results_num_get(&p->lat_p50_us, &p50));
+        assert_true(results_num_get(&p->lat_p99_us, &p99));
+        assert_true(results_num_get(&p->bw_ab_gbps, &ab));
+        assert_true(results_num_get(&p->bw_ba_gbps, &ba));
+        assert_true(p50 > 0 && p99 >= p50 && p50 < 100000); /* us: loopback, under 0.1 s */
+        assert_true(ab > 0.01 && ba > 0.01);                /* Gb/s */
+        seen[p->a][p->b]++;
+        seen[p->b][p->a]++;
+    }
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            assert_int_equal(seen[a][b], a == b ? 0 : 1);
+    /* Each rank is in one test per step: every round's tests started together. */
+    for (int i = 0; i < d.ntests; i++)
+        for (int j = i + 1; j < d.ntests; j++) {
+            const struct results_sweep_test *x = &d.tests[i], *y = &d.tests[j];
+            if (x->round != y->round || x->step != y->step)
+                continue;
+            assert_true(x->src != y->src && x->src != y->dst && x->dst != y->src &&
+                        x->dst != y->dst);
+        }
+    /* The runs' host conditions went to the ranks, not into each run. */
+    int with_cond = 0;
+    for (int i = 0; i < d.nranks; i++)
+        with_cond += d.ranks[i].conditions != NULL;
+    assert_true(with_cond >= 2);
+    for (int i = 0; i < d.ntests; i++) {
+        assert_int_equal(d.tests[i].run_st, RESULTS_SET);
+        assert_int_equal(d.tests[i].run.topology_st, RESULTS_ABSENT);
+    }
+    results_sweep_free(&d);
+    rack_down(&r);
+}
+
+struct killer {
+    struct rack *r;
+    int victim;
+    useconds_t after_us;
+};
+
+static void *kill_later(void *arg)
+{
+    struct killer *k = arg;
+    usleep(k->after_us);
+    rack_node_stop(k->r->node[k->victim]);
+    k->r->node[k->victim] = NULL;
+    return NULL;
+}
+
+/* Rank 3 vanishes in the first round: it is named with the reason, its later tests are
+ * skipped with that reason, and every pair of the others is still measured. */
+static void test_dead_rank_continue(void **state)
+{
+    (void)state;
+    struct rack r;
+    rack_up(&r, 4);
+    struct results_sweep d;
+    doc_init(&d, &r);
+    struct rack_sweep_opts o = opts(&r, 0.6);
+    struct killer k = {&r, 3, 300000};
+    pthread_t t;
+    pthread_create(&t, NULL, kill_later, &k);
+    struct ft_err err = {0};
+    assert_int_equal(rack_sweep_run(&o, &d, &err), 0);
+    pthread_join(t, NULL);
+    assert_string_equal(results_str_get(&d.status), "failed");
+    assert_string_equal(results_str_get(&d.ranks[3].status), "failed");
+    assert_non_null(results_str_get(&d.ranks[3].error));
+    int skipped = 0, others_ok = 0;
+    for (int i = 0; i < d.ntests; i++) {
+        const struct results_sweep_test *x = &d.tests[i];
+        bool with3 = x->src == 3 || x->dst == 3;
+        if (!with3) {
+            assert_string_equal(x->status, "ok");
+            others_ok++;
+        } else if (!strcmp(x->status, "skipped")) {
+            assert_non_null(strstr(results_str_get(&x->error), "rank 3 (n3) failed earlier"));
+            skipped++;
+        }
+    }
+    assert_int_equal(others_ok, 6); /* 3 pairs of the others, 2 steps each */
+    assert_true(skipped >= 2);      /* its later rounds */
+    bool named = false;
+    for (int i = 0; i < d.nevents; i++)
+        named |= strstr(d.events[i], "rank 3 (n3) failed") != NULL;
+    assert_true(named);
+    results_sweep_free(&d);
+    rack_down(&r);
+}
+
+/* The same with stop: the sweep ends after the round it failed in, keeping what it measured. */
+static void test_dead_rank_stop(void **state)
+{
+    (void)state;
+    struct rack r;
+    rack_up(&r, 4);
+    struct results_sweep d;
+    doc_init(&d, &r);
+    struct rack_sweep_opts o = opts(&r, 0.6);
+    o.conduct.stop_on_failure = true;
+    struct killer k = {&r, 3, 300000};
+    pthread_t t;
+    pthread_create(&t, NULL, kill_later, &k);
+    struct ft_err err = {0};
+    assert_int_equal(rack_sweep_run(&o, &d, &err), -ECANCELED);
+    pthread_join(t, NULL);
+    assert_string_equal(results_str_get(&d.status), "failed");
+    assert_true(d.ntests < 12);
+    assert_true(count_tests(&d, "ok") >= 1);
+    bool stopped = false;
+    for (int i = 0; i < d.nevents; i++)
+        stopped |= strstr(d.events[i], "--on-failure stop") != NULL;
+    assert_true(stopped);
+    results_sweep_free(&d);
+    rack_down(&r);
+}
+
+/* A sweep request whose flow goes anywhere but the job's agents is refused. */
+static void test_foreign_peer_refused(void **state)
+{
+    (void)state;
+    struct rack r;
+    rack_up(&r, 2);
+    struct ft_err err = {0};
+    struct channel_conn *c;
+    assert_int_equal(channel_connect(r.mem[0].agent, 0, &r.key, 3000, &c, &err), 0);
+    cJSON *req = cJSON_CreateObject(), *resp = NULL;
+    cJSON_AddStringToObject(req, "type", "sweep.peers");
+    cJSON *peers = cJSON_AddArrayToObject(req, "peers");
+    cJSON_AddItemToArray(peers, cJSON_CreateString(r.mem[1].agent));
+    assert_int_equal(channel_request(c, req, &resp, 3000, &err), 0);
+    cJSON_Delete(resp);
+    struct rack_conduct_opts co = {.members = r.mem, .n = 2, .duration_s = 0.1};
+    cJSON *mix = rack_conduct_mix(&co, "stream", 0, 1);
+    cJSON *flow = cJSON_GetArrayItem(cJSON_GetObjectItem(mix, "flows"), 0);
+    cJSON_ReplaceItemInObject(flow, "peer", cJSON_CreateString("127.0.0.2:7470"));
+    req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "type", "sweep.run");
+    cJSON_AddNumberToObject(req, "id", 1);
+    cJSON_AddItemToObject(req, "mix", mix);
+    assert_int_equal(channel_request(c, req, &resp, 3000, &err), -EACCES);
+    assert_non_null(strstr(err.msg, "peer 127.0.0.2:7470 is not one of this sweep's ranks"));
+    /* Without sweep.end the node hears the conductor leave. */
+    channel_close(c);
+    int status = -1;
+    assert_int_equal(rack_node_wait(r.node[0], 5, &status), -ECONNRESET);
+    rack_down(&r);
+}
+
+/* sweep.end reaches a waiting node with its status. */
+static void test_end(void **state)
+{
+    (void)state;
+    struct rack r;
+    rack_up(&r, 2);
+    struct ft_err err = {0};
+    struct channel_conn *c;
+    assert_int_equal(channel_connect(r.mem[1].agent, 0, &r.key, 3000, &c, &err), 0);
+    cJSON *req = cJSON_CreateObject(), *resp = NULL;
+    cJSON_AddStringToObject(req, "type", "sweep.end");
+    cJSON_AddNumberToObject(req, "status", 2);
+    assert_int_equal(channel_request(c, req, &resp, 3000, &err), 0);
+    cJSON_Delete(resp);
+    channel_close(c);
+    int status = -1;
+    assert_int_equal(rack_node_wait(r.node[1], 5, &status), 0);
+    assert_int_equal(status, 2);
+    /* No conductor at all: the idle limit. */
+    assert_int_equal(rack_node_wait(r.node[0], 0.3, &status), -ETIMEDOUT);
+    rack_down(&r);
+}
+
+int main(void)
+{
+    if (sodium_init() < 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pairs),
+        cmocka_unit_test(test_dead_rank_continue),
+        cmocka_unit_test(test_dead_rank_stop),
+        cmocka_unit_test(test_foreign_peer_refused),
+        cmocka_unit_test(test_end),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
