@@ -1,16 +1,23 @@
 /* cli_report: `fabtop report FILE`: the end-of-run summary of a saved results file (the
  * table `fabtop run` prints), with the run's test conditions: the command-line equivalent
- * of opening a result in the explorer's results view. */
+ * of opening a result in the explorer's results view. A sweep's document (fabtop sweep)
+ * gets its own report: heat maps of the pair matrix, verdicts, the summary line. */
 #include "cli/cli.h"
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
+#include "engine/results/results_sweep.h"
 #include "text/run_text.h"
+#include "text/text_sweep.h"
 
 /* What the command line sets. */
 struct report_args {
@@ -26,7 +33,8 @@ const struct cli_command cli_report_command = {
     .name = "report",
     .summary = "the summary of a saved results file",
     .synopsis = "Usage: fabtop report [OPTIONS] FILE\n"
-                "Print the summary of a saved results file, as `fabtop run` printed it.\n",
+                "Print the summary of a saved results file, as `fabtop run` printed it;\n"
+                "for a sweep's document (fabtop sweep), its heat maps, verdicts and summary.\n",
     .opts = report_opts,
     .nopts = sizeof(report_opts) / sizeof(report_opts[0]),
     .epilogue = "Latency is in microseconds with its kind named; Gb/s = 10^9 bit/s.\n"
@@ -34,6 +42,36 @@ const struct cli_command cli_report_command = {
     .help_col = 22,
     .main = cli_report_main,
 };
+
+/* The width of the sweep's heat maps: the terminal's, $COLUMNS, or 80. */
+static int report_width(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    int w = c ? atoi(c) : 0;
+    return w >= 20 && w <= 1000 ? w : 80;
+}
+
+/* A sweep's document: its report, or the document itself (--json). */
+static int report_sweep(const cJSON *j, const char *path, bool json)
+{
+    struct ft_err err = {0};
+    struct results_sweep s;
+    if (results_sweep_read(j, path, &s, &err) < 0)
+        return cli_fail(&err);
+    int rc = CLI_OK;
+    if (json) {
+        cJSON *w = results_sweep_write(&s);
+        rc = cli_emit_json(w, true, NULL, "report");
+        cJSON_Delete(w);
+    } else {
+        text_sweep_report(stdout, &s, report_width());
+    }
+    results_sweep_free(&s);
+    return rc;
+}
 
 int cli_report_main(int argc, char **argv)
 {
@@ -46,7 +84,17 @@ int cli_report_main(int argc, char **argv)
         return cli_usage_error("report", "needs one results file (got %d)", argc - first);
     struct ft_err err = {0};
     struct results_doc doc;
-    if (results_doc_load(argv[first], &doc, &err) < 0)
+    cJSON *in = NULL;
+    if (jsonutil_load(argv[first], &in, &err) < 0)
+        return cli_fail(&err);
+    if (results_sweep_is(in)) {
+        int src = report_sweep(in, argv[first], json);
+        cJSON_Delete(in);
+        return src;
+    }
+    int lrc = results_json_read(in, argv[first], &doc, &err);
+    cJSON_Delete(in);
+    if (lrc < 0)
         return cli_fail(&err);
     int rc = CLI_OK;
     if (json) {

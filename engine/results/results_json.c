@@ -308,7 +308,7 @@ static void write_summary(cJSON *o, const struct results_summary *s)
     put_num(o, "p99_loaded_over_quiet", &s->p99_loaded_over_quiet);
 }
 
-static cJSON *write_run(const struct results_run *r)
+cJSON *results_json_write_run(const struct results_run *r)
 {
     cJSON *doc = cJSON_CreateObject();
     put_str(doc, "format", &r->format);
@@ -373,7 +373,7 @@ static cJSON *write_run(const struct results_run *r)
 
 cJSON *results_json_write(const struct results_doc *d)
 {
-    return d && d->nruns > 0 ? write_run(&d->runs[0]) : NULL;
+    return d && d->nruns > 0 ? results_json_write_run(&d->runs[0]) : NULL;
 }
 
 /* ---- the reader ---- */

@@ -10,6 +10,9 @@
 
 /* The document of d's first run (caller owns it); NULL when d holds no run. */
 cJSON *results_json_write(const struct results_doc *d);
+/* One run's members in the document's key order (caller owns it): what results_json_write
+ * writes for d's first run, and a sweep's tests[].run (results_sweep_json.c). */
+cJSON *results_json_write_run(const struct results_run *r);
 /* Read a parsed document into d (one run). what names the source in messages. Refuses,
  * with -EBADMSG and one line naming the file and the field: another "format", a newer
  * major "version", a field of the wrong type, a size that is no number of bytes a mix

@@ -33,23 +33,23 @@ struct results_sweep_rank {
     struct results_num rail;       /* the NIC index it binds to */
     struct results_str address;    /* its control channel's address ("10.9.0.3:41234") */
     struct results_num gpus;
-    cJSON *nics;                  /* carried: [{model, firmware, rdma_dev, netdev, ...}] or NULL */
-    struct results_str unlike;    /* how it differs from the usual rank, or absent */
-    cJSON *conditions;            /* carried: its host conditions (sysctls, MTUs), or NULL */
-    cJSON *topology;              /* carried: its topology snapshot, or NULL */
-    struct results_str status;    /* "ok", "failed" (died or hung), "skipped" */
-    struct results_str error;     /* why it failed */
+    cJSON *nics;               /* carried: [{model, firmware, rdma_dev, netdev, ...}] or NULL */
+    struct results_str unlike; /* how it differs from the usual rank, or absent */
+    cJSON *conditions;         /* carried: its host conditions (sysctls, MTUs), or NULL */
+    cJSON *topology;           /* carried: its topology snapshot, or NULL */
+    struct results_str status; /* "ok", "failed" (died or hung), "skipped" */
+    struct results_str error;  /* why it failed */
 };
 
 /* One test: src to dst on one rail in one round and step. */
 struct results_sweep_test {
-    int round, step;              /* step: 0 latency, 1 bandwidth (pairs); 0 otherwise */
-    char *pattern;                /* "pairs", "incast", "bisection", "ring", "recheck" */
-    char *role;                   /* "pair", "stream", "probe" */
-    struct results_str phase;     /* incast: "quiet", "loaded" */
-    struct results_num subject;   /* incast: the receiver; bisection: the split; pairs: round */
+    int round, step;            /* step: 0 latency, 1 bandwidth (pairs); 0 otherwise */
+    char *pattern;              /* "pairs", "incast", "bisection", "ring", "recheck" */
+    char *role;                 /* "pair", "stream", "probe" */
+    struct results_str phase;   /* incast: "quiet", "loaded" */
+    struct results_num subject; /* incast: the receiver; bisection: the split; pairs: round */
     int src, dst, rail;
-    char *status;                 /* "ok", "failed", "skipped" */
+    char *status; /* "ok", "failed", "skipped" */
     struct results_str error;
     struct results_num started_s; /* since the sweep started */
     enum results_state run_st;    /* the "run" key */
@@ -67,8 +67,10 @@ struct results_sweep_pair {
     struct results_bool unlike; /* across unlike nodes: the comparison is flagged */
 };
 
-/* A quantity with its unit and kind ("bandwidth", "Gb/s"). */
+/* A quantity with its unit and kind ("bandwidth", "Gb/s"). st: the object's own presence
+ * (a builder may leave it RESULTS_ABSENT: the object is written when any member is set). */
 struct results_sweep_qty {
+    enum results_state st;
     struct results_num value;
     struct results_str unit, kind;
 };
@@ -91,25 +93,37 @@ struct results_sweep {
     struct results_str started_at, ended_at;
     struct results_num duration_s;
     struct results_bool interrupted;
+    enum results_state patterns_st; /* each array's own presence: see below */
     int npatterns;
     char **patterns;
     struct results_num test_duration_s;
     struct results_str on_failure; /* "continue", "stop" */
     struct results_str status;     /* "ok", "failed", "interrupted" */
     struct results_num rounds_planned, rounds_done;
-    cJSON *mix;                    /* carried: the mixes the tests ran ({"latency":..,...}) */
+    cJSON *mix; /* carried: the mixes the tests ran ({"latency":..,...}) */
+    enum results_state ranks_st;
     int nranks;
     struct results_sweep_rank *ranks;
+    enum results_state tests_st;
     int ntests;
     struct results_sweep_test *tests;
+    enum results_state pairs_st;
     int npairs;
     struct results_sweep_pair *pairs;
+    enum results_state verdicts_st;
     int nverdicts;
     struct results_sweep_verdict *verdicts;
+    enum results_state events_st;
     int nevents;
-    char **events;                 /* failures and decisions, in order */
-    struct results_str summary;    /* the one line a bring-up checklist pastes */
+    char **events;              /* failures and decisions, in order */
+    struct results_str summary; /* the one line a bring-up checklist pastes */
 };
+
+/* Arrays (patterns, ranks, pairs, verdicts, events, tests): X_st is the key's presence as
+ * read; the writer writes the array when X_st is RESULTS_SET or it holds entries, null when
+ * RESULTS_NULL (a builder sets X_st = RESULTS_SET to write an empty array). A rank's,
+ * test's, pair's and verdict's plain ints and strings are required keys (a NULL string is
+ * written as null); the indexes src, dst, a, b, rank and peer are positions in ranks[]. */
 
 void results_sweep_free(struct results_sweep *s);
 

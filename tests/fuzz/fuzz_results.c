@@ -5,7 +5,9 @@
  * write -> read -> write (byte-identical), the report summary (run_text_summary), the results
  * list's brief (compare_run_brief) and every size point's histogram (its statistics and the
  * round trip hist_to_json -> hist_from_json); the pair goes through compare_runs,
- * compare_to_json, and `fabtop compare --all` itself (stdout discarded).
+ * compare_to_json, and `fabtop compare --all` itself (stdout discarded). A rack sweep's
+ * document (results_sweep_is) goes through its own reader (results_sweep_read) and the round
+ * trip write -> read -> write (byte-identical).
  * The thresholds of `--expect` against a document: fuzz_expect. */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +20,8 @@
 #include "engine/flow/hist.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
+#include "engine/results/results_sweep.h"
+#include "common/jsonutil.h"
 #include "fuzz_util.h"
 #include "cli/cli.h"
 #include "text/run_text.h"
@@ -77,6 +81,33 @@ static void round_trip(const struct results_doc *d)
     results_doc_free(&back);
 }
 
+/* A sweep document: what the reader takes, the writer writes, and what that writes reads
+ * back and writes again byte for byte. */
+static void sweep(const char *text)
+{
+    cJSON *j = NULL;
+    if (jsonutil_parse(text, strlen(text), "fuzz", &j, NULL) < 0)
+        return;
+    struct results_sweep s;
+    struct ft_err err = {0};
+    if (results_sweep_is(j) && results_sweep_read(j, "fuzz", &s, &err) == 0) {
+        cJSON *w = results_sweep_write(&s);
+        struct results_sweep back;
+        fuzz_require(results_sweep_read(w, "written", &back, &err) == 0,
+                     "the sweep reader refuses what the writer wrote: %s", err.msg);
+        cJSON *w2 = results_sweep_write(&back);
+        char *x = fuzz_print(w), *y = fuzz_print(w2);
+        fuzz_require(!strcmp(x, y), "sweep write -> read -> write differs");
+        cJSON_free(x);
+        cJSON_free(y);
+        cJSON_Delete(w);
+        cJSON_Delete(w2);
+        results_sweep_free(&back);
+        results_sweep_free(&s);
+    }
+    cJSON_Delete(j);
+}
+
 static void one(const struct results_doc *doc)
 {
     struct strbuf sb;
@@ -96,6 +127,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char pa[32], pb[32];
     snprintf(pa, sizeof(pa), "%s", fuzz_file(0, ta, strlen(ta)));
     snprintf(pb, sizeof(pb), "%s", tb ? fuzz_file(1, tb, strlen(tb)) : pa);
+    sweep(ta);
+    if (tb)
+        sweep(tb);
     struct results_doc a = {0}, b = {0};
     struct ft_err err = {0};
     if (results_doc_load(pa, &a, &err) == 0)
