@@ -29,7 +29,7 @@ struct sweep_args {
     bool json;
     const char *groups;
     const char *listen; /* --listen: every rank's agent and tests on this address */
-    int on_failure; /* enum sweep_on_failure */
+    int on_failure;     /* enum sweep_on_failure */
 };
 
 #define SWEEP_DEFAULT_DURATION 2.0

@@ -447,10 +447,11 @@ int sweep_main(int argc, char **argv, const char *version)
             status = sweep_run_conduct(&a, &env, recs, size, &groups, &side.key, &interrupted);
         } else {
             int end = 0;
-            int rc = rack_node_wait(side.node, 0, &end);
-            if (rc == -ECONNRESET) {
-                fprintf(stderr, "%s: rank %d: rank 0's control session ended before the sweep "
-                                "did (rank 0 died or was killed)\n",
+            int wrc = rack_node_wait(side.node, 0, &end);
+            if (wrc == -ECONNRESET) {
+                fprintf(stderr,
+                        "%s: rank %d: rank 0's control session ended before the sweep "
+                        "did (rank 0 died or was killed)\n",
                         ME, rank);
                 status = CLI_FAILED;
             } else {

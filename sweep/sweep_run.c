@@ -1,6 +1,7 @@
 /* sweep_run: rank 0's sweep (sweep_run.h). */
 #include "sweep/sweep_run.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

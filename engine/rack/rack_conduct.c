@@ -53,7 +53,8 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void event(struct results_sweep *doc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void event(struct results_sweep *doc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void event(struct results_sweep *doc, const char *fmt, ...)
 {
     char line[512];
@@ -159,6 +160,45 @@ cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, const char *kind, uin
     return m;
 }
 
+static char *fetch_text(struct rack_conduct *c, struct results_sweep *doc, uint32_t r, int64_t id,
+                        size_t bytes, struct ft_err *e);
+
+/* Rank r's host conditions and topology, into doc->ranks[r]. */
+static void rank_info(struct rack_conduct *c, struct results_sweep *doc, uint32_t r)
+{
+    cJSON *req = cJSON_CreateObject(), *resp;
+    cJSON_AddStringToObject(req, "type", "sweep.info");
+    int64_t id = c->next_id++;
+    cJSON_AddNumberToObject(req, "test", (double)id);
+    struct ft_err e = {0};
+    int64_t bytes = 0;
+    char *text = NULL;
+    if (ask(c, doc, r, req, &resp, REPLY_MS, &e) == 0 && jsonutil_int(resp, "bytes", &bytes) &&
+        bytes > 0)
+        text = fetch_text(c, doc, r, id, (size_t)bytes, &e);
+    cJSON_Delete(resp);
+    cJSON *info = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!info) {
+        if (!c->ranks[r].failed)
+            event(doc, "rank %u (%s): its conditions and topology were not read: %s", r,
+                  c->o.members[r].host, e.msg[0] ? e.msg : "damaged");
+        return;
+    }
+    struct results_sweep_rank *k = &doc->ranks[r];
+    cJSON *cond = cJSON_DetachItemFromObjectCaseSensitive(info, "conditions");
+    cJSON *topo = cJSON_DetachItemFromObjectCaseSensitive(info, "topology");
+    if (cond && !cJSON_IsNull(cond) && !k->conditions)
+        k->conditions = cond;
+    else
+        cJSON_Delete(cond);
+    if (topo && !cJSON_IsNull(topo) && !k->topology)
+        k->topology = topo;
+    else
+        cJSON_Delete(topo);
+    cJSON_Delete(info);
+}
+
 int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *doc,
                       struct rack_conduct **out, struct ft_err *err)
 {
@@ -190,6 +230,8 @@ int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *d
             rank_failed(c, doc, r, why);
         }
         cJSON_Delete(resp);
+        if (!c->ranks[r].failed)
+            rank_info(c, doc, r);
     }
     cJSON_Delete(peers);
     *out = c;
@@ -246,6 +288,38 @@ static const char *run_error(const cJSON *doc)
     return NULL;
 }
 
+/* Fetch the document of test id from rank r: bytes of text, in chunks. NULL on failure
+ * (err says why). */
+static char *fetch_text(struct rack_conduct *c, struct results_sweep *doc, uint32_t r, int64_t id,
+                        size_t bytes, struct ft_err *e)
+{
+    char *text = xalloc(bytes + 1);
+    size_t off = 0;
+    while (off < bytes) {
+        cJSON *req = cJSON_CreateObject(), *resp;
+        cJSON_AddStringToObject(req, "type", "sweep.fetch");
+        cJSON_AddNumberToObject(req, "test", (double)id);
+        cJSON_AddNumberToObject(req, "offset", (double)off);
+        if (ask(c, doc, r, req, &resp, REPLY_MS, e) < 0) {
+            free(text);
+            return NULL;
+        }
+        const char *data = jsonutil_str(resp, "data");
+        size_t k = data ? strlen(data) : 0;
+        if (!k || off + k > bytes) {
+            cJSON_Delete(resp);
+            free(text);
+            ft_err_set(e, -EBADMSG, "its results came back damaged (chunk sizes)");
+            return NULL;
+        }
+        memcpy(text + off, data, k);
+        off += k;
+        cJSON_Delete(resp);
+    }
+    text[bytes] = '\0';
+    return text;
+}
+
 /* Fetch test l's document from its src and store it. */
 static void collect(struct rack_conduct *c, struct results_sweep *doc, struct live *l, int status,
                     size_t bytes, const char *error)
@@ -255,52 +329,21 @@ static void collect(struct rack_conduct *c, struct results_sweep *doc, struct li
         set_status(x, "failed", error ? error : "the test made no results");
         return;
     }
-    char *text = xalloc(bytes + 1);
-    size_t off = 0;
     struct ft_err e = {0};
-    while (off < bytes) {
-        cJSON *req = cJSON_CreateObject(), *resp;
-        cJSON_AddStringToObject(req, "type", "sweep.fetch");
-        cJSON_AddNumberToObject(req, "id", (double)l->id);
-        cJSON_AddNumberToObject(req, "offset", (double)off);
-        if (ask(c, doc, l->src, req, &resp, REPLY_MS, &e) < 0) {
-            free(text);
-            set_status(x, "failed", e.msg);
-            return;
-        }
-        const char *data = jsonutil_str(resp, "data");
-        size_t k = data ? strlen(data) : 0;
-        if (!k || off + k > bytes) {
-            cJSON_Delete(resp);
-            free(text);
-            set_status(x, "failed", "its results came back damaged (chunk sizes)");
-            return;
-        }
-        memcpy(text + off, data, k);
-        off += k;
-        cJSON_Delete(resp);
+    char *text = fetch_text(c, doc, l->src, l->id, bytes, &e);
+    if (!text) {
+        set_status(x, "failed", e.msg);
+        return;
     }
-    text[bytes] = '\0';
     cJSON *run = cJSON_Parse(text);
     free(text);
     if (!run) {
         set_status(x, "failed", "its results document does not parse");
         return;
     }
-    /* The rank's host conditions and topology, once. */
-    struct results_sweep_rank *k = &doc->ranks[l->src];
-    cJSON *topo = cJSON_DetachItemFromObjectCaseSensitive(run, "topology");
-    cJSON *cond = cJSON_DetachItemFromObjectCaseSensitive(run, "conditions");
-    if (!k->topology && topo && !cJSON_IsNull(topo)) {
-        k->topology = topo;
-        topo = NULL;
-    }
-    if (!k->conditions && cond && !cJSON_IsNull(cond)) {
-        k->conditions = cond;
-        cond = NULL;
-    }
-    cJSON_Delete(topo);
-    cJSON_Delete(cond);
+    /* The rank's host conditions and topology are in doc->ranks once (sweep.info). */
+    cJSON_DeleteItemFromObjectCaseSensitive(run, "topology");
+    cJSON_DeleteItemFromObjectCaseSensitive(run, "conditions");
     char what[96];
     snprintf(what, sizeof(what), "round %d's test of rank %d to %d", x->round, x->src, x->dst);
     const char *ferr = run_error(run);
@@ -345,7 +388,9 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
         const struct sweep_test *t = &p->tests[rd->first + i];
         struct results_sweep_test *x = new_test(doc, ri, nsteps > 1 ? step : 0, rd, t, t_s);
         size_t xi = (size_t)(x - doc->tests);
-        uint32_t dead = c->ranks[t->src].failed ? t->src : c->ranks[t->dst].failed ? t->dst : UINT32_MAX;
+        uint32_t dead = c->ranks[t->src].failed   ? t->src
+                        : c->ranks[t->dst].failed ? t->dst
+                                                  : UINT32_MAX;
         if (dead != UINT32_MAX) {
             char why[400];
             snprintf(why, sizeof(why), "rank %u (%s) failed earlier: %s", dead,
@@ -353,13 +398,13 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
             set_status(x, "skipped", why);
             continue;
         }
-        const char *kind = t->role == SWEEP_ROLE_PAIR ? (step == 0 ? "latency" : "bandwidth")
+        const char *kind = t->role == SWEEP_ROLE_PAIR    ? (step == 0 ? "latency" : "bandwidth")
                            : t->role == SWEEP_ROLE_PROBE ? "probe"
                                                          : "stream";
         cJSON *req = cJSON_CreateObject(), *resp;
         cJSON_AddStringToObject(req, "type", "sweep.run");
         int64_t id = c->next_id++;
-        cJSON_AddNumberToObject(req, "id", (double)id);
+        cJSON_AddNumberToObject(req, "test", (double)id);
         cJSON_AddItemToObject(req, "mix", rack_conduct_mix(&c->o, kind, t->src, t->dst));
         struct ft_err e = {0};
         if (ask(c, doc, t->src, req, &resp, REPLY_MS, &e) < 0) {
@@ -367,7 +412,8 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
             continue;
         }
         cJSON_Delete(resp);
-        lv[nl++] = (struct live){.test = xi, .src = t->src, .dst = t->dst, .id = id, .running = true};
+        lv[nl++] =
+            (struct live){.test = xi, .src = t->src, .dst = t->dst, .id = id, .running = true};
     }
     double fb = c->o.fail_bound_s > 0 ? c->o.fail_bound_s : 3.0;
     double warm = c->o.warmup_s > 0 ? c->o.warmup_s : 0.3;
@@ -383,7 +429,7 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
                         continue;
                     cJSON *req = cJSON_CreateObject(), *resp;
                     cJSON_AddStringToObject(req, "type", "sweep.stop");
-                    cJSON_AddNumberToObject(req, "id", (double)lv[j].id);
+                    cJSON_AddNumberToObject(req, "test", (double)lv[j].id);
                     struct ft_err e = {0};
                     ask(c, doc, lv[j].src, req, &resp, REPLY_MS, &e);
                     cJSON_Delete(resp);
@@ -406,7 +452,7 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
             }
             cJSON *req = cJSON_CreateObject(), *resp;
             cJSON_AddStringToObject(req, "type", "sweep.result");
-            cJSON_AddNumberToObject(req, "id", (double)l->id);
+            cJSON_AddNumberToObject(req, "test", (double)l->id);
             cJSON_AddNumberToObject(req, "wait_ms", POLL_MS);
             struct ft_err e = {0};
             if (ask(c, doc, l->src, req, &resp, POLL_MS + REPLY_MS, &e) < 0) {

@@ -32,12 +32,12 @@ struct rack_conduct_opts {
     const struct rack_member *members; /* rank i is members[i] */
     uint32_t n;
     const struct channel_key *key;
-    double duration_s;      /* measured seconds per step (> 0) */
-    double warmup_s;        /* 0: 0.3 */
-    double fail_bound_s;    /* 0: 3 */
-    bool stop_on_failure;   /* --on-failure stop */
-    uint64_t latency_bytes; /* ping-pong message; 0: 64 */
-    uint64_t stream_bytes;  /* stream write size; 0: 128 KiB */
+    double duration_s;             /* measured seconds per step (> 0) */
+    double warmup_s;               /* 0: 0.3 */
+    double fail_bound_s;           /* 0: 3 */
+    bool stop_on_failure;          /* --on-failure stop */
+    uint64_t latency_bytes;        /* ping-pong message; 0: 64 */
+    uint64_t stream_bytes;         /* stream write size; 0: 128 KiB */
     const _Atomic bool *interrupt; /* set on Ctrl-C: stop the running tests and return */
     /* After every step: the document so far (for a live view); may be NULL. */
     void (*progress)(void *arg, const struct results_sweep *doc, size_t round, size_t nrounds);

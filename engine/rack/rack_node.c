@@ -19,8 +19,11 @@
 #include "common/xalloc.h"
 #include "engine/flow/mix.h"
 #include "engine/peer/agent.h"
+#include "engine/results/results.h"
+#include "engine/results/results_json.h"
 #include "engine/run/runner.h"
 #include "engine/xport/xport.h"
+#include "topology/topo_json.h"
 
 #define MAX_PEERS   4096
 #define MAX_WAIT_MS 2000
@@ -33,7 +36,7 @@ struct rack_run {
     struct mix mix;
     struct runner *runner; /* while it runs (under node->lock) */
     bool done;
-    int status;     /* runner_status: 0 ok, 2 some flow failed; -errno: did not start */
+    int status; /* runner_status: 0 ok, 2 some flow failed; -errno: did not start */
     char error[320];
     char *text; /* the results document, printed */
     size_t len;
@@ -159,8 +162,12 @@ static int h_peers(struct agent_session *s, const cJSON *req, cJSON *resp, struc
         return ft_err_set(err, -EINVAL, "sweep.peers: peers must be a list of 1 to %d addresses",
                           MAX_PEERS);
     const cJSON *p;
-    cJSON_ArrayForEach(p, peers) if (!cJSON_IsString(p) || strlen(p->valuestring) > 128) return
-        ft_err_set(err, -EINVAL, "sweep.peers: each peer is an \"addr:port\" string");
+    cJSON_ArrayForEach(
+        p,
+        peers) if (!cJSON_IsString(p) ||
+                   strlen(p->valuestring) >
+                       128) return ft_err_set(err, -EINVAL,
+                                              "sweep.peers: each peer is an \"addr:port\" string");
     pthread_mutex_lock(&n->lock);
     for (int i = 0; i < n->npeers; i++)
         free(n->peers[i]);
@@ -178,8 +185,8 @@ static int h_run(struct agent_session *s, const cJSON *req, cJSON *resp, struct 
     struct rack_node *n = node_of(s);
     seen(s, n);
     int64_t id;
-    if (!jsonutil_int_in(req, "id", 0, INT64_MAX / 2, &id))
-        return ft_err_set(err, -EINVAL, "sweep.run: id must be a whole number >= 0");
+    if (!jsonutil_int_in(req, "test", 0, INT64_MAX / 2, &id))
+        return ft_err_set(err, -EINVAL, "sweep.run: test must be a whole number >= 0");
     const cJSON *mj = cJSON_GetObjectItemCaseSensitive(req, "mix");
     struct mix m;
     char what[64];
@@ -209,8 +216,7 @@ static int h_run(struct agent_session *s, const cJSON *req, cJSON *resp, struct 
     if (!r) {
         pthread_mutex_unlock(&n->lock);
         mix_free(&m);
-        return ft_err_set(err, -ENOSPC, "%s: this rank already holds %d runs", what,
-                          RACK_MAX_RUNS);
+        return ft_err_set(err, -ENOSPC, "%s: this rank already holds %d runs", what, RACK_MAX_RUNS);
     }
     *r = (struct rack_run){.used = true, .id = id, .mix = m, .node = n};
     if (pthread_create(&r->thread, NULL, run_thread, r) != 0) {
@@ -220,7 +226,7 @@ static int h_run(struct agent_session *s, const cJSON *req, cJSON *resp, struct 
         return ft_err_set(err, -EAGAIN, "%s: cannot start a thread", what);
     }
     pthread_mutex_unlock(&n->lock);
-    cJSON_AddNumberToObject(resp, "id", (double)id);
+    cJSON_AddNumberToObject(resp, "test", (double)id);
     return 0;
 }
 
@@ -242,8 +248,8 @@ static int get_run(struct agent_session *s, const cJSON *req, const char *what,
     struct rack_node *n = node_of(s);
     seen(s, n);
     int64_t id;
-    if (!jsonutil_int_in(req, "id", 0, INT64_MAX / 2, &id))
-        return ft_err_set(err, -EINVAL, "%s: id must be a whole number >= 0", what);
+    if (!jsonutil_int_in(req, "test", 0, INT64_MAX / 2, &id))
+        return ft_err_set(err, -EINVAL, "%s: test must be a whole number >= 0", what);
     pthread_mutex_lock(&n->lock);
     struct rack_run *r = find_run(n, id);
     if (!r) {
@@ -320,6 +326,54 @@ static int h_fetch(struct agent_session *s, const cJSON *req, cJSON *resp, struc
     return 0;
 }
 
+/* This rank's host conditions and topology, once per sweep, as a document to fetch:
+ * {"conditions": ..., "topology": ...} in the run document's own words. */
+static int h_info(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
+{
+    struct rack_node *n = node_of(s);
+    seen(s, n);
+    int64_t id;
+    if (!jsonutil_int_in(req, "test", 0, INT64_MAX / 2, &id))
+        return ft_err_set(err, -EINVAL, "sweep.info: test must be a whole number >= 0");
+    struct results_run run = {0};
+    run.conditions_st = RESULTS_SET;
+    results_host_conditions(&run.conditions, n->topo);
+    run.topology_st = n->topo ? RESULTS_SET : RESULTS_NULL;
+    run.topology = n->topo ? topo_json_from_model(n->topo) : NULL;
+    cJSON *w = results_json_write_run(&run);
+    results_run_free(&run);
+    cJSON *info = cJSON_CreateObject();
+    cJSON *c = cJSON_DetachItemFromObjectCaseSensitive(w, "conditions");
+    cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(w, "topology");
+    cJSON_AddItemToObject(info, "conditions", c ? c : cJSON_CreateNull());
+    cJSON_AddItemToObject(info, "topology", t ? t : cJSON_CreateNull());
+    cJSON_Delete(w);
+    char *text = cJSON_PrintUnformatted(info);
+    cJSON_Delete(info);
+    pthread_mutex_lock(&n->lock);
+    struct rack_run *r = NULL;
+    for (int i = 0; i < RACK_MAX_RUNS && !r; i++)
+        if (!n->runs[i].used)
+            r = &n->runs[i];
+    if (!r || find_run(n, id)) {
+        pthread_mutex_unlock(&n->lock);
+        free(text);
+        return ft_err_set(err, r ? -EEXIST : -ENOSPC, "sweep.info: no room for test %lld",
+                          (long long)id);
+    }
+    /* A finished run with no thread: sweep.fetch hands it out and frees it. */
+    *r = (struct rack_run){.used = true,
+                           .id = id,
+                           .joined = true,
+                           .done = true,
+                           .text = text,
+                           .len = strlen(text),
+                           .node = n};
+    pthread_mutex_unlock(&n->lock);
+    cJSON_AddNumberToObject(resp, "bytes", (double)r->len);
+    return 0;
+}
+
 static int h_stop(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
     struct rack_node *n;
@@ -356,10 +410,12 @@ static const struct agent_handler result_h = {"sweep.result", h_result};
 static const struct agent_handler fetch_h = {"sweep.fetch", h_fetch};
 static const struct agent_handler stop_h = {"sweep.stop", h_stop};
 static const struct agent_handler end_h = {"sweep.end", h_end};
+static const struct agent_handler info_h = {"sweep.info", h_info};
 
 int rack_node_start(const struct rack_node_cfg *cfg, struct rack_node **out, struct ft_err *err)
 {
-    if (!cfg->key || !cfg->key_file || strlen(cfg->key_file) >= sizeof(((struct rack_node *)0)->key_file))
+    if (!cfg->key || !cfg->key_file ||
+        strlen(cfg->key_file) >= sizeof(((struct rack_node *)0)->key_file))
         return ft_err_set(err, -EINVAL, "rack node: a key and its file are needed");
     struct rack_node *n = xalloc_zero(1, sizeof(*n));
     snprintf(n->key_file, sizeof(n->key_file), "%s", cfg->key_file);
@@ -388,7 +444,8 @@ int rack_node_start(const struct rack_node_cfg *cfg, struct rack_node **out, str
     int nh = 0;
     for (int i = 0; i < nx && nh < 56; i++)
         hs[nh++] = xh[i];
-    const struct agent_handler *own[] = {&peers_h, &run_h, &result_h, &fetch_h, &stop_h, &end_h};
+    const struct agent_handler *own[] = {&peers_h, &run_h, &result_h, &fetch_h,
+                                         &stop_h,  &end_h, &info_h};
     for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
         hs[nh++] = own[i];
 
@@ -461,9 +518,7 @@ void rack_node_stop(struct rack_node *n)
         struct rack_run *r = &n->runs[i];
         if (!r->used)
             continue;
-        pthread_join(r->thread, NULL);
-        r->joined = true;
-        release(r);
+        release(r); /* joins its thread */
     }
     for (int i = 0; i < n->npeers; i++)
         free(n->peers[i]);

@@ -4,14 +4,16 @@
  * which rank 0 (engine/rack/rack_conduct.h) runs tests from this rank:
  *   sweep.peers  {peers: ["addr:port", ...]}  the job's agents: the only places this rank
  *                                             will send test traffic to
- *   sweep.run    {id, mix}                    start the mix in the background (every flow's
+ *   sweep.run    {test, mix}                    start the mix in the background (every flow's
  *                                             peer must be one of the job's agents)
- *   sweep.result {id, wait_ms}                wait up to wait_ms (<= 2000) for it:
+ *   sweep.result {test, wait_ms}                wait up to wait_ms (<= 2000) for it:
  *                                             {done, status, error, bytes}
- *   sweep.fetch  {id, offset}                 its results document, in chunks (a frame
+ *   sweep.fetch  {test, offset}                 its results document, in chunks (a frame
  *                                             holds 64 KiB): {data, next, last}; the last
  *                                             chunk frees it
- *   sweep.stop   {id}                         stop it early (it still reports)
+ *   sweep.stop   {test}                         stop it early (it still reports)
+ *   sweep.info   {test}                       this rank's host conditions and topology,
+ *                                             fetched as a test's document is
  *   sweep.end    {status}                     the conductor's last word
  * The session that sends these is the conductor's; when it ends without sweep.end (rank 0
  * died), rack_node_wait says so. */

@@ -41,8 +41,8 @@ struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool re
         struct sweep_figure *x = find_fig(f, nf, t->src, t->dst, t->rail);
         if (!x) {
             x = &f[nf++];
-            *x = (struct sweep_figure){.a = (uint32_t)t->src, .b = (uint32_t)t->dst,
-                                       .rail = (uint16_t)t->rail};
+            *x = (struct sweep_figure){
+                .a = (uint32_t)t->src, .b = (uint32_t)t->dst, .rail = (uint16_t)t->rail};
         }
         if (strcmp(t->status, "ok")) {
             x->failed = 1;
@@ -82,7 +82,8 @@ struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool re
 
 void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, size_t n)
 {
-    doc->pairs = xalloc_resize(doc->pairs, (size_t)(doc->npairs + (int)n + 1) * sizeof(*doc->pairs));
+    doc->pairs =
+        xalloc_resize(doc->pairs, (size_t)(doc->npairs + (int)n + 1) * sizeof(*doc->pairs));
     for (size_t i = 0; i < n; i++) {
         struct results_sweep_pair *p = &doc->pairs[doc->npairs++];
         memset(p, 0, sizeof(*p));
@@ -106,8 +107,8 @@ void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, s
 
 static const char *kind_name(enum sweep_verdict_kind k)
 {
-    static const char *const n[] = {"rank", "uplink", "pair", "ceiling", "rank_failed",
-                                    "pair_failed"};
+    static const char *const n[] = {"rank",    "uplink",      "pair",
+                                    "ceiling", "rank_failed", "pair_failed"};
     return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
 }
 
@@ -180,7 +181,8 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     rack_sweep_pairs(doc, f, nf);
     struct sweep_analysis an = {0};
     struct ft_err e = {0};
-    if (sweep_judge(o->ranks, o->conduct.n, f, nf, NULL, &an, &e) < 0) {
+    struct sweep_judge_opts jo = {.group_names = o->group_names};
+    if (sweep_judge(o->ranks, o->conduct.n, f, nf, &jo, &an, &e) < 0) {
         free(f);
         return ft_err_set(&e, -EINVAL, "%s", e.msg);
     }

@@ -20,7 +20,7 @@ struct rack_sweep_opts {
     const struct sweep_rank *ranks;   /* conduct.n of them: names, rails, groups, ceilings */
     const char *const *group_names;   /* sweep_rank.group indexes these (NULL: unknown) */
     bool pairs, incast, bisection, ring;
-    uint64_t seed;  /* bisection splits */
+    uint64_t seed;   /* bisection splits */
     bool no_recheck; /* name suspects without the second pass (tests) */
 };
 

@@ -207,6 +207,24 @@ static void add_sysctl(struct results_kvs *k, const char *key, const char *path)
     kv_add(k, key, fsutil_read("/", path, buf, sizeof(buf)) >= 0 ? buf : NULL);
 }
 
+void results_host_conditions(struct results_run_cond *cond, const struct topo_model *topo)
+{
+    add_sysctl(&cond->sysctls, "tcp_congestion_control",
+               "proc/sys/net/ipv4/tcp_congestion_control");
+    add_sysctl(&cond->sysctls, "tcp_ecn", "proc/sys/net/ipv4/tcp_ecn");
+    add_sysctl(&cond->sysctls, "tcp_rmem", "proc/sys/net/ipv4/tcp_rmem");
+    add_sysctl(&cond->sysctls, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
+    if (topo) {
+        cond->netdev_mtu_st = RESULTS_SET;
+        cond->mtu = xalloc_zero((size_t)topo->nnetdevs + 1, sizeof(*cond->mtu));
+        for (int i = 0; i < topo->nnetdevs; i++)
+            if (topo->netdevs[i].valid & TOPO_NET_V_MTU) {
+                cond->mtu[cond->nmtu].netdev = xalloc_strdup(topo->netdevs[i].name);
+                cond->mtu[cond->nmtu++].mtu = topo->netdevs[i].mtu;
+            }
+    }
+}
+
 /* The conditions of an all-sim run: the simulated fabric (its topology; each flow's
  * conditions.sim hold the rest), nothing of the host. */
 static void sim_conditions(struct results_run_cond *c, const struct results_input *in)
@@ -315,22 +333,8 @@ void results_build(const struct results_input *in, struct results_doc *out)
     bool sim = mix_all_simulated(in->mix);
     if (sim)
         sim_conditions(cond, in);
-    else {
-        add_sysctl(&cond->sysctls, "tcp_congestion_control",
-                   "proc/sys/net/ipv4/tcp_congestion_control");
-        add_sysctl(&cond->sysctls, "tcp_ecn", "proc/sys/net/ipv4/tcp_ecn");
-        add_sysctl(&cond->sysctls, "tcp_rmem", "proc/sys/net/ipv4/tcp_rmem");
-        add_sysctl(&cond->sysctls, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
-    }
-    if (in->topo && !sim) {
-        cond->netdev_mtu_st = RESULTS_SET;
-        cond->mtu = xalloc_zero((size_t)in->topo->nnetdevs + 1, sizeof(*cond->mtu));
-        for (int i = 0; i < in->topo->nnetdevs; i++)
-            if (in->topo->netdevs[i].valid & TOPO_NET_V_MTU) {
-                cond->mtu[cond->nmtu].netdev = xalloc_strdup(in->topo->netdevs[i].name);
-                cond->mtu[cond->nmtu++].mtu = in->topo->netdevs[i].mtu;
-            }
-    }
+    else
+        results_host_conditions(cond, in->topo);
     run->mix = mix_to_json(in->mix);
     run->phases_st = RESULTS_SET;
     run->phases = xalloc_zero((size_t)in->nphases + 1, sizeof(*run->phases));

@@ -45,6 +45,9 @@ struct results_input {
  * simulated, the conditions hold the simulated fabric only and the topology is null:
  * nothing of the host it ran on. results_json_write (results_json.h) writes it. */
 void results_build(const struct results_input *in, struct results_doc *out);
+/* The host's own conditions as a run records them (sysctls; the netdev MTUs of topo when
+ * it is not NULL), into an empty cond: a sweep stores each rank's once. */
+void results_host_conditions(struct results_run_cond *cond, const struct topo_model *topo);
 /* One line of the values a transport chose for a flow (device, port, GID, MTU, DSCP and
  * the priority and PFC it maps to, QPs, connection method; TCP: congestion control, MSS),
  * from its decoded conditions, for the live header and the text summary. "" when none. */

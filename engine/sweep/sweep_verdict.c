@@ -78,10 +78,35 @@ static const struct sweep_class_stat *fig_stat(const struct judge *j, const stru
     return &j->an->cls[m][f->rail][fig_class(j, f)];
 }
 
+/* A figure of metric m in words with its unit: latency (ns) as ns, us or ms, bandwidth
+ * (Gb/s) as Gb/s, or Mb/s under 1 Gb/s. */
+static const char *fig_str(enum sweep_metric m, double v, char *buf, size_t len)
+{
+    if (m == SWEEP_M_BW)
+        snprintf(buf, len, v < 1 ? "%.3g Mb/s" : "%.3g Gb/s", v < 1 ? v * 1e3 : v);
+    else if (v >= 1e6)
+        snprintf(buf, len, "%.3g ms", v / 1e6);
+    else if (v >= 1e3)
+        snprintf(buf, len, "%.3g us", v / 1e3);
+    else
+        snprintf(buf, len, "%.0f ns", v);
+    return buf;
+}
+
+/* Group g's name, or its number. */
+static const char *group_str(const struct sweep_analysis *an, int32_t g, char *buf, size_t len)
+{
+    if (an->opts.group_names && g >= 0)
+        return an->opts.group_names[g];
+    snprintf(buf, len, "%d", g);
+    return buf;
+}
+
 int sweep_is_outlier(const struct sweep_analysis *an, enum sweep_metric m,
                      const struct sweep_class_stat *c, double x)
 {
-    if (!c->n || c->median <= 0)
+    /* A median and MAD of fewer figures say nothing of the rack's spread. */
+    if (c->n < SWEEP_MIN_CLASS || c->median <= 0)
         return 0;
     double dev = metric_info[m].higher_hurts ? x - c->median : c->median - x;
     if (dev < an->opts.min_dev * c->median)
@@ -373,12 +398,14 @@ static void name_uplink(struct judge *j, unsigned rail, uint32_t g, uint32_t h,
     v->group_b = group_of(j, h);
     set_figures(v, j->m, st->median, ref->median);
     v->n_pairs = (uint32_t)st->n;
+    char ga[16], gb[16], xo[32], xr[32];
     snprintf(v->msg, sizeof(v->msg),
-             "groups %d and %d (rail %u): the pairs across them at %.2fx the %s median %s (%.4g "
-             "against %.4g %s) -> the uplink or spine between them, not the hosts",
-             v->group_a, v->group_b, rail, v->ratio.value,
+             "groups %s and %s (rail %u): the pairs across them at %.2fx the %s median %s (%s "
+             "against %s) -> the uplink or spine between them, not the hosts",
+             group_str(j->an, v->group_a, ga, sizeof(ga)),
+             group_str(j->an, v->group_b, gb, sizeof(gb)), rail, v->ratio.value,
              ref == &j->an->cls[j->m][rail][0] ? "same-group" : "rack's", metric_info[j->m].name,
-             st->median, ref->median, metric_info[j->m].unit);
+             fig_str(j->m, st->median, xo, sizeof(xo)), fig_str(j->m, ref->median, xr, sizeof(xr)));
     j->uplink[((size_t)rail * j->n_groups + g) * j->n_groups + h] = 1;
 }
 
@@ -459,14 +486,16 @@ static void name_pair(struct judge *j, const struct sweep_figure *f, int slot)
     }
     slot_value(f, slot, &x);
     set_figures(v, m, x, fig_stat(j, f, m)->median);
+    char xo[32], xr[32];
     snprintf(v->msg + n, sizeof(v->msg) - (size_t)n,
-             "%s%s %.4g %s, %.2fx the class median %.4g %s -> this pair's path (its ports, "
-             "cables or switch route), not either rank alone",
+             "%s%s %s, %.2fx the class median %s -> this pair's path (its ports, cables or "
+             "switch route), not either rank alone",
              metric_info[m].name,
              slot == 0   ? " a->b"
              : slot == 1 ? " b->a"
                          : "",
-             x, metric_info[m].unit, v->ratio.value, v->reference.value, metric_info[m].unit);
+             fig_str(m, x, xo, sizeof(xo)), v->ratio.value,
+             fig_str(m, v->reference.value, xr, sizeof(xr)));
 }
 
 static void name_pairs(struct judge *j)
@@ -566,6 +595,7 @@ static void set_opts(struct sweep_analysis *an, const struct sweep_judge_opts *o
     an->opts.z_max = o && o->z_max > 0 ? o->z_max : 3.5;
     an->opts.min_dev = o && o->min_dev > 0 ? o->min_dev : 0.15;
     an->opts.ceiling_frac = o && o->ceiling_frac > 0 ? o->ceiling_frac : 0.85;
+    an->opts.group_names = o ? o->group_names : NULL;
 }
 
 int sweep_judge(const struct sweep_rank *ranks, uint32_t n, const struct sweep_figure *f, size_t nf,

@@ -72,7 +72,12 @@ struct sweep_judge_opts {
     double z_max;        /* robust z-score beyond which a figure is an outlier; 0: 3.5 */
     double min_dev;      /* and at least this far from the class median (fraction); 0: 0.15 */
     double ceiling_frac; /* a class median under this fraction of its ceiling; 0: 0.85 */
+    const char *const *group_names; /* sweep_rank.group indexes these, for the messages;
+                                       NULL: groups by number */
 };
+
+/* Figures a class needs before any of them is judged an outlier. */
+#define SWEEP_MIN_CLASS 5
 
 /* Median and MAD of one metric in one class (rail x same/across groups). */
 struct sweep_class_stat {
