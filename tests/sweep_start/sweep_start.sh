@@ -41,11 +41,13 @@ expect 64 "srun started 4 tasks but MPI sees a world of 1 .*--mpi=pmix" \
 expect 64 "OMPI_COMM_WORLD_SIZE='x' is not a number" env OMPI_COMM_WORLD_SIZE=x "$sweep"
 
 # 3 ranks on this host: every rank gathered, the header printed, exit 0.
-mpi -np 3 "$bin" sweep --pattern pairs --pattern ring --duration 1 >"$tmp/out" 2>"$tmp/err" ||
+# Every rank's agent and tests on 127.0.0.1 (--listen): test traffic stays on loopback.
+lo="--listen 127.0.0.1"
+mpi -np 3 "$bin" sweep $lo --pattern pairs --pattern ring --duration 0.3 >"$tmp/out" 2>"$tmp/err" ||
     { cat "$tmp/out" "$tmp/err"; fail "mpirun -np 3 fabtop sweep exited $?"; }
 cat "$tmp/out"
 grep -q "^fabtop sweep .*: 3 ranks on 1 host, started by mpirun" "$tmp/out" || fail "no header line"
-grep -q "^patterns: pairs ring; 1 s per test; on failure: continue" "$tmp/out" || fail "no patterns line"
+grep -q "^patterns: pairs ring; 0.3 s per test; on failure: continue" "$tmp/out" || fail "no patterns line"
 host=$(hostname)
 for r in 0 1 2; do
     grep -qE "^$r +$host +$r/3 " "$tmp/out" || fail "rank $r (local $r/3 on $host) not in the header"
@@ -53,7 +55,8 @@ done
 [ "$(grep -c "^[0-9]" "$tmp/out")" -eq 3 ] || fail "not exactly 3 rank lines"
 [ ! -s "$tmp/err" ] || { cat "$tmp/err"; fail "stderr not empty on success"; }
 # --json and -o: the same ranks as a document, saved atomically.
-mpi -np 2 "$sweep" --json -o "$tmp/plan.json" >"$tmp/json" 2>"$tmp/err" ||
+grep -q "^fabtop sweep 3 ranks: 3/3 pairs measured, .*; status ok$" "$tmp/out" || fail "no summary line"
+mpi -np 2 "$sweep" $lo --duration 0.3 --json -o "$tmp/plan.json" >"$tmp/json" 2>"$tmp/err" ||
     { cat "$tmp/err"; fail "--json -o exited $?"; }
 python3 -c '
 import json, sys
@@ -61,13 +64,16 @@ d = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
 assert d == s, "stdout and -o differ"
 assert [r["rank"] for r in d["ranks"]] == [0, 1], d["ranks"]
 assert all(r["host"] == sys.argv[3] for r in d["ranks"])
-assert d["patterns"] == ["pairs"] and d["duration_s"] == 2
-' "$tmp/json" "$tmp/plan.json" "$host" || fail "the JSON plan is wrong"
-echo "ok: 0: 3 ranks gathered, the header printed; --json and -o agree"
+assert d["format"] == "fabtop-sweep" and d["status"] == "ok", d["status"]
+assert d["patterns"] == ["pairs"] and d["test_duration_s"] == 0.3
+assert [(p["a"], p["b"]) for p in d["pairs"]] == [(0, 1)] and d["pairs"][0]["bw_ab_gbps"] > 0
+assert all(r["address"].startswith("127.0.0.1:") for r in d["ranks"])
+' "$tmp/json" "$tmp/plan.json" "$host" || fail "the JSON document is wrong"
+echo "ok: 0: 3 ranks gathered and swept, the header and summary printed; --json and -o agree"
 
 expect 64 "^fabtop sweep: 1 rank: a sweep needs at least 2" mpi -np 1 "$sweep"
 expect 64 "bisection .* even number of them, not 3" mpi -np 3 "$sweep" -p pairs -p bisection
-mpi -np 4 "$sweep" -p bisection >/dev/null 2>&1 || fail "bisection with 4 ranks exited $?"
+mpi -np 4 "$sweep" $lo --duration 0.3 -p bisection >/dev/null 2>&1 || fail "bisection with 4 ranks exited $?"
 
 # A rank from a second binary announcing another fabtop version: refused on every rank.
 ver=$("$bin" --version | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -1)
@@ -86,7 +92,7 @@ printf 'leaf1 %s\nleaf2 %s\n' "$host" "$host" >"$tmp/groups"
 expect 65 "line 2: a host already in a group: '$host'" mpi -np 2 "$sweep" --groups "$tmp/groups"
 expect 66 "$tmp/nothere: No such file" mpi -np 2 "$sweep" --groups "$tmp/nothere"
 printf 'leaf1 %s\n' "$host" >"$tmp/groups"
-mpi -np 2 "$sweep" --groups "$tmp/groups" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "good --groups exited $?"; }
+mpi -np 2 "$sweep" $lo --duration 0.3 --groups "$tmp/groups" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "good --groups exited $?"; }
 grep -q "groups: 1 from $tmp/groups" "$tmp/out" || { cat "$tmp/out"; fail "the header does not name the groups"; }
 # A usage error: said once (rank 0), 64 everywhere.
 expect 64 "--pattern takes pairs, incast, bisection or ring, not 'all'" mpi -np 3 "$sweep" -p all
