@@ -285,16 +285,26 @@ static void per_rank(FILE *f, const struct results_sweep *s, const struct grid *
             fprintf(f, "%s%s, none measured\n", head, failed);
             continue;
         }
-        char val[32];
+        /* All of it when it fits; else without the worst figure; else the worst peer's host
+         * cut to what is left of the width. */
+        char val[32], tail[48];
         fmt_value(val, sizeof(val), m, worst_v, mbps);
-        /* The worst peer's host gets what is left of the width. */
-        int rest = snprintf(line, sizeof(line), "%s%s, median %.2fx, worst %d  %.2fx (%s)", head,
-                            failed, rm, rank_of(s, worst), worst_v / med, val);
-        int room = width - rest;
-        if (room > HOST_W)
-            room = HOST_W;
-        snprintf(line, sizeof(line), "%s%s, median %.2fx, worst %d %.*s %.2fx (%s)", head, failed,
-                 rm, rank_of(s, worst), room > 0 ? room : 0, host_of(s, worst), worst_v / med, val);
+        snprintf(tail, sizeof(tail), " (%s)", val);
+        int hostw = HOST_W;
+        for (int tries = 0; tries < 3; tries++) {
+            int n2 = snprintf(line, sizeof(line), "%s%s, median %.2fx, worst %d %.*s %.2fx%s", head,
+                              failed, rm, rank_of(s, worst), hostw, host_of(s, worst),
+                              worst_v / med, tail);
+            if (n2 <= width)
+                break;
+            if (tries == 0) {
+                tail[0] = '\0';
+            } else {
+                int h = (int)strlen(host_of(s, worst));
+                hostw = (h < hostw ? h : hostw) - (n2 - width);
+                hostw = hostw > 0 ? hostw : 0;
+            }
+        }
         put_line(f, line);
     }
     free(r);
@@ -333,11 +343,10 @@ void text_sweep_heatmap(FILE *f, const struct results_sweep *s, enum text_sweep_
     if (!have)
         fprintf(f, "%s%s: no pair measured (%d ranks)\n", what, where, g.n);
     else if (m == TEXT_SWEEP_BW)
-        fprintf(f, "%s%s, row a sends to column b: median %s of %d figures\n", what, where, medbuf,
+        fprintf(f, "%s (row a to column b)%s: median %s of %d figures\n", what, where, medbuf,
                 count);
     else
-        fprintf(f, "%s%s: median %s of %d pairs, higher is worse\n", what, where, medbuf,
-                count / 2);
+        fprintf(f, "%s%s: median %s of %d pairs\n", what, where, medbuf, count / 2);
     if (hw)
         fprintf(f,
                 "  # <=1.11x median  + 1.11-1.33x  - 1.33-2x  . >2x  X failed  ? not measured\n");
@@ -562,10 +571,9 @@ static void report_header(FILE *f, const struct results_sweep *s)
             s->nranks, s->nranks == 1 ? "rank" : "ranks", str_or(&s->launcher, "n/a"),
             *pat ? pat : "n/a", str_or(&s->status, "n/a"), done, planned,
             results_bool_true(&s->interrupted) ? " (interrupted)" : "");
-    fprintf(f,
-            "document version %s by fabtop %s; started %s, took %s; each test %s; on failure %s\n",
-            ver, str_or(&s->fabtop_version, "n/a"), str_or(&s->started_at, "n/a"), dur, tdur,
-            str_or(&s->on_failure, "n/a"));
+    fprintf(f, "started %s, took %s; each test %s\n", str_or(&s->started_at, "n/a"), dur, tdur);
+    fprintf(f, "on failure %s; document version %s, written by fabtop %s\n",
+            str_or(&s->on_failure, "n/a"), ver, str_or(&s->fabtop_version, "n/a"));
 }
 
 void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
