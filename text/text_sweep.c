@@ -10,8 +10,9 @@
 
 #include "common/xalloc.h"
 
-#define LABEL_W 20 /* "%4d %-14.14s ": a row's rank and host */
-#define HOST_W  14
+#define MAX_RANKS 8192 /* the most ranks a heat map is drawn for (its grid is ranks^2) */
+#define LABEL_W   20   /* "%4d %-14.14s ": a row's rank and host */
+#define HOST_W    14
 
 /* The shades, from near the rack's median to far worse: goodness is the cell's figure over
  * the median for bandwidth, the median over the figure for latency. */
@@ -181,6 +182,12 @@ static const char *host_of(const struct results_sweep *s, int i)
     return i >= 0 && i < s->nranks && s->ranks[i].host ? s->ranks[i].host : "?";
 }
 
+/* The host of a rank index held as a number (a verdict's rank or peer). */
+static const char *host_at(const struct results_sweep *s, double i)
+{
+    return i >= 0 && i < s->nranks ? host_of(s, (int)i) : "?";
+}
+
 static int rank_of(const struct results_sweep *s, int i)
 {
     return i >= 0 && i < s->nranks ? s->ranks[i].rank : i;
@@ -202,7 +209,7 @@ static void matrix_header(FILE *f, const struct results_sweep *s, int n)
     for (int j = 0; j < n; j++)
         if (rank_of(s, j) > maxr)
             maxr = rank_of(s, j);
-    for (int p = 10; maxr >= p && ndig < 10; p *= 10)
+    for (long long p = 10; maxr >= p && ndig < 10; p *= 10)
         ndig++;
     char *line = xalloc((size_t)LABEL_W + 2 * (size_t)n + 2);
     for (int d = ndig - 1; d >= 0; d--) {
@@ -212,7 +219,7 @@ static void matrix_header(FILE *f, const struct results_sweep *s, int n)
         snprintf(line, LABEL_W + 1, "%-*s", LABEL_W, d == 0 ? "   a \\ b" : "");
         char *c = line + LABEL_W;
         for (int j = 0; j < n; j++) {
-            int r = rank_of(s, j);
+            int r = rank_of(s, j) > 0 ? rank_of(s, j) : 0;
             *c++ = r >= div || d == 0 ? (char)('0' + (r / div) % 10) : ' ';
             *c++ = ' ';
         }
@@ -313,6 +320,11 @@ static void per_rank(FILE *f, const struct results_sweep *s, const struct grid *
 void text_sweep_heatmap(FILE *f, const struct results_sweep *s, enum text_sweep_metric m, int rail,
                         int width)
 {
+    if (s->nranks > MAX_RANKS) {
+        fprintf(f, "%s: %d ranks, more than a heat map is drawn for (%d)\n",
+                m == TEXT_SWEEP_BW ? "bandwidth a->b" : "latency", s->nranks, MAX_RANKS);
+        return;
+    }
     struct grid g;
     grid_build(s, m, rail, &g);
     bool hw = higher_worse(m);
@@ -383,10 +395,9 @@ static void verdict_line(FILE *f, const struct results_sweep *s,
             *c = (char)(*c - 'a' + 'A');
     const char *ga = results_str_get(&v->group_a), *gb = results_str_get(&v->group_b);
     if (v->rank.st == RESULTS_SET && v->peer.st == RESULTS_SET)
-        snprintf(subj, sizeof(subj), "%s -> %s", host_of(s, (int)v->rank.v),
-                 host_of(s, (int)v->peer.v));
+        snprintf(subj, sizeof(subj), "%s -> %s", host_at(s, v->rank.v), host_at(s, v->peer.v));
     else if (v->rank.st == RESULTS_SET)
-        snprintf(subj, sizeof(subj), "%s", host_of(s, (int)v->rank.v));
+        snprintf(subj, sizeof(subj), "%s", host_at(s, v->rank.v));
     else if (ga && gb)
         snprintf(subj, sizeof(subj), "%s <-> %s", ga, gb);
     else
