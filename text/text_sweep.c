@@ -619,11 +619,17 @@ void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
     }
     if (!nfailed)
         fprintf(f, "\nfailed ranks: none\n");
-    int npf = 0;
+    /* The failed pairs, but those of a failed rank (above) only counted. */
+    int npf = 0, nwith = 0;
     for (int i = 0; i < s->npairs; i++) {
         const struct results_sweep_pair *p = &s->pairs[i];
         if (!results_bool_true(&p->failed))
             continue;
+        bool a_ok = p->a >= 0 && p->a < s->nranks, b_ok = p->b >= 0 && p->b < s->nranks;
+        if ((a_ok && rank_failed(&s->ranks[p->a])) || (b_ok && rank_failed(&s->ranks[p->b]))) {
+            nwith++;
+            continue;
+        }
         if (!npf++)
             fprintf(f, "failed pairs:\n");
         if (npf <= 20)
@@ -633,7 +639,9 @@ void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
     if (npf > 20)
         fprintf(f, "  ... and %d more\n", npf - 20);
     if (!npf)
-        fprintf(f, "failed pairs: none\n");
+        fprintf(f, "failed pairs: %s\n", nwith ? "none but those of the failed ranks" : "none");
+    if (nwith)
+        fprintf(f, "  (%d %s with a failed rank)\n", nwith, nwith == 1 ? "pair" : "pairs");
     fprintf(f, "\nverdicts:\n");
     text_sweep_verdicts(f, s);
     char line[1024];

@@ -375,6 +375,7 @@ static void test_report(void **state)
     results_str_set(&s.ranks[12].status, "failed");
     str(&s.ranks[12].error, "no answer on 10.9.0.13:41234 after 5 s");
     pair(&s, 12, 13)->failed.v = true;
+    pair(&s, 2, 3)->failed.v = true;
     s.npatterns = 1;
     s.patterns = calloc(1, sizeof(char *));
     s.patterns[0] = strdup("pairs");
@@ -403,7 +404,8 @@ static void test_report(void **state)
         "\nbandwidth a->b (row a to column b), rail 0: median 100.0 Gb/s",
         "\nlatency p50 (half round trip), rail 0: median 10 us",
         "\nfailed ranks:\n    12 rk-h12: no answer on 10.9.0.13:41234 after 5 s\n",
-        "failed pairs:\n  rk-h12 -> rk-h13, rail 0: no error recorded\n",
+        "failed pairs:\n  rk-h2 -> rk-h3, rail 0: no error recorded\n  (1 pair with a failed "
+        "rank)\n",
         "\nverdicts:\nNAMED   rk-h5 [rank bandwidth]: rk-h5 eth0 0.30x the rack's median "
         "bandwidth\n",
     };
