@@ -266,6 +266,60 @@ static void test_failed_and_missing(void **state)
     free(t);
 }
 
+/* Two rails: each heat map holds its own rail's pairs; every rail (-1) shows a cell's worst;
+ * the report draws both rails of both metrics. */
+static void test_rails(void **state)
+{
+    (void)state;
+    struct results_sweep s;
+    rack(&s, 4, -1, 100, 10, 1);
+    int n = s.npairs;
+    s.pairs = realloc(s.pairs, 2 * (size_t)n * sizeof(*s.pairs));
+    for (int i = 0; i < n; i++) {
+        struct results_sweep_pair *p = &s.pairs[n + i];
+        *p = s.pairs[i];
+        p->rail = 1;
+        p->latency_kind.s = strdup(s.pairs[i].latency_kind.s);
+        if (p->a == 0 && p->b == 1)
+            p->bw_ab_gbps.v = 10; /* rank 0 sends slowly to 1 on rail 1 */
+    }
+    s.npairs = 2 * n;
+    char *t = capture_heatmap(&s, TEXT_SWEEP_BW, 80);
+    assert_int_equal(cell(t, 0, 1), '#');
+    free(t);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    text_sweep_heatmap(f, &s, TEXT_SWEEP_BW, 1, 80);
+    fclose(f);
+    assert_non_null(strstr(buf, "bandwidth a->b (row a to column b), rail 1: median 100.0 Gb/s of "
+                                "12 figures\n"));
+    assert_int_equal(cell(buf, 0, 1), '.');
+    assert_int_equal(cell(buf, 1, 0), '#');
+    free(buf);
+    f = open_memstream(&buf, &len);
+    text_sweep_heatmap(f, &s, TEXT_SWEEP_BW, -1, 80);
+    fclose(f);
+    assert_non_null(strstr(buf, "every rail (a cell's worst)"));
+    assert_int_equal(cell(buf, 0, 1), '.');
+    free(buf);
+    f = open_memstream(&buf, &len);
+    text_sweep_report(f, &s, 80);
+    fclose(f);
+    const char *b0 = strstr(buf, "bandwidth a->b (row a to column b), rail 0:"),
+               *b1 = strstr(buf, "bandwidth a->b (row a to column b), rail 1:"),
+               *l0 = strstr(buf, "latency p50 (half round trip), rail 0:"),
+               *l1 = strstr(buf, "latency p50 (half round trip), rail 1:");
+    assert_true(b0 && b1 && l0 && l1);
+    assert_true(b0 < b1 && b1 < l0 && l0 < l1);
+    free(buf);
+    char line[512];
+    text_sweep_summary(&s, line, sizeof(line));
+    assert_string_equal(line, "fabtop sweep 4 ranks: 12/12 pairs measured, bandwidth median "
+                              "100.0 Gb/s, latency p50 median 10 us; nothing named; status ok");
+    results_sweep_free(&s);
+}
+
 static void test_summary_line(void **state)
 {
     (void)state;
@@ -427,9 +481,13 @@ static void test_report(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_16_ranks_fit),       cmocka_unit_test(test_40_ranks_per_rank),
-        cmocka_unit_test(test_failed_and_missing), cmocka_unit_test(test_summary_line),
-        cmocka_unit_test(test_verdict_lines),      cmocka_unit_test(test_report),
+        cmocka_unit_test(test_16_ranks_fit),
+        cmocka_unit_test(test_40_ranks_per_rank),
+        cmocka_unit_test(test_failed_and_missing),
+        cmocka_unit_test(test_rails),
+        cmocka_unit_test(test_summary_line),
+        cmocka_unit_test(test_verdict_lines),
+        cmocka_unit_test(test_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
