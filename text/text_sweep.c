@@ -10,8 +10,9 @@
 
 #include "common/xalloc.h"
 
-#define LABEL_W 20 /* "%4d %-14.14s ": a row's rank and host */
-#define HOST_W  14
+#define MAX_RANKS 8192 /* the most ranks a heat map is drawn for (its grid is ranks^2) */
+#define LABEL_W   20   /* "%4d %-14.14s ": a row's rank and host */
+#define HOST_W    14
 
 /* The shades, from near the rack's median to far worse: goodness is the cell's figure over
  * the median for bandwidth, the median over the figure for latency. */
@@ -181,6 +182,12 @@ static const char *host_of(const struct results_sweep *s, int i)
     return i >= 0 && i < s->nranks && s->ranks[i].host ? s->ranks[i].host : "?";
 }
 
+/* The host of a rank index held as a number (a verdict's rank or peer). */
+static const char *host_at(const struct results_sweep *s, double i)
+{
+    return i >= 0 && i < s->nranks ? host_of(s, (int)i) : "?";
+}
+
 static int rank_of(const struct results_sweep *s, int i)
 {
     return i >= 0 && i < s->nranks ? s->ranks[i].rank : i;
@@ -202,7 +209,7 @@ static void matrix_header(FILE *f, const struct results_sweep *s, int n)
     for (int j = 0; j < n; j++)
         if (rank_of(s, j) > maxr)
             maxr = rank_of(s, j);
-    for (int p = 10; maxr >= p && ndig < 10; p *= 10)
+    for (long long p = 10; maxr >= p && ndig < 10; p *= 10)
         ndig++;
     char *line = xalloc((size_t)LABEL_W + 2 * (size_t)n + 2);
     for (int d = ndig - 1; d >= 0; d--) {
@@ -212,7 +219,7 @@ static void matrix_header(FILE *f, const struct results_sweep *s, int n)
         snprintf(line, LABEL_W + 1, "%-*s", LABEL_W, d == 0 ? "   a \\ b" : "");
         char *c = line + LABEL_W;
         for (int j = 0; j < n; j++) {
-            int r = rank_of(s, j);
+            int r = rank_of(s, j) > 0 ? rank_of(s, j) : 0;
             *c++ = r >= div || d == 0 ? (char)('0' + (r / div) % 10) : ' ';
             *c++ = ' ';
         }
@@ -285,16 +292,26 @@ static void per_rank(FILE *f, const struct results_sweep *s, const struct grid *
             fprintf(f, "%s%s, none measured\n", head, failed);
             continue;
         }
-        char val[32];
+        /* All of it when it fits; else without the worst figure; else the worst peer's host
+         * cut to what is left of the width. */
+        char val[32], tail[48];
         fmt_value(val, sizeof(val), m, worst_v, mbps);
-        /* The worst peer's host gets what is left of the width. */
-        int rest = snprintf(line, sizeof(line), "%s%s, median %.2fx, worst %d  %.2fx (%s)", head,
-                            failed, rm, rank_of(s, worst), worst_v / med, val);
-        int room = width - rest;
-        if (room > HOST_W)
-            room = HOST_W;
-        snprintf(line, sizeof(line), "%s%s, median %.2fx, worst %d %.*s %.2fx (%s)", head, failed,
-                 rm, rank_of(s, worst), room > 0 ? room : 0, host_of(s, worst), worst_v / med, val);
+        snprintf(tail, sizeof(tail), " (%s)", val);
+        int hostw = HOST_W;
+        for (int tries = 0; tries < 3; tries++) {
+            int n2 = snprintf(line, sizeof(line), "%s%s, median %.2fx, worst %d %.*s %.2fx%s", head,
+                              failed, rm, rank_of(s, worst), hostw, host_of(s, worst),
+                              worst_v / med, tail);
+            if (n2 <= width)
+                break;
+            if (tries == 0) {
+                tail[0] = '\0';
+            } else {
+                int h = (int)strlen(host_of(s, worst));
+                hostw = (h < hostw ? h : hostw) - (n2 - width);
+                hostw = hostw > 0 ? hostw : 0;
+            }
+        }
         put_line(f, line);
     }
     free(r);
@@ -303,6 +320,11 @@ static void per_rank(FILE *f, const struct results_sweep *s, const struct grid *
 void text_sweep_heatmap(FILE *f, const struct results_sweep *s, enum text_sweep_metric m, int rail,
                         int width)
 {
+    if (s->nranks > MAX_RANKS) {
+        fprintf(f, "%s: %d ranks, more than a heat map is drawn for (%d)\n",
+                m == TEXT_SWEEP_BW ? "bandwidth a->b" : "latency", s->nranks, MAX_RANKS);
+        return;
+    }
     struct grid g;
     grid_build(s, m, rail, &g);
     bool hw = higher_worse(m);
@@ -333,11 +355,10 @@ void text_sweep_heatmap(FILE *f, const struct results_sweep *s, enum text_sweep_
     if (!have)
         fprintf(f, "%s%s: no pair measured (%d ranks)\n", what, where, g.n);
     else if (m == TEXT_SWEEP_BW)
-        fprintf(f, "%s%s, row a sends to column b: median %s of %d figures\n", what, where, medbuf,
+        fprintf(f, "%s (row a to column b)%s: median %s of %d figures\n", what, where, medbuf,
                 count);
     else
-        fprintf(f, "%s%s: median %s of %d pairs, higher is worse\n", what, where, medbuf,
-                count / 2);
+        fprintf(f, "%s%s: median %s of %d pairs\n", what, where, medbuf, count / 2);
     if (hw)
         fprintf(f,
                 "  # <=1.11x median  + 1.11-1.33x  - 1.33-2x  . >2x  X failed  ? not measured\n");
@@ -374,10 +395,9 @@ static void verdict_line(FILE *f, const struct results_sweep *s,
             *c = (char)(*c - 'a' + 'A');
     const char *ga = results_str_get(&v->group_a), *gb = results_str_get(&v->group_b);
     if (v->rank.st == RESULTS_SET && v->peer.st == RESULTS_SET)
-        snprintf(subj, sizeof(subj), "%s -> %s", host_of(s, (int)v->rank.v),
-                 host_of(s, (int)v->peer.v));
+        snprintf(subj, sizeof(subj), "%s -> %s", host_at(s, v->rank.v), host_at(s, v->peer.v));
     else if (v->rank.st == RESULTS_SET)
-        snprintf(subj, sizeof(subj), "%s", host_of(s, (int)v->rank.v));
+        snprintf(subj, sizeof(subj), "%s", host_at(s, v->rank.v));
     else if (ga && gb)
         snprintf(subj, sizeof(subj), "%s <-> %s", ga, gb);
     else
@@ -562,10 +582,9 @@ static void report_header(FILE *f, const struct results_sweep *s)
             s->nranks, s->nranks == 1 ? "rank" : "ranks", str_or(&s->launcher, "n/a"),
             *pat ? pat : "n/a", str_or(&s->status, "n/a"), done, planned,
             results_bool_true(&s->interrupted) ? " (interrupted)" : "");
-    fprintf(f,
-            "document version %s by fabtop %s; started %s, took %s; each test %s; on failure %s\n",
-            ver, str_or(&s->fabtop_version, "n/a"), str_or(&s->started_at, "n/a"), dur, tdur,
-            str_or(&s->on_failure, "n/a"));
+    fprintf(f, "started %s, took %s; each test %s\n", str_or(&s->started_at, "n/a"), dur, tdur);
+    fprintf(f, "on failure %s; document version %s, written by fabtop %s\n",
+            str_or(&s->on_failure, "n/a"), ver, str_or(&s->fabtop_version, "n/a"));
 }
 
 void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
@@ -600,11 +619,17 @@ void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
     }
     if (!nfailed)
         fprintf(f, "\nfailed ranks: none\n");
-    int npf = 0;
+    /* The failed pairs, but those of a failed rank (above) only counted. */
+    int npf = 0, nwith = 0;
     for (int i = 0; i < s->npairs; i++) {
         const struct results_sweep_pair *p = &s->pairs[i];
         if (!results_bool_true(&p->failed))
             continue;
+        bool a_ok = p->a >= 0 && p->a < s->nranks, b_ok = p->b >= 0 && p->b < s->nranks;
+        if ((a_ok && rank_failed(&s->ranks[p->a])) || (b_ok && rank_failed(&s->ranks[p->b]))) {
+            nwith++;
+            continue;
+        }
         if (!npf++)
             fprintf(f, "failed pairs:\n");
         if (npf <= 20)
@@ -614,7 +639,9 @@ void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
     if (npf > 20)
         fprintf(f, "  ... and %d more\n", npf - 20);
     if (!npf)
-        fprintf(f, "failed pairs: none\n");
+        fprintf(f, "failed pairs: %s\n", nwith ? "none but those of the failed ranks" : "none");
+    if (nwith)
+        fprintf(f, "  (%d %s with a failed rank)\n", nwith, nwith == 1 ? "pair" : "pairs");
     fprintf(f, "\nverdicts:\n");
     text_sweep_verdicts(f, s);
     char line[1024];

@@ -6,8 +6,9 @@
  * list's brief (compare_run_brief) and every size point's histogram (its statistics and the
  * round trip hist_to_json -> hist_from_json); the pair goes through compare_runs,
  * compare_to_json, and `fabtop compare --all` itself (stdout discarded). A rack sweep's
- * document (results_sweep_is) goes through its own reader (results_sweep_read) and the round
- * trip write -> read -> write (byte-identical).
+ * document (results_sweep_is) goes through its own reader (results_sweep_read), the round
+ * trip write -> read -> write (byte-identical) and its text (text_sweep_report at two widths,
+ * stdout discarded).
  * The thresholds of `--expect` against a document: fuzz_expect. */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "fuzz_util.h"
 #include "cli/cli.h"
 #include "text/run_text.h"
+#include "text/text_sweep.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -103,6 +105,8 @@ static void sweep(const char *text)
         cJSON_Delete(w);
         cJSON_Delete(w2);
         results_sweep_free(&back);
+        text_sweep_report(stdout, &s, 80);
+        text_sweep_report(stdout, &s, 200);
         results_sweep_free(&s);
     }
     cJSON_Delete(j);

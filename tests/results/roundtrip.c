@@ -3,7 +3,8 @@
  * file. Usage: roundtrip [--parsed] FILE... With --parsed (documents another program
  * re-serialised, such as the fuzz corpus) the bytes compared are those cJSON prints of the
  * parsed file: the model must lose nothing the parse holds. Exit 0 all identical, 1 a
- * difference (the first differing byte shown), 65 a file the reader refused (its one line). */
+ * difference (the first differing byte shown), 65 a file the reader refused (its one line).
+ * A sweep's document (results_sweep_is) goes through the sweep's reader and writer instead. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "common/jsonutil.h"
 #include "engine/results/results_json.h"
+#include "engine/results/results_sweep.h"
 
 static int one(const char *path, bool parsed)
 {
@@ -24,14 +26,22 @@ static int one(const char *path, bool parsed)
         return 65;
     }
     struct results_doc d;
-    if (results_json_read(j, path, &d, &err) < 0) {
+    struct results_sweep s;
+    cJSON *w = NULL;
+    if (results_sweep_is(j) ? results_sweep_read(j, path, &s, &err) < 0
+                            : results_json_read(j, path, &d, &err) < 0) {
         fprintf(stderr, "%s\n", err.msg);
         cJSON_Delete(j);
         free(text);
         return 65;
     }
-    cJSON *w = results_json_write(&d);
-    results_doc_free(&d);
+    if (results_sweep_is(j)) {
+        w = results_sweep_write(&s);
+        results_sweep_free(&s);
+    } else {
+        w = results_json_write(&d);
+        results_doc_free(&d);
+    }
     /* fabtop saves pretty-printed documents with a newline; the fuzz corpus holds compact
      * ones: compare in the file's own form. */
     bool compact = len > 1 && text[1] == '"';
