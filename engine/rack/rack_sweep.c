@@ -168,6 +168,12 @@ static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, st
     return rc;
 }
 
+static void event(struct results_sweep *doc, const char *msg)
+{
+    doc->events = xalloc_resize(doc->events, (size_t)(doc->nevents + 1) * sizeof(char *));
+    doc->events[doc->nevents++] = xalloc_strdup(msg);
+}
+
 /* Judge the pairs, re-test the suspects, and record both in doc. */
 static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct sweep_plan *plan,
                  struct results_sweep *doc)
@@ -188,8 +194,11 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     }
     int rc = 0;
     size_t first = plan->n_rounds;
-    if (!o->no_recheck && sweep_recheck_plan(&an, o->ranks, f, nf, plan, &e) >= 0 &&
-        plan->n_rounds > first) {
+    /* -ENOENT: some suspect has no two fine ranks to re-test against; the others' re-tests
+     * are planned all the same. */
+    if (!o->no_recheck && sweep_recheck_plan(&an, o->ranks, f, nf, plan, &e) < 0)
+        event(doc, e.msg);
+    if (!o->no_recheck && plan->n_rounds > first) {
         results_num_set(&doc->rounds_planned, true, (double)plan->n_rounds);
         rc = rack_conduct_rounds(c, plan, first, doc);
         size_t nre;

@@ -175,7 +175,7 @@ static void set_figures(struct sweep_verdict *v, enum sweep_metric m, double obs
 
 static const char *port_name(const struct sweep_rank *r, unsigned rail, char *buf, size_t n)
 {
-    if (r->rail_name[rail])
+    if (r->rail_name[rail] && r->rail_name[rail][0])
         return r->rail_name[rail];
     snprintf(buf, n, "rail %u", rail);
     return buf;
@@ -252,9 +252,14 @@ static void rank_message(const struct judge *j, struct sweep_verdict *v, double 
     const struct sweep_rank *r = &j->ranks[v->rank];
     set_figures(v, v->metric, obs, ratio > 0 ? obs / ratio : 0);
     v->ratio.value = ratio;
-    int n = snprintf(
-        v->msg, sizeof(v->msg), "%s %s: %.2fx the rack's median %s in all %u of its pairs", r->name,
-        port_name(r, v->rail, b, sizeof(b)), ratio, metric_info[v->metric].name, v->n_pairs);
+    char of[32];
+    if (v->n_slow == v->n_pairs)
+        snprintf(of, sizeof(of), "all %u of its", v->n_pairs);
+    else
+        snprintf(of, sizeof(of), "%u of its %u", v->n_slow, v->n_pairs);
+    int n =
+        snprintf(v->msg, sizeof(v->msg), "%s %s: %.2fx the rack's median %s in %s pairs", r->name,
+                 port_name(r, v->rail, b, sizeof(b)), ratio, metric_info[v->metric].name, of);
     v->unlike = unlike_port(j, v);
     if (v->unlike)
         snprintf(
@@ -315,8 +320,9 @@ static void rank_figures(struct judge *j, const int32_t *pick, size_t first)
     free(at);
 }
 
-/* A rank is named when all its tests on a rail failed, or all were slow in one metric (two or
- * more: with one pair alone, which end is to blame is unknown). */
+/* A rank is named when all its tests on a rail failed, or at least 4 in 5 of them were slow in
+ * one metric (two or more: with one pair alone, which end is to blame is unknown). Not all:
+ * on a busy rack one of a degraded node's pairs may land within the class's spread. */
 static void name_ranks(struct judge *j)
 {
     struct tally *t = tally_all(j);
@@ -334,7 +340,7 @@ static void name_ranks(struct judge *j)
             continue;
         }
         for (int m = 0; m < SWEEP_M_COUNT && pick[c] < 0; m++)
-            if (x->n[m] >= 2 && x->slow[m] == x->n[m]) {
+            if (x->n[m] >= 2 && (uint64_t)x->slow[m] * 5 >= (uint64_t)x->n[m] * 4) {
                 pick[c] = (int32_t)j->an->n_v;
                 name_slow_rank(j, r, rail, (enum sweep_metric)m, x);
             }
@@ -469,6 +475,10 @@ static void name_pair(struct judge *j, const struct sweep_figure *f, int slot)
     enum sweep_metric m = slot_metric(slot);
     const struct sweep_rank *a = &j->ranks[f->a], *b = &j->ranks[f->b];
     struct sweep_verdict *v = add_verdict(j->an, f->failed ? SWEEP_V_PAIR_FAILED : SWEEP_V_PAIR);
+    /* One slow figure of one pair may be a moment's noise: the second pass measures the pair
+     * again before naming it. */
+    if (!f->failed)
+        v->state = SWEEP_SUSPECT;
     v->rank = f->a;
     v->peer = f->b;
     v->rail = f->rail;
@@ -660,17 +670,24 @@ static void rail_masks(const struct sweep_analysis *an, const struct sweep_rank 
     for (size_t k = 0; k < an->n_v; k++)
         if (is_suspect(&an->v[k]))
             sus[an->v[k].rank] |= 1u << an->v[k].rail;
+    /* dirty[m * n + rank]: the rank has a slow (or failed) figure of metric m on that rail,
+     * so it is no reference for re-testing a suspect of metric m. A pair's noisy p99 does not
+     * disqualify it as a bandwidth reference. */
+    static const unsigned slot_bits[SWEEP_M_COUNT] = {
+        [SWEEP_M_BW] = 0x3, [SWEEP_M_LAT_P50] = 0x4, [SWEEP_M_LAT_P99] = 0x8};
     int known = an->slow && an->n_fig == nf; /* the figures judged: their slow bits */
+    uint32_t n = an->n_ranks;
     for (size_t i = 0; i < nf; i++) {
         uint32_t bit = 1u << f[i].rail;
-        int bad = f[i].failed || (known && an->slow[i]);
         if ((sus[f[i].a] | sus[f[i].b]) & bit)
             continue;
-        for (int m = 0; m < SWEEP_M_COUNT && !known && !bad; m++)
-            bad = figure_slow(an, ranks, &f[i], (enum sweep_metric)m);
-        if (bad) {
-            dirty[f[i].a] |= bit;
-            dirty[f[i].b] |= bit;
+        for (int m = 0; m < SWEEP_M_COUNT; m++) {
+            int bad = f[i].failed || (known ? (an->slow[i] & slot_bits[m]) != 0
+                                            : figure_slow(an, ranks, &f[i], (enum sweep_metric)m));
+            if (bad) {
+                dirty[(size_t)m * n + f[i].a] |= bit;
+                dirty[(size_t)m * n + f[i].b] |= bit;
+            }
         }
     }
 }
@@ -686,7 +703,7 @@ static int pick_fine(const struct sweep_analysis *an, const struct sweep_rank *r
         for (uint32_t k = 1; k < n && got < 2; k++) {
             uint32_t q = (v->rank + k) % n;
             int same = ranks[q].group == ranks[v->rank].group;
-            if ((pass == 0) != same || sus[q] || (dirty[q] & bit) ||
+            if ((pass == 0) != same || sus[q] || (dirty[(size_t)v->metric * n + q] & bit) ||
                 !(sweep_plan_common_rails(&ranks[q], &ranks[v->rank]) & bit))
                 continue;
             if (got == 0 || out[0] != q)
@@ -700,7 +717,7 @@ int sweep_recheck_plan(const struct sweep_analysis *an, const struct sweep_rank 
                        struct ft_err *e)
 {
     uint32_t *sus = xalloc_zero(an->n_ranks + 1, sizeof(*sus));
-    uint32_t *dirty = xalloc_zero(an->n_ranks + 1, sizeof(*dirty));
+    uint32_t *dirty = xalloc_zero((size_t)SWEEP_M_COUNT * an->n_ranks + 1, sizeof(*dirty));
     struct sweep_test *t = xalloc_zero(2 * an->n_v + 1, sizeof(*t));
     size_t nt = 0;
     int rc = 0;
@@ -708,6 +725,11 @@ int sweep_recheck_plan(const struct sweep_analysis *an, const struct sweep_rank 
     for (size_t k = 0; k < an->n_v; k++) {
         const struct sweep_verdict *v = &an->v[k];
         uint32_t fine[2];
+        if (v->kind == SWEEP_V_PAIR && v->state == SWEEP_SUSPECT) {
+            t[nt++] =
+                (struct sweep_test){v->rank, v->peer, v->rail, SWEEP_RECHECK, SWEEP_ROLE_PAIR};
+            continue;
+        }
         if (v->kind != SWEEP_V_RANK || v->state != SWEEP_SUSPECT)
             continue;
         if (pick_fine(an, ranks, sus, dirty, v, fine) < 2) {
@@ -736,12 +758,17 @@ size_t sweep_recheck_judge(struct sweep_analysis *an, const struct sweep_rank *r
     for (size_t k = 0; k < an->n_v; k++) {
         struct sweep_verdict *v = &an->v[k];
         uint32_t judged = 0, slow = 0;
-        if (v->kind != SWEEP_V_RANK || v->state != SWEEP_SUSPECT)
+        int pair = v->kind == SWEEP_V_PAIR;
+        if ((v->kind != SWEEP_V_RANK && !pair) || v->state != SWEEP_SUSPECT)
             continue;
         for (size_t i = 0; i < n_re; i++) {
             const struct sweep_figure *f = &re[i];
             if (f->rail != v->rail || (f->a != v->rank && f->b != v->rank) || f->a >= an->n_ranks ||
                 f->b >= an->n_ranks || (!f->failed && !fig_has(f, v->metric)))
+                continue;
+            /* A pair's re-test is that pair's; a rank's, any pair of it. */
+            if (pair &&
+                !((f->a == v->rank && f->b == v->peer) || (f->b == v->rank && f->a == v->peer)))
                 continue;
             judged++;
             slow += (uint32_t)figure_slow(an, ranks, f, v->metric);

@@ -50,7 +50,7 @@ enum sweep_verdict_kind {
     SWEEP_V_PAIR_FAILED, /* one test failed */
 };
 
-/* The second pass's state of a rank verdict; other verdicts are SWEEP_NAMED at once. */
+/* The second pass's state of a rank or pair verdict; the others are SWEEP_NAMED at once. */
 enum sweep_state { SWEEP_SUSPECT, SWEEP_NAMED, SWEEP_CLEARED };
 
 struct sweep_verdict {
@@ -103,16 +103,17 @@ struct sweep_analysis {
 int sweep_judge(const struct sweep_rank *ranks, uint32_t n, const struct sweep_figure *f, size_t nf,
                 const struct sweep_judge_opts *o, struct sweep_analysis *out, struct ft_err *e);
 
-/* The second pass: for each suspect, tests against two ranks with no slow figure on that rail
- * (same class first), appended to plan as SWEEP_RECHECK rounds. 0, or -ENOENT when some
+/* The second pass: for each suspect rank, tests against two ranks with no slow figure of the
+ * suspect's metric on that rail (same class first); for each suspect pair, that pair again;
+ * appended to plan as SWEEP_RECHECK rounds. 0, or -ENOENT when some
  * suspect has fewer than two fine ranks to test against (it stays a suspect). */
 int sweep_recheck_plan(const struct sweep_analysis *an, const struct sweep_rank *ranks,
                        const struct sweep_figure *f, size_t nf, struct sweep_plan *plan,
                        struct ft_err *e);
 
 /* Confirm (SWEEP_NAMED) or clear (SWEEP_CLEARED) each suspect from the re-test figures: named
- * when every valid re-test of it is slow against its class, cleared when none is; suspects with
- * no re-test stay suspects. Returns the number still suspect. */
+ * when every valid re-test of it (a pair's: that pair's) is slow against its class, cleared
+ * when none is; suspects with no re-test stay suspects. Returns the number still suspect. */
 size_t sweep_recheck_judge(struct sweep_analysis *an, const struct sweep_rank *ranks,
                            const struct sweep_figure *re, size_t n_re);
 

@@ -360,6 +360,97 @@ static void test_second_pass(void **state)
     sweep_plan_free(&p);
 }
 
+/* A degraded rank one of whose pairs happened to land within the class's spread is still
+ * named, for the pairs it was slow in. */
+static void test_degraded_rank_most_pairs(void **state)
+{
+    (void)state;
+    struct sweep_analysis an;
+    rack(8, 0, 0.01);
+    scale_bw(has_rank3, 0.3);
+    for (size_t i = 0; i < nfigs; i++)
+        if (figs[i].a == 3 && figs[i].b == 7) {
+            figs[i].bw_ab_gbps = 97;
+            figs[i].bw_ba_gbps = 98;
+        }
+    judge(8, &an);
+    size_t named = 0;
+    for (size_t k = 0; k < an.n_v; k++)
+        if (an.v[k].kind == SWEEP_V_RANK) {
+            named++;
+            assert_int_equal(an.v[k].rank, 3);
+            assert_non_null(strstr(an.v[k].msg, "in 6 of its 7 pairs"));
+        }
+    assert_int_equal(named, 1);
+    sweep_analysis_free(&an);
+    /* Only 5 of 7 slow: not the rank (each pair on its own). */
+    rack(8, 0, 0.01);
+    scale_bw(has_rank3, 0.3);
+    for (size_t i = 0; i < nfigs; i++)
+        if (figs[i].a == 3 && figs[i].b >= 6)
+            figs[i].bw_ab_gbps = figs[i].bw_ba_gbps = 99;
+    judge(8, &an);
+    for (size_t k = 0; k < an.n_v; k++)
+        assert_int_not_equal(an.v[k].kind, SWEEP_V_RANK);
+    sweep_analysis_free(&an);
+}
+
+/* A slow pair is a suspect until the second pass measures it again: named when the re-test
+ * is slow too, cleared when it is fine. */
+static void test_pair_second_pass(void **state)
+{
+    (void)state;
+    struct ft_err err = {0};
+    struct sweep_analysis an;
+    struct sweep_plan p = {0};
+    rack(8, 0, 0.01);
+    scale_bw(pair_2_5, 0.4);
+    judge(8, &an);
+    assert_int_equal(an.n_v, 1);
+    assert_int_equal(an.v[0].state, SWEEP_SUSPECT);
+    assert_int_equal(sweep_recheck_plan(&an, ranks, figs, nfigs, &p, &err), 0);
+    assert_int_equal(p.n_tests, 1);
+    assert_int_equal(p.tests[0].src, 2);
+    assert_int_equal(p.tests[0].dst, 5);
+    struct sweep_figure re = retest(2, 5, 100);
+    assert_int_equal(sweep_recheck_judge(&an, ranks, &re, 1), 0);
+    assert_int_equal(an.v[0].state, SWEEP_CLEARED);
+    sweep_analysis_free(&an);
+    judge(8, &an);
+    re = retest(5, 2, 39);                        /* either direction of the pair */
+    struct sweep_figure other = retest(2, 6, 39); /* another pair's re-test says nothing */
+    struct sweep_figure both[2] = {other, re};
+    assert_int_equal(sweep_recheck_judge(&an, ranks, both, 2), 0);
+    assert_int_equal(an.v[0].state, SWEEP_NAMED);
+    sweep_analysis_free(&an);
+    sweep_plan_free(&p);
+}
+
+/* Noisy p99s of other pairs do not take those ranks away as references for a bandwidth
+ * suspect: only a slow figure of the suspect's own metric does. */
+static void test_recheck_references(void **state)
+{
+    (void)state;
+    struct ft_err err = {0};
+    struct sweep_analysis an;
+    struct sweep_plan p = {0};
+    rack(8, 0, 0.01);
+    scale_bw(has_rank3, 0.3);
+    /* Pairs 0-1, 2-4, 5-6 and 6-7: a p99 three times the rest (every rank but 3 touched). */
+    for (size_t i = 0; i < nfigs; i++)
+        if ((figs[i].a == 0 && figs[i].b == 1) || (figs[i].a == 2 && figs[i].b == 4) ||
+            (figs[i].a == 5 && figs[i].b == 6) || (figs[i].a == 6 && figs[i].b == 7))
+            figs[i].lat_p99_ns *= 3;
+    judge(8, &an);
+    assert_int_equal(sweep_recheck_plan(&an, ranks, figs, nfigs, &p, &err), 0);
+    size_t rank3 = 0;
+    for (size_t i = 0; i < p.n_tests; i++)
+        rank3 += p.tests[i].src == 3 || p.tests[i].dst == 3;
+    assert_int_equal(rank3, 2);
+    sweep_analysis_free(&an);
+    sweep_plan_free(&p);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -417,11 +508,19 @@ static void test_median(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_degraded_rank), cmocka_unit_test(test_slow_uplink),
-        cmocka_unit_test(test_bad_pair),      cmocka_unit_test(test_mad_zero),
-        cmocka_unit_test(test_noisy_healthy), cmocka_unit_test(test_failed),
-        cmocka_unit_test(test_ceiling),       cmocka_unit_test(test_second_pass),
-        cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_median),
+        cmocka_unit_test(test_degraded_rank),
+        cmocka_unit_test(test_slow_uplink),
+        cmocka_unit_test(test_bad_pair),
+        cmocka_unit_test(test_mad_zero),
+        cmocka_unit_test(test_noisy_healthy),
+        cmocka_unit_test(test_failed),
+        cmocka_unit_test(test_ceiling),
+        cmocka_unit_test(test_second_pass),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_median),
+        cmocka_unit_test(test_pair_second_pass),
+        cmocka_unit_test(test_recheck_references),
+        cmocka_unit_test(test_degraded_rank_most_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
