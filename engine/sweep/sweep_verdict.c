@@ -380,9 +380,15 @@ static uint32_t uplink_key(void *ctx, const struct sweep_figure *f, int slot, do
 }
 
 /* The reference of an uplink: the same-group pairs on that rail, else all across pairs. */
+/* What a group pair's figures are set against: for bandwidth the same-group pairs' (an uplink
+ * should carry what a leaf carries); for latency the across-group pairs' of every group pair,
+ * never the same group's: crossing the spine adds hops by design, so only one group pair
+ * slower than the other group pairs points at its uplink. */
 static const struct sweep_class_stat *uplink_ref(const struct judge *j, unsigned rail)
 {
     const struct sweep_class_stat *c = j->an->cls[j->m][rail];
+    if (j->m != SWEEP_M_BW)
+        return &c[1];
     return c[0].n ? &c[0] : &c[1];
 }
 
@@ -410,8 +416,9 @@ static void name_uplink(struct judge *j, unsigned rail, uint32_t g, uint32_t h,
              "against %s) -> the uplink or spine between them, not the hosts",
              group_str(j->an, v->group_a, ga, sizeof(ga)),
              group_str(j->an, v->group_b, gb, sizeof(gb)), rail, v->ratio.value,
-             ref == &j->an->cls[j->m][rail][0] ? "same-group" : "rack's", metric_info[j->m].name,
-             fig_str(j->m, st->median, xo, sizeof(xo)), fig_str(j->m, ref->median, xr, sizeof(xr)));
+             ref == &j->an->cls[j->m][rail][0] ? "same-group" : "across-group",
+             metric_info[j->m].name, fig_str(j->m, st->median, xo, sizeof(xo)),
+             fig_str(j->m, ref->median, xr, sizeof(xr)));
     j->uplink[((size_t)rail * j->n_groups + g) * j->n_groups + h] = 1;
 }
 

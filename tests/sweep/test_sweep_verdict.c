@@ -395,6 +395,41 @@ static void test_degraded_rank_most_pairs(void **state)
     sweep_analysis_free(&an);
 }
 
+/* Across the spine every pair has more hops: a higher latency across groups than within is
+ * the path, not a fault; one group pair slower than the other group pairs is its uplink. */
+static void test_uplink_latency(void **state)
+{
+    (void)state;
+    struct sweep_analysis an;
+    rack(8, 4, 0.01);
+    for (size_t i = 0; i < nfigs; i++)
+        if (ranks[figs[i].a].group != ranks[figs[i].b].group)
+            figs[i].lat_p50_ns *= 1.3;
+    judge(8, &an);
+    for (size_t k = 0; k < an.n_v; k++)
+        assert_int_not_equal(an.v[k].kind, SWEEP_V_UPLINK);
+    sweep_analysis_free(&an);
+    /* Three leaves of 4: the pairs between leaves 0 and 2 at 2x the other across pairs. */
+    rack(12, 4, 0.01);
+    for (size_t i = 0; i < nfigs; i++) {
+        int32_t ga = ranks[figs[i].a].group, gb = ranks[figs[i].b].group;
+        if (ga != gb)
+            figs[i].lat_p50_ns *= 1.3;
+        if ((ga == 0 && gb == 2) || (ga == 2 && gb == 0))
+            figs[i].lat_p50_ns *= 2;
+    }
+    judge(12, &an);
+    size_t up = 0;
+    for (size_t k = 0; k < an.n_v; k++)
+        if (an.v[k].kind == SWEEP_V_UPLINK) {
+            up++;
+            assert_int_equal(an.v[k].metric, SWEEP_M_LAT_P50);
+            assert_non_null(strstr(an.v[k].msg, "across-group median latency p50"));
+        }
+    assert_int_equal(up, 1);
+    sweep_analysis_free(&an);
+}
+
 /* A slow pair is a suspect until the second pass measures it again: named when the re-test
  * is slow too, cleared when it is fine. */
 static void test_pair_second_pass(void **state)
@@ -521,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_pair_second_pass),
         cmocka_unit_test(test_recheck_references),
         cmocka_unit_test(test_degraded_rank_most_pairs),
+        cmocka_unit_test(test_uplink_latency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
