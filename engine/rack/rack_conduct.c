@@ -149,11 +149,11 @@ cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, const char *kind, uin
     cJSON *fl = cJSON_AddArrayToObject(m, "flows");
     if (!strcmp(kind, "latency") || !strcmp(kind, "probe")) {
         cJSON_AddItemToArray(fl, flow_obj("latency", "pingpong", NULL, lat, o, src, dst));
-    } else if (!strcmp(kind, "bandwidth")) {
+    } else if (!strcmp(kind, "bandwidth-ab")) {
         cJSON_AddItemToArray(fl, flow_obj("a-to-b", "stream", "tx", bw, o, src, dst));
-        cJSON *back = flow_obj("b-to-a", "stream", "rx", bw, o, src, dst);
-        cJSON_AddStringToObject(back, "role", "background");
-        cJSON_AddItemToArray(fl, back);
+    } else if (!strcmp(kind, "bandwidth-ba")) {
+        /* From src's side: the peer sends. */
+        cJSON_AddItemToArray(fl, flow_obj("b-to-a", "stream", "rx", bw, o, src, dst));
     } else {
         cJSON_AddItemToArray(fl, flow_obj("stream", "stream", "tx", bw, o, src, dst));
     }
@@ -398,7 +398,8 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
             set_status(x, "skipped", why);
             continue;
         }
-        const char *kind = t->role == SWEEP_ROLE_PAIR    ? (step == 0 ? "latency" : "bandwidth")
+        static const char *const pair_steps[] = {"latency", "bandwidth-ab", "bandwidth-ba"};
+        const char *kind = t->role == SWEEP_ROLE_PAIR    ? pair_steps[step]
                            : t->role == SWEEP_ROLE_PROBE ? "probe"
                                                          : "stream";
         cJSON *req = cJSON_CreateObject(), *resp;
@@ -490,7 +491,7 @@ int rack_conduct_rounds(struct rack_conduct *c, const struct sweep_plan *p, size
         int nsteps = 1;
         for (size_t i = 0; i < rd->count; i++)
             if (p->tests[rd->first + i].role == SWEEP_ROLE_PAIR)
-                nsteps = 2;
+                nsteps = 3;
         for (int s = 0; s < nsteps; s++) {
             size_t before = c->n_failed;
             run_step(c, doc, p, ri, s, nsteps);

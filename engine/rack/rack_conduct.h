@@ -1,7 +1,9 @@
 /* rack_conduct: rank 0 of fabtop sweep runs the plan's rounds (engine/sweep/sweep_plan.h)
  * over the job's control channels (one authenticated session to every rank's rack_node):
  * every test of a round starts at once, behind the previous round's end; a round with pairs
- * has two steps (ping-pong latency, then stream bandwidth both ways), with a barrier between.
+ * has three steps, with a barrier between each: ping-pong latency, then stream bandwidth a to
+ * b, then b to a (one direction at a time: on a narrow port the other direction's data would
+ * share its queue with this one's acknowledgements).
  * Each test runs on its src rank as `fabtop run` would, against dst's agent, and its results
  * document comes back over the channel. A rank that dies (its session resets) or hangs (no
  * answer within the round's deadline) is named with the reason, its tests are marked failed
@@ -66,7 +68,8 @@ bool rack_conduct_failed(const struct rack_conduct *c, uint32_t r);
 /* Tell every live rank the sweep is over (sweep.end with status) and close. */
 void rack_conduct_close(struct rack_conduct *c, int status);
 
-/* The mix one test step runs on its src rank ("latency", "bandwidth", "stream", "probe"),
+/* The mix one test step runs on its src rank ("latency", "bandwidth-ab", "bandwidth-ba",
+ * "stream", "probe"),
  * as the document sweep.run carries; exposed for the benchmark that runs the same mix with
  * `fabtop run`. */
 struct cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, const char *kind, uint32_t src,

@@ -70,6 +70,7 @@ struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool re
                 x->bw_ab_gbps = v;
                 x->valid |= SWEEP_FIG_BW_AB;
             }
+        } else if (t->step == 2) {
             if ((p = point_of(&t->run, "b-to-a")) && results_num_get(&p->goodput_gbps, &v)) {
                 x->bw_ba_gbps = v;
                 x->valid |= SWEEP_FIG_BW_BA;

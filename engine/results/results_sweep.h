@@ -43,7 +43,7 @@ struct results_sweep_rank {
 
 /* One test: src to dst on one rail in one round and step. */
 struct results_sweep_test {
-    int round, step;            /* step: 0 latency, 1 bandwidth (pairs); 0 otherwise */
+    int round, step;            /* pairs: 0 latency, 1 bandwidth a to b, 2 b to a; else 0 */
     char *pattern;              /* "pairs", "incast", "bisection", "ring", "recheck" */
     char *role;                 /* "pair", "stream", "probe" */
     struct results_str phase;   /* incast: "quiet", "loaded" */

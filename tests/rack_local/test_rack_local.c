@@ -109,8 +109,8 @@ static int count_tests(const struct results_sweep *d, const char *status)
     return k;
 }
 
-/* Every pair of 4 ranks once, in 3 rounds of 2 pairs, each with a latency and a bandwidth
- * step; every figure real. */
+/* Every pair of 4 ranks once, in 3 rounds of 2 pairs, each with a latency step and a
+ * bandwidth step per direction; every figure real. */
 static void test_pairs(void **state)
 {
     (void)state;
@@ -125,8 +125,8 @@ static void test_pairs(void **state)
         dump(&d);
     assert_int_equal(rc, 0);
     assert_string_equal(results_str_get(&d.status), "ok");
-    assert_int_equal(d.ntests, 12);
-    assert_int_equal(count_tests(&d, "ok"), 12);
+    assert_int_equal(d.ntests, 18);
+    assert_int_equal(count_tests(&d, "ok"), 18);
     double rounds = 0;
     assert_true(results_num_get(&d.rounds_done, &rounds));
     assert_int_equal((int)rounds, 3);
@@ -215,7 +215,7 @@ static void test_dead_rank_continue(void **state)
             skipped++;
         }
     }
-    assert_int_equal(others_ok, 6); /* 3 pairs of the others, 2 steps each */
+    assert_int_equal(others_ok, 9); /* 3 pairs of the others, 3 steps each */
     assert_true(skipped >= 2);      /* its later rounds */
     bool named = false;
     for (int i = 0; i < d.nevents; i++)
@@ -242,7 +242,7 @@ static void test_dead_rank_stop(void **state)
     assert_int_equal(rack_sweep_run(&o, &d, &err), -ECANCELED);
     pthread_join(t, NULL);
     assert_string_equal(results_str_get(&d.status), "failed");
-    assert_true(d.ntests < 12);
+    assert_true(d.ntests < 18);
     assert_true(count_tests(&d, "ok") >= 1);
     bool stopped = false;
     for (int i = 0; i < d.nevents; i++)
