@@ -70,9 +70,8 @@ static void reload(struct sweep_state *s)
     struct stat sb;
     if (stat(s->path, &sb) < 0) {
         s->stat_ok = false;
-        snprintf(s->problem, sizeof(s->problem), "%s: cannot read it (%s); %s", s->path,
-                 strerror(errno),
-                 s->follow ? "start fabtop sweep --publish FILE on rank 0; re-read every second"
+        snprintf(s->problem, sizeof(s->problem), "%s: %s; %s", s->path, strerror(errno),
+                 s->follow ? "waiting for fabtop sweep --publish on rank 0 to write it"
                            : "check the path");
         return;
     }
@@ -104,15 +103,13 @@ static int sweep_tick(struct app *a)
         return REACT_NONE;
     s->next_check_ns = t + 1000000000ull;
     struct stat sb;
-    if (stat(s->path, &sb) < 0) {
-        if (!s->stat_ok && s->problem[0])
-            return REACT_NONE;
-        reload(s); /* says it is missing */
-        return REACT_REDRAW;
-    }
-    if (s->stat_ok && same_file(&sb, &s->sb))
+    bool gone = stat(s->path, &sb) < 0;
+    if (gone ? !s->stat_ok && s->problem[0] : s->stat_ok && same_file(&sb, &s->sb))
         return REACT_NONE;
+    bool had = s->problem[0] != '\0';
     reload(s);
+    if (s->problem[0] && !had)
+        app_message(a, ROLE_WARN, "%s", s->problem);
     return REACT_REDRAW;
 }
 
@@ -456,8 +453,11 @@ static void draw_matrix(struct app *a, struct ui *u, const struct rect *r)
     ui_box(u, r, title, focus);
     struct rect in = ui_inner(r);
     int y = in.y, ymax = in.y + in.h;
+    /* Over a document still shown, the reason takes two rows at most (the status line had
+     * it whole when it came). */
     if (s->problem[0])
-        ui_paragraph(u, &y, ymax, in.x, in.w, s->have ? ROLE_WARN : ROLE_ERROR, s->problem);
+        ui_paragraph(u, &y, s->have && ymax > y + 2 ? y + 2 : ymax, in.x, in.w,
+                     s->have ? ROLE_WARN : ROLE_ERROR, s->problem);
     if (!s->have) {
         if (!s->problem[0])
             ui_paragraph(u, &y, ymax, in.x, in.w, ROLE_DIM,
