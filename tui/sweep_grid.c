@@ -14,48 +14,48 @@
 
 static const struct {
     double min; /* goodness at least this */
-    enum sweep_shade sh;
-} shades[] = {{0.9, SWEEP_SH_GOOD}, {0.75, SWEEP_SH_FAIR}, {0.5, SWEEP_SH_POOR}};
+    enum sweep_grid_class sh;
+} shades[] = {{0.9, SWEEP_GRID_SH_GOOD}, {0.75, SWEEP_GRID_SH_FAIR}, {0.5, SWEEP_GRID_SH_POOR}};
 
-static bool higher_worse(enum sweep_metric m)
+static bool higher_worse(enum sweep_grid_metric m)
 {
-    return m != SWEEP_BW;
+    return m != SWEEP_GRID_BW;
 }
 
-const char *sweep_metric_name(enum sweep_metric m)
+const char *sweep_grid_metric_name(enum sweep_grid_metric m)
 {
     switch (m) {
-    case SWEEP_LAT_P50:
+    case SWEEP_GRID_LAT_P50:
         return "latency p50";
-    case SWEEP_LAT_P99:
+    case SWEEP_GRID_LAT_P99:
         return "latency p99";
     default:
         return "bandwidth";
     }
 }
 
-enum sweep_metric sweep_metric_of(const char *name)
+enum sweep_grid_metric sweep_grid_metric_of(const char *name)
 {
     if (name && !strcmp(name, "latency p50"))
-        return SWEEP_LAT_P50;
+        return SWEEP_GRID_LAT_P50;
     if (name && !strcmp(name, "latency p99"))
-        return SWEEP_LAT_P99;
-    return SWEEP_BW;
+        return SWEEP_GRID_LAT_P99;
+    return SWEEP_GRID_BW;
 }
 
 static void cell_put(struct sweep_grid *g, int a, int b, const struct results_num *f, bool failed)
 {
     size_t k = (size_t)a * (size_t)g->n + (size_t)b;
-    if (failed || g->st[k] == SWEEP_CELL_FAILED) {
-        g->st[k] = SWEEP_CELL_FAILED;
+    if (failed || g->st[k] == SWEEP_GRID_CELL_FAILED) {
+        g->st[k] = SWEEP_GRID_CELL_FAILED;
         return;
     }
     if (f->st != RESULTS_SET || !isfinite(f->v))
         return;
     bool hw = higher_worse(g->m);
-    if (g->st[k] != SWEEP_CELL_VAL || (hw ? f->v > g->v[k] : f->v < g->v[k]))
+    if (g->st[k] != SWEEP_GRID_CELL_VAL || (hw ? f->v > g->v[k] : f->v < g->v[k]))
         g->v[k] = f->v;
-    g->st[k] = SWEEP_CELL_VAL;
+    g->st[k] = SWEEP_GRID_CELL_VAL;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -74,7 +74,7 @@ static bool median(double *v, int n, double *out)
     return true;
 }
 
-void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum sweep_metric m)
+void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum sweep_grid_metric m)
 {
     int n = s && s->nranks > 0 ? s->nranks : 0;
     memset(g, 0, sizeof(*g));
@@ -87,11 +87,11 @@ void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum 
         if (p->a < 0 || p->b < 0 || p->a >= n || p->b >= n || p->a == p->b)
             continue;
         bool failed = results_bool_true(&p->failed);
-        if (m == SWEEP_BW) {
+        if (m == SWEEP_GRID_BW) {
             cell_put(g, p->a, p->b, &p->bw_ab_gbps, failed);
             cell_put(g, p->b, p->a, &p->bw_ba_gbps, failed);
         } else {
-            const struct results_num *f = m == SWEEP_LAT_P99 ? &p->lat_p99_us : &p->lat_p50_us;
+            const struct results_num *f = m == SWEEP_GRID_LAT_P99 ? &p->lat_p99_us : &p->lat_p50_us;
             cell_put(g, p->a, p->b, f, failed);
             cell_put(g, p->b, p->a, f, failed);
         }
@@ -101,7 +101,7 @@ void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum 
     double *v = xalloc_zero((size_t)n * (size_t)n + 1, sizeof(*v));
     int k = 0;
     for (int i = 0; i < n * n; i++)
-        if (g->st[i] == SWEEP_CELL_VAL)
+        if (g->st[i] == SWEEP_GRID_CELL_VAL)
             v[k++] = g->v[i];
     g->have_med = median(v, k, &g->med);
     free(v);
@@ -114,20 +114,20 @@ void sweep_grid_free(struct sweep_grid *g)
     memset(g, 0, sizeof(*g));
 }
 
-enum sweep_cell sweep_grid_cell(const struct sweep_grid *g, int a, int b, double *v)
+enum sweep_grid_cellst sweep_grid_cell(const struct sweep_grid *g, int a, int b, double *v)
 {
     if (a < 0 || b < 0 || a >= g->n || b >= g->n)
-        return SWEEP_CELL_NONE;
+        return SWEEP_GRID_CELL_NONE;
     size_t k = (size_t)a * (size_t)g->n + (size_t)b;
-    if (g->st[k] == SWEEP_CELL_VAL && v)
+    if (g->st[k] == SWEEP_GRID_CELL_VAL && v)
         *v = g->v[k];
-    return (enum sweep_cell)g->st[k];
+    return (enum sweep_grid_cellst)g->st[k];
 }
 
 bool sweep_grid_ratio(const struct sweep_grid *g, int a, int b, double *q)
 {
     double v;
-    if (sweep_grid_cell(g, a, b, &v) != SWEEP_CELL_VAL || !g->have_med || g->med <= 0)
+    if (sweep_grid_cell(g, a, b, &v) != SWEEP_GRID_CELL_VAL || !g->have_med || g->med <= 0)
         return false;
     if (higher_worse(g->m))
         *q = v > 0 ? g->med / v : 1e9;
@@ -136,38 +136,38 @@ bool sweep_grid_ratio(const struct sweep_grid *g, int a, int b, double *q)
     return true;
 }
 
-enum sweep_shade sweep_shade_of(double goodness)
+enum sweep_grid_class sweep_grid_shade_of(double goodness)
 {
     for (size_t i = 0; i < sizeof(shades) / sizeof(shades[0]); i++)
         if (goodness >= shades[i].min)
             return shades[i].sh;
-    return SWEEP_SH_BAD;
+    return SWEEP_GRID_SH_BAD;
 }
 
-enum sweep_shade sweep_grid_shade(const struct sweep_grid *g, int a, int b)
+enum sweep_grid_class sweep_grid_shade(const struct sweep_grid *g, int a, int b)
 {
     if (a == b)
-        return SWEEP_SH_DIAG;
-    enum sweep_cell c = sweep_grid_cell(g, a, b, NULL);
-    if (c == SWEEP_CELL_FAILED)
-        return SWEEP_SH_FAILED;
+        return SWEEP_GRID_SH_DIAG;
+    enum sweep_grid_cellst c = sweep_grid_cell(g, a, b, NULL);
+    if (c == SWEEP_GRID_CELL_FAILED)
+        return SWEEP_GRID_SH_FAILED;
     double q;
     if (!sweep_grid_ratio(g, a, b, &q))
-        return SWEEP_SH_MISSING;
-    return sweep_shade_of(q);
+        return SWEEP_GRID_SH_MISSING;
+    return sweep_grid_shade_of(q);
 }
 
-char sweep_shade_char(enum sweep_shade sh)
+char sweep_grid_shade_char(enum sweep_grid_class sh)
 {
     static const char c[] = {
-        [SWEEP_SH_DIAG] = ' ', [SWEEP_SH_MISSING] = '?', [SWEEP_SH_FAILED] = 'X',
-        [SWEEP_SH_GOOD] = '#', [SWEEP_SH_FAIR] = '+',    [SWEEP_SH_POOR] = '-',
-        [SWEEP_SH_BAD] = '.',
+        [SWEEP_GRID_SH_DIAG] = ' ', [SWEEP_GRID_SH_MISSING] = '?', [SWEEP_GRID_SH_FAILED] = 'X',
+        [SWEEP_GRID_SH_GOOD] = '#', [SWEEP_GRID_SH_FAIR] = '+',    [SWEEP_GRID_SH_POOR] = '-',
+        [SWEEP_GRID_SH_BAD] = '.',
     };
-    return sh >= 0 && sh <= SWEEP_SH_BAD ? c[sh] : '?';
+    return sh >= 0 && sh <= SWEEP_GRID_SH_BAD ? c[sh] : '?';
 }
 
-void sweep_grid_rank(const struct sweep_grid *g, int a, struct sweep_rank_sum *out)
+void sweep_grid_rank(const struct sweep_grid *g, int a, struct sweep_grid_rank_sum *out)
 {
     memset(out, 0, sizeof(*out));
     out->worst = -1;
@@ -182,10 +182,10 @@ void sweep_grid_rank(const struct sweep_grid *g, int a, struct sweep_rank_sum *o
         const int cells[2][2] = {{a, b}, {b, a}};
         for (int d = 0; d < 2; d++) {
             double x, q;
-            enum sweep_cell c = sweep_grid_cell(g, cells[d][0], cells[d][1], &x);
-            any |= c != SWEEP_CELL_NONE;
-            failed |= c == SWEEP_CELL_FAILED;
-            if (c != SWEEP_CELL_VAL)
+            enum sweep_grid_cellst c = sweep_grid_cell(g, cells[d][0], cells[d][1], &x);
+            any |= c != SWEEP_GRID_CELL_NONE;
+            failed |= c == SWEEP_GRID_CELL_FAILED;
+            if (c != SWEEP_GRID_CELL_VAL)
                 continue;
             v[k++] = x;
             if (sweep_grid_ratio(g, cells[d][0], cells[d][1], &q) &&
@@ -201,7 +201,7 @@ void sweep_grid_rank(const struct sweep_grid *g, int a, struct sweep_rank_sum *o
     free(v);
 }
 
-void sweep_fmt_gbps(char *buf, size_t len, double gbps)
+void sweep_grid_fmt_gbps(char *buf, size_t len, double gbps)
 {
     if (gbps < 1)
         snprintf(buf, len, "%.1f Mb/s", gbps * 1000);
@@ -209,22 +209,22 @@ void sweep_fmt_gbps(char *buf, size_t len, double gbps)
         snprintf(buf, len, "%.1f Gb/s", gbps);
 }
 
-void sweep_fmt_us(char *buf, size_t len, double us)
+void sweep_grid_fmt_us(char *buf, size_t len, double us)
 {
     snprintf(buf, len, us >= 100 ? "%.0f us" : "%.1f us", us);
 }
 
-void sweep_fmt_value(char *buf, size_t len, enum sweep_metric m, double v)
+void sweep_grid_fmt_value(char *buf, size_t len, enum sweep_grid_metric m, double v)
 {
-    if (m == SWEEP_BW)
-        sweep_fmt_gbps(buf, len, v);
+    if (m == SWEEP_GRID_BW)
+        sweep_grid_fmt_gbps(buf, len, v);
     else
-        sweep_fmt_us(buf, len, v);
+        sweep_grid_fmt_us(buf, len, v);
 }
 
 /* ---- the cursor ---- */
 
-void sweep_cursor_clamp(struct sweep_cursor *c, int n)
+void sweep_grid_cursor_clamp(struct sweep_grid_cursor *c, int n)
 {
     if (c->row > n - 1)
         c->row = n - 1;
@@ -236,7 +236,7 @@ void sweep_cursor_clamp(struct sweep_cursor *c, int n)
         c->col = -1;
 }
 
-void sweep_cursor_move(struct sweep_cursor *c, int n, int drow, int dcol)
+void sweep_grid_cursor_move(struct sweep_grid_cursor *c, int n, int drow, int dcol)
 {
     /* Large steps (Home/End) stay far from overflowing. */
     if (drow > n)
@@ -249,10 +249,10 @@ void sweep_cursor_move(struct sweep_cursor *c, int n, int drow, int dcol)
         dcol = -n - 1;
     c->row += drow;
     c->col += dcol;
-    sweep_cursor_clamp(c, n);
+    sweep_grid_cursor_clamp(c, n);
 }
 
-bool sweep_verdict_target(const struct results_sweep *s, int i, struct sweep_cursor *out)
+bool sweep_grid_verdict_target(const struct results_sweep *s, int i, struct sweep_grid_cursor *out)
 {
     if (!s || i < 0 || i >= s->nverdicts)
         return false;
@@ -270,8 +270,8 @@ bool sweep_verdict_target(const struct results_sweep *s, int i, struct sweep_cur
         return true;
     }
     struct sweep_grid g;
-    sweep_grid_build(&g, s, sweep_metric_of(v->metric));
-    struct sweep_rank_sum sum;
+    sweep_grid_build(&g, s, sweep_grid_metric_of(v->metric));
+    struct sweep_grid_rank_sum sum;
     sweep_grid_rank(&g, out->row, &sum);
     out->col = sum.worst;
     sweep_grid_free(&g);
@@ -301,8 +301,8 @@ static int follow(int top, int cur, int shown, int n)
     return top < 0 ? 0 : top;
 }
 
-void sweep_fit(const struct results_sweep *s, int w, int h, const struct sweep_cursor *c,
-               struct sweep_fit *f)
+void sweep_grid_fit(const struct results_sweep *s, int w, int h, const struct sweep_grid_cursor *c,
+                    struct sweep_grid_layout *f)
 {
     int n = s ? s->nranks : 0, maxr = 0, hw = 1;
     for (int i = 0; i < n; i++) {
@@ -317,7 +317,7 @@ void sweep_fit(const struct results_sweep *s, int w, int h, const struct sweep_c
     f->label_w = rw + 1 + f->host_w + 1;
     f->cell_w = digits(maxr) + 1 < 3 ? 3 : digits(maxr) + 1;
     int cols = (w - f->label_w) / f->cell_w;
-    f->summary = n > SWEEP_SUMMARY_OVER || cols < 1;
+    f->summary = n > SWEEP_GRID_SUMMARY_OVER || cols < 1;
     f->ncols = f->summary ? 0 : cols < n ? cols : n;
     f->nrows = h < n ? (h > 0 ? h : 0) : n;
     f->row0 = follow(f->row0, c->row, f->nrows, n);
@@ -326,7 +326,7 @@ void sweep_fit(const struct results_sweep *s, int w, int h, const struct sweep_c
 
 /* ---- the header ---- */
 
-bool sweep_running(const struct results_sweep *s)
+bool sweep_grid_running(const struct results_sweep *s)
 {
     const char *st = results_str_get(&s->status);
     if (st && !strcmp(st, "running"))
@@ -340,10 +340,10 @@ bool sweep_running(const struct results_sweep *s)
            results_num_get(&s->rounds_planned, &planned) && done < planned;
 }
 
-bool sweep_time_left(const struct results_sweep *s, double *left_s)
+bool sweep_grid_time_left(const struct results_sweep *s, double *left_s)
 {
     double dur, done, planned;
-    if (!sweep_running(s) || !results_num_get(&s->duration_s, &dur) ||
+    if (!sweep_grid_running(s) || !results_num_get(&s->duration_s, &dur) ||
         !results_num_get(&s->rounds_done, &done) ||
         !results_num_get(&s->rounds_planned, &planned) || done <= 0 || planned < done)
         return false;
@@ -361,14 +361,15 @@ static void fmt_dur(char *buf, size_t len, double s)
         snprintf(buf, len, "%d h %02d min", (int)(s / 3600), (int)s % 3600 / 60);
 }
 
-void sweep_header(const struct results_sweep *s, char *line1, size_t len1, char *line2, size_t len2)
+void sweep_grid_header(const struct results_sweep *s, char *line1, size_t len1, char *line2,
+                       size_t len2)
 {
     char pat[128] = "";
     size_t k = 0;
     for (int i = 0; i < s->npatterns && k < sizeof(pat); i++)
         k += (size_t)snprintf(pat + k, sizeof(pat) - k, "%s%s", i ? "+" : "",
                               s->patterns[i] ? s->patterns[i] : "?");
-    const char *st = sweep_running(s) ? "running" : results_str_get(&s->status);
+    const char *st = sweep_grid_running(s) ? "running" : results_str_get(&s->status);
     char rounds[64] = "";
     double done, planned;
     if (results_num_get(&s->rounds_done, &done) && results_num_get(&s->rounds_planned, &planned))
@@ -382,11 +383,11 @@ void sweep_header(const struct results_sweep *s, char *line1, size_t len1, char 
         return;
     }
     fmt_dur(d, sizeof(d), dur);
-    if (sweep_time_left(s, &left)) {
+    if (sweep_grid_time_left(s, &left)) {
         fmt_dur(l, sizeof(l), left);
         snprintf(line2, len2, "%s elapsed, about %s left", d, l);
     } else {
-        snprintf(line2, len2, "%s elapsed%s", d, sweep_running(s) ? ", time left n/a" : "");
+        snprintf(line2, len2, "%s elapsed%s", d, sweep_grid_running(s) ? ", time left n/a" : "");
     }
 }
 

@@ -22,10 +22,10 @@
 struct sweep_state {
     bool have; /* doc holds a document read */
     struct results_sweep doc;
-    struct sweep_grid grid[SWEEP_NMETRICS];
-    enum sweep_metric m;
-    struct sweep_cursor cur;
-    struct sweep_fit fit;
+    struct sweep_grid grid[SWEEP_GRID_NMETRICS];
+    enum sweep_grid_metric m;
+    struct sweep_grid_cursor cur;
+    struct sweep_grid_layout fit;
     struct ui_list vlist; /* the verdicts */
     char problem[700];    /* why the file cannot be read now, "" when it can */
     /* the file, and what it was when last read (--attach re-reads it when that changes) */
@@ -52,7 +52,7 @@ static uint64_t now_ns(void)
 
 static void drop_doc(struct sweep_state *s)
 {
-    for (int m = 0; m < SWEEP_NMETRICS; m++)
+    for (int m = 0; m < SWEEP_GRID_NMETRICS; m++)
         sweep_grid_free(&s->grid[m]);
     results_sweep_free(&s->doc);
     s->have = false;
@@ -87,9 +87,9 @@ static void reload(struct sweep_state *s)
     drop_doc(s);
     s->doc = doc;
     s->have = true;
-    for (int m = 0; m < SWEEP_NMETRICS; m++)
-        sweep_grid_build(&s->grid[m], &s->doc, (enum sweep_metric)m);
-    sweep_cursor_clamp(&s->cur, s->doc.nranks);
+    for (int m = 0; m < SWEEP_GRID_NMETRICS; m++)
+        sweep_grid_build(&s->grid[m], &s->doc, (enum sweep_grid_metric)m);
+    sweep_grid_cursor_clamp(&s->cur, s->doc.nranks);
     ui_list_clamp(&s->vlist, s->doc.nverdicts);
     s->problem[0] = '\0';
 }
@@ -163,9 +163,9 @@ static void num_text(char *buf, size_t len, const struct results_num *f, bool bw
     if (f->st != RESULTS_SET)
         snprintf(buf, len, "n/a");
     else if (bw)
-        sweep_fmt_gbps(buf, len, f->v);
+        sweep_grid_fmt_gbps(buf, len, f->v);
     else
-        sweep_fmt_us(buf, len, f->v);
+        sweep_grid_fmt_us(buf, len, f->v);
 }
 
 /* The percentiles of the first histogram in a test's run. */
@@ -180,7 +180,7 @@ static bool run_hist(const struct results_run *r, char *buf, size_t len)
                 char x[3][32];
                 const double pc[3] = {50, 99, 99.9};
                 for (int i = 0; i < 3; i++)
-                    sweep_fmt_us(x[i], sizeof(x[i]), hist_percentile(h, pc[i]) / 1000);
+                    sweep_grid_fmt_us(x[i], sizeof(x[i]), hist_percentile(h, pc[i]) / 1000);
                 /* "1.5/1.6/2.0 us": one unit for the three. */
                 for (int i = 0; i < 2; i++)
                     x[i][strcspn(x[i], " ")] = '\0';
@@ -197,8 +197,8 @@ static void pair_lines(const struct sweep_state *s, int a, int b, struct lines *
         rank_no(d, b));
     double q;
     if (sweep_grid_ratio(&s->grid[s->m], a, b, &q))
-        add(ls, sweep_shade_of(q) == SWEEP_SH_GOOD ? ROLE_OK : ROLE_WARN,
-            "%s %.2fx the rack's median", sweep_metric_name(s->m), q);
+        add(ls, sweep_grid_shade_of(q) == SWEEP_GRID_SH_GOOD ? ROLE_OK : ROLE_WARN,
+            "%s %.2fx the rack's median", sweep_grid_metric_name(s->m), q);
     bool any = false;
     for (int i = 0; i < d->npairs; i++) {
         const struct results_sweep_pair *p = &d->pairs[i];
@@ -279,23 +279,24 @@ static void rank_lines(const struct sweep_state *s, int a, struct lines *ls, int
         snprintf(e, sizeof(e), "unlike: %s", results_str_get(&r->unlike));
         add_wrapped(ls, ROLE_WARN, e, width);
     }
-    enum sweep_metric ms[2] = {SWEEP_BW, s->m};
-    for (int k = 0; k < (s->m == SWEEP_BW ? 1 : 2); k++) {
+    enum sweep_grid_metric ms[2] = {SWEEP_GRID_BW, s->m};
+    for (int k = 0; k < (s->m == SWEEP_GRID_BW ? 1 : 2); k++) {
         const struct sweep_grid *gr = &s->grid[ms[k]];
-        struct sweep_rank_sum sum;
+        struct sweep_grid_rank_sum sum;
         sweep_grid_rank(gr, a, &sum);
         char v[32], q[32] = "";
         if (sum.have_median) {
-            sweep_fmt_value(v, sizeof(v), ms[k], sum.median);
+            sweep_grid_fmt_value(v, sizeof(v), ms[k], sum.median);
             if (gr->have_med && gr->med > 0 && sum.median > 0)
                 snprintf(q, sizeof(q), " (%.2fx)",
-                         ms[k] == SWEEP_BW ? sum.median / gr->med : gr->med / sum.median);
+                         ms[k] == SWEEP_GRID_BW ? sum.median / gr->med : gr->med / sum.median);
         } else {
             snprintf(v, sizeof(v), "n/a");
         }
-        add(ls, ROLE_NORMAL, "median %s %s%s", sweep_metric_name(ms[k]), v, q);
+        add(ls, ROLE_NORMAL, "median %s %s%s", sweep_grid_metric_name(ms[k]), v, q);
         if (sum.worst >= 0)
-            add(ls, sweep_shade_of(sum.worst_q) == SWEEP_SH_GOOD ? ROLE_NORMAL : ROLE_WARN,
+            add(ls,
+                sweep_grid_shade_of(sum.worst_q) == SWEEP_GRID_SH_GOOD ? ROLE_NORMAL : ROLE_WARN,
                 "worst peer %d %s %.2fx", rank_no(d, sum.worst), host_of(d, sum.worst),
                 sum.worst_q);
         if (k == 0)
@@ -306,17 +307,17 @@ static void rank_lines(const struct sweep_state *s, int a, struct lines *ls, int
 
 /* ---- drawing ---- */
 
-static enum theme_role shade_role(enum sweep_shade sh)
+static enum theme_role shade_role(enum sweep_grid_class sh)
 {
     switch (sh) {
-    case SWEEP_SH_GOOD:
+    case SWEEP_GRID_SH_GOOD:
         return ROLE_OK;
-    case SWEEP_SH_FAIR:
+    case SWEEP_GRID_SH_FAIR:
         return ROLE_WARN;
-    case SWEEP_SH_POOR:
+    case SWEEP_GRID_SH_POOR:
         return ROLE_SWITCH; /* magenta */
-    case SWEEP_SH_BAD:
-    case SWEEP_SH_FAILED:
+    case SWEEP_GRID_SH_BAD:
+    case SWEEP_GRID_SH_FAILED:
         return ROLE_ERROR;
     default:
         return ROLE_DIM;
@@ -342,7 +343,7 @@ static void draw_legend(struct ui *u, int y, int x, int w, const struct sweep_gr
     char med[64];
     if (g->have_med) {
         char v[32];
-        sweep_fmt_value(v, sizeof(v), g->m, g->med);
+        sweep_grid_fmt_value(v, sizeof(v), g->m, g->med);
         snprintf(med, sizeof(med), "median %s ", v);
     } else {
         snprintf(med, sizeof(med), "no median yet ");
@@ -350,16 +351,16 @@ static void draw_legend(struct ui *u, int y, int x, int w, const struct sweep_gr
     ui_text(u, y, x, w, ROLE_DIM, med);
     int cx = x + (int)strlen(med);
     static const struct {
-        enum sweep_shade sh;
+        enum sweep_grid_class sh;
         const char *t;
-    } key[] = {{SWEEP_SH_GOOD, ".9"},
-               {SWEEP_SH_FAIR, ".75"},
-               {SWEEP_SH_POOR, ".5"},
-               {SWEEP_SH_BAD, ""},
-               {SWEEP_SH_FAILED, " fail"}};
+    } key[] = {{SWEEP_GRID_SH_GOOD, ".9"},
+               {SWEEP_GRID_SH_FAIR, ".75"},
+               {SWEEP_GRID_SH_POOR, ".5"},
+               {SWEEP_GRID_SH_BAD, ""},
+               {SWEEP_GRID_SH_FAILED, " fail"}};
     for (size_t i = 0; i < sizeof(key) / sizeof(key[0]) && cx < x + w; i++) {
         char t[16];
-        snprintf(t, sizeof(t), "%c%s ", sweep_shade_char(key[i].sh), key[i].t);
+        snprintf(t, sizeof(t), "%c%s ", sweep_grid_shade_char(key[i].sh), key[i].t);
         ui_text(u, y, cx, x + w - cx, shade_role(key[i].sh), t);
         cx += (int)strlen(t);
     }
@@ -370,7 +371,7 @@ static void draw_cells(struct sweep_state *s, struct ui *u, const struct rect *i
 {
     const struct results_sweep *d = &s->doc;
     const struct sweep_grid *g = &s->grid[s->m];
-    struct sweep_fit *f = &s->fit;
+    struct sweep_grid_layout *f = &s->fit;
     int rw = f->label_w - f->host_w - 2;
     /* The column numbers, the cursor's highlighted; < > when columns are scrolled off. */
     ui_text(u, y, in->x, f->label_w, ROLE_DIM, f->col0 > 0 ? " <" : "");
@@ -397,11 +398,11 @@ static void draw_cells(struct sweep_state *s, struct ui *u, const struct rect *i
                 lab);
         for (int j = 0; j < f->ncols; j++) {
             int b = f->col0 + j;
-            enum sweep_shade sh = sweep_grid_shade(g, a, b);
+            enum sweep_grid_class sh = sweep_grid_shade(g, a, b);
             bool cur = a == s->cur.row && b == s->cur.col;
             char t[16];
             snprintf(t, sizeof(t), "%*s%c%c%c", f->cell_w - 3, "", cur ? '[' : ' ',
-                     sweep_shade_char(sh), cur ? ']' : ' ');
+                     sweep_grid_shade_char(sh), cur ? ']' : ' ');
             ui_text(u, y, in->x + f->label_w + j * f->cell_w, f->cell_w,
                     cur && focus ? ROLE_SELECTED : shade_role(sh), t);
         }
@@ -414,18 +415,18 @@ static void draw_summary(struct sweep_state *s, struct ui *u, const struct rect 
 {
     const struct results_sweep *d = &s->doc;
     const struct sweep_grid *g = &s->grid[s->m];
-    struct sweep_fit *f = &s->fit;
+    struct sweep_grid_layout *f = &s->fit;
     ui_text(u, y++, in->x, in->w, ROLE_DIM, "rank host      median      ratio  worst peer");
     for (int i = 0; i < f->nrows; i++, y++) {
         int a = f->row0 + i;
-        struct sweep_rank_sum sum;
+        struct sweep_grid_rank_sum sum;
         sweep_grid_rank(g, a, &sum);
         char v[32] = "n/a", q[16] = "", w[48] = "", fl[24] = "";
         double ratio = 1;
         if (sum.have_median) {
-            sweep_fmt_value(v, sizeof(v), s->m, sum.median);
+            sweep_grid_fmt_value(v, sizeof(v), s->m, sum.median);
             if (g->have_med && g->med > 0 && sum.median > 0) {
-                ratio = s->m == SWEEP_BW ? sum.median / g->med : g->med / sum.median;
+                ratio = s->m == SWEEP_GRID_BW ? sum.median / g->med : g->med / sum.median;
                 snprintf(q, sizeof(q), "%.2fx", ratio);
             }
         }
@@ -436,7 +437,7 @@ static void draw_summary(struct sweep_state *s, struct ui *u, const struct rect 
         char line[256];
         snprintf(line, sizeof(line), "%4d%c%-8.8s %-11s %-6s %s%s", rank_no(d, a),
                  rank_named(d, a) ? '!' : ' ', host_of(d, a), v, q, w, fl);
-        enum theme_role r = sum.nfailed ? ROLE_ERROR : shade_role(sweep_shade_of(ratio));
+        enum theme_role r = sum.nfailed ? ROLE_ERROR : shade_role(sweep_grid_shade_of(ratio));
         if (r == ROLE_OK)
             r = ROLE_NORMAL;
         ui_text_pad(u, y, in->x, in->w, a == s->cur.row && focus ? ROLE_SELECTED : r, line);
@@ -448,8 +449,8 @@ static void draw_matrix(struct app *a, struct ui *u, const struct rect *r)
     struct sweep_state *s = st(a);
     bool focus = a->focus == 0;
     char title[160];
-    snprintf(title, sizeof(title), "Sweep: %s%s (b l p)", sweep_metric_name(s->m),
-             s->m == SWEEP_BW ? " a->b" : "");
+    snprintf(title, sizeof(title), "Sweep: %s%s (b l p)", sweep_grid_metric_name(s->m),
+             s->m == SWEEP_GRID_BW ? " a->b" : "");
     ui_box(u, r, title, focus);
     struct rect in = ui_inner(r);
     int y = in.y, ymax = in.y + in.h;
@@ -466,7 +467,7 @@ static void draw_matrix(struct app *a, struct ui *u, const struct rect *r)
         return;
     }
     char l1[256], l2[128];
-    sweep_header(&s->doc, l1, sizeof(l1), l2, sizeof(l2));
+    sweep_grid_header(&s->doc, l1, sizeof(l1), l2, sizeof(l2));
     if (y < ymax)
         ui_text(u, y++, in.x, in.w, ROLE_INFO, l1);
     if (y < ymax)
@@ -475,7 +476,7 @@ static void draw_matrix(struct app *a, struct ui *u, const struct rect *r)
         draw_legend(u, y++, in.x, in.w, &s->grid[s->m]);
     if (y >= ymax || s->doc.nranks == 0)
         return;
-    sweep_fit(&s->doc, in.w, ymax - y - 1, &s->cur, &s->fit);
+    sweep_grid_fit(&s->doc, in.w, ymax - y - 1, &s->cur, &s->fit);
     if (s->fit.summary)
         draw_summary(s, u, &in, y, focus);
     else
@@ -556,13 +557,13 @@ static void sweep_draw(struct app *a, struct ui *u, const struct layout *l)
 static void jump(struct app *a)
 {
     struct sweep_state *s = st(a);
-    struct sweep_cursor c;
-    if (!s->have || !sweep_verdict_target(&s->doc, s->vlist.sel, &c)) {
+    struct sweep_grid_cursor c;
+    if (!s->have || !sweep_grid_verdict_target(&s->doc, s->vlist.sel, &c)) {
         app_message(a, ROLE_WARN, "this verdict names no rank: nothing to jump to");
         return;
     }
     const struct results_sweep_verdict *v = &s->doc.verdicts[s->vlist.sel];
-    s->m = sweep_metric_of(v->metric);
+    s->m = sweep_grid_metric_of(v->metric);
     s->cur = c;
     a->focus = 0;
 }
@@ -577,13 +578,13 @@ static int sweep_key(struct app *a, int ch)
         a->focus = a->focus == 2 ? 0 : 2;
         return REACT_REDRAW;
     case 'b':
-        s->m = SWEEP_BW;
+        s->m = SWEEP_GRID_BW;
         return REACT_REDRAW;
     case 'l':
-        s->m = SWEEP_LAT_P50;
+        s->m = SWEEP_GRID_LAT_P50;
         return REACT_REDRAW;
     case 'p':
-        s->m = SWEEP_LAT_P99;
+        s->m = SWEEP_GRID_LAT_P99;
         return REACT_REDRAW;
     case 'r':
         if (!s->path[0])
@@ -611,11 +612,11 @@ static int sweep_key(struct app *a, int ch)
         return REACT_NONE;
     }
     if (d) {
-        sweep_cursor_move(&s->cur, n, d, 0);
+        sweep_grid_cursor_move(&s->cur, n, d, 0);
         return REACT_REDRAW;
     }
     if (ch == KEY_LEFT || ch == KEY_RIGHT) {
-        sweep_cursor_move(&s->cur, n, 0, ch == KEY_LEFT ? -1 : 1);
+        sweep_grid_cursor_move(&s->cur, n, 0, ch == KEY_LEFT ? -1 : 1);
         return REACT_REDRAW;
     }
     return REACT_NONE;
