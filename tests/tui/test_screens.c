@@ -199,6 +199,38 @@ static void test_idle_views(void **state)
     both_sizes("fabric-idle", "F6");
 }
 
+/* The sweep view on the 8-rank document of the end-to-end test: the same screen at 80x24,
+ * the shades' colours (rk-h5's row red, a healthy pair green), the cursor's pair, a verdict
+ * jump. */
+static void test_sweep_view(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    char doc[1100];
+    snprintf(doc, sizeof(doc), "%s/tests/tui/data/sweep-8.json", src ? src : "..");
+    struct app_opts o = synth_opts();
+    o.results = doc;
+    scenario("sweep", &o, "", 24, 80);
+    scenario("sweep", &o, "", 43, 132);
+    struct screen s;
+    assert_int_equal(screen_open(&s, NULL, 24, 80, &o), 0);
+    screen_draw(&s);
+    int y = screen_find_row(&s, "5!rk-h5");
+    assert_int_equal(y, 12);
+    assert_true(cell_has_pair(&s, 12, 12, ROLE_ERROR));                /* [5][0] at 0.25x */
+    assert_true(cell_has_pair(&s, 7, 15, ROLE_OK));                    /* [0][1] */
+    assert_true(cell_has_pair(&s, 8, 1 + 10 + 3 * 3 + 1, ROLE_ERROR)); /* [1][3] failed */
+    screen_keys(&s, "Right Right");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "bw 0->1 94.2 Gb/s") > 0);
+    assert_true(screen_find_row(&s, "[#]") == 7);
+    screen_keys(&s, "Tab Down Enter");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "rk-h1 -> rk-h3 (rank 1 -> 3)") > 0);
+    assert_true(screen_find_row(&s, "[X]") == 8);
+    screen_close(&s);
+}
+
 /* The setup view on the synthetic machine, where only TCP can run: the reasons verbs and
  * NCCL give are this machine's (the driver's words), so they are masked; the transports'
  * own tests check them. Skipped where verbs or NCCL can run (other lines differ there). */
@@ -625,7 +657,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_too_small),        cmocka_unit_test(test_bad_theme),
         cmocka_unit_test(test_no_color),         cmocka_unit_test(test_colour_fallbacks),
         cmocka_unit_test(test_theme_key),        cmocka_unit_test(test_bad_config),
-        cmocka_unit_test(test_key_line),
+        cmocka_unit_test(test_key_line),         cmocka_unit_test(test_sweep_view),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
