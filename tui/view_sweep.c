@@ -193,8 +193,7 @@ static bool run_hist(const struct results_run *r, char *buf, size_t len)
 static void pair_lines(const struct sweep_state *s, int a, int b, struct lines *ls, int width)
 {
     const struct results_sweep *d = &s->doc;
-    add(ls, ROLE_HEADER, "%s -> %s (rank %d -> %d)", host_of(d, a), host_of(d, b), rank_no(d, a),
-        rank_no(d, b));
+    add(ls, ROLE_HEADER, "%s -> %s", host_of(d, a), host_of(d, b));
     double q;
     if (sweep_grid_ratio(&s->grid[s->m], a, b, &q))
         add(ls, sweep_grid_shade_of(q) == SWEEP_GRID_SH_GOOD ? ROLE_OK : ROLE_WARN,
@@ -416,7 +415,10 @@ static void draw_summary(struct sweep_state *s, struct ui *u, const struct rect 
     const struct results_sweep *d = &s->doc;
     const struct sweep_grid *g = &s->grid[s->m];
     struct sweep_grid_layout *f = &s->fit;
-    ui_text(u, y++, in->x, in->w, ROLE_DIM, "rank host      median      ratio  worst peer");
+    char head[128];
+    snprintf(head, sizeof(head), "%4s %-8.8s %-11s %-6s %s", "rank", "host", "median", "ratio",
+             "worst peer");
+    ui_text(u, y++, in->x, in->w, ROLE_DIM, head);
     for (int i = 0; i < f->nrows; i++, y++) {
         int a = f->row0 + i;
         struct sweep_grid_rank_sum sum;
@@ -490,14 +492,16 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r)
     struct sweep_state *s = st(a);
     struct rect in = ui_inner(r);
     struct lines *ls = xalloc_zero(1, sizeof(*ls));
-    const char *title = "Detail";
+    char title[64] = "Detail";
     if (s->have && s->doc.nranks > 0) {
+        const struct results_sweep *d = &s->doc;
         if (s->cur.col < 0 || s->cur.col == s->cur.row) {
             rank_lines(s, s->cur.row, ls, in.w);
-            title = "Rank";
+            snprintf(title, sizeof(title), "Rank %d", rank_no(d, s->cur.row));
         } else {
             pair_lines(s, s->cur.row, s->cur.col, ls, in.w);
-            title = "Pair";
+            snprintf(title, sizeof(title), "Pair %d -> %d", rank_no(d, s->cur.row),
+                     rank_no(d, s->cur.col));
         }
     }
     ui_box(u, r, title, a->focus == 1);

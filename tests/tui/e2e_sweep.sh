@@ -20,13 +20,14 @@ wait_for "  1 rk-h1  #     #  X  #  .  #  #"
 pass "the matrix: rk-h5's row and column marked, the failed pair X"
 
 keys Right Right
-wait_for "rk-h0 -> rk-h1 (rank 0 -> 1)"
+wait_for "Pair 0 -> 1 ─"
+wait_for "│rk-h0 -> rk-h1 "
 wait_for "  0 rk-h0    [#] #"
 wait_for "bw 0->1 94.2 Gb/s"
 wait_for "lat p50 63.0 us  p99 92.0 us"
 wait_for "p50/p99/p99.9 1.5/1.5/1.5 us"
 keys Down Down Down Down Down
-wait_for "rk-h5 -> rk-h1 (rank 5 -> 1)"
+wait_for "Pair 5 -> 1 ─"
 wait_for "bandwidth 0.25x the rack's median"
 wait_for "bw 5->1 23.4 Gb/s"
 pass "the cursor's pair: its figures with units, its tests"
@@ -38,7 +39,7 @@ pass "the row header: the rank's figures"
 
 keys Tab Enter
 wait_for "  5!rk-h5 [.] .  ."
-wait_for "rk-h5 -> rk-h0 (rank 5 -> 0)"
+wait_for "Pair 5 -> 0 ─"
 keys Tab Down Enter
 wait_for "  1 rk-h1  #     # [X]"
 wait_for "failed: rk-h1 -> rk-h3: no"
@@ -68,13 +69,13 @@ publish "$E2E_DIR/three.json"
 wait_for "8 ranks  pairs  running  round 3 of 7" 5
 wait_for "18 s elapsed, about 24 s left"
 keys Down Right Right Right
-wait_for "rk-h1 -> rk-h2 (rank 1 -> 2)"
+wait_for "Pair 1 -> 2 ─"
 pass "the published document shows, with the time left"
 
 publish "$DOC"
 wait_for "8 ranks  pairs  failed  round 7 of 7" 5
 wait_gone "round 3 of 7" 1
-wait_for "rk-h1 -> rk-h2 (rank 1 -> 2)" 1
+wait_for "Pair 1 -> 2 ─" 1
 pass "re-read when it changed: round 3 of 7 to round 7 of 7, the cursor kept"
 
 printf '{"format": "fabtop-sweep",\n' >"$E2E_DIR/bad.json"

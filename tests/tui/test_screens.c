@@ -226,7 +226,7 @@ static void test_sweep_view(void **state)
     assert_true(screen_find_row(&s, "[#]") == 7);
     screen_keys(&s, "Tab Down Enter");
     screen_draw(&s);
-    assert_true(screen_find_row(&s, "rk-h1 -> rk-h3 (rank 1 -> 3)") > 0);
+    assert_true(screen_find_row(&s, "Pair 1 -> 3 ─") > 0);
     assert_true(screen_find_row(&s, "[X]") == 8);
     screen_close(&s);
 }
