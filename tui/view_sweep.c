@@ -640,6 +640,7 @@ static void sweep_enter(struct app *a)
     struct sweep_state *s = st(a);
     if (s->path[0] && !s->have)
         reload(s);
+    s->next_check_ns = 0; /* --attach: look at the file at the next tick */
 }
 
 static void sweep_init(struct app *a)
