@@ -390,8 +390,11 @@ static void draw_cells(struct sweep_state *s, struct ui *u, const struct rect *i
         snprintf(lab, sizeof(lab), "%*d%c%-*.*s", rw, rank_no(d, a), rank_named(d, a) ? '!' : ' ',
                  f->host_w, f->host_w, host_of(d, a));
         bool on_head = a == s->cur.row && s->cur.col < 0;
+        const char *rst = results_str_get(&d->ranks[a].status);
+        bool down = rst && strcmp(rst, "ok"); /* failed or skipped */
         ui_text(u, y, in->x, f->label_w,
                 on_head           ? ROLE_SELECTED
+                : down            ? ROLE_ERROR
                 : a == s->cur.row ? ROLE_HEADER
                                   : ROLE_NORMAL,
                 lab);
@@ -507,6 +510,8 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r)
     ui_box(u, r, title, a->focus == 1);
     for (int i = 0; i < ls->n && i < in.h; i++)
         ui_text(u, in.y + i, in.x, in.w, ls->v[i].role, ls->v[i].text);
+    if (ls->n > in.h)
+        ui_text(u, r->y + r->h - 1, r->x + r->w - 8, 6, ROLE_BORDER, " more ");
     free(ls);
 }
 
