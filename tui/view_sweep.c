@@ -158,6 +158,13 @@ static int rank_no(const struct results_sweep *d, int i)
     return i >= 0 && i < d->nranks ? d->ranks[i].rank : i;
 }
 
+/* A goodness (sweep_grid.h) as the figure over the median, the ratio the view prints:
+ * 0.25x for a quarter of the bandwidth, 1.90x for nearly twice the latency. */
+static double as_ratio(enum sweep_grid_metric m, double q)
+{
+    return m == SWEEP_GRID_BW ? q : q > 0 ? 1 / q : 0;
+}
+
 static void num_text(char *buf, size_t len, const struct results_num *f, bool bw)
 {
     if (f->st != RESULTS_SET)
@@ -197,7 +204,7 @@ static void pair_lines(const struct sweep_state *s, int a, int b, struct lines *
     double q;
     if (sweep_grid_ratio(&s->grid[s->m], a, b, &q))
         add(ls, sweep_grid_shade_of(q) == SWEEP_GRID_SH_GOOD ? ROLE_OK : ROLE_WARN,
-            "%s %.2fx the rack's median", sweep_grid_metric_name(s->m), q);
+            "%s %.2fx the median", sweep_grid_metric_name(s->m), as_ratio(s->m, q));
     bool any = false;
     for (int i = 0; i < d->npairs; i++) {
         const struct results_sweep_pair *p = &d->pairs[i];
@@ -287,8 +294,7 @@ static void rank_lines(const struct sweep_state *s, int a, struct lines *ls, int
         if (sum.have_median) {
             sweep_grid_fmt_value(v, sizeof(v), ms[k], sum.median);
             if (gr->have_med && gr->med > 0 && sum.median > 0)
-                snprintf(q, sizeof(q), " (%.2fx)",
-                         ms[k] == SWEEP_GRID_BW ? sum.median / gr->med : gr->med / sum.median);
+                snprintf(q, sizeof(q), " (%.2fx)", sum.median / gr->med);
         } else {
             snprintf(v, sizeof(v), "n/a");
         }
@@ -297,7 +303,7 @@ static void rank_lines(const struct sweep_state *s, int a, struct lines *ls, int
             add(ls,
                 sweep_grid_shade_of(sum.worst_q) == SWEEP_GRID_SH_GOOD ? ROLE_NORMAL : ROLE_WARN,
                 "worst peer %d %s %.2fx", rank_no(d, sum.worst), host_of(d, sum.worst),
-                sum.worst_q);
+                as_ratio(ms[k], sum.worst_q));
         if (k == 0)
             add(ls, sum.nfailed ? ROLE_ERROR : ROLE_NORMAL, "%d peers, %d failed", sum.npeers,
                 sum.nfailed);
@@ -349,17 +355,19 @@ static void draw_legend(struct ui *u, int y, int x, int w, const struct sweep_gr
     }
     ui_text(u, y, x, w, ROLE_DIM, med);
     int cx = x + (int)strlen(med);
+    /* The thresholds as the figure over the median: goodness 0.9 is 1.1x the latency. */
     static const struct {
         enum sweep_grid_class sh;
-        const char *t;
-    } key[] = {{SWEEP_GRID_SH_GOOD, ".9"},
-               {SWEEP_GRID_SH_FAIR, ".75"},
-               {SWEEP_GRID_SH_POOR, ".5"},
-               {SWEEP_GRID_SH_BAD, ""},
-               {SWEEP_GRID_SH_FAILED, " fail"}};
+        const char *t[2]; /* bandwidth, latency */
+    } key[] = {{SWEEP_GRID_SH_GOOD, {".9", "<1.1"}},
+               {SWEEP_GRID_SH_FAIR, {".75", "<1.3"}},
+               {SWEEP_GRID_SH_POOR, {".5", "<2"}},
+               {SWEEP_GRID_SH_BAD, {"", ""}},
+               {SWEEP_GRID_SH_FAILED, {" fail", " fail"}}};
     for (size_t i = 0; i < sizeof(key) / sizeof(key[0]) && cx < x + w; i++) {
         char t[16];
-        snprintf(t, sizeof(t), "%c%s ", sweep_grid_shade_char(key[i].sh), key[i].t);
+        snprintf(t, sizeof(t), "%c%s ", sweep_grid_shade_char(key[i].sh),
+                 key[i].t[g->m != SWEEP_GRID_BW]);
         ui_text(u, y, cx, x + w - cx, shade_role(key[i].sh), t);
         cx += (int)strlen(t);
     }
@@ -432,11 +440,11 @@ static void draw_summary(struct sweep_state *s, struct ui *u, const struct rect 
             sweep_grid_fmt_value(v, sizeof(v), s->m, sum.median);
             if (g->have_med && g->med > 0 && sum.median > 0) {
                 ratio = s->m == SWEEP_GRID_BW ? sum.median / g->med : g->med / sum.median;
-                snprintf(q, sizeof(q), "%.2fx", ratio);
+                snprintf(q, sizeof(q), "%.2fx", sum.median / g->med);
             }
         }
         if (sum.worst >= 0)
-            snprintf(w, sizeof(w), "%d %.2fx", rank_no(d, sum.worst), sum.worst_q);
+            snprintf(w, sizeof(w), "%d %.2fx", rank_no(d, sum.worst), as_ratio(s->m, sum.worst_q));
         if (sum.nfailed)
             snprintf(fl, sizeof(fl), " %d failed", sum.nfailed);
         char line[256];
