@@ -427,8 +427,8 @@ static void draw_summary(struct sweep_state *s, struct ui *u, const struct rect 
     const struct sweep_grid *g = &s->grid[s->m];
     struct sweep_grid_layout *f = &s->fit;
     char head[128];
-    snprintf(head, sizeof(head), "%4s %-8.8s %-11s %-6s %s", "rank", "host", "median", "ratio",
-             "worst peer");
+    snprintf(head, sizeof(head), "%4s %-8.8s %-10s %-5s %s", "rank", "host", "median", "ratio",
+             "worst X");
     ui_text(u, y++, in->x, in->w, ROLE_DIM, head);
     for (int i = 0; i < f->nrows; i++, y++) {
         int a = f->row0 + i;
@@ -446,9 +446,9 @@ static void draw_summary(struct sweep_state *s, struct ui *u, const struct rect 
         if (sum.worst >= 0)
             snprintf(w, sizeof(w), "%d %.2fx", rank_no(d, sum.worst), as_ratio(s->m, sum.worst_q));
         if (sum.nfailed)
-            snprintf(fl, sizeof(fl), " %d failed", sum.nfailed);
+            snprintf(fl, sizeof(fl), " X%d", sum.nfailed);
         char line[256];
-        snprintf(line, sizeof(line), "%4d%c%-8.8s %-11s %-6s %s%s", rank_no(d, a),
+        snprintf(line, sizeof(line), "%4d%c%-8.8s %-10s %-5s %s%s", rank_no(d, a),
                  rank_named(d, a) ? '!' : ' ', host_of(d, a), v, q, w, fl);
         enum theme_role r = sum.nfailed ? ROLE_ERROR : shade_role(sweep_grid_shade_of(ratio));
         if (r == ROLE_OK)
