@@ -1,8 +1,8 @@
 /* test_screens: the explorer's views drawn in process (newterm on /dev/null) and read back,
  * against expected screens in tests/tui/expected: the topology view (tree, detail, matrix,
  * findings, Enter on a finding, search), help, too small, bad themes, NO_COLOR and colour
- * fallbacks, the t key. With --shared, the same on real topology exports from
- * $FABTOP_SHARED_DATA (exit 77 when they are absent). */
+ * fallbacks, the t key, the sweep view (8 and 50 ranks). With --shared, the same on real topology
+ * exports from $FABTOP_SHARED_DATA (exit 77 when they are absent). */
 #include <errno.h>
 #include <ftw.h>
 #include <locale.h>
