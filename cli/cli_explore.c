@@ -32,8 +32,13 @@ static const struct cli_opt explore_opts[] = {
      .off = A(app.input)},
     {"sysfs-root", 0, CLI_ARG_REQUIRED, "DIR", "explore a captured /sys + /proc tree", CLI_V_STRING,
      CLI_C_DIR, .off = A(app.sysfs_root)},
-    {"results", 0, CLI_ARG_REQUIRED, "FILE", "open a saved results file", CLI_V_STRING, CLI_C_FILE,
+    {"results", 0, CLI_ARG_REQUIRED, "FILE",
+     "open a saved results file (a sweep's opens the sweep view)", CLI_V_STRING, CLI_C_FILE,
      .off = A(app.results)},
+    {"attach", 0, CLI_ARG_REQUIRED, "FILE",
+     "follow a running sweep: the document rank 0 of fabtop sweep publishes (fabtop sweep "
+     "--publish), re-read when it changes",
+     CLI_V_STRING, CLI_C_FILE, .off = A(app.attach)},
     {"theme", 0, CLI_ARG_REQUIRED, "NAME|FILE",
      "colour theme (default, high-contrast, monochrome, light)", CLI_V_STRING, CLI_C_FILE,
      .off = A(app.theme)},
@@ -57,7 +62,8 @@ const struct cli_command cli_explore_command = {
                 "The interactive explorer: topology, test setup, live runs, results.\n",
     .opts = explore_opts,
     .nopts = sizeof(explore_opts) / sizeof(explore_opts[0]),
-    .epilogue = "Keys: F1 help, F2 setup, F3 topology, F4 live, F5 results, F10 or q quit.\n"
+    .epilogue = "Keys: F1 help, F2 setup, F3 topology, F4 live, F5 results, F6 fabric, F7 sweep\n"
+                "(--results of a sweep, --attach), F10 or q quit.\n"
                 "Subcommands for scripts: fabtop topo | run | serve | compare (fabtop --help).\n",
     .help_col = 22,
     .main = cli_explore_main,
@@ -116,6 +122,9 @@ int cli_explore_main(int argc, char **argv)
         return cli_usage_error("", "unknown command '%s'; try 'fabtop --help'", argv[first]);
     if (o.input && o.sysfs_root)
         return cli_usage_error("", "--input and --sysfs-root are exclusive");
+    if (o.results && o.attach)
+        return cli_usage_error("", "--results and --attach are exclusive: --attach FILE follows "
+                                   "a running sweep, --results FILE opens a finished one");
 
     setlocale(LC_ALL, "");
     bool tty = isatty(0) && isatty(1);

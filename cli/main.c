@@ -7,9 +7,9 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: fabtop [--input FILE | --sysfs-root DIR | --results FILE] [--theme NAME]\n"
-               "              [--no-color]        the interactive explorer\n"
-               "       fabtop COMMAND [OPTIONS]   batch commands for scripts\n"
+    fprintf(f, "Usage: fabtop [--input FILE | --sysfs-root DIR] [--results FILE | --attach FILE]\n"
+               "              [--theme NAME] [--no-color]   the interactive explorer\n"
+               "       fabtop COMMAND [OPTIONS]             batch commands for scripts\n"
                "An explorer for GPU-cluster fabrics: topology, traffic tests, counters.\n\n"
                "Commands:\n");
     int n;

@@ -18,6 +18,7 @@
 #include "common/strbuf.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
+#include "engine/results/results_sweep.h"
 #include "topology/topo_pipeline.h"
 #include "tui/config.h"
 
@@ -90,7 +91,34 @@ int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
     snprintf(cfg_error, sizeof(cfg_error), "%s", cfg.error);
     config_free(&cfg);
     load_topology(a);
+    bool sweep = false;
     if (o->results) {
+        /* A sweep's document opens in the sweep view, which reads it; read once here so that
+         * a bad one is refused at the start, as a bad run's results are. */
+        cJSON *j = NULL;
+        struct results_sweep sw;
+        if (jsonutil_load(o->results, &j, NULL) == 0 && results_sweep_is(j)) {
+            sweep = true;
+            int rc = results_sweep_read(j, o->results, &sw, err);
+            cJSON_Delete(j);
+            if (rc < 0) {
+                topo_affinity_free(&a->aff);
+                topo_findings_free(&a->findings);
+                topo_model_free(a->topo);
+                return rc;
+            }
+            results_sweep_free(&sw);
+            snprintf(a->sweep_path, sizeof(a->sweep_path), "%s", o->results);
+        } else {
+            cJSON_Delete(j);
+        }
+    }
+    if (o->attach) {
+        sweep = true;
+        a->sweep_follow = true;
+        snprintf(a->sweep_path, sizeof(a->sweep_path), "%s", o->attach);
+    }
+    if (o->results && !sweep) {
         struct results_doc doc;
         int rc = results_doc_load(o->results, &doc, err);
         if (rc == 0) {
@@ -111,7 +139,7 @@ int app_init(struct app *a, const struct app_opts *o, struct ft_err *err)
     for (int v = 0; v < VIEW_COUNT; v++)
         if (app_views[v] && app_views[v]->init)
             app_views[v]->init(a);
-    a->view = o->results && app_views[VIEW_RESULTS] ? VIEW_RESULTS : VIEW_TOPO;
+    a->view = sweep ? VIEW_SWEEP : o->results && app_views[VIEW_RESULTS] ? VIEW_RESULTS : VIEW_TOPO;
     if (app_views[a->view]->enter)
         app_views[a->view]->enter(a);
     if (cfg_error[0]) {
@@ -357,14 +385,15 @@ static void draw_header(struct app *a, const struct layout *l)
 
 static void draw_tabs(struct app *a, const struct layout *l)
 {
-    static const enum view_id order[] = {VIEW_TOPO,   VIEW_SETUP,   VIEW_LIVE,
-                                         VIEW_FABRIC, VIEW_RESULTS, VIEW_HELP};
+    static const enum view_id order[] = {VIEW_TOPO,    VIEW_SETUP, VIEW_LIVE, VIEW_FABRIC,
+                                         VIEW_RESULTS, VIEW_SWEEP, VIEW_HELP};
     struct ui *u = &a->ui;
     ui_text_pad(u, l->tabs.y, 0, l->cols, ROLE_TAB, "");
     int x = 1;
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         const struct view_ops *v = app_views[order[i]];
-        if (!v)
+        /* The sweep's tab only while a sweep is open (or shown). */
+        if (!v || (order[i] == VIEW_SWEEP && !a->sweep_path[0] && a->view != VIEW_SWEEP))
             continue;
         char t[48];
         snprintf(t, sizeof(t), " F%d %s ", v->fkey, v->name);
@@ -480,9 +509,9 @@ static int global_key(struct app *a, int ch)
     case KEY_RESIZE:
         return REACT_REDRAW;
     default:
-        if (ch >= '1' && ch <= '6') {
-            static const enum view_id order[] = {VIEW_TOPO,    VIEW_SETUP, VIEW_LIVE,
-                                                 VIEW_RESULTS, VIEW_HELP,  VIEW_FABRIC};
+        if (ch >= '1' && ch <= '7') {
+            static const enum view_id order[] = {VIEW_TOPO, VIEW_SETUP,  VIEW_LIVE, VIEW_RESULTS,
+                                                 VIEW_HELP, VIEW_FABRIC, VIEW_SWEEP};
             app_switch(a, order[ch - '1']);
             return REACT_REDRAW;
         }

@@ -29,6 +29,7 @@ enum view_id {
     VIEW_RESULTS,
     VIEW_HELP,
     VIEW_FABRIC,
+    VIEW_SWEEP,
     VIEW_COUNT
 };
 
@@ -67,7 +68,8 @@ struct view_ops {
 struct app_opts {
     const char *input;      /* --input: a topology file instead of the live system */
     const char *sysfs_root; /* --sysfs-root */
-    const char *results;    /* --results: open this results file */
+    const char *results;    /* --results: open this results file (a sweep's: the sweep view) */
+    const char *attach;     /* --attach: follow this sweep document, re-read when it changes */
     const char *theme;      /* --theme NAME|FILE (overrides the config) */
     bool no_color;          /* --no-color or NO_COLOR */
     int iterations;         /* > 0: draw this many frames and exit (tests, sanitizers) */
@@ -103,6 +105,9 @@ struct app {
     bool results_run_ok;
     const cJSON *results_run_of;
     char results_path[512]; /* where it was saved, "" if not yet */
+    /* a rack sweep's document the sweep view shows (--results of a sweep, --attach) */
+    char sweep_path[512];
+    bool sweep_follow;      /* --attach: re-read it when it changes */
     char run_key_file[512]; /* key file for the next run's remote peers, "" = default */
     /* the status line */
     char msg[256];

@@ -30,7 +30,7 @@ static const char *const key_lines[] = {
     "  F1 or ?    this help           F2 or 2    test setup",
     "  F3 or 1    topology            F4 or 3    live run",
     "  F5 or 4    results, compare    F6 or 6    simulated fabric",
-    "  F10 or q   quit",
+    "  F7 or 7    rack sweep          F10 or q   quit",
     "  Tab        next pane           Shift-Tab  previous pane",
     "  Up/Down, j/k   move            PgUp/PgDn  page",
     "  Enter      open / go to        /          search, n next",
@@ -40,12 +40,16 @@ static const char *const key_lines[] = {
     "explains it; in the percentile table (Tab to it), Left/Right picks the flow whose "
     "histogram is shown.",
     "Results: Space marks a result for comparison, c compares the two marked, Enter opens.",
+    "Sweep (fabtop --results SWEEP.json, --attach FILE): arrows move over the matrix, b/l/p "
+    "bandwidth, latency p50, p99; Left of the first column the rank itself; Tab to the verdicts, "
+    "Enter jumps to the cell.",
     "Fabric (sim runs): Space pauses, n steps 1 us and e one event, -/+ slower/faster "
     "(1 us per 10 us to 100 ms), f full speed, i skips idle stretches, a active ports, l the "
     "lesson.",
     "",
     "Command-line equivalents: fabtop topo [--matrix|--lint|--json], fabtop run --mix NAME,",
-    "fabtop serve, fabtop compare A.json B.json, fabtop --input FILE, fabtop --results FILE.",
+    "fabtop serve, fabtop compare A.json B.json, fabtop --input FILE, fabtop --results FILE,",
+    "fabtop --attach FILE (a running sweep's document, re-read when it changes).",
     "",
     "Glossary",
 };

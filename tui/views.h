@@ -11,6 +11,7 @@ extern const struct view_ops view_live;
 extern const struct view_ops view_help;
 extern const struct view_ops view_results;
 extern const struct view_ops view_fabric;
+extern const struct view_ops view_sweep;
 
 /* Open the help at the glossary entry for a term or counter name. */
 void help_show_term(struct app *a, const char *term);

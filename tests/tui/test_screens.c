@@ -1,8 +1,8 @@
 /* test_screens: the explorer's views drawn in process (newterm on /dev/null) and read back,
  * against expected screens in tests/tui/expected: the topology view (tree, detail, matrix,
  * findings, Enter on a finding, search), help, too small, bad themes, NO_COLOR and colour
- * fallbacks, the t key. With --shared, the same on real topology exports from
- * $FABTOP_SHARED_DATA (exit 77 when they are absent). */
+ * fallbacks, the t key, the sweep view (8 and 50 ranks). With --shared, the same on real topology
+ * exports from $FABTOP_SHARED_DATA (exit 77 when they are absent). */
 #include <errno.h>
 #include <ftw.h>
 #include <locale.h>
@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "engine/xport/xport.h"
 #include "tests/topology/synth_xml.h"
@@ -197,6 +198,79 @@ static void test_idle_views(void **state)
     (void)state;
     both_sizes("live-idle", "F4");
     both_sizes("fabric-idle", "F6");
+}
+
+/* The sweep view on the 8-rank document of the end-to-end test: the same screen at 80x24,
+ * the shades' colours (rk-h5's row red, a healthy pair green), the cursor's pair, a verdict
+ * jump. */
+static void test_sweep_view(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    char doc[1100];
+    snprintf(doc, sizeof(doc), "%s/tests/tui/data/sweep-8.json", src ? src : "..");
+    struct app_opts o = synth_opts();
+    o.results = doc;
+    scenario("sweep", &o, "", 24, 80);
+    scenario("sweep", &o, "", 43, 132);
+    struct screen s;
+    assert_int_equal(screen_open(&s, NULL, 24, 80, &o), 0);
+    screen_draw(&s);
+    int y = screen_find_row(&s, "5!rk-h5");
+    assert_int_equal(y, 12);
+    assert_true(cell_has_pair(&s, 12, 12, ROLE_ERROR));                /* [5][0] at 0.25x */
+    assert_true(cell_has_pair(&s, 7, 15, ROLE_OK));                    /* [0][1] */
+    assert_true(cell_has_pair(&s, 8, 1 + 10 + 3 * 3 + 1, ROLE_ERROR)); /* [1][3] failed */
+    screen_keys(&s, "Right Right");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "bw 0->1 94.2 Gb/s") > 0);
+    assert_true(screen_find_row(&s, "[#]") == 7);
+    screen_keys(&s, "Tab Down Enter");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "Pair 1 -> 3 ─") > 0);
+    assert_true(screen_find_row(&s, "[X]") == 8);
+    screen_close(&s);
+}
+
+/* Past SWEEP_GRID_SUMMARY_OVER ranks, one line per rank (sweep-8.json's ranks copied to 50,
+ * the new ones not measured), scrolling with the cursor. */
+static void test_sweep_many_ranks(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    char doc[1100];
+    snprintf(doc, sizeof(doc), "%s/tests/tui/data/sweep-8.json", src ? src : "..");
+    cJSON *j = NULL;
+    assert_int_equal(jsonutil_load(doc, &j, NULL), 0);
+    cJSON *ranks = cJSON_GetObjectItem(j, "ranks");
+    for (int i = 8; i < 50; i++) {
+        cJSON *r = cJSON_Duplicate(cJSON_GetArrayItem(ranks, 0), 1);
+        char host[16];
+        snprintf(host, sizeof(host), "node-%02d", i);
+        cJSON_ReplaceItemInObject(r, "rank", cJSON_CreateNumber(i));
+        cJSON_ReplaceItemInObject(r, "host", cJSON_CreateString(host));
+        cJSON_AddItemToArray(ranks, r);
+    }
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    assert_true(write_text("sweep-50.json", text));
+    free(text);
+    struct app_opts o = synth_opts();
+    o.results = "sweep-50.json";
+    struct screen s;
+    assert_int_equal(screen_open(&s, NULL, 24, 80, &o), 0);
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "50 ranks  pairs  failed  round 7 of 7") > 0);
+    assert_true(screen_find_row(&s, "rank host     median     ratio worst X") > 0);
+    assert_true(screen_find_row(&s, "   5!rk-h5    23.4 Gb/s  0.25x 0 0.25x") > 0);
+    assert_true(screen_find_row(&s, "   1 rk-h1    93.7 Gb/s  1.00x 5 0.25x X1") > 0);
+    assert_true(screen_find_row(&s, " more ") > 0);
+    assert_int_equal(screen_find_row(&s, "node-49"), -1);
+    screen_keys(&s, "End");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "  49 node-49  n/a") > 0);
+    assert_true(screen_find_row(&s, "rank 49  node-49") > 0);
+    screen_close(&s);
 }
 
 /* The setup view on the synthetic machine, where only TCP can run: the reasons verbs and
@@ -625,7 +699,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_too_small),        cmocka_unit_test(test_bad_theme),
         cmocka_unit_test(test_no_color),         cmocka_unit_test(test_colour_fallbacks),
         cmocka_unit_test(test_theme_key),        cmocka_unit_test(test_bad_config),
-        cmocka_unit_test(test_key_line),
+        cmocka_unit_test(test_key_line),         cmocka_unit_test(test_sweep_view),
+        cmocka_unit_test(test_sweep_many_ranks),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
