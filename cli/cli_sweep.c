@@ -63,6 +63,10 @@ static const struct cli_opt sweep_opts[] = {
      "the address each rank's agent listens on and its tests\nleave from (default: its rail's "
      "first address)",
      CLI_V_STRING, .off = A(listen)},
+    {"publish", 0, CLI_ARG_REQUIRED, "FILE|none",
+     "where rank 0 keeps the live document for 'fabtop --attach'\n(default: "
+     "$XDG_RUNTIME_DIR/fabtop/, as root /run/fabtop/,\nremoved at the end; a FILE given is kept)",
+     CLI_V_STRING, .off = A(publish)},
     {"json", 0, CLI_ARG_NONE, NULL, "print the document as JSON on stdout (rank 0)", CLI_V_SET,
      .off = A(json)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also save the JSON document to FILE (atomically)",

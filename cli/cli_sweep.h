@@ -28,7 +28,8 @@ struct sweep_args {
     const char *out;
     bool json;
     const char *groups;
-    const char *listen; /* --listen: every rank's agent and tests on this address */
+    const char *listen;  /* --listen: every rank's agent and tests on this address */
+    const char *publish; /* --publish: the live document's path, "none", or NULL (default) */
     int on_failure;     /* enum sweep_on_failure */
 };
 

@@ -2,12 +2,16 @@
 #include "sweep/sweep_run.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/jsonutil.h"
 #include "common/xalloc.h"
 #include "engine/rack/rack_sweep.h"
 #include "engine/results/results_sweep.h"
@@ -67,6 +71,59 @@ static void doc_rank(struct results_sweep_rank *k, const struct launch_record *r
     launch_record_diff(usual, r, diff, sizeof(diff));
     if (diff[0])
         results_str_set(&k->unlike, diff);
+}
+
+/* The live document (--publish): rewritten atomically after every step, for
+ * `fabtop --attach FILE` on this node. */
+struct live_doc {
+    char path[4096];
+    bool keep; /* given with --publish: left in place at the end */
+    struct timespec t0;
+};
+
+/* Where to publish: --publish FILE, or $XDG_RUNTIME_DIR/fabtop/, or /run/fabtop/ for root,
+ * in a directory only this user may enter. "" when nowhere. */
+static void live_path(const struct sweep_args *a, struct live_doc *l)
+{
+    l->path[0] = '\0';
+    if (a->publish) {
+        l->keep = true;
+        if (strcmp(a->publish, "none"))
+            snprintf(l->path, sizeof(l->path), "%s", a->publish);
+        return;
+    }
+    const char *rt = getenv("XDG_RUNTIME_DIR");
+    char dir[3000];
+    if (rt && rt[0] == '/')
+        snprintf(dir, sizeof(dir), "%s/fabtop", rt);
+    else if (geteuid() == 0)
+        snprintf(dir, sizeof(dir), "/run/fabtop");
+    else
+        return;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return;
+    snprintf(l->path, sizeof(l->path), "%s/sweep-%ld.json", dir, (long)getpid());
+}
+
+static void publish(void *arg, struct results_sweep *doc, size_t round, size_t nrounds)
+{
+    (void)round;
+    (void)nrounds;
+    struct live_doc *l = arg;
+    if (!l->path[0])
+        return;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    /* The elapsed time so far (the view estimates what is left from it). */
+    results_num_set(&doc->duration_s, true,
+                    (double)(t.tv_sec - l->t0.tv_sec) + (double)(t.tv_nsec - l->t0.tv_nsec) / 1e9);
+    cJSON *j = results_sweep_write(doc);
+    struct ft_err err = {0};
+    if (jsonutil_save(l->path, j, false, &err) < 0) {
+        fprintf(stderr, "fabtop sweep: the live document: %s; no longer published\n", err.msg);
+        l->path[0] = '\0';
+    }
+    cJSON_Delete(j);
 }
 
 int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
@@ -135,8 +192,20 @@ int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
         .ring = a->patterns & SWEEP_BIT_RING,
         .seed = 1,
     };
+    struct live_doc live = {0};
+    live_path(a, &live);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    live.t0 = t0;
+    if (live.path[0]) {
+        o.conduct.progress = publish;
+        o.conduct.progress_arg = &live;
+        results_str_set(&doc.status, "running");
+        publish(&live, &doc, 0, 0);
+        if (live.path[0] && !a->json)
+            printf("live: fabtop --attach %s\n", live.path);
+        fflush(stdout);
+    }
     struct ft_err err = {0};
     int rc = rack_sweep_run(&o, &doc, &err);
     if (rc < 0 && rc != -ECANCELED)
@@ -150,6 +219,12 @@ int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
     text_sweep_summary(&doc, line, sizeof(line));
     results_str_set(&doc.summary, line);
 
+    if (live.path[0]) {
+        if (live.keep)
+            publish(&live, &doc, 0, 0);
+        else
+            unlink(live.path);
+    }
     int status = 0;
     if (a->json || a->out) {
         cJSON *j = results_sweep_write(&doc);

@@ -41,8 +41,9 @@ struct rack_conduct_opts {
     uint64_t latency_bytes;        /* ping-pong message; 0: 64 */
     uint64_t stream_bytes;         /* stream write size; 0: 128 KiB */
     const _Atomic bool *interrupt; /* set on Ctrl-C: stop the running tests and return */
-    /* After every step: the document so far (for a live view); may be NULL. */
-    void (*progress)(void *arg, const struct results_sweep *doc, size_t round, size_t nrounds);
+    /* After every step: the document so far (for a live view: it may set the elapsed time);
+     * may be NULL. */
+    void (*progress)(void *arg, struct results_sweep *doc, size_t round, size_t nrounds);
     void *progress_arg;
 };
 

@@ -2,6 +2,7 @@
 #include "engine/rack/rack_sweep.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,41 @@ static void qty(struct results_sweep_qty *q, const struct sweep_qty *s)
     results_str_set(&q->kind, s->kind);
 }
 
+/* Whether rank r of doc failed mid-sweep (died, hung, unreachable). */
+static bool rank_dead(const struct results_sweep *doc, uint32_t r)
+{
+    const char *st = r < (uint32_t)doc->nranks ? results_str_get(&doc->ranks[r].status) : NULL;
+    return st && !strcmp(st, "failed");
+}
+
+/* One verdict per rank that failed mid-sweep: the rank, not its pairs' paths. */
+static void dead_rank_verdicts(struct results_sweep *doc)
+{
+    for (int r = 0; r < doc->nranks; r++) {
+        if (!rank_dead(doc, (uint32_t)r))
+            continue;
+        int lost = 0;
+        for (int i = 0; i < doc->npairs; i++)
+            lost += results_bool_true(&doc->pairs[i].failed) &&
+                    (doc->pairs[i].a == r || doc->pairs[i].b == r);
+        doc->verdicts = xalloc_resize(doc->verdicts,
+                                      (size_t)(doc->nverdicts + 1) * sizeof(*doc->verdicts));
+        struct results_sweep_verdict *o = &doc->verdicts[doc->nverdicts++];
+        memset(o, 0, sizeof(*o));
+        o->kind = xalloc_strdup("rank_failed");
+        o->metric = xalloc_strdup("tests");
+        o->state = xalloc_strdup("named");
+        results_num_set(&o->rank, true, r);
+        results_num_set(&o->n_slow, true, lost);
+        char msg[512];
+        snprintf(msg, sizeof(msg),
+                 "%s: failed during the sweep (%s); %d of its pairs not measured -> the rank "
+                 "itself: its process, host, or its port, cable or NIC",
+                 doc->ranks[r].host, results_str_get(&doc->ranks[r].error), lost);
+        o->message = xalloc_strdup(msg);
+    }
+}
+
 void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis *an,
                          const char *const *group_names)
 {
@@ -132,6 +168,11 @@ void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis 
                                                      sizeof(*doc->verdicts));
     for (size_t i = 0; i < an->n_v; i++) {
         const struct sweep_verdict *v = &an->v[i];
+        /* A dead rank's failed tests are its own verdict (dead_rank_verdicts). */
+        bool dead = (v->rank != SWEEP_NO_RANK && rank_dead(doc, v->rank)) ||
+                    (v->peer != SWEEP_NO_RANK && rank_dead(doc, v->peer));
+        if (dead && (v->kind == SWEEP_V_PAIR_FAILED || v->kind == SWEEP_V_RANK_FAILED))
+            continue;
         struct results_sweep_verdict *o = &doc->verdicts[doc->nverdicts++];
         memset(o, 0, sizeof(*o));
         o->kind = xalloc_strdup(kind_name(v->kind));
@@ -177,7 +218,7 @@ static void event(struct results_sweep *doc, const char *msg)
 
 /* Judge the pairs, re-test the suspects, and record both in doc. */
 static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct sweep_plan *plan,
-                 struct results_sweep *doc)
+                 struct results_sweep *doc, bool recheck)
 {
     size_t nf;
     struct sweep_figure *f = rack_sweep_figures(doc, false, &nf);
@@ -197,9 +238,9 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     size_t first = plan->n_rounds;
     /* -ENOENT: some suspect has no two fine ranks to re-test against; the others' re-tests
      * are planned all the same. */
-    if (!o->no_recheck && sweep_recheck_plan(&an, o->ranks, f, nf, plan, &e) < 0)
+    if (recheck && sweep_recheck_plan(&an, o->ranks, f, nf, plan, &e) < 0)
         event(doc, e.msg);
-    if (!o->no_recheck && plan->n_rounds > first) {
+    if (recheck && plan->n_rounds > first) {
         results_num_set(&doc->rounds_planned, true, (double)plan->n_rounds);
         rc = rack_conduct_rounds(c, plan, first, doc);
         size_t nre;
@@ -207,6 +248,7 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
         sweep_recheck_judge(&an, o->ranks, re, nre);
         free(re);
     }
+    dead_rank_verdicts(doc);
     rack_sweep_verdicts(doc, &an, o->group_names);
     sweep_analysis_free(&an);
     free(f);
@@ -228,8 +270,12 @@ int rack_sweep_run(const struct rack_sweep_opts *o, struct results_sweep *doc, s
     rc = rack_conduct_open(&o->conduct, doc, &c, err);
     if (rc == 0)
         rc = rack_conduct_rounds(c, &plan, 0, doc);
-    if (rc == 0)
-        rc = judge(o, c, &plan, doc);
+    /* What was measured is judged in every case; the second pass only after a whole sweep. */
+    if (c) {
+        int jrc = judge(o, c, &plan, doc, rc == 0 && !o->no_recheck);
+        if (rc == 0)
+            rc = jrc;
+    }
     bool failed = false;
     for (int i = 0; i < doc->ntests; i++)
         failed |= strcmp(doc->tests[i].status, "ok") != 0;
