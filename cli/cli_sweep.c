@@ -59,6 +59,10 @@ static const struct cli_opt sweep_opts[] = {
     {"on-failure", 0, CLI_ARG_REQUIRED, "continue|stop",
      "after a rank fails: go on with the others, or stop", CLI_V_ENUM, .values = on_failure_values,
      .off = A(on_failure)},
+    {"expect", 'e', CLI_ARG_REQUIRED, "TERMS",
+     "thresholds for scripts: exit 1 listing the pairs or ranks\nthat miss them, e.g. "
+     "'pair.gbps>90,pair.p99<500us,rank.p50<100us'",
+     CLI_V_STRING, .off = A(expect)},
     {"listen", 0, CLI_ARG_REQUIRED, "ADDR",
      "the address each rank's agent listens on and its tests\nleave from (default: its rail's "
      "first address)",

@@ -28,9 +28,10 @@ struct sweep_args {
     const char *out;
     bool json;
     const char *groups;
+    const char *expect;  /* --expect TERMS (engine/rack/rack_expect.h) */
     const char *listen;  /* --listen: every rank's agent and tests on this address */
     const char *publish; /* --publish: the live document's path, "none", or NULL (default) */
-    int on_failure;     /* enum sweep_on_failure */
+    int on_failure;      /* enum sweep_on_failure */
 };
 
 #define SWEEP_DEFAULT_DURATION 2.0

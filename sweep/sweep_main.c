@@ -28,6 +28,7 @@
 #include "engine/launch/launch_groups.h"
 #include "engine/launch/launch_record.h"
 #include "engine/peer/channel.h"
+#include "engine/rack/rack_expect.h"
 #include "engine/rack/rack_node.h"
 #include "sweep/sweep_run.h"
 #include "topology/topo_pipeline.h"
@@ -211,6 +212,14 @@ static int check_plan(const struct sweep_args *a, const struct launch_record *re
         if (rc < 0) {
             say("%s", err.msg);
             return rc == -EBADMSG ? CLI_DATAERR : ft_err_exit_status(rc);
+        }
+    }
+    if (a->expect) {
+        struct thresholds ex;
+        struct ft_err err = {0};
+        if (rack_expect_parse(a->expect, &ex, &err) < 0) {
+            say("%s", err.msg);
+            return CLI_USAGE;
         }
     }
     if (a->out && cli_check_output(a->out))

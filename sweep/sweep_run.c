@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "common/jsonutil.h"
 #include "common/xalloc.h"
+#include "engine/rack/rack_expect.h"
 #include "engine/rack/rack_sweep.h"
 #include "engine/results/results_sweep.h"
 #include "text/text_sweep.h"
@@ -233,10 +234,23 @@ int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
     }
     if (!a->json)
         text_sweep_report(stdout, &doc, 80);
-    fflush(stdout);
     const char *st = results_str_get(&doc.status);
     if (!status)
         status = st && !strcmp(st, "interrupted") ? 130 : st && !strcmp(st, "ok") ? 0 : CLI_FAILED;
+    struct thresholds ex;
+    if (a->expect && rack_expect_parse(a->expect, &ex, &err) == 0) {
+        char report[16384] = "";
+        int nv = rack_expect_check(&ex, &doc, report, sizeof(report));
+        FILE *to = a->json ? stderr : stdout;
+        if (nv) {
+            fprintf(to, "expect: %d miss%s of %s:\n%s", nv, nv == 1 ? "" : "es", a->expect, report);
+            if (!status)
+                status = CLI_THRESHOLDS;
+        } else {
+            fprintf(to, "expect: every pair and rank within %s\n", a->expect);
+        }
+    }
+    fflush(stdout);
     results_sweep_free(&doc);
     free(gnames);
     free(ranks);

@@ -8,6 +8,13 @@
 #include <string.h>
 
 #include "common/xalloc.h"
+#include "engine/sweep/sweep_stats.h"
+
+static void event(struct results_sweep *doc, const char *msg)
+{
+    doc->events = xalloc_resize(doc->events, (size_t)(doc->nevents + 1) * sizeof(char *));
+    doc->events[doc->nevents++] = xalloc_strdup(msg);
+}
 
 /* The first point of the flow named name in a run, or NULL. */
 static const struct results_point *point_of(const struct results_run *run, const char *name)
@@ -143,8 +150,8 @@ static void dead_rank_verdicts(struct results_sweep *doc)
         for (int i = 0; i < doc->npairs; i++)
             lost += results_bool_true(&doc->pairs[i].failed) &&
                     (doc->pairs[i].a == r || doc->pairs[i].b == r);
-        doc->verdicts = xalloc_resize(doc->verdicts,
-                                      (size_t)(doc->nverdicts + 1) * sizeof(*doc->verdicts));
+        doc->verdicts =
+            xalloc_resize(doc->verdicts, (size_t)(doc->nverdicts + 1) * sizeof(*doc->verdicts));
         struct results_sweep_verdict *o = &doc->verdicts[doc->nverdicts++];
         memset(o, 0, sizeof(*o));
         o->kind = xalloc_strdup("rank_failed");
@@ -194,6 +201,124 @@ void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis 
     }
 }
 
+/* Rank r's reference bandwidth: the median of its pairs' figures (Gb/s), else its port's rate,
+ * else 0 (unknown). */
+static double rank_reference(const struct results_sweep *doc, const struct sweep_rank *ranks, int r,
+                             double *scratch)
+{
+    size_t n = 0;
+    for (int i = 0; i < doc->npairs; i++) {
+        const struct results_sweep_pair *p = &doc->pairs[i];
+        double v;
+        if ((p->a != r && p->b != r) || results_bool_true(&p->failed))
+            continue;
+        if (results_num_get(&p->bw_ab_gbps, &v))
+            scratch[n++] = v;
+        if (results_num_get(&p->bw_ba_gbps, &v))
+            scratch[n++] = v;
+    }
+    if (n)
+        return sweep_stats_median(scratch, n);
+    double port = 0;
+    for (unsigned k = 0; k < SWEEP_MAX_RAILS; k++)
+        port = ranks[r].port_gbps[k] > port ? ranks[r].port_gbps[k] : port;
+    return port;
+}
+
+/* Bisection: per split, each stream's goodput against what its two ranks reach alone (their
+ * pairs' median bandwidth: the fair share of a non-blocking fabric is all of it), the
+ * aggregate across the cut, as an event per split; when the group-against-group split's
+ * streams fall under 0.85x, the uplinks between the groups are named. */
+static void bisection_report(struct results_sweep *doc, const struct rack_sweep_opts *o)
+{
+    int n = doc->nranks;
+    double *ref = xalloc_zero((size_t)n + 1, sizeof(double));
+    double *scratch = xalloc(sizeof(double) * (2 * (size_t)doc->npairs + 2));
+    for (int r = 0; r < n; r++)
+        ref[r] = rank_reference(doc, o->ranks, r, scratch);
+    free(scratch);
+    double *share = xalloc(sizeof(double) * ((size_t)doc->ntests + 1));
+    for (int i = 0; i < doc->ntests;) {
+        const struct results_sweep_test *t0 = &doc->tests[i];
+        if (strcmp(t0->pattern, "bisection")) {
+            i++;
+            continue;
+        }
+        int round = t0->round, j = i, ns = 0, nfail = 0, across = 1, worst = -1;
+        double agg = 0, worst_share = 1e300;
+        for (; j < doc->ntests && doc->tests[j].round == round &&
+               !strcmp(doc->tests[j].pattern, "bisection");
+             j++) {
+            const struct results_sweep_test *t = &doc->tests[j];
+            const struct results_point *p;
+            double v;
+            int32_t ga = o->ranks[t->src].group, gb = o->ranks[t->dst].group;
+            across &= ga != SWEEP_GROUP_UNKNOWN && ga != gb;
+            if (strcmp(t->status, "ok") || t->run_st != RESULTS_SET ||
+                !(p = point_of(&t->run, "stream")) || !results_num_get(&p->goodput_gbps, &v)) {
+                nfail++;
+                continue;
+            }
+            agg += v;
+            double r = ref[t->src] < ref[t->dst] ? ref[t->src] : ref[t->dst];
+            if (r > 0) {
+                share[ns] = v / r;
+                if (share[ns] < worst_share) {
+                    worst_share = share[ns];
+                    worst = j;
+                }
+                ns++;
+            }
+        }
+        int nstreams = j - i;
+        char line[512];
+        int k = snprintf(line, sizeof(line),
+                         "bisection round %d (%s split): %d streams across the cut, "
+                         "aggregate %.4g Gb/s",
+                         round + 1, across ? "group-against-group" : "random", nstreams, agg);
+        double med = ns ? sweep_stats_median(share, (size_t)ns) : 0;
+        if (ns)
+            k += snprintf(line + k, sizeof(line) - (size_t)k,
+                          "; each stream at a median %.2fx of what its ranks reach alone (their "
+                          "pairs' median), the lowest %s -> %s at %.2fx",
+                          med, doc->ranks[doc->tests[worst].src].host,
+                          doc->ranks[doc->tests[worst].dst].host, worst_share);
+        if (nfail)
+            snprintf(line + k, sizeof(line) - (size_t)k, "; %d failed", nfail);
+        event(doc, line);
+        if (across && ns && med < 0.85 && o->group_names) {
+            int32_t ga = o->ranks[t0->src].group, gb = o->ranks[t0->dst].group;
+            doc->verdicts =
+                xalloc_resize(doc->verdicts, (size_t)(doc->nverdicts + 1) * sizeof(*doc->verdicts));
+            struct results_sweep_verdict *v = &doc->verdicts[doc->nverdicts++];
+            memset(v, 0, sizeof(*v));
+            v->kind = xalloc_strdup("uplink");
+            v->metric = xalloc_strdup("bandwidth");
+            v->state = xalloc_strdup("named");
+            results_str_set(&v->group_a, o->group_names[ga]);
+            results_str_set(&v->group_b, o->group_names[gb]);
+            results_num_set(&v->rail, true, t0->rail);
+            results_num_set(&v->observed.value, true, agg);
+            results_str_set(&v->observed.unit, "Gb/s");
+            results_str_set(&v->observed.kind, "aggregate bandwidth across the cut");
+            results_num_set(&v->ratio.value, true, med);
+            results_str_set(&v->ratio.unit, "x");
+            results_str_set(&v->ratio.kind, "median stream share of what its ranks reach alone");
+            results_num_set(&v->n_pairs, true, nstreams);
+            snprintf(line, sizeof(line),
+                     "groups %s and %s: half against half, the %d streams across them ran at "
+                     "%.2fx of what their ranks reach alone (%.4g Gb/s in all) -> the uplinks "
+                     "between them carry about %.4g Gb/s: oversubscribed %.1f:1 for this traffic",
+                     o->group_names[ga], o->group_names[gb], nstreams, med, agg, agg,
+                     med > 0 ? 1 / med : 0);
+            v->message = xalloc_strdup(line);
+        }
+        i = j;
+    }
+    free(share);
+    free(ref);
+}
+
 static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, struct ft_err *err)
 {
     struct sweep_plan_opts po = {.seed = o->seed};
@@ -210,12 +335,6 @@ static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, st
     return rc;
 }
 
-static void event(struct results_sweep *doc, const char *msg)
-{
-    doc->events = xalloc_resize(doc->events, (size_t)(doc->nevents + 1) * sizeof(char *));
-    doc->events[doc->nevents++] = xalloc_strdup(msg);
-}
-
 /* Judge the pairs, re-test the suspects, and record both in doc. */
 static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct sweep_plan *plan,
                  struct results_sweep *doc, bool recheck)
@@ -224,6 +343,8 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     struct sweep_figure *f = rack_sweep_figures(doc, false, &nf);
     if (!nf) {
         free(f);
+        dead_rank_verdicts(doc);
+        bisection_report(doc, o);
         return 0;
     }
     rack_sweep_pairs(doc, f, nf);
@@ -250,6 +371,7 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     }
     dead_rank_verdicts(doc);
     rack_sweep_verdicts(doc, &an, o->group_names);
+    bisection_report(doc, o);
     sweep_analysis_free(&an);
     free(f);
     return rc;

@@ -33,7 +33,8 @@ int rack_sweep_run(const struct rack_sweep_opts *o, struct results_sweep *doc, s
 
 /* The matrix of doc's pair tests (pattern "pairs"; or "recheck" with recheck set) as
  * figures for sweep_judge: one per (src, dst, rail), latency from the ping-pong step and
- * bandwidth from the two stream steps (a to b, then b to a). *n figures; the caller frees the array. */
+ * bandwidth from the two stream steps (a to b, then b to a). *n figures; the caller frees the
+ * array. */
 struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool recheck, size_t *n);
 
 /* Fill doc->pairs from figures (the matrix the document and the heat map show). */

@@ -9,7 +9,9 @@
 #     bandwidth within 20% of mpirun's (but for 1 in 10: one second of TCP on a busy machine);
 #  3. under mpirun, one rank killed (SIGKILL) mid-sweep: rank 0 names it with the reason,
 #     marks its tests failed or skipped, measures every pair of the others, saves the
-#     document with status failed, and the job ends within a minute of the kill.
+#     document with status failed, and the job ends within a minute of the kill;
+#  4. on a second rack with 4:1 oversubscribed uplinks, bisection's group-against-group split
+#     names the uplinks between the leaves, with what crossed them.
 # Usage: rack_sweep.sh FABTOP_SWEEP (skipped without it, root, OpenMPI, Slurm and munge).
 set -u
 SWEEP=${1:-}
@@ -258,5 +260,48 @@ PY
 grep -q "^NAMED .*$KILL_HOST: failed during the sweep" "$W/killed.out" ||
     fail "no verdict names $KILL_HOST"
 pass "a killed rank is named, the rest measured and saved; the job ended $tend s after the kill"
+# 4. Bisection on a rack of its own with oversubscribed uplinks: 100 Mbit/s between the leaves
+#    for four 100 Mbit/s hosts each. The group-against-group split finds them: its streams at
+#    about a quarter of what the hosts reach alone, the uplinks named, ~100 Mbit/s across.
+rack_down
+P=rb$(($$ % 100000))
+rack_up -p "$P" -s 10.85.0 -n 8 -l 2 -u 100mbit -r ${HOST_MBIT}mbit
+rc=$?
+[ $rc -eq 0 ] || fail "rack_up (oversubscribed) exited $rc"
+printf 'leaf1 %s-h1 %s-h2 %s-h3 %s-h4\nleaf2 %s-h5 %s-h6 %s-h7 %s-h8\n' \
+    "$P" "$P" "$P" "$P" "$P" "$P" "$P" "$P" >"$W/groups"
+hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
+t=$(date +%s)
+mpi "$SWEEP" $ARGS -p pairs -p bisection -o "$W/bisection.json" >"$W/bisection.out" 2>&1
+rc=$?
+bis_s=$(($(date +%s) - t))
+cat "$W/bisection.out"
+[ $rc -eq 0 ] || fail "the bisection sweep exited $rc"
+python3 - "$W/bisection.json" <<'PY' || exit 1
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+up = [v for v in d["verdicts"] if v["kind"] == "uplink" and v["metric"] == "bandwidth" and v["state"] == "named"]
+if len(up) != 1 or {up[0].get("group_a"), up[0].get("group_b")} != {"leaf1", "leaf2"}:
+    bad.append("uplink verdicts: %s" % [v["message"] for v in up])
+else:
+    agg = up[0]["observed"]["value"] * 1000
+    share = up[0]["ratio"]["value"]
+    print("named: " + up[0]["message"])
+    if not 75 <= agg <= 125 or not share < 0.5:
+        bad.append("across the cut %.1f Mbit/s at %.2fx (want about 100 Mbit/s, under 0.5x)" % (agg, share))
+ranks = [v["message"] for v in d["verdicts"] if v["kind"] == "rank" and v["state"] == "named"]
+if ranks:
+    bad.append("ranks named on a rack of healthy hosts: %s" % ranks)
+splits = [e for e in d["events"] if e.startswith("bisection round")]
+if len(splits) < 2 or not any("group-against-group" in e for e in splits):
+    bad.append("bisection splits reported: %s" % splits)
+for e in splits:
+    print(e)
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+PY
+pass "bisection on the oversubscribed rack names the uplinks between leaf1 and leaf2 ($bis_s s)"
 T2=$(date +%s)
-echo "timing: whole test $((T2 - T0)) s (mpirun sweep $mpi_s s, srun sweep $srun_s s)"
+echo "timing: whole test $((T2 - T0)) s (mpirun sweep $mpi_s s, srun sweep $srun_s s, bisection $bis_s s)"

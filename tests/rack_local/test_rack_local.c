@@ -18,6 +18,7 @@
 #include <sodium.h>
 
 #include "common/xalloc.h"
+#include "engine/rack/rack_expect.h"
 #include "engine/rack/rack_node.h"
 #include "engine/rack/rack_sweep.h"
 
@@ -307,6 +308,55 @@ static void test_end(void **state)
     rack_down(&r);
 }
 
+/* --expect on a hand-made matrix: 3 ranks, rank 2 slow, the pair 0-1 failed. */
+static void test_expect(void **state)
+{
+    (void)state;
+    struct results_sweep d = {0};
+    struct rack r = {.n = 3};
+    for (int i = 0; i < 3; i++)
+        snprintf(r.names[i], sizeof(r.names[i]), "n%d", i);
+    doc_init(&d, &r);
+    d.npairs = 3;
+    d.pairs = xalloc_zero(3, sizeof(*d.pairs));
+    const int ab[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    for (int i = 0; i < 3; i++) {
+        struct results_sweep_pair *p = &d.pairs[i];
+        p->a = ab[i][0];
+        p->b = ab[i][1];
+        bool slow = p->b == 2;
+        results_num_set(&p->lat_p50_us, true, slow ? 300 : 20);
+        results_num_set(&p->lat_p99_us, true, slow ? 900 : 40);
+        results_num_set(&p->bw_ab_gbps, true, slow ? 0.025 : 0.095);
+        results_num_set(&p->bw_ba_gbps, true, slow ? 0.024 : 0.094);
+        p->failed = (struct results_bool){RESULTS_SET, i == 0};
+        if (i == 0)
+            results_str_set(&p->error, "peer n1 did not answer");
+    }
+    struct thresholds e;
+    struct ft_err err = {0};
+    assert_int_equal(rack_expect_parse("pair.gbps>0.09,rank.p50<100us", &e, &err), 0);
+    char rep[2048] = "";
+    /* pair 0-1 failed (1), pairs 0-2 and 1-2 both directions slow (4); rank 2's median p50
+     * 300 us (1); ranks 0 and 1 have one pair each left, the slow one (2). */
+    assert_int_equal(rack_expect_check(&e, &d, rep, sizeof(rep)), 8);
+    assert_non_null(
+        strstr(rep, "n0 <-> n1: failed (peer n1 did not answer), expected pair.gbps>0.09"));
+    assert_non_null(
+        strstr(rep, "n0 <-> n2: gbps a->b 0.025 Gb/s, expected > 0.09 (pair.gbps>0.09)"));
+    assert_non_null(
+        strstr(rep, "n2: median p50 300 us over its pairs, expected < 100 (rank.p50<100us)"));
+    rep[0] = '\0';
+    assert_int_equal(rack_expect_parse("gbps>0.01,p99<1ms", &e, &err), 0);
+    assert_int_equal(rack_expect_check(&e, &d, rep, sizeof(rep)), 2); /* the failed pair */
+    /* What a sweep cannot judge is refused at once. */
+    assert_int_equal(rack_expect_parse("probe.quiet.p99<20us", &e, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "a sweep judges pair.STAT or rank.STAT"));
+    assert_int_equal(rack_expect_parse("pair.retrans<1", &e, &err), -EINVAL);
+    assert_int_equal(rack_expect_parse("pair.gbps>", &e, &err) < 0, 1);
+    results_sweep_free(&d);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -317,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_dead_rank_stop),
         cmocka_unit_test(test_foreign_peer_refused),
         cmocka_unit_test(test_end),
+        cmocka_unit_test(test_expect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
