@@ -644,6 +644,12 @@ void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
         fprintf(f, "  (%d %s with a failed rank)\n", nwith, nwith == 1 ? "pair" : "pairs");
     fprintf(f, "\nverdicts:\n");
     text_sweep_verdicts(f, s);
+    /* What happened along the way: failures, decisions, the bisection splits' figures. */
+    if (s->nevents > 0) {
+        fprintf(f, "\nevents:\n");
+        for (int i = 0; i < s->nevents; i++)
+            fprintf(f, "  %s\n", s->events[i]);
+    }
     char line[1024];
     text_sweep_summary(s, line, sizeof(line));
     fprintf(f, "\n%s\n", line);
