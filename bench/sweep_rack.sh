@@ -1,0 +1,121 @@
+#!/bin/sh
+# sweep_rack.sh: fabtop sweep against the same pairs run one after another with
+# `fabtop run --peer`, on an 8-host rack of network namespaces (tests/rack/rack_lib.sh: two
+# leaves of four, 600 Mbit/s uplinks, every host port 100 Mbit/s), in one run:
+#   1. the whole matrix by `mpirun fabtop-sweep --pattern pairs` (N-1 = 7 rounds);
+#   2. the same 28 pairs, each its three steps (ping-pong latency, stream a to b, b to a) with
+#      the same mixes, by `fabtop run --peer` from host a to a `fabtop serve` on host b, one
+#      after another;
+# and prints the wall-clock ratio (issue 16's target: at least 3.5x) and, per pair, the sweep's
+# bandwidth and latency p50 against fabtop run's (target: within 5%), as medians over the
+# pairs with their spread. The sweep runs as users run it, its second pass included (counted in
+# its time). Root only (network namespaces).
+#   sudo bench/sweep_rack.sh [BUILD_DIR] [SECONDS_PER_STEP]      (default build/, 1)
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$here/build}
+DUR=${2:-1}
+SWEEP=$build/bin/fabtop-sweep
+FABTOP=$build/bin/fabtop
+[ "$(id -u)" -eq 0 ] || { echo "root is needed for the rack of network namespaces"; exit 77; }
+[ -x "$SWEEP" ] && [ -x "$FABTOP" ] || { echo "build first (fabtop and fabtop-sweep in $build/bin)"; exit 1; }
+RACK_LIB_DIR=$here/tests/rack
+. "$RACK_LIB_DIR/rack_lib.sh"
+W=$(mktemp -d /var/tmp/fabtop-sweepbench.XXXXXX) || exit 1
+RACK_EXTRA_CLEANUP='rm -rf "$W"'
+trap 'eval "$RACK_EXTRA_CLEANUP"' EXIT
+trap 'exit 130' INT
+P=sb$(($$ % 100000))
+rack_up -p "$P" -s 10.86.0 -n 8 -l 2 -u 600mbit -r 100mbit || exit 1
+hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+echo "fabtop sweep vs fabtop run --peer one pair at a time, ${cpu:-unknown CPU}, $(nproc) CPUs, $(date -u +%Y-%m-%d)"
+echo "rack: 8 hosts, 100 Mbit/s ports, 600 Mbit/s uplinks; $DUR s measured per step"
+echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# 1. The sweep.
+t0=$(date +%s.%N)
+rack_local timeout 600 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
+    --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+    --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
+    --mca btl tcp,self "$SWEEP" --duration "$DUR" --publish none -o "$W/sweep.json" \
+    >"$W/sweep.out" 2>&1 || { cat "$W/sweep.out"; echo "the sweep failed"; exit 1; }
+t1=$(date +%s.%N)
+
+# 2. The same pairs, one after another. The mixes are the sweep's own (rack_conduct_mix).
+mix() { # NAME FLOW-JSON
+    printf '{"format": "fabtop-mix", "version": 1, "name": "sweep-%s", "phases": ["loaded"], "progress_deadline_s": 3, "fail_bound_s": 3, "flows": [%s]}\n' \
+        "$1" "$2" >"$W/$1.json"
+}
+flow() { # NAME OP DIR SIZE
+    printf '{"name": "%s", "transport": "tcp", "op": "%s"%s, "size": %s, "warmup_s": 0.3, "duration_s": %s}' \
+        "$1" "$2" "${3:+, \"direction\": \"$3\"}" "$4" "$DUR"
+}
+mix latency "$(flow latency pingpong "" 64)"
+mix bandwidth-ab "$(flow a-to-b stream tx 131072)"
+mix bandwidth-ba "$(flow b-to-a stream rx 131072)"
+"$FABTOP" serve --gen-key "$W/key" >/dev/null || exit 1
+i=0
+for h in $RACK_HOSTS; do
+    i=$((i + 1))
+    rack_enter "$h" "$FABTOP" serve --listen "$(rack_addr "$h"):7470" --key-file "$W/key" \
+        >"$W/serve$i.log" 2>&1 &
+done
+for h in $RACK_HOSTS; do
+    a=$(rack_addr "$h")
+    k=0
+    until ip netns exec "$h" ss -ltn | grep -q "$a:7470"; do
+        k=$((k + 1))
+        [ $k -ge 100 ] && { cat "$W"/serve*.log; echo "fabtop serve on $h did not listen"; exit 1; }
+        sleep 0.05
+    done
+done
+t2=$(date +%s.%N)
+python3 - "$W/sweep.json" >"$W/pairs" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = {r["rank"]: r["host"] for r in d["ranks"]}
+for p in d["pairs"]:
+    print(h[p["a"]], h[p["b"]])
+PY
+while read -r a b; do
+    for m in latency bandwidth-ab bandwidth-ba; do
+        rack_enter "$a" "$FABTOP" run --mix "$W/$m.json" --peer "$(rack_addr "$b"):7470" \
+            --key-file "$W/key" -o "$W/run-$a-$b-$m.json" >"$W/run.out" 2>&1 ||
+            { cat "$W/run.out"; echo "fabtop run $a -> $b ($m) failed"; exit 1; }
+    done
+done <"$W/pairs"
+t3=$(date +%s.%N)
+
+python3 - "$W" "$t0" "$t1" "$t2" "$t3" <<'PY'
+import json, statistics, sys
+w, t0, t1, t2, t3 = sys.argv[1], *map(float, sys.argv[2:6])
+d = json.load(open(w + "/sweep.json"))
+h = {r["rank"]: r["host"] for r in d["ranks"]}
+def point(path, flow):
+    run = json.load(open(path))
+    for ph in run["phases"]:
+        for f in ph["flows"]:
+            if f["name"] == flow:
+                return f["points"][0]
+bw, lat = [], []
+for p in d["pairs"]:
+    a, b = h[p["a"]], h[p["b"]]
+    base = "%s/run-%s-%s-" % (w, a, b)
+    ab = point(base + "bandwidth-ab.json", "a-to-b")["goodput_gbps"]
+    ba = point(base + "bandwidth-ba.json", "b-to-a")["goodput_gbps"]
+    l50 = point(base + "latency.json", "latency")["latency"]["p50"]
+    bw += [p["bw_ab_gbps"] / ab, p["bw_ba_gbps"] / ba]
+    lat.append(p["lat_p50_us"] / l50)
+def q(x):
+    x = sorted(x)
+    return "median %.3f (p10-p90 %.3f-%.3f, n=%d)" % (statistics.median(x), x[len(x) // 10], x[(9 * len(x)) // 10], len(x))
+sweep_s, seq_s = t1 - t0, t3 - t2
+print("fabtop sweep, 28 pairs in %d rounds (%d re-test rounds):  %.1f s wall (launch to exit)"
+      % (d["rounds_done"], d["rounds_done"] - 7, sweep_s))
+print("fabtop run --peer, the same 28 pairs one after another: %.1f s wall" % seq_s)
+print("  ratio sequential/sweep: %.2fx (target >= 3.5x)" % (seq_s / sweep_s))
+print("per pair, sweep / fabtop run on the same path in the same run:")
+print("  bandwidth (each direction): " + q(bw))
+print("  latency p50:                " + q(lat))
+PY
