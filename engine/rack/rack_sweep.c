@@ -201,16 +201,20 @@ void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis 
     }
 }
 
-/* Rank r's reference bandwidth: the median of its pairs' figures (Gb/s), else its port's rate,
- * else 0 (unknown). */
+/* Rank r's reference bandwidth: the median of its pairs' figures (Gb/s) within its own group
+ * (what it reaches without crossing the spine; all its pairs when groups are unknown), else
+ * its port's rate, else 0 (unknown). */
 static double rank_reference(const struct results_sweep *doc, const struct sweep_rank *ranks, int r,
                              double *scratch)
 {
     size_t n = 0;
+    bool grouped = ranks[r].group != SWEEP_GROUP_UNKNOWN;
     for (int i = 0; i < doc->npairs; i++) {
         const struct results_sweep_pair *p = &doc->pairs[i];
         double v;
         if ((p->a != r && p->b != r) || results_bool_true(&p->failed))
+            continue;
+        if (grouped && ranks[p->a].group != ranks[p->b].group)
             continue;
         if (results_num_get(&p->bw_ab_gbps, &v))
             scratch[n++] = v;
