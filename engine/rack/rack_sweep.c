@@ -323,6 +323,93 @@ static void bisection_report(struct results_sweep *doc, const struct rack_sweep_
     free(ref);
 }
 
+/* A test's probe latency p50 and p99 (us), from its "latency" flow. */
+static bool probe_lat(const struct results_sweep_test *t, double *p50, double *p99)
+{
+    const struct results_point *p;
+    return !strcmp(t->status, "ok") && t->run_st == RESULTS_SET &&
+           (p = point_of(&t->run, "latency")) && p->latency_st == RESULTS_SET &&
+           results_num_get(&p->latency.p50, p50) && results_num_get(&p->latency.p99, p99);
+}
+
+/* Incast: per receiver, what its k senders delivered together and each one's share of the fair
+ * share (the aggregate / k), and the probe's latency quiet against loaded, as an event. */
+static void incast_report(struct results_sweep *doc)
+{
+    double *share = xalloc(sizeof(double) * ((size_t)doc->ntests + 1));
+    for (int i = 0; i < doc->ntests; i++) {
+        const struct results_sweep_test *t0 = &doc->tests[i];
+        const char *ph = results_str_get(&t0->phase);
+        if (strcmp(t0->pattern, "incast") || !ph || strcmp(ph, "loaded") ||
+            (i > 0 && doc->tests[i - 1].round == t0->round))
+            continue;
+        int recv = -1, k = 0, nfail = 0, worst = -1, probe = -1;
+        double agg = 0, gb[512];
+        int src[512];
+        for (int j = i; j < doc->ntests && doc->tests[j].round == t0->round; j++) {
+            const struct results_sweep_test *t = &doc->tests[j];
+            const struct results_point *p;
+            double v;
+            recv = t->dst;
+            if (!strcmp(t->role, "probe")) {
+                probe = j;
+                continue;
+            }
+            if (strcmp(t->status, "ok") || t->run_st != RESULTS_SET ||
+                !(p = point_of(&t->run, "stream")) || !results_num_get(&p->goodput_gbps, &v)) {
+                nfail++;
+                continue;
+            }
+            if (k < 512) {
+                gb[k] = v;
+                src[k++] = t->src;
+            }
+            agg += v;
+        }
+        if (recv < 0)
+            continue;
+        char line[640];
+        int n = snprintf(line, sizeof(line), "incast to %s (%d senders): aggregate %.4g Gb/s",
+                         doc->ranks[recv].host, k + nfail, agg);
+        if (k > 0) {
+            double fair = agg / k, low = 1e300;
+            for (int s = 0; s < k; s++) {
+                share[s] = gb[s] / fair;
+                if (share[s] < low) {
+                    low = share[s];
+                    worst = src[s];
+                }
+            }
+            n += snprintf(line + n, sizeof(line) - (size_t)n,
+                          " (fair share %.4g Gb/s each; the lowest, %s, at %.2fx)", fair,
+                          doc->ranks[worst].host, low);
+        }
+        /* The quiet probe: the same receiver's quiet round just before. */
+        double q50, q99, l50, l99;
+        int quiet = -1;
+        for (int j = i - 1; j >= 0 && quiet < 0; j--) {
+            const char *qp = results_str_get(&doc->tests[j].phase);
+            if (!strcmp(doc->tests[j].pattern, "incast") && qp && !strcmp(qp, "quiet") &&
+                doc->tests[j].dst == recv)
+                quiet = j;
+        }
+        if (probe >= 0 && probe_lat(&doc->tests[probe], &l50, &l99)) {
+            if (quiet >= 0 && probe_lat(&doc->tests[quiet], &q50, &q99) && q99 > 0)
+                n += snprintf(line + n, sizeof(line) - (size_t)n,
+                              "; the probe from %s: p99 %.4g us quiet, %.4g us loaded (%.1fx)",
+                              doc->ranks[doc->tests[probe].src].host, q99, l99, l99 / q99);
+            else
+                n += snprintf(line + n, sizeof(line) - (size_t)n,
+                              "; the probe from %s: p99 %.4g us loaded",
+                              doc->ranks[doc->tests[probe].src].host, l99);
+        }
+        if (nfail)
+            snprintf(line + n, sizeof(line) - (size_t)n, "; %d failed", nfail);
+        event(doc, line);
+    }
+    free(share);
+}
+
 static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, struct ft_err *err)
 {
     struct sweep_plan_opts po = {.seed = o->seed};
@@ -349,6 +436,7 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
         free(f);
         dead_rank_verdicts(doc);
         bisection_report(doc, o);
+        incast_report(doc);
         return 0;
     }
     rack_sweep_pairs(doc, f, nf);
@@ -376,6 +464,7 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     dead_rank_verdicts(doc);
     rack_sweep_verdicts(doc, &an, o->group_names);
     bisection_report(doc, o);
+    incast_report(doc);
     sweep_analysis_free(&an);
     free(f);
     return rc;
