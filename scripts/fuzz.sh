@@ -12,7 +12,8 @@
 #   -s T=DIR     more seeds for target T, read only (e.g. hwloc_xml=../shared/data/hwloc:
 #                data that must not be committed can seed a run from where it lies)
 #   TARGET       mix results expect topo_json hwloc_xml cabling theme sim_params sim_topo
-#                config (default: all)
+#                config ctl_agent ctl_client ctl_requests launch_record launch_groups
+#                launch_env (default: all)
 # Fork mode with -ignore_crashes=1 keeps going past findings; each finding is replayed and
 # blamed on fabtop or libhwloc (tests/fuzz/fuzz_lib.sh). Prints per target executions, time,
 # coverage (cov: code edges, ft: features), corpus size and findings; exit 1 when a finding
@@ -23,7 +24,7 @@ export FUZZ_LIB_DIR="$here/tests/fuzz"
 . "$FUZZ_LIB_DIR/fuzz_lib.sh"
 secs=600 out=./fuzz-out build=$here/build-fuzz jobs=1 extra=""
 all="mix results expect topo_json hwloc_xml cabling theme sim_params sim_topo config \
-ctl_agent ctl_client ctl_requests"
+ctl_agent ctl_client ctl_requests launch_record launch_groups launch_env"
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 64; }
 while getopts t:o:b:j:s:h opt; do
     case $opt in

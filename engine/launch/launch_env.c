@@ -79,6 +79,12 @@ int launch_env_read(launch_getenv_fn get, void *ctx, struct launch_env *e, struc
                           "the launcher says rank %d of %d tasks; its environment is damaged "
                           "(start the sweep with mpirun or srun)",
                           e->rank, e->size);
+    /* As rank 0 checks every rendezvous record (launch_record_decode). */
+    if (e->local_size > 0 && e->local_rank >= e->local_size)
+        return ft_err_set(err, -EINVAL,
+                          "the launcher says local rank %d of %d tasks on this node; its "
+                          "environment is damaged (start the sweep with mpirun or srun)",
+                          e->local_rank, e->local_size);
     return 0;
 }
 

@@ -27,7 +27,8 @@ struct launch_env {
 typedef const char *(*launch_getenv_fn)(const char *name, void *ctx);
 
 /* Fill e from the environment: 0 (kind LAUNCH_NONE when no launcher is there), or -EINVAL
- * with err naming a variable that is set but not a number in range. */
+ * with err naming a variable that is set but not a number in range, or a rank (local rank)
+ * not below the launcher's task count (on the node). */
 struct ft_err;
 int launch_env_read(launch_getenv_fn get, void *ctx, struct launch_env *e, struct ft_err *err);
 /* launch_env_read on the process's own environment. */

@@ -78,9 +78,12 @@ static void test_env(void **state)
     assert_int_equal(e.kind, LAUNCH_PMIX);
     assert_int_equal(e.rank, 2);
 
-    const char *bad[][3] = {{"OMPI_COMM_WORLD_SIZE=x", NULL},
+    const char *bad[][4] = {{"OMPI_COMM_WORLD_SIZE=x", NULL},
                             {"OMPI_COMM_WORLD_SIZE=0", NULL},
                             {"OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_RANK=4", NULL},
+                            /* rank 0 would refuse its record (found by fuzz_launch_env) */
+                            {"OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=2",
+                             "OMPI_COMM_WORLD_LOCAL_SIZE=2", NULL},
                             {"OMPI_COMM_WORLD_SIZE=99999999999", NULL},
                             {"PMIX_RANK=-1", NULL}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
