@@ -10,11 +10,12 @@
 # bandwidth and latency p50 against fabtop run's (target: within 5%), as medians over the
 # pairs with their spread. The sweep runs as users run it, its second pass included (counted in
 # its time). Root only (network namespaces).
-#   sudo bench/sweep_rack.sh [BUILD_DIR] [SECONDS_PER_STEP]      (default build/, 1)
+#   sudo bench/sweep_rack.sh [BUILD_DIR] [SECONDS_PER_STEP] [HOSTS]   (default build/, 1, 8)
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 DUR=${2:-1}
+HOSTS=${3:-8}
 SWEEP=$build/bin/fabtop-sweep
 FABTOP=$build/bin/fabtop
 [ "$(id -u)" -eq 0 ] || { echo "root is needed for the rack of network namespaces"; exit 77; }
@@ -26,16 +27,16 @@ RACK_EXTRA_CLEANUP='rm -rf "$W"'
 trap 'eval "$RACK_EXTRA_CLEANUP"' EXIT
 trap 'exit 130' INT
 P=sb$(($$ % 100000))
-rack_up -p "$P" -s 10.86.0 -n 8 -l 2 -u 600mbit -r 100mbit || exit 1
+rack_up -p "$P" -s 10.86.0 -n "$HOSTS" -l 2 -u 600mbit -r 100mbit || exit 1
 hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "fabtop sweep vs fabtop run --peer one pair at a time, ${cpu:-unknown CPU}, $(nproc) CPUs, $(date -u +%Y-%m-%d)"
-echo "rack: 8 hosts, 100 Mbit/s ports, 600 Mbit/s uplinks; $DUR s measured per step"
+echo "rack: $HOSTS hosts, 100 Mbit/s ports, 600 Mbit/s uplinks; $DUR s measured per step"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. The sweep.
 t0=$(date +%s.%N)
-rack_local timeout 600 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
+rack_local timeout 600 mpirun --allow-run-as-root --host "$hostlist" -np "$HOSTS" \
     --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
     --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
     --mca btl tcp,self "$SWEEP" --duration "$DUR" --publish none -o "$W/sweep.json" \
@@ -111,9 +112,11 @@ def q(x):
     x = sorted(x)
     return "median %.3f (p10-p90 %.3f-%.3f, n=%d)" % (statistics.median(x), x[len(x) // 10], x[(9 * len(x)) // 10], len(x))
 sweep_s, seq_s = t1 - t0, t3 - t2
-print("fabtop sweep, 28 pairs in %d rounds (%d re-test rounds):  %.1f s wall (launch to exit)"
-      % (d["rounds_done"], d["rounds_done"] - 7, sweep_s))
-print("fabtop run --peer, the same 28 pairs one after another: %.1f s wall" % seq_s)
+n = len(d["ranks"])
+base_rounds = n - 1 if n % 2 == 0 else n
+print("fabtop sweep, %d pairs in %d rounds (%d re-test rounds):  %.1f s wall (launch to exit)"
+      % (len(d["pairs"]), d["rounds_done"], d["rounds_done"] - base_rounds, sweep_s))
+print("fabtop run --peer, the same %d pairs one after another: %.1f s wall" % (len(d["pairs"]), seq_s))
 print("  ratio sequential/sweep: %.2fx (target >= 3.5x)" % (seq_s / sweep_s))
 print("per pair, sweep / fabtop run on the same path in the same run:")
 print("  bandwidth (each direction): " + q(bw))

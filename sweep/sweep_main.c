@@ -92,9 +92,11 @@ static void own_record(struct launch_record *r, const struct launch_env *env, co
     r->layout = LAUNCH_LAYOUT;
     r->rank = (uint32_t)rank;
     r->size = (uint32_t)size;
-    if (gethostname(r->hostname, sizeof(r->hostname)) < 0 || !r->hostname[0])
-        snprintf(r->hostname, sizeof(r->hostname), "rank-%d", rank);
-    r->hostname[sizeof(r->hostname) - 1] = '\0';
+    char host[256] = "";
+    if (gethostname(host, sizeof(host)) < 0 || !host[0])
+        snprintf(host, sizeof(host), "rank-%d", rank);
+    host[sizeof(host) - 1] = '\0';
+    launch_record_text(r->hostname, sizeof(r->hostname), host);
     r->local_rank = env->local_rank;
     r->local_size = env->local_size;
 

@@ -12,9 +12,17 @@ static const unsigned char magic[8] = {'F', 'T', 'S', 'W', 'E', 'E', 'P', 0};
 
 /* Copy src into a field of len bytes, cut at len-1 (summaries only: names of the node's own
  * hardware, never what a peer sent). */
+void launch_record_text(char *dst, size_t len, const char *src)
+{
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < len; i++)
+        dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+    dst[i] = '\0';
+}
+
 static void fill(char *dst, size_t len, const char *src)
 {
-    snprintf(dst, len, "%s", src ? src : "");
+    launch_record_text(dst, len, src);
 }
 
 /* A rail is an RDMA NIC when the node has any (a management Ethernet port beside them is not

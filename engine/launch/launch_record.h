@@ -68,6 +68,11 @@ struct launch_record {
  * layer, rate and first address. */
 void launch_record_topo(struct launch_record *r, const struct topo_model *m);
 
+/* Copy src into a text field of len bytes as the record carries it: printable ASCII, every
+ * other byte (a UTF-8 adapter name from pci.ids, a hostname) as '?', cut to fit. So a node's
+ * own names never make rank 0 refuse its record. */
+void launch_record_text(char *dst, size_t len, const char *src);
+
 /* Write r into slot (LAUNCH_SLOT bytes). 0, or -EINVAL when r does not fit the layout (a
  * field too long: it is never cut silently). */
 int launch_record_encode(const struct launch_record *r, unsigned char *slot, struct ft_err *err);

@@ -410,6 +410,33 @@ static void test_topo_booster(void **state)
     topo_model_free(m);
 }
 
+/* A node's own names in UTF-8 (an adapter's pci.ids name, a hostname) become printable ASCII
+ * in its record, so rank 0 takes it instead of refusing the node. */
+static void test_record_text(void **state)
+{
+    (void)state;
+    struct launch_record r = {0}, b;
+    struct ft_err err = {0};
+    snprintf(r.version, sizeof(r.version), "0.1.0");
+    r.size = 1;
+    r.local_rank = r.local_size = -1;
+    r.rail = 0;
+    r.nics_total = r.nnics = 1;
+    launch_record_text(r.hostname, sizeof(r.hostname), "n\xc5\x93ud-1");
+    launch_record_text(r.nics[0].model, sizeof(r.nics[0].model), "Contr\xc3\xb4leur \t 100G");
+    assert_string_equal(r.hostname, "n??ud-1");
+    assert_string_equal(r.nics[0].model, "Contr??leur ? 100G");
+    unsigned char slot[LAUNCH_SLOT];
+    assert_int_equal(launch_record_encode(&r, slot, &err), 0);
+    assert_int_equal(launch_record_decode(slot, &b, &err), 0);
+    assert_string_equal(b.nics[0].model, "Contr??leur ? 100G");
+    char small[4];
+    launch_record_text(small, sizeof(small), "abcdef");
+    assert_string_equal(small, "abc");
+    launch_record_text(small, sizeof(small), NULL);
+    assert_string_equal(small, "");
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -422,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_unlike),
         cmocka_unit_test(test_groups),
         cmocka_unit_test(test_topo_booster),
+        cmocka_unit_test(test_record_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
