@@ -502,8 +502,15 @@ void text_sweep_summary(const struct results_sweep *s, char *buf, size_t len)
     }
     for (int i = 0; i < s->nranks; i++)
         rfailed += rank_failed(&s->ranks[i]);
-    add(&o, "fabtop sweep %d %s: %d/%ld pairs measured", s->nranks,
-        s->nranks == 1 ? "rank" : "ranks", measured, planned);
+    bool pairs = s->npairs > 0 || s->npatterns == 0;
+    for (int i = 0; i < s->npatterns && !pairs; i++)
+        pairs = !strcmp(s->patterns[i], "pairs");
+    if (pairs)
+        add(&o, "fabtop sweep %d %s: %d/%ld pairs measured", s->nranks,
+            s->nranks == 1 ? "rank" : "ranks", measured, planned);
+    else /* incast, bisection, ring alone: their figures are in the events */
+        add(&o, "fabtop sweep %d %s: no pairs pattern", s->nranks,
+            s->nranks == 1 ? "rank" : "ranks");
     if (failed)
         add(&o, ", %d failed", failed);
     if (rfailed)
