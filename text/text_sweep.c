@@ -93,22 +93,6 @@ static void grid_free(struct grid *g)
     free(g->st);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* The median of v[0..n) (sorts v); false when n is 0. */
-static bool median(double *v, int n, double *out)
-{
-    if (n <= 0)
-        return false;
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    *out = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    return true;
-}
-
 /* The median of the grid's figures; *count: how many. */
 static bool grid_median(const struct grid *g, double *med, int *count)
 {
@@ -118,7 +102,7 @@ static bool grid_median(const struct grid *g, double *med, int *count)
         if (g->st[i] == CELL_VAL)
             v[k++] = g->v[i];
     *count = k;
-    bool ok = median(v, k, med);
+    bool ok = results_sweep_median(v, k, med);
     free(v);
     return ok;
 }
@@ -288,7 +272,7 @@ static void per_rank(FILE *f, const struct results_sweep *s, const struct grid *
         if (nfailed)
             snprintf(failed, sizeof(failed), ", %d failed", nfailed);
         double rm;
-        if (!median(r, k, &rm)) {
+        if (!results_sweep_median(r, k, &rm)) {
             fprintf(f, "%s%s, none measured\n", head, failed);
             continue;
         }
@@ -517,13 +501,13 @@ void text_sweep_summary(const struct results_sweep *s, char *buf, size_t len)
         add(&o, ", %d %s failed", rfailed, rfailed == 1 ? "rank" : "ranks");
     double med;
     char v[32];
-    if (median(bw, nbw, &med)) {
+    if (results_sweep_median(bw, nbw, &med)) {
         fmt_bw(v, sizeof(v), med, med < 1);
         add(&o, ", bandwidth median %s", v);
     } else {
         add(&o, ", bandwidth n/a");
     }
-    if (median(lat, nlat, &med)) {
+    if (results_sweep_median(lat, nlat, &med)) {
         fmt_us(v, sizeof(v), med);
         add(&o, ", latency p50 median %s", v);
     } else {

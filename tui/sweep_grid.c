@@ -58,22 +58,6 @@ static void cell_put(struct sweep_grid *g, int a, int b, const struct results_nu
     g->st[k] = SWEEP_GRID_CELL_VAL;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* The median of v[0..n) (sorts v); false when n is 0. */
-static bool median(double *v, int n, double *out)
-{
-    if (n <= 0)
-        return false;
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    *out = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    return true;
-}
-
 void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum sweep_grid_metric m)
 {
     int n = s && s->nranks > 0 ? s->nranks : 0;
@@ -103,7 +87,7 @@ void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum 
     for (int i = 0; i < n * n; i++)
         if (g->st[i] == SWEEP_GRID_CELL_VAL)
             v[k++] = g->v[i];
-    g->have_med = median(v, k, &g->med);
+    g->have_med = results_sweep_median(v, k, &g->med);
     free(v);
 }
 
@@ -197,7 +181,7 @@ void sweep_grid_rank(const struct sweep_grid *g, int a, struct sweep_grid_rank_s
         out->npeers += any;
         out->nfailed += failed;
     }
-    out->have_median = median(v, k, &out->median);
+    out->have_median = results_sweep_median(v, k, &out->median);
     free(v);
 }
 

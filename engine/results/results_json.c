@@ -1,6 +1,7 @@
 /* results_json: reads and writes the results document (results_model.h). The writer
  * writes the keys in the order results_build always has, and only those present, so that a
  * document read back writes out byte for byte. */
+#include "engine/results/results_field.h"
 #include "engine/results/results_json.h"
 
 #include <errno.h>
@@ -134,30 +135,6 @@ void results_doc_free(struct results_doc *d)
 
 /* ---- the writer ---- */
 
-static void put_num(cJSON *o, const char *k, const struct results_num *f)
-{
-    if (f->st == RESULTS_NULL)
-        cJSON_AddNullToObject(o, k);
-    else if (f->st == RESULTS_SET)
-        cJSON_AddNumberToObject(o, k, f->v);
-}
-
-static void put_str(cJSON *o, const char *k, const struct results_str *f)
-{
-    if (f->st == RESULTS_NULL)
-        cJSON_AddNullToObject(o, k);
-    else if (f->st == RESULTS_SET)
-        cJSON_AddStringToObject(o, k, f->s);
-}
-
-static void put_bool(cJSON *o, const char *k, const struct results_bool *f)
-{
-    if (f->st == RESULTS_NULL)
-        cJSON_AddNullToObject(o, k);
-    else if (f->st == RESULTS_SET)
-        cJSON_AddBoolToObject(o, k, f->v);
-}
-
 /* An object member that is absent, null, or the object the caller fills (returned). */
 static cJSON *put_obj(cJSON *o, const char *k, enum results_state st)
 {
@@ -174,16 +151,10 @@ static cJSON *put_arr(cJSON *o, const char *k, enum results_state st)
     return st == RESULTS_SET ? cJSON_AddArrayToObject(o, k) : NULL;
 }
 
-static void put_carried(cJSON *o, const char *k, const cJSON *v)
-{
-    if (v)
-        cJSON_AddItemToObject(o, k, cJSON_Duplicate(v, 1));
-}
-
 static void put_kvs(cJSON *o, const struct results_kvs *k)
 {
     for (int i = 0; i < k->n; i++)
-        put_str(o, k->v[i].key, &k->v[i].val);
+        results_field_put_str(o, k->v[i].key, &k->v[i].val);
 }
 
 static void put_series(cJSON *o, const char *k, const struct results_series *s)
@@ -199,38 +170,38 @@ static void put_series(cJSON *o, const char *k, const struct results_series *s)
 
 static void write_point(cJSON *o, const struct results_point *p)
 {
-    put_num(o, "size_bytes", &p->size_bytes);
-    put_bool(o, "measured", &p->measured);
-    put_bool(o, "complete", &p->complete);
-    put_num(o, "measure_s", &p->measure_s);
-    put_num(o, "ops", &p->ops);
-    put_num(o, "ops_per_s", &p->ops_per_s);
-    put_num(o, "payload_bytes", &p->payload_bytes);
-    put_num(o, "goodput_gbps", &p->goodput_gbps);
-    put_num(o, "wire_bytes", &p->wire_bytes);
-    put_num(o, "wire_gbps", &p->wire_gbps);
+    results_field_put_num(o, "size_bytes", &p->size_bytes);
+    results_field_put_bool(o, "measured", &p->measured);
+    results_field_put_bool(o, "complete", &p->complete);
+    results_field_put_num(o, "measure_s", &p->measure_s);
+    results_field_put_num(o, "ops", &p->ops);
+    results_field_put_num(o, "ops_per_s", &p->ops_per_s);
+    results_field_put_num(o, "payload_bytes", &p->payload_bytes);
+    results_field_put_num(o, "goodput_gbps", &p->goodput_gbps);
+    results_field_put_num(o, "wire_bytes", &p->wire_bytes);
+    results_field_put_num(o, "wire_gbps", &p->wire_gbps);
     cJSON *t = put_obj(o, "tcp", p->tcp_st);
     if (t) {
-        put_num(t, "retrans_segments", &p->tcp.retrans_segments);
-        put_num(t, "rtt_us", &p->tcp.rtt_us);
-        put_num(t, "rttvar_us", &p->tcp.rttvar_us);
-        put_num(t, "cwnd_bytes", &p->tcp.cwnd_bytes);
+        results_field_put_num(t, "retrans_segments", &p->tcp.retrans_segments);
+        results_field_put_num(t, "rtt_us", &p->tcp.rtt_us);
+        results_field_put_num(t, "rttvar_us", &p->tcp.rttvar_us);
+        results_field_put_num(t, "cwnd_bytes", &p->tcp.cwnd_bytes);
     }
     cJSON *l = put_obj(o, "latency", p->latency_st);
     if (l) {
         const struct results_latency *s = &p->latency;
-        put_str(l, "kind", &s->kind);
-        put_str(l, "unit", &s->unit);
-        put_num(l, "count", &s->count);
-        put_num(l, "min", &s->min);
-        put_num(l, "mean", &s->mean);
-        put_num(l, "stdev", &s->stdev);
-        put_num(l, "p50", &s->p50);
-        put_num(l, "p90", &s->p90);
-        put_num(l, "p99", &s->p99);
-        put_num(l, "p99.9", &s->p999);
-        put_num(l, "p99.99", &s->p9999);
-        put_num(l, "max", &s->max);
+        results_field_put_str(l, "kind", &s->kind);
+        results_field_put_str(l, "unit", &s->unit);
+        results_field_put_num(l, "count", &s->count);
+        results_field_put_num(l, "min", &s->min);
+        results_field_put_num(l, "mean", &s->mean);
+        results_field_put_num(l, "stdev", &s->stdev);
+        results_field_put_num(l, "p50", &s->p50);
+        results_field_put_num(l, "p90", &s->p90);
+        results_field_put_num(l, "p99", &s->p99);
+        results_field_put_num(l, "p99.9", &s->p999);
+        results_field_put_num(l, "p99.99", &s->p9999);
+        results_field_put_num(l, "max", &s->max);
     }
     if (p->histogram)
         cJSON_AddItemToObject(o, "histogram", hist_to_json(p->histogram));
@@ -241,22 +212,22 @@ static void write_point(cJSON *o, const struct results_point *p)
 
 static void write_flow(cJSON *o, const struct results_flow *f)
 {
-    put_str(o, "name", &f->name);
-    put_str(o, "transport", &f->transport);
-    put_str(o, "op", &f->op);
-    put_str(o, "role", &f->role);
-    put_str(o, "direction", &f->direction);
-    put_str(o, "latency_kind", &f->latency_kind);
-    put_str(o, "peer", &f->peer);
-    put_num(o, "connections_asked", &f->connections_asked);
-    put_num(o, "workers", &f->workers);
-    put_str(o, "status", &f->status);
-    put_str(o, "error", &f->error);
-    put_num(o, "failed_at_s", &f->failed_at_s);
-    put_num(o, "detected_after_last_progress_s", &f->detected_after_last_progress_s);
-    put_num(o, "failed_at_run_s", &f->failed_at_run_s);
-    put_num(o, "setup_s", &f->setup_s);
-    put_num(o, "teardown_s", &f->teardown_s);
+    results_field_put_str(o, "name", &f->name);
+    results_field_put_str(o, "transport", &f->transport);
+    results_field_put_str(o, "op", &f->op);
+    results_field_put_str(o, "role", &f->role);
+    results_field_put_str(o, "direction", &f->direction);
+    results_field_put_str(o, "latency_kind", &f->latency_kind);
+    results_field_put_str(o, "peer", &f->peer);
+    results_field_put_num(o, "connections_asked", &f->connections_asked);
+    results_field_put_num(o, "workers", &f->workers);
+    results_field_put_str(o, "status", &f->status);
+    results_field_put_str(o, "error", &f->error);
+    results_field_put_num(o, "failed_at_s", &f->failed_at_s);
+    results_field_put_num(o, "detected_after_last_progress_s", &f->detected_after_last_progress_s);
+    results_field_put_num(o, "failed_at_run_s", &f->failed_at_run_s);
+    results_field_put_num(o, "setup_s", &f->setup_s);
+    results_field_put_num(o, "teardown_s", &f->teardown_s);
     cJSON *pts = put_arr(o, "points", f->points_st);
     if (pts) {
         for (int i = 0; i < f->npoints; i++) {
@@ -267,22 +238,22 @@ static void write_flow(cJSON *o, const struct results_flow *f)
     }
     cJSON *t = put_obj(o, "timeline", f->timeline_st);
     if (t) {
-        put_str(t, "t", &f->timeline.t);
+        results_field_put_str(t, "t", &f->timeline.t);
         put_series(t, "t_s", &f->timeline.t_s);
         put_series(t, "goodput_gbps", &f->timeline.goodput_gbps);
         put_series(t, "wire_gbps", &f->timeline.wire_gbps);
         put_series(t, "ops_per_s", &f->timeline.ops_per_s);
     }
-    put_carried(o, "conditions", f->conditions);
-    put_carried(o, "qp_counters", f->qp_counters);
+    results_field_put_carried(o, "conditions", f->conditions);
+    results_field_put_carried(o, "qp_counters", f->qp_counters);
 }
 
 static void write_conditions(cJSON *o, const struct results_run_cond *c)
 {
     cJSON *s = put_obj(o, "sim", c->sim_st);
     if (s) {
-        put_str(s, "note", &c->sim_note);
-        put_str(s, "topology", &c->sim_topology);
+        results_field_put_str(s, "note", &c->sim_note);
+        results_field_put_str(s, "topology", &c->sim_topology);
     }
     put_kvs(o, &c->sysctls);
     cJSON *m = put_obj(o, "netdev_mtu", c->netdev_mtu_st);
@@ -294,32 +265,32 @@ static void write_conditions(cJSON *o, const struct results_run_cond *c)
 
 static void write_summary(cJSON *o, const struct results_summary *s)
 {
-    put_str(o, "foreground", &s->foreground);
+    results_field_put_str(o, "foreground", &s->foreground);
     for (int i = 0; i < s->nphases; i++) {
         const struct results_summary_phase *p = &s->phases[i];
         cJSON *e = cJSON_AddObjectToObject(o, p->phase);
-        put_str(e, "status", &p->status);
-        put_num(e, "p50", &p->p50);
-        put_num(e, "p99", &p->p99);
-        put_num(e, "p99.9", &p->p999);
-        put_num(e, "max", &p->max);
-        put_num(e, "goodput_gbps", &p->goodput_gbps);
+        results_field_put_str(e, "status", &p->status);
+        results_field_put_num(e, "p50", &p->p50);
+        results_field_put_num(e, "p99", &p->p99);
+        results_field_put_num(e, "p99.9", &p->p999);
+        results_field_put_num(e, "max", &p->max);
+        results_field_put_num(e, "goodput_gbps", &p->goodput_gbps);
     }
-    put_num(o, "p99_loaded_over_quiet", &s->p99_loaded_over_quiet);
+    results_field_put_num(o, "p99_loaded_over_quiet", &s->p99_loaded_over_quiet);
 }
 
 cJSON *results_json_write_run(const struct results_run *r)
 {
     cJSON *doc = cJSON_CreateObject();
-    put_str(doc, "format", &r->format);
-    put_num(doc, "version", &r->version);
-    put_str(doc, "started_at", &r->started_at);
-    put_str(doc, "ended_at", &r->ended_at);
-    put_num(doc, "duration_s", &r->duration_s);
-    put_bool(doc, "interrupted", &r->interrupted);
+    results_field_put_str(doc, "format", &r->format);
+    results_field_put_num(doc, "version", &r->version);
+    results_field_put_str(doc, "started_at", &r->started_at);
+    results_field_put_str(doc, "ended_at", &r->ended_at);
+    results_field_put_num(doc, "duration_s", &r->duration_s);
+    results_field_put_bool(doc, "interrupted", &r->interrupted);
     cJSON *h = put_obj(doc, "hosts", r->hosts_st);
     if (h) {
-        put_str(h, "local", &r->host_local);
+        results_field_put_str(h, "local", &r->host_local);
         cJSON *a = put_arr(h, "peers", r->peers_st);
         if (a) {
             for (int i = 0; i < r->npeers; i++)
@@ -332,16 +303,16 @@ cJSON *results_json_write_run(const struct results_run *r)
     cJSON *c = put_obj(doc, "conditions", r->conditions_st);
     if (c)
         write_conditions(c, &r->conditions);
-    put_carried(doc, "mix", r->mix);
+    results_field_put_carried(doc, "mix", r->mix);
     cJSON *phases = put_arr(doc, "phases", r->phases_st);
     if (phases) {
         for (int p = 0; p < r->nphases; p++) {
             const struct results_phase *ph = &r->phases[p];
             cJSON *o = cJSON_CreateObject();
-            put_str(o, "name", &ph->name);
-            put_num(o, "duration_s", &ph->duration_s);
+            results_field_put_str(o, "name", &ph->name);
+            results_field_put_num(o, "duration_s", &ph->duration_s);
             if (ph->counters_st == RESULTS_SET)
-                put_carried(o, "counters", ph->counters);
+                results_field_put_carried(o, "counters", ph->counters);
             else if (ph->counters_st == RESULTS_NULL)
                 cJSON_AddNullToObject(o, "counters");
             cJSON *fl = put_arr(o, "flows", ph->flows_st);
@@ -364,10 +335,10 @@ cJSON *results_json_write_run(const struct results_run *r)
             cJSON_AddItemToArray(ev, cJSON_CreateString(r->events[i]));
     }
     if (r->topology_st == RESULTS_SET)
-        put_carried(doc, "topology", r->topology);
+        results_field_put_carried(doc, "topology", r->topology);
     else if (r->topology_st == RESULTS_NULL)
         cJSON_AddNullToObject(doc, "topology");
-    put_str(doc, "reproducible", &r->reproducible);
+    results_field_put_str(doc, "reproducible", &r->reproducible);
     return doc;
 }
 
@@ -378,79 +349,25 @@ cJSON *results_json_write(const struct results_doc *d)
 
 /* ---- the reader ---- */
 
-struct rd {
-    const char *what; /* the file */
-    struct ft_err *err;
-    int rc;
-};
-
-/* The first error wins: "r.json: phases[0].flows[1].status is not a string or null". */
-static void bad(struct rd *r, const char *where, const char *key, const char *want)
-{
-    if (r->rc)
-        return;
-    char name[256];
-    snprintf(name, sizeof(name), "%s%s%s", where, *where && key ? "." : "", key ? key : "");
-    r->rc = ft_err_set(r->err, -EBADMSG, "%s: %s is not %s", r->what, *name ? name : "the document",
-                       want);
-}
-
-static const cJSON *member(const cJSON *o, const char *k, enum results_state *st)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    *st = !v ? RESULTS_ABSENT : cJSON_IsNull(v) ? RESULTS_NULL : RESULTS_SET;
-    return v;
-}
-
-static void get_num(struct rd *r, const cJSON *o, const char *where, const char *k,
-                    struct results_num *f)
-{
-    const cJSON *v = member(o, k, &f->st);
-    if (f->st == RESULTS_SET && !cJSON_IsNumber(v))
-        bad(r, where, k, "a number or null");
-    else if (f->st == RESULTS_SET)
-        f->v = v->valuedouble;
-}
-
-static void get_str(struct rd *r, const cJSON *o, const char *where, const char *k,
-                    struct results_str *f)
-{
-    const cJSON *v = member(o, k, &f->st);
-    if (f->st == RESULTS_SET && !cJSON_IsString(v))
-        bad(r, where, k, "a string or null");
-    else if (f->st == RESULTS_SET)
-        f->s = xalloc_strdup(v->valuestring);
-}
-
-static void get_bool(struct rd *r, const cJSON *o, const char *where, const char *k,
-                     struct results_bool *f)
-{
-    const cJSON *v = member(o, k, &f->st);
-    if (f->st == RESULTS_SET && !cJSON_IsBool(v))
-        bad(r, where, k, "true, false or null");
-    else if (f->st == RESULTS_SET)
-        f->v = cJSON_IsTrue(v);
-}
-
 /* An object member: NULL unless it is an object (state says absent or null; anything else
  * is an error). */
-static const cJSON *get_obj(struct rd *r, const cJSON *o, const char *where, const char *k,
+static const cJSON *get_obj(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                             enum results_state *st)
 {
-    const cJSON *v = member(o, k, st);
+    const cJSON *v = results_field_member(o, k, st);
     if (*st == RESULTS_SET && !cJSON_IsObject(v)) {
-        bad(r, where, k, "an object or null");
+        results_field_bad(r, where, k, "an object or null");
         return NULL;
     }
     return *st == RESULTS_SET ? v : NULL;
 }
 
-static const cJSON *get_arr(struct rd *r, const cJSON *o, const char *where, const char *k,
+static const cJSON *get_arr(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                             enum results_state *st)
 {
-    const cJSON *v = member(o, k, st);
+    const cJSON *v = results_field_member(o, k, st);
     if (*st == RESULTS_SET && !cJSON_IsArray(v)) {
-        bad(r, where, k, "an array or null");
+        results_field_bad(r, where, k, "an array or null");
         return NULL;
     }
     return *st == RESULTS_SET ? v : NULL;
@@ -464,7 +381,7 @@ static cJSON *carry(const cJSON *v)
 /* Sizes are what compare pairs size points by and what the report and compare print as
  * bytes: a number from the file that is not a whole number of bytes a mix allows (1 B to
  * 16 GiB) is refused with its place and the range, before anything converts it. */
-static void size_check(struct rd *r, const cJSON *v, const char *where)
+static void size_check(struct results_rd *r, const cJSON *v, const char *where)
 {
     int64_t b;
     if (r->rc || !cJSON_IsNumber(v) ||
@@ -474,7 +391,7 @@ static void size_check(struct rd *r, const cJSON *v, const char *where)
                        where, v->valuedouble, (unsigned long long)MIX_MAX_BYTES);
 }
 
-static void check_mix_sizes(struct rd *r, const cJSON *mix)
+static void check_mix_sizes(struct results_rd *r, const cJSON *mix)
 {
     char where[128];
     int i = 0;
@@ -504,14 +421,14 @@ static void check_mix_sizes(struct rd *r, const cJSON *mix)
     }
 }
 
-static void get_series(struct rd *r, const cJSON *o, const char *where, const char *k,
+static void get_series(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                        struct results_series *s)
 {
-    const cJSON *v = member(o, k, &s->st);
+    const cJSON *v = results_field_member(o, k, &s->st);
     if (s->st != RESULTS_SET)
         return;
     if (!cJSON_IsArray(v)) {
-        bad(r, where, k, "an array of numbers");
+        results_field_bad(r, where, k, "an array of numbers");
         return;
     }
     s->v = xalloc_zero((size_t)cJSON_GetArraySize(v) + 1, sizeof(double));
@@ -519,60 +436,62 @@ static void get_series(struct rd *r, const cJSON *o, const char *where, const ch
     cJSON_ArrayForEach(e, v)
     {
         if (!cJSON_IsNumber(e)) {
-            bad(r, where, k, "an array of numbers");
+            results_field_bad(r, where, k, "an array of numbers");
             return;
         }
         s->v[s->n++] = e->valuedouble;
     }
 }
 
-static void read_point(struct rd *r, const cJSON *o, const char *where, struct results_point *p)
+static void read_point(struct results_rd *r, const cJSON *o, const char *where,
+                       struct results_point *p)
 {
     char sub[160];
     if (!cJSON_IsObject(o)) {
-        bad(r, where, NULL, "an object");
+        results_field_bad(r, where, NULL, "an object");
         return;
     }
     snprintf(sub, sizeof(sub), "%s.size_bytes", where);
     size_check(r, cJSON_GetObjectItemCaseSensitive(o, "size_bytes"), sub);
-    get_num(r, o, where, "size_bytes", &p->size_bytes);
-    get_bool(r, o, where, "measured", &p->measured);
-    get_bool(r, o, where, "complete", &p->complete);
-    get_num(r, o, where, "measure_s", &p->measure_s);
-    get_num(r, o, where, "ops", &p->ops);
-    get_num(r, o, where, "ops_per_s", &p->ops_per_s);
-    get_num(r, o, where, "payload_bytes", &p->payload_bytes);
-    get_num(r, o, where, "goodput_gbps", &p->goodput_gbps);
-    get_num(r, o, where, "wire_bytes", &p->wire_bytes);
-    get_num(r, o, where, "wire_gbps", &p->wire_gbps);
+    results_field_get_num(r, o, where, "size_bytes", &p->size_bytes);
+    results_field_get_bool(r, o, where, "measured", &p->measured);
+    results_field_get_bool(r, o, where, "complete", &p->complete);
+    results_field_get_num(r, o, where, "measure_s", &p->measure_s);
+    results_field_get_num(r, o, where, "ops", &p->ops);
+    results_field_get_num(r, o, where, "ops_per_s", &p->ops_per_s);
+    results_field_get_num(r, o, where, "payload_bytes", &p->payload_bytes);
+    results_field_get_num(r, o, where, "goodput_gbps", &p->goodput_gbps);
+    results_field_get_num(r, o, where, "wire_bytes", &p->wire_bytes);
+    results_field_get_num(r, o, where, "wire_gbps", &p->wire_gbps);
     snprintf(sub, sizeof(sub), "%s.tcp", where);
     const cJSON *t = get_obj(r, o, where, "tcp", &p->tcp_st);
-    get_num(r, t, sub, "retrans_segments", &p->tcp.retrans_segments);
-    get_num(r, t, sub, "rtt_us", &p->tcp.rtt_us);
-    get_num(r, t, sub, "rttvar_us", &p->tcp.rttvar_us);
-    get_num(r, t, sub, "cwnd_bytes", &p->tcp.cwnd_bytes);
+    results_field_get_num(r, t, sub, "retrans_segments", &p->tcp.retrans_segments);
+    results_field_get_num(r, t, sub, "rtt_us", &p->tcp.rtt_us);
+    results_field_get_num(r, t, sub, "rttvar_us", &p->tcp.rttvar_us);
+    results_field_get_num(r, t, sub, "cwnd_bytes", &p->tcp.cwnd_bytes);
     snprintf(sub, sizeof(sub), "%s.latency", where);
     const cJSON *l = get_obj(r, o, where, "latency", &p->latency_st);
     struct results_latency *s = &p->latency;
-    get_str(r, l, sub, "kind", &s->kind);
-    get_str(r, l, sub, "unit", &s->unit);
-    get_num(r, l, sub, "count", &s->count);
-    get_num(r, l, sub, "min", &s->min);
-    get_num(r, l, sub, "mean", &s->mean);
-    get_num(r, l, sub, "stdev", &s->stdev);
-    get_num(r, l, sub, "p50", &s->p50);
-    get_num(r, l, sub, "p90", &s->p90);
-    get_num(r, l, sub, "p99", &s->p99);
-    get_num(r, l, sub, "p99.9", &s->p999);
-    get_num(r, l, sub, "p99.99", &s->p9999);
-    get_num(r, l, sub, "max", &s->max);
+    results_field_get_str(r, l, sub, "kind", &s->kind);
+    results_field_get_str(r, l, sub, "unit", &s->unit);
+    results_field_get_num(r, l, sub, "count", &s->count);
+    results_field_get_num(r, l, sub, "min", &s->min);
+    results_field_get_num(r, l, sub, "mean", &s->mean);
+    results_field_get_num(r, l, sub, "stdev", &s->stdev);
+    results_field_get_num(r, l, sub, "p50", &s->p50);
+    results_field_get_num(r, l, sub, "p90", &s->p90);
+    results_field_get_num(r, l, sub, "p99", &s->p99);
+    results_field_get_num(r, l, sub, "p99.9", &s->p999);
+    results_field_get_num(r, l, sub, "p99.99", &s->p9999);
+    results_field_get_num(r, l, sub, "max", &s->max);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "histogram");
     if (h) {
         p->histogram = xalloc(sizeof(*p->histogram));
         if (hist_from_json(h, p->histogram) < 0) {
             free(p->histogram);
             p->histogram = NULL;
-            bad(r, where, "histogram", "a histogram that adds up (count, buckets, min, max)");
+            results_field_bad(r, where, "histogram",
+                              "a histogram that adds up (count, buckets, min, max)");
         }
     }
     /* The members after the histogram that no other key names: the transport's own figures
@@ -595,29 +514,31 @@ static void read_point(struct rd *r, const cJSON *o, const char *where, struct r
     }
 }
 
-static void read_flow(struct rd *r, const cJSON *o, const char *where, struct results_flow *f)
+static void read_flow(struct results_rd *r, const cJSON *o, const char *where,
+                      struct results_flow *f)
 {
     char sub[160];
     if (!cJSON_IsObject(o)) {
-        bad(r, where, NULL, "an object");
+        results_field_bad(r, where, NULL, "an object");
         return;
     }
-    get_str(r, o, where, "name", &f->name);
-    get_str(r, o, where, "transport", &f->transport);
-    get_str(r, o, where, "op", &f->op);
-    get_str(r, o, where, "role", &f->role);
-    get_str(r, o, where, "direction", &f->direction);
-    get_str(r, o, where, "latency_kind", &f->latency_kind);
-    get_str(r, o, where, "peer", &f->peer);
-    get_num(r, o, where, "connections_asked", &f->connections_asked);
-    get_num(r, o, where, "workers", &f->workers);
-    get_str(r, o, where, "status", &f->status);
-    get_str(r, o, where, "error", &f->error);
-    get_num(r, o, where, "failed_at_s", &f->failed_at_s);
-    get_num(r, o, where, "detected_after_last_progress_s", &f->detected_after_last_progress_s);
-    get_num(r, o, where, "failed_at_run_s", &f->failed_at_run_s);
-    get_num(r, o, where, "setup_s", &f->setup_s);
-    get_num(r, o, where, "teardown_s", &f->teardown_s);
+    results_field_get_str(r, o, where, "name", &f->name);
+    results_field_get_str(r, o, where, "transport", &f->transport);
+    results_field_get_str(r, o, where, "op", &f->op);
+    results_field_get_str(r, o, where, "role", &f->role);
+    results_field_get_str(r, o, where, "direction", &f->direction);
+    results_field_get_str(r, o, where, "latency_kind", &f->latency_kind);
+    results_field_get_str(r, o, where, "peer", &f->peer);
+    results_field_get_num(r, o, where, "connections_asked", &f->connections_asked);
+    results_field_get_num(r, o, where, "workers", &f->workers);
+    results_field_get_str(r, o, where, "status", &f->status);
+    results_field_get_str(r, o, where, "error", &f->error);
+    results_field_get_num(r, o, where, "failed_at_s", &f->failed_at_s);
+    results_field_get_num(r, o, where, "detected_after_last_progress_s",
+                          &f->detected_after_last_progress_s);
+    results_field_get_num(r, o, where, "failed_at_run_s", &f->failed_at_run_s);
+    results_field_get_num(r, o, where, "setup_s", &f->setup_s);
+    results_field_get_num(r, o, where, "teardown_s", &f->teardown_s);
     const cJSON *pts = get_arr(r, o, where, "points", &f->points_st);
     f->points = xalloc_zero((size_t)cJSON_GetArraySize(pts) + 1, sizeof(*f->points));
     const cJSON *pt;
@@ -628,7 +549,7 @@ static void read_flow(struct rd *r, const cJSON *o, const char *where, struct re
     }
     snprintf(sub, sizeof(sub), "%s.timeline", where);
     const cJSON *t = get_obj(r, o, where, "timeline", &f->timeline_st);
-    get_str(r, t, sub, "t", &f->timeline.t);
+    results_field_get_str(r, t, sub, "t", &f->timeline.t);
     get_series(r, t, sub, "t_s", &f->timeline.t_s);
     get_series(r, t, sub, "goodput_gbps", &f->timeline.goodput_gbps);
     get_series(r, t, sub, "wire_gbps", &f->timeline.wire_gbps);
@@ -636,13 +557,13 @@ static void read_flow(struct rd *r, const cJSON *o, const char *where, struct re
     enum results_state st;
     const cJSON *c = get_obj(r, o, where, "conditions", &st);
     if (st == RESULTS_NULL)
-        bad(r, where, "conditions", "an object");
+        results_field_bad(r, where, "conditions", "an object");
     f->conditions = carry(c);
     results_json_flow_cond(f->conditions, &f->cond);
     f->qp_counters = carry(cJSON_GetObjectItemCaseSensitive(o, "qp_counters"));
 }
 
-static void read_kvs(struct rd *r, const cJSON *o, const char *where, struct results_kvs *k,
+static void read_kvs(struct results_rd *r, const cJSON *o, const char *where, struct results_kvs *k,
                      const char *const *only)
 {
     k->v = xalloc_zero((size_t)cJSON_GetArraySize(o) + 1, sizeof(*k->v));
@@ -656,15 +577,15 @@ static void read_kvs(struct rd *r, const cJSON *o, const char *where, struct res
             continue;
         struct results_kv *e = &k->v[k->n++];
         e->key = xalloc_strdup(m->string);
-        get_str(r, o, where, m->string, &e->val);
+        results_field_get_str(r, o, where, m->string, &e->val);
     }
 }
 
-static void read_conditions(struct rd *r, const cJSON *o, struct results_run_cond *c)
+static void read_conditions(struct results_rd *r, const cJSON *o, struct results_run_cond *c)
 {
     const cJSON *s = get_obj(r, o, "conditions", "sim", &c->sim_st);
-    get_str(r, s, "conditions.sim", "note", &c->sim_note);
-    get_str(r, s, "conditions.sim", "topology", &c->sim_topology);
+    results_field_get_str(r, s, "conditions.sim", "note", &c->sim_note);
+    results_field_get_str(r, s, "conditions.sim", "topology", &c->sim_topology);
     static const char *const sysctls[] = {"tcp_congestion_control", "tcp_ecn", "tcp_rmem",
                                           "tcp_wmem", NULL};
     read_kvs(r, o, "conditions", &c->sysctls, sysctls);
@@ -674,7 +595,7 @@ static void read_conditions(struct rd *r, const cJSON *o, struct results_run_con
     cJSON_ArrayForEach(e, m)
     {
         if (!cJSON_IsNumber(e)) {
-            bad(r, "conditions.netdev_mtu", e->string, "a number");
+            results_field_bad(r, "conditions.netdev_mtu", e->string, "a number");
             continue;
         }
         c->mtu[c->nmtu].netdev = xalloc_strdup(e->string);
@@ -682,10 +603,10 @@ static void read_conditions(struct rd *r, const cJSON *o, struct results_run_con
     }
 }
 
-static void read_summary(struct rd *r, const cJSON *o, struct results_summary *s)
+static void read_summary(struct results_rd *r, const cJSON *o, struct results_summary *s)
 {
-    get_str(r, o, "summary", "foreground", &s->foreground);
-    get_num(r, o, "summary", "p99_loaded_over_quiet", &s->p99_loaded_over_quiet);
+    results_field_get_str(r, o, "summary", "foreground", &s->foreground);
+    results_field_get_num(r, o, "summary", "p99_loaded_over_quiet", &s->p99_loaded_over_quiet);
     s->phases = xalloc_zero((size_t)cJSON_GetArraySize(o) + 1, sizeof(*s->phases));
     const cJSON *e;
     cJSON_ArrayForEach(e, o)
@@ -696,23 +617,23 @@ static void read_summary(struct rd *r, const cJSON *o, struct results_summary *s
         snprintf(where, sizeof(where), "summary.%s", e->string);
         struct results_summary_phase *p = &s->phases[s->nphases++];
         p->phase = xalloc_strdup(e->string);
-        get_str(r, e, where, "status", &p->status);
-        get_num(r, e, where, "p50", &p->p50);
-        get_num(r, e, where, "p99", &p->p99);
-        get_num(r, e, where, "p99.9", &p->p999);
-        get_num(r, e, where, "max", &p->max);
-        get_num(r, e, where, "goodput_gbps", &p->goodput_gbps);
+        results_field_get_str(r, e, where, "status", &p->status);
+        results_field_get_num(r, e, where, "p50", &p->p50);
+        results_field_get_num(r, e, where, "p99", &p->p99);
+        results_field_get_num(r, e, where, "p99.9", &p->p999);
+        results_field_get_num(r, e, where, "max", &p->max);
+        results_field_get_num(r, e, where, "goodput_gbps", &p->goodput_gbps);
     }
 }
 
-static char **read_strings(struct rd *r, const cJSON *a, const char *where, int *n)
+static char **read_strings(struct results_rd *r, const cJSON *a, const char *where, int *n)
 {
     char **v = xalloc_zero((size_t)cJSON_GetArraySize(a) + 1, sizeof(char *));
     const cJSON *e;
     cJSON_ArrayForEach(e, a)
     {
         if (!cJSON_IsString(e)) {
-            bad(r, where, NULL, "an array of strings");
+            results_field_bad(r, where, NULL, "an array of strings");
             break;
         }
         v[(*n)++] = xalloc_strdup(e->valuestring);
@@ -720,7 +641,7 @@ static char **read_strings(struct rd *r, const cJSON *a, const char *where, int 
     return v;
 }
 
-static void read_phases(struct rd *r, const cJSON *a, struct results_run *run)
+static void read_phases(struct results_rd *r, const cJSON *a, struct results_run *run)
 {
     run->phases = xalloc_zero((size_t)cJSON_GetArraySize(a) + 1, sizeof(*run->phases));
     const cJSON *o;
@@ -730,12 +651,12 @@ static void read_phases(struct rd *r, const cJSON *a, struct results_run *run)
         snprintf(where, sizeof(where), "phases[%d]", run->nphases);
         struct results_phase *ph = &run->phases[run->nphases++];
         if (!cJSON_IsObject(o)) {
-            bad(r, where, NULL, "an object");
+            results_field_bad(r, where, NULL, "an object");
             continue;
         }
-        get_str(r, o, where, "name", &ph->name);
-        get_num(r, o, where, "duration_s", &ph->duration_s);
-        const cJSON *c = member(o, "counters", &ph->counters_st);
+        results_field_get_str(r, o, where, "name", &ph->name);
+        results_field_get_num(r, o, where, "duration_s", &ph->duration_s);
+        const cJSON *c = results_field_member(o, "counters", &ph->counters_st);
         ph->counters = ph->counters_st == RESULTS_SET ? carry(c) : NULL;
         const cJSON *fl = get_arr(r, o, where, "flows", &ph->flows_st);
         ph->flows = xalloc_zero((size_t)cJSON_GetArraySize(fl) + 1, sizeof(*ph->flows));
@@ -752,7 +673,7 @@ static void read_phases(struct rd *r, const cJSON *a, struct results_run *run)
  * its fields is read as results. The message keeps the words the results list shows before
  * the field that decided ("...; format is ..."). */
 #define NOT_RESULTS "not a fabtop results file (expected \"format\": \"%s\", version %d)"
-static void read_header(struct rd *r, const cJSON *j)
+static void read_header(struct results_rd *r, const cJSON *j)
 {
     const char *fmt = jsonutil_str(j, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "version");
@@ -776,16 +697,16 @@ static void read_header(struct rd *r, const cJSON *j)
                            r->what, RESULTS_FORMAT, RESULTS_VERSION, (long long)v, RESULTS_VERSION);
 }
 
-static void read_run(struct rd *r, const cJSON *j, struct results_run *run)
+static void read_run(struct results_rd *r, const cJSON *j, struct results_run *run)
 {
-    get_str(r, j, "", "format", &run->format);
-    get_num(r, j, "", "version", &run->version);
-    get_str(r, j, "", "started_at", &run->started_at);
-    get_str(r, j, "", "ended_at", &run->ended_at);
-    get_num(r, j, "", "duration_s", &run->duration_s);
-    get_bool(r, j, "", "interrupted", &run->interrupted);
+    results_field_get_str(r, j, "", "format", &run->format);
+    results_field_get_num(r, j, "", "version", &run->version);
+    results_field_get_str(r, j, "", "started_at", &run->started_at);
+    results_field_get_str(r, j, "", "ended_at", &run->ended_at);
+    results_field_get_num(r, j, "", "duration_s", &run->duration_s);
+    results_field_get_bool(r, j, "", "interrupted", &run->interrupted);
     const cJSON *h = get_obj(r, j, "", "hosts", &run->hosts_st);
-    get_str(r, h, "hosts", "local", &run->host_local);
+    results_field_get_str(r, h, "hosts", "local", &run->host_local);
     const cJSON *peers = get_arr(r, h, "hosts", "peers", &run->peers_st);
     run->peers = read_strings(r, peers, "hosts.peers", &run->npeers);
     const cJSON *v = get_obj(r, j, "", "versions", &run->versions_st);
@@ -801,18 +722,18 @@ static void read_run(struct rd *r, const cJSON *j, struct results_run *run)
         read_summary(r, s, &run->summary);
     const cJSON *ev = get_arr(r, j, "", "events", &run->events_st);
     run->events = read_strings(r, ev, "events", &run->nevents);
-    const cJSON *t = member(j, "topology", &run->topology_st);
+    const cJSON *t = results_field_member(j, "topology", &run->topology_st);
     run->topology = run->topology_st == RESULTS_SET ? carry(t) : NULL;
-    get_str(r, j, "", "reproducible", &run->reproducible);
+    results_field_get_str(r, j, "", "reproducible", &run->reproducible);
 }
 
 int results_json_read_run(const cJSON *j, const char *what, struct results_run *run,
                           struct ft_err *err)
 {
     memset(run, 0, sizeof(*run));
-    struct rd r = {.what = what, .err = err};
+    struct results_rd r = {.what = what, .err = err};
     if (!cJSON_IsObject(j))
-        bad(&r, "", NULL, "a results object");
+        results_field_bad(&r, "", NULL, "a results object");
     else
         read_run(&r, j, run);
     if (r.rc)
@@ -823,7 +744,7 @@ int results_json_read_run(const cJSON *j, const char *what, struct results_run *
 int results_json_read(const cJSON *j, const char *what, struct results_doc *d, struct ft_err *err)
 {
     memset(d, 0, sizeof(*d));
-    struct rd r = {.what = what, .err = err};
+    struct results_rd r = {.what = what, .err = err};
     read_header(&r, j);
     if (r.rc)
         return r.rc;

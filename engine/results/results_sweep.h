@@ -134,6 +134,9 @@ cJSON *results_sweep_write(const struct results_sweep *s);
  * rank that is not in ranks[], a run that results_json_read_run refuses. On error s is empty. */
 int results_sweep_read(const cJSON *j, const char *what, struct results_sweep *s,
                        struct ft_err *err);
+/* The median of v[0..n) (sorts v): the rack medians the views shade by. false when n is 0. */
+bool results_sweep_median(double *v, int n, double *out);
+
 /* Whether j is a sweep document (its format), to choose the reader. */
 bool results_sweep_is(const cJSON *j);
 

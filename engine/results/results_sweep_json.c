@@ -12,6 +12,7 @@
 
 #include "common/jsonutil.h"
 #include "common/xalloc.h"
+#include "engine/results/results_field.h"
 #include "engine/results/results_json.h"
 
 /* ---- freeing ---- */
@@ -97,6 +98,21 @@ void results_sweep_free(struct results_sweep *s)
     memset(s, 0, sizeof(*s));
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+bool results_sweep_median(double *v, int n, double *out)
+{
+    if (n <= 0)
+        return false;
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    *out = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return true;
+}
+
 bool results_sweep_is(const cJSON *j)
 {
     const char *fmt = jsonutil_str(j, "format");
@@ -105,30 +121,6 @@ bool results_sweep_is(const cJSON *j)
 
 /* ---- the writer ---- */
 
-static void put_num(cJSON *o, const char *k, const struct results_num *f)
-{
-    if (f->st == RESULTS_NULL)
-        cJSON_AddNullToObject(o, k);
-    else if (f->st == RESULTS_SET)
-        cJSON_AddNumberToObject(o, k, f->v);
-}
-
-static void put_str(cJSON *o, const char *k, const struct results_str *f)
-{
-    if (f->st == RESULTS_NULL)
-        cJSON_AddNullToObject(o, k);
-    else if (f->st == RESULTS_SET)
-        cJSON_AddStringToObject(o, k, f->s ? f->s : "");
-}
-
-static void put_bool(cJSON *o, const char *k, const struct results_bool *f)
-{
-    if (f->st == RESULTS_NULL)
-        cJSON_AddNullToObject(o, k);
-    else if (f->st == RESULTS_SET)
-        cJSON_AddBoolToObject(o, k, f->v);
-}
-
 /* A required string: NULL is written as null. */
 static void put_cstr(cJSON *o, const char *k, const char *s)
 {
@@ -136,12 +128,6 @@ static void put_cstr(cJSON *o, const char *k, const char *s)
         cJSON_AddStringToObject(o, k, s);
     else
         cJSON_AddNullToObject(o, k);
-}
-
-static void put_carried(cJSON *o, const char *k, const cJSON *v)
-{
-    if (v)
-        cJSON_AddItemToObject(o, k, cJSON_Duplicate(v, 1));
 }
 
 /* An array member: null, absent, or the array the caller fills (returned). */
@@ -170,9 +156,9 @@ static void put_qty(cJSON *o, const char *k, const struct results_sweep_qty *q)
     if (q->st != RESULTS_SET && !q->value.st && !q->unit.st && !q->kind.st)
         return;
     cJSON *e = cJSON_AddObjectToObject(o, k);
-    put_num(e, "value", &q->value);
-    put_str(e, "unit", &q->unit);
-    put_str(e, "kind", &q->kind);
+    results_field_put_num(e, "value", &q->value);
+    results_field_put_str(e, "unit", &q->unit);
+    results_field_put_str(e, "kind", &q->kind);
 }
 
 static cJSON *write_rank(const struct results_sweep_rank *r)
@@ -180,17 +166,17 @@ static cJSON *write_rank(const struct results_sweep_rank *r)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "rank", r->rank);
     put_cstr(o, "host", r->host);
-    put_str(o, "group", &r->group);
-    put_num(o, "local_rank", &r->local_rank);
-    put_num(o, "rail", &r->rail);
-    put_str(o, "address", &r->address);
-    put_num(o, "gpus", &r->gpus);
-    put_carried(o, "nics", r->nics);
-    put_str(o, "unlike", &r->unlike);
-    put_str(o, "status", &r->status);
-    put_str(o, "error", &r->error);
-    put_carried(o, "conditions", r->conditions);
-    put_carried(o, "topology", r->topology);
+    results_field_put_str(o, "group", &r->group);
+    results_field_put_num(o, "local_rank", &r->local_rank);
+    results_field_put_num(o, "rail", &r->rail);
+    results_field_put_str(o, "address", &r->address);
+    results_field_put_num(o, "gpus", &r->gpus);
+    results_field_put_carried(o, "nics", r->nics);
+    results_field_put_str(o, "unlike", &r->unlike);
+    results_field_put_str(o, "status", &r->status);
+    results_field_put_str(o, "error", &r->error);
+    results_field_put_carried(o, "conditions", r->conditions);
+    results_field_put_carried(o, "topology", r->topology);
     return o;
 }
 
@@ -200,15 +186,15 @@ static cJSON *write_pair(const struct results_sweep_pair *p)
     cJSON_AddNumberToObject(o, "a", p->a);
     cJSON_AddNumberToObject(o, "b", p->b);
     cJSON_AddNumberToObject(o, "rail", p->rail);
-    put_str(o, "latency_kind", &p->latency_kind);
-    put_num(o, "lat_p50_us", &p->lat_p50_us);
-    put_num(o, "lat_p99_us", &p->lat_p99_us);
-    put_num(o, "lat_p999_us", &p->lat_p999_us);
-    put_num(o, "bw_ab_gbps", &p->bw_ab_gbps);
-    put_num(o, "bw_ba_gbps", &p->bw_ba_gbps);
-    put_bool(o, "failed", &p->failed);
-    put_str(o, "error", &p->error);
-    put_bool(o, "unlike", &p->unlike);
+    results_field_put_str(o, "latency_kind", &p->latency_kind);
+    results_field_put_num(o, "lat_p50_us", &p->lat_p50_us);
+    results_field_put_num(o, "lat_p99_us", &p->lat_p99_us);
+    results_field_put_num(o, "lat_p999_us", &p->lat_p999_us);
+    results_field_put_num(o, "bw_ab_gbps", &p->bw_ab_gbps);
+    results_field_put_num(o, "bw_ba_gbps", &p->bw_ba_gbps);
+    results_field_put_bool(o, "failed", &p->failed);
+    results_field_put_str(o, "error", &p->error);
+    results_field_put_bool(o, "unlike", &p->unlike);
     return o;
 }
 
@@ -218,16 +204,16 @@ static cJSON *write_verdict(const struct results_sweep_verdict *v)
     put_cstr(o, "kind", v->kind);
     put_cstr(o, "metric", v->metric);
     put_cstr(o, "state", v->state);
-    put_num(o, "rank", &v->rank);
-    put_num(o, "peer", &v->peer);
-    put_num(o, "rail", &v->rail);
-    put_str(o, "group_a", &v->group_a);
-    put_str(o, "group_b", &v->group_b);
+    results_field_put_num(o, "rank", &v->rank);
+    results_field_put_num(o, "peer", &v->peer);
+    results_field_put_num(o, "rail", &v->rail);
+    results_field_put_str(o, "group_a", &v->group_a);
+    results_field_put_str(o, "group_b", &v->group_b);
     put_qty(o, "observed", &v->observed);
     put_qty(o, "reference", &v->reference);
     put_qty(o, "ratio", &v->ratio);
-    put_num(o, "n_slow", &v->n_slow);
-    put_num(o, "n_pairs", &v->n_pairs);
+    results_field_put_num(o, "n_slow", &v->n_slow);
+    results_field_put_num(o, "n_pairs", &v->n_pairs);
     put_cstr(o, "message", v->message);
     return o;
 }
@@ -239,14 +225,14 @@ static cJSON *write_test(const struct results_sweep_test *t)
     cJSON_AddNumberToObject(o, "step", t->step);
     put_cstr(o, "pattern", t->pattern);
     put_cstr(o, "role", t->role);
-    put_str(o, "phase", &t->phase);
-    put_num(o, "subject", &t->subject);
+    results_field_put_str(o, "phase", &t->phase);
+    results_field_put_num(o, "subject", &t->subject);
     cJSON_AddNumberToObject(o, "src", t->src);
     cJSON_AddNumberToObject(o, "dst", t->dst);
     cJSON_AddNumberToObject(o, "rail", t->rail);
     put_cstr(o, "status", t->status);
-    put_str(o, "error", &t->error);
-    put_num(o, "started_s", &t->started_s);
+    results_field_put_str(o, "error", &t->error);
+    results_field_put_num(o, "started_s", &t->started_s);
     if (t->run_st == RESULTS_NULL)
         cJSON_AddNullToObject(o, "run");
     else if (t->run_st == RESULTS_SET)
@@ -259,22 +245,22 @@ cJSON *results_sweep_write(const struct results_sweep *s)
     if (!s)
         return NULL;
     cJSON *doc = cJSON_CreateObject();
-    put_str(doc, "format", &s->format);
-    put_num(doc, "version", &s->version);
-    put_str(doc, "fabtop_version", &s->fabtop_version);
-    put_str(doc, "launcher", &s->launcher);
-    put_str(doc, "started_at", &s->started_at);
-    put_str(doc, "ended_at", &s->ended_at);
-    put_num(doc, "duration_s", &s->duration_s);
-    put_bool(doc, "interrupted", &s->interrupted);
+    results_field_put_str(doc, "format", &s->format);
+    results_field_put_num(doc, "version", &s->version);
+    results_field_put_str(doc, "fabtop_version", &s->fabtop_version);
+    results_field_put_str(doc, "launcher", &s->launcher);
+    results_field_put_str(doc, "started_at", &s->started_at);
+    results_field_put_str(doc, "ended_at", &s->ended_at);
+    results_field_put_num(doc, "duration_s", &s->duration_s);
+    results_field_put_bool(doc, "interrupted", &s->interrupted);
     put_strings(doc, "patterns", s->patterns_st, s->patterns, s->npatterns);
-    put_num(doc, "test_duration_s", &s->test_duration_s);
-    put_str(doc, "on_failure", &s->on_failure);
-    put_str(doc, "status", &s->status);
-    put_num(doc, "rounds_planned", &s->rounds_planned);
-    put_num(doc, "rounds_done", &s->rounds_done);
-    put_str(doc, "summary", &s->summary);
-    put_carried(doc, "mix", s->mix);
+    results_field_put_num(doc, "test_duration_s", &s->test_duration_s);
+    results_field_put_str(doc, "on_failure", &s->on_failure);
+    results_field_put_str(doc, "status", &s->status);
+    results_field_put_num(doc, "rounds_planned", &s->rounds_planned);
+    results_field_put_num(doc, "rounds_done", &s->rounds_done);
+    results_field_put_str(doc, "summary", &s->summary);
+    results_field_put_carried(doc, "mix", s->mix);
     cJSON *a = put_arr(doc, "ranks", s->ranks_st, s->nranks);
     for (int i = 0; a && i < s->nranks; i++)
         cJSON_AddItemToArray(a, write_rank(&s->ranks[i]));
@@ -293,81 +279,26 @@ cJSON *results_sweep_write(const struct results_sweep *s)
 
 /* ---- the reader ---- */
 
-struct rd {
-    const char *what; /* the file */
-    struct ft_err *err;
-    int rc;
-    int nranks; /* the bound of every rank index */
-};
-
-/* The first error wins: "s.json: tests[1].src is not a whole number". */
-static void bad(struct rd *r, const char *where, const char *key, const char *want)
-{
-    if (r->rc)
-        return;
-    char name[256];
-    snprintf(name, sizeof(name), "%s%s%s", where, *where && key ? "." : "", key ? key : "");
-    r->rc = ft_err_set(r->err, -EBADMSG, "%s: %s is not %s", r->what, *name ? name : "the document",
-                       want);
-}
-
-static const cJSON *member(const cJSON *o, const char *k, enum results_state *st)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    *st = !v ? RESULTS_ABSENT : cJSON_IsNull(v) ? RESULTS_NULL : RESULTS_SET;
-    return v;
-}
-
-static void get_num(struct rd *r, const cJSON *o, const char *where, const char *k,
-                    struct results_num *f)
-{
-    const cJSON *v = member(o, k, &f->st);
-    if (f->st == RESULTS_SET && !cJSON_IsNumber(v))
-        bad(r, where, k, "a number or null");
-    else if (f->st == RESULTS_SET)
-        f->v = v->valuedouble;
-}
-
-static void get_str(struct rd *r, const cJSON *o, const char *where, const char *k,
-                    struct results_str *f)
-{
-    const cJSON *v = member(o, k, &f->st);
-    if (f->st == RESULTS_SET && !cJSON_IsString(v))
-        bad(r, where, k, "a string or null");
-    else if (f->st == RESULTS_SET)
-        f->s = xalloc_strdup(v->valuestring);
-}
-
-static void get_bool(struct rd *r, const cJSON *o, const char *where, const char *k,
-                     struct results_bool *f)
-{
-    const cJSON *v = member(o, k, &f->st);
-    if (f->st == RESULTS_SET && !cJSON_IsBool(v))
-        bad(r, where, k, "true, false or null");
-    else if (f->st == RESULTS_SET)
-        f->v = cJSON_IsTrue(v);
-}
-
 /* A required string key: a string, or null (NULL). */
-static char *get_cstr(struct rd *r, const cJSON *o, const char *where, const char *k)
+static char *get_cstr(struct results_rd *r, const cJSON *o, const char *where, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     if (cJSON_IsString(v))
         return xalloc_strdup(v->valuestring);
     if (!cJSON_IsNull(v))
-        bad(r, where, k, "a string or null");
+        results_field_bad(r, where, k, "a string or null");
     return NULL;
 }
 
 /* A required whole number in lo..INT_MAX. */
-static int get_int(struct rd *r, const cJSON *o, const char *where, const char *k, int lo)
+static int get_int(struct results_rd *r, const cJSON *o, const char *where, const char *k, int lo)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     int64_t x = 0;
     if (r->rc)
         return 0;
     if (!cJSON_IsNumber(v)) {
-        bad(r, where, k, "a whole number");
+        results_field_bad(r, where, k, "a whole number");
         return 0;
     }
     if (!jsonutil_whole(v->valuedouble, lo, INT_MAX, &x)) {
@@ -379,14 +310,14 @@ static int get_int(struct rd *r, const cJSON *o, const char *where, const char *
 }
 
 /* A required index into ranks[]. */
-static int get_rank(struct rd *r, const cJSON *o, const char *where, const char *k)
+static int get_rank(struct results_rd *r, const cJSON *o, const char *where, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     int64_t x = 0;
     if (r->rc)
         return 0;
     if (!cJSON_IsNumber(v)) {
-        bad(r, where, k, "a rank (a whole number)");
+        results_field_bad(r, where, k, "a rank (a whole number)");
         return 0;
     }
     if (!jsonutil_whole(v->valuedouble, 0, (int64_t)r->nranks - 1, &x))
@@ -397,49 +328,50 @@ static int get_rank(struct rd *r, const cJSON *o, const char *where, const char 
 }
 
 /* An optional rank index (a results_num): absent, null, or an index into ranks[]. */
-static void get_opt_rank(struct rd *r, const cJSON *o, const char *where, const char *k,
+static void get_opt_rank(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                          struct results_num *f)
 {
-    get_num(r, o, where, k, f);
+    results_field_get_num(r, o, where, k, f);
     if (f->st == RESULTS_SET)
         f->v = get_rank(r, o, where, k);
 }
 
 /* An optional whole number >= 0 (a rail). */
-static void get_opt_nonneg(struct rd *r, const cJSON *o, const char *where, const char *k,
+static void get_opt_nonneg(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                            struct results_num *f)
 {
-    get_num(r, o, where, k, f);
+    results_field_get_num(r, o, where, k, f);
     if (f->st == RESULTS_SET && !r->rc)
         f->v = get_int(r, o, where, k, 0);
 }
 
-static const cJSON *get_arr(struct rd *r, const cJSON *o, const char *k, enum results_state *st)
+static const cJSON *get_arr(struct results_rd *r, const cJSON *o, const char *k,
+                            enum results_state *st)
 {
-    const cJSON *v = member(o, k, st);
+    const cJSON *v = results_field_member(o, k, st);
     if (*st == RESULTS_SET && !cJSON_IsArray(v)) {
-        bad(r, "", k, "an array or null");
+        results_field_bad(r, "", k, "an array or null");
         return NULL;
     }
     return *st == RESULTS_SET ? v : NULL;
 }
 
 /* A carried member (a copy, in the order read): absent, null, or of the type check wants. */
-static cJSON *get_carried(struct rd *r, const cJSON *o, const char *where, const char *k,
+static cJSON *get_carried(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                           cJSON_bool (*check)(const cJSON *), const char *want)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     if (!v)
         return NULL;
     if (!cJSON_IsNull(v) && !check(v)) {
-        bad(r, where, k, want);
+        results_field_bad(r, where, k, want);
         return NULL;
     }
     return cJSON_Duplicate(v, 1);
 }
 
-static char **get_strings(struct rd *r, const cJSON *o, const char *k, enum results_state *st,
-                          int *n)
+static char **get_strings(struct results_rd *r, const cJSON *o, const char *k,
+                          enum results_state *st, int *n)
 {
     const cJSON *a = get_arr(r, o, k, st);
     char **v = xalloc_zero((size_t)cJSON_GetArraySize(a) + 1, sizeof(char *));
@@ -447,7 +379,7 @@ static char **get_strings(struct rd *r, const cJSON *o, const char *k, enum resu
     cJSON_ArrayForEach(e, a)
     {
         if (!cJSON_IsString(e)) {
-            bad(r, "", k, "an array of strings");
+            results_field_bad(r, "", k, "an array of strings");
             break;
         }
         v[(*n)++] = xalloc_strdup(e->valuestring);
@@ -455,57 +387,59 @@ static char **get_strings(struct rd *r, const cJSON *o, const char *k, enum resu
     return v;
 }
 
-static void read_rank(struct rd *r, const cJSON *o, const char *where, struct results_sweep_rank *k)
+static void read_rank(struct results_rd *r, const cJSON *o, const char *where,
+                      struct results_sweep_rank *k)
 {
     k->rank = get_int(r, o, where, "rank", 0);
     k->host = get_cstr(r, o, where, "host");
-    get_str(r, o, where, "group", &k->group);
-    get_num(r, o, where, "local_rank", &k->local_rank);
+    results_field_get_str(r, o, where, "group", &k->group);
+    results_field_get_num(r, o, where, "local_rank", &k->local_rank);
     get_opt_nonneg(r, o, where, "rail", &k->rail);
-    get_str(r, o, where, "address", &k->address);
-    get_num(r, o, where, "gpus", &k->gpus);
+    results_field_get_str(r, o, where, "address", &k->address);
+    results_field_get_num(r, o, where, "gpus", &k->gpus);
     k->nics = get_carried(r, o, where, "nics", cJSON_IsArray, "an array or null");
-    get_str(r, o, where, "unlike", &k->unlike);
-    get_str(r, o, where, "status", &k->status);
-    get_str(r, o, where, "error", &k->error);
+    results_field_get_str(r, o, where, "unlike", &k->unlike);
+    results_field_get_str(r, o, where, "status", &k->status);
+    results_field_get_str(r, o, where, "error", &k->error);
     k->conditions = get_carried(r, o, where, "conditions", cJSON_IsObject, "an object or null");
     k->topology = get_carried(r, o, where, "topology", cJSON_IsObject, "an object or null");
 }
 
-static void read_pair(struct rd *r, const cJSON *o, const char *where, struct results_sweep_pair *p)
+static void read_pair(struct results_rd *r, const cJSON *o, const char *where,
+                      struct results_sweep_pair *p)
 {
     p->a = get_rank(r, o, where, "a");
     p->b = get_rank(r, o, where, "b");
     p->rail = get_int(r, o, where, "rail", 0);
-    get_str(r, o, where, "latency_kind", &p->latency_kind);
-    get_num(r, o, where, "lat_p50_us", &p->lat_p50_us);
-    get_num(r, o, where, "lat_p99_us", &p->lat_p99_us);
-    get_num(r, o, where, "lat_p999_us", &p->lat_p999_us);
-    get_num(r, o, where, "bw_ab_gbps", &p->bw_ab_gbps);
-    get_num(r, o, where, "bw_ba_gbps", &p->bw_ba_gbps);
-    get_bool(r, o, where, "failed", &p->failed);
-    get_str(r, o, where, "error", &p->error);
-    get_bool(r, o, where, "unlike", &p->unlike);
+    results_field_get_str(r, o, where, "latency_kind", &p->latency_kind);
+    results_field_get_num(r, o, where, "lat_p50_us", &p->lat_p50_us);
+    results_field_get_num(r, o, where, "lat_p99_us", &p->lat_p99_us);
+    results_field_get_num(r, o, where, "lat_p999_us", &p->lat_p999_us);
+    results_field_get_num(r, o, where, "bw_ab_gbps", &p->bw_ab_gbps);
+    results_field_get_num(r, o, where, "bw_ba_gbps", &p->bw_ba_gbps);
+    results_field_get_bool(r, o, where, "failed", &p->failed);
+    results_field_get_str(r, o, where, "error", &p->error);
+    results_field_get_bool(r, o, where, "unlike", &p->unlike);
 }
 
-static void read_qty(struct rd *r, const cJSON *o, const char *where, const char *k,
+static void read_qty(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                      struct results_sweep_qty *q)
 {
-    const cJSON *v = member(o, k, &q->st);
+    const cJSON *v = results_field_member(o, k, &q->st);
     if (q->st != RESULTS_SET)
         return;
     if (!cJSON_IsObject(v)) {
-        bad(r, where, k, "an object or null");
+        results_field_bad(r, where, k, "an object or null");
         return;
     }
     char sub[128];
     snprintf(sub, sizeof(sub), "%s.%s", where, k);
-    get_num(r, v, sub, "value", &q->value);
-    get_str(r, v, sub, "unit", &q->unit);
-    get_str(r, v, sub, "kind", &q->kind);
+    results_field_get_num(r, v, sub, "value", &q->value);
+    results_field_get_str(r, v, sub, "unit", &q->unit);
+    results_field_get_str(r, v, sub, "kind", &q->kind);
 }
 
-static void read_verdict(struct rd *r, const cJSON *o, const char *where,
+static void read_verdict(struct results_rd *r, const cJSON *o, const char *where,
                          struct results_sweep_verdict *v)
 {
     v->kind = get_cstr(r, o, where, "kind");
@@ -514,31 +448,32 @@ static void read_verdict(struct rd *r, const cJSON *o, const char *where,
     get_opt_rank(r, o, where, "rank", &v->rank);
     get_opt_rank(r, o, where, "peer", &v->peer);
     get_opt_nonneg(r, o, where, "rail", &v->rail);
-    get_str(r, o, where, "group_a", &v->group_a);
-    get_str(r, o, where, "group_b", &v->group_b);
+    results_field_get_str(r, o, where, "group_a", &v->group_a);
+    results_field_get_str(r, o, where, "group_b", &v->group_b);
     read_qty(r, o, where, "observed", &v->observed);
     read_qty(r, o, where, "reference", &v->reference);
     read_qty(r, o, where, "ratio", &v->ratio);
-    get_num(r, o, where, "n_slow", &v->n_slow);
-    get_num(r, o, where, "n_pairs", &v->n_pairs);
+    results_field_get_num(r, o, where, "n_slow", &v->n_slow);
+    results_field_get_num(r, o, where, "n_pairs", &v->n_pairs);
     v->message = get_cstr(r, o, where, "message");
 }
 
-static void read_test(struct rd *r, const cJSON *o, const char *where, struct results_sweep_test *t)
+static void read_test(struct results_rd *r, const cJSON *o, const char *where,
+                      struct results_sweep_test *t)
 {
     t->round = get_int(r, o, where, "round", 0);
     t->step = get_int(r, o, where, "step", 0);
     t->pattern = get_cstr(r, o, where, "pattern");
     t->role = get_cstr(r, o, where, "role");
-    get_str(r, o, where, "phase", &t->phase);
-    get_num(r, o, where, "subject", &t->subject);
+    results_field_get_str(r, o, where, "phase", &t->phase);
+    results_field_get_num(r, o, where, "subject", &t->subject);
     t->src = get_rank(r, o, where, "src");
     t->dst = get_rank(r, o, where, "dst");
     t->rail = get_int(r, o, where, "rail", 0);
     t->status = get_cstr(r, o, where, "status");
-    get_str(r, o, where, "error", &t->error);
-    get_num(r, o, where, "started_s", &t->started_s);
-    const cJSON *run = member(o, "run", &t->run_st);
+    results_field_get_str(r, o, where, "error", &t->error);
+    results_field_get_num(r, o, where, "started_s", &t->started_s);
+    const cJSON *run = results_field_member(o, "run", &t->run_st);
     if (r->rc || t->run_st != RESULTS_SET)
         return;
     char what[320];
@@ -561,7 +496,7 @@ static void read_test(struct rd *r, const cJSON *o, const char *where, struct re
             if ((r)->rc)                                                                           \
                 break;                                                                             \
             if (!cJSON_IsObject(e_)) {                                                             \
-                bad(r, w_, NULL, "an object");                                                     \
+                results_field_bad(r, w_, NULL, "an object");                                       \
                 break;                                                                             \
             }                                                                                      \
             fn(r, e_, w_, &(v)[(n)++]);                                                            \
@@ -570,7 +505,7 @@ static void read_test(struct rd *r, const cJSON *o, const char *where, struct re
 
 /* Format and version first: a document of another kind is named as such. */
 #define NOT_SWEEP "not a fabtop sweep document (expected \"format\": \"%s\", version %d)"
-static void read_header(struct rd *r, const cJSON *j)
+static void read_header(struct results_rd *r, const cJSON *j)
 {
     const char *fmt = jsonutil_str(j, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "version");
@@ -592,23 +527,23 @@ static void read_header(struct rd *r, const cJSON *j)
                            RESULTS_SWEEP_VERSION);
 }
 
-static void read_sweep(struct rd *r, const cJSON *j, struct results_sweep *s)
+static void read_sweep(struct results_rd *r, const cJSON *j, struct results_sweep *s)
 {
-    get_str(r, j, "", "format", &s->format);
-    get_num(r, j, "", "version", &s->version);
-    get_str(r, j, "", "fabtop_version", &s->fabtop_version);
-    get_str(r, j, "", "launcher", &s->launcher);
-    get_str(r, j, "", "started_at", &s->started_at);
-    get_str(r, j, "", "ended_at", &s->ended_at);
-    get_num(r, j, "", "duration_s", &s->duration_s);
-    get_bool(r, j, "", "interrupted", &s->interrupted);
+    results_field_get_str(r, j, "", "format", &s->format);
+    results_field_get_num(r, j, "", "version", &s->version);
+    results_field_get_str(r, j, "", "fabtop_version", &s->fabtop_version);
+    results_field_get_str(r, j, "", "launcher", &s->launcher);
+    results_field_get_str(r, j, "", "started_at", &s->started_at);
+    results_field_get_str(r, j, "", "ended_at", &s->ended_at);
+    results_field_get_num(r, j, "", "duration_s", &s->duration_s);
+    results_field_get_bool(r, j, "", "interrupted", &s->interrupted);
     s->patterns = get_strings(r, j, "patterns", &s->patterns_st, &s->npatterns);
-    get_num(r, j, "", "test_duration_s", &s->test_duration_s);
-    get_str(r, j, "", "on_failure", &s->on_failure);
-    get_str(r, j, "", "status", &s->status);
-    get_num(r, j, "", "rounds_planned", &s->rounds_planned);
-    get_num(r, j, "", "rounds_done", &s->rounds_done);
-    get_str(r, j, "", "summary", &s->summary);
+    results_field_get_num(r, j, "", "test_duration_s", &s->test_duration_s);
+    results_field_get_str(r, j, "", "on_failure", &s->on_failure);
+    results_field_get_str(r, j, "", "status", &s->status);
+    results_field_get_num(r, j, "", "rounds_planned", &s->rounds_planned);
+    results_field_get_num(r, j, "", "rounds_done", &s->rounds_done);
+    results_field_get_str(r, j, "", "summary", &s->summary);
     s->mix = get_carried(r, j, "", "mix", cJSON_IsObject, "an object or null");
     READ_ARRAY(r, j, "ranks", s->ranks_st, s->nranks, s->ranks, read_rank);
     r->nranks = s->nranks;
@@ -622,9 +557,9 @@ int results_sweep_read(const cJSON *j, const char *what, struct results_sweep *s
                        struct ft_err *err)
 {
     memset(s, 0, sizeof(*s));
-    struct rd r = {.what = what, .err = err};
+    struct results_rd r = {.what = what, .err = err};
     if (!cJSON_IsObject(j)) {
-        bad(&r, "", NULL, "a sweep document (an object)");
+        results_field_bad(&r, "", NULL, "a sweep document (an object)");
         return r.rc;
     }
     read_header(&r, j);

@@ -14,35 +14,12 @@
 set -u
 HELLO=${1:-}
 FABTOP=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-pass() { echo "PASS: $*"; }
-[ "$(id -u)" -eq 0 ] || skip "the rack of network namespaces needs root"
-[ -n "$HELLO" ] && [ -x "$HELLO" ] ||
-    skip "rack_hello is not built (OpenMPI's development files, libopenmpi-dev, were missing at configure)"
-for c in ip tc unshare ss python3 mpirun srun sinfo slurmctld slurmd munge munged; do
-    command -v $c >/dev/null 2>&1 ||
-        skip "$c is not installed (scripts/deps.sh installs the test packages)"
-done
-ip netns add "rkprobe$$" 2>/dev/null || skip "cannot create a network namespace here"
-ip netns del "rkprobe$$"
-
 RACK_LIB_DIR=$(cd "$(dirname "$0")" && pwd)
-. "$RACK_LIB_DIR/rack_lib.sh"
+. "$RACK_LIB_DIR/rack_test.sh"
+rack_test_needs rack_hello "$HELLO"
 T0=$(date +%s)
 # Not under /tmp: every host has a private /tmp, so programs and files live in /var/tmp.
-W=$(mktemp -d /var/tmp/fabtop-rack.XXXXXX) || fail "mktemp in /var/tmp"
-RACK_EXTRA_CLEANUP='[ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$W"'
-# Until rack_up installs rack_cleanup (which runs RACK_EXTRA_CLEANUP first).
-trap 'eval "$RACK_EXTRA_CLEANUP"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+rack_test_workdir rack
 cp "$HELLO" "$W/rack_hello" || fail "copy rack_hello to $W"
 case $FABTOP in /tmp/*)
     cp "$FABTOP" "$W/fabtop" || fail "copy fabtop to $W"

@@ -16,33 +16,11 @@
 set -u
 SWEEP=${1:-}
 FABTOP=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-pass() { echo "PASS: $*"; }
-[ "$(id -u)" -eq 0 ] || skip "the rack of network namespaces needs root"
-[ -n "$SWEEP" ] && [ -x "$SWEEP" ] ||
-    skip "fabtop-sweep is not built (OpenMPI's development files, libopenmpi-dev, were missing at configure)"
-for c in ip tc unshare ss python3 mpirun srun sinfo slurmctld slurmd munge munged; do
-    command -v $c >/dev/null 2>&1 ||
-        skip "$c is not installed (scripts/deps.sh installs the test packages)"
-done
-ip netns add "rkprobe$$" 2>/dev/null || skip "cannot create a network namespace here"
-ip netns del "rkprobe$$"
-
 RACK_LIB_DIR=$(cd "$(dirname "$0")" && pwd)
-. "$RACK_LIB_DIR/rack_lib.sh"
+. "$RACK_LIB_DIR/rack_test.sh"
+rack_test_needs fabtop-sweep "$SWEEP"
 T0=$(date +%s)
-W=$(mktemp -d /var/tmp/fabtop-racksweep.XXXXXX) || fail "mktemp in /var/tmp"
-RACK_EXTRA_CLEANUP='[ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$W"'
-trap 'eval "$RACK_EXTRA_CLEANUP"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+rack_test_workdir racksweep
 case $SWEEP in /tmp/*)
     cp "$SWEEP" "$W/fabtop-sweep" || fail "copy fabtop-sweep to $W"
     SWEEP=$W/fabtop-sweep

@@ -187,20 +187,28 @@ static void *kill_later(void *arg)
 
 /* Rank 3 vanishes in the first round: it is named with the reason, its later tests are
  * skipped with that reason, and every pair of the others is still measured. */
+/* A pairs sweep of 4 ranks whose rank 3 is stopped 0.3 s in; rack_sweep_run's status. */
+static int sweep_killing_3(struct rack *r, struct results_sweep *d, bool stop)
+{
+    rack_up(r, 4);
+    doc_init(d, r);
+    struct rack_sweep_opts o = opts(r, 0.6);
+    o.conduct.stop_on_failure = stop;
+    struct killer k = {r, 3, 300000};
+    pthread_t t;
+    pthread_create(&t, NULL, kill_later, &k);
+    struct ft_err err = {0};
+    int rc = rack_sweep_run(&o, d, &err);
+    pthread_join(t, NULL);
+    return rc;
+}
+
 static void test_dead_rank_continue(void **state)
 {
     (void)state;
     struct rack r;
-    rack_up(&r, 4);
     struct results_sweep d;
-    doc_init(&d, &r);
-    struct rack_sweep_opts o = opts(&r, 0.6);
-    struct killer k = {&r, 3, 300000};
-    pthread_t t;
-    pthread_create(&t, NULL, kill_later, &k);
-    struct ft_err err = {0};
-    assert_int_equal(rack_sweep_run(&o, &d, &err), 0);
-    pthread_join(t, NULL);
+    assert_int_equal(sweep_killing_3(&r, &d, false), 0);
     assert_string_equal(results_str_get(&d.status), "failed");
     assert_string_equal(results_str_get(&d.ranks[3].status), "failed");
     assert_non_null(results_str_get(&d.ranks[3].error));
@@ -231,17 +239,8 @@ static void test_dead_rank_stop(void **state)
 {
     (void)state;
     struct rack r;
-    rack_up(&r, 4);
     struct results_sweep d;
-    doc_init(&d, &r);
-    struct rack_sweep_opts o = opts(&r, 0.6);
-    o.conduct.stop_on_failure = true;
-    struct killer k = {&r, 3, 300000};
-    pthread_t t;
-    pthread_create(&t, NULL, kill_later, &k);
-    struct ft_err err = {0};
-    assert_int_equal(rack_sweep_run(&o, &d, &err), -ECANCELED);
-    pthread_join(t, NULL);
+    assert_int_equal(sweep_killing_3(&r, &d, true), -ECANCELED);
     assert_string_equal(results_str_get(&d.status), "failed");
     assert_true(d.ntests < 18);
     assert_true(count_tests(&d, "ok") >= 1);

@@ -1,0 +1,39 @@
+# rack_test.sh: what the rack's test scripts share (sourced after set -u): skip (exit 77),
+# fail, pass; rack_test_needs PROGRAM_DESC PROGRAM: root, the program the test runs, the
+# rack's tools (ip, tc, unshare, ss, python3, OpenMPI, Slurm, munge) and a network namespace
+# that can be made, else skipped; rack_test_workdir NAME: a work directory W under /var/tmp
+# (every host has a private /tmp), removed on exit unless KEEP_TMP=1, with the traps until
+# rack_up installs its own cleanup; rack_lib.sh sourced.
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+pass() { echo "PASS: $*"; }
+
+rack_test_needs() {
+    [ "$(id -u)" -eq 0 ] || skip "the rack of network namespaces needs root"
+    [ -n "$2" ] && [ -x "$2" ] ||
+        skip "$1 is not built (OpenMPI's development files, libopenmpi-dev, were missing at configure)"
+    for c in ip tc unshare ss python3 mpirun srun sinfo slurmctld slurmd munge munged; do
+        command -v $c >/dev/null 2>&1 ||
+            skip "$c is not installed (scripts/deps.sh installs the test packages)"
+    done
+    ip netns add "rkprobe$$" 2>/dev/null || skip "cannot create a network namespace here"
+    ip netns del "rkprobe$$"
+}
+
+rack_test_workdir() {
+    W=$(mktemp -d "/var/tmp/fabtop-$1.XXXXXX") || fail "mktemp in /var/tmp"
+    RACK_EXTRA_CLEANUP='[ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$W"'
+    # Until rack_up installs rack_cleanup (which runs RACK_EXTRA_CLEANUP first).
+    trap 'eval "$RACK_EXTRA_CLEANUP"' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM HUP
+}
+
+RACK_LIB_DIR=${RACK_LIB_DIR:-$(cd "$(dirname "$0")" && pwd)}
+. "$RACK_LIB_DIR/rack_lib.sh"
