@@ -21,6 +21,10 @@ cat >"$TMP/mix.json" <<'J'
   {"name": "sender4", "role": "background", "op": "stream", "direction": "rx", "size": "64KiB", "warmup_s": 1, "peer": "10.78.0.14"}
  ]}
 J
+# measure: one run and its checks; exit 3 when only the senders' sum missed the bottleneck
+# rate (on a 2-core machine under other load the four senders may not keep a 100 Mbit/s
+# htb class busy: that run is repeated once, saying so; anything else fails at once).
+measure() {
 rx0=$(nsx r cat /sys/class/net/eth0/statistics/rx_bytes)
 nsx r "$FABTOP" run --mix "$TMP/mix.json" --key-file "$TMP/key" -o "$TMP/res.json" \
     >"$TMP/run.out" 2>&1
@@ -30,7 +34,7 @@ cat "$TMP/run.out"
 nsx sw tc -s class show dev pr | sed 's/^/    tc: /'
 [ "$rc" -eq 0 ] || fail "fabtop run exited $rc"
 
-python3 - "$TMP/res.json" "$RATE_MBIT" "$rx0" "$rx1" <<'PY' || exit 1
+python3 - "$TMP/res.json" "$RATE_MBIT" "$rx0" "$rx1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 rate = float(sys.argv[2]) / 1000  # Gb/s
@@ -69,6 +73,15 @@ if not (0.3 * rx_if < fab <= rx_if):
     bad.append("fabtop's wire bytes disagree with the interface counter")
 if bad:
     print("FAIL: " + "; ".join(bad))
-    sys.exit(1)
+    sys.exit(3 if len(bad) == 1 and bad[0].startswith("wire throughput") else 1)
 PY
+}
+measure
+rc=$?
+if [ $rc -eq 3 ]; then
+    echo "NOTE: the senders did not fill the bottleneck (a busy machine?); once more"
+    measure
+    rc=$?
+fi
+[ $rc -eq 0 ] || exit 1
 pass "incast through a ${RATE_MBIT} Mbit/s htb bottleneck"

@@ -12,6 +12,9 @@ other=${2:?the other-version binary}
 bin=${FABTOP_BIN:?}
 command -v mpirun >/dev/null || { echo "SKIP: mpirun is absent (openmpi-bin)"; exit 77; }
 tmp=$(mktemp -d /tmp/fabtop-sweepstart.XXXXXX)
+# Rank 0 publishes its live document under the runtime directory (as root without one,
+# /run/fabtop): here, under this test's own directory.
+export XDG_RUNTIME_DIR="$tmp"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
 # Run as root in CI; the test starts no daemon and leaves nothing behind.
@@ -56,6 +59,9 @@ done
 [ ! -s "$tmp/err" ] || { cat "$tmp/err"; fail "stderr not empty on success"; }
 # --json and -o: the same ranks as a document, saved atomically.
 grep -q "^fabtop sweep 3 ranks: 3/3 pairs measured, .*; status ok$" "$tmp/out" || fail "no summary line"
+# The live document was published where it said, and removed at the end.
+grep -qE "^live: fabtop --attach $tmp/fabtop/sweep-[0-9]+\.json$" "$tmp/out" || fail "no live: line"
+[ -d "$tmp/fabtop" ] && [ -z "$(ls -A "$tmp/fabtop")" ] || fail "the live document was not removed"
 mpi -np 2 "$sweep" $lo --duration 0.3 --json -o "$tmp/plan.json" >"$tmp/json" 2>"$tmp/err" ||
     { cat "$tmp/err"; fail "--json -o exited $?"; }
 python3 -c '
