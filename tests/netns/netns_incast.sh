@@ -2,8 +2,9 @@
 # netns_incast: four sender namespaces stream into one receiver through a "switch"
 # namespace (a Linux bridge) whose port towards the receiver is an htb bottleneck with a
 # small bfifo queue. Checks that the probe's latency tail grows from the quiet run to the
-# loaded one, that the flows' throughputs counted as bytes on the wire add up to the
-# bottleneck rate within 5%, that goodput is reported beside, and that fabtop's wire bytes
+# loaded one, that the flows' throughputs counted as bytes on the wire add up to no more than
+# the bottleneck rate (5% for the windows' edges) and to at least 70% of it, that goodput is
+# reported beside, and that fabtop's wire bytes
 # agree with the receiver namespace's own interface counters.
 . "$(dirname "$0")/lib.sh"
 need_netns
@@ -57,8 +58,14 @@ good = sum(p["goodput_gbps"] for p in senders)
 probe = flow("loaded", "probe")["points"][0]
 print("senders on the wire %.4f Gb/s (bottleneck %.3f), goodput %.4f Gb/s, probe %.5f Gb/s"
       % (wire, rate, good, probe["wire_gbps"]))
-if abs(wire - rate) > 0.05 * rate:
-    bad.append("wire throughput %.4f Gb/s is not within 5%% of %.3f" % (wire, rate))
+# Never more than the bottleneck carries (5% for the windows' edges): an over-count shows.
+# At least 70% of it: the incast loaded the bottleneck. Not "within 5%" from below: with a
+# tiny drop-tail queue the senders' synchronised losses and retransmission timeouts leave
+# the link idle at times (incast collapse, the thing this mix shows): 80-99% of the rate
+# from run to run here.
+print("the senders filled %.0f%% of the bottleneck" % (100 * wire / rate))
+if wire > 1.05 * rate or wire < 0.7 * rate:
+    bad.append("wire throughput %.4f Gb/s is not between 70%% and 105%% of %.3f" % (wire, rate))
 if not (0.85 * wire < good < wire):
     bad.append("goodput %.4f should be a little below the wire rate %.4f" % (good, wire))
 # The shares need not be fair: a drop-tail FIFO lets some senders lose more packets and
