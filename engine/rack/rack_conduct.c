@@ -53,9 +53,7 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void event(struct results_sweep *doc, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void event(struct results_sweep *doc, const char *fmt, ...)
+void rack_conduct_event(struct results_sweep *doc, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -77,7 +75,7 @@ static void rank_failed(struct rack_conduct *c, struct results_sweep *doc, uint3
     struct results_sweep_rank *k = &doc->ranks[r];
     results_str_set(&k->status, "failed");
     results_str_set(&k->error, why);
-    event(doc, "rank %u (%s) failed: %s", r, c->o.members[r].host, why);
+    rack_conduct_event(doc, "rank %u (%s) failed: %s", r, c->o.members[r].host, why);
     if (c->ranks[r].c) {
         channel_close(c->ranks[r].c);
         c->ranks[r].c = NULL;
@@ -181,8 +179,8 @@ static void rank_info(struct rack_conduct *c, struct results_sweep *doc, uint32_
     free(text);
     if (!info) {
         if (!c->ranks[r].failed)
-            event(doc, "rank %u (%s): its conditions and topology were not read: %s", r,
-                  c->o.members[r].host, e.msg[0] ? e.msg : "damaged");
+            rack_conduct_event(doc, "rank %u (%s): its conditions and topology were not read: %s",
+                               r, c->o.members[r].host, e.msg[0] ? e.msg : "damaged");
         return;
     }
     struct results_sweep_rank *k = &doc->ranks[r];
@@ -353,7 +351,7 @@ static void collect(struct rack_conduct *c, struct results_sweep *doc, struct li
     if (results_json_read_run(run, what, &x->run, &e) == 0)
         x->run_st = RESULTS_SET;
     else
-        event(doc, "%s", e.msg);
+        rack_conduct_event(doc, "%s", e.msg);
     cJSON_Delete(run);
     if (status == 0)
         set_status(x, "ok", NULL);
@@ -498,17 +496,18 @@ int rack_conduct_rounds(struct rack_conduct *c, const struct sweep_plan *p, size
             if (c->o.progress)
                 c->o.progress(c->o.progress_arg, doc, ri, p->n_rounds);
             if (interrupted(c)) {
-                event(doc, "interrupted in round %zu of %zu", ri + 1, p->n_rounds);
+                rack_conduct_event(doc, "interrupted in round %zu of %zu", ri + 1, p->n_rounds);
                 return -ECANCELED;
             }
             if (c->n_failed > before && c->o.stop_on_failure) {
-                event(doc, "stopped after round %zu of %zu: a rank failed (--on-failure stop)",
-                      ri + 1, p->n_rounds);
+                rack_conduct_event(
+                    doc, "stopped after round %zu of %zu: a rank failed (--on-failure stop)",
+                    ri + 1, p->n_rounds);
                 return -ECANCELED;
             }
             if (c->o.n - c->n_failed < 2) {
-                event(doc, "stopped after round %zu of %zu: fewer than 2 ranks left", ri + 1,
-                      p->n_rounds);
+                rack_conduct_event(doc, "stopped after round %zu of %zu: fewer than 2 ranks left",
+                                   ri + 1, p->n_rounds);
                 return -ECANCELED;
             }
         }

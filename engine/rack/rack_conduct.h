@@ -63,6 +63,10 @@ int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *d
 int rack_conduct_rounds(struct rack_conduct *c, const struct sweep_plan *p, size_t first,
                         struct results_sweep *doc);
 
+/* Append one line to doc->events ("rank 3 (rk-h4) failed: ..."). */
+void rack_conduct_event(struct results_sweep *doc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Whether rank r failed (died, hung, unreachable). */
 bool rack_conduct_failed(const struct rack_conduct *c, uint32_t r);
 

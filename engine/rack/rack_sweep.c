@@ -10,12 +10,6 @@
 #include "common/xalloc.h"
 #include "engine/sweep/sweep_stats.h"
 
-static void event(struct results_sweep *doc, const char *msg)
-{
-    doc->events = xalloc_resize(doc->events, (size_t)(doc->nevents + 1) * sizeof(char *));
-    doc->events[doc->nevents++] = xalloc_strdup(msg);
-}
-
 /* The first point of the flow named name in a run, or NULL. */
 static const struct results_point *point_of(const struct results_run *run, const char *name)
 {
@@ -89,6 +83,36 @@ struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool re
     return f;
 }
 
+/* A new, empty verdict at the end of doc->verdicts. */
+static struct results_sweep_verdict *add_verdict(struct results_sweep *doc)
+{
+    doc->verdicts =
+        xalloc_resize(doc->verdicts, (size_t)(doc->nverdicts + 1) * sizeof(*doc->verdicts));
+    struct results_sweep_verdict *v = &doc->verdicts[doc->nverdicts++];
+    memset(v, 0, sizeof(*v));
+    return v;
+}
+
+/* The flow "latency" of pair (a, b)'s ping-pong step on rail, as measured, or NULL. */
+static const struct results_flow *latency_flow(const struct results_sweep *doc, int a, int b,
+                                               int rail)
+{
+    for (int i = 0; i < doc->ntests; i++) {
+        const struct results_sweep_test *t = &doc->tests[i];
+        if (t->src != a || t->dst != b || t->rail != rail || t->step != 0 ||
+            strcmp(t->pattern, "pairs") || strcmp(t->role, "pair") || t->run_st != RESULTS_SET)
+            continue;
+        for (int ph = 0; ph < t->run.nphases; ph++)
+            for (int k = 0; k < t->run.phases[ph].nflows; k++) {
+                const struct results_flow *f = &t->run.phases[ph].flows[k];
+                const char *n = results_str_get(&f->name);
+                if (n && !strcmp(n, "latency") && f->npoints > 0)
+                    return f;
+            }
+    }
+    return NULL;
+}
+
 void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, size_t n)
 {
     doc->pairs =
@@ -100,9 +124,16 @@ void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, s
         p->b = (int)f[i].b;
         p->rail = f[i].rail;
         bool lat = f[i].valid & SWEEP_FIG_LAT;
-        results_str_set(&p->latency_kind, lat ? "half_round_trip" : NULL);
+        /* The kind and the p99.9 as the ping-pong's run reported them (the figures carry
+         * only what the verdicts judge). */
+        const struct results_flow *lf = lat ? latency_flow(doc, p->a, p->b, p->rail) : NULL;
+        results_str_set(&p->latency_kind, lf ? results_str_get(&lf->latency_kind) : NULL);
         results_num_set(&p->lat_p50_us, lat, f[i].lat_p50_ns / 1e3);
         results_num_set(&p->lat_p99_us, lat, f[i].lat_p99_ns / 1e3);
+        double p999 = 0;
+        bool have999 = lf && lf->points[0].latency_st == RESULTS_SET &&
+                       results_num_get(&lf->points[0].latency.p999, &p999);
+        results_num_set(&p->lat_p999_us, have999, p999);
         results_num_set(&p->bw_ab_gbps, f[i].valid & SWEEP_FIG_BW_AB, f[i].bw_ab_gbps);
         results_num_set(&p->bw_ba_gbps, f[i].valid & SWEEP_FIG_BW_BA, f[i].bw_ba_gbps);
         p->failed = (struct results_bool){RESULTS_SET, f[i].failed != 0};
@@ -150,10 +181,7 @@ static void dead_rank_verdicts(struct results_sweep *doc)
         for (int i = 0; i < doc->npairs; i++)
             lost += results_bool_true(&doc->pairs[i].failed) &&
                     (doc->pairs[i].a == r || doc->pairs[i].b == r);
-        doc->verdicts =
-            xalloc_resize(doc->verdicts, (size_t)(doc->nverdicts + 1) * sizeof(*doc->verdicts));
-        struct results_sweep_verdict *o = &doc->verdicts[doc->nverdicts++];
-        memset(o, 0, sizeof(*o));
+        struct results_sweep_verdict *o = add_verdict(doc);
         o->kind = xalloc_strdup("rank_failed");
         o->metric = xalloc_strdup("tests");
         o->state = xalloc_strdup("named");
@@ -171,8 +199,6 @@ static void dead_rank_verdicts(struct results_sweep *doc)
 void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis *an,
                          const char *const *group_names)
 {
-    doc->verdicts = xalloc_resize(doc->verdicts, (size_t)(doc->nverdicts + (int)an->n_v + 1) *
-                                                     sizeof(*doc->verdicts));
     for (size_t i = 0; i < an->n_v; i++) {
         const struct sweep_verdict *v = &an->v[i];
         /* A dead rank's failed tests are its own verdict (dead_rank_verdicts). */
@@ -180,8 +206,7 @@ void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis 
                     (v->peer != SWEEP_NO_RANK && rank_dead(doc, v->peer));
         if (dead && (v->kind == SWEEP_V_PAIR_FAILED || v->kind == SWEEP_V_RANK_FAILED))
             continue;
-        struct results_sweep_verdict *o = &doc->verdicts[doc->nverdicts++];
-        memset(o, 0, sizeof(*o));
+        struct results_sweep_verdict *o = add_verdict(doc);
         o->kind = xalloc_strdup(kind_name(v->kind));
         o->metric = xalloc_strdup(sweep_metric_name(v->metric));
         o->state = xalloc_strdup(state_name(v->state));
@@ -289,13 +314,10 @@ static void bisection_report(struct results_sweep *doc, const struct rack_sweep_
                           doc->ranks[doc->tests[worst].dst].host, worst_share);
         if (nfail)
             snprintf(line + k, sizeof(line) - (size_t)k, "; %d failed", nfail);
-        event(doc, line);
+        rack_conduct_event(doc, "%s", line);
         if (across && ns && med < 0.85 && o->group_names) {
             int32_t ga = o->ranks[t0->src].group, gb = o->ranks[t0->dst].group;
-            doc->verdicts =
-                xalloc_resize(doc->verdicts, (size_t)(doc->nverdicts + 1) * sizeof(*doc->verdicts));
-            struct results_sweep_verdict *v = &doc->verdicts[doc->nverdicts++];
-            memset(v, 0, sizeof(*v));
+            struct results_sweep_verdict *v = add_verdict(doc);
             v->kind = xalloc_strdup("uplink");
             v->metric = xalloc_strdup("bandwidth");
             v->state = xalloc_strdup("named");
@@ -405,7 +427,7 @@ static void incast_report(struct results_sweep *doc)
         }
         if (nfail)
             snprintf(line + n, sizeof(line) - (size_t)n, "; %d failed", nfail);
-        event(doc, line);
+        rack_conduct_event(doc, "%s", line);
     }
     free(share);
 }
@@ -452,7 +474,7 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     /* -ENOENT: some suspect has no two fine ranks to re-test against; the others' re-tests
      * are planned all the same. */
     if (recheck && sweep_recheck_plan(&an, o->ranks, f, nf, plan, &e) < 0)
-        event(doc, e.msg);
+        rack_conduct_event(doc, "%s", e.msg);
     if (recheck && plan->n_rounds > first) {
         results_num_set(&doc->rounds_planned, true, (double)plan->n_rounds);
         rc = rack_conduct_rounds(c, plan, first, doc);

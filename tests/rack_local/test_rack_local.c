@@ -141,7 +141,10 @@ static void test_pairs(void **state)
         assert_true(results_num_get(&p->bw_ab_gbps, &ab));
         assert_true(results_num_get(&p->bw_ba_gbps, &ba));
         assert_true(p50 > 0 && p99 >= p50 && p50 < 100000); /* us: loopback, under 0.1 s */
-        assert_true(ab > 0.01 && ba > 0.01);                /* Gb/s */
+        double p999 = 0;
+        assert_true(results_num_get(&p->lat_p999_us, &p999) && p999 >= p99);
+        assert_string_equal(results_str_get(&p->latency_kind), "half_round_trip");
+        assert_true(ab > 0.01 && ba > 0.01); /* Gb/s */
         seen[p->a][p->b]++;
         seen[p->b][p->a]++;
     }
