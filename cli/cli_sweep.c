@@ -68,7 +68,8 @@ static const struct cli_opt sweep_opts[] = {
      "first address)",
      CLI_V_STRING, .off = A(listen)},
     {"publish", 0, CLI_ARG_REQUIRED, "FILE|none",
-     "where rank 0 keeps the live document for 'fabtop --attach'\n(default: "
+     "where rank 0 keeps the live document (the matrix so far,\nno test runs) for 'fabtop "
+     "--attach' (default: "
      "$XDG_RUNTIME_DIR/fabtop/, as root /run/fabtop/,\nremoved at the end; a FILE given is kept)",
      CLI_V_STRING, .off = A(publish)},
     {"json", 0, CLI_ARG_NONE, NULL, "print the document as JSON on stdout (rank 0)", CLI_V_SET,

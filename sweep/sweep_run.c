@@ -118,7 +118,7 @@ static void publish(void *arg, struct results_sweep *doc, size_t round, size_t n
     /* The elapsed time so far (the view estimates what is left from it). */
     results_num_set(&doc->duration_s, true,
                     (double)(t.tv_sec - l->t0.tv_sec) + (double)(t.tv_nsec - l->t0.tv_nsec) / 1e9);
-    cJSON *j = results_sweep_write(doc);
+    cJSON *j = rack_sweep_live_json(doc);
     struct ft_err err = {0};
     if (jsonutil_save(l->path, j, false, &err) < 0) {
         fprintf(stderr, "fabtop sweep: the live document: %s; no longer published\n", err.msg);

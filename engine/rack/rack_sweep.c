@@ -145,6 +145,34 @@ void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, s
     }
 }
 
+cJSON *rack_sweep_live_json(const struct results_sweep *doc)
+{
+    struct results_sweep live = *doc; /* shallow: only the copies below are owned here */
+    if (!doc->npairs) {
+        live.pairs = NULL;
+        live.npairs = 0;
+        size_t nf;
+        struct sweep_figure *f = rack_sweep_figures(doc, false, &nf);
+        rack_sweep_pairs(&live, f, nf);
+        free(f);
+    }
+    live.tests = xalloc((size_t)doc->ntests * sizeof(*live.tests) + 1);
+    for (int i = 0; i < doc->ntests; i++) {
+        live.tests[i] = doc->tests[i];
+        live.tests[i].run_st = RESULTS_ABSENT;
+    }
+    cJSON *j = results_sweep_write(&live);
+    free(live.tests);
+    if (!doc->npairs) {
+        for (int i = 0; i < live.npairs; i++) {
+            free(live.pairs[i].latency_kind.s);
+            free(live.pairs[i].error.s);
+        }
+        free(live.pairs);
+    }
+    return j;
+}
+
 static const char *kind_name(enum sweep_verdict_kind k)
 {
     static const char *const n[] = {"rank",    "uplink",      "pair",

@@ -40,6 +40,12 @@ struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool re
 /* Fill doc->pairs from figures (the matrix the document and the heat map show). */
 void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, size_t n);
 
+/* The document as it stands, for a live view (fabtop --attach): with the pairs measured so
+ * far when doc has no matrix yet (it is made at the end), and without the tests' runs (each
+ * test's status, error and round stay), so that publishing after every step costs the size of
+ * the matrix, not of every result so far. The caller owns it. */
+cJSON *rack_sweep_live_json(const struct results_sweep *doc);
+
 /* Copy an analysis's verdicts into doc->verdicts. */
 void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis *an,
                          const char *const *group_names);

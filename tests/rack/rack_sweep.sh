@@ -110,6 +110,13 @@ if command -v tmux >/dev/null 2>&1; then
     while kill -0 "$mpid" 2>/dev/null; do
         r=$($TM capture-pane -p -t live 2>/dev/null | grep -oE "round [0-9]+ of" | head -1 | tr -dc '0-9')
         case " $rounds " in *" $r "*) ;; *) [ -n "$r" ] && rounds="$rounds $r" ;; esac
+        # The live document mid-sweep: its matrix so far, no test's run.
+        python3 - "$W/live.json" >>"$W/live.samples" 2>/dev/null <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+if d.get("rounds_done", 0) < 7:
+    print(d.get("rounds_done", 0), len(d.get("pairs", [])), sum("run" in t for t in d.get("tests", [])))
+PY
         sleep 0.2
     done
     $TM capture-pane -p -t live >"$W/attach.screen" 2>/dev/null
@@ -129,6 +136,14 @@ if command -v tmux >/dev/null 2>&1; then
     [ "$(echo "$rounds" | wc -w)" -ge 6 ] ||
         { cat "$W/attach.screen" "$W/attach.err"; fail "the attached view did not follow the rounds: '$rounds'"; }
     pass "fabtop --attach followed the live sweep in tmux through $(echo "$rounds" | wc -w) rounds"
+    # Before the last first-pass round: pairs in the live matrix, and never a test's run.
+    python3 - "$W/live.samples" <<'PY' || fail "the live document mid-sweep: $(tail -3 "$W/live.samples")"
+import sys
+rows = [list(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
+grown = [r for r in rows if 0 < r[0] < 7 and r[1] >= 4 * r[0]]
+print("live document samples mid-sweep: %d, e.g. rounds done, pairs, runs: %s" % (len(rows), rows[len(rows) // 2] if rows else None))
+sys.exit(0 if grown and all(r[2] == 0 for r in rows) else 1)
+PY
 else
     echo "NOTE: tmux is absent: the attached view was not checked"
 fi
