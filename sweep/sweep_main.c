@@ -30,6 +30,7 @@
 #include "engine/peer/channel.h"
 #include "engine/rack/rack_expect.h"
 #include "engine/rack/rack_node.h"
+#include "engine/run/runner.h"
 #include "sweep/sweep_run.h"
 #include "topology/topo_pipeline.h"
 
@@ -108,6 +109,10 @@ static void own_record(struct launch_record *r, const struct launch_env *env, co
         fprintf(stderr, "%s: rank %d: the topology was not read (%s); its record lists no NIC\n",
                 ME, rank, err.msg);
     r->rail = launch_rail(r->local_rank, (int)r->nics_total);
+    /* NCCL between ranks where CUDA and NCCL load and see a GPU (not hwloc's PCI list: the
+     * runtime decides what NCCL can use). */
+    int g = runner_transport_devices("nccl");
+    r->nccl_gpus = (uint16_t)(g > 0 && g <= 4096 ? g : 0);
 }
 
 /* "0-2,5" for the ranks whose flag is set. */
@@ -341,7 +346,9 @@ static int rank_side_start(struct rank_side *s, int rank, struct launch_record *
     /* --listen: the rank's rail address becomes that address (its record says so). */
     if (listen && own->rail >= 0 && (uint32_t)own->rail < own->nnics)
         snprintf(own->nics[own->rail].addr, sizeof(own->nics[own->rail].addr), "%s", listen);
-    const char *addr = listen ? listen : sweep_run_addr(own);
+    /* A rank of several rails listens on all its addresses (each rail reaches it at its own). */
+    uint32_t rails = sweep_run_rails(own, listen != NULL);
+    const char *addr = listen ? listen : rails & (rails - 1) ? "" : sweep_run_addr(own);
     struct rack_node_cfg nc = {
         .listen = addr, .key = &s->key, .key_file = s->key_file, .topo = topo};
     rc = rack_node_start(&nc, &s->node, err);

@@ -26,6 +26,23 @@ const char *sweep_run_addr(const struct launch_record *r)
     return "";
 }
 
+uint32_t sweep_run_rails(const struct launch_record *r, bool listen)
+{
+    if (listen)
+        return r->rail >= 0 && r->rail < SWEEP_MAX_RAILS ? 1u << r->rail : 0;
+    uint32_t m = launch_rails(r->local_rank, r->local_size, (int)r->nics_total), ok = 0;
+    for (uint32_t k = 0; k < r->nnics && k < SWEEP_MAX_RAILS; k++)
+        if ((m & (1u << k)) && (k == (uint32_t)r->rail || r->nics[k].addr[0]))
+            ok |= 1u << k;
+    return ok;
+}
+
+/* "addr:port", bracketed for IPv6. */
+static void agent_of(char *buf, size_t len, const char *host, unsigned port)
+{
+    snprintf(buf, len, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+}
+
 static void iso_now(char *buf, size_t len)
 {
     struct timespec t;
@@ -155,22 +172,36 @@ int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
         const char *addr = a->listen ? a->listen : sweep_run_addr(r);
         const char *host = addr[0] ? addr : r->hostname;
         snprintf(mem[i].host, sizeof(mem[i].host), "%s", r->hostname);
-        snprintf(mem[i].agent, sizeof(mem[i].agent), strchr(host, ':') ? "[%s]:%u" : "%s:%u", host,
-                 r->ctl_port);
+        agent_of(mem[i].agent, sizeof(mem[i].agent), host, r->ctl_port);
         snprintf(mem[i].local_ip, sizeof(mem[i].local_ip), "%s", addr);
         doc_rank(&doc.ranks[i], r, i, &recs[usual], g, mem[i].agent);
-        /* One rank, one rail: its local rank's NIC; pairs are made within a rail. */
-        int rail = r->rail >= 0 && r->rail < SWEEP_MAX_RAILS ? r->rail : 0;
+        /* Its rails (launch_rails: its local rank's NIC, or several NICs when the node has
+         * fewer ranks than NICs); pairs are made within a rail, NIC i to NIC i. A rank of
+         * several rails listens on all its addresses and is reached over each rail at the
+         * rail's own address. */
+        uint32_t rails = sweep_run_rails(r, a->listen != NULL);
+        bool multi = rails & (rails - 1);
         ranks[i].name = r->hostname;
-        ranks[i].rails = 1u << rail;
+        ranks[i].rails = rails ? rails : 1;
         ranks[i].group = g && g->ngroups ? launch_groups_of(g, r->hostname) : SWEEP_GROUP_UNKNOWN;
         if (ranks[i].group < 0)
             ranks[i].group = SWEEP_GROUP_UNKNOWN;
-        if (r->rail >= 0 && (uint32_t)r->rail < r->nnics) {
-            const struct launch_nic *c = &r->nics[r->rail];
-            ranks[i].rail_name[rail] = c->netdev[0] ? c->netdev : c->rdma_dev;
-            ranks[i].port_gbps[rail] = c->rate_mbps / 1e3;
+        for (uint32_t k = 0; k < r->nnics && k < SWEEP_MAX_RAILS; k++) {
+            if (!(rails & (1u << k)))
+                continue;
+            const struct launch_nic *c = &r->nics[k];
+            struct rack_rail *rr = &mem[i].rails[k];
+            ranks[i].rail_name[k] = c->netdev[0] ? c->netdev : c->rdma_dev;
+            ranks[i].port_gbps[k] = c->rate_mbps / 1e3;
+            if (multi && c->addr[0]) {
+                agent_of(rr->agent, sizeof(rr->agent), c->addr, r->ctl_port);
+                snprintf(rr->local_ip, sizeof(rr->local_ip), "%s", c->addr);
+            }
+            snprintf(rr->rdma, sizeof(rr->rdma), "%s", c->rdma_dev);
         }
+        /* NCCL between ranks: the GPU of its local rank, as one rank per GPU binds. */
+        mem[i].nccl = r->nccl_gpus > 0;
+        mem[i].gpu = r->nccl_gpus && r->local_rank > 0 ? r->local_rank % r->nccl_gpus : 0;
     }
     const char **gnames = NULL;
     if (g && g->ngroups) {

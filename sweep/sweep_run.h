@@ -6,6 +6,8 @@
 #define SWEEP_RUN_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "cli/cli_sweep.h"
 #include "engine/launch/launch_env.h"
@@ -16,6 +18,11 @@
 /* The address rank r's agent listens on and its traffic leaves from (its rail's first
  * address; "" when it has none: all addresses, and the host name to reach it). */
 const char *sweep_run_addr(const struct launch_record *r);
+
+/* The rails rank r tests on (bit i: NIC i): launch_rails of its local rank, those of its
+ * listed NICs with an address (its own rail always); with --listen (listen set) its one
+ * rail, at that address. */
+uint32_t sweep_run_rails(const struct launch_record *r, bool listen);
 
 /* Rank 0: the sweep. Returns the exit status: 0 all ok, 2 a test or rank failed,
  * 130 interrupted (the document is saved in every case). */

@@ -62,7 +62,7 @@ static void cell_put(struct grid *g, int a, int b, const struct results_num *f, 
 }
 
 static void grid_build(const struct results_sweep *s, enum text_sweep_metric m, int rail,
-                       struct grid *g)
+                       const char *transport, struct grid *g)
 {
     int n = s->nranks > 0 ? s->nranks : 0;
     g->n = n;
@@ -72,7 +72,7 @@ static void grid_build(const struct results_sweep *s, enum text_sweep_metric m, 
     for (int i = 0; i < s->npairs; i++) {
         const struct results_sweep_pair *p = &s->pairs[i];
         if ((rail >= 0 && p->rail != rail) || p->a < 0 || p->b < 0 || p->a >= n || p->b >= n ||
-            p->a == p->b)
+            p->a == p->b || strcmp(results_sweep_transport(&p->transport), transport))
             continue;
         bool failed = results_bool_true(&p->failed), hw = higher_worse(m);
         if (m == TEXT_SWEEP_BW) {
@@ -302,28 +302,36 @@ static void per_rank(FILE *f, const struct results_sweep *s, const struct grid *
 }
 
 void text_sweep_heatmap(FILE *f, const struct results_sweep *s, enum text_sweep_metric m, int rail,
-                        int width)
+                        const char *transport, int width)
 {
+    if (!transport)
+        transport = "tcp";
     if (s->nranks > MAX_RANKS) {
         fprintf(f, "%s: %d ranks, more than a heat map is drawn for (%d)\n",
                 m == TEXT_SWEEP_BW ? "bandwidth a->b" : "latency", s->nranks, MAX_RANKS);
         return;
     }
     struct grid g;
-    grid_build(s, m, rail, &g);
+    grid_build(s, m, rail, transport, &g);
     bool hw = higher_worse(m);
     double med = 0;
     int count = 0;
     bool have = grid_median(&g, &med, &count);
     bool mbps = m == TEXT_SWEEP_BW && have && med < 1;
     char what[96], where[48], medbuf[32];
+    /* TCP's maps read as they always have; the others say whose they are. */
+    bool tcp = !strcmp(transport, "tcp"), nccl = !strcmp(transport, "nccl");
+    char who[24] = "";
+    if (!tcp)
+        snprintf(who, sizeof(who), "%s ", transport);
     if (m == TEXT_SWEEP_BW) {
-        snprintf(what, sizeof(what), "bandwidth a->b");
+        snprintf(what, sizeof(what), "%sbandwidth %s", who,
+                 nccl ? "a<->b (sendrecv algbw, both ways at once)" : "a->b");
     } else {
         char kind[48];
         fmt_kind(kind, sizeof(kind), g.kind);
-        snprintf(what, sizeof(what), "latency %s (%s)", m == TEXT_SWEEP_LAT_P99 ? "p99" : "p50",
-                 kind);
+        snprintf(what, sizeof(what), "%slatency %s (%s)", who,
+                 m == TEXT_SWEEP_LAT_P99 ? "p99" : "p50", kind);
     }
     if (rail >= 0)
         snprintf(where, sizeof(where), ", rail %d", rail);
@@ -461,16 +469,30 @@ void text_sweep_summary(const struct results_sweep *s, char *buf, size_t len)
     struct out o = {buf, len, 0};
     buf[0] = '\0';
     int *rails = xalloc_zero((size_t)s->npairs + 1, sizeof(*rails));
-    int nrails = rails_of(s, rails);
+    int nrails = rails_of(s, rails), ntcp = 0;
     free(rails);
+    for (int i = 0; i < s->npairs; i++)
+        ntcp += !strcmp(results_sweep_transport(&s->pairs[i].transport), "tcp");
     long n = s->nranks, planned = n * (n - 1) / 2 * (nrails > 1 ? nrails : 1);
-    if (planned < s->npairs)
-        planned = s->npairs;
+    if (planned < ntcp)
+        planned = ntcp;
     int measured = 0, failed = 0, nbw = 0, nlat = 0, rfailed = 0, named = 0, suspect = 0;
     double *bw = xalloc_zero(2 * (size_t)s->npairs + 1, sizeof(*bw));
     double *lat = xalloc_zero((size_t)s->npairs + 1, sizeof(*lat));
+    int nother[2] = {0, 0}, nobw[2] = {0, 0};
+    double *obw[2] = {xalloc_zero((size_t)s->npairs + 1, sizeof(double)),
+                      xalloc_zero((size_t)s->npairs + 1, sizeof(double))};
     for (int i = 0; i < s->npairs; i++) {
         const struct results_sweep_pair *p = &s->pairs[i];
+        const char *x = results_sweep_transport(&p->transport);
+        if (strcmp(x, "tcp")) {
+            /* Verbs and NCCL: their count and bandwidth median, after TCP's figures. */
+            int k = !strcmp(x, "nccl");
+            nother[k]++;
+            if (!results_bool_true(&p->failed) && p->bw_ab_gbps.st == RESULTS_SET)
+                obw[k][nobw[k]++] = p->bw_ab_gbps.v;
+            continue;
+        }
         if (results_bool_true(&p->failed)) {
             failed++;
             continue;
@@ -515,6 +537,16 @@ void text_sweep_summary(const struct results_sweep *s, char *buf, size_t len)
     }
     free(bw);
     free(lat);
+    for (int k = 0; k < 2; k++) {
+        if (nother[k]) {
+            add(&o, "; %s %d pairs", k ? "nccl" : "verbs", nother[k]);
+            if (results_sweep_median(obw[k], nobw[k], &med)) {
+                fmt_bw(v, sizeof(v), med, med < 1);
+                add(&o, ", bandwidth median %s", v);
+            }
+        }
+        free(obw[k]);
+    }
     const char *first = NULL;
     for (int i = 0; i < s->nverdicts; i++) {
         const char *st = s->verdicts[i].state;
@@ -593,11 +625,18 @@ void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
     int *rails = xalloc_zero((size_t)s->npairs + 1, sizeof(*rails));
     int nrails = rails_of(s, rails);
     static const enum text_sweep_metric metrics[] = {TEXT_SWEEP_BW, TEXT_SWEEP_LAT_P50};
-    for (int mi = 0; mi < 2; mi++)
-        for (int r = 0; r < (nrails ? nrails : 1); r++) {
-            fputc('\n', f);
-            text_sweep_heatmap(f, s, metrics[mi], nrails ? rails[r] : -1, width);
-        }
+    static const char *const xports[] = {"tcp", "verbs", "nccl"};
+    for (int x = 0; x < 3; x++) {
+        /* TCP's maps always (they say "no pair measured"); the others where they ran. */
+        bool have = x == 0;
+        for (int i = 0; i < s->npairs && !have; i++)
+            have = !strcmp(results_sweep_transport(&s->pairs[i].transport), xports[x]);
+        for (int mi = 0; mi < 2 && have; mi++)
+            for (int r = 0; r < (nrails ? nrails : 1); r++) {
+                fputc('\n', f);
+                text_sweep_heatmap(f, s, metrics[mi], nrails ? rails[r] : -1, xports[x], width);
+            }
+    }
     free(rails);
     int nfailed = 0;
     for (int i = 0; i < s->nranks; i++) {

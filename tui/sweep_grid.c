@@ -58,8 +58,11 @@ static void cell_put(struct sweep_grid *g, int a, int b, const struct results_nu
     g->st[k] = SWEEP_GRID_CELL_VAL;
 }
 
-void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum sweep_grid_metric m)
+void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum sweep_grid_metric m,
+                      const char *transport)
 {
+    if (!transport)
+        transport = "tcp";
     int n = s && s->nranks > 0 ? s->nranks : 0;
     memset(g, 0, sizeof(*g));
     g->n = n;
@@ -68,7 +71,8 @@ void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum 
     g->st = xalloc_zero((size_t)n * (size_t)n + 1, 1);
     for (int i = 0; s && i < s->npairs; i++) {
         const struct results_sweep_pair *p = &s->pairs[i];
-        if (p->a < 0 || p->b < 0 || p->a >= n || p->b >= n || p->a == p->b)
+        if (p->a < 0 || p->b < 0 || p->a >= n || p->b >= n || p->a == p->b ||
+            strcmp(results_sweep_transport(&p->transport), transport))
             continue;
         bool failed = results_bool_true(&p->failed);
         if (m == SWEEP_GRID_BW) {
@@ -254,7 +258,8 @@ bool sweep_grid_verdict_target(const struct results_sweep *s, int i, struct swee
         return true;
     }
     struct sweep_grid g;
-    sweep_grid_build(&g, s, sweep_grid_metric_of(v->metric));
+    sweep_grid_build(&g, s, sweep_grid_metric_of(v->metric),
+                     results_sweep_transport(&v->transport));
     struct sweep_grid_rank_sum sum;
     sweep_grid_rank(&g, out->row, &sum);
     out->col = sum.worst;

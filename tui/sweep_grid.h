@@ -47,8 +47,9 @@ struct sweep_grid {
 /* Above this many ranks the view shows one line per rank instead of cells. */
 #define SWEEP_GRID_SUMMARY_OVER 40
 
-void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s,
-                      enum sweep_grid_metric m);
+/* The matrix of metric m over transport ("tcp", "verbs", "nccl"; NULL: tcp). */
+void sweep_grid_build(struct sweep_grid *g, const struct results_sweep *s, enum sweep_grid_metric m,
+                      const char *transport);
 void sweep_grid_free(struct sweep_grid *g);
 const char *sweep_grid_metric_name(enum sweep_grid_metric m); /* "bandwidth", "latency p50", ... */
 /* The metric a verdict's "metric" names (bandwidth when unknown). */

@@ -24,6 +24,7 @@ struct sweep_state {
     struct results_sweep doc;
     struct sweep_grid grid[SWEEP_GRID_NMETRICS];
     enum sweep_grid_metric m;
+    int xport; /* the matrix shown: index into xports */
     struct sweep_grid_cursor cur;
     struct sweep_grid_layout fit;
     struct ui_list vlist; /* the verdicts */
@@ -35,6 +36,27 @@ struct sweep_state {
     struct stat sb;
     uint64_t next_check_ns;
 };
+
+static const char *const xports[] = {"tcp", "verbs", "nccl"};
+#define NXPORTS 3
+
+/* Whether the document has pairs over transport x. */
+static bool have_xport(const struct results_sweep *d, int x)
+{
+    for (int i = 0; i < d->npairs; i++)
+        if (!strcmp(results_sweep_transport(&d->pairs[i].transport), xports[x]))
+            return true;
+    return false;
+}
+
+/* Whether the document has pairs over more than one transport (then 't' switches). */
+static bool several_xports(const struct sweep_state *s)
+{
+    int n = 0;
+    for (int x = 0; s->have && x < NXPORTS; x++)
+        n += have_xport(&s->doc, x);
+    return n > 1;
+}
 
 static struct sweep_state *st(struct app *a)
 {
@@ -64,6 +86,15 @@ static bool same_file(const struct stat *x, const struct stat *y)
            x->st_mtim.tv_sec == y->st_mtim.tv_sec && x->st_mtim.tv_nsec == y->st_mtim.tv_nsec;
 }
 
+/* The matrices of the transport shown, again. */
+static void rebuild(struct sweep_state *s)
+{
+    for (int m = 0; m < SWEEP_GRID_NMETRICS; m++) {
+        sweep_grid_free(&s->grid[m]);
+        sweep_grid_build(&s->grid[m], &s->doc, (enum sweep_grid_metric)m, xports[s->xport]);
+    }
+}
+
 /* Read the file again; on failure keep the last good document and say why. */
 static void reload(struct sweep_state *s)
 {
@@ -88,7 +119,7 @@ static void reload(struct sweep_state *s)
     s->doc = doc;
     s->have = true;
     for (int m = 0; m < SWEEP_GRID_NMETRICS; m++)
-        sweep_grid_build(&s->grid[m], &s->doc, (enum sweep_grid_metric)m);
+        sweep_grid_build(&s->grid[m], &s->doc, (enum sweep_grid_metric)m, xports[s->xport]);
     sweep_grid_cursor_clamp(&s->cur, s->doc.nranks);
     ui_list_clamp(&s->vlist, s->doc.nverdicts);
     s->problem[0] = '\0';
@@ -218,7 +249,7 @@ static void pair_lines(const struct sweep_state *s, int a, int b, struct lines *
         num_text(p50, sizeof(p50), &p->lat_p50_us, false);
         num_text(p99, sizeof(p99), &p->lat_p99_us, false);
         num_text(p999, sizeof(p999), &p->lat_p999_us, false);
-        add(ls, ROLE_DIM, "rail %d%s", p->rail,
+        add(ls, ROLE_DIM, "rail %d, %s%s", p->rail, results_sweep_transport(&p->transport),
             results_bool_true(&p->unlike) ? ", unlike nodes" : "");
         if (results_bool_true(&p->failed)) {
             char e[300];
@@ -462,8 +493,12 @@ static void draw_matrix(struct app *a, struct ui *u, const struct rect *r)
     struct sweep_state *s = st(a);
     bool focus = a->focus == 0;
     char title[160];
-    snprintf(title, sizeof(title), "Sweep: %s%s (b l p)", sweep_grid_metric_name(s->m),
-             s->m == SWEEP_GRID_BW ? " a->b" : "");
+    if (several_xports(s))
+        snprintf(title, sizeof(title), "Sweep: %s %s%s (b l p t)", xports[s->xport],
+                 sweep_grid_metric_name(s->m), s->m == SWEEP_GRID_BW ? " a->b" : "");
+    else
+        snprintf(title, sizeof(title), "Sweep: %s%s (b l p)", sweep_grid_metric_name(s->m),
+                 s->m == SWEEP_GRID_BW ? " a->b" : "");
     ui_box(u, r, title, focus);
     struct rect in = ui_inner(r);
     int y = in.y, ymax = in.y + in.h;
@@ -581,6 +616,12 @@ static void jump(struct app *a)
     }
     const struct results_sweep_verdict *v = &s->doc.verdicts[s->vlist.sel];
     s->m = sweep_grid_metric_of(v->metric);
+    const char *x = results_sweep_transport(&v->transport);
+    for (int i = 0; i < NXPORTS; i++)
+        if (!strcmp(x, xports[i]) && i != s->xport) {
+            s->xport = i;
+            rebuild(s);
+        }
     s->cur = c;
     a->focus = 0;
 }
@@ -603,6 +644,22 @@ static int sweep_key(struct app *a, int ch)
     case 'p':
         s->m = SWEEP_GRID_LAT_P99;
         return REACT_REDRAW;
+    case 't': {
+        /* The next transport with pairs (TCP's matrix when none has). */
+        int x = s->xport;
+        for (int k = 1; k <= NXPORTS && s->have; k++)
+            if (have_xport(&s->doc, (s->xport + k) % NXPORTS)) {
+                x = (s->xport + k) % NXPORTS;
+                break;
+            }
+        if (x == s->xport) {
+            app_message(a, ROLE_INFO, "only %s pairs in this sweep", xports[x]);
+            return REACT_REDRAW;
+        }
+        s->xport = x;
+        rebuild(s);
+        return REACT_REDRAW;
+    }
     case 'r':
         if (!s->path[0])
             return REACT_HANDLED;
@@ -644,6 +701,10 @@ static const char *sweep_keys(const struct app *a)
     const struct sweep_state *s = a->vstate[VIEW_SWEEP];
     if (a->focus == 2)
         return "Up/Down verdict  Enter jump to its cell  Tab matrix  b/l/p metric";
+    if (several_xports(s))
+        return s->follow ? "arrows move  b bw  l p50  p p99  t transport  Tab verdicts  r re-read "
+                           "(following)"
+                         : "arrows move  b bw  l p50  p p99  t transport  Tab verdicts  r re-read";
     return s->follow ? "arrows move  b bw  l p50  p p99  Tab verdicts  r re-read (following)"
                      : "arrows move  b bw  l p50  p p99  Tab verdicts  r re-read";
 }

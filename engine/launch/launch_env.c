@@ -125,3 +125,16 @@ int launch_rail(int local_rank, int nrails)
         return 0;
     return local_rank % nrails;
 }
+
+uint32_t launch_rails(int local_rank, int local_size, int nrails)
+{
+    int one = launch_rail(local_rank, nrails);
+    if (one < 0)
+        return 0;
+    if (local_rank < 0 || local_size <= 0 || local_size >= nrails || local_rank >= local_size)
+        return one < 32 ? 1u << one : 0;
+    uint32_t m = 0;
+    for (int i = local_rank; i < nrails && i < 32; i += local_size)
+        m |= 1u << i;
+    return m;
+}

@@ -6,6 +6,8 @@
 #ifndef LAUNCH_ENV_H
 #define LAUNCH_ENV_H
 
+#include <stdint.h>
+
 enum launch_kind {
     LAUNCH_NONE = 0, /* no launcher: started by hand */
     LAUNCH_MPIRUN,   /* OpenMPI's mpirun (OMPI_COMM_WORLD_SIZE) */
@@ -44,5 +46,11 @@ void launch_howto(char *buf, int len, const char *why);
  * local_rank modulo nrails (ranks beyond the NICs share them, in turn); -1 with no NIC;
  * 0 for an unknown local rank (-1). */
 int launch_rail(int local_rank, int nrails);
+
+/* The rails (bit i: NIC i, below 32) the rank at local_rank of local_size uses: with as many
+ * ranks as NICs or more, its one rail (launch_rail); with fewer, every NIC i with
+ * i % local_size == local_rank, so one rank per node tests all of its NICs, NIC i against
+ * NIC i. 0 with no NIC; launch_rail's for an unknown local rank or size. */
+uint32_t launch_rails(int local_rank, int local_size, int nrails);
 
 #endif

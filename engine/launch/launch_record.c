@@ -164,7 +164,7 @@ static size_t body_encode(const struct launch_record *r, struct cur *c)
     put_u32(c, r->nics_total);
     put_u32(c, r->nnics);
     put_u16(c, r->ctl_port);
-    put_u16(c, 0);
+    put_u16(c, r->nccl_gpus);
     for (uint32_t i = 0; i < r->nnics && i < LAUNCH_MAX_NICS; i++) {
         const struct launch_nic *n = &r->nics[i];
         put_str(c, n->model, sizeof(n->model), "NIC model");
@@ -262,8 +262,9 @@ int launch_record_decode(const unsigned char *slot, struct launch_record *r, str
     r->nics_total = get_u32(&c);
     r->nnics = get_u32(&c);
     r->ctl_port = get_u16(&c);
-    if (get_u16(&c))
-        return bad(err, "reserved body bytes are not zero");
+    r->nccl_gpus = get_u16(&c);
+    if (r->nccl_gpus > 4096)
+        return bad(err, "its NCCL GPU count is out of range");
     if (c.bad || !r->hostname[0])
         return bad(err, "the hostname is empty or not NUL-terminated printable text");
     if (r->local_rank < -1 || r->local_size < -1 || r->local_size == 0 ||

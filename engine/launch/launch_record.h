@@ -14,7 +14,7 @@
  *  LAUNCH_SLOT-32  BLAKE2b-256 (libsodium crypto_generichash) of bytes [0, LAUNCH_SLOT-32)
  * The header stays readable across layouts, so a mismatched version is named, not misread.
  * Layout 1 body: hostname[64], local rank i32, local size i32, rail i32, ngpus u32,
- * nics_total u32, nnics u32 (<= LAUNCH_MAX_NICS), control port u16, reserved u16, then per
+ * nics_total u32, nnics u32 (<= LAUNCH_MAX_NICS), control port u16, NCCL GPUs u16, then per
  * NIC: model[64] firmware[32] rdma_dev[32] netdev[32] link layer u32 (topo_link_layer),
  * netdev MTU u32 (bytes), IB active MTU u32 (bytes), rate u32 (Mb/s), address[48].
  * Every text field holds a NUL, printable ASCII before it and zeros after it; every number
@@ -59,7 +59,8 @@ struct launch_record {
     uint32_t ngpus;
     uint32_t nics_total; /* rails on the node (those beyond LAUNCH_MAX_NICS are not listed) */
     uint32_t nnics;
-    uint16_t ctl_port; /* the rank's control-channel port; 0 until it listens */
+    uint16_t ctl_port;  /* the rank's control-channel port; 0 until it listens */
+    uint16_t nccl_gpus; /* GPUs NCCL can use on the node (CUDA's device count), 0 none */
     struct launch_nic nics[LAUNCH_MAX_NICS];
 };
 

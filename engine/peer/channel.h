@@ -120,6 +120,12 @@ void channel_format_addr(const struct sockaddr_storage *ss, bool with_port, char
  * -EPROTONOSUPPORT (both versions named), -EBUSY (session limit), -EPROTO. */
 int channel_connect(const char *host_port, uint16_t default_port, const struct channel_key *key,
                     int timeout_ms, struct channel_conn **out, struct ft_err *err);
+/* The same from the local address local (a numeric address the connection is bound to;
+ * NULL or "": the kernel's choice), so that an agent sees the session come from the address
+ * the flow's data will come from (a rail's, when several share a subnet). */
+int channel_connect_from(const char *host_port, uint16_t default_port, const char *local,
+                         const struct channel_key *key, int timeout_ms, struct channel_conn **out,
+                         struct ft_err *err);
 /* The client's side on a socket already connected to an agent (desc, "host:port", names it
  * in messages): the handshake and the hello request, within timeout_ms. On success *out owns
  * fd; on failure the caller still owns it, and *retry_ms is the hint of a transient "busy"

@@ -140,12 +140,29 @@ out:
     return rc;
 }
 
-static int connect_addr(const struct addrinfo *ai, int64_t deadline, int *fd_out)
+static int connect_addr(const struct addrinfo *ai, const char *local, int64_t deadline, int *fd_out)
 {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     if (fd < 0)
         return -errno;
     int rc = 0;
+    if (local && local[0]) {
+        /* From this address (a rail's), as the flow's data connections will leave. */
+        struct addrinfo lh = {.ai_family = ai->ai_family,
+                              .ai_socktype = SOCK_STREAM,
+                              .ai_flags = AI_NUMERICHOST | AI_PASSIVE},
+                        *la;
+        if (getaddrinfo(local, NULL, &lh, &la) != 0) {
+            close(fd);
+            return -EADDRNOTAVAIL;
+        }
+        rc = bind(fd, la->ai_addr, la->ai_addrlen) < 0 ? -errno : 0;
+        freeaddrinfo(la);
+        if (rc < 0) {
+            close(fd);
+            return rc;
+        }
+    }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
         if (errno != EINPROGRESS) {
             rc = -errno;
@@ -175,6 +192,13 @@ static int client_start(int fd, const char *desc, const struct channel_key *key,
 
 int channel_connect(const char *host_port, uint16_t default_port, const struct channel_key *key,
                     int timeout_ms, struct channel_conn **out, struct ft_err *err)
+{
+    return channel_connect_from(host_port, default_port, NULL, key, timeout_ms, out, err);
+}
+
+int channel_connect_from(const char *host_port, uint16_t default_port, const char *local,
+                         const struct channel_key *key, int timeout_ms, struct channel_conn **out,
+                         struct ft_err *err)
 {
     *out = NULL;
     int rc = channel_crypto_ready(err);
@@ -206,7 +230,7 @@ int channel_connect(const char *host_port, uint16_t default_port, const struct c
     for (;;) {
         int fd = -1, last = -EHOSTUNREACH;
         for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
-            last = connect_addr(ai, deadline, &fd);
+            last = connect_addr(ai, local, deadline, &fd);
         if (fd < 0) {
             freeaddrinfo(res);
             if (last == -ECONNREFUSED)
@@ -215,6 +239,11 @@ int channel_connect(const char *host_port, uint16_t default_port, const struct c
                                   desc);
             if (last == -ETIMEDOUT)
                 return ft_err_set(err, last, "peer %s: no answer within %d ms", desc, timeout_ms);
+            if (local && local[0] && (last == -EADDRNOTAVAIL || last == -EAFNOSUPPORT))
+                return ft_err_set(err, last,
+                                  "peer %s: cannot connect from %s: no such local address "
+                                  "here, or of another family",
+                                  desc, local);
             return ft_err_set(err, last, "peer %s: cannot connect: %s", desc, strerror(-last));
         }
         struct ft_err e = {0};

@@ -16,10 +16,11 @@
 #include "engine/rack/rack_node.h"
 #include "engine/results/results_json.h"
 
-#define CONNECT_MS 5000
-#define SLACK_S    5.0 /* setup and teardown of a step, beyond warm-up, measure, fail bound */
-#define POLL_MS    1000
-#define REPLY_MS   3000 /* a live rank answers a request within this, beyond its wait */
+#define CONNECT_MS  5000
+#define SLACK_S     5.0 /* setup and teardown of a step, beyond warm-up, measure, fail bound */
+#define POLL_MS     1000
+#define REPLY_MS    3000 /* a live rank answers a request within this, beyond its wait */
+#define NCCL_INIT_S 20.0 /* a step's allowance for NCCL's communicator set-up */
 
 struct rank_conn {
     struct channel_conn *c;
@@ -108,52 +109,116 @@ static int ask(struct rack_conduct *c, struct results_sweep *doc, uint32_t r, cJ
     return rc;
 }
 
-static cJSON *flow_obj(const char *name, const char *op, const char *dir, uint64_t size,
-                       const struct rack_conduct_opts *o, uint32_t src, uint32_t dst)
+const char *const rack_conduct_xport_names[3] = {"tcp", "verbs", "nccl"};
+
+/* Rank r's agent and local address on rail (its own for the rail, else its defaults). */
+static const char *rail_agent(const struct rack_member *m, unsigned rail)
 {
+    return rail < SWEEP_MAX_RAILS && m->rails[rail].agent[0] ? m->rails[rail].agent : m->agent;
+}
+
+static const char *rail_ip(const struct rack_member *m, unsigned rail)
+{
+    return rail < SWEEP_MAX_RAILS && m->rails[rail].agent[0] ? m->rails[rail].local_ip
+                                                             : m->local_ip;
+}
+
+bool rack_conduct_can(const struct rack_conduct_opts *o, unsigned x, uint32_t src, uint32_t dst,
+                      unsigned rail)
+{
+    unsigned want =
+        o->transports ? o->transports : RACK_XPORT_TCP | RACK_XPORT_VERBS | RACK_XPORT_NCCL;
+    if (!(want & x) || src >= o->n || dst >= o->n)
+        return false;
+    const struct rack_member *a = &o->members[src], *b = &o->members[dst];
+    switch (x) {
+    case RACK_XPORT_TCP:
+        return true;
+    case RACK_XPORT_VERBS:
+        return rail < SWEEP_MAX_RAILS && a->rails[rail].rdma[0] && b->rails[rail].rdma[0];
+    case RACK_XPORT_NCCL:
+        return a->nccl && b->nccl;
+    default:
+        return false;
+    }
+}
+
+static cJSON *flow_obj(const char *name, unsigned x, const char *op, const char *dir, uint64_t size,
+                       const struct rack_conduct_opts *o, uint32_t src, uint32_t dst, unsigned rail)
+{
+    const struct rack_member *a = &o->members[src], *b = &o->members[dst];
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "name", name);
-    cJSON_AddStringToObject(f, "transport", "tcp");
+    cJSON_AddStringToObject(f, "transport",
+                            rack_conduct_xport_names[x == RACK_XPORT_VERBS  ? 1
+                                                     : x == RACK_XPORT_NCCL ? 2
+                                                                            : 0]);
     cJSON_AddStringToObject(f, "op", op);
     if (dir)
         cJSON_AddStringToObject(f, "direction", dir);
     cJSON_AddNumberToObject(f, "size", (double)size);
     cJSON_AddNumberToObject(f, "warmup_s", o->warmup_s > 0 ? o->warmup_s : 0.3);
     cJSON_AddNumberToObject(f, "duration_s", o->duration_s);
-    cJSON_AddStringToObject(f, "peer", o->members[dst].agent);
-    if (o->members[src].local_ip[0]) {
+    /* The peer's agent as reached over this rail: the data follows the control
+     * connection's addresses (TCP), and the peer's agent takes the RDMA port holding the
+     * address it was reached at (verbs), so NIC i meets NIC i. */
+    cJSON_AddStringToObject(f, "peer", rail_agent(b, rail));
+    const char *ip = rail_ip(a, rail);
+    bool rdma = x == RACK_XPORT_VERBS && rail < SWEEP_MAX_RAILS && a->rails[rail].rdma[0];
+    if (ip[0] || rdma || x == RACK_XPORT_NCCL) {
         cJSON *l = cJSON_AddObjectToObject(f, "local");
-        cJSON_AddStringToObject(l, "ip", o->members[src].local_ip);
+        if (ip[0] && x != RACK_XPORT_NCCL)
+            cJSON_AddStringToObject(l, "ip", ip);
+        if (rdma)
+            cJSON_AddStringToObject(l, "rdma", a->rails[rail].rdma);
+        if (x == RACK_XPORT_NCCL)
+            cJSON_AddNumberToObject(l, "gpu", a->gpu);
+    }
+    if (x == RACK_XPORT_NCCL) {
+        /* One rank on each side: a's GPU here, b's on its agent (the bootstrap root). */
+        cJSON *p = cJSON_AddObjectToObject(f, "params");
+        cJSON_AddStringToObject(p, "collective", "sendrecv");
+        cJSON *g = cJSON_AddArrayToObject(p, "gpus");
+        cJSON_AddItemToArray(g, cJSON_CreateNumber(a->gpu));
+        cJSON *pg = cJSON_AddArrayToObject(p, "peer_gpus");
+        cJSON_AddItemToArray(pg, cJSON_CreateNumber(b->gpu));
     }
     return f;
 }
 
-cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, const char *kind, uint32_t src,
-                        uint32_t dst)
+cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, unsigned x, const char *kind,
+                        uint32_t src, uint32_t dst, unsigned rail)
 {
     double fb = o->fail_bound_s > 0 ? o->fail_bound_s : 3.0;
     uint64_t lat = o->latency_bytes ? o->latency_bytes : 64;
     uint64_t bw = o->stream_bytes ? o->stream_bytes : 128 * 1024;
+    uint64_t nb = o->nccl_bytes ? o->nccl_bytes : 64ull << 20;
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "format", "fabtop-mix");
     cJSON_AddNumberToObject(m, "version", 1);
     char name[64];
-    snprintf(name, sizeof(name), "sweep-%s", kind);
+    snprintf(name, sizeof(name), "sweep-%s%s%s",
+             x == RACK_XPORT_TCP ? "" : rack_conduct_xport_names[x == RACK_XPORT_VERBS ? 1 : 2],
+             x == RACK_XPORT_TCP ? "" : "-", kind);
     cJSON_AddStringToObject(m, "name", name);
     cJSON *ph = cJSON_AddArrayToObject(m, "phases");
     cJSON_AddItemToArray(ph, cJSON_CreateString("loaded"));
     cJSON_AddNumberToObject(m, "progress_deadline_s", fb);
     cJSON_AddNumberToObject(m, "fail_bound_s", fb);
     cJSON *fl = cJSON_AddArrayToObject(m, "flows");
-    if (!strcmp(kind, "latency") || !strcmp(kind, "probe")) {
-        cJSON_AddItemToArray(fl, flow_obj("latency", "pingpong", NULL, lat, o, src, dst));
+    if (x == RACK_XPORT_NCCL) {
+        bool l = !strcmp(kind, "latency");
+        cJSON_AddItemToArray(fl, flow_obj(l ? "latency" : "sendrecv", x, "collective", NULL,
+                                          l ? 8 : nb, o, src, dst, rail));
+    } else if (!strcmp(kind, "latency") || !strcmp(kind, "probe")) {
+        cJSON_AddItemToArray(fl, flow_obj("latency", x, "pingpong", NULL, lat, o, src, dst, rail));
     } else if (!strcmp(kind, "bandwidth-ab")) {
-        cJSON_AddItemToArray(fl, flow_obj("a-to-b", "stream", "tx", bw, o, src, dst));
+        cJSON_AddItemToArray(fl, flow_obj("a-to-b", x, "stream", "tx", bw, o, src, dst, rail));
     } else if (!strcmp(kind, "bandwidth-ba")) {
         /* From src's side: the peer sends. */
-        cJSON_AddItemToArray(fl, flow_obj("b-to-a", "stream", "rx", bw, o, src, dst));
+        cJSON_AddItemToArray(fl, flow_obj("b-to-a", x, "stream", "rx", bw, o, src, dst, rail));
     } else {
-        cJSON_AddItemToArray(fl, flow_obj("stream", "stream", "tx", bw, o, src, dst));
+        cJSON_AddItemToArray(fl, flow_obj("stream", x, "stream", "tx", bw, o, src, dst, rail));
     }
     return m;
 }
@@ -207,8 +272,13 @@ int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *d
     c->ranks = xalloc_zero(o->n, sizeof(*c->ranks));
     c->t0 = now_s();
     cJSON *peers = cJSON_CreateArray();
-    for (uint32_t r = 0; r < o->n; r++)
+    for (uint32_t r = 0; r < o->n; r++) {
         cJSON_AddItemToArray(peers, cJSON_CreateString(o->members[r].agent));
+        for (unsigned k = 0; k < SWEEP_MAX_RAILS; k++)
+            if (o->members[r].rails[k].agent[0] &&
+                strcmp(o->members[r].rails[k].agent, o->members[r].agent))
+                cJSON_AddItemToArray(peers, cJSON_CreateString(o->members[r].rails[k].agent));
+    }
     for (uint32_t r = 0; r < o->n; r++) {
         struct ft_err e = {0};
         if (channel_connect(o->members[r].agent, CHANNEL_DEFAULT_PORT, o->key, CONNECT_MS,
@@ -243,9 +313,29 @@ bool rack_conduct_failed(const struct rack_conduct *c, uint32_t r)
     return r < c->o.n && c->ranks[r].failed;
 }
 
+/* One step of a round: its transport and what its tests measure (NULL: by their role). */
+struct step {
+    unsigned x;
+    const char *kind;
+    int index; /* the test's step: 0 latency, 1 a to b (NCCL: both ways), 2 b to a */
+};
+
+/* A pairs round, transport by transport (each only where both ranks of a test can). */
+static const struct step pair_steps[] = {
+    {RACK_XPORT_TCP, "latency", 0},        {RACK_XPORT_TCP, "bandwidth-ab", 1},
+    {RACK_XPORT_TCP, "bandwidth-ba", 2},   {RACK_XPORT_VERBS, "latency", 0},
+    {RACK_XPORT_VERBS, "bandwidth-ab", 1}, {RACK_XPORT_VERBS, "bandwidth-ba", 2},
+    {RACK_XPORT_NCCL, "latency", 0},       {RACK_XPORT_NCCL, "bandwidth", 1},
+};
+
+static const char *xport_name(unsigned x)
+{
+    return rack_conduct_xport_names[x == RACK_XPORT_VERBS ? 1 : x == RACK_XPORT_NCCL ? 2 : 0];
+}
+
 static struct results_sweep_test *new_test(struct results_sweep *doc, size_t round, int step,
-                                           const struct sweep_round *rd, const struct sweep_test *t,
-                                           double t_s)
+                                           unsigned xp, const struct sweep_round *rd,
+                                           const struct sweep_test *t, double t_s)
 {
     doc->tests = xalloc_resize(doc->tests, (size_t)(doc->ntests + 1) * sizeof(*doc->tests));
     struct results_sweep_test *x = &doc->tests[doc->ntests++];
@@ -260,6 +350,7 @@ static struct results_sweep_test *new_test(struct results_sweep *doc, size_t rou
     x->src = (int)t->src;
     x->dst = (int)t->dst;
     x->rail = t->rail;
+    results_str_set(&x->transport, xport_name(xp));
     results_num_set(&x->started_s, true, t_s);
     return x;
 }
@@ -376,7 +467,7 @@ static bool interrupted(const struct rack_conduct *c)
 
 /* Start every test of one step, wait for each within the step's deadline, collect. */
 static void run_step(struct rack_conduct *c, struct results_sweep *doc, const struct sweep_plan *p,
-                     size_t ri, int step, int nsteps)
+                     size_t ri, const struct step *st)
 {
     const struct sweep_round *rd = &p->rounds[ri];
     struct live *lv = xalloc_zero(rd->count ? rd->count : 1, sizeof(*lv));
@@ -384,7 +475,9 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
     double t_s = now_s() - c->t0;
     for (size_t i = 0; i < rd->count; i++) {
         const struct sweep_test *t = &p->tests[rd->first + i];
-        struct results_sweep_test *x = new_test(doc, ri, nsteps > 1 ? step : 0, rd, t, t_s);
+        if (t->role == SWEEP_ROLE_PAIR && !rack_conduct_can(&c->o, st->x, t->src, t->dst, t->rail))
+            continue;
+        struct results_sweep_test *x = new_test(doc, ri, st->index, st->x, rd, t, t_s);
         size_t xi = (size_t)(x - doc->tests);
         uint32_t dead = c->ranks[t->src].failed   ? t->src
                         : c->ranks[t->dst].failed ? t->dst
@@ -396,15 +489,15 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
             set_status(x, "skipped", why);
             continue;
         }
-        static const char *const pair_steps[] = {"latency", "bandwidth-ab", "bandwidth-ba"};
-        const char *kind = t->role == SWEEP_ROLE_PAIR    ? pair_steps[step]
+        const char *kind = t->role == SWEEP_ROLE_PAIR    ? st->kind
                            : t->role == SWEEP_ROLE_PROBE ? "probe"
                                                          : "stream";
         cJSON *req = cJSON_CreateObject(), *resp;
         cJSON_AddStringToObject(req, "type", "sweep.run");
         int64_t id = c->next_id++;
         cJSON_AddNumberToObject(req, "test", (double)id);
-        cJSON_AddItemToObject(req, "mix", rack_conduct_mix(&c->o, kind, t->src, t->dst));
+        cJSON_AddItemToObject(req, "mix",
+                              rack_conduct_mix(&c->o, st->x, kind, t->src, t->dst, t->rail));
         struct ft_err e = {0};
         if (ask(c, doc, t->src, req, &resp, REPLY_MS, &e) < 0) {
             set_status(x, "failed", e.msg);
@@ -416,7 +509,9 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
     }
     double fb = c->o.fail_bound_s > 0 ? c->o.fail_bound_s : 3.0;
     double warm = c->o.warmup_s > 0 ? c->o.warmup_s : 0.3;
-    double deadline = now_s() + warm + c->o.duration_s + fb + SLACK_S;
+    /* NCCL makes a communicator per test first (seconds on real GPUs). */
+    double deadline = now_s() + warm + c->o.duration_s + fb + SLACK_S +
+                      (st->x == RACK_XPORT_NCCL ? NCCL_INIT_S : 0);
     bool stopped = false;
     for (size_t i = 0; i < nl; i++) {
         struct live *l = &lv[i];
@@ -486,13 +581,22 @@ int rack_conduct_rounds(struct rack_conduct *c, const struct sweep_plan *p, size
 {
     for (size_t ri = first; ri < p->n_rounds; ri++) {
         const struct sweep_round *rd = &p->rounds[ri];
-        int nsteps = 1;
+        bool pairs = false;
         for (size_t i = 0; i < rd->count; i++)
-            if (p->tests[rd->first + i].role == SWEEP_ROLE_PAIR)
-                nsteps = 3;
-        for (int s = 0; s < nsteps; s++) {
+            pairs |= p->tests[rd->first + i].role == SWEEP_ROLE_PAIR;
+        static const struct step one = {RACK_XPORT_TCP, NULL, 0};
+        size_t nsteps = pairs ? sizeof(pair_steps) / sizeof(pair_steps[0]) : 1;
+        for (size_t s = 0; s < nsteps; s++) {
+            const struct step *st = pairs ? &pair_steps[s] : &one;
+            bool any = !pairs;
+            for (size_t i = 0; i < rd->count && !any; i++) {
+                const struct sweep_test *t = &p->tests[rd->first + i];
+                any = rack_conduct_can(&c->o, st->x, t->src, t->dst, t->rail);
+            }
+            if (!any)
+                continue;
             size_t before = c->n_failed;
-            run_step(c, doc, p, ri, s, nsteps);
+            run_step(c, doc, p, ri, st);
             if (c->o.progress)
                 c->o.progress(c->o.progress_arg, doc, ri, p->n_rounds);
             if (interrupted(c)) {

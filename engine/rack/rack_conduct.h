@@ -1,9 +1,13 @@
 /* rack_conduct: rank 0 of fabtop sweep runs the plan's rounds (engine/sweep/sweep_plan.h)
  * over the job's control channels (one authenticated session to every rank's rack_node):
  * every test of a round starts at once, behind the previous round's end; a round with pairs
- * has three steps, with a barrier between each: ping-pong latency, then stream bandwidth a to
- * b, then b to a (one direction at a time: on a narrow port the other direction's data would
- * share its queue with this one's acknowledgements).
+ * has three steps per transport, with a barrier between each: ping-pong latency, then stream
+ * bandwidth a to b, then b to a (one direction at a time: on a narrow port the other
+ * direction's data would share its queue with this one's acknowledgements). TCP always; then
+ * verbs where both ranks have an RDMA device on the test's rail (NIC i to NIC i: the agent
+ * takes the RDMA port that holds the rail address it was reached at), then NCCL where both
+ * ranks have a GPU NCCL can use (a sendrecv between their GPUs: latency, then bandwidth; two
+ * steps, both directions at once, as NCCL's sendrecv moves them).
  * Each test runs on its src rank as `fabtop run` would, against dst's agent, and its results
  * document comes back over the channel. A rank that dies (its session resets) or hangs (no
  * answer within the round's deadline) is named with the reason, its tests are marked failed
@@ -22,10 +26,30 @@
 #include "engine/results/results_sweep.h"
 #include "engine/sweep/sweep_plan.h"
 
+/* A rank's NIC on rail i, as the others reach it. */
+struct rack_rail {
+    char agent[96];    /* its rack_node reached over this rail ("addr:port"); "" none */
+    char local_ip[64]; /* where its traffic on this rail leaves; "" default */
+    char rdma[32];     /* its RDMA device on this rail ("mlx5_0"); "" none: no verbs here */
+};
+
 struct rack_member {
     char host[64];
-    char agent[96];    /* its rack_node: "addr:port" */
+    char agent[96];    /* its rack_node: "addr:port" (the control channel) */
     char local_ip[64]; /* where its test traffic leaves (its rail's address); "" default */
+    /* Per rail (sweep_rank.rails says which it has); a rail without an agent of its own
+     * uses agent and local_ip above. */
+    struct rack_rail rails[SWEEP_MAX_RAILS];
+    bool nccl; /* NCCL and a GPU usable on this rank */
+    int gpu;   /* the GPU its NCCL tests use (CUDA device index), when nccl */
+};
+
+/* The transports a sweep's pair tests use, where both ranks can (RACK_XPORT_AUTO: all). */
+enum {
+    RACK_XPORT_TCP = 1u << 0,
+    RACK_XPORT_VERBS = 1u << 1,
+    RACK_XPORT_NCCL = 1u << 2,
+    RACK_XPORT_AUTO = 0,
 };
 
 /* Per test step: warm-up, measured time, and the bound on everything else (setup,
@@ -40,6 +64,8 @@ struct rack_conduct_opts {
     bool stop_on_failure;          /* --on-failure stop */
     uint64_t latency_bytes;        /* ping-pong message; 0: 64 */
     uint64_t stream_bytes;         /* stream write size; 0: 128 KiB */
+    uint64_t nccl_bytes;           /* NCCL sendrecv size for bandwidth; 0: 64 MiB */
+    unsigned transports;           /* RACK_XPORT_* bits; RACK_XPORT_AUTO: every one */
     const _Atomic bool *interrupt; /* set on Ctrl-C: stop the running tests and return */
     /* After every step: the document so far (for a live view: it may set the elapsed time);
      * may be NULL. */
@@ -73,11 +99,18 @@ bool rack_conduct_failed(const struct rack_conduct *c, uint32_t r);
 /* Tell every live rank the sweep is over (sweep.end with status) and close. */
 void rack_conduct_close(struct rack_conduct *c, int status);
 
+/* The transport names ("tcp", "verbs", "nccl") by RACK_XPORT_* bit index. */
+extern const char *const rack_conduct_xport_names[3];
+
+/* Whether a test of src and dst on rail can use transport x (RACK_XPORT_* bit): TCP always,
+ * verbs when both have an RDMA device on the rail, NCCL when both have a GPU for it. */
+bool rack_conduct_can(const struct rack_conduct_opts *o, unsigned x, uint32_t src, uint32_t dst,
+                      unsigned rail);
+
 /* The mix one test step runs on its src rank ("latency", "bandwidth-ab", "bandwidth-ba",
- * "stream", "probe"),
- * as the document sweep.run carries; exposed for the benchmark that runs the same mix with
- * `fabtop run`. */
-struct cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, const char *kind, uint32_t src,
-                               uint32_t dst);
+ * "stream", "probe"; NCCL: "latency", "bandwidth") over transport x on rail, as the document
+ * sweep.run carries; exposed for the benchmark that runs the same mix with `fabtop run`. */
+struct cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, unsigned x, const char *kind,
+                               uint32_t src, uint32_t dst, unsigned rail);
 
 #endif

@@ -437,6 +437,10 @@ int rack_node_start(const struct rack_node_cfg *cfg, struct rack_node **out, str
     ac.max_rate_gbps = 0;
     ac.max_duration_s = 0;
     ac.max_streams = 64;
+    /* NCCL between the job's ranks is what a sweep over GPUs tests; the key is the job's
+     * alone (drawn by rank 0 for this job), and NCCL's connections go to the ranks' own
+     * addresses. */
+    ac.allow_nccl = true;
 
     int nx;
     const struct agent_handler *const *xh = xport_agent_handlers(&nx);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonutil.h"
 #include "common/xalloc.h"
 #include "engine/sweep/sweep_stats.h"
 
@@ -23,6 +24,20 @@ static const struct results_point *point_of(const struct results_run *run, const
     return NULL;
 }
 
+/* A NCCL point's bandwidth in Gb/s: nccl-tests' algbw of the host-timed mean (GB/s, 10^9
+ * bytes per second, as nccl-tests prints it) times 8. For a sendrecv of 2 ranks, each rank
+ * sends and receives the size at once, so it is each direction's rate. */
+static bool nccl_gbps(const struct results_point *p, double *out)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(p->figures, "nccl");
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(n, "host_timed");
+    double v;
+    if (!jsonutil_num(h, "algbw_GBps", &v) || !(v >= 0))
+        return false;
+    *out = v * 8;
+    return true;
+}
+
 static struct sweep_figure *find_fig(struct sweep_figure *f, size_t n, int a, int b, int rail)
 {
     for (size_t i = 0; i < n; i++)
@@ -31,14 +46,17 @@ static struct sweep_figure *find_fig(struct sweep_figure *f, size_t n, int a, in
     return NULL;
 }
 
-struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool recheck, size_t *n)
+struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool recheck,
+                                        const char *transport, size_t *n)
 {
     struct sweep_figure *f = xalloc_zero((size_t)doc->ntests + 1, sizeof(*f));
     size_t nf = 0;
     const char *want = recheck ? "recheck" : "pairs";
+    bool nccl = !strcmp(transport, "nccl");
     for (int i = 0; i < doc->ntests; i++) {
         const struct results_sweep_test *t = &doc->tests[i];
-        if (strcmp(t->pattern, want) || strcmp(t->role, "pair"))
+        if (strcmp(t->pattern, want) || strcmp(t->role, "pair") ||
+            strcmp(results_sweep_transport(&t->transport), transport))
             continue;
         struct sweep_figure *x = find_fig(f, nf, t->src, t->dst, t->rail);
         if (!x) {
@@ -66,6 +84,12 @@ struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool re
                     x->lat_p99_ns = v * 1e3;
                 else
                     x->lat_p99_ns = x->lat_p50_ns;
+            }
+        } else if (t->step == 1 && nccl) {
+            /* Both directions at once, at one rate: a to b's and b to a's. */
+            if ((p = point_of(&t->run, "sendrecv")) && nccl_gbps(p, &v)) {
+                x->bw_ab_gbps = x->bw_ba_gbps = v;
+                x->valid |= SWEEP_FIG_BW_AB | SWEEP_FIG_BW_BA;
             }
         } else if (t->step == 1) {
             if ((p = point_of(&t->run, "a-to-b")) && results_num_get(&p->goodput_gbps, &v)) {
@@ -95,11 +119,12 @@ static struct results_sweep_verdict *add_verdict(struct results_sweep *doc)
 
 /* The flow "latency" of pair (a, b)'s ping-pong step on rail, as measured, or NULL. */
 static const struct results_flow *latency_flow(const struct results_sweep *doc, int a, int b,
-                                               int rail)
+                                               int rail, const char *transport)
 {
     for (int i = 0; i < doc->ntests; i++) {
         const struct results_sweep_test *t = &doc->tests[i];
         if (t->src != a || t->dst != b || t->rail != rail || t->step != 0 ||
+            strcmp(results_sweep_transport(&t->transport), transport) ||
             strcmp(t->pattern, "pairs") || strcmp(t->role, "pair") || t->run_st != RESULTS_SET)
             continue;
         for (int ph = 0; ph < t->run.nphases; ph++)
@@ -113,7 +138,8 @@ static const struct results_flow *latency_flow(const struct results_sweep *doc, 
     return NULL;
 }
 
-void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, size_t n)
+void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, size_t n,
+                      const char *transport)
 {
     doc->pairs =
         xalloc_resize(doc->pairs, (size_t)(doc->npairs + (int)n + 1) * sizeof(*doc->pairs));
@@ -123,10 +149,12 @@ void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, s
         p->a = (int)f[i].a;
         p->b = (int)f[i].b;
         p->rail = f[i].rail;
+        results_str_set(&p->transport, transport);
         bool lat = f[i].valid & SWEEP_FIG_LAT;
         /* The kind and the p99.9 as the ping-pong's run reported them (the figures carry
          * only what the verdicts judge). */
-        const struct results_flow *lf = lat ? latency_flow(doc, p->a, p->b, p->rail) : NULL;
+        const struct results_flow *lf =
+            lat ? latency_flow(doc, p->a, p->b, p->rail, transport) : NULL;
         results_str_set(&p->latency_kind, lf ? results_str_get(&lf->latency_kind) : NULL);
         results_num_set(&p->lat_p50_us, lat, f[i].lat_p50_ns / 1e3);
         results_num_set(&p->lat_p99_us, lat, f[i].lat_p99_ns / 1e3);
@@ -145,16 +173,20 @@ void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, s
     }
 }
 
+const char *const rack_sweep_transports[RACK_SWEEP_NXPORTS] = {"tcp", "verbs", "nccl"};
+
 cJSON *rack_sweep_live_json(const struct results_sweep *doc)
 {
     struct results_sweep live = *doc; /* shallow: only the copies below are owned here */
     if (!doc->npairs) {
         live.pairs = NULL;
         live.npairs = 0;
-        size_t nf;
-        struct sweep_figure *f = rack_sweep_figures(doc, false, &nf);
-        rack_sweep_pairs(&live, f, nf);
-        free(f);
+        for (int x = 0; x < RACK_SWEEP_NXPORTS; x++) {
+            size_t nf;
+            struct sweep_figure *f = rack_sweep_figures(doc, false, rack_sweep_transports[x], &nf);
+            rack_sweep_pairs(&live, f, nf, rack_sweep_transports[x]);
+            free(f);
+        }
     }
     live.tests = xalloc((size_t)doc->ntests * sizeof(*live.tests) + 1);
     for (int i = 0; i < doc->ntests; i++) {
@@ -167,6 +199,7 @@ cJSON *rack_sweep_live_json(const struct results_sweep *doc)
         for (int i = 0; i < live.npairs; i++) {
             free(live.pairs[i].latency_kind.s);
             free(live.pairs[i].error.s);
+            free(live.pairs[i].transport.s);
         }
         free(live.pairs);
     }
@@ -225,7 +258,7 @@ static void dead_rank_verdicts(struct results_sweep *doc)
 }
 
 void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis *an,
-                         const char *const *group_names)
+                         const char *const *group_names, const char *transport)
 {
     for (size_t i = 0; i < an->n_v; i++) {
         const struct sweep_verdict *v = &an->v[i];
@@ -241,6 +274,7 @@ void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis 
         results_num_set(&o->rank, v->rank != SWEEP_NO_RANK, v->rank);
         results_num_set(&o->peer, v->peer != SWEEP_NO_RANK, v->peer);
         results_num_set(&o->rail, true, v->rail);
+        results_str_set(&o->transport, transport);
         if (v->group_a != SWEEP_GROUP_UNKNOWN && group_names)
             results_str_set(&o->group_a, group_names[v->group_a]);
         if (v->group_b != SWEEP_GROUP_UNKNOWN && group_names)
@@ -250,7 +284,11 @@ void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis 
         qty(&o->ratio, &v->ratio);
         results_num_set(&o->n_slow, true, v->n_slow);
         results_num_set(&o->n_pairs, true, v->n_pairs);
-        o->message = xalloc_strdup(v->msg);
+        /* TCP's verdicts read as they always have; the other matrices say whose they are. */
+        char msg[1100];
+        snprintf(msg, sizeof(msg), "%s%s%s", transport && strcmp(transport, "tcp") ? transport : "",
+                 transport && strcmp(transport, "tcp") ? ": " : "", v->msg);
+        o->message = xalloc_strdup(msg);
     }
 }
 
@@ -265,7 +303,8 @@ static double rank_reference(const struct results_sweep *doc, const struct sweep
     for (int i = 0; i < doc->npairs; i++) {
         const struct results_sweep_pair *p = &doc->pairs[i];
         double v;
-        if ((p->a != r && p->b != r) || results_bool_true(&p->failed))
+        if ((p->a != r && p->b != r) || results_bool_true(&p->failed) ||
+            strcmp(results_sweep_transport(&p->transport), "tcp"))
             continue;
         if (grouped && ranks[p->a].group != ranks[p->b].group)
             continue;
@@ -476,47 +515,56 @@ static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, st
     return rc;
 }
 
-/* Judge the pairs, re-test the suspects, and record both in doc. */
+/* Judge each transport's pairs, re-test the suspects (one second pass for all of them), and
+ * record both in doc. */
 static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct sweep_plan *plan,
                  struct results_sweep *doc, bool recheck)
 {
-    size_t nf;
-    struct sweep_figure *f = rack_sweep_figures(doc, false, &nf);
-    if (!nf) {
-        free(f);
-        dead_rank_verdicts(doc);
-        bisection_report(doc, o);
-        incast_report(doc);
-        return 0;
-    }
-    rack_sweep_pairs(doc, f, nf);
-    struct sweep_analysis an = {0};
-    struct ft_err e = {0};
+    struct sweep_figure *f[RACK_SWEEP_NXPORTS] = {0};
+    size_t nf[RACK_SWEEP_NXPORTS] = {0};
+    struct sweep_analysis an[RACK_SWEEP_NXPORTS] = {0};
+    bool judged[RACK_SWEEP_NXPORTS] = {0};
     struct sweep_judge_opts jo = {.group_names = o->group_names};
-    if (sweep_judge(o->ranks, o->conduct.n, f, nf, &jo, &an, &e) < 0) {
-        free(f);
-        return ft_err_set(&e, -EINVAL, "%s", e.msg);
-    }
-    int rc = 0;
     size_t first = plan->n_rounds;
-    /* -ENOENT: some suspect has no two fine ranks to re-test against; the others' re-tests
-     * are planned all the same. */
-    if (recheck && sweep_recheck_plan(&an, o->ranks, f, nf, plan, &e) < 0)
-        rack_conduct_event(doc, "%s", e.msg);
-    if (recheck && plan->n_rounds > first) {
+    int rc = 0;
+    for (int x = 0; x < RACK_SWEEP_NXPORTS && !rc; x++) {
+        f[x] = rack_sweep_figures(doc, false, rack_sweep_transports[x], &nf[x]);
+        if (!nf[x])
+            continue;
+        rack_sweep_pairs(doc, f[x], nf[x], rack_sweep_transports[x]);
+        struct ft_err e = {0};
+        if (sweep_judge(o->ranks, o->conduct.n, f[x], nf[x], &jo, &an[x], &e) < 0) {
+            rc = ft_err_set(&e, -EINVAL, "%s", e.msg);
+            break;
+        }
+        judged[x] = true;
+        /* -ENOENT: some suspect has no two fine ranks to re-test against; the others'
+         * re-tests are planned all the same. */
+        if (recheck && sweep_recheck_plan(&an[x], o->ranks, f[x], nf[x], plan, &e) < 0)
+            rack_conduct_event(doc, "%s%s%s", x ? rack_sweep_transports[x] : "", x ? ": " : "",
+                               e.msg);
+    }
+    if (!rc && recheck && plan->n_rounds > first) {
         results_num_set(&doc->rounds_planned, true, (double)plan->n_rounds);
         rc = rack_conduct_rounds(c, plan, first, doc);
-        size_t nre;
-        struct sweep_figure *re = rack_sweep_figures(doc, true, &nre);
-        sweep_recheck_judge(&an, o->ranks, re, nre);
-        free(re);
+        for (int x = 0; x < RACK_SWEEP_NXPORTS; x++) {
+            if (!judged[x])
+                continue;
+            size_t nre;
+            struct sweep_figure *re = rack_sweep_figures(doc, true, rack_sweep_transports[x], &nre);
+            sweep_recheck_judge(&an[x], o->ranks, re, nre);
+            free(re);
+        }
     }
     dead_rank_verdicts(doc);
-    rack_sweep_verdicts(doc, &an, o->group_names);
+    for (int x = 0; x < RACK_SWEEP_NXPORTS; x++) {
+        if (judged[x])
+            rack_sweep_verdicts(doc, &an[x], o->group_names, rack_sweep_transports[x]);
+        sweep_analysis_free(&an[x]);
+        free(f[x]);
+    }
     bisection_report(doc, o);
     incast_report(doc);
-    sweep_analysis_free(&an);
-    free(f);
     return rc;
 }
 

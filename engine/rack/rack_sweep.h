@@ -31,14 +31,21 @@ struct rack_sweep_opts {
  * case, so that what was measured is saved. */
 int rack_sweep_run(const struct rack_sweep_opts *o, struct results_sweep *doc, struct ft_err *err);
 
-/* The matrix of doc's pair tests (pattern "pairs"; or "recheck" with recheck set) as
- * figures for sweep_judge: one per (src, dst, rail), latency from the ping-pong step and
- * bandwidth from the two stream steps (a to b, then b to a). *n figures; the caller frees the
- * array. */
-struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool recheck, size_t *n);
+/* The transports whose pair tests make a matrix each, in the document's order. */
+#define RACK_SWEEP_NXPORTS 3
+extern const char *const rack_sweep_transports[RACK_SWEEP_NXPORTS]; /* tcp, verbs, nccl */
 
-/* Fill doc->pairs from figures (the matrix the document and the heat map show). */
-void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, size_t n);
+/* The matrix of doc's pair tests over transport (pattern "pairs"; or "recheck" with recheck
+ * set) as figures for sweep_judge: one per (src, dst, rail), latency from the ping-pong step
+ * and bandwidth from the two stream steps (a to b, then b to a; NCCL: its sendrecv's algbw,
+ * both directions at once at one rate, as both). *n figures; the caller frees the array. */
+struct sweep_figure *rack_sweep_figures(const struct results_sweep *doc, bool recheck,
+                                        const char *transport, size_t *n);
+
+/* Append doc->pairs from one transport's figures (the matrix the document and the heat map
+ * show). */
+void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, size_t n,
+                      const char *transport);
 
 /* The document as it stands, for a live view (fabtop --attach): with the pairs measured so
  * far when doc has no matrix yet (it is made at the end), and without the tests' runs (each
@@ -46,8 +53,9 @@ void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, s
  * the matrix, not of every result so far. The caller owns it. */
 cJSON *rack_sweep_live_json(const struct results_sweep *doc);
 
-/* Copy an analysis's verdicts into doc->verdicts. */
+/* Copy an analysis of one transport's matrix into doc->verdicts (messages of matrices other
+ * than TCP's start with the transport's name). */
 void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis *an,
-                         const char *const *group_names);
+                         const char *const *group_names, const char *transport);
 
 #endif

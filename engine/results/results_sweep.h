@@ -49,16 +49,20 @@ struct results_sweep_test {
     struct results_str phase;   /* incast: "quiet", "loaded" */
     struct results_num subject; /* incast: the receiver; bisection: the split; pairs: round */
     int src, dst, rail;
-    char *status; /* "ok", "failed", "skipped" */
+    struct results_str transport; /* "tcp", "verbs", "nccl" (absent: tcp, the first
+                                     documents' only one) */
+    char *status;                 /* "ok", "failed", "skipped" */
     struct results_str error;
     struct results_num started_s; /* since the sweep started */
     enum results_state run_st;    /* the "run" key */
     struct results_run run;       /* the run src made (topology and host conditions left out) */
 };
 
-/* One pair's figures on one rail, the matrix's cell (a to b and b to a). */
+/* One pair's figures on one rail over one transport, the matrix's cell (a to b and b to a;
+ * NCCL: its sendrecv, both directions at once at one rate: bw_ab_gbps = bw_ba_gbps). */
 struct results_sweep_pair {
     int a, b, rail;
+    struct results_str transport;    /* as the test's (absent: tcp) */
     struct results_str latency_kind; /* as the run reports it ("round trip") */
     struct results_num lat_p50_us, lat_p99_us, lat_p999_us; /* a to b's ping-pong */
     struct results_num bw_ab_gbps, bw_ba_gbps;
@@ -80,6 +84,7 @@ struct results_sweep_verdict {
     char *metric; /* "bandwidth", "latency p50", "latency p99" */
     char *state;  /* "named", "suspect", "cleared" */
     struct results_num rank, peer, rail;
+    struct results_str transport; /* the matrix it judged (absent: tcp, or none) */
     struct results_str group_a, group_b;
     struct results_sweep_qty observed, reference, ratio;
     struct results_num n_slow, n_pairs;
@@ -136,6 +141,9 @@ int results_sweep_read(const cJSON *j, const char *what, struct results_sweep *s
                        struct ft_err *err);
 /* The median of v[0..n) (sorts v): the rack medians the views shade by. false when n is 0. */
 bool results_sweep_median(double *v, int n, double *out);
+
+/* A test's, pair's or verdict's transport: its value, "tcp" when absent or null. */
+const char *results_sweep_transport(const struct results_str *t);
 
 /* Whether j is a sweep document (its format), to choose the reader. */
 bool results_sweep_is(const cJSON *j);

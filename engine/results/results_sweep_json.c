@@ -48,6 +48,7 @@ static void test_free(struct results_sweep_test *t)
     free(t->status);
     str_free(&t->phase);
     str_free(&t->error);
+    str_free(&t->transport);
     results_run_free(&t->run);
 }
 
@@ -63,6 +64,7 @@ static void verdict_free(struct results_sweep_verdict *v)
     free(v->metric);
     free(v->state);
     free(v->message);
+    str_free(&v->transport);
     str_free(&v->group_a);
     str_free(&v->group_b);
     qty_free(&v->observed);
@@ -88,6 +90,7 @@ void results_sweep_free(struct results_sweep *s)
     free(s->tests);
     for (int i = 0; i < s->npairs; i++) {
         str_free(&s->pairs[i].latency_kind);
+        str_free(&s->pairs[i].transport);
         str_free(&s->pairs[i].error);
     }
     free(s->pairs);
@@ -186,6 +189,7 @@ static cJSON *write_pair(const struct results_sweep_pair *p)
     cJSON_AddNumberToObject(o, "a", p->a);
     cJSON_AddNumberToObject(o, "b", p->b);
     cJSON_AddNumberToObject(o, "rail", p->rail);
+    results_field_put_str(o, "transport", &p->transport);
     results_field_put_str(o, "latency_kind", &p->latency_kind);
     results_field_put_num(o, "lat_p50_us", &p->lat_p50_us);
     results_field_put_num(o, "lat_p99_us", &p->lat_p99_us);
@@ -207,6 +211,7 @@ static cJSON *write_verdict(const struct results_sweep_verdict *v)
     results_field_put_num(o, "rank", &v->rank);
     results_field_put_num(o, "peer", &v->peer);
     results_field_put_num(o, "rail", &v->rail);
+    results_field_put_str(o, "transport", &v->transport);
     results_field_put_str(o, "group_a", &v->group_a);
     results_field_put_str(o, "group_b", &v->group_b);
     put_qty(o, "observed", &v->observed);
@@ -230,6 +235,7 @@ static cJSON *write_test(const struct results_sweep_test *t)
     cJSON_AddNumberToObject(o, "src", t->src);
     cJSON_AddNumberToObject(o, "dst", t->dst);
     cJSON_AddNumberToObject(o, "rail", t->rail);
+    results_field_put_str(o, "transport", &t->transport);
     put_cstr(o, "status", t->status);
     results_field_put_str(o, "error", &t->error);
     results_field_put_num(o, "started_s", &t->started_s);
@@ -387,6 +393,23 @@ static char **get_strings(struct results_rd *r, const cJSON *o, const char *k,
     return v;
 }
 
+/* An optional transport: absent, null, or one fabtop sweep runs. */
+static void get_transport(struct results_rd *r, const cJSON *o, const char *where,
+                          struct results_str *t)
+{
+    results_field_get_str(r, o, where, "transport", t);
+    const char *v = results_str_get(t);
+    if (!r->rc && v && strcmp(v, "tcp") && strcmp(v, "verbs") && strcmp(v, "nccl"))
+        r->rc = ft_err_set(r->err, -EBADMSG, "%s: %s.transport = \"%s\": want tcp, verbs or nccl",
+                           r->what, where, v);
+}
+
+const char *results_sweep_transport(const struct results_str *t)
+{
+    const char *v = results_str_get(t);
+    return v ? v : "tcp";
+}
+
 static void read_rank(struct results_rd *r, const cJSON *o, const char *where,
                       struct results_sweep_rank *k)
 {
@@ -411,6 +434,7 @@ static void read_pair(struct results_rd *r, const cJSON *o, const char *where,
     p->a = get_rank(r, o, where, "a");
     p->b = get_rank(r, o, where, "b");
     p->rail = get_int(r, o, where, "rail", 0);
+    get_transport(r, o, where, &p->transport);
     results_field_get_str(r, o, where, "latency_kind", &p->latency_kind);
     results_field_get_num(r, o, where, "lat_p50_us", &p->lat_p50_us);
     results_field_get_num(r, o, where, "lat_p99_us", &p->lat_p99_us);
@@ -448,6 +472,7 @@ static void read_verdict(struct results_rd *r, const cJSON *o, const char *where
     get_opt_rank(r, o, where, "rank", &v->rank);
     get_opt_rank(r, o, where, "peer", &v->peer);
     get_opt_nonneg(r, o, where, "rail", &v->rail);
+    get_transport(r, o, where, &v->transport);
     results_field_get_str(r, o, where, "group_a", &v->group_a);
     results_field_get_str(r, o, where, "group_b", &v->group_b);
     read_qty(r, o, where, "observed", &v->observed);
@@ -470,6 +495,7 @@ static void read_test(struct results_rd *r, const cJSON *o, const char *where,
     t->src = get_rank(r, o, where, "src");
     t->dst = get_rank(r, o, where, "dst");
     t->rail = get_int(r, o, where, "rail", 0);
+    get_transport(r, o, where, &t->transport);
     t->status = get_cstr(r, o, where, "status");
     results_field_get_str(r, o, where, "error", &t->error);
     results_field_get_num(r, o, where, "started_s", &t->started_s);

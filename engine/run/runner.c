@@ -215,12 +215,12 @@ static int peer_timeout_ms(const struct mix *m)
 /* channel_connect to a remote agent, trying again for up to half a second while it answers
  * "busy": a session that just ended (this run's check of the peer, the previous run's flows)
  * holds its slot until the agent has seen the connection close. */
-static int connect_remote(const char *peer, const struct channel_key *key, int timeout_ms,
-                          struct channel_conn **c, struct ft_err *err)
+static int connect_remote(const char *peer, const char *local, const struct channel_key *key,
+                          int timeout_ms, struct channel_conn **c, struct ft_err *err)
 {
     for (int tries = 0;; tries++) {
         struct ft_err e = {0};
-        int rc = channel_connect(peer, CHANNEL_DEFAULT_PORT, key, timeout_ms, c, &e);
+        int rc = channel_connect_from(peer, CHANNEL_DEFAULT_PORT, local, key, timeout_ms, c, &e);
         if (rc != -EBUSY || tries == 5) {
             if (rc < 0)
                 ft_err_set(err, rc, "%s", e.msg);
@@ -259,7 +259,9 @@ static int connect_peer(struct flow_rt *f, struct ft_err *err)
     if (!r->key_loaded)
         return ft_err_set(err, -ENOKEY, "%s", r->key_error);
     snprintf(f->peer_desc, sizeof(f->peer_desc), "%s", peer);
-    return connect_remote(peer, &r->key, peer_timeout_ms(&r->mix), &f->ctl, err);
+    /* From the flow's local address when it names one: the agent takes data connections only
+     * from the session's address. */
+    return connect_remote(peer, f->spec->local_ip, &r->key, peer_timeout_ms(&r->mix), &f->ctl, err);
 }
 
 static void *flow_drive(void *arg)
@@ -870,6 +872,12 @@ int runner_transport_available(const char *name, char *why, size_t len)
     return xp->available(why, len);
 }
 
+int runner_transport_devices(const char *name)
+{
+    const struct xport_ops *xp = xport_find(name);
+    return xp && xp->devices ? xp->devices() : 0;
+}
+
 int runner_validate_flow(const struct mix_flow *f, struct ft_err *err)
 {
     const struct xport_ops *xp = xport_find(f->transport);
@@ -1033,7 +1041,7 @@ int runner_check_peers(const struct runner_opts *o, enum runner_peer_fault *faul
     }
     for (int k = 0; k < nseen && rc == 0; k++) {
         struct channel_conn *c;
-        rc = connect_remote(seen[k], &key, peer_timeout_ms(m), &c, err);
+        rc = connect_remote(seen[k], NULL, &key, peer_timeout_ms(m), &c, err);
         if (rc == 0)
             channel_close(c);
         else

@@ -118,6 +118,9 @@ int runner_transports(struct runner_transport *out, int max);
 /* Can transport name run here? 0, -ENOENT when this build has none of that name, or -errno with
  * the reason in why (a library or device missing). */
 int runner_transport_available(const char *name, char *why, size_t len);
+/* How many devices of its own transport name can use here (nccl: the CUDA devices NCCL and
+ * the CUDA runtime see), 0 when none or when it is not available. */
+int runner_transport_devices(const char *name);
 /* The flow's transport's own checks (sizes, params), as runner_validate makes them; 0 also when
  * the transport has none. -ENOENT for an unknown transport. */
 int runner_validate_flow(const struct mix_flow *f, struct ft_err *err);

@@ -24,6 +24,9 @@ struct xport_ops {
     /* Optional: the same for one flow, whose spec may name the library to load
      * (mix_flow.library); runner_validate prefers it. NULL: available(). */
     int (*available_flow)(const struct mix_flow *f, char *why, size_t len);
+    /* Optional: how many devices of its own it can use here (NCCL: the CUDA devices), 0 when
+     * it is not available. NULL: it has none of its own. */
+    int (*devices)(void);
     /* The keys a flow's "params" may hold for operation op (NULL-terminated): the mix reader
      * refuses any other, naming the nearest of these. NULL: params are not checked. */
     const char *const *(*param_keys)(enum mix_op op);

@@ -18,6 +18,7 @@
 #include <sodium.h>
 
 #include "common/xalloc.h"
+#include "engine/flow/mix.h"
 #include "engine/rack/rack_expect.h"
 #include "engine/rack/rack_node.h"
 #include "engine/rack/rack_sweep.h"
@@ -173,6 +174,142 @@ static void test_pairs(void **state)
     rack_down(&r);
 }
 
+/* The local and peer address a TCP test's first flow used, from its conditions. */
+static void flow_addrs(const struct results_sweep_test *t, const char **local, const char **peer)
+{
+    *local = *peer = NULL;
+    assert_int_equal(t->run_st, RESULTS_SET);
+    assert_true(t->run.nphases > 0 && t->run.phases[0].nflows > 0);
+    const cJSON *c = t->run.phases[0].flows[0].conditions;
+    *local = cJSON_GetStringValue(cJSON_GetObjectItem(c, "local_address"));
+    *peer = cJSON_GetStringValue(cJSON_GetObjectItem(c, "peer_address"));
+}
+
+/* Ranks of two rails each (one rank per node, two NICs: 127.0.0.1 and 127.0.0.2 stand for
+ * them), their agents on all addresses: every pair is measured on both rails in the same
+ * rounds, NIC i to NIC i (rail 1's traffic leaves from and goes to 127.0.0.2), and the
+ * matrix has a cell per pair and rail. */
+static void test_rails(void **state)
+{
+    (void)state;
+    struct rack r;
+    rack_up(&r, 3);
+    for (int i = 0; i < r.n; i++) {
+        rack_node_stop(r.node[i]);
+        struct ft_err err = {0};
+        struct rack_node_cfg c = {.listen = "", .key = &r.key, .key_file = r.key_file};
+        assert_int_equal(rack_node_start(&c, &r.node[i], &err), 0);
+        unsigned port = rack_node_port(r.node[i]);
+        snprintf(r.mem[i].agent, sizeof(r.mem[i].agent), "127.0.0.1:%u", port);
+        for (int k = 0; k < 2; k++) {
+            snprintf(r.mem[i].rails[k].agent, sizeof(r.mem[i].rails[k].agent), "127.0.0.%d:%u",
+                     k + 1, port);
+            snprintf(r.mem[i].rails[k].local_ip, sizeof(r.mem[i].rails[k].local_ip), "127.0.0.%d",
+                     k + 1);
+        }
+        r.ranks[i].rails = 3;
+    }
+    struct results_sweep d;
+    doc_init(&d, &r);
+    struct rack_sweep_opts o = opts(&r, 0.2);
+    struct ft_err err = {0};
+    int rc = rack_sweep_run(&o, &d, &err);
+    if (rc != 0 || strcmp(results_str_get(&d.status), "ok"))
+        dump(&d);
+    assert_int_equal(rc, 0);
+    /* 3 ranks: 3 rounds (one idle each), 1 pair per round on 2 rails, 3 TCP steps. */
+    assert_int_equal(d.ntests, 3 * 2 * 3);
+    assert_int_equal(count_tests(&d, "ok"), d.ntests);
+    assert_int_equal(d.npairs, 6);
+    int cells[2] = {0, 0};
+    for (int i = 0; i < d.npairs; i++) {
+        const struct results_sweep_pair *p = &d.pairs[i];
+        assert_true(p->rail == 0 || p->rail == 1);
+        assert_string_equal(results_sweep_transport(&p->transport), "tcp");
+        assert_true(p->bw_ab_gbps.st == RESULTS_SET && p->bw_ba_gbps.st == RESULTS_SET);
+        cells[p->rail]++;
+    }
+    assert_int_equal(cells[0], 3);
+    assert_int_equal(cells[1], 3);
+    for (int i = 0; i < d.ntests; i++) {
+        const struct results_sweep_test *t = &d.tests[i];
+        const char *local, *peer;
+        flow_addrs(t, &local, &peer);
+        char want[16];
+        snprintf(want, sizeof(want), "127.0.0.%d", t->rail + 1);
+        assert_non_null(local);
+        assert_non_null(peer);
+        assert_non_null(strstr(local, want));
+        assert_non_null(strstr(peer, want));
+        /* Both rails of a pair ran in the same round and step. */
+        int twins = 0;
+        for (int j = 0; j < d.ntests; j++)
+            twins += d.tests[j].round == t->round && d.tests[j].step == t->step &&
+                     d.tests[j].rail != t->rail && d.tests[j].src == t->src;
+        assert_int_equal(twins, 1);
+    }
+    results_sweep_free(&d);
+    rack_down(&r);
+}
+
+/* rack_conduct_can and the mixes: TCP always, verbs only where both ranks have an RDMA
+ * device on the rail (the flow names this rank's), NCCL only where both have a GPU for it
+ * (a sendrecv between this rank's GPU and the peer's). */
+static void test_transport_choice(void **state)
+{
+    (void)state;
+    struct rack_member m[3] = {0};
+    for (int i = 0; i < 3; i++)
+        snprintf(m[i].agent, sizeof(m[i].agent), "10.0.0.%d:7470", i + 1);
+    snprintf(m[0].rails[1].rdma, sizeof(m[0].rails[1].rdma), "mlx5_1");
+    snprintf(m[1].rails[1].rdma, sizeof(m[1].rails[1].rdma), "mlx5_3");
+    snprintf(m[1].rails[1].agent, sizeof(m[1].rails[1].agent), "10.1.0.2:7470");
+    snprintf(m[0].rails[1].local_ip, sizeof(m[0].rails[1].local_ip), "10.1.0.1");
+    snprintf(m[0].rails[1].agent, sizeof(m[0].rails[1].agent), "10.1.0.1:7470");
+    m[0].nccl = m[2].nccl = true;
+    m[0].gpu = 3;
+    m[2].gpu = 5;
+    struct rack_conduct_opts o = {.members = m, .n = 3, .duration_s = 1};
+    assert_true(rack_conduct_can(&o, RACK_XPORT_TCP, 0, 1, 0));
+    assert_true(rack_conduct_can(&o, RACK_XPORT_VERBS, 0, 1, 1));
+    assert_false(rack_conduct_can(&o, RACK_XPORT_VERBS, 0, 1, 0));
+    assert_false(rack_conduct_can(&o, RACK_XPORT_VERBS, 0, 2, 1));
+    assert_true(rack_conduct_can(&o, RACK_XPORT_NCCL, 0, 2, 0));
+    assert_false(rack_conduct_can(&o, RACK_XPORT_NCCL, 0, 1, 0));
+    o.transports = RACK_XPORT_TCP;
+    assert_false(rack_conduct_can(&o, RACK_XPORT_NCCL, 0, 2, 0));
+    o.transports = RACK_XPORT_AUTO;
+
+    cJSON *mix = rack_conduct_mix(&o, RACK_XPORT_VERBS, "bandwidth-ab", 0, 1, 1);
+    cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(mix, "flows"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(f, "transport")), "verbs");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(f, "peer")), "10.1.0.2:7470");
+    cJSON *l = cJSON_GetObjectItem(f, "local");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(l, "rdma")), "mlx5_1");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(l, "ip")), "10.1.0.1");
+    cJSON_Delete(mix);
+
+    mix = rack_conduct_mix(&o, RACK_XPORT_NCCL, "bandwidth", 0, 2, 0);
+    f = cJSON_GetArrayItem(cJSON_GetObjectItem(mix, "flows"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(f, "transport")), "nccl");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(f, "op")), "collective");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(f, "peer")), "10.0.0.3:7470");
+    cJSON *p = cJSON_GetObjectItem(f, "params");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(p, "collective")), "sendrecv");
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "gpus"), 0)->valueint, 3);
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "peer_gpus"), 0)->valueint, 5);
+    /* Every mix the sweep sends loads through the mix reader as `fabtop run` would. */
+    struct mix mx;
+    struct ft_err err = {0};
+    int rc = mix_from_json(mix, "nccl mix", &mx, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(mx.flows[0].local_gpu, 3);
+    mix_free(&mx);
+    cJSON_Delete(mix);
+}
+
 struct killer {
     struct rack *r;
     int victim;
@@ -271,7 +408,7 @@ static void test_foreign_peer_refused(void **state)
     assert_int_equal(channel_request(c, req, &resp, 3000, &err), 0);
     cJSON_Delete(resp);
     struct rack_conduct_opts co = {.members = r.mem, .n = 2, .duration_s = 0.1};
-    cJSON *mix = rack_conduct_mix(&co, "stream", 0, 1);
+    cJSON *mix = rack_conduct_mix(&co, RACK_XPORT_TCP, "stream", 0, 1, 0);
     cJSON *flow = cJSON_GetArrayItem(cJSON_GetObjectItem(mix, "flows"), 0);
     cJSON_ReplaceItemInObject(flow, "peer", cJSON_CreateString("127.0.0.2:7470"));
     req = cJSON_CreateObject();
@@ -370,6 +507,8 @@ int main(void)
         cmocka_unit_test(test_foreign_peer_refused),
         cmocka_unit_test(test_end),
         cmocka_unit_test(test_expect),
+        cmocka_unit_test(test_rails),
+        cmocka_unit_test(test_transport_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

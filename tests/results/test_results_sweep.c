@@ -313,6 +313,40 @@ static void test_refuses_bad_run(void **state)
 }
 
 /* What a builder fills without the presence states of arrays and quantities is written. */
+/* A transport per test, pair and verdict: absent reads as tcp (the first documents'), set
+ * ones are written after the rail and read back; anything but tcp, verbs or nccl is refused. */
+static void test_transports(void **state)
+{
+    (void)state;
+    cJSON *j = fixture();
+    struct results_sweep s;
+    struct ft_err err = {0};
+    assert_int_equal(results_sweep_read(j, "s.json", &s, &err), 0);
+    cJSON_Delete(j);
+    assert_string_equal(results_sweep_transport(&s.pairs[0].transport), "tcp");
+    assert_string_equal(results_sweep_transport(&s.tests[0].transport), "tcp");
+    results_str_set(&s.pairs[1].transport, "verbs");
+    results_str_set(&s.tests[1].transport, "nccl");
+    results_str_set(&s.verdicts[0].transport, "verbs");
+    j = results_sweep_write(&s);
+    results_sweep_free(&s);
+    assert_string_equal(cJSON_GetStringValue(at(j, "pairs[1].transport")), "verbs");
+    /* After the rail, in the writer's one order. */
+    assert_string_equal(at(j, "pairs[1].rail")->next->string, "transport");
+    round_trip(j, &s);
+    assert_string_equal(results_sweep_transport(&s.pairs[1].transport), "verbs");
+    assert_string_equal(results_sweep_transport(&s.tests[1].transport), "nccl");
+    assert_string_equal(results_sweep_transport(&s.verdicts[0].transport), "verbs");
+    assert_string_equal(results_sweep_transport(&s.pairs[0].transport), "tcp");
+    assert_int_equal(s.pairs[0].transport.st, RESULTS_ABSENT);
+    results_sweep_free(&s);
+    set(j, "pairs[1].transport", cJSON_CreateString("rdma"));
+    refused(j, "s.json: pairs[1].transport = \"rdma\": want tcp, verbs or nccl");
+    j = fixture();
+    set(j, "tests[0].transport", cJSON_CreateNumber(3));
+    refused(j, "s.json: tests[0].transport is not a string or null");
+}
+
 static void test_builder_written(void **state)
 {
     (void)state;
@@ -356,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_refuses_rank_indexes),
         cmocka_unit_test(test_refuses_negative_round_and_rail),
         cmocka_unit_test(test_refuses_bad_run),
+        cmocka_unit_test(test_transports),
         cmocka_unit_test(test_builder_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,6 +105,15 @@ static void test_rail(void **state)
     assert_int_equal(launch_rail(9, 8), 1); /* more ranks than NICs: shared in turn */
     assert_int_equal(launch_rail(3, 0), -1);
     assert_int_equal(launch_rail(-1, 4), 0);
+    /* One rank per NIC or more: its one rail; fewer ranks than NICs: NIC i to the rank
+     * i % local_size, so one rank per node has them all. */
+    assert_int_equal(launch_rails(3, 8, 8), 1u << 3);
+    assert_int_equal(launch_rails(9, 16, 8), 1u << 1);
+    assert_int_equal(launch_rails(0, 1, 4), 0xfu);
+    assert_int_equal(launch_rails(1, 2, 4), (1u << 1) | (1u << 3));
+    assert_int_equal(launch_rails(0, 2, 3), (1u << 0) | (1u << 2));
+    assert_int_equal(launch_rails(0, 1, 0), 0u);
+    assert_int_equal(launch_rails(-1, -1, 4), 1u);
 }
 
 static void sample(struct launch_record *r, int rank)

@@ -84,7 +84,7 @@ static char *capture_heatmap(const struct results_sweep *s, enum text_sweep_metr
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    text_sweep_heatmap(f, s, m, 0, width);
+    text_sweep_heatmap(f, s, m, 0, NULL, width);
     fclose(f);
     return buf;
 }
@@ -290,7 +290,7 @@ static void test_rails(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    text_sweep_heatmap(f, &s, TEXT_SWEEP_BW, 1, 80);
+    text_sweep_heatmap(f, &s, TEXT_SWEEP_BW, 1, NULL, 80);
     fclose(f);
     assert_non_null(strstr(buf, "bandwidth a->b (row a to column b), rail 1: median 100.0 Gb/s of "
                                 "12 figures\n"));
@@ -298,7 +298,7 @@ static void test_rails(void **state)
     assert_int_equal(cell(buf, 1, 0), '#');
     free(buf);
     f = open_memstream(&buf, &len);
-    text_sweep_heatmap(f, &s, TEXT_SWEEP_BW, -1, 80);
+    text_sweep_heatmap(f, &s, TEXT_SWEEP_BW, -1, NULL, 80);
     fclose(f);
     assert_non_null(strstr(buf, "every rail (a cell's worst)"));
     assert_int_equal(cell(buf, 0, 1), '.');
@@ -363,6 +363,51 @@ static void test_summary_line(void **state)
     text_sweep_summary(&none, line, sizeof(line));
     assert_string_equal(line, "fabtop sweep 0 ranks: 0/0 pairs measured, bandwidth n/a, latency "
                               "p50 n/a; nothing named; status n/a");
+}
+
+/* A second matrix over verbs beside TCP's: each map shows only its own transport's pairs
+ * (the degraded rank is slow over verbs only), the report draws both, and the summary counts
+ * TCP's pairs and names the verbs matrix after them. */
+static void test_transports(void **state)
+{
+    (void)state;
+    struct results_sweep s, v;
+    rack(&s, 4, -1, 100, 10, 1);
+    rack(&v, 4, 2, 100, 5, 0.25);
+    s.pairs = realloc(s.pairs, (size_t)(s.npairs + v.npairs) * sizeof(*s.pairs));
+    for (int i = 0; i < v.npairs; i++) {
+        s.pairs[s.npairs] = v.pairs[i];
+        str(&s.pairs[s.npairs++].transport, "verbs");
+    }
+    v.npairs = 0;
+    results_sweep_free(&v);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    text_sweep_heatmap(f, &s, TEXT_SWEEP_BW, 0, "tcp", 80);
+    fclose(f);
+    assert_non_null(line_of(buf, "bandwidth a->b (row a to column b), rail 0: median 100.0 Gb/s"));
+    assert_int_equal(cell(buf, 2, 0), '#');
+    free(buf);
+    f = open_memstream(&buf, &len);
+    text_sweep_heatmap(f, &s, TEXT_SWEEP_BW, 0, "verbs", 80);
+    fclose(f);
+    assert_non_null(line_of(buf, "verbs bandwidth a->b (row a to column b), rail 0:"));
+    assert_int_equal(cell(buf, 2, 0), '.'); /* 0.25x */
+    assert_int_equal(cell(buf, 1, 0), '#');
+    free(buf);
+    f = open_memstream(&buf, &len);
+    text_sweep_report(f, &s, 80);
+    fclose(f);
+    assert_non_null(line_of(buf, "verbs latency p50"));
+    assert_null(line_of(buf, "nccl "));
+    free(buf);
+    char line[512];
+    text_sweep_summary(&s, line, sizeof(line));
+    assert_string_equal(line, "fabtop sweep 4 ranks: 6/6 pairs measured, bandwidth median 100.0 "
+                              "Gb/s, latency p50 median 10 us; verbs 6 pairs, bandwidth median "
+                              "62.5 Gb/s; nothing named; status ok"); /* 3 of 6 at 0.25x */
+    results_sweep_free(&s);
 }
 
 static char *capture_verdicts(const struct results_sweep *s)
@@ -481,13 +526,10 @@ static void test_report(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_16_ranks_fit),
-        cmocka_unit_test(test_40_ranks_per_rank),
-        cmocka_unit_test(test_failed_and_missing),
-        cmocka_unit_test(test_rails),
-        cmocka_unit_test(test_summary_line),
-        cmocka_unit_test(test_verdict_lines),
-        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_16_ranks_fit),       cmocka_unit_test(test_40_ranks_per_rank),
+        cmocka_unit_test(test_failed_and_missing), cmocka_unit_test(test_rails),
+        cmocka_unit_test(test_summary_line),       cmocka_unit_test(test_transports),
+        cmocka_unit_test(test_verdict_lines),      cmocka_unit_test(test_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

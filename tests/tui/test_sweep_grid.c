@@ -34,7 +34,7 @@ static void test_cells_and_shades(void **state)
     struct results_sweep s;
     load8(&s);
     struct sweep_grid g;
-    sweep_grid_build(&g, &s, SWEEP_GRID_BW);
+    sweep_grid_build(&g, &s, SWEEP_GRID_BW, NULL);
     assert_true(g.have_med);
     assert_true(g.med > 93 && g.med < 95);
     double v;
@@ -61,7 +61,7 @@ static void test_cells_and_shades(void **state)
     assert_int_equal(sweep_grid_shade_char(SWEEP_GRID_SH_DIAG), ' ');
     sweep_grid_free(&g);
     /* Latency: higher is worse, both cells of a pair hold its figure. */
-    sweep_grid_build(&g, &s, SWEEP_GRID_LAT_P50);
+    sweep_grid_build(&g, &s, SWEEP_GRID_LAT_P50, NULL);
     assert_true(g.med > 60 && g.med < 66);
     assert_int_equal(sweep_grid_cell(&g, 5, 2, &v), SWEEP_GRID_CELL_VAL);
     double w;
@@ -69,6 +69,34 @@ static void test_cells_and_shades(void **state)
     assert_true(v == w);
     assert_int_equal(sweep_grid_shade(&g, 2, 5), SWEEP_GRID_SH_POOR);
     assert_int_equal(sweep_grid_shade(&g, 2, 4), SWEEP_GRID_SH_GOOD);
+    sweep_grid_free(&g);
+    results_sweep_free(&s);
+}
+
+/* One matrix per transport: the same document's pairs marked NCCL leave TCP's matrix and
+ * make the NCCL one, with its own median. */
+static void test_transport_filter(void **state)
+{
+    (void)state;
+    struct results_sweep s;
+    load8(&s);
+    for (int i = 0; i < s.npairs; i++)
+        if (s.pairs[i].a == 0 || s.pairs[i].b == 0) {
+            results_str_set(&s.pairs[i].transport, "nccl");
+            s.pairs[i].bw_ab_gbps.v = s.pairs[i].bw_ba_gbps.v = 400;
+        }
+    struct sweep_grid g;
+    sweep_grid_build(&g, &s, SWEEP_GRID_BW, "tcp");
+    assert_int_equal(sweep_grid_cell(&g, 0, 1, NULL), SWEEP_GRID_CELL_NONE);
+    assert_int_equal(sweep_grid_cell(&g, 1, 2, NULL), SWEEP_GRID_CELL_VAL);
+    assert_true(g.med > 93 && g.med < 95);
+    sweep_grid_free(&g);
+    sweep_grid_build(&g, &s, SWEEP_GRID_BW, "nccl");
+    double v;
+    assert_int_equal(sweep_grid_cell(&g, 0, 1, &v), SWEEP_GRID_CELL_VAL);
+    assert_true(v == 400);
+    assert_int_equal(sweep_grid_cell(&g, 1, 2, NULL), SWEEP_GRID_CELL_NONE);
+    assert_true(g.have_med && g.med == 400);
     sweep_grid_free(&g);
     results_sweep_free(&s);
 }
@@ -112,7 +140,7 @@ static void test_rank_summary(void **state)
     struct results_sweep s;
     load8(&s);
     struct sweep_grid g;
-    sweep_grid_build(&g, &s, SWEEP_GRID_BW);
+    sweep_grid_build(&g, &s, SWEEP_GRID_BW, NULL);
     struct sweep_grid_rank_sum r;
     sweep_grid_rank(&g, 5, &r);
     assert_int_equal(r.npeers, 7);
@@ -159,7 +187,7 @@ static void test_cursor_and_jumps(void **state)
     struct results_sweep s;
     load8(&s);
     struct sweep_grid g;
-    sweep_grid_build(&g, &s, SWEEP_GRID_BW);
+    sweep_grid_build(&g, &s, SWEEP_GRID_BW, NULL);
     struct sweep_grid_rank_sum r;
     sweep_grid_rank(&g, 5, &r);
     /* The rank verdict: its row, its worst peer's column. */
@@ -300,6 +328,7 @@ int main(void)
     snprintf(doc_path, sizeof(doc_path), "%s/tests/tui/data/sweep-8.json", src ? src : ".");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cells_and_shades),
+        cmocka_unit_test(test_transport_filter),
         cmocka_unit_test(test_thresholds),
         cmocka_unit_test(test_units),
         cmocka_unit_test(test_rank_summary),

@@ -41,6 +41,14 @@ static int nccl_available(char *why, size_t len)
     return cudart_load(NULL, why, len);
 }
 
+/* The CUDA devices NCCL can use here (cudaGetDeviceCount), 0 when CUDA or NCCL is missing. */
+static int nccl_devices(void)
+{
+    const struct cudart *a;
+    char why[768];
+    return cudart_load(&a, why, sizeof(why)) == 0 ? a->ndevices : 0;
+}
+
 /* With the flow's own libnccl.so (`fabtop run --nccl PATH`), that one alone. */
 static int nccl_available_flow(const struct mix_flow *f, char *why, size_t len)
 {
@@ -443,6 +451,7 @@ const struct xport_ops xport_nccl = {
      * loopback agent every rank runs in this process (see nccl_coll_setup). */
     .needs_peer = true,
     .available = nccl_available,
+    .devices = nccl_devices,
     .available_flow = nccl_available_flow,
     .param_keys = nccl_params_keys,
     .validate = nccl_params_validate,
