@@ -465,12 +465,21 @@ int sweep_main(int argc, char **argv, const char *version)
             status = sweep_run_conduct(&a, &env, recs, size, &groups, &side.key, &interrupted);
         } else {
             int end = 0;
-            int wrc = rack_node_wait(side.node, 0, &end);
+            /* Rank 0 beats every rank about once a second: a minute of silence is a hung
+             * rank 0 (its sessions still open), and this rank goes, rather than wait for
+             * the launcher. */
+            int wrc = rack_node_wait(side.node, RACK_CONDUCTOR_IDLE_S, &end);
             if (wrc == -ECONNRESET) {
                 fprintf(stderr,
                         "%s: rank %d: rank 0's control session ended before the sweep "
                         "did (rank 0 died or was killed)\n",
                         ME, rank);
+                status = CLI_FAILED;
+            } else if (wrc == -ETIMEDOUT) {
+                fprintf(stderr,
+                        "%s: rank %d: no word from rank 0 for %.0f s (it beats every %.0f s): "
+                        "rank 0 hangs; this rank ends\n",
+                        ME, rank, RACK_CONDUCTOR_IDLE_S, RACK_BEAT_S);
                 status = CLI_FAILED;
             } else {
                 status = end;

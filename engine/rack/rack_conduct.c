@@ -17,8 +17,8 @@
 #include "engine/results/results_json.h"
 
 #define CONNECT_MS  5000
-#define SLACK_S     5.0 /* setup and teardown of a step, beyond warm-up, measure, fail bound */
-#define POLL_MS     1000
+#define SLACK_S     5.0  /* setup and teardown of a step, beyond warm-up, measure, fail bound */
+#define POLL_MS     500  /* a result is awaited in waits this long, with beats between */
 #define REPLY_MS    3000 /* a live rank answers a request within this, beyond its wait */
 #define NCCL_INIT_S 20.0 /* a step's allowance for NCCL's communicator set-up */
 
@@ -31,7 +31,7 @@ struct rack_conduct {
     struct rack_conduct_opts o;
     struct rank_conn *ranks;
     int64_t next_id;
-    double t0;
+    double t0, last_beat;
     size_t n_failed;
 };
 
@@ -140,6 +140,26 @@ bool rack_conduct_can(const struct rack_conduct_opts *o, unsigned x, uint32_t sr
         return a->nccl && b->nccl;
     default:
         return false;
+    }
+}
+
+/* Every live rank hears from the conductor at least every RACK_BEAT_S, whether it is in a
+ * test or idle, so that a rank whose conductor hangs with its sessions open can tell
+ * (RACK_CONDUCTOR_IDLE_S); a rank that does not answer is failed here, as in a test. */
+static void beat(struct rack_conduct *c, struct results_sweep *doc)
+{
+    double t = now_s();
+    if (t - c->last_beat < RACK_BEAT_S / 2) /* called between waits of POLL_MS */
+        return;
+    c->last_beat = t;
+    for (uint32_t r = 0; r < c->o.n; r++) {
+        if (c->ranks[r].failed || !c->ranks[r].c)
+            continue;
+        cJSON *req = cJSON_CreateObject(), *resp;
+        cJSON_AddStringToObject(req, "type", "sweep.beat");
+        struct ft_err e = {0};
+        ask(c, doc, r, req, &resp, REPLY_MS, &e);
+        cJSON_Delete(resp);
     }
 }
 
@@ -300,6 +320,7 @@ int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *d
         cJSON_Delete(resp);
         if (!c->ranks[r].failed)
             rank_info(c, doc, r);
+        beat(c, doc); /* those reached already, while later ones take their time */
     }
     cJSON_Delete(peers);
     *out = c;
@@ -507,6 +528,7 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
         lv[nl++] =
             (struct live){.test = xi, .src = t->src, .dst = t->dst, .id = id, .running = true};
     }
+    beat(c, doc);
     double fb = c->o.fail_bound_s > 0 ? c->o.fail_bound_s : 3.0;
     double warm = c->o.warmup_s > 0 ? c->o.warmup_s : 0.3;
     /* NCCL makes a communicator per test first (seconds on real GPUs). */
@@ -544,6 +566,7 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
                 rank_failed(c, doc, l->src, why);
                 continue;
             }
+            beat(c, doc);
             cJSON *req = cJSON_CreateObject(), *resp;
             cJSON_AddStringToObject(req, "type", "sweep.result");
             cJSON_AddNumberToObject(req, "test", (double)l->id);

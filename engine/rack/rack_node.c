@@ -404,6 +404,17 @@ static int h_end(struct agent_session *s, const cJSON *req, cJSON *resp, struct 
     return 0;
 }
 
+/* The conductor is alive (it beats every rank about once a second, busy or not). */
+static int h_beat(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
+{
+    (void)req;
+    (void)err;
+    seen(s, node_of(s));
+    cJSON_AddBoolToObject(resp, "alive", true);
+    return 0;
+}
+
+static const struct agent_handler beat_h = {"sweep.beat", h_beat};
 static const struct agent_handler peers_h = {"sweep.peers", h_peers};
 static const struct agent_handler run_h = {"sweep.run", h_run};
 static const struct agent_handler result_h = {"sweep.result", h_result};
@@ -449,7 +460,7 @@ int rack_node_start(const struct rack_node_cfg *cfg, struct rack_node **out, str
     for (int i = 0; i < nx && nh < 56; i++)
         hs[nh++] = xh[i];
     const struct agent_handler *own[] = {&peers_h, &run_h, &result_h, &fetch_h,
-                                         &stop_h,  &end_h, &info_h};
+                                         &stop_h,  &end_h, &info_h,   &beat_h};
     for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
         hs[nh++] = own[i];
 

@@ -15,6 +15,8 @@
  *   sweep.info   {test}                       this rank's host conditions and topology,
  *                                             fetched as a test's document is
  *   sweep.end    {status}                     the conductor's last word
+ *   sweep.beat   {}                           the conductor is alive (about once a second,
+ *                                             to every rank, in a test or not)
  * The session that sends these is the conductor's; when it ends without sweep.end (rank 0
  * died), rack_node_wait says so. */
 #ifndef RACK_NODE_H
@@ -31,6 +33,11 @@ struct rack_node;
 /* Raw bytes of a results document per sweep.fetch answer (escaped in JSON it stays under
  * CHANNEL_MAX_PAYLOAD). */
 #define RACK_CHUNK 16384
+/* How long a rank waits for a word from the conductor before it calls rank 0 hung: the
+ * conductor beats every rank about once a second (RACK_BEAT_S), so this is many missed
+ * beats, not a slow step. */
+#define RACK_CONDUCTOR_IDLE_S 60.0
+#define RACK_BEAT_S           1.0
 /* Tests one node holds at once (a rank is in one test at a time; recheck and incast rounds
  * may give it a few). */
 #define RACK_MAX_RUNS 64

@@ -310,6 +310,50 @@ static void test_transport_choice(void **state)
     cJSON_Delete(mix);
 }
 
+struct waiter {
+    struct rack_node *node;
+    double idle_s;
+    int rc, status;
+    pthread_t th;
+};
+
+static void *wait_main(void *arg)
+{
+    struct waiter *w = arg;
+    w->rc = rack_node_wait(w->node, w->idle_s, &w->status);
+    return NULL;
+}
+
+/* Three ranks: one sits out each round, for a step of 1.5 s and more; every rank waits with
+ * an idle limit of 1.2 s. The conductor's beats reach the idle rank too, so every wait ends
+ * with the sweep's end (0), none with -ETIMEDOUT. */
+static void test_beats_keep_idle_ranks(void **state)
+{
+    (void)state;
+    struct rack r;
+    rack_up(&r, 3);
+    struct waiter w[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = (struct waiter){.node = r.node[i], .idle_s = 1.2, .rc = 1};
+        assert_int_equal(pthread_create(&w[i].th, NULL, wait_main, &w[i]), 0);
+    }
+    struct results_sweep d;
+    doc_init(&d, &r);
+    struct rack_sweep_opts o = opts(&r, 1.5);
+    o.conduct.transports = RACK_XPORT_TCP;
+    struct ft_err err = {0};
+    int rc = rack_sweep_run(&o, &d, &err);
+    if (rc)
+        dump(&d);
+    assert_int_equal(rc, 0);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(w[i].th, NULL);
+        assert_int_equal(w[i].rc, 0);
+    }
+    results_sweep_free(&d);
+    rack_down(&r);
+}
+
 struct killer {
     struct rack *r;
     int victim;
@@ -508,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_end),
         cmocka_unit_test(test_expect),
         cmocka_unit_test(test_rails),
+        cmocka_unit_test(test_beats_keep_idle_ranks),
         cmocka_unit_test(test_transport_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
