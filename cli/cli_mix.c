@@ -119,11 +119,12 @@ void cli_mix_summary(struct strbuf *sb, const struct model_config *m, const stru
     strbuf_printf(sb, "%s", m->name);
     if (m->source[0])
         strbuf_printf(sb, " (from %s)", m->source);
-    strbuf_printf(sb,
-                  "\n  shape   hidden %ld, %ld layers, %ld attention heads, %ld KV heads, "
-                  "head_dim %ld, %s (%d B)",
-                  m->hidden, m->layers, m->heads, m->kv_heads, m->head_dim, m->dtype,
-                  m->dtype_bytes);
+    strbuf_printf(sb, "\n  shape   hidden %ld, %ld layers, %ld attention heads, ", m->hidden,
+                  m->layers, m->heads);
+    /* MLA caches a latent: its KV heads and head_dim do not size the cache. */
+    if (!m->mla)
+        strbuf_printf(sb, "%ld KV heads, head_dim %ld, ", m->kv_heads, m->head_dim);
+    strbuf_printf(sb, "%s (%d B)", m->dtype, m->dtype_bytes);
     if (m->mla)
         strbuf_printf(sb, "; MLA latent %ld + rope %ld", m->kv_lora_rank, m->qk_rope_head_dim);
     if (m->moe)
