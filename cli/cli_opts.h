@@ -125,5 +125,6 @@ extern const struct cli_command cli_compare_command;
 extern const struct cli_command cli_report_command;
 extern const struct cli_command cli_counters_command;
 extern const struct cli_command cli_sweep_command;
+extern const struct cli_command cli_mix_command;
 
 #endif

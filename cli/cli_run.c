@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli_mix.h"
 #include "cli/cli_opts.h"
 #include "common/strbuf.h"
 #include "engine/run/thresholds.h"
@@ -43,6 +44,8 @@ struct run_args {
     const char *endpoint;
     int transport, neighbours; /* 0: not given; else the enum's value */
     long concurrency, senders;
+    /* --model: the serving mix of a model instead of --mix (cli_mix.h). */
+    struct cli_mix_model model;
 };
 
 /* --transport and --neighbours: 0 means not given. */
@@ -105,6 +108,9 @@ static const struct cli_opt run_opts[] = {
     {"neighbours", 0, CLI_ARG_REQUIRED, "on|off",
      "off: drop the background flows (the quiet phase alone)", CLI_V_ENUM, .values = on_off,
      .off = A(neighbours)},
+    CLI_SECTION("Or the serving mix of a model (as `fabtop mix --model` prints it; --transport\n"
+                "nccl, verbs or tcp, default nccl):"),
+    CLI_MIX_MODEL_OPTS(A(model)),
 };
 #undef A
 
@@ -112,6 +118,7 @@ const struct cli_command cli_run_command = {
     .name = "run",
     .summary = "run a traffic mix and report latency, throughput, retransmissions",
     .synopsis = "Usage: fabtop run --mix NAME|FILE [OPTIONS]\n"
+                "       fabtop run --model NAME|config.json [--tp N ...] [OPTIONS]\n"
                 "Run a traffic mix and report latency percentiles, throughput and "
                 "retransmissions.\n",
     .opts = run_opts,
@@ -192,7 +199,19 @@ static int build_mix(const struct run_args *o, struct mix *mix)
 {
     struct ft_err err = {0};
     bool knobs = o->endpoint || o->transport || o->concurrency || o->senders || o->neighbours;
-    if (!knobs) {
+    if (o->model.model) {
+        if (o->mix)
+            return cli_usage_error("run", "--mix and --model: give one of them");
+        if (o->endpoint || o->concurrency || o->senders || o->neighbours)
+            return cli_usage_error("run", "--endpoint, --concurrency, --senders and --neighbours "
+                                          "build a --mix preset, not a --model mix");
+        if (o->transport == 4)
+            return cli_usage_error("run", "--model runs over nccl, verbs or tcp, not sim");
+        const char *tr = o->transport ? run_transports[o->transport - 1].name : "nccl";
+        int rc = cli_mix_build("run", &o->model, tr, mix, NULL);
+        if (rc)
+            return rc;
+    } else if (!knobs) {
         if (mix_load(o->mix, mix, &err) < 0)
             return cli_fail(&err);
     } else {
@@ -243,8 +262,8 @@ int cli_run_mix(int argc, char **argv, struct mix *mix)
     int first, rc = cli_parse_args(&cli_run_command, argc, argv, &o, &first);
     if (rc >= 0)
         return rc ? rc : CLI_USAGE; /* --help is no mix */
-    if (!o.mix)
-        return cli_usage_error("run", "--mix is required (try --list)");
+    if (!o.mix && !o.model.model)
+        return cli_usage_error("run", "--mix or --model is required (try --list)");
     return build_mix(&o, mix);
 }
 
@@ -263,8 +282,8 @@ int cli_run_main(int argc, char **argv)
     bool json = o.json, pin = !o.no_pin, repro = o.repro;
     if (first < argc)
         return cli_usage_error("run", "unexpected argument '%s'", argv[first]);
-    if (!mixname)
-        return cli_usage_error("run", "--mix is required (try --list)");
+    if (!mixname && !o.model.model)
+        return cli_usage_error("run", "--mix or --model is required (try --list)");
 
     struct ft_err err = {0};
     struct thresholds ex = {0};

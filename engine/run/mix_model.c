@@ -1,0 +1,223 @@
+/* mix_model: a serving mix from a model's sizes (docs/serving.md, "The mix"). */
+#include "engine/run/mix_model.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* bytes in the largest binary unit that divides them exactly: "4KiB", "320MiB", "7392B". */
+static void exact_bytes(uint64_t b, char *out, size_t len)
+{
+    if (b && b % (1ull << 30) == 0)
+        snprintf(out, len, "%" PRIu64 "GiB", b >> 30);
+    else if (b && b % (1ull << 20) == 0)
+        snprintf(out, len, "%" PRIu64 "MiB", b >> 20);
+    else if (b && b % 1024 == 0)
+        snprintf(out, len, "%" PRIu64 "KiB", b >> 10);
+    else
+        snprintf(out, len, "%" PRIu64 "B", b);
+}
+
+struct gen {
+    const char *transport;
+    bool nccl;
+    const char *act_dtype; /* NCCL's name for the activations' dtype */
+    cJSON *flows;
+    struct ft_err *err;
+    int rc;
+};
+
+/* A flow with the reader's defaults written out; NULL once an error is set. */
+static cJSON *flow(struct gen *g, const char *name, const char *role, const char *op, uint64_t size)
+{
+    if (g->rc)
+        return NULL;
+    if (strlen(name) >= sizeof(((struct mix_flow *)0)->name)) {
+        g->rc = ft_err_set(g->err, -EINVAL, "flow name '%s' is too long (internal)", name);
+        return NULL;
+    }
+    uint64_t max = g->nccl ? MIX_MAX_BYTES : MIX_MODEL_MAX_MSG;
+    if (size > max) {
+        g->rc = ft_err_set(g->err, -E2BIG,
+                           "flow %s: %" PRIu64 " B is more than the %" PRIu64 " B a %s message "
+                           "takes: lower --prompt or --batch",
+                           name, size, max, g->transport);
+        return NULL;
+    }
+    if (!g->nccl && !strcmp(op, "pingpong") && size < MIX_MODEL_MIN_MSG) {
+        g->rc = ft_err_set(g->err, -EINVAL,
+                           "flow %s: %" PRIu64 " B is less than the %d B a %s ping-pong carries "
+                           "(its header): raise --batch",
+                           name, size, MIX_MODEL_MIN_MSG, g->transport);
+        return NULL;
+    }
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "name", name);
+    cJSON_AddStringToObject(f, "role", role);
+    cJSON_AddStringToObject(f, "transport", g->transport);
+    cJSON_AddStringToObject(f, "op", op);
+    cJSON_AddNumberToObject(f, "size", (double)size);
+    cJSON_AddNumberToObject(f, "warmup_s", 0.3);
+    if (!strcmp(role, "foreground"))
+        cJSON_AddNumberToObject(f, "duration_s", 2);
+    cJSON_AddStringToObject(f, "peer", "loopback");
+    cJSON_AddItemToArray(g->flows, f);
+    return f;
+}
+
+/* An NCCL collective's params over n ranks (devices 0..n-1 when they fit, else all). */
+static void coll(cJSON *f, const char *which, const char *dtype, long n, bool graph)
+{
+    if (!f)
+        return;
+    cJSON *p = cJSON_AddObjectToObject(f, "params");
+    cJSON_AddStringToObject(p, "collective", which);
+    cJSON_AddStringToObject(p, "dtype", dtype);
+    if (!strcmp(which, "all_reduce"))
+        cJSON_AddStringToObject(p, "redop", "sum");
+    if (n >= 2 && n <= 16) {
+        cJSON *g = cJSON_AddArrayToObject(p, "gpus");
+        for (long i = 0; i < n; i++)
+            cJSON_AddItemToArray(g, cJSON_CreateNumber((double)i));
+    } else {
+        cJSON_AddStringToObject(p, "gpus", "all");
+    }
+    if (graph)
+        cJSON_AddBoolToObject(p, "graph", true);
+}
+
+/* The TP all-reduce of one phase: NCCL's all_reduce, or the ring's steps over tcp/verbs (a
+ * ping-pong of S/N bytes: its half round trip is one step; the all-reduce is 2(N-1) of them). */
+static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t size,
+                    uint64_t chunk, const struct model_layout *l, int steps)
+{
+    char name[64], b[24];
+    if (g->nccl) {
+        snprintf(name, sizeof(name), "tp-%s-allreduce", phase);
+        coll(flow(g, name, role, "collective", size), "all_reduce", g->act_dtype, l->tp,
+             !strcmp(phase, "decode"));
+        return;
+    }
+    exact_bytes(chunk, b, sizeof(b));
+    snprintf(name, sizeof(name), "tp-%s-ring%dx%s", phase, steps, b);
+    flow(g, name, role, "pingpong", chunk);
+}
+
+static const char *nccl_dtype(int bytes)
+{
+    return bytes == 4 ? "float" : "bfloat16";
+}
+
+cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l,
+                      const struct model_sizes *s, const char *transport, struct ft_err *err)
+{
+    if (strcmp(transport, "nccl") && strcmp(transport, "verbs") && strcmp(transport, "tcp")) {
+        ft_err_set(err, -EINVAL, "--transport %s: give nccl, verbs or tcp", transport);
+        return NULL;
+    }
+    struct gen g = {.transport = transport,
+                    .nccl = !strcmp(transport, "nccl"),
+                    .act_dtype = nccl_dtype(s->act_bytes),
+                    .err = err};
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "format", MIX_FORMAT);
+    cJSON_AddNumberToObject(doc, "version", MIX_VERSION);
+    char buf[1024], b1[24], b2[24];
+    snprintf(buf, sizeof(buf), "model-%s", m->name);
+    buf[63] = '\0';
+    cJSON_AddStringToObject(doc, "name", buf);
+    snprintf(buf, sizeof(buf),
+             "%s served by %s: TP %ld, PP %ld, EP %ld, batch %ld, context %ld, prompt %ld "
+             "tokens, %ld-token pages, KV %d B per element, over %s. Sizes from %s "
+             "(docs/serving.md).",
+             m->name, model_size_engine_str(l->engine), l->tp, l->pp, l->ep, l->batch, l->context,
+             l->prompt, l->page, s->kv_bytes, transport, m->source[0] ? m->source : m->what);
+    buf[511] = '\0';
+    cJSON_AddStringToObject(doc, "description", buf);
+    exact_bytes(s->desc_bytes, b1, sizeof(b1));
+    exact_bytes(s->kv_request_rank, b2, sizeof(b2));
+    snprintf(buf, sizeof(buf),
+             "Flows are named by class: tp- (tensor-parallel all-reduce, %ld per decode step), "
+             "kv- (one prompt's KV cache per rank: %" PRIu64 " descriptors of %s, %s; each "
+             "message is one descriptor), moe- (expert dispatch and combine), pp- (activations "
+             "between stages). %s The foreground is the decode all-reduce, alone (quiet), then "
+             "with the rest (loaded).",
+             s->tp_allreduces, s->descs, b1, b2,
+             g.nccl ? "NCCL runs the collectives themselves."
+                    : "Over tcp and verbs the collectives are emulated: tp-*-ringNxS is a ring "
+                      "all-reduce's pattern, N steps of S bytes, as a ping-pong of S (its half "
+                      "round trip is one step; the all-reduce takes N of them); moe-* is one "
+                      "peer's share of the all-to-all.");
+    buf[1023] = '\0';
+    cJSON_AddStringToObject(doc, "lesson", buf);
+    cJSON *ph = cJSON_AddArrayToObject(doc, "phases");
+    cJSON_AddItemToArray(ph, cJSON_CreateString("quiet"));
+    cJSON_AddItemToArray(ph, cJSON_CreateString("loaded"));
+    g.flows = cJSON_AddArrayToObject(doc, "flows");
+
+    char name[64];
+    if (l->tp > 1) {
+        tp_flow(&g, "decode", "foreground", s->tp_decode, s->ring_decode_chunk, l, s->ring_steps);
+        tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l,
+                s->ring_steps);
+    }
+    /* KV transfer: one message per descriptor; the name carries the count per request. */
+    exact_bytes(s->desc_bytes, b1, sizeof(b1));
+    snprintf(name, sizeof(name), "kv-%sx%" PRIu64, b1, s->descs);
+    const char *kvrole = l->tp > 1 ? "background" : "foreground";
+    if (g.nccl)
+        coll(flow(&g, name, kvrole, "collective", s->desc_bytes), "sendrecv", "uint8", 2, false);
+    else
+        flow(&g, name, kvrole, "stream", s->desc_bytes);
+    /* MoE: nothing leaves a rank at EP 1. */
+    if (m->moe && l->ep > 1) {
+        uint64_t k = (uint64_t)m->experts_per_tok, bt = (uint64_t)l->batch;
+        if (g.nccl) {
+            /* alltoall's S is the whole buffer of a rank (nccl-tests' meaning). */
+            snprintf(name, sizeof(name), "moe-dispatch-ep%ld", l->ep);
+            coll(flow(&g, name, "background", "collective", bt * k * s->dispatch_token), "alltoall",
+                 s->dispatch_fp8 ? "uint8" : g.act_dtype, l->ep, false);
+            snprintf(name, sizeof(name), "moe-combine-ep%ld", l->ep);
+            coll(flow(&g, name, "background", "collective", bt * k * s->combine_token), "alltoall",
+                 g.act_dtype, l->ep, false);
+        } else {
+            uint64_t d = s->dispatch_decode / (uint64_t)(l->ep - 1),
+                     c = s->combine_decode / (uint64_t)(l->ep - 1);
+            snprintf(name, sizeof(name), "moe-dispatch-ep%ld-peer", l->ep);
+            flow(&g, name, "background", "pingpong", d);
+            snprintf(name, sizeof(name), "moe-combine-ep%ld-peer", l->ep);
+            flow(&g, name, "background", "pingpong", c);
+        }
+    }
+    if (l->pp > 1) {
+        if (g.nccl) {
+            coll(flow(&g, "pp-decode", "background", "collective", s->pp_decode), "sendrecv",
+                 g.act_dtype, 2, false);
+            coll(flow(&g, "pp-prefill", "background", "collective", s->pp_prefill), "sendrecv",
+                 g.act_dtype, 2, false);
+        } else {
+            flow(&g, "pp-decode", "background", "pingpong", s->pp_decode);
+            flow(&g, "pp-prefill", "background", "stream", s->pp_prefill);
+        }
+    }
+    if (g.rc) {
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+int mix_model_make(const struct model_config *m, const struct model_layout *l,
+                   const struct model_sizes *s, const char *transport, struct mix *out,
+                   struct ft_err *err)
+{
+    cJSON *doc = mix_model_json(m, l, s, transport, err);
+    if (!doc)
+        return err->code ? err->code : -EINVAL;
+    char what[128];
+    snprintf(what, sizeof(what), "the mix of model %s", m->name);
+    int rc = mix_from_json(doc, what, out, err);
+    cJSON_Delete(doc);
+    return rc;
+}
