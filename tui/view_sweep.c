@@ -702,9 +702,9 @@ static const char *sweep_keys(const struct app *a)
     if (a->focus == 2)
         return "Up/Down verdict  Enter jump to its cell  Tab matrix  b/l/p metric";
     if (several_xports(s))
-        return s->follow ? "arrows move  b bw  l p50  p p99  t transport  Tab verdicts  r re-read "
+        return s->follow ? "arrows move  b/l/p metric  t transport  Tab verdicts  r re-read "
                            "(following)"
-                         : "arrows move  b bw  l p50  p p99  t transport  Tab verdicts  r re-read";
+                         : "arrows move  b/l/p metric  t transport  Tab verdicts  r re-read";
     return s->follow ? "arrows move  b bw  l p50  p p99  Tab verdicts  r re-read (following)"
                      : "arrows move  b bw  l p50  p p99  Tab verdicts  r re-read";
 }

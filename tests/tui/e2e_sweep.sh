@@ -54,6 +54,44 @@ wait_for "Sweep: bandwidth a->b (b l p)"
 pass "l shows latency p50, b bandwidth again"
 quit_and_check
 
+# The same pairs over verbs too, rk-h2 slow over verbs only: t switches to the verbs matrix
+# (its own median and shades), a verbs verdict's Enter brings it back from TCP's.
+python3 - "$DOC" "$E2E_DIR/two.json" <<'PY' || fail "cannot make the two-transport document"
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+tcp = d["pairs"]
+verbs = []
+for p in tcp:
+    q = copy.deepcopy(p)
+    q["transport"] = "verbs"
+    q["failed"] = False
+    q["error"] = None
+    f = 0.3 if 2 in (p["a"], p["b"]) else 1.0
+    q["bw_ab_gbps"] = q["bw_ba_gbps"] = 380.0 * f
+    verbs.append(q)
+d["pairs"] = tcp + verbs
+d["verdicts"].append({"kind": "rank", "metric": "bandwidth", "state": "named", "rank": 2,
+                      "peer": None, "rail": 0, "transport": "verbs",
+                      "message": "verbs: rk-h2 rail 0: 0.30x the rack's median bandwidth"})
+json.dump(d, open(sys.argv[2], "w"))
+PY
+start -- --input synth.xml --results two.json
+wait_for "Sweep: tcp bandwidth a->b (b l p t)"
+wait_for "  5!rk-h5  .  .  .  .  .     .  ."
+keys t
+wait_for "Sweep: verbs bandwidth a->b (b l p t)"
+wait_for "median 380.0 Gb/s"
+wait_for "  2!rk-h2  .  .     .  .  .  .  ."
+wait_for "  5!rk-h5  #  #  .  #  #     #  #"
+keys t
+wait_for "Sweep: tcp bandwidth a->b (b l p t)"
+wait_for "t transport  Tab verdicts  r re-read  F10 quit"
+pass "t switches between the TCP and the verbs matrices"
+keys Tab End Enter
+wait_for "Sweep: verbs bandwidth a->b (b l p t)"
+pass "Enter on a verbs verdict shows the verbs matrix"
+quit_and_check
+
 # --attach: the document as rank 0 publishes it, replaced whole by mv.
 sed -e 's/"rounds_done": 7/"rounds_done": 3/' -e 's/"status": "failed"/"status": "running"/' \
     -e 's/"ended_at": "[^"]*"/"ended_at": null/' -e 's/"duration_s": 42/"duration_s": 18/' \
