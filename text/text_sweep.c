@@ -610,6 +610,52 @@ static void report_header(FILE *f, const struct results_sweep *s)
             str_or(&s->on_failure, "n/a"), ver, str_or(&s->fabtop_version, "n/a"));
 }
 
+struct share_at {
+    double share;
+    int i;
+};
+
+static int cmp_share(const void *x, const void *y)
+{
+    const struct share_at *a = x, *b = y;
+    return (a->share > b->share) - (a->share < b->share);
+}
+
+/* The incast and bisection streams against their fair share: per round, how many, the
+ * median share, and the lowest three (the whole list is in the document's "shares"). */
+static void shares(FILE *f, const struct results_sweep *s)
+{
+    if (s->nshares <= 0)
+        return;
+    fprintf(f, "\nshares (each stream against its fair share; all of them in the document):\n");
+    struct share_at *v = xalloc_zero((size_t)s->nshares + 1, sizeof(*v));
+    for (int i = 0; i < s->nshares;) {
+        const struct results_sweep_share *h0 = &s->shares[i];
+        const char *pat = h0->pattern ? h0->pattern : "?";
+        int j = i, n = 0;
+        for (; j < s->nshares && s->shares[j].round == h0->round &&
+               !strcmp(s->shares[j].pattern ? s->shares[j].pattern : "?", pat);
+             j++)
+            if (s->shares[j].share.st == RESULTS_SET)
+                v[n++] = (struct share_at){s->shares[j].share.v, j};
+        i = j;
+        if (!n)
+            continue;
+        qsort(v, (size_t)n, sizeof(*v), cmp_share);
+        double med = n % 2 ? v[n / 2].share : (v[n / 2 - 1].share + v[n / 2].share) / 2;
+        fprintf(f, "  %s round %d: %d streams, median %.2fx; lowest", pat, h0->round + 1, n, med);
+        for (int k = 0; k < n && k < 3; k++) {
+            const struct results_sweep_share *h = &s->shares[v[k].i];
+            char g[32];
+            fmt_bw(g, sizeof(g), h->gbps.v, h->gbps.v < 1);
+            fprintf(f, "%s %s->%s %.2fx (%s)", k ? "," : "", host_of(s, h->src), host_of(s, h->dst),
+                    h->share.v, g);
+        }
+        fputc('\n', f);
+    }
+    free(v);
+}
+
 void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
 {
     report_header(f, s);
@@ -680,6 +726,7 @@ void text_sweep_report(FILE *f, const struct results_sweep *s, int width)
         for (int i = 0; i < s->nevents; i++)
             fprintf(f, "  %s\n", s->events[i]);
     }
+    shares(f, s);
     char line[1024];
     text_sweep_summary(s, line, sizeof(line));
     fprintf(f, "\n%s\n", line);

@@ -292,6 +292,24 @@ void rack_sweep_verdicts(struct results_sweep *doc, const struct sweep_analysis 
     }
 }
 
+/* One stream's share into doc->shares. */
+static void add_share(struct results_sweep *doc, const struct results_sweep_test *t, double gbps,
+                      double fair, const char *fair_kind)
+{
+    doc->shares = xalloc_resize(doc->shares, (size_t)(doc->nshares + 1) * sizeof(*doc->shares));
+    struct results_sweep_share *h = &doc->shares[doc->nshares++];
+    memset(h, 0, sizeof(*h));
+    h->pattern = xalloc_strdup(t->pattern);
+    h->round = t->round;
+    h->src = t->src;
+    h->dst = t->dst;
+    results_num_set(&h->gbps, true, gbps);
+    results_num_set(&h->fair_gbps, fair > 0, fair);
+    results_num_set(&h->share, fair > 0, fair > 0 ? gbps / fair : 0);
+    results_str_set(&h->fair_kind, fair_kind);
+    doc->shares_st = RESULTS_SET;
+}
+
 /* Rank r's reference bandwidth: the median of its pairs' figures (Gb/s) within its own group
  * (what it reaches without crossing the spine; all its pairs when groups are unknown), else
  * its port's rate, else 0 (unknown). */
@@ -357,6 +375,8 @@ static void bisection_report(struct results_sweep *doc, const struct rack_sweep_
             }
             agg += v;
             double r = ref[t->src] < ref[t->dst] ? ref[t->src] : ref[t->dst];
+            add_share(doc, t, v, r,
+                      "what its two ranks reach alone (the lower of their pairs' medians)");
             if (r > 0) {
                 share[ns] = v / r;
                 if (share[ns] < worst_share) {
@@ -434,7 +454,7 @@ static void incast_report(struct results_sweep *doc)
             continue;
         int recv = -1, k = 0, nfail = 0, worst = -1, probe = -1;
         double agg = 0, gb[512];
-        int src[512];
+        int src[512], tix[512];
         for (int j = i; j < doc->ntests && doc->tests[j].round == t0->round; j++) {
             const struct results_sweep_test *t = &doc->tests[j];
             const struct results_point *p;
@@ -451,12 +471,16 @@ static void incast_report(struct results_sweep *doc)
             }
             if (k < 512) {
                 gb[k] = v;
+                tix[k] = j;
                 src[k++] = t->src;
             }
             agg += v;
         }
         if (recv < 0)
             continue;
+        for (int s = 0; s < k; s++)
+            add_share(doc, &doc->tests[tix[s]], gb[s], agg / k,
+                      "the senders' aggregate / senders (an equal share of the receiver)");
         char line[640];
         int n = snprintf(line, sizeof(line), "incast to %s (%d senders): aggregate %.4g Gb/s",
                          doc->ranks[recv].host, k + nfail, agg);

@@ -71,6 +71,19 @@ struct results_sweep_pair {
     struct results_bool unlike; /* across unlike nodes: the comparison is flagged */
 };
 
+/* One stream of an incast or bisection round against its fair share: what it moved, what a
+ * fair fabric gives it, and the ratio (the figures the round's event sums up). */
+struct results_sweep_share {
+    char *pattern;                /* "incast", "bisection" */
+    int round;                    /* the test's round */
+    int src, dst;                 /* the stream's sender and receiver */
+    struct results_num gbps;      /* its goodput, Gb/s */
+    struct results_num fair_gbps; /* its fair share, Gb/s (fair_kind says how it is set) */
+    struct results_num share;     /* gbps / fair_gbps */
+    struct results_str fair_kind; /* "aggregate / senders" (incast), "what its ranks reach
+                                     alone" (bisection: their pairs' median) */
+};
+
 /* A quantity with its unit and kind ("bandwidth", "Gb/s"). st: the object's own presence
  * (a builder may leave it RESULTS_ABSENT: the object is written when any member is set). */
 struct results_sweep_qty {
@@ -115,6 +128,9 @@ struct results_sweep {
     enum results_state pairs_st;
     int npairs;
     struct results_sweep_pair *pairs;
+    enum results_state shares_st;
+    int nshares;
+    struct results_sweep_share *shares;
     enum results_state verdicts_st;
     int nverdicts;
     struct results_sweep_verdict *verdicts;
@@ -124,7 +140,7 @@ struct results_sweep {
     struct results_str summary; /* the one line a bring-up checklist pastes */
 };
 
-/* Arrays (patterns, ranks, pairs, verdicts, events, tests): X_st is the key's presence as
+/* Arrays (patterns, ranks, pairs, shares, verdicts, events, tests): X_st is the key's presence as
  * read; the writer writes the array when X_st is RESULTS_SET or it holds entries, null when
  * RESULTS_NULL (a builder sets X_st = RESULTS_SET to write an empty array). A rank's,
  * test's, pair's and verdict's plain ints and strings are required keys (a NULL string is

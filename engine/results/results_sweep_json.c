@@ -94,6 +94,11 @@ void results_sweep_free(struct results_sweep *s)
         str_free(&s->pairs[i].error);
     }
     free(s->pairs);
+    for (int i = 0; i < s->nshares; i++) {
+        free(s->shares[i].pattern);
+        str_free(&s->shares[i].fair_kind);
+    }
+    free(s->shares);
     for (int i = 0; i < s->nverdicts; i++)
         verdict_free(&s->verdicts[i]);
     free(s->verdicts);
@@ -202,6 +207,20 @@ static cJSON *write_pair(const struct results_sweep_pair *p)
     return o;
 }
 
+static cJSON *write_share(const struct results_sweep_share *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    put_cstr(o, "pattern", h->pattern);
+    cJSON_AddNumberToObject(o, "round", h->round);
+    cJSON_AddNumberToObject(o, "src", h->src);
+    cJSON_AddNumberToObject(o, "dst", h->dst);
+    results_field_put_num(o, "gbps", &h->gbps);
+    results_field_put_num(o, "fair_gbps", &h->fair_gbps);
+    results_field_put_num(o, "share", &h->share);
+    results_field_put_str(o, "fair_kind", &h->fair_kind);
+    return o;
+}
+
 static cJSON *write_verdict(const struct results_sweep_verdict *v)
 {
     cJSON *o = cJSON_CreateObject();
@@ -273,6 +292,9 @@ cJSON *results_sweep_write(const struct results_sweep *s)
     a = put_arr(doc, "pairs", s->pairs_st, s->npairs);
     for (int i = 0; a && i < s->npairs; i++)
         cJSON_AddItemToArray(a, write_pair(&s->pairs[i]));
+    a = put_arr(doc, "shares", s->shares_st, s->nshares);
+    for (int i = 0; a && i < s->nshares; i++)
+        cJSON_AddItemToArray(a, write_share(&s->shares[i]));
     a = put_arr(doc, "verdicts", s->verdicts_st, s->nverdicts);
     for (int i = 0; a && i < s->nverdicts; i++)
         cJSON_AddItemToArray(a, write_verdict(&s->verdicts[i]));
@@ -446,6 +468,19 @@ static void read_pair(struct results_rd *r, const cJSON *o, const char *where,
     results_field_get_bool(r, o, where, "unlike", &p->unlike);
 }
 
+static void read_share(struct results_rd *r, const cJSON *o, const char *where,
+                       struct results_sweep_share *h)
+{
+    h->pattern = get_cstr(r, o, where, "pattern");
+    h->round = get_int(r, o, where, "round", 0);
+    h->src = get_rank(r, o, where, "src");
+    h->dst = get_rank(r, o, where, "dst");
+    results_field_get_num(r, o, where, "gbps", &h->gbps);
+    results_field_get_num(r, o, where, "fair_gbps", &h->fair_gbps);
+    results_field_get_num(r, o, where, "share", &h->share);
+    results_field_get_str(r, o, where, "fair_kind", &h->fair_kind);
+}
+
 static void read_qty(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                      struct results_sweep_qty *q)
 {
@@ -574,6 +609,7 @@ static void read_sweep(struct results_rd *r, const cJSON *j, struct results_swee
     READ_ARRAY(r, j, "ranks", s->ranks_st, s->nranks, s->ranks, read_rank);
     r->nranks = s->nranks;
     READ_ARRAY(r, j, "pairs", s->pairs_st, s->npairs, s->pairs, read_pair);
+    READ_ARRAY(r, j, "shares", s->shares_st, s->nshares, s->shares, read_share);
     READ_ARRAY(r, j, "verdicts", s->verdicts_st, s->nverdicts, s->verdicts, read_verdict);
     s->events = get_strings(r, j, "events", &s->events_st, &s->nevents);
     READ_ARRAY(r, j, "tests", s->tests_st, s->ntests, s->tests, read_test);

@@ -295,6 +295,18 @@ if len(splits) < 2 or not any("group-against-group" in e for e in splits):
     bad.append("bisection splits reported: %s" % splits)
 for e in splits:
     print(e)
+# Each stream of each split against its fair share, typed: the group split's streams (every
+# one crosses the 4:1 uplinks) well under their fair share, each stream once.
+sh = [h for h in d.get("shares", []) if h["pattern"] == "bisection"]
+nb = sum(1 for t in d["tests"] if t["pattern"] == "bisection" and t["status"] == "ok")
+if len(sh) != nb or any(h["share"] is None or h["gbps"] <= 0 for h in sh):
+    bad.append("bisection shares: %d for %d streams" % (len(sh), nb))
+else:
+    grp = [t["round"] for t in d["tests"] if t["pattern"] == "bisection"][-1]
+    g = sorted(h["share"] for h in sh if h["round"] == grp)
+    print("group split: %d streams, shares %s" % (len(g), " ".join("%.2f" % x for x in g)))
+    if len(g) != 4 or g[len(g) // 2] >= 0.85:
+        bad.append("group split shares %s" % g)
 if bad:
     print("FAIL: " + "; ".join(bad))
     sys.exit(1)

@@ -5,6 +5,7 @@
  * rest kept (continue), or the sweep stops cleanly (stop); a sweep request naming a peer
  * outside the job is refused; a node learns when the conductor ends, or vanishes. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -310,6 +311,46 @@ static void test_transport_choice(void **state)
     cJSON_Delete(mix);
 }
 
+/* Incast of 4 ranks (2 senders and a probe per receiver, quiet then loaded): each sender's
+ * stream is in doc->shares against the equal share of its receiver (the senders' aggregate
+ * / senders), so a round's shares sum to its senders. */
+static void test_incast_shares(void **state)
+{
+    (void)state;
+    struct rack r;
+    rack_up(&r, 4);
+    struct results_sweep d;
+    doc_init(&d, &r);
+    struct rack_sweep_opts o = opts(&r, 0.3);
+    o.pairs = false;
+    o.incast = true;
+    struct ft_err err = {0};
+    int rc = rack_sweep_run(&o, &d, &err);
+    if (rc)
+        dump(&d);
+    assert_int_equal(rc, 0);
+    assert_int_equal(d.nshares, 4 * 2);
+    for (int i = 0; i < d.nshares; i++) {
+        const struct results_sweep_share *h = &d.shares[i];
+        assert_string_equal(h->pattern, "incast");
+        assert_true(h->gbps.st == RESULTS_SET && h->gbps.v > 0);
+        double sum = 0, agg = 0;
+        int k = 0;
+        for (int j = 0; j < d.nshares; j++)
+            if (d.shares[j].round == h->round) {
+                assert_int_equal(d.shares[j].dst, h->dst);
+                sum += d.shares[j].share.v;
+                agg += d.shares[j].gbps.v;
+                k++;
+            }
+        assert_int_equal(k, 2);
+        assert_true(fabs(sum - 2) < 1e-9);
+        assert_true(fabs(h->fair_gbps.v - agg / 2) < 1e-9 * agg);
+    }
+    results_sweep_free(&d);
+    rack_down(&r);
+}
+
 struct waiter {
     struct rack_node *node;
     double idle_s;
@@ -553,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_expect),
         cmocka_unit_test(test_rails),
         cmocka_unit_test(test_beats_keep_idle_ranks),
+        cmocka_unit_test(test_incast_shares),
         cmocka_unit_test(test_transport_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

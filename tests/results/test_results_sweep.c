@@ -347,6 +347,45 @@ static void test_transports(void **state)
     refused(j, "s.json: tests[0].transport is not a string or null");
 }
 
+/* The incast and bisection streams' shares: written after the pairs, read back, a src that
+ * is no rank refused. */
+static void test_shares(void **state)
+{
+    (void)state;
+    cJSON *j = fixture();
+    struct results_sweep s;
+    struct ft_err err = {0};
+    assert_int_equal(results_sweep_read(j, "s.json", &s, &err), 0);
+    cJSON_Delete(j);
+    assert_int_equal(s.nshares, 0);
+    s.shares = realloc(s.shares, 2 * sizeof(*s.shares));
+    memset(s.shares, 0, 2 * sizeof(*s.shares));
+    s.nshares = 2;
+    for (int i = 0; i < 2; i++) {
+        s.shares[i].pattern = strdup("incast");
+        s.shares[i].round = 4;
+        s.shares[i].src = i + 1;
+        s.shares[i].dst = 0;
+        results_num_set(&s.shares[i].gbps, true, i ? 30.0 : 60.0);
+        results_num_set(&s.shares[i].fair_gbps, true, 45.0);
+        results_num_set(&s.shares[i].share, true, i ? 30.0 / 45 : 60.0 / 45);
+        results_str_set(&s.shares[i].fair_kind, "the senders' aggregate / senders");
+    }
+    j = results_sweep_write(&s);
+    results_sweep_free(&s);
+    assert_string_equal(at(j, "pairs")->next->string, "shares");
+    round_trip(j, &s);
+    assert_int_equal(s.nshares, 2);
+    assert_string_equal(s.shares[1].pattern, "incast");
+    assert_int_equal(s.shares[1].src, 2);
+    assert_true(s.shares[1].share.st == RESULTS_SET && s.shares[1].share.v < 0.67);
+    assert_string_equal(results_str_get(&s.shares[0].fair_kind),
+                        "the senders' aggregate / senders");
+    results_sweep_free(&s);
+    set(j, "shares[1].src", cJSON_CreateNumber(9));
+    refused(j, "s.json: shares[1].src = 9 is no rank in ranks[] (4 ranks)");
+}
+
 static void test_builder_written(void **state)
 {
     (void)state;
@@ -391,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_refuses_negative_round_and_rail),
         cmocka_unit_test(test_refuses_bad_run),
         cmocka_unit_test(test_transports),
+        cmocka_unit_test(test_shares),
         cmocka_unit_test(test_builder_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

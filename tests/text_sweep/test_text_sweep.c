@@ -410,6 +410,39 @@ static void test_transports(void **state)
     results_sweep_free(&s);
 }
 
+/* The shares section: per round the streams, the median share and the lowest three, in
+ * order, with their goodput. */
+static void test_shares(void **state)
+{
+    (void)state;
+    struct results_sweep s;
+    rack(&s, 6, -1, 100, 10, 1);
+    const double v[5] = {0.9, 0.4, 1.1, 0.7, 1.0};
+    s.shares = calloc(5, sizeof(*s.shares));
+    s.nshares = 5;
+    for (int i = 0; i < 5; i++) {
+        s.shares[i].pattern = strdup("incast");
+        s.shares[i].round = 2;
+        s.shares[i].src = i + 1;
+        s.shares[i].dst = 0;
+        num(&s.shares[i].gbps, 0.1 * v[i]);
+        num(&s.shares[i].fair_gbps, 0.1);
+        num(&s.shares[i].share, v[i]);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    text_sweep_report(f, &s, 80);
+    fclose(f);
+    const char *l = line_of(buf, "  incast round 3:");
+    assert_non_null(l);
+    assert_string_equal(l, "  incast round 3: 5 streams, median 0.90x; lowest rk-h2->rk-h0 0.40x "
+                           "(40.0 Mb/s), rk-h4->rk-h0 0.70x (70.0 Mb/s), rk-h1->rk-h0 0.90x "
+                           "(90.0 Mb/s)");
+    free(buf);
+    results_sweep_free(&s);
+}
+
 static char *capture_verdicts(const struct results_sweep *s)
 {
     char *buf = NULL;
@@ -526,10 +559,15 @@ static void test_report(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_16_ranks_fit),       cmocka_unit_test(test_40_ranks_per_rank),
-        cmocka_unit_test(test_failed_and_missing), cmocka_unit_test(test_rails),
-        cmocka_unit_test(test_summary_line),       cmocka_unit_test(test_transports),
-        cmocka_unit_test(test_verdict_lines),      cmocka_unit_test(test_report),
+        cmocka_unit_test(test_16_ranks_fit),
+        cmocka_unit_test(test_40_ranks_per_rank),
+        cmocka_unit_test(test_failed_and_missing),
+        cmocka_unit_test(test_rails),
+        cmocka_unit_test(test_summary_line),
+        cmocka_unit_test(test_transports),
+        cmocka_unit_test(test_verdict_lines),
+        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
