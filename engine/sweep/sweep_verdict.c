@@ -699,18 +699,22 @@ static void rail_masks(const struct sweep_analysis *an, const struct sweep_rank 
     }
 }
 
-/* Two ranks fine on the suspect's rail, the suspect's group first; returns how many found. */
+/* Two ranks fine on the suspect's rail, the suspect's group first; returns how many found.
+ * When fewer than two are clean (a loaded rack's noisy pairs mark many ranks), ranks with a
+ * slow figure of the metric are taken next, never a suspect rank: the re-test measures the
+ * suspect against them afresh, and a reference that were itself bad would be a suspect. */
 static int pick_fine(const struct sweep_analysis *an, const struct sweep_rank *ranks,
                      const uint32_t *sus, const uint32_t *dirty, const struct sweep_verdict *v,
                      uint32_t *out)
 {
     int got = 0;
     uint32_t n = an->n_ranks, bit = 1u << v->rail;
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 4; pass++)
         for (uint32_t k = 1; k < n && got < 2; k++) {
             uint32_t q = (v->rank + k) % n;
             int same = ranks[q].group == ranks[v->rank].group;
-            if ((pass == 0) != same || sus[q] || (dirty[(size_t)v->metric * n + q] & bit) ||
+            int clean = !(dirty[(size_t)v->metric * n + q] & bit);
+            if ((pass % 2 == 0) != same || (pass < 2) != clean || sus[q] ||
                 !(sweep_plan_common_rails(&ranks[q], &ranks[v->rank]) & bit))
                 continue;
             if (got == 0 || out[0] != q)
