@@ -67,6 +67,10 @@ static const struct cli_opt sweep_opts[] = {
      "the address each rank's agent listens on and its tests\nleave from (default: its rail's "
      "first address)",
      CLI_V_STRING, .off = A(listen)},
+    {"rails", 0, CLI_ARG_REQUIRED, "NETDEV,...",
+     "the node's rails by netdev, in order (rail i is the i-th;\ndefault: its NICs, RDMA ones "
+     "when it has any); needed\nwhere rails are virtual devices or the order differs",
+     CLI_V_STRING, .off = A(rails)},
     {"publish", 0, CLI_ARG_REQUIRED, "FILE|none",
      "where rank 0 keeps the live document (the matrix so far,\nno test runs) for 'fabtop "
      "--attach' (default: "

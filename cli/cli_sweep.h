@@ -30,6 +30,7 @@ struct sweep_args {
     const char *groups;
     const char *expect;  /* --expect TERMS (engine/rack/rack_expect.h) */
     const char *listen;  /* --listen: every rank's agent and tests on this address */
+    const char *rails;   /* --rails NETDEV,...: the rails by name, in order (else the NICs) */
     const char *publish; /* --publish: the live document's path, "none", or NULL (default) */
     int on_failure;      /* enum sweep_on_failure */
 };

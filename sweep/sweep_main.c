@@ -115,6 +115,28 @@ static void own_record(struct launch_record *r, const struct launch_env *env, co
     r->nccl_gpus = (uint16_t)(g > 0 && g <= 4096 ? g : 0);
 }
 
+/* --rails NETDEV,...: this rank's rails as named, in that order. 0, or -errno with the
+ * reason in err. */
+static int own_rails(struct launch_record *r, const struct topo_model *m, const char *list,
+                     struct ft_err *err)
+{
+    if (!m)
+        return ft_err_set(err, -ENODEV, "--rails: the topology was not read");
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", list);
+    const char *names[LAUNCH_MAX_NICS + 1];
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == LAUNCH_MAX_NICS + 1)
+            return ft_err_set(err, -EINVAL, "--rails: at most %d netdevs", LAUNCH_MAX_NICS);
+        names[n++] = t;
+    }
+    int rc = launch_record_rails(r, m, names, n, err);
+    if (rc == 0)
+        r->rail = launch_rail(r->local_rank, (int)r->nics_total);
+    return rc;
+}
+
 /* "0-2,5" for the ranks whose flag is set. */
 static void rank_list(const int *flag, int n, char *buf, size_t len)
 {
@@ -424,8 +446,10 @@ int sweep_main(int argc, char **argv, const char *version)
     /* The job's key (rank 0 draws it; MPI carries it, as it carries the records) and this
      * rank's agent on its rail's address, whose port goes into the record. */
     struct rank_side side = {0};
-    int node_rc = rank_side_start(&side, rank, &own, a.listen, tp.m, &err);
+    int node_rc = a.rails ? own_rails(&own, tp.m, a.rails, &err) : 0;
     if (node_rc < 0)
+        fprintf(stderr, "%s: rank %d (%s): %s\n", ME, rank, own.hostname, err.msg);
+    else if ((node_rc = rank_side_start(&side, rank, &own, a.listen, tp.m, &err)) < 0)
         fprintf(stderr, "%s: rank %d: %s\n", ME, rank, err.msg);
 
     unsigned char slot[LAUNCH_SLOT];

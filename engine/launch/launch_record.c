@@ -32,6 +32,50 @@ static int is_rail(const struct topo_model *m, int i, int any_rdma)
     return !any_rdma || m->nics[i].rdma_dev[0];
 }
 
+/* NIC k of the model (k < 0: none, the netdev alone) with netdev d (< 0: its first) into n. */
+static void fill_nic(struct launch_nic *n, const struct topo_model *m, int k, int d)
+{
+    memset(n, 0, sizeof(*n));
+    const struct topo_nic *c = k >= 0 ? &m->nics[k] : NULL;
+    const struct topo_port *p = NULL;
+    if (c) {
+        if (c->adapter >= 0 && c->adapter < m->nadapters)
+            fill(n->model, sizeof(n->model), m->adapters[c->adapter].model);
+        fill(n->firmware, sizeof(n->firmware), c->fw_ver);
+        fill(n->rdma_dev, sizeof(n->rdma_dev), c->rdma_dev);
+        if (c->nports > 0 && c->first_port >= 0 && c->first_port < m->nports)
+            p = &m->ports[c->first_port];
+    } else {
+        fill(n->model, sizeof(n->model), "virtual network device");
+    }
+    if (p) {
+        if (p->valid & TOPO_PORT_V_LL)
+            n->link_layer = (uint32_t)p->link_layer;
+        if (p->valid & TOPO_PORT_V_MTU)
+            n->ib_mtu = p->active_mtu > 0 ? (uint32_t)p->active_mtu : 0;
+        if ((p->valid & TOPO_PORT_V_RATE) && p->rate_gbps > 0 && p->rate_gbps <= 4000)
+            n->rate_mbps = (uint32_t)(p->rate_gbps * 1000.0 + 0.5);
+    }
+    for (int i = 0; i < m->nnetdevs; i++) {
+        const struct topo_netdev *nd = &m->netdevs[i];
+        if (d >= 0 ? i != d : (c == NULL || nd->nic != k))
+            continue;
+        fill(n->netdev, sizeof(n->netdev), nd->name);
+        if ((nd->valid & TOPO_NET_V_MTU) && nd->mtu > 0)
+            n->mtu = (uint32_t)nd->mtu;
+        /* A virtual device's speed is no port's (veth reports 10000 Mb/s whatever carries
+         * it): its ceiling stays unknown. */
+        if (c && !n->rate_mbps && (nd->valid & TOPO_NET_V_SPEED) && nd->speed_mbps > 0)
+            n->rate_mbps = (uint32_t)nd->speed_mbps;
+        if (!p || !(p->valid & TOPO_PORT_V_LL))
+            n->link_layer = TOPO_LL_ETHERNET; /* a plain network function */
+        size_t w = strcspn(nd->addrs, " ");
+        if (w > 0 && w < sizeof(n->addr))
+            memcpy(n->addr, nd->addrs, w);
+        break;
+    }
+}
+
 void launch_record_topo(struct launch_record *r, const struct topo_model *m)
 {
     int any_rdma = 0;
@@ -46,42 +90,32 @@ void launch_record_topo(struct launch_record *r, const struct topo_model *m)
         r->nics_total++;
         if (r->nnics == LAUNCH_MAX_NICS)
             continue;
-        uint32_t i = r->nnics++;
-        const struct topo_nic *c = &m->nics[k];
-        struct launch_nic *n = &r->nics[i];
-        memset(n, 0, sizeof(*n));
-        if (c->adapter >= 0 && c->adapter < m->nadapters)
-            fill(n->model, sizeof(n->model), m->adapters[c->adapter].model);
-        fill(n->firmware, sizeof(n->firmware), c->fw_ver);
-        fill(n->rdma_dev, sizeof(n->rdma_dev), c->rdma_dev);
-        const struct topo_port *p = c->nports > 0 && c->first_port >= 0 && c->first_port < m->nports
-                                        ? &m->ports[c->first_port]
-                                        : NULL;
-        if (p) {
-            if (p->valid & TOPO_PORT_V_LL)
-                n->link_layer = (uint32_t)p->link_layer;
-            if (p->valid & TOPO_PORT_V_MTU)
-                n->ib_mtu = p->active_mtu > 0 ? (uint32_t)p->active_mtu : 0;
-            if ((p->valid & TOPO_PORT_V_RATE) && p->rate_gbps > 0 && p->rate_gbps <= 4000)
-                n->rate_mbps = (uint32_t)(p->rate_gbps * 1000.0 + 0.5);
-        }
-        for (int d = 0; d < m->nnetdevs; d++) {
-            const struct topo_netdev *nd = &m->netdevs[d];
-            if (nd->nic != k)
-                continue;
-            fill(n->netdev, sizeof(n->netdev), nd->name);
-            if ((nd->valid & TOPO_NET_V_MTU) && nd->mtu > 0)
-                n->mtu = (uint32_t)nd->mtu;
-            if (!n->rate_mbps && (nd->valid & TOPO_NET_V_SPEED) && nd->speed_mbps > 0)
-                n->rate_mbps = (uint32_t)nd->speed_mbps;
-            if (!p || !(p->valid & TOPO_PORT_V_LL))
-                n->link_layer = TOPO_LL_ETHERNET; /* a plain network function */
-            size_t w = strcspn(nd->addrs, " ");
-            if (w > 0 && w < sizeof(n->addr))
-                memcpy(n->addr, nd->addrs, w);
-            break;
-        }
+        fill_nic(&r->nics[r->nnics++], m, k, -1);
     }
+}
+
+int launch_record_rails(struct launch_record *r, const struct topo_model *m,
+                        const char *const *netdevs, int n, struct ft_err *err)
+{
+    if (n < 1 || n > LAUNCH_MAX_NICS)
+        return ft_err_set(err, -EINVAL, "--rails: 1 to %d netdevs, not %d", LAUNCH_MAX_NICS, n);
+    struct launch_nic nics[LAUNCH_MAX_NICS];
+    for (int i = 0; i < n; i++) {
+        int d = -1;
+        for (int j = 0; j < m->nnetdevs && d < 0; j++)
+            if (!strcmp(m->netdevs[j].name, netdevs[i]))
+                d = j;
+        if (d < 0)
+            return ft_err_set(err, -ENODEV, "--rails: no netdev '%s' on this node", netdevs[i]);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(netdevs[j], netdevs[i]))
+                return ft_err_set(err, -EINVAL, "--rails: netdev '%s' given twice", netdevs[i]);
+        int k = m->netdevs[d].nic;
+        fill_nic(&nics[i], m, k >= 0 && k < m->nnics ? k : -1, d);
+    }
+    memcpy(r->nics, nics, (size_t)n * sizeof(nics[0]));
+    r->nnics = r->nics_total = (uint32_t)n;
+    return 0;
 }
 
 /* ---- encoding ---- */

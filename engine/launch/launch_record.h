@@ -69,6 +69,14 @@ struct launch_record {
  * layer, rate and first address. */
 void launch_record_topo(struct launch_record *r, const struct topo_model *m);
 
+/* The rails as named (--rails eth0,eth1: rail i is netdevs[i]) instead of the model's NICs:
+ * each netdev's NIC when it belongs to one (model, firmware, RDMA device, port rate), else
+ * the netdev alone (a virtual device: MTU, speed, address); nics_total = n. 0, or -ENODEV
+ * naming a netdev the model does not have, -EINVAL for none, too many or one given twice
+ * (r is then unchanged). */
+int launch_record_rails(struct launch_record *r, const struct topo_model *m,
+                        const char *const *netdevs, int n, struct ft_err *err);
+
 /* Copy src into a text field of len bytes as the record carries it: printable ASCII, every
  * other byte (a UTF-8 adapter name from pci.ids, a hostname) as '?', cut to fit. So a node's
  * own names never make rank 0 refuse its record. */

@@ -6,12 +6,15 @@
 # Sourced (POSIX sh). Root only. Functions:
 #
 #   rack_up [-p PREFIX] [-s SUBNET] [-n HOSTS] [-l LEAVES] [-u UPLINK_RATE] [-r HOST_RATE]
-#           [-d HOST:RATE]...
+#           [-d HOST:RATE]... [-R RAIL_SUBNET] [-D HOST:RATE]...
 #       defaults: -p rk -s 10.79.0 -n 8 -l 2 -u 1gbit, host ports unshaped. Hosts are
 #       PREFIX-h1..PREFIX-hN at SUBNET.1..N, spread over the leaves in order (h1..h4 on leaf 1
 #       of 2 for 8 hosts). -r shapes every host port in both directions; -d (repeatable;
 #       HOST is PREFIX-hI or hI) gives one host's port its own rate, both directions (a port
 #       trained down, a bad cable). Rates are tc rates: 25mbit, 1gbit, 500kbit.
+#       -R gives every host a second NIC, eth1 at RAIL_SUBNET.I/24, on a rail switch of its
+#       own (one bridge, no spine: a second rail of a multi-rail cluster), shaped like eth0
+#       (-r); -D (repeatable) gives one host's eth1 its own rate.
 #       Sets RACK_PREFIX RACK_NET RACK_CIDR RACK_SPINE RACK_HOSTS RACK_STATE RACK_FABRIC and
 #       installs an EXIT trap that runs rack_cleanup (slurm_down, then rack_down).
 #   rack_enter HOST CMD [ARGS...]   run a command on a host (namespace, hostname, private /tmp,
@@ -104,9 +107,9 @@ rack_up() {
         rack_say "a rack is up in this shell already ($RACK_STATE): one rack per shell, rack_down first"
         return 64
     fi
-    _p=rk _net=10.79.0 _n=8 _l=2 _up=1gbit _hr="" _deg=""
+    _p=rk _net=10.79.0 _n=8 _l=2 _up=1gbit _hr="" _deg="" _rail="" _rdeg=""
     OPTIND=1
-    while getopts p:s:n:l:u:r:d: _o; do
+    while getopts p:s:n:l:u:r:d:R:D: _o; do
         case $_o in
         p) _p=$OPTARG ;;
         s) _net=$OPTARG ;;
@@ -115,8 +118,10 @@ rack_up() {
         u) _up=$OPTARG ;;
         r) _hr=$OPTARG ;;
         d) _deg="$_deg $OPTARG" ;;
+        R) _rail=$OPTARG ;;
+        D) _rdeg="$_rdeg $OPTARG" ;;
         *)
-            rack_say "usage: rack_up [-p PREFIX] [-s SUBNET] [-n HOSTS] [-l LEAVES] [-u RATE] [-r RATE] [-d HOST:RATE]"
+            rack_say "usage: rack_up [-p PREFIX] [-s SUBNET] [-n HOSTS] [-l LEAVES] [-u RATE] [-r RATE] [-d HOST:RATE] [-R RAIL_SUBNET] [-D HOST:RATE]"
             return 64
             ;;
         esac
@@ -125,8 +130,14 @@ rack_up() {
         rack_say "prefix '$_p': 1 to 8 lowercase letters or digits, a letter first"
         return 64
     }
-    echo "$_net" | grep -Eq '^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){2}$' || {
-        rack_say "subnet '$_net': the first three octets of a /24, like 10.79.0"
+    for _s in "$_net" ${_rail:+"$_rail"}; do
+        echo "$_s" | grep -Eq '^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){2}$' || {
+            rack_say "subnet '$_s': the first three octets of a /24, like 10.79.0"
+            return 64
+        }
+    done
+    [ "$_rail" != "$_net" ] || {
+        rack_say "the rail subnet (-R) must differ from the rack's (-s $_net)"
         return 64
     }
     case $_n in '' | *[!0-9]*) _n=0 ;; esac
@@ -145,7 +156,7 @@ rack_up() {
             return 64
         }
     done
-    for _d in $_deg; do
+    for _d in $_deg $_rdeg; do
         _dh=${_d%%:*}
         _dh=${_dh#"$_p"-}
         _di=${_dh#h}
@@ -166,11 +177,13 @@ rack_up() {
         rack_say "a rack with prefix '$_p' exists already (/var/tmp/$_p-rack, namespaces $_p-*, link $_p-sp): take it down (rack_down) or choose another -p"
         return 73
     fi
-    if ip route get "$_net.254" 2>/dev/null | grep -q " dev lo " ||
-        ip -4 route show | grep -q "^$_net\.0/24 "; then
-        rack_say "subnet $_net.0/24 is in use here (an address or route of this machine, or another rack): choose another -s"
-        return 64
-    fi
+    for _s in "$_net" ${_rail:+"$_rail"}; do
+        if ip route get "$_s.254" 2>/dev/null | grep -q " dev lo " ||
+            ip -4 route show | grep -q "^$_s\.0/24 "; then
+            rack_say "subnet $_s.0/24 is in use here (an address or route of this machine, or another rack): choose another -s or -R"
+            return 64
+        fi
+    done
     RACK_PREFIX=$_p
     RACK_NET=$_net
     RACK_STATE=/var/tmp/$RACK_PREFIX-rack
@@ -210,6 +223,9 @@ rack_up() {
         _rack_shape "$_f" "d$_i" "$_up" || return 1
         _i=$((_i + 1))
     done
+    # The second rail's switch: one bridge for every host's eth1.
+    [ -z "$_rail" ] || _rk ip -n "$_f" link add rail1 type bridge || return 1
+    [ -z "$_rail" ] || _rk ip -n "$_f" link set rail1 up || return 1
     _i=1
     while [ $_i -le "$_n" ]; do
         _h=$RACK_PREFIX-h$_i
@@ -231,6 +247,21 @@ rack_up() {
         if [ -n "$_rate" ]; then # the host's port, both directions
             _rack_shape "$_f" "p$_i" "$_rate" || return 1
             _rack_shape "$_h" eth0 "$_rate" || return 1
+        fi
+        if [ -n "$_rail" ]; then
+            _rk ip -n "$_f" link add "q$_i" type veth peer name eth1 netns "$_h" || return 1
+            _rk ip -n "$_f" link set "q$_i" master rail1 up || return 1
+            _rk ip -n "$_h" addr add "$_rail.$_i/24" dev eth1 || return 1
+            _rk ip -n "$_h" link set eth1 up || return 1
+            _rrate=$_hr
+            for _d in $_rdeg; do
+                _dh=${_d%%:*}
+                [ "${_dh#"$RACK_PREFIX"-}" = "h$_i" ] && _rrate=${_d#*:}
+            done
+            if [ -n "$_rrate" ]; then
+                _rack_shape "$_f" "q$_i" "$_rrate" || return 1
+                _rack_shape "$_h" eth1 "$_rrate" || return 1
+            fi
         fi
         echo "$_h $RACK_NET.$_i leaf$_leaf ${_rate:-unshaped}" >>"$RACK_STATE/hosts"
         RACK_HOSTS="$RACK_HOSTS $_h"
