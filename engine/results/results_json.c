@@ -305,7 +305,7 @@ static void write_score_phase(cJSON *o, const char *k, const struct results_scor
     cJSON *e = put_obj(o, k, p->st);
     if (!e)
         return;
-    results_field_put_num(e, "ops", &p->ops);
+    results_field_put_num(e, "samples", &p->samples);
     results_field_put_num(e, "p50_us", &p->p50_us);
     results_field_put_num(e, "p99_us", &p->p99_us);
     results_field_put_num(e, "p99.9_us", &p->p999_us);
@@ -720,7 +720,7 @@ static void read_score_phase(struct results_rd *r, const cJSON *o, const char *w
     char sub[128];
     snprintf(sub, sizeof(sub), "%s.%s", where, k);
     const cJSON *e = get_obj(r, o, where, k, &p->st);
-    results_field_get_num(r, e, sub, "ops", &p->ops);
+    results_field_get_num(r, e, sub, "samples", &p->samples);
     results_field_get_num(r, e, sub, "p50_us", &p->p50_us);
     results_field_get_num(r, e, sub, "p99_us", &p->p99_us);
     results_field_get_num(r, e, sub, "p99.9_us", &p->p999_us);

@@ -187,7 +187,8 @@ struct results_summary {
  * microseconds of the class's latency kind; shares and Jain's index are fractions 0-1. */
 struct results_score_phase {
     enum results_state st;
-    struct results_num ops, p50_us, p99_us, p999_us;
+    struct results_num samples; /* latency samples merged: what the percentiles are over */
+    struct results_num p50_us, p99_us, p999_us;
     struct results_num within_slo; /* share of the phase's operations at or under the bound */
     struct results_num fairness_jain;
 };

@@ -281,7 +281,7 @@ static void class_phase(struct results_score_class *c, const struct results_phas
         return;
     o->st = RESULTS_SET;
     uint64_t count = atomic_load(&merged->count);
-    num(&o->ops, count ? (double)count : NAN);
+    num(&o->samples, count ? (double)count : NAN);
     num(&o->p50_us, hist_percentile(merged, 50) / 1e3);
     num(&o->p99_us, hist_percentile(merged, 99) / 1e3);
     num(&o->p999_us, hist_percentile(merged, 99.9) / 1e3);
