@@ -93,6 +93,10 @@ extern const struct live_pane live_events_pane;
  * foreground's quiet one while the quiet phase runs). */
 void live_pct_from_snap(struct live_pcol *c, const struct snap_flow *f, const char *head);
 
+/* The lines by flow class (live_class.c) at y, x within w columns and at most rows lines,
+ * when the run's mix has classes: how many were drawn. */
+int live_class_draw(struct app *a, struct ui *u, int y, int x, int w, int rows);
+
 /* ---- shared by the panes (live_pane.c) ---- */
 
 /* The latency kind of the run's flow i (MIX_LAT_NONE when unknown). */

@@ -335,6 +335,9 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
         }
         row++;
     }
+    /* The flow classes in the rows left over (a mix with classes). */
+    if (row + 1 <= avail)
+        live_class_draw(a, u, in.y + row + 1, in.x, in.w, avail - row);
 }
 
 /* Moving the selection (arrows, j/k, Home/End) picks the histogram's flow; Left/Right move
