@@ -2,7 +2,8 @@
 # score_cli: the scoreboard end to end. fabtop run of a model mix on loopback TCP with --slo
 # and --step-budget: every flow carries its class into the document, the scoreboard's classes
 # and decode step are there with their units and kinds and agree with their own arithmetic,
-# and the summary prints them within 80 columns; a hand mix with classes (api, kv with two
+# and the summary prints them within 80 columns; fabtop compare against a copy with a worse
+# tp class names it; a hand mix with classes (api, kv with two
 # flows: Jain's index over their goodput) and quiet/loaded phases; --slo, --step-budget and
 # --target-tps refusals (64, one line) and a bad class in a mix (65). The same over nccl on
 # the stand-in runtime: tests/gpu/score_nccl_fake.sh.
@@ -72,6 +73,31 @@ grep -Eq '^    tokens/s bound p99 \(1 sequence\) +[0-9]+ +[0-9]+$' "$out" ||
     fail "summary: no tokens/s bound"
 sed -n '/^Scoreboard/,/^results saved/p' "$out" | awk 'length > 80 {bad = 1} END {exit bad}' ||
     fail "summary: a scoreboard line over 80 columns"
+
+# fabtop compare of that run against a copy whose tp class is worse (loaded p99 x2, half its
+# samples within the SLO, the SLO missed) names the class, in the text and in --json.
+python3 - "$tmp/model.json" "$tmp/worse.json" <<'EOF' || fail "could not make the worse copy"
+import json, sys
+d = json.load(open(sys.argv[1]))
+tp = [c for c in d["scoreboard"]["classes"] if c["class"] == "tp"][0]
+tp["loaded"]["p99_us"] = tp["loaded"]["p99_us"] * 2
+tp["loaded"]["within_slo"] = 0.5
+tp["slo_met"] = False
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+EOF
+"$bin" compare "$tmp/model.json" "$tmp/worse.json" >"$tmp/cmp.out" 2>&1
+grep -q '^Worse in B: class tp (p99 x2.00, .*within SLO .* -> 50.0%; SLO p99<50ms met in A, not in B)' \
+    "$tmp/cmp.out" || grep -q '^Worse in B: class tp (p99 x2.00, .*within SLO .* -> 50.0%' \
+    "$tmp/cmp.out" || fail "compare: no class tp worse: $(grep -i worse "$tmp/cmp.out")"
+grep -Eq '^  tp +p99<50ms .* +x2.00 .*WORSE$' "$tmp/cmp.out" || fail "compare: no tp row"
+grep -Eq '^  kv ' "$tmp/cmp.out" || fail "compare: no kv row"
+"$bin" compare --json "$tmp/model.json" "$tmp/worse.json" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = {k["class"]: k for k in d["classes"]}
+assert c["tp"]["worse"] and not c["kv"]["worse"], c
+assert d["worse"].startswith("Worse in B: class tp"), d["worse"]
+' || fail "compare --json: the classes"
 
 # 2. A hand mix with classes and quiet/loaded phases; the budget from a target tokens/s.
 cat >"$tmp/hand.json" <<'EOF'
