@@ -109,7 +109,7 @@ int score_slo_parse(const char *s, struct score_opts *o, struct ft_err *err)
     if (strlen(s) >= sizeof(buf))
         return ft_err_set(err, -EINVAL, "--slo: longer than %zu characters", sizeof(buf) - 1);
     snprintf(buf, sizeof(buf), "%s", s);
-    char *save = NULL, *p = buf;
+    char *p = buf;
     /* strtok would skip empty terms: walk the commas by hand. */
     for (;;) {
         char *comma = strchr(p, ',');
@@ -122,7 +122,6 @@ int score_slo_parse(const char *s, struct score_opts *o, struct ft_err *err)
             break;
         p = comma + 1;
     }
-    (void)save;
     return 0;
 }
 
