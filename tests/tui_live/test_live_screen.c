@@ -914,7 +914,8 @@ static const char class_mix[] =
 
 /* A made-up snapshot of class_mix's loaded phase (two kv streams at 9 and 3 Gb/s: Jain's
  * index 12^2 / (2 (81 + 9)) = 0.8), then a real run of it: after the run the lines come from
- * the results' scoreboard. */
+ * the results' scoreboard. Under the percentile table at 132x43, in one line of the events
+ * pane at 80x24. */
 static void classes(void **state)
 {
     (void)state;
@@ -940,6 +941,12 @@ static void classes(void **state)
         fail_msg("no kv line");
     }
     assert_true(find_line("tp       1 fl  p99 ") >= 0);
+    /* At 80x24 the table has no rows left: one line in the events pane. */
+    resize(24, 80);
+    frame(&a);
+    assert_on_screen("by class now: tp p99 ");
+    assert_on_screen("; kv p99 n/a J0.80");
+    assert_false(on_screen("By class ("));
     app_fini(&a);
 
     app_open(&a);
@@ -956,6 +963,8 @@ static void classes(void **state)
         a.msg[0] = '\0';
         frame(&a);
         print_screen("classes, done");
+        if (!size)
+            assert_on_screen("by class: tp p99 ");
         if (size) {
             assert_on_screen("By class (loaded, all samples merged; SLO: share within)");
             assert_true(find_line("kv       2 fl  p99      n/a us  Jain ") >= 0);
