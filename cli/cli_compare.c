@@ -123,6 +123,34 @@ static void text(struct strbuf *sb, const struct compare_result *r, const char *
     }
 }
 
+/* The scoreboards' classes side by side, and which got worse. */
+static void classes_text(struct strbuf *sb, const struct compare_result *r)
+{
+    if (!r->nclasses)
+        return;
+    strbuf_add(sb, "\nClasses (scoreboard, loaded phase; p99 in us of the class's kind, share "
+                   "of\noperations within its SLO)\n");
+    strbuf_printf(sb, "  %-8s %-14s %10s %10s %7s %8s %8s\n", "class", "SLO", "A p99", "B p99",
+                  "B/A", "A within", "B within");
+    for (int i = 0; i < r->nclasses; i++) {
+        const struct compare_class *w = &r->classes[i];
+        char pa[24] = "-", pb[24] = "-", q[16] = "", wa[16] = "-", wb[16] = "-";
+        if (w->in_a)
+            metric_value(pa, sizeof(pa), w->have_p99_a, w->p99_a, COMPARE_P99);
+        if (w->in_b)
+            metric_value(pb, sizeof(pb), w->have_p99_b, w->p99_b, COMPARE_P99);
+        if (w->have_p99_a && w->have_p99_b && w->p99_a > 0)
+            snprintf(q, sizeof(q), "x%.2f", w->p99_b / w->p99_a);
+        if (w->have_within_a)
+            snprintf(wa, sizeof(wa), "%.1f%%", w->within_a * 100);
+        if (w->have_within_b)
+            snprintf(wb, sizeof(wb), "%.1f%%", w->within_b * 100);
+        strbuf_printf(sb, "  %-8.8s %-14.14s %10s %10s %7s %8s %8s%s\n", w->name,
+                      w->slo[0] ? w->slo : "-", pa, pb, q, wa, wb, w->worse ? "  WORSE" : "");
+    }
+    strbuf_printf(sb, "%s\n", r->worse[0] ? r->worse : "No class got worse in B.");
+}
+
 int cli_compare_main(int argc, char **argv)
 {
     struct compare_args o = {0};
@@ -165,6 +193,7 @@ int cli_compare_main(int argc, char **argv)
         struct strbuf sb;
         strbuf_init(&sb);
         text(&sb, &r, pa, pb, all);
+        classes_text(&sb, &r);
         fputs(sb.s, stdout);
         strbuf_free(&sb);
     }

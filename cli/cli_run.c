@@ -20,6 +20,7 @@
 #include "engine/run/mix_build.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
+#include "engine/results/score.h"
 #include "engine/run/runner.h"
 #include "topology/topo_load.h"
 #include "text/run_text.h"
@@ -37,6 +38,7 @@ static void on_signal(int sig)
 /* What the command line sets. */
 struct run_args {
     const char *mix, *peer, *key, *out, *expect, *nccl;
+    const char *slo, *step_budget, *target_tps; /* the scoreboard (engine/results/score.h) */
     double duration;
     uint64_t size;
     bool json, no_pin, repro, list;
@@ -74,6 +76,17 @@ static const struct cli_opt run_opts[] = {
      "thresholds, e.g. 'p99<50us,gbps>9' or 'probe.quiet.p99<20us';\nexit 1 when one is "
      "violated",
      CLI_V_STRING, .off = A(expect)},
+    {"slo", 0, CLI_ARG_REQUIRED, "TERMS",
+     "targets per flow class, e.g. 'kv:p99<30ms,tp:p99<80us':\nthe scoreboard gives each "
+     "class's share of operations\nwithin its bound",
+     CLI_V_STRING, .off = A(slo)},
+    {"step-budget", 0, CLI_ARG_REQUIRED, "TIME",
+     "one decode step's budget (25ms): the scoreboard gives\nthe share of it communication "
+     "takes",
+     CLI_V_STRING, .off = A(step_budget)},
+    {"target-tps", 0, CLI_ARG_REQUIRED, "N",
+     "or the tokens/s one sequence must decode (the budget is\n1/N s)", CLI_V_STRING,
+     .off = A(target_tps)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE",
      "save the results JSON (atomically; also when interrupted):\na regular file or a symlink "
      "to one (written through),\nchecked before the run starts",
@@ -289,11 +302,20 @@ int cli_run_main(int argc, char **argv)
     struct thresholds ex = {0};
     if (expect_s && thresholds_parse(expect_s, &ex, &err) < 0)
         return cli_usage_error("run", "%s", err.msg);
+    struct score_opts score = {0};
+    if (o.step_budget && o.target_tps)
+        return cli_usage_error("run", "--step-budget and --target-tps both set the step "
+                                      "budget: give one");
+    if ((o.slo && score_slo_parse(o.slo, &score, &err) < 0) ||
+        (o.step_budget && score_set_step_budget(&score, o.step_budget, &err) < 0) ||
+        (o.target_tps && score_set_target_tps(&score, o.target_tps, &err) < 0))
+        return cli_usage_error("run", "%s", err.msg);
     struct mix mix;
     int brc = build_mix(&o, &mix);
     if (brc)
         return brc;
-    if (ex.n && thresholds_check_mix(&ex, &mix, &err) < 0) {
+    if ((ex.n && thresholds_check_mix(&ex, &mix, &err) < 0) ||
+        score_slo_check_mix(&score, &mix, &err) < 0) {
         mix_free(&mix);
         return cli_usage_error("run", "%s", err.msg);
     }
@@ -340,8 +362,12 @@ int cli_run_main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct runner_opts ro = {
-        .mix = &mix, .peer_override = peer, .key_file = key, .topo = topo, .pin = pin};
+    struct runner_opts ro = {.mix = &mix,
+                             .peer_override = peer,
+                             .key_file = key,
+                             .topo = topo,
+                             .pin = pin,
+                             .score = &score};
     struct runner *r;
     if (runner_start(&ro, &r, &err) < 0) {
         mix_free(&mix);

@@ -194,6 +194,105 @@ static const struct results_summary_phase *summary_phase(const struct results_su
     return NULL;
 }
 
+/* A share (0-1) as a percentage in a cell of width w. */
+static void pct_tcell(struct strbuf *sb, const struct results_num *f, int w)
+{
+    double v = 0;
+    bool have = results_num_get(f, &v);
+    cell_val(sb, have, v * 100, w, v >= 0.9995 && v < 1 ? "%.2f%%" : "%.1f%%");
+}
+
+/* The scoreboard in serving terms (engine/results/score.h): per class, then per step. */
+static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *b)
+{
+    if (b->st != RESULTS_SET)
+        return;
+    if (b->nclasses) {
+        strbuf_add(sb, "\nScoreboard by flow class (latency in us of the class's kind, nearest "
+                       "rank,\nall its flows' operations; loaded phase unless named):\n");
+        strbuf_printf(sb, "  %-7s %5s %9s %9s %9s %9s %8s\n", "class", "flows", "p50", "p99",
+                      "p99.9", "quiet p99", "ld/quiet");
+        for (int i = 0; i < b->nclasses; i++) {
+            const struct results_score_class *c = &b->classes[i];
+            const struct results_score_phase *l = &c->loaded;
+            strbuf_printf(sb, "  %-7.7s", c->name);
+            tcell(sb, &c->flows, 6, "%.0f");
+            lat_tcell(sb, l->st == RESULTS_SET, &l->p50_us);
+            lat_tcell(sb, l->st == RESULTS_SET, &l->p99_us);
+            lat_tcell(sb, l->st == RESULTS_SET, &l->p999_us);
+            lat_tcell(sb, c->quiet.st == RESULTS_SET, &c->quiet.p99_us);
+            tcell(sb, &c->p99_loaded_over_quiet, 9, "%.2f");
+            strbuf_add(sb, "\n");
+        }
+        strbuf_printf(sb, "  %-7s %-14s %7s %4s %6s %-13s %s\n", "class", "SLO", "within", "met",
+                      "Jain", "of", "latency kind");
+        for (int i = 0; i < b->nclasses; i++) {
+            const struct results_score_class *c = &b->classes[i];
+            const struct results_score_phase *l = &c->loaded;
+            const char *slo = results_str_get(&c->slo);
+            strbuf_printf(sb, "  %-7.7s %-14.14s", c->name, slo ? slo : "-");
+            if (slo)
+                pct_tcell(sb, &l->within_slo, 8);
+            else
+                strbuf_printf(sb, " %7s", "-");
+            strbuf_printf(sb, " %4s",
+                          !slo                           ? "-"
+                          : c->slo_met.st != RESULTS_SET ? "n/a"
+                          : c->slo_met.v                 ? "yes"
+                                                         : "NO");
+            tcell(sb, &l->fairness_jain, 7, "%.3f");
+            const char *of = results_str_get(&c->fairness_of);
+            strbuf_printf(sb, " %-13s %s\n", of ? of : "n/a", str_or(&c->latency_kind, "n/a"));
+        }
+    }
+    const struct results_score_step *st = &b->step;
+    if (st->st != RESULTS_SET)
+        return;
+    strbuf_add(sb, "\nDecode step, communication on the critical path (per_step x latency):\n");
+    for (int i = 0; i < st->nterms; i++)
+        strbuf_printf(sb, "  %s x %.0f\n", st->terms[i].flow, tnum(&st->terms[i].per_step));
+    double bud;
+    const char *from = results_str_get(&st->budget_from);
+    if (results_num_get(&st->budget_ms, &bud))
+        strbuf_printf(sb, "  step budget %.3g ms (%s)\n", bud, from ? from : "given");
+    else
+        strbuf_add(sb, "  no step budget (--step-budget or --target-tps)\n");
+    strbuf_printf(sb, "    %-30s %9s %9s\n", "", "quiet", "loaded");
+    const struct results_score_step_phase *q = &st->quiet, *l = &st->loaded;
+    bool hq = q->st == RESULTS_SET, hl = l->st == RESULTS_SET;
+    strbuf_printf(sb, "    %-30s", "comm p50 (us)");
+    lat_tcell(sb, hq, &q->comm_p50_us);
+    lat_tcell(sb, hl, &l->comm_p50_us);
+    strbuf_printf(sb, "\n    %-30s", "comm p99 (us, terms at p99)");
+    lat_tcell(sb, hq, &q->comm_p99_us);
+    lat_tcell(sb, hl, &l->comm_p99_us);
+    strbuf_printf(sb, "\n    %-30s", "budget share p50");
+    if (hq)
+        pct_tcell(sb, &q->budget_share_p50, 10);
+    else
+        strbuf_printf(sb, " %9s", "n/a");
+    if (hl)
+        pct_tcell(sb, &l->budget_share_p50, 10);
+    else
+        strbuf_printf(sb, " %9s", "n/a");
+    strbuf_printf(sb, "\n    %-30s", "budget share p99");
+    if (hq)
+        pct_tcell(sb, &q->budget_share_p99, 10);
+    else
+        strbuf_printf(sb, " %9s", "n/a");
+    if (hl)
+        pct_tcell(sb, &l->budget_share_p99, 10);
+    else
+        strbuf_printf(sb, " %9s", "n/a");
+    strbuf_printf(sb, "\n    %-30s", "tokens/s bound p50 (1 sequence)");
+    cell_val(sb, hq && q->tokens_per_s_p50.st == RESULTS_SET, q->tokens_per_s_p50.v, 10, "%.0f");
+    cell_val(sb, hl && l->tokens_per_s_p50.st == RESULTS_SET, l->tokens_per_s_p50.v, 10, "%.0f");
+    strbuf_printf(sb, "\n    %-30s", "tokens/s bound p99 (1 sequence)");
+    cell_val(sb, hq && q->tokens_per_s_p99.st == RESULTS_SET, q->tokens_per_s_p99.v, 10, "%.0f");
+    cell_val(sb, hl && l->tokens_per_s_p99.st == RESULTS_SET, l->tokens_per_s_p99.v, 10, "%.0f");
+    strbuf_add(sb, "\n");
+}
+
 void run_text_summary(struct strbuf *sb, const struct results_run *results)
 {
     const cJSON *mix = results->mix;
@@ -247,4 +346,5 @@ void run_text_summary(struct strbuf *sb, const struct results_run *results)
                        "keep the host busy. Judge the neighbours\n    by the tail (p99.9, "
                        "max).\n");
     }
+    scoreboard_text(sb, &results->scoreboard);
 }

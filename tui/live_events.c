@@ -82,6 +82,12 @@ static void draw_events(struct app *a, struct live_state *s, struct ui *u, const
     struct rect in = ui_inner(r);
     if (in.h < 1)
         return;
+    /* The classes in one line at the bottom when the percentile table had no room. */
+    char cls[320];
+    if (!s->class_drawn && in.h >= 2 && live_class_brief(a, cls, sizeof(cls))) {
+        in.h--;
+        ui_text_pad(u, in.y + in.h, in.x, in.w, ROLE_INFO, cls);
+    }
     int n = snap->nevents;
     s->nsel[LIVE_EV] = n;
     if (s->ev_follow || s->list[LIVE_EV].sel >= n)

@@ -72,6 +72,7 @@ struct live_state {
     bool res_hist_quiet;
     const cJSON *res_hist_doc; /* the results document res_hist was taken from (identity) */
     bool res_hist_ok;
+    bool class_drawn; /* this frame's percentile table had room for the lines by class */
 };
 
 /* A pane: drawn into r (its frame included) from the view's state; focus: it has the keys. */
@@ -92,6 +93,13 @@ extern const struct live_pane live_events_pane;
 /* The percentile pane's column for a flow's snapshot numbers (the view keeps the
  * foreground's quiet one while the quiet phase runs). */
 void live_pct_from_snap(struct live_pcol *c, const struct snap_flow *f, const char *head);
+
+/* The lines by flow class (live_class.c) at y, x within w columns and at most rows lines,
+ * when the run's mix has classes: how many were drawn. */
+int live_class_draw(struct app *a, struct ui *u, int y, int x, int w, int rows);
+/* The same in one line ("by class: tp p99 46.5us J1.00; kv p99 n/a J0.99"), for a pane
+ * too short for the lines; false when the mix has no classes. */
+bool live_class_brief(const struct app *a, char *buf, size_t len);
 
 /* ---- shared by the panes (live_pane.c) ---- */
 

@@ -267,6 +267,7 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
     }
     live_pane_box(u, r, focus, (const char *const[]){t[0], t[1], t[2]}, 3);
     struct rect in = ui_inner(r);
+    s->class_drawn = false;
     if (in.h < 2 || in.w < 14)
         return;
     /* Rows by priority when the pane is short. */
@@ -335,6 +336,9 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
         }
         row++;
     }
+    /* The flow classes in the rows left over (a mix with classes). */
+    s->class_drawn =
+        row + 1 <= avail && live_class_draw(a, u, in.y + row + 1, in.x, in.w, avail - row) > 0;
 }
 
 /* Moving the selection (arrows, j/k, Home/End) picks the histogram's flow; Left/Right move

@@ -564,6 +564,9 @@ static void compare_conditions(const struct res_state *s, struct lines *ls, int 
                : r->worst == COMPARE_CAUTION ? ROLE_WARN
                                              : ROLE_OK,
                0, r->verdict, width);
+    /* The flow class that got worse in B (the scoreboards'), with its numbers. */
+    if (r->worse[0])
+        lines_wrap(ls, ROLE_WARN, 0, r->worse, width);
     static const char *const tag[] = {"", "info", "CAUTION", "UNFAIR"};
     for (int sv = COMPARE_UNFAIR; sv >= COMPARE_INFO; sv--)
         for (int i = 0; i < r->nconds; i++) {

@@ -277,14 +277,22 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
     }
     /* latency_kind is written by mix_to_json (derived from op and params) and read back as is. */
     static const char *const flow_keys[] = {
-        "name",          "transport",    "op",        "role",
-        "direction",     "local",        "peer",      "size",
-        "response_size", "concurrency",  "rate_gbps", "warmup_s",
-        "duration_s",    "iterations",   "start_s",   "seed",
-        "params",        "latency_kind", NULL};
+        "name",      "transport", "op",           "role",          "direction",
+        "local",     "peer",      "size",         "response_size", "concurrency",
+        "rate_gbps", "warmup_s",  "duration_s",   "iterations",    "start_s",
+        "seed",      "params",    "latency_kind", "class",         "per_step",
+        NULL};
     check_keys(c, fi, "", o, flow_keys);
     str_field(c, fi, o, "name", f->name, sizeof(f->name));
     str_field(c, fi, o, "transport", f->transport, sizeof(f->transport));
+    str_field(c, fi, o, "class", f->class_name, sizeof(f->class_name));
+    /* --slo names it as CLASS:STAT<BOUND: no ':', ',', '<' or spaces in it. */
+    if (f->class_name[0] &&
+        strspn(f->class_name,
+               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+            strlen(f->class_name))
+        perr(c, fi, "class", "must be letters, digits, '_', '-' or '.' (\"%s\")", f->class_name);
+    f->per_step = num_field(c, fi, o, "per_step", 0, 0, 1e9);
     int e = enum_of(jsonutil_str(o, "op"), op_names, MIX_OP_COUNT);
     if (e < 0)
         perr(c, fi, "op", "must be one of pingpong, stream, rr, collective, copy");
@@ -521,6 +529,10 @@ cJSON *mix_to_json(const struct mix *m)
         cJSON *fo = cJSON_CreateObject();
         cJSON_AddStringToObject(fo, "name", f->name);
         cJSON_AddStringToObject(fo, "role", role_names[f->role]);
+        if (f->class_name[0])
+            cJSON_AddStringToObject(fo, "class", f->class_name);
+        if (f->per_step > 0)
+            cJSON_AddNumberToObject(fo, "per_step", f->per_step);
         cJSON_AddStringToObject(fo, "transport", f->transport);
         cJSON_AddStringToObject(fo, "op", op_names[f->op]);
         cJSON_AddStringToObject(fo, "direction", dir_names[f->dir]);

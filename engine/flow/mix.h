@@ -53,6 +53,13 @@ struct mix_sizes {
 
 struct mix_flow {
     char name[32];
+    /* The serving operation it stands for ("tp", "kv", "moe", "pp", "api", or any name of
+     * at most 15 bytes): the results' scoreboard groups flows by it. "": none given. */
+    char class_name[16];
+    /* Operations of this flow on one decode step's critical path (the TP all-reduces, or
+     * their ring steps when emulated, the PP sends, the MoE dispatches): the step's
+     * communication time is the sum of per_step x latency over flows. 0: not on it. */
+    double per_step;
     char transport[16]; /* "tcp", "verbs", "nccl", "sim" */
     enum mix_op op;
     enum mix_role role;

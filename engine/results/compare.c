@@ -214,6 +214,93 @@ static void verdict(struct compare_result *r)
     strbuf_free(&sb);
 }
 
+/* ---- classes (the scoreboards) ---- */
+
+static const struct results_score_phase *class_figures(const struct results_score_class *c)
+{
+    return c->loaded.st == RESULTS_SET ? &c->loaded : &c->quiet;
+}
+
+static void class_side(const struct results_score_class *c, bool *have_p99, double *p99,
+                       bool *have_within, double *within, int *met)
+{
+    const struct results_score_phase *f = class_figures(c);
+    *have_p99 = f->st == RESULTS_SET && results_num_get(&f->p99_us, p99);
+    *have_within = f->st == RESULTS_SET && results_num_get(&f->within_slo, within);
+    *met = c->slo_met.st == RESULTS_SET ? c->slo_met.v : -1;
+}
+
+static struct compare_class *class_find(struct compare_result *r, const char *name)
+{
+    for (int i = 0; i < r->nclasses; i++)
+        if (!strcmp(r->classes[i].name, name))
+            return &r->classes[i];
+    return NULL;
+}
+
+static void classes(struct compare_result *r, const struct results_run *a,
+                    const struct results_run *b)
+{
+    const struct results_scoreboard *sa = &a->scoreboard, *sb = &b->scoreboard;
+    int cap = sa->nclasses + sb->nclasses;
+    if (!cap)
+        return;
+    r->classes = xalloc_zero((size_t)cap, sizeof(*r->classes));
+    for (int side = 0; side < 2; side++) {
+        const struct results_scoreboard *s = side ? sb : sa;
+        for (int i = 0; i < s->nclasses; i++) {
+            const struct results_score_class *c = &s->classes[i];
+            struct compare_class *w = class_find(r, c->name);
+            if (!w) {
+                w = &r->classes[r->nclasses++];
+                snprintf(w->name, sizeof(w->name), "%s", c->name);
+                w->met_a = w->met_b = -1;
+            }
+            const char *slo = results_str_get(&c->slo);
+            if (slo)
+                snprintf(w->slo, sizeof(w->slo), "%s", slo);
+            if (side) {
+                w->in_b = true;
+                class_side(c, &w->have_p99_b, &w->p99_b, &w->have_within_b, &w->within_b,
+                           &w->met_b);
+            } else {
+                w->in_a = true;
+                class_side(c, &w->have_p99_a, &w->p99_a, &w->have_within_a, &w->within_a,
+                           &w->met_a);
+            }
+        }
+    }
+    struct strbuf all;
+    strbuf_init(&all);
+    int nworse = 0;
+    for (int i = 0; i < r->nclasses; i++) {
+        struct compare_class *w = &r->classes[i];
+        if (!w->in_a || !w->in_b)
+            continue;
+        struct strbuf why;
+        strbuf_init(&why);
+        if (w->have_p99_a && w->have_p99_b && w->p99_a > 0 &&
+            w->p99_b > COMPARE_CLASS_P99_WORSE * w->p99_a)
+            strbuf_printf(&why, "p99 x%.2f, %.4g -> %.4g us", w->p99_b / w->p99_a, w->p99_a,
+                          w->p99_b);
+        if (w->have_within_a && w->have_within_b &&
+            w->within_b < w->within_a - COMPARE_CLASS_SLO_WORSE)
+            strbuf_printf(&why, "%swithin SLO %.1f%% -> %.1f%%", why.len ? "; " : "",
+                          w->within_a * 100, w->within_b * 100);
+        if (w->met_a == 1 && w->met_b == 0)
+            strbuf_printf(&why, "%sSLO %s met in A, not in B", why.len ? "; " : "", w->slo);
+        if (why.len) {
+            w->worse = true;
+            snprintf(w->why, sizeof(w->why), "%s", why.s);
+            strbuf_printf(&all, "%sclass %s (%s)", nworse++ ? ", " : "", w->name, why.s);
+        }
+        strbuf_free(&why);
+    }
+    if (nworse)
+        snprintf(r->worse, sizeof(r->worse), "Worse in B: %s.", all.s);
+    strbuf_free(&all);
+}
+
 static bool is_results(const cJSON *d)
 {
     const char *f = jsonutil_str(d, "format");
@@ -232,6 +319,7 @@ void compare_runs(const struct results_run *a, const struct results_run *b,
     compare_cond_all(&bl, a, b, pairs, np);
     outcome(&bl, a, b, pairs, np);
     verdict(out);
+    classes(out, a, b);
 }
 
 int compare_results(const cJSON *a, const cJSON *b, struct compare_result *out, struct ft_err *err)
@@ -256,6 +344,7 @@ void compare_free(struct compare_result *r)
 {
     free(r->conds);
     free(r->rows);
+    free(r->classes);
     memset(r, 0, sizeof(*r));
 }
 
@@ -323,6 +412,41 @@ cJSON *compare_to_json(const struct compare_result *r)
             jsonutil_add_num_or_null(ro, rkeys[m], ok, ok ? x : 0);
         }
         cJSON_AddItemToArray(oa, o);
+    }
+    if (r->nclasses) {
+        cJSON_AddStringToObject(doc, "classes_units",
+                                "p99 in microseconds of the class's latency kind, the loaded "
+                                "phase (else quiet); within_slo a share 0-1");
+        cJSON *ka = cJSON_AddArrayToObject(doc, "classes");
+        for (int i = 0; i < r->nclasses; i++) {
+            const struct compare_class *w = &r->classes[i];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "class", w->name);
+            if (w->slo[0])
+                cJSON_AddStringToObject(o, "slo", w->slo);
+            for (int side = 0; side < 2; side++) {
+                bool in = side ? w->in_b : w->in_a;
+                cJSON *e = in ? cJSON_CreateObject() : cJSON_CreateNull();
+                if (in) {
+                    jsonutil_add_num_or_null(e, "p99_us", side ? w->have_p99_b : w->have_p99_a,
+                                             side ? w->p99_b : w->p99_a);
+                    jsonutil_add_num_or_null(e, "within_slo",
+                                             side ? w->have_within_b : w->have_within_a,
+                                             side ? w->within_b : w->within_a);
+                    int met = side ? w->met_b : w->met_a;
+                    if (met < 0)
+                        cJSON_AddNullToObject(e, "slo_met");
+                    else
+                        cJSON_AddBoolToObject(e, "slo_met", met);
+                }
+                cJSON_AddItemToObject(o, side ? "b" : "a", e);
+            }
+            cJSON_AddBoolToObject(o, "worse", w->worse);
+            if (w->worse)
+                cJSON_AddStringToObject(o, "why", w->why);
+            cJSON_AddItemToArray(ka, o);
+        }
+        cJSON_AddStringToObject(doc, "worse", r->worse);
     }
     return doc;
 }

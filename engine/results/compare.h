@@ -49,6 +49,25 @@ struct compare_row {
     bool sim_a, sim_b; /* a simulated flow: its goodput is in simulated time */
 };
 
+/* One flow class of the scoreboards (results_model.h), A against B, loaded phase (the quiet
+ * one when a class has no loaded figures). B is worse when its p99 is more than
+ * COMPARE_CLASS_P99_WORSE times A's, or its share within the SLO is more than
+ * COMPARE_CLASS_SLO_WORSE (a fraction, 0.01: one percentage point) below A's, or the SLO
+ * was met in A and is not in B. */
+#define COMPARE_CLASS_P99_WORSE 1.10
+#define COMPARE_CLASS_SLO_WORSE 0.01
+struct compare_class {
+    char name[16];
+    char slo[64]; /* B's SLO term, else A's; "" when neither has one */
+    bool in_a, in_b;
+    bool have_p99_a, have_p99_b, have_within_a, have_within_b;
+    double p99_a, p99_b;       /* us */
+    double within_a, within_b; /* share of operations within the SLO, 0-1 */
+    int met_a, met_b;          /* 1 met, 0 not, -1 not recorded */
+    bool worse;
+    char why[160]; /* what got worse, with the numbers; "" when not worse */
+};
+
 struct compare_result {
     char label_a[160], label_b[160]; /* "quiet-vs-loaded, 2026-11-30T04:21:05Z, host vm" */
     int nconds;
@@ -58,6 +77,9 @@ struct compare_result {
     int ndiff[COMPARE_UNFAIR + 1]; /* differing conditions per severity (ndiff[0] unused) */
     enum compare_severity worst;   /* the most severe difference, COMPARE_SAME if none */
     char verdict[200];             /* one sentence: comparable or why not */
+    int nclasses;                  /* the scoreboards' classes, A's order then B's new ones */
+    struct compare_class *classes;
+    char worse[256]; /* "Worse in B: class kv (p99 x1.42; within SLO 99.1% -> 92.0%)" or "" */
 };
 
 /* A few facts about one results document, for lists. */

@@ -17,6 +17,7 @@
 #include "common/xalloc.h"
 #include "engine/flow/mix.h"
 #include "engine/results/results_json.h"
+#include "engine/results/score.h"
 #include "engine/results/version.h"
 #include "engine/flow/flow.h"
 #include "topology/topo_json.h"
@@ -149,6 +150,8 @@ static void flow_fill(struct results_flow *o, const struct flow_rt *f,
     results_str_set(&o->transport, s->transport);
     results_str_set(&o->op, mix_op_str(s->op));
     results_str_set(&o->role, s->role == MIX_ROLE_FOREGROUND ? "foreground" : "background");
+    if (s->class_name[0])
+        results_str_set(&o->class_name, s->class_name);
     results_str_set(&o->direction, mix_dir_str(s->dir));
     results_str_set(&o->latency_kind, mix_latency_kind_str(mix_latency_kind_of(s)));
     results_str_set(&o->peer, f->peer_desc);
@@ -356,6 +359,7 @@ void results_build(const struct results_input *in, struct results_doc *out)
                           in->phases[p].t0_ns, in->t_start_ns);
     }
     summary_fill(run, in->mix);
+    score_build(run, in->mix, in->score);
     run->events_st = RESULTS_SET;
     run->events = xalloc_zero((size_t)in->nevents + 1, sizeof(char *));
     for (int i = 0; i < in->nevents; i++)
@@ -493,6 +497,11 @@ static void run_make_reproducible(struct results_run *r)
     }
     for (int i = 0; i < r->summary.nphases; i++)
         null_num(&r->summary.phases[i].goodput_gbps);
+    /* Fairness is over wall-clock rates. */
+    for (int i = 0; i < r->scoreboard.nclasses; i++) {
+        null_num(&r->scoreboard.classes[i].quiet.fairness_jain);
+        null_num(&r->scoreboard.classes[i].loaded.fairness_jain);
+    }
     /* Events without their times ("  1.234s "), sorted. */
     for (int i = 0; i < r->nevents; i++) {
         const char *t = r->events[i];

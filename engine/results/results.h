@@ -16,6 +16,7 @@
 #include "engine/results/results_model.h"
 
 struct topo_model;
+struct score_opts;
 
 struct results_timeline_in {
     int n;
@@ -25,6 +26,7 @@ struct results_timeline_in {
 struct results_input {
     const struct mix *mix;
     const struct topo_model *topo;
+    const struct score_opts *score; /* --slo and the step budget (score.h); NULL: none */
     int nphases;
     struct {
         const char *name;

@@ -63,9 +63,9 @@ static void point_free(struct results_point *p)
 
 static void flow_free(struct results_flow *f)
 {
-    struct results_str *s[] = {&f->name,      &f->transport,    &f->op,   &f->role,
-                               &f->direction, &f->latency_kind, &f->peer, &f->status,
-                               &f->error,     &f->timeline.t};
+    struct results_str *s[] = {&f->name,      &f->transport,    &f->op,        &f->role,
+                               &f->direction, &f->latency_kind, &f->peer,      &f->status,
+                               &f->error,     &f->timeline.t,   &f->class_name};
     for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
         str_free(s[i]);
     for (int i = 0; i < f->npoints; i++)
@@ -116,11 +116,31 @@ void results_run_free(struct results_run *r)
         str_free(&r->summary.phases[i].status);
     }
     free(r->summary.phases);
+    results_scoreboard_free(&r->scoreboard);
     for (int i = 0; i < r->nevents; i++)
         free(r->events[i]);
     free(r->events);
     cJSON_Delete(r->topology);
     memset(r, 0, sizeof(*r));
+}
+
+void results_scoreboard_free(struct results_scoreboard *b)
+{
+    str_free(&b->basis);
+    for (int i = 0; i < b->nclasses; i++) {
+        struct results_score_class *c = &b->classes[i];
+        free(c->name);
+        str_free(&c->latency_kind);
+        str_free(&c->slo);
+        str_free(&c->fairness_of);
+    }
+    free(b->classes);
+    str_free(&b->step.basis);
+    str_free(&b->step.budget_from);
+    for (int i = 0; i < b->step.nterms; i++)
+        free(b->step.terms[i].flow);
+    free(b->step.terms);
+    memset(b, 0, sizeof(*b));
 }
 
 void results_doc_free(struct results_doc *d)
@@ -216,6 +236,7 @@ static void write_flow(cJSON *o, const struct results_flow *f)
     results_field_put_str(o, "transport", &f->transport);
     results_field_put_str(o, "op", &f->op);
     results_field_put_str(o, "role", &f->role);
+    results_field_put_str(o, "class", &f->class_name);
     results_field_put_str(o, "direction", &f->direction);
     results_field_put_str(o, "latency_kind", &f->latency_kind);
     results_field_put_str(o, "peer", &f->peer);
@@ -279,6 +300,69 @@ static void write_summary(cJSON *o, const struct results_summary *s)
     results_field_put_num(o, "p99_loaded_over_quiet", &s->p99_loaded_over_quiet);
 }
 
+static void write_score_phase(cJSON *o, const char *k, const struct results_score_phase *p)
+{
+    cJSON *e = put_obj(o, k, p->st);
+    if (!e)
+        return;
+    results_field_put_num(e, "samples", &p->samples);
+    results_field_put_num(e, "p50_us", &p->p50_us);
+    results_field_put_num(e, "p99_us", &p->p99_us);
+    results_field_put_num(e, "p99.9_us", &p->p999_us);
+    results_field_put_num(e, "within_slo", &p->within_slo);
+    results_field_put_num(e, "fairness_jain", &p->fairness_jain);
+}
+
+static void write_step_phase(cJSON *o, const char *k, const struct results_score_step_phase *p)
+{
+    cJSON *e = put_obj(o, k, p->st);
+    if (!e)
+        return;
+    results_field_put_num(e, "comm_p50_us", &p->comm_p50_us);
+    results_field_put_num(e, "comm_p99_us", &p->comm_p99_us);
+    results_field_put_num(e, "budget_share_p50", &p->budget_share_p50);
+    results_field_put_num(e, "budget_share_p99", &p->budget_share_p99);
+    results_field_put_num(e, "tokens_per_s_p50", &p->tokens_per_s_p50);
+    results_field_put_num(e, "tokens_per_s_p99", &p->tokens_per_s_p99);
+}
+
+static void write_scoreboard(cJSON *o, const struct results_scoreboard *b)
+{
+    results_field_put_str(o, "basis", &b->basis);
+    cJSON *a = cJSON_AddArrayToObject(o, "classes");
+    for (int i = 0; i < b->nclasses; i++) {
+        const struct results_score_class *c = &b->classes[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "class", c->name);
+        results_field_put_num(e, "flows", &c->flows);
+        results_field_put_str(e, "latency_kind", &c->latency_kind);
+        results_field_put_str(e, "slo", &c->slo);
+        results_field_put_num(e, "slo_bound_us", &c->slo_bound_us);
+        results_field_put_bool(e, "slo_met", &c->slo_met);
+        results_field_put_str(e, "fairness_of", &c->fairness_of);
+        write_score_phase(e, "quiet", &c->quiet);
+        write_score_phase(e, "loaded", &c->loaded);
+        results_field_put_num(e, "p99_loaded_over_quiet", &c->p99_loaded_over_quiet);
+        cJSON_AddItemToArray(a, e);
+    }
+    const struct results_score_step *st = &b->step;
+    cJSON *s = put_obj(o, "step", st->st);
+    if (!s)
+        return;
+    results_field_put_str(s, "basis", &st->basis);
+    results_field_put_num(s, "budget_ms", &st->budget_ms);
+    results_field_put_str(s, "budget_from", &st->budget_from);
+    cJSON *t = cJSON_AddArrayToObject(s, "terms");
+    for (int i = 0; i < st->nterms; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "flow", st->terms[i].flow);
+        results_field_put_num(e, "per_step", &st->terms[i].per_step);
+        cJSON_AddItemToArray(t, e);
+    }
+    write_step_phase(s, "quiet", &st->quiet);
+    write_step_phase(s, "loaded", &st->loaded);
+}
+
 cJSON *results_json_write_run(const struct results_run *r)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -329,6 +413,9 @@ cJSON *results_json_write_run(const struct results_run *r)
     cJSON *sum = put_obj(doc, "summary", r->summary.st);
     if (sum)
         write_summary(sum, &r->summary);
+    cJSON *sb = put_obj(doc, "scoreboard", r->scoreboard.st);
+    if (sb)
+        write_scoreboard(sb, &r->scoreboard);
     cJSON *ev = put_arr(doc, "events", r->events_st);
     if (ev) {
         for (int i = 0; i < r->nevents; i++)
@@ -526,6 +613,7 @@ static void read_flow(struct results_rd *r, const cJSON *o, const char *where,
     results_field_get_str(r, o, where, "transport", &f->transport);
     results_field_get_str(r, o, where, "op", &f->op);
     results_field_get_str(r, o, where, "role", &f->role);
+    results_field_get_str(r, o, where, "class", &f->class_name);
     results_field_get_str(r, o, where, "direction", &f->direction);
     results_field_get_str(r, o, where, "latency_kind", &f->latency_kind);
     results_field_get_str(r, o, where, "peer", &f->peer);
@@ -626,6 +714,92 @@ static void read_summary(struct results_rd *r, const cJSON *o, struct results_su
     }
 }
 
+static void read_score_phase(struct results_rd *r, const cJSON *o, const char *where, const char *k,
+                             struct results_score_phase *p)
+{
+    char sub[128];
+    snprintf(sub, sizeof(sub), "%s.%s", where, k);
+    const cJSON *e = get_obj(r, o, where, k, &p->st);
+    results_field_get_num(r, e, sub, "samples", &p->samples);
+    results_field_get_num(r, e, sub, "p50_us", &p->p50_us);
+    results_field_get_num(r, e, sub, "p99_us", &p->p99_us);
+    results_field_get_num(r, e, sub, "p99.9_us", &p->p999_us);
+    results_field_get_num(r, e, sub, "within_slo", &p->within_slo);
+    results_field_get_num(r, e, sub, "fairness_jain", &p->fairness_jain);
+}
+
+static void read_step_phase(struct results_rd *r, const cJSON *o, const char *k,
+                            struct results_score_step_phase *p)
+{
+    char sub[64];
+    snprintf(sub, sizeof(sub), "scoreboard.step.%s", k);
+    const cJSON *e = get_obj(r, o, "scoreboard.step", k, &p->st);
+    results_field_get_num(r, e, sub, "comm_p50_us", &p->comm_p50_us);
+    results_field_get_num(r, e, sub, "comm_p99_us", &p->comm_p99_us);
+    results_field_get_num(r, e, sub, "budget_share_p50", &p->budget_share_p50);
+    results_field_get_num(r, e, sub, "budget_share_p99", &p->budget_share_p99);
+    results_field_get_num(r, e, sub, "tokens_per_s_p50", &p->tokens_per_s_p50);
+    results_field_get_num(r, e, sub, "tokens_per_s_p99", &p->tokens_per_s_p99);
+}
+
+static void read_scoreboard(struct results_rd *r, const cJSON *o, struct results_scoreboard *b)
+{
+    results_field_get_str(r, o, "scoreboard", "basis", &b->basis);
+    enum results_state st;
+    const cJSON *a = get_arr(r, o, "scoreboard", "classes", &st);
+    if (st != RESULTS_SET)
+        results_field_bad(r, "scoreboard", "classes", "an array");
+    b->classes = xalloc_zero((size_t)cJSON_GetArraySize(a) + 1, sizeof(*b->classes));
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a)
+    {
+        char where[64];
+        snprintf(where, sizeof(where), "scoreboard.classes[%d]", b->nclasses);
+        struct results_score_class *c = &b->classes[b->nclasses++];
+        const char *name = cJSON_IsObject(e) ? jsonutil_str(e, "class") : NULL;
+        if (!name) {
+            results_field_bad(r, where, "class", "a string");
+            continue;
+        }
+        c->name = xalloc_strdup(name);
+        results_field_get_num(r, e, where, "flows", &c->flows);
+        results_field_get_str(r, e, where, "latency_kind", &c->latency_kind);
+        results_field_get_str(r, e, where, "slo", &c->slo);
+        results_field_get_num(r, e, where, "slo_bound_us", &c->slo_bound_us);
+        results_field_get_bool(r, e, where, "slo_met", &c->slo_met);
+        results_field_get_str(r, e, where, "fairness_of", &c->fairness_of);
+        read_score_phase(r, e, where, "quiet", &c->quiet);
+        read_score_phase(r, e, where, "loaded", &c->loaded);
+        results_field_get_num(r, e, where, "p99_loaded_over_quiet", &c->p99_loaded_over_quiet);
+    }
+    struct results_score_step *s = &b->step;
+    const cJSON *so = get_obj(r, o, "scoreboard", "step", &s->st);
+    if (!so)
+        return;
+    results_field_get_str(r, so, "scoreboard.step", "basis", &s->basis);
+    results_field_get_num(r, so, "scoreboard.step", "budget_ms", &s->budget_ms);
+    results_field_get_str(r, so, "scoreboard.step", "budget_from", &s->budget_from);
+    const cJSON *t = get_arr(r, so, "scoreboard.step", "terms", &st);
+    if (st != RESULTS_SET)
+        results_field_bad(r, "scoreboard.step", "terms", "an array");
+    s->terms = xalloc_zero((size_t)cJSON_GetArraySize(t) + 1, sizeof(*s->terms));
+    cJSON_ArrayForEach(e, t)
+    {
+        char where[64];
+        snprintf(where, sizeof(where), "scoreboard.step.terms[%d]", s->nterms);
+        const char *flow = cJSON_IsObject(e) ? jsonutil_str(e, "flow") : NULL;
+        if (!flow) {
+            results_field_bad(r, where, "flow", "a string");
+            continue;
+        }
+        struct results_score_term *te = &s->terms[s->nterms++];
+        te->flow = xalloc_strdup(flow);
+        results_field_get_num(r, e, where, "per_step", &te->per_step);
+    }
+    read_step_phase(r, so, "quiet", &s->quiet);
+    read_step_phase(r, so, "loaded", &s->loaded);
+}
+
 static char **read_strings(struct results_rd *r, const cJSON *a, const char *where, int *n)
 {
     char **v = xalloc_zero((size_t)cJSON_GetArraySize(a) + 1, sizeof(char *));
@@ -720,6 +894,9 @@ static void read_run(struct results_rd *r, const cJSON *j, struct results_run *r
     const cJSON *s = get_obj(r, j, "", "summary", &run->summary.st);
     if (s)
         read_summary(r, s, &run->summary);
+    const cJSON *sb = get_obj(r, j, "", "scoreboard", &run->scoreboard.st);
+    if (sb)
+        read_scoreboard(r, sb, &run->scoreboard);
     const cJSON *ev = get_arr(r, j, "", "events", &run->events_st);
     run->events = read_strings(r, ev, "events", &run->nevents);
     const cJSON *t = results_field_member(j, "topology", &run->topology_st);

@@ -126,7 +126,9 @@ struct results_flow_cond {
 };
 
 struct results_flow {
-    struct results_str name, transport, op, role, direction, latency_kind, peer;
+    struct results_str name, transport, op, role;
+    struct results_str class_name; /* the mix's flow class ("tp", "kv", ...); absent: none */
+    struct results_str direction, latency_kind, peer;
     struct results_num connections_asked, workers;
     struct results_str status, error;
     struct results_num failed_at_s, detected_after_last_progress_s, failed_at_run_s;
@@ -179,6 +181,56 @@ struct results_summary {
     struct results_num p99_loaded_over_quiet;
 };
 
+/* The scoreboard in serving terms (engine/results/score.h computes it): per class, its
+ * latency per phase with the SLO share and fairness, the loaded/quiet p99 ratio; per decode
+ * step, the communication on the critical path against a step budget. Latencies in
+ * microseconds of the class's latency kind; shares and Jain's index are fractions 0-1. */
+struct results_score_phase {
+    enum results_state st;
+    struct results_num samples; /* latency samples merged: what the percentiles are over */
+    struct results_num p50_us, p99_us, p999_us;
+    struct results_num within_slo; /* share of the phase's operations at or under the bound */
+    struct results_num fairness_jain;
+};
+struct results_score_class {
+    char *name;
+    struct results_num flows;
+    struct results_str latency_kind;
+    struct results_str slo;          /* the --slo term for it ("p99<80us"); absent: none */
+    struct results_num slo_bound_us; /* its bound */
+    struct results_bool slo_met;     /* the loaded phase's statistic within the bound */
+    struct results_str fairness_of;  /* "ops_per_s" or "goodput_gbps" of each flow */
+    struct results_score_phase quiet, loaded;
+    struct results_num p99_loaded_over_quiet;
+};
+/* One flow's share of a step: per_step x its latency. */
+struct results_score_term {
+    char *flow;
+    struct results_num per_step;
+};
+struct results_score_step_phase {
+    enum results_state st;
+    struct results_num comm_p50_us, comm_p99_us; /* sums of per_step x each term's p50 / p99 */
+    struct results_num budget_share_p50, budget_share_p99;
+    struct results_num tokens_per_s_p50, tokens_per_s_p99; /* per sequence: 1 / comm */
+};
+struct results_score_step {
+    enum results_state st;
+    struct results_str basis;       /* how the figures are made, in words */
+    struct results_num budget_ms;   /* the step budget */
+    struct results_str budget_from; /* "--step-budget 25ms", "--target-tps 40" */
+    int nterms;
+    struct results_score_term *terms;
+    struct results_score_step_phase quiet, loaded;
+};
+struct results_scoreboard {
+    enum results_state st; /* the "scoreboard" key */
+    struct results_str basis;
+    int nclasses;
+    struct results_score_class *classes;
+    struct results_score_step step;
+};
+
 struct results_run {
     struct results_str format;
     struct results_num version;
@@ -199,6 +251,7 @@ struct results_run {
     int nphases;
     struct results_phase *phases;
     struct results_summary summary;
+    struct results_scoreboard scoreboard;
     enum results_state events_st;
     int nevents;
     char **events;
@@ -215,6 +268,7 @@ struct results_doc {
 
 void results_doc_free(struct results_doc *d);
 void results_run_free(struct results_run *r);
+void results_scoreboard_free(struct results_scoreboard *b);
 
 /* Readers' accessors: the string when set, else NULL; the number when set. */
 static inline const char *results_str_get(const struct results_str *f)

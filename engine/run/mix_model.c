@@ -55,6 +55,10 @@ static cJSON *flow(struct gen *g, const char *name, const char *role, const char
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "name", name);
     cJSON_AddStringToObject(f, "role", role);
+    /* The class is the name's prefix (tp-, kv-, moe-, pp-), now also a field of its own. */
+    char cls[16];
+    snprintf(cls, sizeof(cls), "%.*s", (int)strcspn(name, "-"), name);
+    cJSON_AddStringToObject(f, "class", cls);
     cJSON_AddStringToObject(f, "transport", g->transport);
     cJSON_AddStringToObject(f, "op", op);
     cJSON_AddNumberToObject(f, "size", (double)size);
@@ -64,6 +68,13 @@ static cJSON *flow(struct gen *g, const char *name, const char *role, const char
     cJSON_AddStringToObject(f, "peer", "loopback");
     cJSON_AddItemToArray(g->flows, f);
     return f;
+}
+
+/* Operations of f on one decode step's critical path (mix.h: per_step). */
+static void per_step(cJSON *f, double n)
+{
+    if (f && n > 0)
+        cJSON_AddNumberToObject(f, "per_step", n);
 }
 
 /* An NCCL collective's params over n ranks (devices 0..n-1 when they fit, else all). */
@@ -90,18 +101,21 @@ static void coll(cJSON *f, const char *which, const char *dtype, long n, bool gr
 /* The TP all-reduce of one phase: NCCL's all_reduce, or the ring's steps over tcp/verbs (a
  * ping-pong of S/N bytes: its half round trip is one step; the all-reduce is 2(N-1) of them). */
 static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t size,
-                    uint64_t chunk, const struct model_layout *l, int steps)
+                    uint64_t chunk, const struct model_layout *l, int steps, long per_decode)
 {
     char name[64], b[24];
+    bool decode = !strcmp(phase, "decode");
     if (g->nccl) {
         snprintf(name, sizeof(name), "tp-%s-allreduce", phase);
-        coll(flow(g, name, role, "collective", size), "all_reduce", g->act_dtype, l->tp,
-             !strcmp(phase, "decode"));
+        cJSON *f = flow(g, name, role, "collective", size);
+        coll(f, "all_reduce", g->act_dtype, l->tp, decode);
+        per_step(f, decode ? (double)per_decode : 0);
         return;
     }
     exact_bytes(chunk, b, sizeof(b));
     snprintf(name, sizeof(name), "tp-%s-ring%dx%s", phase, steps, b);
-    flow(g, name, role, "pingpong", chunk);
+    /* Emulated: each all-reduce is `steps` ring steps, each one half round trip. */
+    per_step(flow(g, name, role, "pingpong", chunk), decode ? (double)per_decode * steps : 0);
 }
 
 static const char *nccl_dtype(int bytes)
@@ -158,9 +172,10 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
 
     char name[64];
     if (l->tp > 1) {
-        tp_flow(&g, "decode", "foreground", s->tp_decode, s->ring_decode_chunk, l, s->ring_steps);
-        tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l,
-                s->ring_steps);
+        tp_flow(&g, "decode", "foreground", s->tp_decode, s->ring_decode_chunk, l, s->ring_steps,
+                s->tp_allreduces);
+        tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l, s->ring_steps,
+                0);
     }
     /* KV transfer: one message per descriptor; the name carries the count per request. */
     exact_bytes(s->desc_bytes, b1, sizeof(b1));
@@ -173,31 +188,38 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
     /* MoE: nothing leaves a rank at EP 1. */
     if (m->moe && l->ep > 1) {
         uint64_t k = (uint64_t)m->experts_per_tok, bt = (uint64_t)l->batch;
+        /* One dispatch and one combine per MoE layer of a stage, each step. */
+        double moe_steps = (double)((s->moe_layers + l->pp - 1) / l->pp);
         if (g.nccl) {
             /* alltoall's S is the whole buffer of a rank (nccl-tests' meaning). */
             snprintf(name, sizeof(name), "moe-dispatch-ep%ld", l->ep);
-            coll(flow(&g, name, "background", "collective", bt * k * s->dispatch_token), "alltoall",
-                 s->dispatch_fp8 ? "uint8" : g.act_dtype, l->ep, false);
+            cJSON *f = flow(&g, name, "background", "collective", bt * k * s->dispatch_token);
+            coll(f, "alltoall", s->dispatch_fp8 ? "uint8" : g.act_dtype, l->ep, false);
+            per_step(f, moe_steps);
             snprintf(name, sizeof(name), "moe-combine-ep%ld", l->ep);
-            coll(flow(&g, name, "background", "collective", bt * k * s->combine_token), "alltoall",
-                 g.act_dtype, l->ep, false);
+            f = flow(&g, name, "background", "collective", bt * k * s->combine_token);
+            coll(f, "alltoall", g.act_dtype, l->ep, false);
+            per_step(f, moe_steps);
         } else {
             uint64_t d = s->dispatch_decode / (uint64_t)(l->ep - 1),
                      c = s->combine_decode / (uint64_t)(l->ep - 1);
             snprintf(name, sizeof(name), "moe-dispatch-ep%ld-peer", l->ep);
-            flow(&g, name, "background", "pingpong", d);
+            per_step(flow(&g, name, "background", "pingpong", d), moe_steps);
             snprintf(name, sizeof(name), "moe-combine-ep%ld-peer", l->ep);
-            flow(&g, name, "background", "pingpong", c);
+            per_step(flow(&g, name, "background", "pingpong", c), moe_steps);
         }
     }
     if (l->pp > 1) {
+        /* A decode step's activations cross PP - 1 stage boundaries, one send each. */
         if (g.nccl) {
-            coll(flow(&g, "pp-decode", "background", "collective", s->pp_decode), "sendrecv",
-                 g.act_dtype, 2, false);
+            cJSON *f = flow(&g, "pp-decode", "background", "collective", s->pp_decode);
+            coll(f, "sendrecv", g.act_dtype, 2, false);
+            per_step(f, (double)(l->pp - 1));
             coll(flow(&g, "pp-prefill", "background", "collective", s->pp_prefill), "sendrecv",
                  g.act_dtype, 2, false);
         } else {
-            flow(&g, "pp-decode", "background", "pingpong", s->pp_decode);
+            per_step(flow(&g, "pp-decode", "background", "pingpong", s->pp_decode),
+                     (double)(l->pp - 1));
             flow(&g, "pp-prefill", "background", "stream", s->pp_prefill);
         }
     }

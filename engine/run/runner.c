@@ -22,6 +22,7 @@
 #include "engine/flow/flow.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
+#include "engine/results/score.h"
 #include "engine/xport/xport.h"
 #include "topology/topo_model.h"
 
@@ -55,6 +56,7 @@ struct runner {
     struct mix mix;
     struct flow_host host;         /* what the flows get of the run (engine/flow/flow.h) */
     struct sim_ctl_state playback; /* runner_opts.playback, copied */
+    struct score_opts score;       /* runner_opts.score, copied */
     struct agent *loop_agent;
     struct channel_key loop_key, key;
     bool key_loaded;
@@ -784,6 +786,7 @@ static void *runner_main(void *arg)
     struct results_input in = {
         .mix = &r->mix,
         .topo = r->o.topo,
+        .score = &r->score,
         .nphases = r->nphases,
         .wall_start = r->wall_start,
         .wall_end = r->wall_end,
@@ -936,6 +939,8 @@ int runner_start(const struct runner_opts *o, struct runner **out, struct ft_err
     atomic_init(&r->hist_flow, -1);
     r->host = (struct flow_host){
         .ctx = r, .event = host_event, .nudge = host_nudge, .topo = o->topo, .pin = o->pin};
+    if (o->score)
+        r->score = *o->score;
     if (o->playback) {
         r->playback = *o->playback;
         r->host.playback = &r->playback;

@@ -20,6 +20,7 @@
 #include "engine/results/results_model.h"
 
 struct topo_model;
+struct score_opts;
 
 struct runner_opts {
     const struct mix *mix;
@@ -31,6 +32,8 @@ struct runner_opts {
     /* Playback of a simulated fabric whose mix gives no params.playback of its own (each
      * field the mix sets wins); NULL: full speed, no skipping, running. Copied at start. */
     const struct sim_ctl_state *playback;
+    /* The scoreboard's --slo and step budget (engine/results/score.h); NULL: none. Copied. */
+    const struct score_opts *score;
 };
 
 enum run_phase {

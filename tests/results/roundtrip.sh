@@ -39,11 +39,22 @@ for m in api bidir incast neighbour quiet-vs-loaded tp-decode; do
     run "tcp-$m" --mix "$m" -d 0.2
 done
 run tcp-qvl-repro --mix quiet-vs-loaded -d 0.2 --reproducible
+# The scoreboard (flow classes, --slo, the decode step against its budget).
+run tcp-model-score --model Llama-3.1-8B --tp 2 --transport tcp -d 0.2 \
+    --slo 'tp:p99<50ms,kv:p99<30ms' --step-budget 25ms
+run tcp-model-score-repro --model Llama-3.1-8B --tp 2 --transport tcp -d 0.2 \
+    --slo 'tp:p99<50ms' --target-tps 40 --reproducible
+grep -q '"scoreboard"' "$tmp/tcp-model-score.json" || fail "tcp-model-score: no scoreboard"
 if [ -n "$fake" ] && [ -f "$fake" ]; then
     FABTOP_CUDART="$fake" FABTOP_NCCL="$fake" FAKE_CUDA_DEVICES=2 \
         "$bin" run --mix nccl-decode -d 0.1 -o "$tmp/nccl-decode.json" >"$tmp/nccl.out" 2>&1
     [ -s "$tmp/nccl-decode.json" ] || fail "nccl-decode on the stand-in: no document ($(tail -2 "$tmp/nccl.out"))"
     grep -q busbw_GBps "$tmp/nccl-decode.json" || fail "nccl-decode: no point figures (busbw_GBps)"
+    FABTOP_CUDART="$fake" FABTOP_NCCL="$fake" FAKE_CUDA_DEVICES=2 \
+        "$bin" run --model Llama-3.1-8B --tp 2 --transport nccl -d 0.1 --slo 'tp:p99<1ms' \
+        --step-budget 25ms -o "$tmp/nccl-model-score.json" >"$tmp/nccl-model.out" 2>&1
+    grep -q '"scoreboard"' "$tmp/nccl-model-score.json" ||
+        fail "nccl model mix on the stand-in: no scoreboard ($(tail -2 "$tmp/nccl-model.out"))"
     # A hung collective: failed, with the time since the last progress.
     printf '%s\n' '{"format": "fabtop-mix", "version": 1, "name": "hang", "fail_bound_s": 1,
  "progress_deadline_s": 1, "flows": [{"name": "ar", "transport": "nccl", "op": "collective",

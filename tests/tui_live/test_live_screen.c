@@ -899,6 +899,81 @@ static struct runner_snapshot *full_snapshot(void)
     return s;
 }
 
+/* ---- the lines by flow class ---- */
+
+static const char class_mix[] =
+    "{\"format\": \"fabtop-mix\", \"version\": 1, \"name\": \"live-cls\", \"phases\": "
+    "[\"quiet\", \"loaded\"], \"flows\": ["
+    "{\"name\": \"pp\", \"class\": \"tp\", \"per_step\": 4, \"transport\": \"tcp\", \"op\": "
+    "\"pingpong\", \"size\": 64, \"warmup_s\": 0.1, \"duration_s\": 0.4, \"peer\": "
+    "\"loopback\"}, {\"name\": \"kv-a\", \"class\": \"kv\", \"role\": \"background\", "
+    "\"transport\": \"tcp\", \"op\": \"stream\", \"size\": \"64KiB\", \"warmup_s\": 0.1, "
+    "\"peer\": \"loopback\"}, {\"name\": \"kv-b\", \"class\": \"kv\", \"role\": "
+    "\"background\", \"transport\": \"tcp\", \"op\": \"stream\", \"size\": \"64KiB\", "
+    "\"warmup_s\": 0.1, \"peer\": \"loopback\"}]}";
+
+/* A made-up snapshot of class_mix's loaded phase (two kv streams at 9 and 3 Gb/s: Jain's
+ * index 12^2 / (2 (81 + 9)) = 0.8), then a real run of it: after the run the lines come from
+ * the results' scoreboard. Under the percentile table at 132x43, in one line of the events
+ * pane at 80x24. */
+static void classes(void **state)
+{
+    (void)state;
+    struct app a;
+    struct runner_snapshot *s = full_snapshot();
+    free(s->flows);
+    s->nflows = 3;
+    s->flows = calloc(3, sizeof(*s->flows));
+    fill_flow(&s->flows[0], "pp", MIX_OP_PINGPONG, MIX_ROLE_FOREGROUND, 0.0213);
+    fill_flow(&s->flows[1], "kv-a", MIX_OP_STREAM, MIX_ROLE_BACKGROUND, 9);
+    fill_flow(&s->flows[2], "kv-b", MIX_OP_STREAM, MIX_ROLE_BACKGROUND, 3);
+    hist_stats(&s->hist, &s->flows[0].lat);
+    s->flows[0].valid |= SNAP_V_LAT;
+    open_made_up(&a, class_mix, s);
+    resize(43, 132);
+    a.focus = 0;
+    frame(&a);
+    print_screen("made-up classes");
+    assert_on_screen("By class (now: the worst flow's p99; Jain over rates)");
+    int y = find_line("kv       2 fl  p99      n/a us  Jain 0.800");
+    if (y < 0) {
+        print_screen("missing kv line");
+        fail_msg("no kv line");
+    }
+    assert_true(find_line("tp       1 fl  p99 ") >= 0);
+    /* At 80x24 the table has no rows left: one line in the events pane. */
+    resize(24, 80);
+    frame(&a);
+    assert_on_screen("by class now: tp p99 ");
+    assert_on_screen("; kv p99 n/a J0.80");
+    assert_false(on_screen("By class ("));
+    app_fini(&a);
+
+    app_open(&a);
+    resize(43, 132);
+    start(&a, class_mix);
+    for (int i = 0; i < 300 && !a.results; i++) {
+        pump(&a);
+        frame(&a);
+        sleep_ms(50);
+    }
+    assert_non_null(a.results);
+    for (int size = 0; size < 2; size++) {
+        resize(size ? 43 : 24, size ? 132 : 80);
+        a.msg[0] = '\0';
+        frame(&a);
+        print_screen("classes, done");
+        if (!size)
+            assert_on_screen("by class: tp p99 ");
+        if (size) {
+            assert_on_screen("By class (loaded, all samples merged; SLO: share within)");
+            assert_true(find_line("kv       2 fl  p99      n/a us  Jain ") >= 0);
+            assert_true(find_line("tp       1 fl  p99 ") >= 0);
+        }
+    }
+    app_fini(&a);
+}
+
 static void expected_screens(void **state)
 {
     (void)state;
@@ -948,6 +1023,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(expected_screens),
         cmocka_unit_test(busbw_from_results),
         cmocka_unit_test(hist_follows_selection),
+        cmocka_unit_test(classes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
