@@ -1,6 +1,6 @@
 /* sweep_stats: medians and median absolute deviations of many buckets of samples at once (a
- * counting sort of every figure's samples into one buffer, one pass of keys per figure, then
- * selection in place), for sweep_verdict. */
+ * counting sort of every figure's samples into one buffer, then branch-free selection in place),
+ * for sweep_verdict. */
 #ifndef SWEEP_STATS_H
 #define SWEEP_STATS_H
 
