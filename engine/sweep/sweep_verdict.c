@@ -122,8 +122,9 @@ static const char *group_str(const struct sweep_analysis *an, int32_t g, char *b
     return buf;
 }
 
-int sweep_is_outlier(const struct sweep_analysis *an, enum sweep_metric m,
-                     const struct sweep_class_stat *c, double x)
+/* sweep_is_outlier, inlined where every sample of the rack is judged. */
+static inline int outlier(const struct sweep_analysis *an, enum sweep_metric m,
+                          const struct sweep_class_stat *c, double x)
 {
     /* A median and MAD of fewer figures say nothing of the rack's spread. */
     if (c->n < SWEEP_MIN_CLASS || c->median <= 0)
@@ -136,6 +137,12 @@ int sweep_is_outlier(const struct sweep_analysis *an, enum sweep_metric m,
     return dev / (1.4826 * c->mad) > an->opts.z_max;
 }
 
+int sweep_is_outlier(const struct sweep_analysis *an, enum sweep_metric m,
+                     const struct sweep_class_stat *c, double x)
+{
+    return outlier(an, m, c, x);
+}
+
 /* The cell of f within its class: (g, h), g <= h, when uplinks are judged, else 0. */
 static uint32_t fig_cell(const struct judge *j, const struct sweep_figure *f)
 {
@@ -143,6 +150,12 @@ static uint32_t fig_cell(const struct judge *j, const struct sweep_figure *f)
         return 0;
     uint32_t g = (uint32_t)j->gidx[f->a], h = (uint32_t)j->gidx[f->b];
     return g < h ? g * j->n_groups + h : h * j->n_groups + g;
+}
+
+/* The class of f, from its cell when uplinks are judged: across when g < h. */
+static int cell_class(const struct judge *j, const struct sweep_figure *f, uint32_t cell)
+{
+    return j->n_cells == 1 ? fig_class(j, f) : cell / j->n_groups != cell % j->n_groups;
 }
 
 static uint32_t cell_bucket(const struct judge *j, enum sweep_metric m, unsigned rail, int cls,
@@ -159,8 +172,8 @@ static int cell_keys(void *ctx, const struct sweep_figure *f, uint32_t *b, doubl
     unsigned ok = fig_samples(f, x);
     if (!ok)
         return 0;
-    int cls = fig_class(j, f), n = 0;
     uint32_t cell = fig_cell(j, f);
+    int cls = cell_class(j, f, cell), n = 0;
     for (int s = 0; s < SLOTS; s++)
         if ((ok >> s) & 1) {
             b[n] = cell_bucket(j, slot_metric(s), f->rail, cls, cell);
@@ -201,7 +214,7 @@ static void mark_slow(struct judge *j)
         int cls = fig_class(j, f);
         for (int s = 0; s < SLOTS; s++) {
             enum sweep_metric m = slot_metric(s);
-            if (((ok >> s) & 1) && sweep_is_outlier(j->an, m, &j->an->cls[m][f->rail][cls], v[s]))
+            if (((ok >> s) & 1) && outlier(j->an, m, &j->an->cls[m][f->rail][cls], v[s]))
                 j->slow[i] |= (uint8_t)(1u << s);
         }
     }
