@@ -194,3 +194,38 @@ void sweep_stats_buckets(const struct sweep_figure *f, size_t nf, sweep_stats_ke
         out[b] = sweep_stats_of(s.x + s.at[b], s.at[b + 1] - s.at[b], want_mad);
     sweep_stats_sorted_free(&s);
 }
+
+void sweep_stats_buckets_within(const struct sweep_figure *f, size_t nf, sweep_stats_keys keys,
+                                void *ctx, size_t n_buckets, const size_t *room, int want_mad,
+                                double *scratch, struct sweep_class_stat *out)
+{
+    uint32_t b[SWEEP_STATS_MAX_SAMPLES];
+    double v[SWEEP_STATS_MAX_SAMPLES];
+    /* Bucket k's room is x[at[k]] .. x[at[k + 1] - 1], its samples so far end at end[k]. */
+    size_t *at = xalloc_zero(n_buckets + 1, sizeof(*at)),
+           *end = xalloc(sizeof(*end) * (n_buckets + 1));
+    for (size_t k = 0; k < n_buckets; k++) {
+        end[k] = at[k];
+        at[k + 1] = at[k] + room[k];
+    }
+    double *x = scratch ? scratch : xalloc(sizeof(*x) * (at[n_buckets] + 1));
+    int over = 0;
+    for (size_t i = 0; i < nf && !over; i++) {
+        int n = keys(ctx, &f[i], b, v);
+        for (int k = 0; k < n; k++) {
+            if (end[b[k]] == at[b[k] + 1]) {
+                over = 1;
+                break;
+            }
+            x[end[b[k]]++] = v[k];
+        }
+    }
+    for (size_t k = 0; k < n_buckets && !over; k++)
+        out[k] = sweep_stats_of(x + at[k], end[k] - at[k], want_mad);
+    if (!scratch)
+        free(x);
+    free(end);
+    free(at);
+    if (over)
+        sweep_stats_buckets(f, nf, keys, ctx, n_buckets, want_mad, scratch, out);
+}

@@ -43,6 +43,13 @@ void sweep_stats_buckets(const struct sweep_figure *f, size_t nf, sweep_stats_ke
                          size_t n_buckets, int want_mad, double *scratch,
                          struct sweep_class_stat *out);
 
+/* As sweep_stats_buckets in one call of keys per figure, where the caller knows that bucket b
+ * holds at most room[b] samples (scratch: room for them all, or NULL); should one hold more,
+ * the two-call sort is taken instead. */
+void sweep_stats_buckets_within(const struct sweep_figure *f, size_t nf, sweep_stats_keys keys,
+                                void *ctx, size_t n_buckets, const size_t *room, int want_mad,
+                                double *scratch, struct sweep_class_stat *out);
+
 /* The median of x[0..n) (reordered); 0 when n is 0. */
 double sweep_stats_median(double *x, size_t n);
 

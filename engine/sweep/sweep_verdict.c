@@ -650,16 +650,23 @@ static int ceiling_keys(void *ctx, const struct sweep_figure *f, uint32_t *b, do
 
 static void name_ceilings(struct judge *j)
 {
-    struct sweep_class_stat st[SWEEP_MAX_RAILS * 4], *share = st, *cap = st + SWEEP_MAX_RAILS * 2;
+    struct sweep_class_stat st[SWEEP_MAX_RAILS * 4] = {{0}}, *share = st,
+                                                 *cap = st + SWEEP_MAX_RAILS * 2;
     int low = 0;
+    /* A share's (and a ceiling's) bucket holds at most its class's bandwidth samples. */
+    size_t room[SWEEP_MAX_RAILS * 4];
+    for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2; b++)
+        room[b] = room[SWEEP_MAX_RAILS * 2 + b] = j->an->cls[SWEEP_M_BW][b / 2][b % 2].n;
     /* The shares first; the ceilings themselves only when a class falls short. */
     j->caps = 0;
-    sweep_stats_buckets(j->f, j->nf, ceiling_keys, j, SWEEP_MAX_RAILS * 4, 0, j->scratch, st);
+    sweep_stats_buckets_within(j->f, j->nf, ceiling_keys, j, SWEEP_MAX_RAILS * 2, room, 0,
+                               j->scratch, st);
     for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2; b++)
         low |= share[b].n && share[b].median < j->an->opts.ceiling_frac;
     if (low) {
         j->caps = 1;
-        sweep_stats_buckets(j->f, j->nf, ceiling_keys, j, SWEEP_MAX_RAILS * 4, 0, j->scratch, st);
+        sweep_stats_buckets_within(j->f, j->nf, ceiling_keys, j, SWEEP_MAX_RAILS * 4, room, 0,
+                                   j->scratch, st);
     }
     for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2 && low; b++) {
         if (!share[b].n || share[b].median >= j->an->opts.ceiling_frac)

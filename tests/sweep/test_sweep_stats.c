@@ -1,10 +1,10 @@
 /* test_sweep_stats: the bucket statistics against a plain reference (sort, then the middle
  * value or the mean of the middle two; the MAD the same over the sorted absolute deviations),
- * exactly, on random data: empty buckets and buckets under SWEEP_MIN_CLASS, odd and even
- * sizes, ties, MAD 0, and buckets large enough for the sampled selection (and its rare edge);
- * then the judge's class statistics on random racks (groups, two rails, failed and invalid
- * figures), and an uplink's median when a named rank's figures share its cells and must be left
- * out. */
+ * exactly (sweep_stats_buckets, and _within with exact, loose and too little room), on random
+ * data: empty buckets and buckets under SWEEP_MIN_CLASS, odd and even sizes, ties, MAD 0, and
+ * buckets large enough for the sampled selection (and its rare edge); then the judge's class
+ * statistics on random racks (groups, two rails, failed and invalid figures), and an uplink's
+ * median when a named rank's figures share its cells and must be left out. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,10 +142,19 @@ static void test_buckets_against_sort(void **state)
         x->lat_p50_ns = v[2];
     }
     struct sweep_class_stat got[NB];
-    double *scratch = malloc(sizeof(double) * SWEEP_STATS_MAX_SAMPLES * nf);
+    double *scratch = malloc(sizeof(double) * (SWEEP_STATS_MAX_SAMPLES * nf + 2 * NB));
     assert_non_null(scratch);
-    for (int pass = 0; pass < 2; pass++) { /* with and without a scratch of the caller's */
-        sweep_stats_buckets(f, nf, a_keys, NULL, NB, 1, pass ? scratch : NULL, got);
+    /* Passes 0 and 1: with and without a scratch of the caller's; 2-4: in one call of the keys
+     * per figure, the room exact, with slack, and too small for one bucket (the sort then). */
+    size_t room[NB];
+    for (int pass = 0; pass < 5; pass++) {
+        for (unsigned b = 0; b < NB; b++)
+            room[b] = size[b] + (pass == 3 ? b % 3 : 0) - (pass == 4 && b == NB / 2);
+        if (pass < 2)
+            sweep_stats_buckets(f, nf, a_keys, NULL, NB, 1, pass ? scratch : NULL, got);
+        else
+            sweep_stats_buckets_within(f, nf, a_keys, NULL, NB, room, 1, pass == 2 ? NULL : scratch,
+                                       got);
         for (unsigned b = 0; b < NB; b++) {
             double *copy = malloc(sizeof(double) * (size[b] + 1));
             assert_non_null(copy);
