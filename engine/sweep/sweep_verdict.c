@@ -75,10 +75,10 @@ struct judge {
     uint8_t *uplink; /* [rail][g][h]: that uplink is named */
     double *scratch; /* nf x SLOTS values, for sweep_stats_sort */
     /* Every sample sorted by cell: [metric][rail][class][g][h] (g <= h, the dense group
-     * indices) when uplinks are judged, else [metric][rail][class]; cells per class: */
+     * indices) when uplinks are judged, else [metric][rail][class]. */
     struct sweep_stats_sorted cells;
-    size_t n_cells;
-    int caps; /* ceiling_keys: the ceilings too, not only the shares */
+    size_t n_cells; /* cells per class: groups x groups, or 1 */
+    int caps;       /* ceiling_keys: the ceilings too, not only the shares */
 };
 
 static int pair_class(const struct sweep_analysis *an, const struct sweep_rank *ranks,
