@@ -34,16 +34,31 @@ static enum sweep_metric slot_metric(int slot)
     return slot < 2 ? SWEEP_M_BW : (enum sweep_metric)(slot - 1);
 }
 
+/* The samples of f: v[slot] for every slot, valid (not failed, flagged valid, finite and not
+ * negative) for each slot in the mask returned. */
+static unsigned fig_samples(const struct sweep_figure *f, double v[SLOTS])
+{
+    v[0] = f->bw_ab_gbps;
+    v[1] = f->bw_ba_gbps;
+    v[2] = f->lat_p50_ns;
+    v[3] = f->lat_p99_ns;
+    if (f->failed)
+        return 0;
+    unsigned ok = (f->valid & SWEEP_FIG_BW_AB ? 1u : 0) | (f->valid & SWEEP_FIG_BW_BA ? 2u : 0) |
+                  (f->valid & SWEEP_FIG_LAT ? 12u : 0);
+    for (int s = 0; s < SLOTS; s++)
+        if (!isfinite(v[s]) || v[s] < 0)
+            ok &= ~(1u << s);
+    return ok;
+}
+
 /* The value of sample slot of f; 0 when it is not valid. */
 static int slot_value(const struct sweep_figure *f, int slot, double *v)
 {
-    static const uint8_t need[SLOTS] = {SWEEP_FIG_BW_AB, SWEEP_FIG_BW_BA, SWEEP_FIG_LAT,
-                                        SWEEP_FIG_LAT};
-    if (f->failed || !(f->valid & need[slot]))
-        return 0;
-    const double x[SLOTS] = {f->bw_ab_gbps, f->bw_ba_gbps, f->lat_p50_ns, f->lat_p99_ns};
+    double x[SLOTS];
+    unsigned ok = fig_samples(f, x);
     *v = x[slot];
-    return isfinite(*v) && *v >= 0;
+    return (ok >> slot) & 1;
 }
 
 /* What the judging passes share. */
@@ -58,7 +73,12 @@ struct judge {
     int32_t *gidx;     /* per rank: dense group index */
     uint32_t n_groups;
     uint8_t *uplink; /* [rail][g][h]: that uplink is named */
-    double *scratch; /* nf x SLOTS values, for sweep_stats_buckets */
+    double *scratch; /* nf x SLOTS values, for sweep_stats_sort */
+    /* Every sample sorted by cell: [metric][rail][class][g][h] (g <= h, the dense group
+     * indices) when uplinks are judged, else [metric][rail][class]. */
+    struct sweep_stats_sorted cells;
+    size_t n_cells; /* cells per class: groups x groups, or 1 */
+    int caps;       /* ceiling_keys: the ceilings too, not only the shares */
 };
 
 static int pair_class(const struct sweep_analysis *an, const struct sweep_rank *ranks,
@@ -102,8 +122,9 @@ static const char *group_str(const struct sweep_analysis *an, int32_t g, char *b
     return buf;
 }
 
-int sweep_is_outlier(const struct sweep_analysis *an, enum sweep_metric m,
-                     const struct sweep_class_stat *c, double x)
+/* sweep_is_outlier, inlined where every sample of the rack is judged. */
+static inline int outlier(const struct sweep_analysis *an, enum sweep_metric m,
+                          const struct sweep_class_stat *c, double x)
 {
     /* A median and MAD of fewer figures say nothing of the rack's spread. */
     if (c->n < SWEEP_MIN_CLASS || c->median <= 0)
@@ -116,29 +137,84 @@ int sweep_is_outlier(const struct sweep_analysis *an, enum sweep_metric m,
     return dev / (1.4826 * c->mad) > an->opts.z_max;
 }
 
-/* Class buckets, laid out as an->cls: [metric][rail][class]. */
-static uint32_t class_key(void *ctx, const struct sweep_figure *f, int slot, double *v)
+int sweep_is_outlier(const struct sweep_analysis *an, enum sweep_metric m,
+                     const struct sweep_class_stat *c, double x)
 {
-    const struct judge *j = ctx;
-    if (!slot_value(f, slot, v))
-        return SWEEP_STATS_SKIP;
-    return (uint32_t)((slot_metric(slot) * SWEEP_MAX_RAILS + f->rail) * 2 + fig_class(j, f));
+    return outlier(an, m, c, x);
 }
 
+/* The cell of f within its class: (g, h), g <= h, when uplinks are judged, else 0. */
+static uint32_t fig_cell(const struct judge *j, const struct sweep_figure *f)
+{
+    if (j->n_cells == 1)
+        return 0;
+    uint32_t g = (uint32_t)j->gidx[f->a], h = (uint32_t)j->gidx[f->b];
+    return g < h ? g * j->n_groups + h : h * j->n_groups + g;
+}
+
+/* The class of f, from its cell when uplinks are judged: across when g < h. */
+static int cell_class(const struct judge *j, const struct sweep_figure *f, uint32_t cell)
+{
+    return j->n_cells == 1 ? fig_class(j, f) : cell / j->n_groups != cell % j->n_groups;
+}
+
+static uint32_t cell_bucket(const struct judge *j, enum sweep_metric m, unsigned rail, int cls,
+                            uint32_t cell)
+{
+    return (uint32_t)(((m * SWEEP_MAX_RAILS + rail) * 2 + (unsigned)cls) * j->n_cells + cell);
+}
+
+/* Cell buckets (struct judge's cells): every valid sample, a named rank's or not. */
+static int cell_keys(void *ctx, const struct sweep_figure *f, uint32_t *b, double *v)
+{
+    const struct judge *j = ctx;
+    double x[SLOTS];
+    unsigned ok = fig_samples(f, x);
+    if (!ok)
+        return 0;
+    uint32_t cell = fig_cell(j, f);
+    int cls = cell_class(j, f, cell), n = 0;
+    for (int s = 0; s < SLOTS; s++)
+        if ((ok >> s) & 1) {
+            b[n] = cell_bucket(j, slot_metric(s), f->rail, cls, cell);
+            v[n++] = x[s];
+        }
+    return n;
+}
+
+/* Sort every sample into its cell, once for the classes and the uplinks; then each class's
+ * median and MAD, from a copy where the cells' order must stay for the uplinks. */
 static void class_stats(struct judge *j)
 {
-    sweep_stats_buckets(j->f, j->nf, SLOTS, class_key, j, SWEEP_M_COUNT * SWEEP_MAX_RAILS * 2, 1,
-                        j->scratch, &j->an->cls[0][0][0]);
+    size_t nb = SWEEP_M_COUNT * SWEEP_MAX_RAILS * 2 * j->n_cells, most = 0;
+    sweep_stats_sort(j->f, j->nf, cell_keys, j, nb, j->scratch, &j->cells);
+    const size_t *at = j->cells.at;
+    for (size_t c = 0; c < nb / j->n_cells; c++) {
+        size_t n = at[(c + 1) * j->n_cells] - at[c * j->n_cells];
+        most = n > most ? n : most;
+    }
+    double *copy = j->n_cells > 1 ? xalloc(sizeof(*copy) * (most + 1)) : NULL;
+    struct sweep_class_stat *out = &j->an->cls[0][0][0];
+    for (size_t c = 0; c < nb / j->n_cells; c++) {
+        double *x = j->cells.x + at[c * j->n_cells];
+        size_t n = at[(c + 1) * j->n_cells] - at[c * j->n_cells];
+        if (copy)
+            x = memcpy(copy, x, sizeof(*x) * n);
+        out[c] = sweep_stats_of(x, n, 1);
+    }
+    free(copy);
 }
 
 static void mark_slow(struct judge *j)
 {
     for (size_t i = 0; i < j->nf; i++) {
-        double v;
+        const struct sweep_figure *f = &j->f[i];
+        double v[SLOTS];
+        unsigned ok = fig_samples(f, v);
+        int cls = fig_class(j, f);
         for (int s = 0; s < SLOTS; s++) {
             enum sweep_metric m = slot_metric(s);
-            if (slot_value(&j->f[i], s, &v) &&
-                sweep_is_outlier(j->an, m, fig_stat(j, &j->f[i], m), v))
+            if (((ok >> s) & 1) && outlier(j->an, m, &j->an->cls[m][f->rail][cls], v[s]))
                 j->slow[i] |= (uint8_t)(1u << s);
         }
     }
@@ -355,30 +431,6 @@ static int explained(const struct judge *j, const struct sweep_figure *f)
     return ((j->suspect[f->a] | j->suspect[f->b]) >> f->rail) & 1;
 }
 
-/* Uplink bucket of f: (rail, lower group, higher group) across groups, not a named rank's. */
-static uint32_t uplink_bucket(const struct judge *j, const struct sweep_figure *f)
-{
-    int32_t g = j->gidx[f->a], h = j->gidx[f->b], G = (int32_t)j->n_groups;
-    if (g == h || explained(j, f))
-        return SWEEP_STATS_SKIP;
-    if (g > h) {
-        int32_t t = g;
-        g = h;
-        h = t;
-    }
-    return (uint32_t)((f->rail * G + g) * G + h);
-}
-
-/* Uplink buckets: [metric][rail][g][h]. */
-static uint32_t uplink_key(void *ctx, const struct sweep_figure *f, int slot, double *v)
-{
-    const struct judge *j = ctx;
-    uint32_t b;
-    if (!slot_value(f, slot, v) || (b = uplink_bucket(j, f)) == SWEEP_STATS_SKIP)
-        return SWEEP_STATS_SKIP;
-    return (uint32_t)slot_metric(slot) * SWEEP_MAX_RAILS * j->n_groups * j->n_groups + b;
-}
-
 /* The reference of an uplink: the same-group pairs on that rail, else all across pairs. */
 /* What a group pair's figures are set against: for bandwidth the same-group pairs' (an uplink
  * should carry what a leaf carries); for latency the across-group pairs' of every group pair,
@@ -422,24 +474,63 @@ static void name_uplink(struct judge *j, unsigned rail, uint32_t g, uint32_t h,
     j->uplink[((size_t)rail * j->n_groups + g) * j->n_groups + h] = 1;
 }
 
+/* The samples of each uplink cell that no named rank explains, counted into n[bucket]: the
+ * cells that hold a named rank's figure are filled again from their other figures. */
+static void drop_explained(struct judge *j, size_t *n)
+{
+    size_t G = j->n_groups, nb = j->cells.n_buckets;
+    uint8_t *dirty = xalloc_zero(SWEEP_MAX_RAILS * G * G, 1);
+    int any = 0;
+    for (size_t b = 0; b < nb; b++)
+        n[b] = j->cells.at[b + 1] - j->cells.at[b];
+    for (size_t i = 0; i < j->nf; i++) {
+        const struct sweep_figure *f = &j->f[i];
+        if (j->gidx[f->a] != j->gidx[f->b] && explained(j, f)) {
+            dirty[f->rail * G * G + fig_cell(j, f)] = 1;
+            any = 1;
+        }
+    }
+    for (size_t b = 0; any && b < nb; b++) {
+        size_t cell = b % (G * G), rail = b / (G * G * 2) % SWEEP_MAX_RAILS;
+        if (dirty[rail * G * G + cell])
+            n[b] = 0;
+    }
+    uint32_t bk[SWEEP_STATS_MAX_SAMPLES];
+    double v[SWEEP_STATS_MAX_SAMPLES];
+    for (size_t i = 0; any && i < j->nf; i++) {
+        const struct sweep_figure *f = &j->f[i];
+        if (j->gidx[f->a] == j->gidx[f->b] || !dirty[f->rail * G * G + fig_cell(j, f)] ||
+            explained(j, f))
+            continue;
+        int ns = cell_keys(j, f, bk, v);
+        for (int k = 0; k < ns; k++)
+            j->cells.x[j->cells.at[bk[k]] + n[bk[k]]++] = v[k];
+    }
+    free(dirty);
+}
+
+/* Each group pair's median from its cell of the samples that class_stats sorted, against
+ * uplink_ref. */
 static void name_uplinks(struct judge *j)
 {
-    size_t G = j->n_groups, nb = SWEEP_MAX_RAILS * G * G;
-    struct sweep_class_stat *all = xalloc_zero(SWEEP_M_COUNT * nb, sizeof(*all));
-    sweep_stats_buckets(j->f, j->nf, SLOTS, uplink_key, j, SWEEP_M_COUNT * nb, 0, j->scratch, all);
+    uint32_t G = j->n_groups;
+    size_t *n = xalloc(sizeof(*n) * (j->cells.n_buckets + 1));
+    drop_explained(j, n);
     for (int m = 0; m < SWEEP_M_COUNT; m++) {
-        const struct sweep_class_stat *st = all + m * nb;
         j->m = (enum sweep_metric)m;
         for (unsigned rail = 0; rail < SWEEP_MAX_RAILS; rail++)
             for (uint32_t g = 0; g < G; g++)
                 for (uint32_t h = g + 1; h < G; h++) {
-                    size_t b = (rail * G + g) * G + h;
-                    if (st[b].n >= 2 && !j->uplink[b] &&
-                        sweep_is_outlier(j->an, j->m, uplink_ref(j, rail), st[b].median))
-                        name_uplink(j, rail, g, h, &st[b]);
+                    uint32_t b = cell_bucket(j, j->m, rail, 1, g * G + h);
+                    struct sweep_class_stat st = {0};
+                    if (n[b] >= 2)
+                        st = sweep_stats_of(j->cells.x + j->cells.at[b], n[b], 0);
+                    if (st.n >= 2 && !j->uplink[(rail * G + g) * G + h] &&
+                        sweep_is_outlier(j->an, j->m, uplink_ref(j, rail), st.median))
+                        name_uplink(j, rail, g, h, &st);
                 }
     }
-    free(all);
+    free(n);
 }
 
 /* Count the pairs behind each uplink verdict, and which of them are slow against the reference. */
@@ -469,10 +560,9 @@ static void count_uplinks(struct judge *j)
 
 static int in_uplink(const struct judge *j, const struct sweep_figure *f)
 {
-    if (!j->uplink || j->gidx[f->a] == j->gidx[f->b])
+    if (!j->uplink || j->gidx[f->a] == j->gidx[f->b] || explained(j, f))
         return 0;
-    uint32_t b = uplink_bucket(j, f);
-    return b != SWEEP_STATS_SKIP && j->uplink[b];
+    return j->uplink[(size_t)f->rail * j->n_cells + fig_cell(j, f)];
 }
 
 static void name_pair(struct judge *j, const struct sweep_figure *f, int slot)
@@ -535,29 +625,49 @@ static double fig_ceiling(const struct judge *j, const struct sweep_figure *f)
     return a > 0 && b > 0 ? (a < b ? a : b) : 0;
 }
 
-/* Ceiling buckets: slots 0 and 1 the bandwidth's share of its ceiling per [rail][class], slots
- * 2 and 3 (the same two directions) the ceiling itself, 2 x SWEEP_MAX_RAILS buckets on. */
-static uint32_t ceiling_key(void *ctx, const struct sweep_figure *f, int slot, double *v)
+/* Ceiling buckets: the bandwidth's share of its ceiling per [rail][class] (each valid direction),
+ * and with j->caps the ceiling itself, 2 x SWEEP_MAX_RAILS buckets on; not a named rank's. */
+static int ceiling_keys(void *ctx, const struct sweep_figure *f, uint32_t *b, double *v)
 {
     const struct judge *j = ctx;
-    double c = fig_ceiling(j, f);
-    if (c <= 0 || !slot_value(f, slot & 1, v) || explained(j, f))
-        return SWEEP_STATS_SKIP;
-    *v = slot >= 2 ? c : *v / c;
-    return (uint32_t)((slot >= 2) * SWEEP_MAX_RAILS * 2 + f->rail * 2 + fig_class(j, f));
+    double c = fig_ceiling(j, f), x[SLOTS];
+    unsigned ok = fig_samples(f, x) & 3;
+    if (c <= 0 || !ok || explained(j, f))
+        return 0;
+    uint32_t share = (uint32_t)(f->rail * 2 + fig_class(j, f));
+    int n = 0;
+    for (int s = 0; s < 2; s++)
+        if ((ok >> s) & 1) {
+            b[n] = share;
+            v[n++] = x[s] / c;
+            if (j->caps) {
+                b[n] = SWEEP_MAX_RAILS * 2 + share;
+                v[n++] = c;
+            }
+        }
+    return n;
 }
 
 static void name_ceilings(struct judge *j)
 {
-    struct sweep_class_stat st[SWEEP_MAX_RAILS * 4], *share = st, *cap = st + SWEEP_MAX_RAILS * 2;
+    struct sweep_class_stat st[SWEEP_MAX_RAILS * 4] = {{0}}, *share = st,
+                                                 *cap = st + SWEEP_MAX_RAILS * 2;
     int low = 0;
-    /* The shares first (slots 0 and 1); the ceilings themselves only when a class falls short. */
-    sweep_stats_buckets(j->f, j->nf, 2, ceiling_key, j, SWEEP_MAX_RAILS * 4, 0, j->scratch, st);
+    /* A share's (and a ceiling's) bucket holds at most its class's bandwidth samples. */
+    size_t room[SWEEP_MAX_RAILS * 4];
+    for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2; b++)
+        room[b] = room[SWEEP_MAX_RAILS * 2 + b] = j->an->cls[SWEEP_M_BW][b / 2][b % 2].n;
+    /* The shares first; the ceilings themselves only when a class falls short. */
+    j->caps = 0;
+    sweep_stats_buckets_within(j->f, j->nf, ceiling_keys, j, SWEEP_MAX_RAILS * 2, room, 0,
+                               j->scratch, st);
     for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2; b++)
         low |= share[b].n && share[b].median < j->an->opts.ceiling_frac;
-    if (low)
-        sweep_stats_buckets(j->f, j->nf, SLOTS, ceiling_key, j, SWEEP_MAX_RAILS * 4, 0, j->scratch,
-                            st);
+    if (low) {
+        j->caps = 1;
+        sweep_stats_buckets_within(j->f, j->nf, ceiling_keys, j, SWEEP_MAX_RAILS * 4, room, 0,
+                                   j->scratch, st);
+    }
     for (unsigned b = 0; b < SWEEP_MAX_RAILS * 2 && low; b++) {
         if (!share[b].n || share[b].median >= j->an->opts.ceiling_frac)
             continue;
@@ -631,14 +741,17 @@ int sweep_judge(const struct sweep_rank *ranks, uint32_t n, const struct sweep_f
     j.slow = xalloc_zero(nf + 1, 1);
     j.scratch = xalloc(sizeof(*j.scratch) * (nf * SLOTS + 1));
     j.suspect = xalloc_zero(n + 1, sizeof(*j.suspect));
+    int uplinks = j.n_groups >= 2 && j.n_groups <= MAX_UPLINK_GROUPS;
+    j.n_cells = uplinks ? (size_t)j.n_groups * j.n_groups : 1;
     class_stats(&j);
     mark_slow(&j);
     name_ranks(&j);
-    if (j.n_groups >= 2 && j.n_groups <= MAX_UPLINK_GROUPS) {
+    if (uplinks) {
         j.uplink = xalloc_zero((size_t)SWEEP_MAX_RAILS * j.n_groups * j.n_groups, 1);
         name_uplinks(&j);
         count_uplinks(&j);
     }
+    sweep_stats_sorted_free(&j.cells);
     name_pairs(&j);
     name_ceilings(&j);
     free(j.scratch);
