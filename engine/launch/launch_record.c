@@ -400,6 +400,11 @@ void launch_record_diff(const struct launch_record *usual, const struct launch_r
         snprintf(b, sizeof(b), "%u", usual->ngpus);
         add(buf, len, a, b, "GPUs");
     }
+    if (r->nccl_gpus != usual->nccl_gpus) {
+        snprintf(a, sizeof(a), "%u", r->nccl_gpus);
+        snprintf(b, sizeof(b), "%u", usual->nccl_gpus);
+        add(buf, len, a, b, "GPUs NCCL can use");
+    }
     if (r->nics_total != usual->nics_total) {
         snprintf(a, sizeof(a), "%u", r->nics_total);
         snprintf(b, sizeof(b), "%u", usual->nics_total);

@@ -128,6 +128,7 @@ static void sample(struct launch_record *r, int rank)
     r->local_size = 2;
     r->rail = 1;
     r->ngpus = 8;
+    r->nccl_gpus = 8;
     r->nics_total = r->nnics = 2;
     for (int i = 0; i < 2; i++) {
         struct launch_nic *n = &r->nics[i];
@@ -163,6 +164,7 @@ static void put32(unsigned char *p, uint32_t v)
 #define O_NGPUS  (O_RAIL + 4)
 #define O_NTOTAL (O_NGPUS + 4)
 #define O_NNICS  (O_NTOTAL + 4)
+#define O_NCCL   (O_NNICS + 6) /* after the control port */
 #define O_NIC0   (O_NNICS + 8)
 #define O_LL0    (O_NIC0 + 64 + 32 + 32 + 32)
 
@@ -181,6 +183,7 @@ static void test_record_roundtrip(void **state)
     assert_int_equal(b.rank, 2);
     assert_int_equal(b.rail, 1);
     assert_int_equal(b.ngpus, 8);
+    assert_int_equal(b.nccl_gpus, 8);
     assert_int_equal(b.nnics, 2);
     assert_string_equal(b.nics[1].netdev, "eth1");
     assert_string_equal(b.nics[1].addr, "10.0.1.3");
@@ -254,6 +257,11 @@ static void d_gpus(unsigned char *s)
 {
     put32(s + O_NGPUS, 0xffffffffu);
 }
+static void d_nccl(unsigned char *s)
+{
+    s[O_NCCL] = 0x01;
+    s[O_NCCL + 1] = 0x20; /* 8193 GPUs */
+}
 static void d_trailing(unsigned char *s)
 {
     s[LAUNCH_SLOT - LAUNCH_SUM - 1] = 1;
@@ -285,6 +293,7 @@ static void test_record_refused(void **state)
     refused(d_rail, 1, -EBADMSG, "rail");
     refused(d_ll, 1, -EBADMSG, "NIC 0's link layer");
     refused(d_gpus, 1, -EBADMSG, "GPU count");
+    refused(d_nccl, 1, -EBADMSG, "NCCL GPU count");
     refused(d_trailing, 1, -EBADMSG, "past its body");
     refused(d_bodylen, 1, -EBADMSG, "body length");
     refused(d_version, 1, -EBADMSG, "fabtop version");
@@ -316,6 +325,7 @@ static void test_unlike(void **state)
     snprintf(r[2].nics[1].firmware, sizeof(r[2].nics[1].firmware), "28.39.1002");
     r[2].ngpus = 7;
     r[3].nics[0].mtu = 1500;
+    r[3].nccl_gpus = 0; /* CUDA or NCCL missing there */
     int u = launch_record_usual(r, 4);
     assert_true(u == 0 || u == 1);
     char buf[512];
@@ -324,9 +334,51 @@ static void test_unlike(void **state)
     launch_record_diff(&r[u], &r[2], buf, sizeof(buf));
     assert_string_equal(buf, "GPUs 7 (others 8); NIC 1 firmware 28.39.1002 (others 28.40.1000)");
     launch_record_diff(&r[u], &r[3], buf, sizeof(buf));
-    assert_string_equal(buf, "NIC 0 MTU 1500 bytes (others 9000 bytes)");
+    assert_string_equal(buf,
+                        "GPUs NCCL can use 0 (others 8); NIC 0 MTU 1500 bytes (others 9000 bytes)");
     /* Addresses and hostnames differ on every node: not a difference of topology. */
     assert_string_not_equal(r[0].nics[0].addr, r[1].nics[0].addr);
+}
+
+/* --rails: the named netdevs in order, a virtual one with its MTU and address but no port
+ * rate (veth's speed is no port's); the refusals. */
+static void test_rails_named(void **state)
+{
+    (void)state;
+    struct topo_netdev nd[2] = {0};
+    snprintf(nd[0].name, sizeof(nd[0].name), "eth0");
+    snprintf(nd[1].name, sizeof(nd[1].name), "eth1");
+    for (int i = 0; i < 2; i++) {
+        nd[i].nic = -1;
+        nd[i].pci = -1;
+        nd[i].valid = TOPO_NET_V_MTU | TOPO_NET_V_SPEED;
+        nd[i].mtu = 1500 + i;
+        nd[i].speed_mbps = 10000;
+        snprintf(nd[i].addrs, sizeof(nd[i].addrs), "10.8%d.0.2 fe80::1", 6 + i);
+    }
+    struct topo_model m = {.netdevs = nd, .nnetdevs = 2};
+    struct launch_record r;
+    sample(&r, 0);
+    struct ft_err err = {0};
+    const char *two[] = {"eth1", "eth0"};
+    assert_int_equal(launch_record_rails(&r, &m, two, 2, &err), 0);
+    assert_int_equal(r.nnics, 2);
+    assert_int_equal(r.nics_total, 2);
+    assert_string_equal(r.nics[0].netdev, "eth1");
+    assert_string_equal(r.nics[0].addr, "10.87.0.2");
+    assert_int_equal(r.nics[0].mtu, 1501);
+    assert_int_equal(r.nics[0].rate_mbps, 0);
+    assert_string_equal(r.nics[0].rdma_dev, "");
+    assert_string_equal(r.nics[1].netdev, "eth0");
+    const char *none[] = {"eth0", "eth9"};
+    assert_int_equal(launch_record_rails(&r, &m, none, 2, &err), -ENODEV);
+    assert_string_equal(err.msg, "--rails: no netdev 'eth9' on this node");
+    assert_string_equal(r.nics[0].netdev, "eth1"); /* unchanged */
+    const char *twice[] = {"eth0", "eth0"};
+    err = (struct ft_err){0}; /* the first error is kept: a fresh one */
+    assert_int_equal(launch_record_rails(&r, &m, twice, 2, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "given twice"));
+    assert_int_equal(launch_record_rails(&r, &m, two, 0, &err), -EINVAL);
 }
 
 static void test_groups(void **state)
@@ -456,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_record_roundtrip),
         cmocka_unit_test(test_record_refused),
         cmocka_unit_test(test_unlike),
+        cmocka_unit_test(test_rails_named),
         cmocka_unit_test(test_groups),
         cmocka_unit_test(test_topo_booster),
         cmocka_unit_test(test_record_text),
