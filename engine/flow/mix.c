@@ -16,7 +16,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
-static const char *const op_names[] = {"pingpong", "stream", "rr", "collective", "copy"};
+static const char *const op_names[] = {"pingpong", "stream", "rr", "collective", "copy", "kv"};
 static const char *const role_names[] = {"foreground", "background"};
 static const char *const dir_names[] = {"tx", "rx", "bidir"};
 
@@ -32,7 +32,8 @@ const char *mix_dir_str(enum mix_dir d)
 
 const char *mix_latency_kind_str(enum mix_latency_kind k)
 {
-    static const char *const names[] = {"half_round_trip", "round_trip", "per_operation", "none"};
+    static const char *const names[] = {"half_round_trip", "round_trip", "per_operation",
+                                        "per_request", "none"};
     return (unsigned)k <= MIX_LAT_NONE ? names[k] : "?";
 }
 
@@ -58,6 +59,8 @@ enum mix_latency_kind mix_latency_kind_of(const struct mix_flow *f)
     case MIX_OP_COLLECTIVE:
     case MIX_OP_COPY:
         return MIX_LAT_PER_OP;
+    case MIX_OP_KV:
+        return MIX_LAT_PER_REQUEST;
     default:
         return MIX_LAT_NONE;
     }
@@ -287,7 +290,7 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
     str_field(c, fi, o, "transport", f->transport, sizeof(f->transport));
     int e = enum_of(jsonutil_str(o, "op"), op_names, MIX_OP_COUNT);
     if (e < 0)
-        perr(c, fi, "op", "must be one of pingpong, stream, rr, collective, copy");
+        perr(c, fi, "op", "must be one of pingpong, stream, rr, collective, copy, kv");
     f->op = e < 0 ? MIX_OP_PINGPONG : (enum mix_op)e;
     const char *role = jsonutil_str(o, "role");
     e = role ? enum_of(role, role_names, 2) : 0;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -28,6 +29,7 @@
 #include "common/pagebuf.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+#include "engine/flow/kv.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 
@@ -39,6 +41,22 @@
 #define IO_SLICE_MS  50           /* poll slice: how quickly a worker notices a stop */
 #define BUF_BYTES    (4u << 20)
 #define CAPPED_CHUNK (256u << 10) /* largest send under the agent's rate cap */
+#define KV_MAGIC     0x46544b56u  /* "FTKV": a KV request's header */
+#define KV_NOTIFY    0x46544b4eu  /* "FTKN": its notification */
+#define KV_IOV       1024         /* iovecs per vectored call (IOV_MAX) */
+#define KV_REGION    (16u << 20)  /* smallest "registered" region each side keeps per connection */
+
+/* A KV request's header, then ndesc (offset, length) pairs, all 64-bit, network byte order;
+ * mode 0: the client pushes (sglang, trtllm: WRITEs), 1: the client pulls (vllm: READs). */
+struct kv_wire_hdr {
+    uint32_t magic, mode, ndesc, pad;
+    uint64_t total;
+};
+
+static uint64_t hton64(uint64_t v)
+{
+    return ((uint64_t)htonl((uint32_t)v) << 32) | htonl((uint32_t)(v >> 32));
+}
 
 /* Request header, network byte order. */
 struct tcp_hdr {
@@ -155,6 +173,30 @@ static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_st
 
 /* ================= client side ================= */
 
+/* One request's descriptor list, its offsets folded into the region, and the table sent. */
+struct kv_job {
+    long ndesc;
+    uint64_t bytes;
+    uint64_t t_ns; /* trace arrival (0 without a trace) */
+    uint64_t *off, *len;
+    uint64_t *table; /* 2 x ndesc, network byte order */
+};
+
+struct kv_state {
+    struct kv_params p;
+    bool pull;
+    uint64_t unit;   /* the mix's size: bytes of one page of one layer */
+    uint64_t region; /* bytes each side keeps per connection */
+    int njobs;
+    struct kv_job *jobs;
+    uint64_t trace_span_ns; /* a trace replays from the start after this */
+    long desc_min, desc_max;
+    uint64_t bytes_min, bytes_max;
+    struct hist *desc;        /* [worker][point]: per descriptor, post to done */
+    _Atomic uint64_t *late;   /* [worker][point]: requests posted after their arrival time */
+    _Atomic uint64_t *queued; /* [worker][point]: ns between arrival and post, summed */
+};
+
 struct tcp_flow {
     int port;
     uint8_t token[TCP_TOKEN];
@@ -162,6 +204,7 @@ struct tcp_flow {
     int *fds;
     char host[128];
     int family;
+    struct kv_state *kv; /* a kv flow's descriptor lists, NULL for others */
 };
 
 static bool worker_keep(void *arg)
@@ -206,6 +249,147 @@ static int tcp_validate(const struct mix_flow *f, struct ft_err *err)
     }
     if (f->local_gpu >= 0)
         return ft_err_set(err, -EINVAL, "flow %s: TCP cannot use a GPU endpoint", f->name);
+    if (f->op == MIX_OP_KV) {
+        struct kv_params p;
+        int rc = kv_params_from_json(f->params, f->name, &p, err);
+        if (rc)
+            return rc;
+        if (f->size.kind != MIX_SIZE_FIXED)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: size of a kv flow is one page of one layer's cache (one "
+                              "number of bytes), not a sweep or distribution",
+                              f->name);
+        if (p.depth > KV_IOV)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: params.depth over TCP is at most %d (iovecs of one "
+                              "vectored call, IOV_MAX)",
+                              f->name, KV_IOV);
+        uint64_t nkv = p.layout == KV_LAYOUT_FLASH ? 2 : 1;
+        uint64_t most = p.engine == KV_ENGINE_TRTLLM
+                            ? f->size.bytes[0] * nkv *
+                                  (uint64_t)(p.layers_per_block ? p.layers_per_block : p.layers)
+                        : p.engine == KV_ENGINE_SGLANG ? f->size.bytes[0] * (uint64_t)p.run_pages
+                                                       : f->size.bytes[0];
+        if (most > TCP_MAX_MSG)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: a descriptor of up to %llu B is over TCP's 1 GiB (lower "
+                              "size, run_pages or layers_per_block)",
+                              f->name, (unsigned long long)most);
+        if (p.arrival == KV_ARRIVAL_TRACE) {
+            struct kv_trace t;
+            rc = kv_trace_load(p.trace, &t, err);
+            if (rc)
+                return rc;
+            kv_trace_free(&t);
+        }
+    }
+    return 0;
+}
+
+static void kv_state_free(struct kv_state *k)
+{
+    if (!k)
+        return;
+    for (int i = 0; i < k->njobs; i++) {
+        free(k->jobs[i].off);
+        free(k->jobs[i].len);
+        free(k->jobs[i].table);
+    }
+    free(k->jobs);
+    free(k->desc);
+    free((void *)k->late);
+    free((void *)k->queued);
+    free(k);
+}
+
+/* Every request's descriptor list, built before the clock starts: one list without a trace,
+ * one per trace record (prefix reuse over the trace in its order) with one. */
+static int kv_prepare(struct flow_rt *f, struct tcp_flow *t, struct ft_err *err)
+{
+    const struct mix_flow *s = f->spec;
+    struct kv_state *k = xalloc_zero(1, sizeof(*k));
+    t->kv = k;
+    int rc = kv_params_from_json(s->params, s->name, &k->p, err);
+    if (rc)
+        return rc;
+    k->pull = k->p.engine == KV_ENGINE_VLLM;
+    k->unit = s->size.bytes[0];
+    struct kv_trace tr = {0};
+    if (k->p.arrival == KV_ARRIVAL_TRACE && (rc = kv_trace_load(k->p.trace, &tr, err)) < 0)
+        return rc;
+    k->njobs = tr.n ? tr.n : 1;
+    k->jobs = xalloc_zero((size_t)k->njobs, sizeof(*k->jobs));
+    struct kv_seen seen = {0};
+    uint32_t cap = 1u << 16;
+    uint32_t *pages = xalloc(cap * sizeof(uint32_t));
+    uint64_t most = 0;
+    for (int j = 0; j < k->njobs && !rc; j++) {
+        const struct kv_trace_rec *rec = tr.n ? &tr.rec[j] : NULL;
+        uint64_t tokens = rec ? rec->input_tokens : (uint64_t)k->p.pages * k->p.page_tokens;
+        uint64_t need = (tokens + (uint64_t)k->p.page_tokens - 1) / (uint64_t)k->p.page_tokens;
+        if (need > cap) {
+            cap = (uint32_t)(need > (1u << 24) ? (1u << 24) : need);
+            pages = xalloc_resize(pages, cap * sizeof(uint32_t));
+        }
+        int np = kv_request_pages(&k->p, rec, &seen, pages, (int)cap);
+        long nd = np < 0 ? -E2BIG : kv_build(&k->p, k->unit, pages, np, NULL, 0);
+        if (nd < 0) {
+            rc = ft_err_set(err, -E2BIG, "flow %s: request %d has more than %u descriptors",
+                            s->name, j, KV_MAX_DESCS);
+            break;
+        }
+        struct kv_job *jb = &k->jobs[j];
+        struct kv_desc *d = xalloc_zero((size_t)nd + 1, sizeof(*d));
+        kv_build(&k->p, k->unit, pages, np, d, (size_t)nd);
+        jb->ndesc = nd;
+        jb->t_ns = rec ? rec->t_ns : 0;
+        jb->off = xalloc_zero((size_t)nd + 1, sizeof(uint64_t));
+        jb->len = xalloc_zero((size_t)nd + 1, sizeof(uint64_t));
+        jb->table = xalloc_zero(2 * (size_t)nd + 1, sizeof(uint64_t));
+        for (long i = 0; i < nd; i++) {
+            jb->off[i] = d[i].offset;
+            jb->len[i] = d[i].len;
+            jb->bytes += d[i].len;
+            if (d[i].len > most)
+                most = d[i].len;
+        }
+        free(d);
+    }
+    free(pages);
+    kv_seen_free(&seen);
+    if (tr.n) {
+        uint64_t last = tr.rec[tr.n - 1].t_ns;
+        k->trace_span_ns = last + (tr.n > 1 ? last / (uint64_t)(tr.n - 1) : 1000000000ull);
+    }
+    kv_trace_free(&tr);
+    if (rc)
+        return rc;
+    /* The region: at least KV_REGION and the largest descriptor, page-aligned; a logical
+     * offset beyond it folds back in (the bytes a request moves are what count). */
+    k->region = most > KV_REGION ? (most + 4095) / 4096 * 4096 : KV_REGION;
+    k->desc_min = k->jobs[0].ndesc;
+    k->bytes_min = k->jobs[0].bytes;
+    for (int j = 0; j < k->njobs; j++) {
+        struct kv_job *jb = &k->jobs[j];
+        k->desc_min = jb->ndesc < k->desc_min ? jb->ndesc : k->desc_min;
+        k->desc_max = jb->ndesc > k->desc_max ? jb->ndesc : k->desc_max;
+        k->bytes_min = jb->bytes < k->bytes_min ? jb->bytes : k->bytes_min;
+        k->bytes_max = jb->bytes > k->bytes_max ? jb->bytes : k->bytes_max;
+        for (long i = 0; i < jb->ndesc; i++) {
+            uint64_t o = jb->off[i] % k->region;
+            if (o + jb->len[i] > k->region)
+                o = k->region - jb->len[i];
+            jb->off[i] = o;
+            jb->table[2 * i] = hton64(o);
+            jb->table[2 * i + 1] = hton64(jb->len[i]);
+        }
+    }
+    size_t n = (size_t)f->nworkers_alloc * (size_t)f->npoints;
+    k->desc = xalloc(n * sizeof(struct hist));
+    for (size_t i = 0; i < n; i++)
+        hist_init(&k->desc[i]);
+    k->late = xalloc_zero(n, sizeof(*k->late));
+    k->queued = xalloc_zero(n, sizeof(*k->queued));
     return 0;
 }
 
@@ -225,7 +409,7 @@ static int connect_one(struct flow_rt *f, struct tcp_flow *t, int idx, struct ft
         return ft_err_set(err, -errno, "socket: %s", strerror(errno));
     }
     int one = 1;
-    if (s->op == MIX_OP_PINGPONG || s->op == MIX_OP_RR)
+    if (s->op == MIX_OP_PINGPONG || s->op == MIX_OP_RR || s->op == MIX_OP_KV)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     /* TCP alone reports nothing for minutes after a link dies (tcp_retries2): abort once data
      * sits unacknowledged for the flow's bound. */
@@ -312,6 +496,11 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
     t->fds = xalloc((size_t)t->nconns * sizeof(int));
     for (int i = 0; i < t->nconns; i++)
         t->fds[i] = -1;
+    if (s->op == MIX_OP_KV) {
+        int rc = kv_prepare(f, t, err);
+        if (rc)
+            return rc;
+    }
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "tcp.open");
     cJSON_AddStringToObject(req, "op", mix_op_str(s->op));
@@ -324,6 +513,8 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
     cJSON_AddNumberToObject(req, "size", (double)(chunk > BUF_BYTES ? BUF_BYTES : chunk));
     cJSON_AddNumberToObject(req, "rate_gbps", s->rate_gbps);
     cJSON_AddNumberToObject(req, "user_timeout_ms", f->fail_bound_s * 1000);
+    if (t->kv)
+        cJSON_AddNumberToObject(req, "kv_region", (double)t->kv->region);
     cJSON *resp = NULL;
     int rc = channel_request(f->ctl, req, &resp, 5000, err);
     if (rc < 0)
@@ -440,6 +631,131 @@ static void run_stream(struct flow_worker *w, bool sender)
     pagebuf_free(buf, BUF_BYTES);
 }
 
+/* Move one request's descriptors over fd as vectored calls of up to depth iovecs (out: send
+ * from region, else receive into it), keep() asked on each idle slice; each descriptor done
+ * is timed from t0 into desc (NULL: not measuring). 0 or -errno. */
+static int kv_move(int fd, const struct kv_job *jb, char *region, int depth, bool out, keep_fn keep,
+                   void *arg, uint64_t t0, struct hist *desc, _Atomic uint64_t *alive)
+{
+    struct iovec iov[KV_IOV];
+    long i = 0;
+    uint64_t part = 0; /* bytes of descriptor i already moved */
+    while (i < jb->ndesc) {
+        int n = 0;
+        for (long k = i; k < jb->ndesc && n < depth; k++, n++) {
+            uint64_t skip = k == i ? part : 0;
+            iov[n].iov_base = region + jb->off[k] + skip;
+            iov[n].iov_len = jb->len[k] - skip;
+        }
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t r = out ? sendmsg(fd, &mh, MSG_NOSIGNAL) : recvmsg(fd, &mh, 0);
+        if (r > 0) {
+            uint64_t now = flow_now_ns();
+            if (alive)
+                atomic_store_explicit(alive, now, memory_order_relaxed);
+            uint64_t left = (uint64_t)r;
+            while (left) {
+                uint64_t rem = jb->len[i] - part;
+                if (left < rem) {
+                    part += left;
+                    break;
+                }
+                left -= rem;
+                part = 0;
+                i++;
+                if (desc)
+                    hist_record(desc, now - t0);
+            }
+            continue;
+        }
+        if (r == 0 && !out)
+            return -ENODATA;
+        if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -errno;
+        if (!keep(arg))
+            return -ECANCELED;
+    }
+    return 0;
+}
+
+/* A KV transfer: requests arrive by the flow's process (this worker's share of it); each is
+ * posted (its descriptor table, then the descriptors: pushed as vectored writes, or pulled,
+ * the agent writing them back the same way) and is done when the agent's notification
+ * arrives. Timed from the first byte posted to the notification received. */
+static void run_kv(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct tcp_flow *t = f->xdata;
+    struct kv_state *k = t->kv;
+    char *region = pagebuf_alloc(k->region);
+    if (!region) {
+        flow_fail(f, "kv: cannot allocate a %llu-byte region", (unsigned long long)k->region);
+        return;
+    }
+    int nw = f->nworkers;
+    uint64_t rng = w->rng ? w->rng : 1, base = 0, next = 0, idx = 0;
+    int base_point = -1;
+    while (flow_wait_running(w)) {
+        int pt = atomic_load(&f->point);
+        uint64_t now = flow_now_ns();
+        if (pt != base_point) {
+            /* Each point starts its arrivals afresh (none queued across a pause). */
+            base_point = pt;
+            base = next = now;
+            idx = 0;
+        }
+        const struct kv_job *jb;
+        uint64_t due;
+        if (k->p.arrival == KV_ARRIVAL_TRACE) {
+            uint64_t r = (uint64_t)w->idx + idx * (uint64_t)nw; /* records dealt round robin */
+            jb = &k->jobs[r % (uint64_t)k->njobs];
+            due = base + jb->t_ns + r / (uint64_t)k->njobs * k->trace_span_ns;
+        } else {
+            jb = &k->jobs[0];
+            due = next;
+            next += kv_next_gap_ns(&k->p, nw, &rng);
+        }
+        idx++;
+        while ((now = flow_now_ns()) < due) {
+            if (flow_state(f) >= FLOW_ST_STOP)
+                goto out;
+            uint64_t wait = due - now;
+            flow_sleep_ns(wait > 2000000 ? 2000000 : wait);
+            atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+        }
+        bool measure = flow_state(f) == FLOW_ST_MEASURE;
+        size_t slot = (size_t)w->idx * (size_t)f->npoints + (size_t)pt;
+        bool paced = k->p.arrival == KV_ARRIVAL_TRACE || k->p.rate_per_s > 0;
+        if (measure && paced && now > due + 1000000) {
+            k->late[slot]++;
+            k->queued[slot] += now - due;
+        }
+        struct kv_wire_hdr h = {htonl(KV_MAGIC), htonl(k->pull ? 1 : 0), htonl((uint32_t)jb->ndesc),
+                                0, hton64(jb->bytes)};
+        uint64_t t0 = flow_now_ns();
+        int rc = xfer_all(w->fd, &h, sizeof(h), true, worker_keep, w, NULL);
+        if (!rc)
+            rc = xfer_all(w->fd, jb->table, (size_t)jb->ndesc * 16, true, worker_keep, w, NULL);
+        if (!rc)
+            rc = kv_move(w->fd, jb, region, k->p.depth, !k->pull, worker_keep, w, t0,
+                         measure ? &k->desc[slot] : NULL,
+                         k->pull ? &w->last_progress_ns : &w->last_tx_ns);
+        uint32_t note[4];
+        if (!rc)
+            rc = xfer_all(w->fd, note, sizeof(note), false, worker_keep, w, NULL);
+        if (!rc && (ntohl(note[0]) != KV_NOTIFY || ntohl(note[1]) != (uint32_t)jb->ndesc))
+            rc = -EPROTO;
+        if (rc) {
+            describe_error(f, rc == -EPROTO ? -EPROTO : rc, "kv request");
+            break;
+        }
+        flow_record(w, flow_now_ns() - t0);
+        flow_progress(w, k->pull ? 0 : jb->bytes, k->pull ? jb->bytes : 0, 1);
+    }
+out:
+    pagebuf_free(region, k->region);
+}
+
 static void *worker_main(void *arg)
 {
     struct flow_worker *w = arg;
@@ -451,6 +767,9 @@ static void *worker_main(void *arg)
         break;
     case MIX_OP_RR:
         run_rr(w, false);
+        break;
+    case MIX_OP_KV:
+        run_kv(w);
         break;
     case MIX_OP_STREAM: {
         bool sender =
@@ -474,11 +793,64 @@ static void tcp_stop(struct flow_rt *f)
     flow_join_workers(f);
 }
 
+/* A kv flow's own figures per point (conditions.point_figures, merged into the points): the
+ * descriptors, their latency from the request's post, the requests that started late. */
+static void kv_figures(struct flow_rt *f, struct kv_state *k)
+{
+    if (!f->conditions)
+        return;
+    cJSON *pf = cJSON_CreateArray();
+    struct hist *m = xalloc(sizeof(*m));
+    for (int p = 0; p < f->npoints; p++) {
+        hist_init(m);
+        uint64_t late = 0, queued = 0;
+        for (int w = 0; w < f->nworkers; w++) {
+            size_t slot = (size_t)w * (size_t)f->npoints + (size_t)p;
+            hist_merge(m, &k->desc[slot]);
+            late += k->late[slot];
+            queued += k->queued[slot];
+        }
+        struct hist_stats st;
+        hist_stats(m, &st);
+        cJSON *o = cJSON_CreateObject();
+        cJSON *kv = cJSON_AddObjectToObject(o, "kv");
+        cJSON_AddNumberToObject(kv, "descriptors", (double)st.count);
+        cJSON_AddNumberToObject(kv, "descriptor_unit_bytes", (double)k->unit);
+        cJSON_AddNumberToObject(kv, "descriptors_per_request_min", (double)k->desc_min);
+        cJSON_AddNumberToObject(kv, "descriptors_per_request_max", (double)k->desc_max);
+        cJSON_AddNumberToObject(kv, "bytes_per_request_min", (double)k->bytes_min);
+        cJSON_AddNumberToObject(kv, "bytes_per_request_max", (double)k->bytes_max);
+        cJSON_AddNumberToObject(kv, "requests_posted_over_1ms_late", (double)late);
+        jsonutil_add_num_or_null(kv, "late_mean_wait_after_arrival_us", late > 0,
+                                 late ? queued / 1e3 / late : 0);
+        cJSON *d = cJSON_AddObjectToObject(kv, "per_descriptor");
+        cJSON_AddStringToObject(d, "kind",
+                                k->pull ? "request posted to the descriptor's last byte received"
+                                        : "request posted to the descriptor's last byte taken by "
+                                          "the socket (TCP does not say when the peer has it)");
+        bool ok = st.count > 0;
+        jsonutil_add_num_or_null(d, "p50_us", ok, st.p50 / 1e3);
+        jsonutil_add_num_or_null(d, "p99_us", ok, st.p99 / 1e3);
+        jsonutil_add_num_or_null(d, "p99.9_us", ok, st.p999 / 1e3);
+        jsonutil_add_num_or_null(d, "max_us", ok, st.max / 1e3);
+        cJSON_AddItemToArray(pf, o);
+    }
+    free(m);
+    pthread_mutex_lock(&f->lock);
+    cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
+    cJSON_AddItemToObject(f->conditions, "point_figures", pf);
+    pthread_mutex_unlock(&f->lock);
+}
+
 static void tcp_teardown(struct flow_rt *f)
 {
     struct tcp_flow *t = f->xdata;
     if (!t)
         return;
+    if (t->kv) {
+        kv_figures(f, t->kv);
+        kv_state_free(t->kv);
+    }
     for (int i = 0; i < t->nconns; i++)
         if (t->fds[i] >= 0)
             close(t->fds[i]);
@@ -551,6 +923,26 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
     cJSON_AddNumberToObject(out, "tcp_user_timeout_ms", f->fail_bound_s * 1000);
     cJSON_AddStringToObject(out, "local_netdev", s->local_netdev);
     cJSON_AddStringToObject(out, "local_ip", s->local_ip);
+    if (t && t->kv) {
+        cJSON *kv = kv_params_to_json(&t->kv->p);
+        cJSON_AddStringToObject(kv, "transfer",
+                                t->kv->pull ? "pull: the peer writes the descriptors back"
+                                            : "push: descriptors written to the peer");
+        cJSON_AddStringToObject(kv, "emulation",
+                                "TCP: the same descriptor list as the RDMA engines post (the "
+                                "table of offsets and lengths, then the descriptors as vectored "
+                                "sendmsg/recvmsg of up to depth iovecs between per-connection "
+                                "regions), then a 16-byte notification from the peer; qps and "
+                                "doorbell_batch are recorded, not used (one connection per "
+                                "worker, concurrency)");
+        cJSON_AddNumberToObject(kv, "region_bytes", (double)t->kv->region);
+        cJSON_AddNumberToObject(kv, "requests_prepared", t->kv->njobs);
+        cJSON_AddStringToObject(kv, "timed",
+                                "per request: first descriptor posted to the "
+                                "notification received; setup, connection and "
+                                "region allocation apart");
+        cJSON_AddItemToObject(out, "kv", kv);
+    }
     if (fd < 0)
         return;
     char cc[32] = "";
@@ -597,6 +989,7 @@ struct srv_flow {
     enum mix_dir dir;
     int nconns;
     uint64_t chunk;
+    uint64_t kv_region; /* kv: bytes of each connection's region */
     double rate_gbps;
     bool capped; /* the agent has a rate cap (shared per client key) */
     double max_duration_s;
@@ -688,6 +1081,64 @@ static int64_t srv_request(struct srv_conn *c, char *buf, size_t *have)
     return resp;
 }
 
+/* The agent's side of a KV connection: each request's header and descriptor table, the
+ * descriptors received into (push) or sent from (pull) this connection's region as vectored
+ * calls, then the notification. Returns at EOF, a stop or a malformed request. */
+static void srv_kv(struct srv_conn *c)
+{
+    struct srv_flow *sf = c->flow;
+    char *region = pagebuf_alloc(sf->kv_region);
+    struct kv_job jb = {0};
+    long cap = 0;
+    uint64_t t0 = flow_now_ns(), paced = 0;
+    while (region && !atomic_load(&sf->stop)) {
+        struct kv_wire_hdr h;
+        if (xfer_all(c->fd, &h, sizeof(h), false, srv_keep, c, NULL))
+            break;
+        uint32_t nd = ntohl(h.ndesc), mode = ntohl(h.mode);
+        if (ntohl(h.magic) != KV_MAGIC || mode > 1 || nd == 0 || nd > KV_MAX_DESCS) {
+            agent_session_log(sf->session, "tcp: malformed kv request header, closing");
+            break;
+        }
+        if ((long)nd > cap) {
+            cap = (long)nd;
+            jb.table = xalloc_resize(jb.table, (size_t)cap * 16);
+            jb.off = xalloc_resize(jb.off, (size_t)cap * sizeof(uint64_t));
+            jb.len = xalloc_resize(jb.len, (size_t)cap * sizeof(uint64_t));
+        }
+        if (xfer_all(c->fd, jb.table, (size_t)nd * 16, false, srv_keep, c, NULL))
+            break;
+        bool ok = true;
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < nd && ok; i++) {
+            jb.off[i] = hton64(jb.table[2 * i]);
+            jb.len[i] = hton64(jb.table[2 * i + 1]);
+            ok = jb.len[i] > 0 && jb.len[i] <= sf->kv_region &&
+                 jb.off[i] <= sf->kv_region - jb.len[i];
+            total += jb.len[i];
+        }
+        if (!ok || total != hton64(h.total)) {
+            agent_session_log(sf->session, "tcp: kv descriptor outside the region, closing");
+            break;
+        }
+        jb.ndesc = nd;
+        if (mode == 1)
+            srv_pace(c, &paced, t0, total);
+        if (kv_move(c->fd, &jb, region, KV_IOV, mode == 1, srv_keep, c, 0, NULL, NULL))
+            break;
+        if (mode == 0)
+            srv_pace(c, &paced, t0, total);
+        uint32_t note[4] = {htonl(KV_NOTIFY), htonl(nd), htonl((uint32_t)(total >> 32)),
+                            htonl((uint32_t)total)};
+        if (xfer_all(c->fd, note, sizeof(note), true, srv_keep, c, NULL))
+            break;
+    }
+    free(jb.table);
+    free(jb.off);
+    free(jb.len);
+    pagebuf_free(region, sf->kv_region);
+}
+
 static void *srv_conn_main(void *arg)
 {
     struct srv_conn *c = arg;
@@ -696,7 +1147,10 @@ static void *srv_conn_main(void *arg)
     uint64_t t0 = flow_now_ns(), paced = 0;
     uint64_t limit = sf->max_duration_s > 0 ? (uint64_t)(sf->max_duration_s * 1e9) : 0;
     size_t have = 0;
-    while (!atomic_load(&sf->stop)) {
+    if (sf->op == MIX_OP_KV) {
+        srv_kv(c); /* ends with the session (its stop), EOF or a malformed request */
+    }
+    while (sf->op != MIX_OP_KV && !atomic_load(&sf->stop)) {
         if (limit && flow_now_ns() - t0 > limit)
             break; /* the agent's duration cap */
         if (sf->op == MIX_OP_PINGPONG || sf->op == MIX_OP_RR) {
@@ -860,9 +1314,12 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     for (int i = 0; dirs && i <= MIX_DIR_BIDIR; i++)
         if (!strcmp(dirs, mix_dir_str((enum mix_dir)i)))
             dir = i;
-    double conns = 0, size = 0, rate = 0;
-    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR && op != MIX_OP_STREAM) || dir < 0 ||
-        !jsonutil_num(req, "conns", &conns) || conns < 1 || conns > 1024 ||
+    double conns = 0, size = 0, rate = 0, region = 0;
+    if (op == MIX_OP_KV &&
+        (!jsonutil_num(req, "kv_region", &region) || region < 4096 || region > (double)TCP_MAX_MSG))
+        return ft_err_set(err, -EINVAL, "tcp.open: kv_region must be 4096 B to 1 GiB");
+    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR && op != MIX_OP_STREAM && op != MIX_OP_KV) ||
+        dir < 0 || !jsonutil_num(req, "conns", &conns) || conns < 1 || conns > 1024 ||
         !jsonutil_num(req, "size", &size) || size < 1 || size > BUF_BYTES)
         return ft_err_set(err, -EINVAL,
                           "tcp.open: bad request (op, direction, conns 1-1024, "
@@ -894,6 +1351,7 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->dir = (enum mix_dir)dir;
     sf->nconns = (int)conns;
     sf->chunk = (uint64_t)size;
+    sf->kv_region = (uint64_t)region;
     sf->rate_gbps = rate;
     sf->capped = cfg->max_rate_gbps > 0;
     sf->max_duration_s = cfg->max_duration_s;
@@ -964,14 +1422,26 @@ static const struct agent_handler *const tcp_handlers[] = {&tcp_open_handler, NU
 
 static const char *const *tcp_param_keys(enum mix_op op)
 {
-    (void)op;
     static const char *const keys[] = {"congestion_control", NULL};
-    return keys;
+    static const char *const kv_keys[] = {"congestion_control",
+                                          "engine",
+                                          "layout",
+                                          "layers",
+                                          "pages",
+                                          "page_tokens",
+                                          "run_pages",
+                                          "layers_per_block",
+                                          "depth",
+                                          "qps",
+                                          "doorbell_batch",
+                                          "arrival",
+                                          NULL};
+    return op == MIX_OP_KV ? kv_keys : keys;
 }
 
 const struct xport_ops xport_tcp = {
     .name = "tcp",
-    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR),
+    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR) | (1u << MIX_OP_KV),
     .needs_peer = true,
     .available = tcp_available,
     .param_keys = tcp_param_keys,
