@@ -9,6 +9,7 @@
 
 #include "common/jsonutil.h"
 #include "common/xalloc.h"
+#include "engine/flow/mix.h"
 
 static const char *const engine_names[] = {"vllm", "sglang", "trtllm"};
 static const char *const layout_names[] = {"flash", "flashinfer", "mla"};
@@ -437,4 +438,179 @@ uint64_t kv_next_gap_ns(const struct kv_params *p, int workers, uint64_t *rng)
     *rng = x;
     double u = (double)((x * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
     return (uint64_t)(-mean * log(1.0 - u));
+}
+
+/* ---- a flow's plan ---- */
+
+void kv_plan_free(struct kv_plan *k)
+{
+    if (!k)
+        return;
+    for (int i = 0; i < k->njobs; i++) {
+        free(k->jobs[i].off);
+        free(k->jobs[i].len);
+    }
+    free(k->jobs);
+    free(k->desc);
+    free((void *)k->late);
+    free((void *)k->queued);
+    free(k);
+}
+
+int kv_plan_build(const struct mix_flow *s, int nworkers, int npoints, uint64_t region_min,
+                  struct kv_plan **out, struct ft_err *err)
+{
+    struct kv_plan *k = xalloc_zero(1, sizeof(*k));
+    *out = k;
+    int rc = kv_params_from_json(s->params, s->name, &k->p, err);
+    if (rc)
+        return rc;
+    k->unit = s->size.bytes[0];
+    struct kv_trace tr = {0};
+    if (k->p.arrival == KV_ARRIVAL_TRACE && (rc = kv_trace_load(k->p.trace, &tr, err)) < 0)
+        return rc;
+    k->njobs = tr.n ? tr.n : 1;
+    k->jobs = xalloc_zero((size_t)k->njobs, sizeof(*k->jobs));
+    struct kv_seen seen = {0};
+    uint32_t cap = 1u << 16;
+    uint32_t *pages = xalloc(cap * sizeof(uint32_t));
+    for (int j = 0; j < k->njobs && !rc; j++) {
+        const struct kv_trace_rec *rec = tr.n ? &tr.rec[j] : NULL;
+        uint64_t tokens = rec ? rec->input_tokens : (uint64_t)k->p.pages * k->p.page_tokens;
+        uint64_t need = (tokens + (uint64_t)k->p.page_tokens - 1) / (uint64_t)k->p.page_tokens;
+        if (need > cap) {
+            cap = (uint32_t)(need > (1u << 24) ? (1u << 24) : need);
+            pages = xalloc_resize(pages, cap * sizeof(uint32_t));
+        }
+        int np = kv_request_pages(&k->p, rec, &seen, pages, (int)cap);
+        long nd = np < 0 ? -E2BIG : kv_build(&k->p, k->unit, pages, np, NULL, 0);
+        if (nd < 0) {
+            rc = ft_err_set(err, -E2BIG, "flow %s: request %d has more than %u descriptors",
+                            s->name, j, KV_MAX_DESCS);
+            break;
+        }
+        struct kv_job *jb = &k->jobs[j];
+        struct kv_desc *d = xalloc_zero((size_t)nd + 1, sizeof(*d));
+        kv_build(&k->p, k->unit, pages, np, d, (size_t)nd);
+        jb->ndesc = nd;
+        jb->t_ns = rec ? rec->t_ns : 0;
+        jb->off = xalloc_zero((size_t)nd + 1, sizeof(uint64_t));
+        jb->len = xalloc_zero((size_t)nd + 1, sizeof(uint64_t));
+        for (long i = 0; i < nd; i++) {
+            jb->off[i] = d[i].offset;
+            jb->len[i] = d[i].len;
+            jb->bytes += d[i].len;
+            if (d[i].len > k->len_max)
+                k->len_max = d[i].len;
+        }
+        free(d);
+    }
+    free(pages);
+    kv_seen_free(&seen);
+    if (tr.n) {
+        uint64_t last = tr.rec[tr.n - 1].t_ns;
+        k->trace_span_ns = last + (tr.n > 1 ? last / (uint64_t)(tr.n - 1) : 1000000000ull);
+    }
+    kv_trace_free(&tr);
+    if (rc)
+        return rc;
+    /* The region: at least region_min and the largest descriptor, page-aligned; a logical
+     * offset beyond it folds back in (the bytes a request moves are what count). */
+    k->region = k->len_max > region_min ? (k->len_max + 4095) / 4096 * 4096 : region_min;
+    k->desc_min = k->jobs[0].ndesc;
+    k->bytes_min = k->jobs[0].bytes;
+    for (int j = 0; j < k->njobs; j++) {
+        struct kv_job *jb = &k->jobs[j];
+        k->desc_min = jb->ndesc < k->desc_min ? jb->ndesc : k->desc_min;
+        k->desc_max = jb->ndesc > k->desc_max ? jb->ndesc : k->desc_max;
+        k->bytes_min = jb->bytes < k->bytes_min ? jb->bytes : k->bytes_min;
+        k->bytes_max = jb->bytes > k->bytes_max ? jb->bytes : k->bytes_max;
+        for (long i = 0; i < jb->ndesc; i++) {
+            uint64_t o = jb->off[i] % k->region;
+            if (o + jb->len[i] > k->region)
+                o = k->region - jb->len[i];
+            jb->off[i] = o;
+        }
+    }
+    k->nworkers = nworkers;
+    k->npoints = npoints;
+    size_t n = (size_t)nworkers * (size_t)npoints;
+    k->desc = xalloc(n * sizeof(struct hist));
+    for (size_t i = 0; i < n; i++)
+        hist_init(&k->desc[i]);
+    k->late = xalloc_zero(n, sizeof(*k->late));
+    k->queued = xalloc_zero(n, sizeof(*k->queued));
+    return 0;
+}
+
+const struct kv_job *kv_plan_request(const struct kv_plan *k, int widx, int nworkers, uint64_t idx,
+                                     uint64_t base, uint64_t *next, uint64_t *rng, uint64_t *due)
+{
+    if (k->p.arrival == KV_ARRIVAL_TRACE) {
+        /* Records dealt round robin over the workers; the trace replays after its span. */
+        uint64_t r = (uint64_t)widx + idx * (uint64_t)nworkers;
+        const struct kv_job *jb = &k->jobs[r % (uint64_t)k->njobs];
+        *due = base + jb->t_ns + r / (uint64_t)k->njobs * k->trace_span_ns;
+        return jb;
+    }
+    if (idx == 0)
+        *next = base;
+    *due = *next;
+    *next += kv_next_gap_ns(&k->p, nworkers, rng);
+    return &k->jobs[0];
+}
+
+bool kv_plan_paced(const struct kv_plan *k)
+{
+    return k->p.arrival == KV_ARRIVAL_TRACE || k->p.rate_per_s > 0;
+}
+
+cJSON *kv_plan_figures(const struct kv_plan *k, const char *kind)
+{
+    cJSON *pf = cJSON_CreateArray();
+    struct hist *m = xalloc(sizeof(*m));
+    for (int p = 0; p < k->npoints; p++) {
+        hist_init(m);
+        uint64_t late = 0, queued = 0;
+        for (int w = 0; w < k->nworkers; w++) {
+            size_t slot = (size_t)w * (size_t)k->npoints + (size_t)p;
+            hist_merge(m, &k->desc[slot]);
+            late += k->late[slot];
+            queued += k->queued[slot];
+        }
+        struct hist_stats st;
+        hist_stats(m, &st);
+        cJSON *o = cJSON_CreateObject();
+        cJSON *kv = cJSON_AddObjectToObject(o, "kv");
+        cJSON_AddNumberToObject(kv, "descriptors", (double)st.count);
+        cJSON_AddNumberToObject(kv, "descriptor_unit_bytes", (double)k->unit);
+        cJSON_AddNumberToObject(kv, "descriptors_per_request_min", (double)k->desc_min);
+        cJSON_AddNumberToObject(kv, "descriptors_per_request_max", (double)k->desc_max);
+        cJSON_AddNumberToObject(kv, "bytes_per_request_min", (double)k->bytes_min);
+        cJSON_AddNumberToObject(kv, "bytes_per_request_max", (double)k->bytes_max);
+        cJSON_AddNumberToObject(kv, "requests_posted_over_1ms_late", (double)late);
+        jsonutil_add_num_or_null(kv, "late_mean_wait_after_arrival_us", late > 0,
+                                 late ? (double)queued / 1e3 / (double)late : 0);
+        cJSON *d = cJSON_AddObjectToObject(kv, "per_descriptor");
+        cJSON_AddStringToObject(d, "kind", kind);
+        bool ok = st.count > 0;
+        jsonutil_add_num_or_null(d, "p50_us", ok, st.p50 / 1e3);
+        jsonutil_add_num_or_null(d, "p99_us", ok, st.p99 / 1e3);
+        jsonutil_add_num_or_null(d, "p99.9_us", ok, st.p999 / 1e3);
+        jsonutil_add_num_or_null(d, "max_us", ok, st.max / 1e3);
+        cJSON_AddItemToArray(pf, o);
+    }
+    free(m);
+    return pf;
+}
+
+cJSON *kv_plan_conditions(const struct kv_plan *k)
+{
+    cJSON *kv = kv_params_to_json(&k->p);
+    cJSON_AddNumberToObject(kv, "region_bytes", (double)k->region);
+    cJSON_AddNumberToObject(kv, "requests_prepared", k->njobs);
+    cJSON_AddStringToObject(kv, "timed",
+                            "per request: first descriptor posted to the notification received; "
+                            "setup, connection and registration apart");
+    return kv;
 }

@@ -4,12 +4,16 @@
 #ifndef KV_H
 #define KV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
+#include "engine/flow/hist.h"
+
+struct mix_flow;
 
 /* Tokens one hash id of a Mooncake trace covers. */
 #define KV_TRACE_BLOCK_TOKENS 512
@@ -108,5 +112,52 @@ long kv_build(const struct kv_params *p, uint64_t page_bytes, const uint32_t *pa
  * ns: fixed 1/rate, poisson an exponential draw from *rng (xorshift state, not 0); 0 when
  * the rate is 0 (back to back). Trace arrivals come from the records. */
 uint64_t kv_next_gap_ns(const struct kv_params *p, int workers, uint64_t *rng);
+
+/* ---- a flow's plan, shared by the transports ---- */
+
+/* One request's descriptor list, offsets folded into a region of the plan's size. */
+struct kv_job {
+    long ndesc;
+    uint64_t bytes;
+    uint64_t t_ns; /* trace arrival (0 without a trace) */
+    uint64_t *off, *len;
+};
+
+/* Every request's list, built before the clock starts (one list without a trace, one per trace
+ * record with prefix reuse over the trace in its order), and what the workers record beside
+ * the per-request histogram: per descriptor, and the requests posted late. */
+struct kv_plan {
+    struct kv_params p;
+    uint64_t unit;   /* the mix's size: one page of one layer (K, K and V, or the latent) */
+    uint64_t region; /* bytes of each side's region per connection or queue pair */
+    int njobs;
+    struct kv_job *jobs;
+    uint64_t trace_span_ns; /* a trace replays from its start after this */
+    long desc_min, desc_max;
+    uint64_t bytes_min, bytes_max, len_max;
+    int nworkers, npoints;
+    struct hist *desc;        /* [worker][point]: per descriptor, request posted to done */
+    _Atomic uint64_t *late;   /* [worker][point]: posted over 1 ms after its arrival */
+    _Atomic uint64_t *queued; /* [worker][point]: their ns from arrival to post, summed */
+};
+
+/* The plan of kv flow s for nworkers workers and npoints points, its region at least
+ * region_min bytes (and the largest descriptor): 0, or -errno naming the flow (params, the
+ * trace, too many descriptors). */
+int kv_plan_build(const struct mix_flow *s, int nworkers, int npoints, uint64_t region_min,
+                  struct kv_plan **out, struct ft_err *err);
+void kv_plan_free(struct kv_plan *k);
+/* Worker widx's request number idx (from 0 in a point) of nworkers: the job, and its arrival
+ * (base: the point's start; *next, *rng: the worker's schedule, *next = base at idx 0). */
+const struct kv_job *kv_plan_request(const struct kv_plan *k, int widx, int nworkers, uint64_t idx,
+                                     uint64_t base, uint64_t *next, uint64_t *rng, uint64_t *due);
+/* Does the plan have arrival times (a rate or a trace), so that a request can be late? */
+bool kv_plan_paced(const struct kv_plan *k);
+/* The per-point figures (conditions.point_figures): {"kv": {descriptors, per_descriptor
+ * {kind, p50_us, p99_us, p99.9_us, max_us}, ...}} for each point; kind says what ends a
+ * descriptor's time. */
+cJSON *kv_plan_figures(const struct kv_plan *k, const char *kind);
+/* The conditions: params, region, requests prepared, what is timed. */
+cJSON *kv_plan_conditions(const struct kv_plan *k);
 
 #endif

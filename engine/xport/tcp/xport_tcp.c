@@ -173,30 +173,6 @@ static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_st
 
 /* ================= client side ================= */
 
-/* One request's descriptor list, its offsets folded into the region, and the table sent. */
-struct kv_job {
-    long ndesc;
-    uint64_t bytes;
-    uint64_t t_ns; /* trace arrival (0 without a trace) */
-    uint64_t *off, *len;
-    uint64_t *table; /* 2 x ndesc, network byte order */
-};
-
-struct kv_state {
-    struct kv_params p;
-    bool pull;
-    uint64_t unit;   /* the mix's size: bytes of one page of one layer */
-    uint64_t region; /* bytes each side keeps per connection */
-    int njobs;
-    struct kv_job *jobs;
-    uint64_t trace_span_ns; /* a trace replays from the start after this */
-    long desc_min, desc_max;
-    uint64_t bytes_min, bytes_max;
-    struct hist *desc;        /* [worker][point]: per descriptor, post to done */
-    _Atomic uint64_t *late;   /* [worker][point]: requests posted after their arrival time */
-    _Atomic uint64_t *queued; /* [worker][point]: ns between arrival and post, summed */
-};
-
 struct tcp_flow {
     int port;
     uint8_t token[TCP_TOKEN];
@@ -204,7 +180,8 @@ struct tcp_flow {
     int *fds;
     char host[128];
     int family;
-    struct kv_state *kv; /* a kv flow's descriptor lists, NULL for others */
+    struct kv_plan *kv; /* a kv flow's descriptor lists, NULL for others */
+    uint64_t **tables;  /* per job: its (offset, length) pairs, network byte order */
 };
 
 static bool worker_keep(void *arg)
@@ -286,110 +263,32 @@ static int tcp_validate(const struct mix_flow *f, struct ft_err *err)
     return 0;
 }
 
-static void kv_state_free(struct kv_state *k)
+static void kv_tcp_free(struct tcp_flow *t)
 {
-    if (!k)
-        return;
-    for (int i = 0; i < k->njobs; i++) {
-        free(k->jobs[i].off);
-        free(k->jobs[i].len);
-        free(k->jobs[i].table);
-    }
-    free(k->jobs);
-    free(k->desc);
-    free((void *)k->late);
-    free((void *)k->queued);
-    free(k);
+    for (int i = 0; t->kv && t->tables && i < t->kv->njobs; i++)
+        free(t->tables[i]);
+    free(t->tables);
+    kv_plan_free(t->kv);
+    t->tables = NULL;
+    t->kv = NULL;
 }
 
-/* Every request's descriptor list, built before the clock starts: one list without a trace,
- * one per trace record (prefix reuse over the trace in its order) with one. */
+/* The plan, and each request's table as the wire carries it. */
 static int kv_prepare(struct flow_rt *f, struct tcp_flow *t, struct ft_err *err)
 {
-    const struct mix_flow *s = f->spec;
-    struct kv_state *k = xalloc_zero(1, sizeof(*k));
-    t->kv = k;
-    int rc = kv_params_from_json(s->params, s->name, &k->p, err);
+    int rc = kv_plan_build(f->spec, f->nworkers_alloc, f->npoints, KV_REGION, &t->kv, err);
     if (rc)
         return rc;
-    k->pull = k->p.engine == KV_ENGINE_VLLM;
-    k->unit = s->size.bytes[0];
-    struct kv_trace tr = {0};
-    if (k->p.arrival == KV_ARRIVAL_TRACE && (rc = kv_trace_load(k->p.trace, &tr, err)) < 0)
-        return rc;
-    k->njobs = tr.n ? tr.n : 1;
-    k->jobs = xalloc_zero((size_t)k->njobs, sizeof(*k->jobs));
-    struct kv_seen seen = {0};
-    uint32_t cap = 1u << 16;
-    uint32_t *pages = xalloc(cap * sizeof(uint32_t));
-    uint64_t most = 0;
-    for (int j = 0; j < k->njobs && !rc; j++) {
-        const struct kv_trace_rec *rec = tr.n ? &tr.rec[j] : NULL;
-        uint64_t tokens = rec ? rec->input_tokens : (uint64_t)k->p.pages * k->p.page_tokens;
-        uint64_t need = (tokens + (uint64_t)k->p.page_tokens - 1) / (uint64_t)k->p.page_tokens;
-        if (need > cap) {
-            cap = (uint32_t)(need > (1u << 24) ? (1u << 24) : need);
-            pages = xalloc_resize(pages, cap * sizeof(uint32_t));
-        }
-        int np = kv_request_pages(&k->p, rec, &seen, pages, (int)cap);
-        long nd = np < 0 ? -E2BIG : kv_build(&k->p, k->unit, pages, np, NULL, 0);
-        if (nd < 0) {
-            rc = ft_err_set(err, -E2BIG, "flow %s: request %d has more than %u descriptors",
-                            s->name, j, KV_MAX_DESCS);
-            break;
-        }
-        struct kv_job *jb = &k->jobs[j];
-        struct kv_desc *d = xalloc_zero((size_t)nd + 1, sizeof(*d));
-        kv_build(&k->p, k->unit, pages, np, d, (size_t)nd);
-        jb->ndesc = nd;
-        jb->t_ns = rec ? rec->t_ns : 0;
-        jb->off = xalloc_zero((size_t)nd + 1, sizeof(uint64_t));
-        jb->len = xalloc_zero((size_t)nd + 1, sizeof(uint64_t));
-        jb->table = xalloc_zero(2 * (size_t)nd + 1, sizeof(uint64_t));
-        for (long i = 0; i < nd; i++) {
-            jb->off[i] = d[i].offset;
-            jb->len[i] = d[i].len;
-            jb->bytes += d[i].len;
-            if (d[i].len > most)
-                most = d[i].len;
-        }
-        free(d);
-    }
-    free(pages);
-    kv_seen_free(&seen);
-    if (tr.n) {
-        uint64_t last = tr.rec[tr.n - 1].t_ns;
-        k->trace_span_ns = last + (tr.n > 1 ? last / (uint64_t)(tr.n - 1) : 1000000000ull);
-    }
-    kv_trace_free(&tr);
-    if (rc)
-        return rc;
-    /* The region: at least KV_REGION and the largest descriptor, page-aligned; a logical
-     * offset beyond it folds back in (the bytes a request moves are what count). */
-    k->region = most > KV_REGION ? (most + 4095) / 4096 * 4096 : KV_REGION;
-    k->desc_min = k->jobs[0].ndesc;
-    k->bytes_min = k->jobs[0].bytes;
+    struct kv_plan *k = t->kv;
+    t->tables = xalloc_zero((size_t)k->njobs, sizeof(*t->tables));
     for (int j = 0; j < k->njobs; j++) {
-        struct kv_job *jb = &k->jobs[j];
-        k->desc_min = jb->ndesc < k->desc_min ? jb->ndesc : k->desc_min;
-        k->desc_max = jb->ndesc > k->desc_max ? jb->ndesc : k->desc_max;
-        k->bytes_min = jb->bytes < k->bytes_min ? jb->bytes : k->bytes_min;
-        k->bytes_max = jb->bytes > k->bytes_max ? jb->bytes : k->bytes_max;
+        const struct kv_job *jb = &k->jobs[j];
+        t->tables[j] = xalloc_zero(2 * (size_t)jb->ndesc + 1, sizeof(uint64_t));
         for (long i = 0; i < jb->ndesc; i++) {
-            uint64_t o = jb->off[i] % k->region;
-            if (o + jb->len[i] > k->region)
-                o = k->region - jb->len[i];
-            jb->off[i] = o;
-            jb->table[2 * i] = hton64(o);
-            jb->table[2 * i + 1] = hton64(jb->len[i]);
+            t->tables[j][2 * i] = hton64(jb->off[i]);
+            t->tables[j][2 * i + 1] = hton64(jb->len[i]);
         }
     }
-    size_t n = (size_t)f->nworkers_alloc * (size_t)f->npoints;
-    k->desc = xalloc(n * sizeof(struct hist));
-    for (size_t i = 0; i < n; i++)
-        hist_init(&k->desc[i]);
-    k->late = xalloc_zero(n, sizeof(*k->late));
-    k->queued = xalloc_zero(n, sizeof(*k->queued));
     return 0;
 }
 
@@ -686,7 +585,8 @@ static void run_kv(struct flow_worker *w)
 {
     struct flow_rt *f = w->flow;
     struct tcp_flow *t = f->xdata;
-    struct kv_state *k = t->kv;
+    struct kv_plan *k = t->kv;
+    const bool pull = k->p.engine == KV_ENGINE_VLLM;
     char *region = pagebuf_alloc(k->region);
     if (!region) {
         flow_fail(f, "kv: cannot allocate a %llu-byte region", (unsigned long long)k->region);
@@ -697,25 +597,15 @@ static void run_kv(struct flow_worker *w)
     int base_point = -1;
     while (flow_wait_running(w)) {
         int pt = atomic_load(&f->point);
-        uint64_t now = flow_now_ns();
+        uint64_t now = flow_now_ns(), due;
         if (pt != base_point) {
             /* Each point starts its arrivals afresh (none queued across a pause). */
             base_point = pt;
-            base = next = now;
+            base = now;
             idx = 0;
         }
-        const struct kv_job *jb;
-        uint64_t due;
-        if (k->p.arrival == KV_ARRIVAL_TRACE) {
-            uint64_t r = (uint64_t)w->idx + idx * (uint64_t)nw; /* records dealt round robin */
-            jb = &k->jobs[r % (uint64_t)k->njobs];
-            due = base + jb->t_ns + r / (uint64_t)k->njobs * k->trace_span_ns;
-        } else {
-            jb = &k->jobs[0];
-            due = next;
-            next += kv_next_gap_ns(&k->p, nw, &rng);
-        }
-        idx++;
+        const struct kv_job *jb = kv_plan_request(k, w->idx, nw, idx++, base, &next, &rng, &due);
+        const uint64_t *table = t->tables[jb - k->jobs];
         while ((now = flow_now_ns()) < due) {
             if (flow_state(f) >= FLOW_ST_STOP)
                 goto out;
@@ -725,32 +615,31 @@ static void run_kv(struct flow_worker *w)
         }
         bool measure = flow_state(f) == FLOW_ST_MEASURE;
         size_t slot = (size_t)w->idx * (size_t)f->npoints + (size_t)pt;
-        bool paced = k->p.arrival == KV_ARRIVAL_TRACE || k->p.rate_per_s > 0;
-        if (measure && paced && now > due + 1000000) {
+        if (measure && kv_plan_paced(k) && now > due + 1000000) {
             k->late[slot]++;
             k->queued[slot] += now - due;
         }
-        struct kv_wire_hdr h = {htonl(KV_MAGIC), htonl(k->pull ? 1 : 0), htonl((uint32_t)jb->ndesc),
-                                0, hton64(jb->bytes)};
+        struct kv_wire_hdr h = {htonl(KV_MAGIC), htonl(pull ? 1 : 0), htonl((uint32_t)jb->ndesc), 0,
+                                hton64(jb->bytes)};
         uint64_t t0 = flow_now_ns();
         int rc = xfer_all(w->fd, &h, sizeof(h), true, worker_keep, w, NULL);
         if (!rc)
-            rc = xfer_all(w->fd, jb->table, (size_t)jb->ndesc * 16, true, worker_keep, w, NULL);
+            rc = xfer_all(w->fd, (void *)table, (size_t)jb->ndesc * 16, true, worker_keep, w, NULL);
         if (!rc)
-            rc = kv_move(w->fd, jb, region, k->p.depth, !k->pull, worker_keep, w, t0,
+            rc = kv_move(w->fd, jb, region, k->p.depth, !pull, worker_keep, w, t0,
                          measure ? &k->desc[slot] : NULL,
-                         k->pull ? &w->last_progress_ns : &w->last_tx_ns);
+                         pull ? &w->last_progress_ns : &w->last_tx_ns);
         uint32_t note[4];
         if (!rc)
             rc = xfer_all(w->fd, note, sizeof(note), false, worker_keep, w, NULL);
         if (!rc && (ntohl(note[0]) != KV_NOTIFY || ntohl(note[1]) != (uint32_t)jb->ndesc))
             rc = -EPROTO;
         if (rc) {
-            describe_error(f, rc == -EPROTO ? -EPROTO : rc, "kv request");
+            describe_error(f, rc, "kv request");
             break;
         }
         flow_record(w, flow_now_ns() - t0);
-        flow_progress(w, k->pull ? 0 : jb->bytes, k->pull ? jb->bytes : 0, 1);
+        flow_progress(w, pull ? 0 : jb->bytes, pull ? jb->bytes : 0, 1);
     }
 out:
     pagebuf_free(region, k->region);
@@ -793,49 +682,15 @@ static void tcp_stop(struct flow_rt *f)
     flow_join_workers(f);
 }
 
-/* A kv flow's own figures per point (conditions.point_figures, merged into the points): the
- * descriptors, their latency from the request's post, the requests that started late. */
-static void kv_figures(struct flow_rt *f, struct kv_state *k)
+/* A kv flow's own figures per point (conditions.point_figures, merged into the points). */
+static void kv_figures(struct flow_rt *f, struct kv_plan *k)
 {
-    if (!f->conditions)
+    if (!f->conditions || !k->desc)
         return;
-    cJSON *pf = cJSON_CreateArray();
-    struct hist *m = xalloc(sizeof(*m));
-    for (int p = 0; p < f->npoints; p++) {
-        hist_init(m);
-        uint64_t late = 0, queued = 0;
-        for (int w = 0; w < f->nworkers; w++) {
-            size_t slot = (size_t)w * (size_t)f->npoints + (size_t)p;
-            hist_merge(m, &k->desc[slot]);
-            late += k->late[slot];
-            queued += k->queued[slot];
-        }
-        struct hist_stats st;
-        hist_stats(m, &st);
-        cJSON *o = cJSON_CreateObject();
-        cJSON *kv = cJSON_AddObjectToObject(o, "kv");
-        cJSON_AddNumberToObject(kv, "descriptors", (double)st.count);
-        cJSON_AddNumberToObject(kv, "descriptor_unit_bytes", (double)k->unit);
-        cJSON_AddNumberToObject(kv, "descriptors_per_request_min", (double)k->desc_min);
-        cJSON_AddNumberToObject(kv, "descriptors_per_request_max", (double)k->desc_max);
-        cJSON_AddNumberToObject(kv, "bytes_per_request_min", (double)k->bytes_min);
-        cJSON_AddNumberToObject(kv, "bytes_per_request_max", (double)k->bytes_max);
-        cJSON_AddNumberToObject(kv, "requests_posted_over_1ms_late", (double)late);
-        jsonutil_add_num_or_null(kv, "late_mean_wait_after_arrival_us", late > 0,
-                                 late ? queued / 1e3 / late : 0);
-        cJSON *d = cJSON_AddObjectToObject(kv, "per_descriptor");
-        cJSON_AddStringToObject(d, "kind",
-                                k->pull ? "request posted to the descriptor's last byte received"
-                                        : "request posted to the descriptor's last byte taken by "
-                                          "the socket (TCP does not say when the peer has it)");
-        bool ok = st.count > 0;
-        jsonutil_add_num_or_null(d, "p50_us", ok, st.p50 / 1e3);
-        jsonutil_add_num_or_null(d, "p99_us", ok, st.p99 / 1e3);
-        jsonutil_add_num_or_null(d, "p99.9_us", ok, st.p999 / 1e3);
-        jsonutil_add_num_or_null(d, "max_us", ok, st.max / 1e3);
-        cJSON_AddItemToArray(pf, o);
-    }
-    free(m);
+    cJSON *pf = kv_plan_figures(k, k->p.engine == KV_ENGINE_VLLM
+                                       ? "request posted to the descriptor's last byte received"
+                                       : "request posted to the descriptor's last byte taken by "
+                                         "the socket (TCP does not say when the peer has it)");
     pthread_mutex_lock(&f->lock);
     cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
     cJSON_AddItemToObject(f->conditions, "point_figures", pf);
@@ -849,7 +704,7 @@ static void tcp_teardown(struct flow_rt *f)
         return;
     if (t->kv) {
         kv_figures(f, t->kv);
-        kv_state_free(t->kv);
+        kv_tcp_free(t);
     }
     for (int i = 0; i < t->nconns; i++)
         if (t->fds[i] >= 0)
@@ -924,10 +779,11 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
     cJSON_AddStringToObject(out, "local_netdev", s->local_netdev);
     cJSON_AddStringToObject(out, "local_ip", s->local_ip);
     if (t && t->kv) {
-        cJSON *kv = kv_params_to_json(&t->kv->p);
+        cJSON *kv = kv_plan_conditions(t->kv);
         cJSON_AddStringToObject(kv, "transfer",
-                                t->kv->pull ? "pull: the peer writes the descriptors back"
-                                            : "push: descriptors written to the peer");
+                                t->kv->p.engine == KV_ENGINE_VLLM
+                                    ? "pull: the peer writes the descriptors back"
+                                    : "push: descriptors written to the peer");
         cJSON_AddStringToObject(kv, "emulation",
                                 "TCP: the same descriptor list as the RDMA engines post (the "
                                 "table of offsets and lengths, then the descriptors as vectored "
@@ -935,12 +791,6 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
                                 "regions), then a 16-byte notification from the peer; qps and "
                                 "doorbell_batch are recorded, not used (one connection per "
                                 "worker, concurrency)");
-        cJSON_AddNumberToObject(kv, "region_bytes", (double)t->kv->region);
-        cJSON_AddNumberToObject(kv, "requests_prepared", t->kv->njobs);
-        cJSON_AddStringToObject(kv, "timed",
-                                "per request: first descriptor posted to the "
-                                "notification received; setup, connection and "
-                                "region allocation apart");
         cJSON_AddItemToObject(out, "kv", kv);
     }
     if (fd < 0)
@@ -1089,6 +939,7 @@ static void srv_kv(struct srv_conn *c)
     struct srv_flow *sf = c->flow;
     char *region = pagebuf_alloc(sf->kv_region);
     struct kv_job jb = {0};
+    uint64_t *table = NULL;
     long cap = 0;
     uint64_t t0 = flow_now_ns(), paced = 0;
     while (region && !atomic_load(&sf->stop)) {
@@ -1102,17 +953,17 @@ static void srv_kv(struct srv_conn *c)
         }
         if ((long)nd > cap) {
             cap = (long)nd;
-            jb.table = xalloc_resize(jb.table, (size_t)cap * 16);
+            table = xalloc_resize(table, (size_t)cap * 16);
             jb.off = xalloc_resize(jb.off, (size_t)cap * sizeof(uint64_t));
             jb.len = xalloc_resize(jb.len, (size_t)cap * sizeof(uint64_t));
         }
-        if (xfer_all(c->fd, jb.table, (size_t)nd * 16, false, srv_keep, c, NULL))
+        if (xfer_all(c->fd, table, (size_t)nd * 16, false, srv_keep, c, NULL))
             break;
         bool ok = true;
         uint64_t total = 0;
         for (uint32_t i = 0; i < nd && ok; i++) {
-            jb.off[i] = hton64(jb.table[2 * i]);
-            jb.len[i] = hton64(jb.table[2 * i + 1]);
+            jb.off[i] = hton64(table[2 * i]);
+            jb.len[i] = hton64(table[2 * i + 1]);
             ok = jb.len[i] > 0 && jb.len[i] <= sf->kv_region &&
                  jb.off[i] <= sf->kv_region - jb.len[i];
             total += jb.len[i];
@@ -1133,7 +984,7 @@ static void srv_kv(struct srv_conn *c)
         if (xfer_all(c->fd, note, sizeof(note), true, srv_keep, c, NULL))
             break;
     }
-    free(jb.table);
+    free(table);
     free(jb.off);
     free(jb.len);
     pagebuf_free(region, sf->kv_region);
