@@ -532,9 +532,9 @@ static void run_stream(struct flow_worker *w, bool sender)
 
 /* Move one request's descriptors over fd as vectored calls of up to depth iovecs (out: send
  * from region, else receive into it), keep() asked on each idle slice; each descriptor done
- * is timed from t0 into desc (NULL: not measuring). 0 or -errno. */
+ * is timed from t0 into dts[its index] (NULL: not timed). 0 or -errno. */
 static int kv_move(int fd, const struct kv_job *jb, char *region, int depth, bool out, keep_fn keep,
-                   void *arg, uint64_t t0, struct hist *desc, _Atomic uint64_t *alive)
+                   void *arg, uint64_t t0, uint64_t *dts, _Atomic uint64_t *alive)
 {
     struct iovec iov[KV_IOV];
     long i = 0;
@@ -561,9 +561,9 @@ static int kv_move(int fd, const struct kv_job *jb, char *region, int depth, boo
                 }
                 left -= rem;
                 part = 0;
+                if (dts)
+                    dts[i] = now - t0;
                 i++;
-                if (desc)
-                    hist_record(desc, now - t0);
             }
             continue;
         }
@@ -594,6 +594,7 @@ static void run_kv(struct flow_worker *w)
     }
     int nw = f->nworkers;
     uint64_t rng = w->rng ? w->rng : 1, base = 0, next = 0, idx = 0;
+    uint64_t *dts = xalloc_zero((size_t)k->desc_max + 1, sizeof(uint64_t));
     int base_point = -1;
     while (flow_wait_running(w)) {
         int pt = atomic_load(&f->point);
@@ -613,9 +614,8 @@ static void run_kv(struct flow_worker *w)
             flow_sleep_ns(wait > 2000000 ? 2000000 : wait);
             atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
         }
-        bool measure = flow_state(f) == FLOW_ST_MEASURE;
         size_t slot = (size_t)w->idx * (size_t)f->npoints + (size_t)pt;
-        if (measure && kv_plan_paced(k) && now > due + 1000000) {
+        if (flow_state(f) == FLOW_ST_MEASURE && kv_plan_paced(k) && now > due + 1000000) {
             k->late[slot]++;
             k->queued[slot] += now - due;
         }
@@ -626,8 +626,7 @@ static void run_kv(struct flow_worker *w)
         if (!rc)
             rc = xfer_all(w->fd, (void *)table, (size_t)jb->ndesc * 16, true, worker_keep, w, NULL);
         if (!rc)
-            rc = kv_move(w->fd, jb, region, k->p.depth, !pull, worker_keep, w, t0,
-                         measure ? &k->desc[slot] : NULL,
+            rc = kv_move(w->fd, jb, region, k->p.depth, !pull, worker_keep, w, t0, dts,
                          pull ? &w->last_progress_ns : &w->last_tx_ns);
         uint32_t note[4];
         if (!rc)
@@ -639,9 +638,14 @@ static void run_kv(struct flow_worker *w)
             break;
         }
         flow_record(w, flow_now_ns() - t0);
+        /* Its descriptors beside it, when the request counts (it ended while measuring). */
+        if (flow_state(f) == FLOW_ST_MEASURE)
+            for (long i = 0; i < jb->ndesc; i++)
+                hist_record(&k->desc[slot], dts[i]);
         flow_progress(w, pull ? 0 : jb->bytes, pull ? jb->bytes : 0, 1);
     }
 out:
+    free(dts);
     pagebuf_free(region, k->region);
 }
 
