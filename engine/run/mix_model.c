@@ -177,8 +177,8 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
     snprintf(buf, sizeof(buf),
              "Flows are named by class: tp- (tensor-parallel all-reduce, %ld per decode step), "
              "kv- (one prompt's KV cache per rank: %" PRIu64 " descriptors of %s, %s; over tcp "
-             "one request of the engine's descriptor list, timed from the first posted to the "
-             "notification, elsewhere one message per descriptor), moe- (expert dispatch and "
+             "and verbs one request of the engine's descriptor list, timed from the first posted "
+             "to the notification; NCCL moves one descriptor), moe- (expert dispatch and "
              "combine), pp- (activations "
              "between stages). %s The foreground is the decode all-reduce, alone (quiet), then "
              "with the rest (loaded).",
@@ -201,11 +201,12 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
         tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l,
                 s->ring_steps);
     }
-    /* KV transfer: over tcp a kv flow, the engine's descriptor list per request (the name
-     * carries its count); over verbs still one message per descriptor (no kv op there yet). */
+    /* KV transfer: over tcp and verbs a kv flow, the engine's descriptor list per request (the
+     * name carries its count); over verbs vLLM's 64 READs in flight take 4 QPs (16 each, the
+     * QP's max_rd_atomic). NCCL: one descriptor as a sendrecv. */
     exact_bytes(s->desc_bytes, b1, sizeof(b1));
     const char *kvrole = l->tp > 1 ? "background" : "foreground";
-    if (!strcmp(transport, "tcp") && !g.rc) {
+    if (!g.nccl && !g.rc) {
         cJSON *kp = NULL;
         long nd = 0;
         int rc = kv_params_model(m, l, s, &kp, &nd);
@@ -217,6 +218,8 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
         } else {
             snprintf(name, sizeof(name), "kv-%sx%ld", b1, nd);
             cJSON *f = flow(&g, name, kvrole, "kv", s->desc_bytes);
+            if (f && !strcmp(transport, "verbs") && l->engine == MODEL_ENGINE_VLLM)
+                cJSON_AddNumberToObject(kp, "qps", 4);
             if (f)
                 cJSON_AddItemToObject(f, "params", kp);
             else
@@ -224,11 +227,7 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
         }
     } else {
         snprintf(name, sizeof(name), "kv-%sx%" PRIu64, b1, s->descs);
-        if (g.nccl)
-            coll(flow(&g, name, kvrole, "collective", s->desc_bytes), "sendrecv", "uint8", 2,
-                 false);
-        else
-            flow(&g, name, kvrole, "stream", s->desc_bytes);
+        coll(flow(&g, name, kvrole, "collective", s->desc_bytes), "sendrecv", "uint8", 2, false);
     }
     /* MoE: nothing leaves a rank at EP 1. */
     if (m->moe && l->ep > 1) {

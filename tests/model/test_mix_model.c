@@ -145,10 +145,11 @@ static void test_llama70b_flows(void **state)
     assert_true(jsonutil_num(f->params, "page_tokens", &v) && v == 16);
     assert_int_equal(mix_latency_kind_of(f), MIX_LAT_PER_REQUEST);
     mix_free(mix);
-    /* verbs has no kv op yet: one message per descriptor, a stream. */
+    /* verbs: the same kv flow, its 64 READs in flight over 4 QPs (16 each). */
     make("Llama-3.1-70B", &l, "verbs", mix);
     f = find(mix, "kv-4KiBx81920");
-    assert_int_equal(f->op, MIX_OP_STREAM);
+    assert_int_equal(f->op, MIX_OP_KV);
+    assert_true(jsonutil_num(f->params, "qps", &v) && v == 4);
     mix_free(mix);
     /* sglang over tcp: K and V of a page together, runs of up to 16 contiguous pages: 80
      * layers x 512 / 16 runs = 2,560 writes of 16 pages of 8 KiB. */
