@@ -9,7 +9,7 @@ prompt or a conversation so far: its blocks' ids are the group's) followed by bl
 own, so later requests of a group reuse the blocks earlier ones moved. Nothing here comes
 from anyone's data: every number is drawn from the seed.
 
-  scripts/kv_trace_gen.py --requests 40 --rate 20 --seed 1 > engine/traces/kv-small.jsonl
+  scripts/kv_trace_gen.py --requests 40 --rate 20 --seed 1 > engine/mixes/traces/kv-small.jsonl
 """
 import argparse
 import json

@@ -31,7 +31,7 @@ cat >"$tmp/kv.json" <<JSON
    "warmup_s": 0.2, "duration_s": 1.5, "concurrency": 2,
    "params": {"engine": "trtllm", "layout": "flash", "layers": 4, "layers_per_block": 2,
               "page_tokens": 16,
-              "arrival": {"process": "trace", "trace": "$src/engine/traces/kv-small.jsonl"}}}
+              "arrival": {"process": "trace", "trace": "$src/engine/mixes/traces/kv-small.jsonl"}}}
  ]}
 JSON
 timeout 60 "$bin" run --mix "$tmp/kv.json" --json -o "$tmp/r.json" >/dev/null 2>"$tmp/err" ||
