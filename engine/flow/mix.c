@@ -265,6 +265,23 @@ static void str_field(struct pctx *c, int fi, const cJSON *o, const char *key, c
     snprintf(buf, len, "%s", v->valuestring);
 }
 
+/* A kv flow's trace named by a relative path is read beside the mix file (a preset's
+ * traces/FILE), when it is there; the path is made that file's, so the mix saved again finds
+ * it from anywhere. Anything else is left to the reader (engine/flow/kv.c). */
+static void resolve_trace(const char *what, cJSON *params)
+{
+    cJSON *arr = cJSON_GetObjectItemCaseSensitive(params, "arrival");
+    cJSON *tr = cJSON_GetObjectItemCaseSensitive(arr, "trace");
+    const char *slash = strrchr(what, '/');
+    if (!cJSON_IsString(tr) || tr->valuestring[0] == '/' || !slash)
+        return;
+    char path[1024];
+    int n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - what), what, tr->valuestring);
+    struct stat st;
+    if (n > 0 && (size_t)n < sizeof(path) && n < 256 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        cJSON_ReplaceItemInObjectCaseSensitive(arr, "trace", cJSON_CreateString(path));
+}
+
 static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *f)
 {
     memset(f, 0, sizeof(*f));
@@ -343,6 +360,8 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
             perr(c, fi, "params", "must be an object");
         else
             f->params = cJSON_Duplicate(params, 1);
+        if (f->params && f->op == MIX_OP_KV)
+            resolve_trace(c->what, f->params);
         /* The keys each transport reads are checked above the transports: xport_check_params
          * (engine/xport/xport.h), from runner_validate. */
     }

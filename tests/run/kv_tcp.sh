@@ -4,8 +4,9 @@
 # of layer blocks driven by the shipped Mooncake-format trace (prefix reuse). The results hold
 # the requests, the per-request latency (kind per_request, positive, its sum within the
 # measured time for the back-to-back flow: the timing covers the whole transfer), bytes =
-# requests x bytes per request, the per-descriptor figure; bad kv params are refused with one
-# line naming the field (65).
+# requests x bytes per request, the per-descriptor figure; the kv-requests preset finds its
+# trace beside it from any directory; bad kv params are refused with one line naming the
+# field (65).
 set -u
 bin=${FABTOP_BIN:?}
 src=${FABTOP_SRC:?}
@@ -77,6 +78,18 @@ s = flows["kv-sglang"]["points"][0]
 assert s["kv"]["descriptors_per_request_min"] == 8 * 4, s["kv"]  # runs of 8 pages
 busy = s["latency"]["mean"] * s["ops"] / 1e6
 assert 0.85 * s["measure_s"] <= busy <= 1.01 * s["measure_s"], (busy, s["measure_s"])
+PY
+
+# The preset, from another directory: its trace (traces/kv-small.jsonl) is read beside it.
+(cd "$tmp" && timeout 60 "$bin" run --mix kv-requests --duration 0.5 --json >"$tmp/p.json" \
+    2>"$tmp/err") || bad "fabtop run --mix kv-requests failed: $(cat "$tmp/err")"
+python3 - "$tmp/p.json" <<'PY' || bad "the kv-requests preset's results are not a trace's"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = next(f for p in d["phases"] for f in p["flows"] if f["name"] == "kv-vllm")
+assert f["status"] == "ok" and f["conditions"]["kv"]["arrival"]["trace"].endswith(
+    "/engine/mixes/traces/kv-small.jsonl"), f["conditions"]["kv"]
+assert f["conditions"]["kv"]["requests_prepared"] == 40, f["conditions"]["kv"]
 PY
 
 # Bad params: one line naming the field, status 65 (66 for a missing trace), before any traffic.
