@@ -65,6 +65,25 @@ for name, desc_len, per_req, ndesc in [("kv-vllm", 4096, 32 * 2 * 8 * 4096, 512)
     except Exception as e:
         check(False, "%s: %r" % (name, e))
 
+# TensorRT-LLM by the trace: requests differ (prompt lengths, prefix reuse), whole blocks of
+# 16 KiB, as many WRITEs as blocks.
+try:
+    r = json.load(open(os.path.join(out, "kv-trtllm-trace.json")))
+    f = r["phases"][0]["flows"][0]
+    p = f["points"][0]
+    kv, n = p["kv"], p["ops"]
+    lo, hi = kv["bytes_per_request_min"], kv["bytes_per_request_max"]
+    check(f["status"] == "ok" and n >= 2 and lo < hi and
+          (n - 1) * lo <= p["payload_bytes"] <= (n + 1) * hi and
+          p["payload_bytes"] % 16384 == 0 and kv["descriptors_per_request_max"] * 16384 == hi,
+          "kv-trtllm-trace: %s, %d requests of %d to %d B (blocks of 16 KiB), %d B moved" %
+          (f["status"], n, lo, hi, p["payload_bytes"]))
+    s0, r0, s1, r1 = (int(x) for x in open(os.path.join(out, "kv-trtllm-trace.hw")).read().split())
+    need = kv["descriptors"] * math.ceil(16384 / f["conditions"]["path_mtu"])
+    check(r1 - r0 >= need, "kv-trtllm-trace: rxe0 rcvd_pkts +%d >= %d" % (r1 - r0, need))
+except Exception as e:
+    check(False, "kv-trtllm-trace: %r" % e)
+
 # Poisson at 2 per second: about 6 requests in the 3 s window, not back to back.
 try:
     r = json.load(open(os.path.join(out, "kv-vllm-poisson.json")))

@@ -36,4 +36,7 @@ J
 kv kv-vllm 4096 '"engine": "vllm", "layers": 32, "pages": 8, "depth": 64, "qps": 4, "doorbell_batch": 8, "timeout": 18'
 kv kv-sglang 8192 '"engine": "sglang", "layers": 32, "pages": 8, "run_pages": 8, "depth": 16, "doorbell_batch": 4, "timeout": 18'
 kv kv-vllm-poisson 4096 '"engine": "vllm", "layers": 32, "pages": 8, "depth": 64, "qps": 4, "timeout": 18, "arrival": {"process": "poisson", "rate_per_s": 2}'
+# TensorRT-LLM: pushes all 4 layers of a 64-token page as one block (K and V: 2 x 4 x 2 KiB =
+# 16 KiB), requests by the shipped trace (carried to /usr/share/fabtop-test: /tmp is a fresh tmpfs), prefix reuse.
+kv kv-trtllm-trace 2048 '"engine": "trtllm", "layout": "flash", "layers": 4, "page_tokens": 64, "depth": 16, "timeout": 18, "arrival": {"process": "trace", "trace": "/usr/share/fabtop-test/kv-small.jsonl"}'
 exit 0

@@ -10,6 +10,7 @@ logdir=${FABTOP_BUILD:-$tmp}/vm-logs
 rm -rf "$logdir/vm_kv_verbs.out"
 rc=0
 sh "$here/rxe-vm.sh" --pkg python3 --timeout 420 --bin "$FABTOP_BIN" \
+    --file "$here/../../engine/mixes/traces/kv-small.jsonl:/usr/share/fabtop-test/kv-small.jsonl" \
     --guest-script "$here/kv_verbs.guest.sh" --outdir "$logdir/vm_kv_verbs.out" \
     --log "$logdir/vm_kv_verbs.console.log" || rc=$?
 [ $rc != 77 ] || exit 77
