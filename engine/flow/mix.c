@@ -352,6 +352,14 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
     f->seed = (uint64_t)num_field(c, fi, o, "seed", 1, 0, 9e15);
     if (f->role == MIX_ROLE_FOREGROUND && f->duration_s == 0 && f->iterations == 0)
         f->duration_s = 5;
+    if (f->op == MIX_OP_KV && f->dir != MIX_DIR_TX)
+        perr(c, fi, "direction",
+             "is not taken by a kv flow: params.engine says which side moves the data (vllm "
+             "pulls, sglang and trtllm push)");
+    if (f->op == MIX_OP_KV && f->rate_gbps > 0)
+        perr(c, fi, "rate_gbps",
+             "is not taken by a kv flow: requests arrive by params.arrival (rate_per_s, a "
+             "trace)");
     if (f->op == MIX_OP_PINGPONG && f->concurrency != 1)
         perr(c, fi, "concurrency", "must be 1 for pingpong (one message in flight); use rr");
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(o, "params");

@@ -93,18 +93,20 @@ assert f["conditions"]["kv"]["requests_prepared"] == 40, f["conditions"]["kv"]
 PY
 
 # Bad params: one line naming the field, status 65 (66 for a missing trace), before any traffic.
-for case in '65|depth 0|"depth": 0|params.depth' \
-    '65|engine|"engine": "mooncake"|params.engine' \
-    '65|poisson without a rate|"arrival": {"process": "poisson"}|params.arrival.rate_per_s' \
-    '66|missing trace|"arrival": {"process": "trace", "trace": "/nonexistent.jsonl"}|/nonexistent.jsonl' \
-    '65|misspelt key|"dept": 4|dept'; do
+for case in '65|depth 0|"params": {"depth": 0}|params.depth' \
+    '65|engine|"params": {"engine": "mooncake"}|params.engine' \
+    '65|poisson without a rate|"params": {"arrival": {"process": "poisson"}}|params.arrival.rate_per_s' \
+    '66|missing trace|"params": {"arrival": {"process": "trace", "trace": "/nonexistent.jsonl"}}|/nonexistent.jsonl' \
+    '65|misspelt key|"params": {"dept": 4}|dept' \
+    '65|rate on a kv flow|"rate_gbps": 1|rate_gbps' \
+    '65|direction on a kv flow|"direction": "rx"|direction'; do
     want=${case%%|*}
     rest=${case#*|}
     what=${rest%%|*}
     rest=${rest#*|}
     param=${rest%%|*}
     needle=${rest#*|}
-    printf '{"format": "fabtop-mix", "version": 1, "flows": [{"name": "kv", "op": "kv", "size": 4096, "params": {%s}}]}\n' "$param" >"$tmp/bad.json"
+    printf '{"format": "fabtop-mix", "version": 1, "flows": [{"name": "kv", "op": "kv", "size": 4096, %s}]}\n' "$param" >"$tmp/bad.json"
     timeout 20 "$bin" run --mix "$tmp/bad.json" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     [ $rc = "$want" ] || bad "$what: exited $rc, not $want: $(cat "$tmp/err")"
