@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "engine/flow/kv.h"
+#include "engine/xport/xport.h"
 
 static struct kv_params params_of(const char *json)
 {
@@ -262,13 +264,35 @@ static void test_gaps(void **state)
     assert_int_equal(kv_next_gap_ns(&p, 1, &rng), 0); /* back to back */
 }
 
+/* Every kv params key is one the kv-capable transports accept for op kv (the mix reader
+ * refuses the others), and the verbs list holds its own settings beside them. */
+static void test_transport_keys(void **state)
+{
+    (void)state;
+    const char *const xp[] = {"tcp", "verbs"};
+    for (size_t t = 0; t < 2; t++) {
+        const struct xport_ops *x = xport_find(xp[t]);
+        assert_non_null(x);
+        assert_true(x->ops & (1u << MIX_OP_KV));
+        const char *const *have = x->param_keys(MIX_OP_KV);
+        for (const char *const *k = kv_param_keys(); *k; k++) {
+            bool found = false;
+            for (const char *const *h = have; *h && !found; h++)
+                found = !strcmp(*h, *k);
+            if (!found)
+                fail_msg("%s does not take params.%s for kv flows", xp[t], *k);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vllm_flash),    cmocka_unit_test(test_vllm_flashinfer_and_mla),
-        cmocka_unit_test(test_sglang_runs),   cmocka_unit_test(test_trtllm_blocks),
-        cmocka_unit_test(test_prefix_reuse),  cmocka_unit_test(test_trace_errors),
-        cmocka_unit_test(test_params_errors), cmocka_unit_test(test_gaps),
+        cmocka_unit_test(test_vllm_flash),     cmocka_unit_test(test_vllm_flashinfer_and_mla),
+        cmocka_unit_test(test_sglang_runs),    cmocka_unit_test(test_trtllm_blocks),
+        cmocka_unit_test(test_prefix_reuse),   cmocka_unit_test(test_trace_errors),
+        cmocka_unit_test(test_params_errors),  cmocka_unit_test(test_gaps),
+        cmocka_unit_test(test_transport_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
