@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "engine/flow/kv.h"
+#include "engine/flow/mix.h"
 #include "engine/xport/xport.h"
 
 static struct kv_params params_of(const char *json)
@@ -264,6 +265,72 @@ static void test_gaps(void **state)
     assert_int_equal(kv_next_gap_ns(&p, 1, &rng), 0); /* back to back */
 }
 
+/* A flow's plan from the shipped trace: one list per record, offsets folded into the region,
+ * records dealt round robin and replayed after the trace's span; without a trace one list
+ * and the fixed rate's schedule. */
+static void test_plan(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    if (!src)
+        skip();
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"engine\": \"sglang\", \"layers\": 2, \"run_pages\": 4, \"arrival\": "
+             "{\"process\": \"trace\", \"trace\": \"%s/engine/mixes/traces/kv-small.jsonl\"}}",
+             src);
+    struct mix_flow f;
+    memset(&f, 0, sizeof(f));
+    snprintf(f.name, sizeof(f.name), "kv");
+    f.op = MIX_OP_KV;
+    f.size.kind = MIX_SIZE_FIXED;
+    f.size.n = 1;
+    f.size.bytes[0] = 8192;
+    f.params = cJSON_Parse(json);
+    struct kv_plan *k = NULL;
+    struct ft_err e = {0};
+    assert_int_equal(kv_plan_build(&f, 2, 1, 1u << 20, &k, &e), 0);
+    assert_int_equal(k->njobs, 40);
+    assert_true(k->bytes_min < k->bytes_max); /* reuse and lengths differ */
+    assert_int_equal(k->region, 1u << 20);
+    for (int j = 0; j < k->njobs; j++) {
+        uint64_t sum = 0;
+        for (long i = 0; i < k->jobs[j].ndesc; i++) {
+            assert_true(k->jobs[j].off[i] + k->jobs[j].len[i] <= k->region);
+            assert_true(k->jobs[j].len[i] <= 4 * 8192); /* runs of at most 4 pages */
+            sum += k->jobs[j].len[i];
+        }
+        assert_int_equal(sum, k->jobs[j].bytes);
+        assert_int_equal(sum % 8192, 0);
+    }
+    /* Worker 1 of 2 takes records 1, 3, 5...; record 41 is record 1 one span later. */
+    uint64_t next = 0, rng = 1, due0, due1;
+    const struct kv_job *a = kv_plan_request(k, 1, 2, 0, 1000, &next, &rng, &due0);
+    assert_ptr_equal(a, &k->jobs[1]);
+    assert_int_equal(due0, 1000 + k->jobs[1].t_ns);
+    const struct kv_job *b = kv_plan_request(k, 1, 2, 20, 1000, &next, &rng, &due1);
+    assert_ptr_equal(b, &k->jobs[1]);
+    assert_int_equal(due1, due0 + k->trace_span_ns);
+    assert_true(kv_plan_paced(k));
+    cJSON *fig = kv_plan_figures(k, "test");
+    assert_int_equal(cJSON_GetArraySize(fig), 1);
+    cJSON_Delete(fig);
+    kv_plan_free(k);
+    cJSON_Delete(f.params);
+    /* No trace: one list, a fixed 10/s shared by 2 workers: 200 ms apart each. */
+    f.params = cJSON_Parse("{\"layers\": 2, \"pages\": 3, \"arrival\": {\"process\": "
+                           "\"fixed\", \"rate_per_s\": 10}}");
+    assert_int_equal(kv_plan_build(&f, 2, 1, 1u << 20, &k, &e), 0);
+    assert_int_equal(k->njobs, 1);
+    assert_int_equal(k->jobs[0].ndesc, 2 * 2 * 3);
+    kv_plan_request(k, 0, 2, 0, 5000, &next, &rng, &due0);
+    kv_plan_request(k, 0, 2, 1, 5000, &next, &rng, &due1);
+    assert_int_equal(due0, 5000);
+    assert_int_equal(due1, 5000 + 200000000ull);
+    kv_plan_free(k);
+    cJSON_Delete(f.params);
+}
+
 /* Every kv params key is one the kv-capable transports accept for op kv (the mix reader
  * refuses the others), and the verbs list holds its own settings beside them. */
 static void test_transport_keys(void **state)
@@ -292,7 +359,7 @@ int main(void)
         cmocka_unit_test(test_sglang_runs),    cmocka_unit_test(test_trtllm_blocks),
         cmocka_unit_test(test_prefix_reuse),   cmocka_unit_test(test_trace_errors),
         cmocka_unit_test(test_params_errors),  cmocka_unit_test(test_gaps),
-        cmocka_unit_test(test_transport_keys),
+        cmocka_unit_test(test_transport_keys), cmocka_unit_test(test_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
