@@ -16,7 +16,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
-static const char *const op_names[] = {"pingpong", "stream", "rr", "collective", "copy"};
+static const char *const op_names[] = {"pingpong", "stream", "rr", "collective", "copy", "kv"};
 static const char *const role_names[] = {"foreground", "background"};
 static const char *const dir_names[] = {"tx", "rx", "bidir"};
 
@@ -32,7 +32,8 @@ const char *mix_dir_str(enum mix_dir d)
 
 const char *mix_latency_kind_str(enum mix_latency_kind k)
 {
-    static const char *const names[] = {"half_round_trip", "round_trip", "per_operation", "none"};
+    static const char *const names[] = {"half_round_trip", "round_trip", "per_operation",
+                                        "per_request", "none"};
     return (unsigned)k <= MIX_LAT_NONE ? names[k] : "?";
 }
 
@@ -58,6 +59,8 @@ enum mix_latency_kind mix_latency_kind_of(const struct mix_flow *f)
     case MIX_OP_COLLECTIVE:
     case MIX_OP_COPY:
         return MIX_LAT_PER_OP;
+    case MIX_OP_KV:
+        return MIX_LAT_PER_REQUEST;
     default:
         return MIX_LAT_NONE;
     }
@@ -262,6 +265,23 @@ static void str_field(struct pctx *c, int fi, const cJSON *o, const char *key, c
     snprintf(buf, len, "%s", v->valuestring);
 }
 
+/* A kv flow's trace named by a relative path is read beside the mix file (a preset's
+ * traces/FILE), when it is there; the path is made that file's, so the mix saved again finds
+ * it from anywhere. Anything else is left to the reader (engine/flow/kv.c). */
+static void resolve_trace(const char *what, cJSON *params)
+{
+    cJSON *arr = cJSON_GetObjectItemCaseSensitive(params, "arrival");
+    cJSON *tr = cJSON_GetObjectItemCaseSensitive(arr, "trace");
+    const char *slash = strrchr(what, '/');
+    if (!cJSON_IsString(tr) || tr->valuestring[0] == '/' || !slash)
+        return;
+    char path[1024];
+    int n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - what), what, tr->valuestring);
+    struct stat st;
+    if (n > 0 && (size_t)n < sizeof(path) && n < 256 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        cJSON_ReplaceItemInObjectCaseSensitive(arr, "trace", cJSON_CreateString(path));
+}
+
 static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *f)
 {
     memset(f, 0, sizeof(*f));
@@ -295,7 +315,7 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
     f->per_step = num_field(c, fi, o, "per_step", 0, 0, 1e9);
     int e = enum_of(jsonutil_str(o, "op"), op_names, MIX_OP_COUNT);
     if (e < 0)
-        perr(c, fi, "op", "must be one of pingpong, stream, rr, collective, copy");
+        perr(c, fi, "op", "must be one of pingpong, stream, rr, collective, copy, kv");
     f->op = e < 0 ? MIX_OP_PINGPONG : (enum mix_op)e;
     const char *role = jsonutil_str(o, "role");
     e = role ? enum_of(role, role_names, 2) : 0;
@@ -340,6 +360,14 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
     f->seed = (uint64_t)num_field(c, fi, o, "seed", 1, 0, 9e15);
     if (f->role == MIX_ROLE_FOREGROUND && f->duration_s == 0 && f->iterations == 0)
         f->duration_s = 5;
+    if (f->op == MIX_OP_KV && f->dir != MIX_DIR_TX)
+        perr(c, fi, "direction",
+             "is not taken by a kv flow: params.engine says which side moves the data (vllm "
+             "pulls, sglang and trtllm push)");
+    if (f->op == MIX_OP_KV && f->rate_gbps > 0)
+        perr(c, fi, "rate_gbps",
+             "is not taken by a kv flow: requests arrive by params.arrival (rate_per_s, a "
+             "trace)");
     if (f->op == MIX_OP_PINGPONG && f->concurrency != 1)
         perr(c, fi, "concurrency", "must be 1 for pingpong (one message in flight); use rr");
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(o, "params");
@@ -348,6 +376,8 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
             perr(c, fi, "params", "must be an object");
         else
             f->params = cJSON_Duplicate(params, 1);
+        if (f->params && f->op == MIX_OP_KV)
+            resolve_trace(c->what, f->params);
         /* The keys each transport reads are checked above the transports: xport_check_params
          * (engine/xport/xport.h), from runner_validate. */
     }

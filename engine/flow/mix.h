@@ -25,13 +25,22 @@ enum mix_op {
     MIX_OP_RR,           /* request/response with `concurrency` outstanding: round trip */
     MIX_OP_COLLECTIVE,   /* GPU collective (NCCL): per operation */
     MIX_OP_COPY,         /* host<->GPU copies (background contention) */
+    MIX_OP_KV,           /* KV-cache transfer: a request is a list of descriptors (params:
+                          * engine/flow/kv.h), timed from the first posted to the notification */
     MIX_OP_COUNT
 };
 
 /* How each latency sample is defined (DESIGN.md): ping-pong reports half the round trip as
  * perftest and sockperf do; request/response and RDMA READ the whole round trip; one
- * collective or one post-to-completion is "per operation". */
-enum mix_latency_kind { MIX_LAT_HALF_RTT = 0, MIX_LAT_RTT, MIX_LAT_PER_OP, MIX_LAT_NONE };
+ * collective or one post-to-completion is "per operation"; a KV transfer's request, from its
+ * first descriptor posted to its notification received, is "per request". */
+enum mix_latency_kind {
+    MIX_LAT_HALF_RTT = 0,
+    MIX_LAT_RTT,
+    MIX_LAT_PER_OP,
+    MIX_LAT_PER_REQUEST, /* a KV request: first descriptor posted to the notification received */
+    MIX_LAT_NONE
+};
 
 enum mix_role { MIX_ROLE_FOREGROUND = 0, MIX_ROLE_BACKGROUND };
 

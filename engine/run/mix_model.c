@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "engine/flow/kv.h"
 
 /* bytes in the largest binary unit that divides them exactly: "4KiB", "320MiB", "7392B". */
 static void exact_bytes(uint64_t b, char *out, size_t len)
@@ -118,6 +121,40 @@ static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t
     per_step(flow(g, name, role, "pingpong", chunk), decode ? (double)per_decode * steps : 0);
 }
 
+/* The kv flow's params for one prompt's KV on one rank (engine/flow/kv.h), and the number of
+ * descriptors they make (kv_build over the prompt's pages): 0 or -errno. */
+static int kv_params_model(const struct model_config *m, const struct model_layout *l,
+                           const struct model_sizes *s, cJSON **out, long *ndesc)
+{
+    static const char *const engines[] = {"vllm", "sglang", "trtllm"};
+    const char *layout = m->kv_lora_rank                          ? "mla"
+                         : s->kv_layout == MODEL_KV_LAYER_KV_PAGE ? "flash"
+                                                                  : "flashinfer";
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "engine", engines[l->engine]);
+    cJSON_AddStringToObject(p, "layout", layout);
+    cJSON_AddNumberToObject(p, "layers", (double)s->layers_stage);
+    cJSON_AddNumberToObject(p, "pages", (double)s->prompt_pages);
+    cJSON_AddNumberToObject(p, "page_tokens", (double)l->page);
+    struct kv_params kp;
+    int rc = kv_params_from_json(p, "kv", &kp, NULL);
+    uint32_t *pages = rc ? NULL : malloc((size_t)s->prompt_pages * sizeof(uint32_t));
+    if (!rc && !pages)
+        rc = -ENOMEM;
+    if (!rc) {
+        int n = kv_request_pages(&kp, NULL, NULL, pages, (int)s->prompt_pages);
+        *ndesc = n < 0 ? n : kv_build(&kp, s->desc_bytes, pages, n, NULL, 0);
+        rc = *ndesc < 0 ? (int)*ndesc : 0;
+    }
+    free(pages);
+    if (rc) {
+        cJSON_Delete(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
 static const char *nccl_dtype(int bytes)
 {
     return bytes == 4 ? "float" : "bfloat16";
@@ -153,8 +190,10 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
     exact_bytes(s->kv_request_rank, b2, sizeof(b2));
     snprintf(buf, sizeof(buf),
              "Flows are named by class: tp- (tensor-parallel all-reduce, %ld per decode step), "
-             "kv- (one prompt's KV cache per rank: %" PRIu64 " descriptors of %s, %s; each "
-             "message is one descriptor), moe- (expert dispatch and combine), pp- (activations "
+             "kv- (one prompt's KV cache per rank: %" PRIu64 " descriptors of %s, %s; over tcp "
+             "and verbs one request of the engine's descriptor list, timed from the first posted "
+             "to the notification; NCCL moves one descriptor), moe- (expert dispatch and "
+             "combine), pp- (activations "
              "between stages). %s The foreground is the decode all-reduce, alone (quiet), then "
              "with the rest (loaded).",
              s->tp_allreduces, s->descs, b1, b2,
@@ -177,14 +216,34 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
         tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l, s->ring_steps,
                 0);
     }
-    /* KV transfer: one message per descriptor; the name carries the count per request. */
+    /* KV transfer: over tcp and verbs a kv flow, the engine's descriptor list per request (the
+     * name carries its count); over verbs vLLM's 64 READs in flight take 4 QPs (16 each, the
+     * QP's max_rd_atomic). NCCL: one descriptor as a sendrecv. */
     exact_bytes(s->desc_bytes, b1, sizeof(b1));
-    snprintf(name, sizeof(name), "kv-%sx%" PRIu64, b1, s->descs);
     const char *kvrole = l->tp > 1 ? "background" : "foreground";
-    if (g.nccl)
+    if (!g.nccl && !g.rc) {
+        cJSON *kp = NULL;
+        long nd = 0;
+        int rc = kv_params_model(m, l, s, &kp, &nd);
+        if (rc) {
+            g.rc = ft_err_set(err, rc,
+                              "flow kv: one prompt's KV makes more than %u descriptors: lower "
+                              "--prompt or raise --page",
+                              KV_MAX_DESCS);
+        } else {
+            snprintf(name, sizeof(name), "kv-%sx%ld", b1, nd);
+            cJSON *f = flow(&g, name, kvrole, "kv", s->desc_bytes);
+            if (f && !strcmp(transport, "verbs") && l->engine == MODEL_ENGINE_VLLM)
+                cJSON_AddNumberToObject(kp, "qps", 4);
+            if (f)
+                cJSON_AddItemToObject(f, "params", kp);
+            else
+                cJSON_Delete(kp);
+        }
+    } else {
+        snprintf(name, sizeof(name), "kv-%sx%" PRIu64, b1, s->descs);
         coll(flow(&g, name, kvrole, "collective", s->desc_bytes), "sendrecv", "uint8", 2, false);
-    else
-        flow(&g, name, kvrole, "stream", s->desc_bytes);
+    }
     /* MoE: nothing leaves a rank at EP 1. */
     if (m->moe && l->ep > 1) {
         uint64_t k = (uint64_t)m->experts_per_tok, bt = (uint64_t)l->batch;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # cli_mix: `fabtop mix --model` prints a mix the mix reader loads back unchanged (`fabtop run
 # --mix FILE` runs it) and a summary with units; `fabtop run --model` runs a model's mix over
-# loopback TCP (no GPU needed) and exits 0 with a results document; bad configs and layouts
+# loopback TCP (no GPU needed) and exits 0 with a results document (its KV flow one kv request
+# of 32,768 descriptors of 16 KiB, bytes = requests x 512 MiB); bad configs and layouts
 # exit 65, 66 or 64 with one line naming the field or option.
 set -u
 bin=${FABTOP_BIN:?}
@@ -56,6 +57,19 @@ assert d["format"] == "fabtop-results", d["format"]
 assert d["mix"]["name"] == "model-Llama-3.1-8B", d["mix"]["name"]
 names = [f["name"] for p in d["phases"] for f in p["flows"]]
 assert "tp-decode-ring2x128KiB" in names and "kv-16KiBx32768" in names, names
+# The KV flow is one request of the engine's list: 32 layers x K and V x 512 pages of 16 KiB,
+# timed per request; whatever completed in the window moved requests x 512 MiB.
+kv = next(f for p in d["phases"] for f in p["flows"] if f["name"] == "kv-16KiBx32768")
+assert kv["op"] == "kv" and kv["latency_kind"] == "per_request", (kv["op"], kv["latency_kind"])
+assert kv["status"] == "ok", kv.get("error")
+c = kv["conditions"]["kv"]
+assert (c["engine"], c["layout"], c["layers"], c["pages"]) == ("vllm", "flash", 32, 512), c
+p = kv["points"][0]
+assert p["kv"]["descriptors_per_request_min"] == 32768, p["kv"]
+assert p["kv"]["bytes_per_request_min"] == 32768 * 16384, p["kv"]
+assert p["payload_bytes"] == p["ops"] * 32768 * 16384, (p["payload_bytes"], p["ops"])
+if p["ops"]:
+    assert p["latency"]["kind"] == "per_request" and p["latency"]["min"] > 0, p["latency"]
 PY
 
 # Refusals: a layout (64), a bad config (65), a missing one (66).

@@ -125,7 +125,8 @@ static void test_llama70b_flows(void **state)
     assert_int_equal(f->size.bytes[0], 4096);
     assert_non_null(strstr(mix->description, "huggingface.co/meta-llama/Llama-3.1-70B"));
     mix_free(mix);
-    /* tcp: the ring's 14 steps of S / 8, as a ping-pong; the KV descriptors as a stream. */
+    /* tcp: the ring's 14 steps of S / 8, as a ping-pong; the KV descriptors as a kv flow: one
+     * request of 80 layers x K and V x 512 pages. */
     make("Llama-3.1-70B", &l, "tcp", mix);
     f = find(mix, "tp-decode-ring14x64KiB");
     assert_int_equal(f->op, MIX_OP_PINGPONG);
@@ -134,7 +135,32 @@ static void test_llama70b_flows(void **state)
     f = find(mix, "tp-prefill-ring14x16MiB");
     assert_int_equal(f->size.bytes[0], 16ull << 20);
     f = find(mix, "kv-4KiBx81920");
-    assert_int_equal(f->op, MIX_OP_STREAM);
+    assert_int_equal(f->op, MIX_OP_KV);
+    assert_int_equal(f->size.bytes[0], 4096);
+    assert_string_equal(jsonutil_str(f->params, "engine"), "vllm");
+    assert_string_equal(jsonutil_str(f->params, "layout"), "flash");
+    double v = 0;
+    assert_true(jsonutil_num(f->params, "layers", &v) && v == 80);
+    assert_true(jsonutil_num(f->params, "pages", &v) && v == 512);
+    assert_true(jsonutil_num(f->params, "page_tokens", &v) && v == 16);
+    assert_int_equal(mix_latency_kind_of(f), MIX_LAT_PER_REQUEST);
+    mix_free(mix);
+    /* verbs: the same kv flow, its 64 READs in flight over 4 QPs (16 each). */
+    make("Llama-3.1-70B", &l, "verbs", mix);
+    f = find(mix, "kv-4KiBx81920");
+    assert_int_equal(f->op, MIX_OP_KV);
+    assert_true(jsonutil_num(f->params, "qps", &v) && v == 4);
+    mix_free(mix);
+    /* sglang over tcp: K and V of a page together, runs of up to 16 contiguous pages: 80
+     * layers x 512 / 16 runs = 2,560 writes of 16 pages of 8 KiB. */
+    l.engine = MODEL_ENGINE_SGLANG;
+    make("Llama-3.1-70B", &l, "tcp", mix);
+    f = find(mix, "kv-8KiBx2560");
+    assert_string_equal(jsonutil_str(f->params, "engine"), "sglang");
+    assert_string_equal(jsonutil_str(f->params, "layout"), "flashinfer");
+    mix_free(mix);
+    l.engine = MODEL_ENGINE_VLLM;
+    make("Llama-3.1-70B", &l, "tcp", mix);
     assert_non_null(strstr(mix->lesson, "ring"));
     mix_free(mix);
     free(mix);

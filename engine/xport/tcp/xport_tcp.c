@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -28,6 +29,7 @@
 #include "common/pagebuf.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+#include "engine/flow/kv.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 
@@ -39,6 +41,22 @@
 #define IO_SLICE_MS  50           /* poll slice: how quickly a worker notices a stop */
 #define BUF_BYTES    (4u << 20)
 #define CAPPED_CHUNK (256u << 10) /* largest send under the agent's rate cap */
+#define KV_MAGIC     0x46544b56u  /* "FTKV": a KV request's header */
+#define KV_NOTIFY    0x46544b4eu  /* "FTKN": its notification */
+#define KV_IOV       1024         /* iovecs per vectored call (IOV_MAX) */
+#define KV_REGION    (16u << 20)  /* smallest "registered" region each side keeps per connection */
+
+/* A KV request's header, then ndesc (offset, length) pairs, all 64-bit, network byte order;
+ * mode 0: the client pushes (sglang, trtllm: WRITEs), 1: the client pulls (vllm: READs). */
+struct kv_wire_hdr {
+    uint32_t magic, mode, ndesc, pad;
+    uint64_t total;
+};
+
+static uint64_t hton64(uint64_t v)
+{
+    return ((uint64_t)htonl((uint32_t)v) << 32) | htonl((uint32_t)(v >> 32));
+}
 
 /* Request header, network byte order. */
 struct tcp_hdr {
@@ -162,6 +180,8 @@ struct tcp_flow {
     int *fds;
     char host[128];
     int family;
+    struct kv_plan *kv; /* a kv flow's descriptor lists, NULL for others */
+    uint64_t **tables;  /* per job: its (offset, length) pairs, network byte order */
 };
 
 static bool worker_keep(void *arg)
@@ -206,6 +226,69 @@ static int tcp_validate(const struct mix_flow *f, struct ft_err *err)
     }
     if (f->local_gpu >= 0)
         return ft_err_set(err, -EINVAL, "flow %s: TCP cannot use a GPU endpoint", f->name);
+    if (f->op == MIX_OP_KV) {
+        struct kv_params p;
+        int rc = kv_params_from_json(f->params, f->name, &p, err);
+        if (rc)
+            return rc;
+        if (f->size.kind != MIX_SIZE_FIXED)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: size of a kv flow is one page of one layer's cache (one "
+                              "number of bytes), not a sweep or distribution",
+                              f->name);
+        if (p.depth > KV_IOV)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: params.depth over TCP is at most %d (iovecs of one "
+                              "vectored call, IOV_MAX)",
+                              f->name, KV_IOV);
+        uint64_t nkv = p.layout == KV_LAYOUT_FLASH ? 2 : 1;
+        uint64_t most = p.engine == KV_ENGINE_TRTLLM
+                            ? f->size.bytes[0] * nkv *
+                                  (uint64_t)(p.layers_per_block ? p.layers_per_block : p.layers)
+                        : p.engine == KV_ENGINE_SGLANG ? f->size.bytes[0] * (uint64_t)p.run_pages
+                                                       : f->size.bytes[0];
+        if (most > TCP_MAX_MSG)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: a descriptor of up to %llu B is over TCP's 1 GiB (lower "
+                              "size, run_pages or layers_per_block)",
+                              f->name, (unsigned long long)most);
+        if (p.arrival == KV_ARRIVAL_TRACE) {
+            struct kv_trace t;
+            rc = kv_trace_load(p.trace, &t, err);
+            if (rc)
+                return rc;
+            kv_trace_free(&t);
+        }
+    }
+    return 0;
+}
+
+static void kv_tcp_free(struct tcp_flow *t)
+{
+    for (int i = 0; t->kv && t->tables && i < t->kv->njobs; i++)
+        free(t->tables[i]);
+    free(t->tables);
+    kv_plan_free(t->kv);
+    t->tables = NULL;
+    t->kv = NULL;
+}
+
+/* The plan, and each request's table as the wire carries it. */
+static int kv_prepare(struct flow_rt *f, struct tcp_flow *t, struct ft_err *err)
+{
+    int rc = kv_plan_build(f->spec, f->nworkers_alloc, f->npoints, KV_REGION, &t->kv, err);
+    if (rc)
+        return rc;
+    struct kv_plan *k = t->kv;
+    t->tables = xalloc_zero((size_t)k->njobs, sizeof(*t->tables));
+    for (int j = 0; j < k->njobs; j++) {
+        const struct kv_job *jb = &k->jobs[j];
+        t->tables[j] = xalloc_zero(2 * (size_t)jb->ndesc + 1, sizeof(uint64_t));
+        for (long i = 0; i < jb->ndesc; i++) {
+            t->tables[j][2 * i] = hton64(jb->off[i]);
+            t->tables[j][2 * i + 1] = hton64(jb->len[i]);
+        }
+    }
     return 0;
 }
 
@@ -225,7 +308,7 @@ static int connect_one(struct flow_rt *f, struct tcp_flow *t, int idx, struct ft
         return ft_err_set(err, -errno, "socket: %s", strerror(errno));
     }
     int one = 1;
-    if (s->op == MIX_OP_PINGPONG || s->op == MIX_OP_RR)
+    if (s->op == MIX_OP_PINGPONG || s->op == MIX_OP_RR || s->op == MIX_OP_KV)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     /* TCP alone reports nothing for minutes after a link dies (tcp_retries2): abort once data
      * sits unacknowledged for the flow's bound. */
@@ -312,6 +395,11 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
     t->fds = xalloc((size_t)t->nconns * sizeof(int));
     for (int i = 0; i < t->nconns; i++)
         t->fds[i] = -1;
+    if (s->op == MIX_OP_KV) {
+        int rc = kv_prepare(f, t, err);
+        if (rc)
+            return rc;
+    }
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "tcp.open");
     cJSON_AddStringToObject(req, "op", mix_op_str(s->op));
@@ -324,6 +412,8 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
     cJSON_AddNumberToObject(req, "size", (double)(chunk > BUF_BYTES ? BUF_BYTES : chunk));
     cJSON_AddNumberToObject(req, "rate_gbps", s->rate_gbps);
     cJSON_AddNumberToObject(req, "user_timeout_ms", f->fail_bound_s * 1000);
+    if (t->kv)
+        cJSON_AddNumberToObject(req, "kv_region", (double)t->kv->region);
     cJSON *resp = NULL;
     int rc = channel_request(f->ctl, req, &resp, 5000, err);
     if (rc < 0)
@@ -440,6 +530,125 @@ static void run_stream(struct flow_worker *w, bool sender)
     pagebuf_free(buf, BUF_BYTES);
 }
 
+/* Move one request's descriptors over fd as vectored calls of up to depth iovecs (out: send
+ * from region, else receive into it), keep() asked on each idle slice; each descriptor done
+ * is timed from t0 into dts[its index] (NULL: not timed). 0 or -errno. */
+static int kv_move(int fd, const struct kv_job *jb, char *region, int depth, bool out, keep_fn keep,
+                   void *arg, uint64_t t0, uint64_t *dts, _Atomic uint64_t *alive)
+{
+    struct iovec iov[KV_IOV];
+    long i = 0;
+    uint64_t part = 0; /* bytes of descriptor i already moved */
+    while (i < jb->ndesc) {
+        int n = 0;
+        for (long k = i; k < jb->ndesc && n < depth; k++, n++) {
+            uint64_t skip = k == i ? part : 0;
+            iov[n].iov_base = region + jb->off[k] + skip;
+            iov[n].iov_len = jb->len[k] - skip;
+        }
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t r = out ? sendmsg(fd, &mh, MSG_NOSIGNAL) : recvmsg(fd, &mh, 0);
+        if (r > 0) {
+            uint64_t now = flow_now_ns();
+            if (alive)
+                atomic_store_explicit(alive, now, memory_order_relaxed);
+            uint64_t left = (uint64_t)r;
+            while (left) {
+                uint64_t rem = jb->len[i] - part;
+                if (left < rem) {
+                    part += left;
+                    break;
+                }
+                left -= rem;
+                part = 0;
+                if (dts)
+                    dts[i] = now - t0;
+                i++;
+            }
+            continue;
+        }
+        if (r == 0 && !out)
+            return -ENODATA;
+        if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -errno;
+        if (!keep(arg))
+            return -ECANCELED;
+    }
+    return 0;
+}
+
+/* A KV transfer: requests arrive by the flow's process (this worker's share of it); each is
+ * posted (its descriptor table, then the descriptors: pushed as vectored writes, or pulled,
+ * the agent writing them back the same way) and is done when the agent's notification
+ * arrives. Timed from the first byte posted to the notification received. */
+static void run_kv(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct tcp_flow *t = f->xdata;
+    struct kv_plan *k = t->kv;
+    const bool pull = k->p.engine == KV_ENGINE_VLLM;
+    char *region = pagebuf_alloc(k->region);
+    if (!region) {
+        flow_fail(f, "kv: cannot allocate a %llu-byte region", (unsigned long long)k->region);
+        return;
+    }
+    int nw = f->nworkers;
+    uint64_t rng = w->rng ? w->rng : 1, base = 0, next = 0, idx = 0;
+    uint64_t *dts = xalloc_zero((size_t)k->desc_max + 1, sizeof(uint64_t));
+    int base_point = -1;
+    while (flow_wait_running(w)) {
+        int pt = atomic_load(&f->point);
+        uint64_t now = flow_now_ns(), due;
+        if (pt != base_point) {
+            /* Each point starts its arrivals afresh (none queued across a pause). */
+            base_point = pt;
+            base = now;
+            idx = 0;
+        }
+        const struct kv_job *jb = kv_plan_request(k, w->idx, nw, idx++, base, &next, &rng, &due);
+        const uint64_t *table = t->tables[jb - k->jobs];
+        while ((now = flow_now_ns()) < due) {
+            if (flow_state(f) >= FLOW_ST_STOP)
+                goto out;
+            uint64_t wait = due - now;
+            flow_sleep_ns(wait > 2000000 ? 2000000 : wait);
+            atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+        }
+        size_t slot = (size_t)w->idx * (size_t)f->npoints + (size_t)pt;
+        if (flow_state(f) == FLOW_ST_MEASURE && kv_plan_paced(k) && now > due + 1000000) {
+            k->late[slot]++;
+            k->queued[slot] += now - due;
+        }
+        struct kv_wire_hdr h = {htonl(KV_MAGIC), htonl(pull ? 1 : 0), htonl((uint32_t)jb->ndesc), 0,
+                                hton64(jb->bytes)};
+        uint64_t t0 = flow_now_ns();
+        int rc = xfer_all(w->fd, &h, sizeof(h), true, worker_keep, w, NULL);
+        if (!rc)
+            rc = xfer_all(w->fd, (void *)table, (size_t)jb->ndesc * 16, true, worker_keep, w, NULL);
+        if (!rc)
+            rc = kv_move(w->fd, jb, region, k->p.depth, !pull, worker_keep, w, t0, dts,
+                         pull ? &w->last_progress_ns : &w->last_tx_ns);
+        uint32_t note[4];
+        if (!rc)
+            rc = xfer_all(w->fd, note, sizeof(note), false, worker_keep, w, NULL);
+        if (!rc && (ntohl(note[0]) != KV_NOTIFY || ntohl(note[1]) != (uint32_t)jb->ndesc))
+            rc = -EPROTO;
+        if (rc) {
+            describe_error(f, rc, "kv request");
+            break;
+        }
+        flow_record(w, flow_now_ns() - t0);
+        /* Its descriptors beside it, when the request counts (it ended while measuring). */
+        if (flow_state(f) == FLOW_ST_MEASURE)
+            for (long i = 0; i < jb->ndesc; i++)
+                hist_record(&k->desc[slot], dts[i]);
+        flow_progress(w, pull ? 0 : jb->bytes, pull ? jb->bytes : 0, 1);
+    }
+out:
+    free(dts);
+    pagebuf_free(region, k->region);
+}
+
 static void *worker_main(void *arg)
 {
     struct flow_worker *w = arg;
@@ -451,6 +660,9 @@ static void *worker_main(void *arg)
         break;
     case MIX_OP_RR:
         run_rr(w, false);
+        break;
+    case MIX_OP_KV:
+        run_kv(w);
         break;
     case MIX_OP_STREAM: {
         bool sender =
@@ -474,11 +686,30 @@ static void tcp_stop(struct flow_rt *f)
     flow_join_workers(f);
 }
 
+/* A kv flow's own figures per point (conditions.point_figures, merged into the points). */
+static void kv_figures(struct flow_rt *f, struct kv_plan *k)
+{
+    if (!f->conditions || !k->desc)
+        return;
+    cJSON *pf = kv_plan_figures(k, k->p.engine == KV_ENGINE_VLLM
+                                       ? "request posted to the descriptor's last byte received"
+                                       : "request posted to the descriptor's last byte taken by "
+                                         "the socket (TCP does not say when the peer has it)");
+    pthread_mutex_lock(&f->lock);
+    cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
+    cJSON_AddItemToObject(f->conditions, "point_figures", pf);
+    pthread_mutex_unlock(&f->lock);
+}
+
 static void tcp_teardown(struct flow_rt *f)
 {
     struct tcp_flow *t = f->xdata;
     if (!t)
         return;
+    if (t->kv) {
+        kv_figures(f, t->kv);
+        kv_tcp_free(t);
+    }
     for (int i = 0; i < t->nconns; i++)
         if (t->fds[i] >= 0)
             close(t->fds[i]);
@@ -551,6 +782,21 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
     cJSON_AddNumberToObject(out, "tcp_user_timeout_ms", f->fail_bound_s * 1000);
     cJSON_AddStringToObject(out, "local_netdev", s->local_netdev);
     cJSON_AddStringToObject(out, "local_ip", s->local_ip);
+    if (t && t->kv) {
+        cJSON *kv = kv_plan_conditions(t->kv);
+        cJSON_AddStringToObject(kv, "transfer",
+                                t->kv->p.engine == KV_ENGINE_VLLM
+                                    ? "pull: the peer writes the descriptors back"
+                                    : "push: descriptors written to the peer");
+        cJSON_AddStringToObject(kv, "emulation",
+                                "TCP: the same descriptor list as the RDMA engines post (the "
+                                "table of offsets and lengths, then the descriptors as vectored "
+                                "sendmsg/recvmsg of up to depth iovecs between per-connection "
+                                "regions), then a 16-byte notification from the peer; qps and "
+                                "doorbell_batch are recorded, not used (one connection per "
+                                "worker, concurrency)");
+        cJSON_AddItemToObject(out, "kv", kv);
+    }
     if (fd < 0)
         return;
     char cc[32] = "";
@@ -597,6 +843,7 @@ struct srv_flow {
     enum mix_dir dir;
     int nconns;
     uint64_t chunk;
+    uint64_t kv_region; /* kv: bytes of each connection's region */
     double rate_gbps;
     bool capped; /* the agent has a rate cap (shared per client key) */
     double max_duration_s;
@@ -688,6 +935,65 @@ static int64_t srv_request(struct srv_conn *c, char *buf, size_t *have)
     return resp;
 }
 
+/* The agent's side of a KV connection: each request's header and descriptor table, the
+ * descriptors received into (push) or sent from (pull) this connection's region as vectored
+ * calls, then the notification. Returns at EOF, a stop or a malformed request. */
+static void srv_kv(struct srv_conn *c)
+{
+    struct srv_flow *sf = c->flow;
+    char *region = pagebuf_alloc(sf->kv_region);
+    struct kv_job jb = {0};
+    uint64_t *table = NULL;
+    long cap = 0;
+    uint64_t t0 = flow_now_ns(), paced = 0;
+    while (region && !atomic_load(&sf->stop)) {
+        struct kv_wire_hdr h;
+        if (xfer_all(c->fd, &h, sizeof(h), false, srv_keep, c, NULL))
+            break;
+        uint32_t nd = ntohl(h.ndesc), mode = ntohl(h.mode);
+        if (ntohl(h.magic) != KV_MAGIC || mode > 1 || nd == 0 || nd > KV_MAX_DESCS) {
+            agent_session_log(sf->session, "tcp: malformed kv request header, closing");
+            break;
+        }
+        if ((long)nd > cap) {
+            cap = (long)nd;
+            table = xalloc_resize(table, (size_t)cap * 16);
+            jb.off = xalloc_resize(jb.off, (size_t)cap * sizeof(uint64_t));
+            jb.len = xalloc_resize(jb.len, (size_t)cap * sizeof(uint64_t));
+        }
+        if (xfer_all(c->fd, table, (size_t)nd * 16, false, srv_keep, c, NULL))
+            break;
+        bool ok = true;
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < nd && ok; i++) {
+            jb.off[i] = hton64(table[2 * i]);
+            jb.len[i] = hton64(table[2 * i + 1]);
+            ok = jb.len[i] > 0 && jb.len[i] <= sf->kv_region &&
+                 jb.off[i] <= sf->kv_region - jb.len[i];
+            total += jb.len[i];
+        }
+        if (!ok || total != hton64(h.total)) {
+            agent_session_log(sf->session, "tcp: kv descriptor outside the region, closing");
+            break;
+        }
+        jb.ndesc = nd;
+        if (mode == 1)
+            srv_pace(c, &paced, t0, total);
+        if (kv_move(c->fd, &jb, region, KV_IOV, mode == 1, srv_keep, c, 0, NULL, NULL))
+            break;
+        if (mode == 0)
+            srv_pace(c, &paced, t0, total);
+        uint32_t note[4] = {htonl(KV_NOTIFY), htonl(nd), htonl((uint32_t)(total >> 32)),
+                            htonl((uint32_t)total)};
+        if (xfer_all(c->fd, note, sizeof(note), true, srv_keep, c, NULL))
+            break;
+    }
+    free(table);
+    free(jb.off);
+    free(jb.len);
+    pagebuf_free(region, sf->kv_region);
+}
+
 static void *srv_conn_main(void *arg)
 {
     struct srv_conn *c = arg;
@@ -696,7 +1002,10 @@ static void *srv_conn_main(void *arg)
     uint64_t t0 = flow_now_ns(), paced = 0;
     uint64_t limit = sf->max_duration_s > 0 ? (uint64_t)(sf->max_duration_s * 1e9) : 0;
     size_t have = 0;
-    while (!atomic_load(&sf->stop)) {
+    if (sf->op == MIX_OP_KV) {
+        srv_kv(c); /* ends with the session (its stop), EOF or a malformed request */
+    }
+    while (sf->op != MIX_OP_KV && !atomic_load(&sf->stop)) {
         if (limit && flow_now_ns() - t0 > limit)
             break; /* the agent's duration cap */
         if (sf->op == MIX_OP_PINGPONG || sf->op == MIX_OP_RR) {
@@ -860,9 +1169,12 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     for (int i = 0; dirs && i <= MIX_DIR_BIDIR; i++)
         if (!strcmp(dirs, mix_dir_str((enum mix_dir)i)))
             dir = i;
-    double conns = 0, size = 0, rate = 0;
-    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR && op != MIX_OP_STREAM) || dir < 0 ||
-        !jsonutil_num(req, "conns", &conns) || conns < 1 || conns > 1024 ||
+    double conns = 0, size = 0, rate = 0, region = 0;
+    if (op == MIX_OP_KV &&
+        (!jsonutil_num(req, "kv_region", &region) || region < 4096 || region > (double)TCP_MAX_MSG))
+        return ft_err_set(err, -EINVAL, "tcp.open: kv_region must be 4096 B to 1 GiB");
+    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR && op != MIX_OP_STREAM && op != MIX_OP_KV) ||
+        dir < 0 || !jsonutil_num(req, "conns", &conns) || conns < 1 || conns > 1024 ||
         !jsonutil_num(req, "size", &size) || size < 1 || size > BUF_BYTES)
         return ft_err_set(err, -EINVAL,
                           "tcp.open: bad request (op, direction, conns 1-1024, "
@@ -894,6 +1206,7 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->dir = (enum mix_dir)dir;
     sf->nconns = (int)conns;
     sf->chunk = (uint64_t)size;
+    sf->kv_region = (uint64_t)region;
     sf->rate_gbps = rate;
     sf->capped = cfg->max_rate_gbps > 0;
     sf->max_duration_s = cfg->max_duration_s;
@@ -964,14 +1277,26 @@ static const struct agent_handler *const tcp_handlers[] = {&tcp_open_handler, NU
 
 static const char *const *tcp_param_keys(enum mix_op op)
 {
-    (void)op;
     static const char *const keys[] = {"congestion_control", NULL};
-    return keys;
+    static const char *const kv_keys[] = {"congestion_control",
+                                          "engine",
+                                          "layout",
+                                          "layers",
+                                          "pages",
+                                          "page_tokens",
+                                          "run_pages",
+                                          "layers_per_block",
+                                          "depth",
+                                          "qps",
+                                          "doorbell_batch",
+                                          "arrival",
+                                          NULL};
+    return op == MIX_OP_KV ? kv_keys : keys;
 }
 
 const struct xport_ops xport_tcp = {
     .name = "tcp",
-    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR),
+    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR) | (1u << MIX_OP_KV),
     .needs_peer = true,
     .available = tcp_available,
     .param_keys = tcp_param_keys,

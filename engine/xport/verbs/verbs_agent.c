@@ -183,6 +183,10 @@ static void *srv_main(void *arg)
     struct verbs_agent_srv *s = a->s;
     int qp = a->qp;
     free(a);
+    /* kv: the client READs from this side's region or WRITEs into it, and its notification
+     * is an RDMA WRITE into the scratch bytes: nothing to do here. */
+    if (s->op == MIX_OP_KV)
+        return NULL;
     if (s->op == MIX_OP_PINGPONG) {
         if (s->cfg.verb != VERBS_READ && s->cfg.lat != VERBS_LAT_COMPLETION)
             srv_pong(s, qp);
@@ -369,10 +373,11 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
     const char *conn = jsonutil_str(req, "connect");
     bool rdmacm = conn && !strcmp(conn, "rdmacm");
     struct verbs_res_peer peer;
-    if (v < 0 || l < 0 || (o != MIX_OP_PINGPONG && o != MIX_OP_STREAM) || d < 0 ||
-        !jsonutil_num(req, "size", &size) || size < 1 || size > (1u << 30) ||
-        !jsonutil_num(req, "depth", &depth) || depth < 1 || depth > 4096 || timeout < 0 ||
-        timeout > 31 || retry < 0 || retry > 7 || dscp < 0 || dscp > 63 || sl < 0 || sl > 15 ||
+    if (v < 0 || l < 0 || (o != MIX_OP_PINGPONG && o != MIX_OP_STREAM && o != MIX_OP_KV) ||
+        (o == MIX_OP_KV && v == VERBS_SEND) || d < 0 || !jsonutil_num(req, "size", &size) ||
+        size < 1 || size > (1u << 30) || !jsonutil_num(req, "depth", &depth) || depth < 1 ||
+        depth > 4096 || timeout < 0 || timeout > 31 || retry < 0 || retry > 7 || dscp < 0 ||
+        dscp > 63 || sl < 0 || sl > 15 ||
         verbs_res_peer_parse(cJSON_GetObjectItemCaseSensitive(req, "peer"), &peer, err) < 0) {
         free(s);
         return ft_err_set(err, -EINVAL, "verbs.open: malformed request");

@@ -22,6 +22,7 @@
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/counters/counters_qp.h"
+#include "engine/flow/kv.h"
 #include "engine/xport/verbs/verbs_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
@@ -53,6 +54,12 @@ struct verbs_client_flow {
     struct counters_qp *qpc; /* its QPs on an RDMA counter of their own (or why not) */
     double bound_s;          /* (retry_cnt + 1) x 4 x max(T_o, floor): the QP's own bound */
     uint64_t probe_after_ns; /* liveness probe after this long without an answer */
+    /* kv flows */
+    struct kv_plan *kv;
+    int kv_qps;       /* queue pairs per worker (params.qps) */
+    int kv_per_qp;    /* descriptors outstanding per QP: ceil(depth / qps), READs capped */
+    int dev_rd_atom;  /* the device's max_qp_rd_atom */
+    int qp_rd_atomic; /* READs a QP has in flight (verbs_res_connect sets 16) */
 };
 
 /* Report a failed completion: the status text, and the bound it should have come within. */
@@ -329,13 +336,154 @@ static void run_stream_rx(struct flow_worker *w)
     }
 }
 
+/* A KV request over verbs: the descriptors as RDMA READs from the agent's region (vLLM: the
+ * decode side pulls) or RDMA WRITEs into it (the prefill side pushes into pages the decode
+ * side allocated), one SGE each on registered memory, dealt round robin over the worker's
+ * queue pairs, at most kv_per_qp outstanding on each, posted in chains of doorbell_batch (one
+ * ibv_post_send each), every one signalled; once all are complete, the notification: an 8-byte
+ * RDMA WRITE into the agent's scratch bytes, signalled. Timed from the first post to the
+ * notification's completion. */
+static void run_kv(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct verbs_client_flow *v = f->xdata;
+    struct verbs_res *r = &v->res;
+    struct kv_plan *k = v->kv;
+    const bool read = k->p.engine == KV_ENGINE_VLLM;
+    const int nq = v->kv_qps, q0 = w->idx * nq, per = v->kv_per_qp;
+    const int batch = k->p.doorbell_batch < per ? k->p.doorbell_batch : per;
+    const size_t h = verbs_res_half(r);
+    int outstanding[VERBS_RES_MAX_QPS] = {0};
+    struct ibv_send_wr *wr = xalloc_zero((size_t)batch, sizeof(*wr));
+    struct ibv_sge *sge = xalloc_zero((size_t)batch, sizeof(*sge));
+    struct ibv_wc wc[32];
+    int nw = f->nworkers;
+    uint64_t rng = w->rng ? w->rng : 1, base = 0, next = 0, idx = 0;
+    uint64_t *dts = xalloc_zero((size_t)k->desc_max + 1, sizeof(uint64_t));
+    int base_point = -1;
+    while (flow_wait_running(w)) {
+        int pt = atomic_load(&f->point);
+        uint64_t now = flow_now_ns(), due;
+        if (pt != base_point) {
+            base_point = pt;
+            base = now;
+            idx = 0;
+        }
+        const struct kv_job *jb = kv_plan_request(k, w->idx, nw, idx++, base, &next, &rng, &due);
+        while ((now = flow_now_ns()) < due) {
+            if (flow_state(f) >= FLOW_ST_STOP)
+                goto out;
+            uint64_t wait = due - now;
+            flow_sleep_ns(wait > 2000000 ? 2000000 : wait);
+            atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+        }
+        size_t slot = (size_t)w->idx * (size_t)f->npoints + (size_t)pt;
+        if (flow_state(f) == FLOW_ST_MEASURE && kv_plan_paced(k) && now > due + 1000000) {
+            k->late[slot]++;
+            k->queued[slot] += now - due;
+        }
+        uint64_t t0 = flow_now_ns();
+        long posted = 0, done = 0;
+        int turn = 0; /* the QP the next descriptor goes to */
+        while (done < jb->ndesc) {
+            /* Post what the QPs have room for, a chain of up to `batch` per doorbell. */
+            /* Chains go to the QPs in turn. */
+            for (int tries = 0, start = turn; tries < nq && posted < jb->ndesc; tries++) {
+                int qi = (start + tries) % nq, qp = q0 + qi;
+                int n = 0;
+                while (n < batch && outstanding[qi] + n < per && posted + n < jb->ndesc) {
+                    long d = posted + n;
+                    size_t off = (size_t)qp * r->slot + (read ? h : 0) + jb->off[d];
+                    sge[n] = (struct ibv_sge){r->buf_addr + off, (uint32_t)jb->len[d], r->mr->lkey};
+                    uint64_t remote = v->peer.addr + (uint64_t)qp * v->peer.slot +
+                                      (read ? 0 : v->peer.slot / 2) + jb->off[d];
+                    wr[n] =
+                        (struct ibv_send_wr){.wr_id = (uint64_t)d,
+                                             .next = NULL,
+                                             .sg_list = &sge[n],
+                                             .num_sge = 1,
+                                             .opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+                                             .send_flags = IBV_SEND_SIGNALED,
+                                             .wr.rdma = {remote, v->peer.rkey}};
+                    if (n)
+                        wr[n - 1].next = &wr[n];
+                    n++;
+                }
+                if (!n)
+                    continue;
+                struct ibv_send_wr *bad = NULL;
+                int rc = ibv_post_send(r->qp[qp], wr, &bad);
+                if (rc) {
+                    flow_fail(f, "queue pair %d: posting %d KV work requests failed: %s", qp, n,
+                              strerror(rc));
+                    goto out;
+                }
+                outstanding[qi] += n;
+                posted += n;
+                turn = (qi + 1) % nq;
+            }
+            /* Reap completions on every QP of the worker. */
+            int got = 0;
+            for (int qi = 0; qi < nq; qi++) {
+                if (!outstanding[qi])
+                    continue;
+                int c = poll_cq(f, v, r->scq[q0 + qi], q0 + qi, wc, 32);
+                if (c < 0)
+                    goto out;
+                outstanding[qi] -= c;
+                done += c;
+                got += c;
+                if (c) {
+                    uint64_t t = flow_now_ns() - t0;
+                    for (int i = 0; i < c; i++)
+                        dts[wc[i].wr_id] = t;
+                }
+            }
+            if (got)
+                atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+            else if (flow_state(f) == FLOW_ST_STOP)
+                goto out;
+        }
+        /* The notification, after every descriptor completed (they may span QPs, which do not
+         * order against each other). */
+        int rc =
+            verbs_res_post_op(r, q0, IBV_WR_RDMA_WRITE, VERBS_RES_SCRATCH_OFF(r->slot, r->nqp, q0),
+                              v->peer.addr + VERBS_RES_SCRATCH_OFF(v->peer.slot, v->peer.nqp, q0),
+                              v->peer.rkey, 8, true, UINT64_MAX - 2, 0);
+        if (rc) {
+            flow_fail(f, "queue pair %d: posting the KV notification failed: %s", q0,
+                      strerror(-rc));
+            goto out;
+        }
+        for (int c = 0; c == 0;) {
+            c = poll_cq(f, v, r->scq[q0], q0, wc, 1);
+            if (c < 0)
+                goto out;
+            if (c == 0 && flow_state(f) == FLOW_ST_STOP)
+                goto out;
+        }
+        flow_record(w, flow_now_ns() - t0);
+        /* Its descriptors beside it, when the request counts (it ended while measuring). */
+        if (flow_state(f) == FLOW_ST_MEASURE)
+            for (long i = 0; i < jb->ndesc; i++)
+                hist_record(&k->desc[slot], dts[i]);
+        flow_progress(w, read ? 0 : jb->bytes, read ? jb->bytes : 0, 1);
+    }
+out:
+    free(dts);
+    free(wr);
+    free(sge);
+}
+
 static void *worker_main(void *arg)
 {
     struct flow_worker *w = arg;
     struct flow_rt *f = w->flow;
     struct verbs_client_flow *v = f->xdata;
     flow_worker_begin(w);
-    if (f->spec->op == MIX_OP_PINGPONG)
+    if (f->spec->op == MIX_OP_KV)
+        run_kv(w);
+    else if (f->spec->op == MIX_OP_PINGPONG)
         run_pingpong(w);
     else if (f->spec->dir == MIX_DIR_TX || (f->spec->dir == MIX_DIR_BIDIR && w->idx < v->res.nqp))
         run_stream_tx(w);
@@ -417,7 +565,30 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
     for (int i = 0; m && i < m->nnics; i++)
         if (!strcmp(m->nics[i].rdma_dev, v->res.dev) && m->nics[i].pci >= 0)
             v->cfg.want.numa = m->pci[m->nics[i].pci].numa;
-    rc = verbs_res_alloc(&v->res, &v->cfg.want, s->concurrency, v->cfg.msg, v->cfg.depth, err);
+    int nqp = s->concurrency, qdepth = v->cfg.depth;
+    if (s->op == MIX_OP_KV) {
+        /* Each worker's queue pairs hold a region of the plan's size per side (send half:
+         * what it WRITEs from, receive half: what it READs into). */
+        rc = kv_plan_build(s, f->nworkers_alloc, f->npoints, 4u << 20, &v->kv, err);
+        if (rc < 0)
+            return rc;
+        v->cfg.msg = v->kv->region;
+        v->cfg.verb = v->kv->p.engine == KV_ENGINE_VLLM ? VERBS_READ : VERBS_WRITE;
+        v->kv_qps = v->kv->p.qps;
+        nqp = s->concurrency * v->kv_qps;
+        struct ibv_device_attr da;
+        v->dev_rd_atom = ibv_query_device(v->res.ctx, &da) == 0 ? da.max_qp_rd_atom : 0;
+        v->qp_rd_atomic = 16; /* what verbs_res_connect asks for */
+        if (v->dev_rd_atom > 0 && v->dev_rd_atom < v->qp_rd_atomic)
+            v->qp_rd_atomic = v->dev_rd_atom;
+        v->kv_per_qp = (v->cfg.depth + v->kv_qps - 1) / v->kv_qps;
+        /* More outstanding READs than a QP has in flight would only queue on it: the depth
+         * beyond max_qp_rd_atom per QP needs more QPs (params.qps). */
+        if (v->cfg.verb == VERBS_READ && v->kv_per_qp > v->qp_rd_atomic)
+            v->kv_per_qp = v->qp_rd_atomic;
+        qdepth = v->kv_per_qp + 1; /* and the notification */
+    }
+    rc = verbs_res_alloc(&v->res, &v->cfg.want, nqp, v->cfg.msg, qdepth, err);
     if (rc < 0)
         return rc;
     v->bound_s = verbs_res_timeout_bound_s(v->cfg.timeout, v->cfg.retry_cnt, v->res.driver);
@@ -448,7 +619,7 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
     cJSON_AddStringToObject(req, "verb", verbs_params_verb_names[v->cfg.verb]);
     cJSON_AddStringToObject(req, "latency", verbs_params_lat_names[v->cfg.lat]);
     cJSON_AddNumberToObject(req, "size", (double)v->cfg.msg);
-    cJSON_AddNumberToObject(req, "depth", v->cfg.depth);
+    cJSON_AddNumberToObject(req, "depth", qdepth);
     cJSON_AddNumberToObject(req, "timeout", v->cfg.timeout);
     cJSON_AddNumberToObject(req, "retry_cnt", v->cfg.retry_cnt);
     cJSON_AddNumberToObject(req, "dscp", v->cfg.want.dscp);
@@ -526,6 +697,18 @@ void verbs_client_teardown(struct flow_rt *f)
     v->qpc = NULL;
     verbs_cm_close(v->cm);
     verbs_res_close(&v->res);
+    if (v->kv && f->conditions && v->kv->desc) {
+        cJSON *pf = kv_plan_figures(v->kv, v->kv->p.engine == KV_ENGINE_VLLM
+                                               ? "request posted to the descriptor's RDMA READ "
+                                                 "completion"
+                                               : "request posted to the descriptor's RDMA WRITE "
+                                                 "completion (acknowledged by the peer)");
+        pthread_mutex_lock(&f->lock);
+        cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
+        cJSON_AddItemToObject(f->conditions, "point_figures", pf);
+        pthread_mutex_unlock(&f->lock);
+    }
+    kv_plan_free(v->kv);
     free(v);
     f->xdata = NULL;
 }
@@ -548,8 +731,30 @@ void verbs_client_conditions(const struct flow_rt *f, cJSON *out)
         cJSON_AddNumberToObject(out, "peer_loss_detect_bound_s",
                                 v->bound_s + v->probe_after_ns / 1e9);
     cJSON_AddStringToObject(out, "verb", verbs_params_verb_names[v->cfg.verb]);
+    if (v->kv) {
+        cJSON *kv = kv_plan_conditions(v->kv);
+        cJSON_AddStringToObject(kv, "transfer",
+                                v->cfg.verb == VERBS_READ
+                                    ? "pull: RDMA READ of each descriptor from the agent's region"
+                                    : "push: RDMA WRITE of each descriptor into the agent's "
+                                      "region");
+        cJSON_AddNumberToObject(kv, "qps_total", v->res.nqp);
+        cJSON_AddNumberToObject(kv, "outstanding_per_qp", v->kv_per_qp);
+        jsonutil_add_num_or_null(kv, "device_max_qp_rd_atom", v->dev_rd_atom > 0, v->dev_rd_atom);
+        cJSON_AddNumberToObject(kv, "qp_max_rd_atomic", v->qp_rd_atomic);
+        cJSON_AddNumberToObject(kv, "sge_per_work_request", 1);
+        cJSON_AddStringToObject(kv, "signalled", "every descriptor");
+        cJSON_AddStringToObject(kv, "notification",
+                                "an 8-byte RDMA WRITE into the agent's scratch bytes once every "
+                                "descriptor completed, timed to its completion");
+        cJSON_AddNumberToObject(kv, "path_mtu_bytes", verbs_res_mtu_bytes(v->res.active_mtu));
+        cJSON_AddItemToObject(out, "kv", kv);
+    }
     cJSON_AddStringToObject(out, "latency_method",
-                            f->spec->op == MIX_OP_STREAM   ? "post to completion of signalled "
+                            f->spec->op == MIX_OP_KV       ? "per request: first descriptor "
+                                                             "posted to the notification's "
+                                                             "completion"
+                            : f->spec->op == MIX_OP_STREAM ? "post to completion of signalled "
                                                              "requests"
                             : v->cfg.verb == VERBS_READ    ? "READ round trip (post to completion)"
                             : v->cfg.lat == VERBS_LAT_POLL ? "ping-pong polling the last byte "

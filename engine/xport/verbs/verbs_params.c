@@ -15,6 +15,7 @@
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/counters/counters_qp.h"
+#include "engine/flow/kv.h"
 #include "engine/xport/verbs/verbs_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
@@ -60,7 +61,7 @@ int verbs_params_parse(const struct mix_flow *f, struct verbs_params *c, struct 
     c->lat = (enum verbs_params_lat)l;
     c->timeout = int_or(p, "timeout", 14);
     c->retry_cnt = int_or(p, "retry_cnt", 7);
-    c->depth = int_or(p, "depth", f->op == MIX_OP_STREAM ? 64 : 2);
+    c->depth = int_or(p, "depth", f->op == MIX_OP_STREAM || f->op == MIX_OP_KV ? 64 : 2);
     c->want.gid_index = int_or(p, "gid_index", -1); /* -1: chosen by the port's GIDs */
     c->want.dscp = int_or(p, "dscp", 26);           /* the RoCE default, AF31 */
     c->want.sl = int_or(p, "sl", 0);
@@ -104,11 +105,16 @@ int verbs_params_parse(const struct mix_flow *f, struct verbs_params *c, struct 
 /* The params parse_cfg reads. */
 const char *const *verbs_params_keys(enum mix_op op)
 {
-    (void)op;
     static const char *const keys[] = {"verb",      "latency", "memory",    "timeout",
                                        "retry_cnt", "depth",   "gid_index", "dscp",
                                        "sl",        "connect", NULL};
-    return keys;
+    /* kv: the verb follows the engine (vLLM reads, the others write); the rest as kv.h reads. */
+    static const char *const kv_keys[] = {
+        "memory",      "timeout",   "retry_cnt",        "depth",  "gid_index",      "dscp",
+        "sl",          "connect",   "engine",           "layout", "layers",         "pages",
+        "page_tokens", "run_pages", "layers_per_block", "qps",    "doorbell_batch", "arrival",
+        NULL};
+    return op == MIX_OP_KV ? kv_keys : keys;
 }
 
 int verbs_params_validate(const struct mix_flow *f, struct ft_err *err)
@@ -124,6 +130,43 @@ int verbs_params_validate(const struct mix_flow *f, struct ft_err *err)
     if (f->concurrency > VERBS_RES_MAX_QPS)
         return ft_err_set(err, -EINVAL, "flow %s: at most %d queue pairs", f->name,
                           VERBS_RES_MAX_QPS);
+    if (f->op == MIX_OP_KV) {
+        struct kv_params k;
+        rc = kv_params_from_json(f->params, f->name, &k, err);
+        if (rc)
+            return rc;
+        if (f->size.kind != MIX_SIZE_FIXED)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: size of a kv flow is one page of one layer's cache (one "
+                              "number of bytes), not a sweep",
+                              f->name);
+        if (f->concurrency * k.qps > VERBS_RES_MAX_QPS)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: concurrency x params.qps is %d queue pairs, at most %d",
+                              f->name, f->concurrency * k.qps, VERBS_RES_MAX_QPS);
+        if (c.rdmacm)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: params.connect rdmacm is not taken by kv flows (ctl)",
+                              f->name);
+        uint64_t nkv = k.layout == KV_LAYOUT_FLASH ? 2 : 1;
+        uint64_t most =
+            k.engine == KV_ENGINE_TRTLLM
+                ? c.msg * nkv * (uint64_t)(k.layers_per_block ? k.layers_per_block : k.layers)
+            : k.engine == KV_ENGINE_SGLANG ? c.msg * (uint64_t)k.run_pages
+                                           : c.msg;
+        if (most > (1u << 30))
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: a descriptor of up to %llu B is over 1 GiB (lower size, "
+                              "run_pages or layers_per_block)",
+                              f->name, (unsigned long long)most);
+        if (k.arrival == KV_ARRIVAL_TRACE) {
+            struct kv_trace t;
+            rc = kv_trace_load(k.trace, &t, err);
+            if (rc)
+                return rc;
+            kv_trace_free(&t);
+        }
+    }
     if (c.msg > (1u << 30))
         return ft_err_set(err, -EINVAL, "flow %s: messages up to 1 GiB", f->name);
     if (f->op == MIX_OP_PINGPONG && c.verb == VERBS_READ && c.lat != VERBS_LAT_POLL)

@@ -77,7 +77,7 @@ static int verbs_local_port(const struct mix_flow *f, char *rdma, size_t rlen, c
 
 const struct xport_ops xport_verbs = {
     .name = "verbs",
-    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM),
+    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_KV),
     .needs_peer = true,
     .available = verbs_available,
     .param_keys = verbs_params_keys,

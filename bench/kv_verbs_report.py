@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""kv_verbs_report: fabtop's kv goodput over verbs against ib_read_bw / ib_write_bw (same
+descriptor size and depth) from bench/kv_verbs.guest.sh. fabtop's goodput is the requests'
+payload over the measured window (per-request notifications and the gaps between requests
+included); perftest's "BW average" is in MB/sec of 2^20 bytes, converted to Gb/s (10^9
+bit/s)."""
+import json, os, re, statistics, sys
+
+out = sys.argv[1]
+rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+
+
+def fabtop(name, i):
+    with open(os.path.join(out, "fabtop-%s-%d.json" % (name, i))) as f:
+        fl = json.load(f)["phases"][0]["flows"][0]
+    p = fl["points"][0]
+    return p["goodput_gbps"], p["latency"]["p50"], p["ops"]
+
+
+def perftest(name, i):
+    txt = open(os.path.join(out, "perftest-%s-%d.out" % (name, i))).read()
+    rows = [l.split() for l in txt.splitlines() if re.match(r"^\s*\d+\s+\d+\s+[\d.]", l)]
+    if not rows:
+        raise ValueError("no result row in perftest-%s-%d.out" % (name, i))
+    return float(rows[-1][3]) * 2**20 * 8 / 1e9
+
+
+def summary(v):
+    v = sorted(v)
+    return "median %.3f (min %.3f, max %.3f, n=%d)" % (statistics.median(v), v[0], v[-1], len(v))
+
+
+fails = 0
+for name, what in [("read4k", "vLLM READ 4 KiB x 1,024 a request, depth 16, 1 QP, Gb/s"),
+                   ("write64k", "SGLang WRITE 64 KiB x 64 a request, depth 16, 1 QP, Gb/s")]:
+    f, p, ratio, lat, reqs = [], [], [], [], []
+    for i in range(1, rounds + 1):
+        try:
+            (g, l, n), b = fabtop(name, i), perftest(name, i)
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+            print("  round %d %s: %s" % (i, name, e))
+            continue
+        f.append(g)
+        p.append(b)
+        lat.append(l / 1000)
+        reqs.append(n)
+        if b > 0:
+            ratio.append(g / b)
+    print(what)
+    if not ratio:
+        print("  no complete round")
+        fails += 1
+        continue
+    print("  fabtop   " + summary(f))
+    print("  perftest " + summary(p))
+    print("  fabtop per request p50 ms " + summary(lat) + ", requests " + summary(reqs))
+    med = statistics.median(ratio)
+    ok = med >= 0.9
+    print("  ratio fabtop/perftest " + summary(ratio) + "  target >= 0.90: " +
+          ("met" if ok else "MISSED"))
+    fails += not ok
+sys.exit(1 if fails else 0)
