@@ -26,6 +26,8 @@ const char *live_pane_kind_words(enum mix_latency_kind k, bool brief)
         return "round trip";
     case MIX_LAT_PER_OP:
         return "per operation";
+    case MIX_LAT_PER_REQUEST:
+        return brief ? "per request" : "per request (first descriptor to notification)";
     default:
         return "no latency";
     }
