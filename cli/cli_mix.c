@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "engine/run/mix_model.h"
+#include "engine/run/runner.h"
 
 const struct cli_enum cli_mix_dtypes[] = {{"bf16", MODEL_DTYPE_BF16, 0},
                                           {"fp8", MODEL_DTYPE_FP8, 0},
@@ -33,8 +34,9 @@ static const struct cli_enum mix_transports[] = {
 static const struct cli_opt mix_opts[] = {
     CLI_MIX_MODEL_OPTS(A(model)),
     {"transport", 0, CLI_ARG_REQUIRED, "NAME",
-     "nccl (default), verbs or tcp: over verbs and tcp the\ncollectives are emulated by their "
-     "ring / all-to-all pattern",
+     "nccl, verbs or tcp (default: the best available here,\nin that order); over verbs and tcp "
+     "the "
+     "collectives are\nemulated by their ring / all-to-all pattern",
      CLI_V_ENUM, .values = mix_transports, .off = A(transport)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also save the mix to FILE (atomically)",
      CLI_V_STRING, CLI_C_FILE, .off = A(out)},
@@ -59,6 +61,22 @@ const struct cli_command cli_mix_command = {
     .help_col = 24,
     .main = cli_mix_main,
 };
+
+const char *cli_mix_best_transport(char *why, size_t len)
+{
+    char w[512] = "", v[512] = "";
+    if (runner_transport_available("nccl", w, sizeof(w)) == 0 &&
+        runner_transport_devices("nccl") > 0) {
+        if (why && len)
+            why[0] = '\0';
+        return "nccl";
+    }
+    const char *pick = runner_transport_available("verbs", v, sizeof(v)) == 0 ? "verbs" : "tcp";
+    if (why && len)
+        snprintf(why, len, "no nccl here (%.200s)%s%.200s", w[0] ? w : "unavailable",
+                 strcmp(pick, "tcp") ? "" : "; no verbs: ", strcmp(pick, "tcp") ? "" : v);
+    return pick;
+}
 
 int cli_mix_build(const char *cmd, const struct cli_mix_model *a, const char *transport,
                   struct mix *out, struct cli_mix_result *res)
@@ -224,7 +242,9 @@ int cli_mix_main(int argc, char **argv)
     }
     if (o.out && cli_check_output(o.out) != CLI_OK)
         return CLI_CANTCREAT;
-    const char *transport = o.transport ? mix_transports[o.transport - 1].name : "nccl";
+    char why[600] = "";
+    const char *transport = o.transport ? mix_transports[o.transport - 1].name
+                                        : cli_mix_best_transport(why, sizeof(why));
     struct mix *mix = calloc(1, sizeof(*mix));
     struct cli_mix_result *r = calloc(1, sizeof(*r));
     rc = cli_mix_build("mix", &o.model, transport, mix, r);
@@ -234,6 +254,11 @@ int cli_mix_main(int argc, char **argv)
             struct strbuf sb;
             strbuf_init(&sb);
             cli_mix_summary(&sb, &r->m, &r->l, &r->s, transport);
+            if (!o.transport)
+                strbuf_printf(&sb,
+                              "transport %s: the best available here (--transport to "
+                              "choose)%s%s\n",
+                              transport, why[0] ? "; " : "", why);
             fputs(sb.s, stdout);
             fputc('\n', stdout);
             strbuf_free(&sb);

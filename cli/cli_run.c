@@ -220,7 +220,11 @@ static int build_mix(const struct run_args *o, struct mix *mix)
                                           "build a --mix preset, not a --model mix");
         if (o->transport == 4)
             return cli_usage_error("run", "--model runs over nccl, verbs or tcp, not sim");
-        const char *tr = o->transport ? run_transports[o->transport - 1].name : "nccl";
+        char why[600] = "";
+        const char *tr = o->transport ? run_transports[o->transport - 1].name
+                                      : cli_mix_best_transport(why, sizeof(why));
+        if (!o->transport && why[0])
+            fprintf(stderr, "fabtop run: --model over %s, the best available here (%s)\n", tr, why);
         int rc = cli_mix_build("run", &o->model, tr, mix, NULL);
         if (rc)
             return rc;

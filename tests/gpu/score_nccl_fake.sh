@@ -15,6 +15,11 @@ fail() {
     echo "FAIL: $*"
     fails=$((fails + 1))
 }
+# No --transport: where CUDA and NCCL load and see GPUs, nccl is the best available.
+FABTOP_CUDART="$fake" FABTOP_NCCL="$fake" FAKE_CUDA_DEVICES=2 \
+    "$bin" mix --model Llama-3.1-8B --tp 2 >"$tmp/best.out" 2>&1
+grep -qF "transport nccl: the best available here (--transport to choose)" "$tmp/best.out" ||
+    fail "with the stand-in runtime the best transport is not nccl: $(grep transport "$tmp/best.out" | head -2)"
 FABTOP_CUDART="$fake" FABTOP_NCCL="$fake" FAKE_CUDA_DEVICES=2 \
     "$bin" run --model Llama-3.1-8B --tp 2 --transport nccl -d 0.3 --slo 'tp:p99<1ms' \
     --step-budget 25ms -o "$tmp/nccl.json" >"$tmp/nccl.out" 2>&1

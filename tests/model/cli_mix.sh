@@ -37,6 +37,17 @@ done
 "$bin" mix --model DeepSeek-V3 --tp 8 --ep 8 >"$tmp/sum" || bad "fabtop mix --model DeepSeek-V3 failed"
 grep -qF "per token per rank 70272 B" "$tmp/sum" || bad "DeepSeek-V3: not 70272 B per token per rank"
 
+# No --transport: the best available here. Without a CUDA runtime (FABTOP_CUDART pointing at
+# nothing) NCCL is out; on a machine without RDMA devices so is verbs: tcp, said so.
+FABTOP_CUDART=$tmp/none.so FABTOP_NCCL=$tmp/none.so "$bin" mix --model Llama-3.1-8B --tp 2 \
+    >"$tmp/best" 2>"$tmp/err" || bad "fabtop mix without --transport failed: $(cat "$tmp/err")"
+if grep -qF "transport tcp: the best available here" "$tmp/best"; then
+    grep -qF "no nccl here (" "$tmp/best" || bad "the summary does not say why not nccl"
+    grep -q '"transport": *"nccl"' "$tmp/best" && bad "tcp chosen, yet the mix has nccl flows"
+elif ! grep -qF "transport verbs: the best available here" "$tmp/best"; then
+    bad "without CUDA the best transport is neither tcp nor verbs: $(grep transport "$tmp/best" | head -3)"
+fi
+
 # --json: the document alone, as -o saves it; it loads back through the mix reader (fabtop
 # run --mix) and runs.
 "$bin" mix --model Llama-3.1-8B --tp 2 --transport tcp --json -o "$tmp/m.json" >"$tmp/stdout" ||
