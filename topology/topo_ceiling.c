@@ -101,21 +101,21 @@ int topo_ceiling_port_data(double rate_gbps, const char *speed, enum topo_link_l
         return -EINVAL;
     const char *sp = speed ? speed : "";
     double f = 1;
-    const char *why = "a data rate already";
+    const char *why = "1 (a data rate already)";
     if (ll == TOPO_LL_ETHERNET) {
-        why = "Ethernet: a MAC data rate";
+        why = "1 (Ethernet: a MAC data rate)";
     } else if (!strcmp(sp, "SDR") || !strcmp(sp, "DDR") || !strcmp(sp, "QDR")) {
         f = 8.0 / 10.0;
-        why = "8b/10b";
+        why = "8/10 (8b/10b)";
     } else if (!strcmp(sp, "FDR")) {
         /* the kernel's 14 Gb/s per FDR lane is 14.0625 Gbaud rounded down */
         f = 14.0625 / 14.0 * 64.0 / 66.0;
-        why = "14.0625/14 x 64b/66b";
+        why = "14.0625/14 x 64/66 (64b/66b)";
     }
     *data_gbps = rate_gbps * f;
     if (detail && len)
-        snprintf(detail, len, "%g Gb/s %s x %s (%s) = %.3f Gb/s", rate_gbps, sp[0] ? sp : "?",
-                 f == 1 ? "1" : (f < 0.9 ? "8/10" : "(14.0625/14 x 64/66)"), why, *data_gbps);
+        snprintf(detail, len, "%g Gb/s%s%s x %s = %.3f Gb/s", rate_gbps, sp[0] ? " " : "", sp, why,
+                 *data_gbps);
     return 0;
 }
 
@@ -393,6 +393,7 @@ int topo_ceiling_default_wire(const struct topo_model *m, int nic, int port,
         w->proto = (p->valid & TOPO_PORT_V_LL) && p->link_layer == TOPO_LL_ETHERNET
                        ? TOPO_CEIL_ROCE_V2
                        : TOPO_CEIL_IB;
+        w->proto_assumed = !(p->valid & TOPO_PORT_V_LL) || p->link_layer == TOPO_LL_UNKNOWN;
         if ((p->valid & TOPO_PORT_V_MTU) && p->active_mtu >= 256 && p->active_mtu <= 4096) {
             w->mtu = p->active_mtu;
         } else {
@@ -438,8 +439,8 @@ int topo_ceiling_nic(const struct topo_model *m, int nic, int port, const struct
         snprintf(size, sizeof(size), "%llu KiB", (unsigned long long)(w->msg_bytes >> 10));
     else
         snprintf(size, sizeof(size), "%llu B", (unsigned long long)w->msg_bytes);
-    snprintf(out->path, sizeof(out->path), "%s, %s, %s messages", name,
-             topo_ceil_proto_str(w->proto), size);
+    snprintf(out->path, sizeof(out->path), "%s, %s%s, %s messages", name,
+             topo_ceil_proto_str(w->proto), w->proto_assumed ? " (assumed)" : "", size);
 
     /* The port's rate: sysfs (or verbs) for an RDMA port, the netdev's speed otherwise. */
     double rate = 0;

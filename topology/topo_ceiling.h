@@ -68,6 +68,7 @@ struct topo_ceil_wire {
     bool bidir;           /* the other direction carries a like stream: its ACKs (or READ
                            * requests) share this direction's link and are counted in */
     bool mtu_assumed;     /* mtu was not discovered (recorded as an assumed term) */
+    bool proto_assumed;   /* the port's link layer was not discovered: proto is a guess */
 };
 
 /* The payload fraction of a wire: payload bytes / bytes on the link in the data direction
