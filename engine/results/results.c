@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "engine/results/results_json.h"
 #include "engine/results/version.h"
 #include "engine/flow/flow.h"
+#include "topology/topo_ceiling.h"
 #include "topology/topo_json.h"
 
 static void iso8601(const struct timespec *ts, char *buf, size_t len)
@@ -193,6 +195,73 @@ static void flow_fill(struct results_flow *o, const struct flow_rt *f,
         o->qp_counters = cJSON_Duplicate(f->own_report, 1);
 }
 
+void results_ceiling_set(struct results_ceiling *out, const struct topo_ceiling *c)
+{
+    out->st = RESULTS_SET;
+    results_str_set(&out->path, c->path);
+    results_num_set(&out->gbps, c->valid, c->gbps);
+    results_str_set(&out->narrowest, c->valid ? c->terms[c->narrowest].name : NULL);
+    out->terms_st = RESULTS_SET;
+    out->terms = xalloc_zero((size_t)c->nterms + 1, sizeof(*out->terms));
+    for (int i = 0; i < c->nterms; i++) {
+        struct results_ceil_term *t = &out->terms[out->nterms++];
+        results_str_set(&t->name, c->terms[i].name);
+        results_str_set(&t->kind, topo_ceil_kind_str(c->terms[i].kind));
+        results_num_set(&t->value, isfinite(c->terms[i].value), c->terms[i].value);
+        results_str_set(&t->unit, c->terms[i].unit);
+        results_str_set(&t->detail, c->terms[i].detail[0] ? c->terms[i].detail : NULL);
+    }
+}
+
+double results_ceiling_percent(const struct results_ceiling *c, double goodput_gbps)
+{
+    double g;
+    if (c->st != RESULTS_SET || !results_num_get(&c->gbps, &g) || !(g > 0) ||
+        !(goodput_gbps >= 0) || !isfinite(goodput_gbps))
+        return NAN;
+    return 100.0 * goodput_gbps / g;
+}
+
+/* The ceiling of a verbs flow's path: its RDMA device and port in the node's topology, the
+ * path MTU and verb it ran with (its conditions), its largest message size and, for a
+ * flow both ways, the other direction's acknowledgements on the link. Left absent where the
+ * path is not in the model (a TCP flow: the model does not say which netdev a route takes). */
+static void ceiling_fill(struct results_flow *o, const struct mix_flow *s,
+                         const struct topo_model *topo)
+{
+    if (!topo || strcmp(s->transport, "verbs") || !o->cond.rdma_device)
+        return;
+    int nic = topo_model_find_nic_by_rdma(topo, o->cond.rdma_device), port = -1;
+    if (nic < 0)
+        return;
+    int num = o->cond.have_port ? o->cond.port : 1;
+    for (int k = 0; k < topo->nics[nic].nports; k++)
+        if (topo->ports[topo->nics[nic].first_port + k].num == num)
+            port = topo->nics[nic].first_port + k;
+    struct topo_ceil_wire w;
+    if (port < 0 || topo_ceiling_default_wire(topo, nic, port, &w) < 0)
+        return;
+    if (o->cond.have_path_mtu && o->cond.path_mtu >= 256 && o->cond.path_mtu <= 4096) {
+        w.mtu = o->cond.path_mtu;
+        w.mtu_assumed = false;
+    }
+    double size = 0;
+    for (int i = 0; i < o->npoints; i++)
+        if (o->points[i].size_bytes.st == RESULTS_SET && o->points[i].size_bytes.v > size)
+            size = o->points[i].size_bytes.v;
+    if (!(size >= 1) || size > (double)(UINT64_C(1) << 40))
+        return;
+    w.msg_bytes = (uint64_t)size;
+    const char *verb = jsonutil_str(o->conditions, "verb");
+    w.op = verb && !strcmp(verb, "send")   ? TOPO_CEIL_SEND
+           : verb && !strcmp(verb, "read") ? TOPO_CEIL_READ
+                                           : TOPO_CEIL_WRITE;
+    w.bidir = s->dir == MIX_DIR_BIDIR;
+    struct topo_ceiling c;
+    if (topo_ceiling_nic(topo, nic, port, &w, &c) == 0)
+        results_ceiling_set(&o->ceiling, &c);
+}
+
 static void kv_add(struct results_kvs *k, const char *key, const char *val)
 {
     k->v = xalloc_resize(k->v, ((size_t)k->n + 1) * sizeof(*k->v));
@@ -351,9 +420,12 @@ void results_build(const struct results_input *in, struct results_doc *out)
         ph->flows_st = RESULTS_SET;
         ph->flows = xalloc_zero((size_t)in->mix->nflows + 1, sizeof(*ph->flows));
         for (int i = 0; i < in->mix->nflows; i++)
-            if (in->phases[p].flows[i])
-                flow_fill(&ph->flows[ph->nflows++], in->phases[p].flows[i], &in->phases[p].tl[i],
-                          in->phases[p].t0_ns, in->t_start_ns);
+            if (in->phases[p].flows[i]) {
+                struct results_flow *fo = &ph->flows[ph->nflows++];
+                flow_fill(fo, in->phases[p].flows[i], &in->phases[p].tl[i], in->phases[p].t0_ns,
+                          in->t_start_ns);
+                ceiling_fill(fo, &in->mix->flows[i], in->topo);
+            }
     }
     summary_fill(run, in->mix);
     run->events_st = RESULTS_SET;

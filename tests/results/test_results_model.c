@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "common/jsonutil.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
+#include "topology/topo_ceiling.h"
 #include "tests/compare/docs.h"
 
 static char dir[] = "/tmp/fabtop-results-model-XXXXXX";
@@ -252,6 +254,105 @@ static void test_nulls_kept(void **state)
     results_doc_free(&d);
 }
 
+/* A flow's path ceiling (results_model.h struct results_ceiling): a hand-written document
+ * with one reads and writes back byte for byte; null stays null; a ceiling built from
+ * topo_ceiling carries every term; a bad field is refused naming it; percent of ceiling. */
+static void test_ceiling_field(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"loaded\","
+        "\"flows\":[{\"name\":\"f\",\"transport\":\"verbs\",\"points\":[{\"size_bytes\":"
+        "1048576,\"measured\":true,\"goodput_gbps\":90}],\"ceiling\":{\"path\":\"mlx5_0 port 1, "
+        "RoCE v2, 1 MiB messages\",\"gbps\":98.0359,\"narrowest\":\"port payload\",\"terms\":"
+        "[{\"name\":\"path MTU\",\"kind\":\"size\",\"value\":4096,\"unit\":\"B\",\"detail\":"
+        "\"payload bytes per packet\"},{\"name\":\"port payload\",\"kind\":\"limit\",\"value\":"
+        "98.0359,\"unit\":\"Gb/s\"}]},\"conditions\":{}},{\"name\":\"g\",\"ceiling\":null},"
+        "{\"name\":\"h\",\"ceiling\":{\"path\":\"p\",\"gbps\":null,\"terms\":null}}]}]}";
+    cJSON *j = NULL;
+    struct ft_err err = {0};
+    assert_int_equal(jsonutil_parse(text, strlen(text), "ceiling", &j, &err), 0);
+    struct results_doc d;
+    assert_int_equal(results_json_read(j, "ceiling.json", &d, &err), 0);
+    cJSON_Delete(j);
+    const struct results_flow *f = &d.runs[0].phases[0].flows[0];
+    assert_int_equal(f->ceiling.st, RESULTS_SET);
+    assert_true(f->ceiling.gbps.v == 98.0359);
+    assert_string_equal(f->ceiling.narrowest.s, "port payload");
+    assert_int_equal(f->ceiling.nterms, 2);
+    assert_string_equal(f->ceiling.terms[1].kind.s, "limit");
+    assert_int_equal(f->ceiling.terms[1].detail.st, RESULTS_ABSENT);
+    /* 90 / 98.0359 = 91.80 % */
+    double pct = results_ceiling_percent(&f->ceiling, 90);
+    assert_true(fabs(pct - 91.8036) < 1e-3);
+    assert_int_equal(d.runs[0].phases[0].flows[1].ceiling.st, RESULTS_NULL);
+    assert_true(isnan(results_ceiling_percent(&d.runs[0].phases[0].flows[1].ceiling, 90)));
+    assert_true(isnan(results_ceiling_percent(&d.runs[0].phases[0].flows[2].ceiling, 90)));
+    cJSON *w = results_json_write(&d);
+    char *t = cJSON_PrintUnformatted(w);
+    assert_string_equal(t, text);
+    free(t);
+    cJSON_Delete(w);
+
+    /* From topo_ceiling: every term goes in, in order, with its kind's name. */
+    struct topo_ceil_wire wire = {
+        .proto = TOPO_CEIL_ROCE_V2, .op = TOPO_CEIL_WRITE, .mtu = 4096, .msg_bytes = 1 << 20};
+    struct topo_ceiling c = {.narrowest = -1};
+    double frac;
+    assert_int_equal(topo_ceiling_wire_fraction(&wire, &frac, &c), 0);
+    topo_ceiling_add(&c, "port payload", TOPO_CEIL_LIMIT, 100 * frac, "Gb/s", "100 x %.6f", frac);
+    topo_ceiling_settle(&c);
+    snprintf(c.path, sizeof(c.path), "synthetic");
+    struct results_flow *g = &d.runs[0].phases[0].flows[1];
+    g->ceiling.st = RESULTS_ABSENT;
+    results_ceiling_set(&g->ceiling, &c);
+    assert_int_equal(g->ceiling.nterms, c.nterms);
+    assert_true(fabs(g->ceiling.gbps.v - 98.03587) < 1e-4);
+    assert_string_equal(g->ceiling.narrowest.s, "port payload");
+    assert_string_equal(g->ceiling.terms[0].kind.s, "size");
+    w = results_json_write(&d);
+    t = cJSON_PrintUnformatted(w);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+    /* ... and that document too reads back and writes out byte for byte */
+    assert_int_equal(jsonutil_parse(t, strlen(t), "ceiling2", &j, &err), 0);
+    assert_int_equal(results_json_read(j, "ceiling2.json", &d, &err), 0);
+    cJSON_Delete(j);
+    w = results_json_write(&d);
+    char *t2 = cJSON_PrintUnformatted(w);
+    assert_string_equal(t2, t);
+    free(t2);
+    free(t);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+
+    /* refusals name the field */
+    static const struct {
+        const char *doc, *want;
+    } bad[] = {
+        {"{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"l\",\"flows\":"
+         "[{\"name\":\"f\",\"ceiling\":{\"gbps\":\"fast\"}}]}]}",
+         "phases[0].flows[0].ceiling.gbps"},
+        {"{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"l\",\"flows\":"
+         "[{\"name\":\"f\",\"ceiling\":{\"terms\":[{\"value\":\"x\"}]}}]}]}",
+         "phases[0].flows[0].ceiling.terms[0].value"},
+        {"{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"l\",\"flows\":"
+         "[{\"name\":\"f\",\"ceiling\":[1]}]}]}",
+         "phases[0].flows[0].ceiling"},
+        {"{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"l\",\"flows\":"
+         "[{\"name\":\"f\",\"ceiling\":{\"terms\":[3]}}]}]}",
+         "phases[0].flows[0].ceiling.terms[0]"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(jsonutil_parse(bad[i].doc, strlen(bad[i].doc), "bad", &j, &err), 0);
+        struct ft_err e = {0};
+        assert_true(results_json_read(j, "bad.json", &d, &e) < 0);
+        cJSON_Delete(j);
+        if (!strstr(e.msg, bad[i].want))
+            fail_msg("'%s' lacks '%s'", e.msg, bad[i].want);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -275,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_typed_fields),
         cmocka_unit_test(test_reproducible_and_sim_goodput),
         cmocka_unit_test(test_nulls_kept),
+        cmocka_unit_test(test_ceiling_field),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
