@@ -413,23 +413,15 @@ int topo_ceiling_default_wire(const struct topo_model *m, int nic, int port,
     return 0;
 }
 
-int topo_ceiling_nic(const struct topo_model *m, int nic, int port, const struct topo_ceil_wire *w,
-                     struct topo_ceiling *out)
+/* A NIC port (port >= 0), or a netdev (netdev >= 0) of NIC nic (-1 for a netdev of none). */
+static int path_ceiling(const struct topo_model *m, int nic, int port, int netdev,
+                        const struct topo_ceil_wire *w, struct topo_ceiling *out)
 {
-    if (!m || !out || nic < 0 || nic >= m->nnics || port >= m->nports)
-        return -EINVAL;
-    memset(out, 0, sizeof(*out));
-    out->narrowest = -1;
-    struct topo_ceil_wire def;
-    if (!w) {
-        int rc = topo_ceiling_default_wire(m, nic, port, &def);
-        if (rc < 0)
-            return rc;
-        w = &def;
-    }
     char name[TOPO_NAME + 16];
     if (port >= 0)
         topo_port_label(m, port, name, sizeof(name));
+    else if (netdev >= 0)
+        snprintf(name, sizeof(name), "%s", m->netdevs[netdev].name);
     else
         topo_nic_name(m, nic, name, sizeof(name));
     char size[32];
@@ -462,7 +454,7 @@ int topo_ceiling_nic(const struct topo_model *m, int nic, int port, const struct
                      m->netdevs[p->netdev].speed_mbps);
         }
     } else {
-        int d = netdev_of_nic(m, nic);
+        int d = netdev;
         if (d >= 0 && (m->netdevs[d].valid & TOPO_NET_V_SPEED) && m->netdevs[d].speed_mbps > 0) {
             rate = m->netdevs[d].speed_mbps / 1000.0;
             snprintf(src, sizeof(src), "%s speed %d Mb/s", m->netdevs[d].name,
@@ -482,9 +474,38 @@ int topo_ceiling_nic(const struct topo_model *m, int nic, int port, const struct
         topo_ceiling_add(out, "port payload", TOPO_CEIL_LIMIT, data * fraction, "Gb/s",
                          "%.3f Gb/s x %.6f wire payload fraction", data, fraction);
     }
-    pcie_path(m, m->nics[nic].pci, "NIC PCIe link", out);
+    if (nic >= 0)
+        pcie_path(m, m->nics[nic].pci, "NIC PCIe link", out);
     topo_ceiling_settle(out);
     return 0;
+}
+
+int topo_ceiling_nic(const struct topo_model *m, int nic, int port, const struct topo_ceil_wire *w,
+                     struct topo_ceiling *out)
+{
+    if (!m || !out || nic < 0 || nic >= m->nnics || port >= m->nports)
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    out->narrowest = -1;
+    struct topo_ceil_wire def;
+    if (!w) {
+        int rc = topo_ceiling_default_wire(m, nic, port, &def);
+        if (rc < 0)
+            return rc;
+        w = &def;
+    }
+    return path_ceiling(m, nic, port, port >= 0 ? -1 : netdev_of_nic(m, nic), w, out);
+}
+
+int topo_ceiling_netdev(const struct topo_model *m, int netdev, const struct topo_ceil_wire *w,
+                        struct topo_ceiling *out)
+{
+    if (!m || !out || !w || netdev < 0 || netdev >= m->nnetdevs)
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    out->narrowest = -1;
+    int nic = m->netdevs[netdev].nic;
+    return path_ceiling(m, nic >= 0 && nic < m->nnics ? nic : -1, -1, netdev, w, out);
 }
 
 /* ---- GPUs ---- */

@@ -118,6 +118,11 @@ int topo_ceiling_default_wire(const struct topo_model *m, int nic, int port,
 int topo_ceiling_nic(const struct topo_model *m, int nic, int port, const struct topo_ceil_wire *w,
                      struct topo_ceiling *out);
 
+/* The ceiling of one netdev's path for wire w (TCP over it: its speed x the wire fraction,
+ * its NIC's PCIe link and the switch uplinks above, when it belongs to a NIC). 0 or -EINVAL. */
+int topo_ceiling_netdev(const struct topo_model *m, int netdev, const struct topo_ceil_wire *w,
+                        struct topo_ceiling *out);
+
 /* A GPU's host path (copies to and from host memory): its PCIe link and the switch uplinks
  * above it, less TLP overhead. 0 or -EINVAL. */
 int topo_ceiling_gpu_host(const struct topo_model *m, int gpu, struct topo_ceiling *out);

@@ -222,13 +222,64 @@ double results_ceiling_percent(const struct results_ceiling *c, double goodput_g
     return 100.0 * goodput_gbps / g;
 }
 
+/* The netdev a TCP flow left by: the one it was bound to, else the one holding its local
+ * address (the model knows addresses on a live system only); -1 when none. */
+static int tcp_netdev(const struct results_flow *o, const struct topo_model *topo)
+{
+    const char *nd = jsonutil_str(o->conditions, "local_netdev");
+    if (nd && *nd)
+        return topo_model_find_netdev(topo, nd);
+    const char *ip = jsonutil_str(o->conditions, "local_address");
+    if (!ip || !*ip)
+        return -1;
+    size_t n = strlen(ip);
+    for (int d = 0; d < topo->nnetdevs; d++)
+        for (const char *a = topo->netdevs[d].addrs; (a = strstr(a, ip)); a += n)
+            if ((a == topo->netdevs[d].addrs || a[-1] == ' ') &&
+                (a[n] == ' ' || a[n] == '/' || a[n] == '\0'))
+                return d;
+    return -1;
+}
+
+static double largest_size(const struct results_flow *o)
+{
+    double size = 0;
+    for (int i = 0; i < o->npoints; i++)
+        if (o->points[i].size_bytes.st == RESULTS_SET && o->points[i].size_bytes.v > size)
+            size = o->points[i].size_bytes.v;
+    return size >= 1 && size <= (double)(UINT64_C(1) << 40) ? size : 0;
+}
+
+/* A TCP flow's: the netdev it left by, when that belongs to a NIC (a veth's or loopback's
+ * speed is no link's), its MTU, IPv4 or IPv6 as its address, timestamps as Linux defaults. */
+static void tcp_ceiling_fill(struct results_flow *o, const struct mix_flow *s,
+                             const struct topo_model *topo)
+{
+    int d = tcp_netdev(o, topo);
+    double size = largest_size(o);
+    if (d < 0 || topo->netdevs[d].nic < 0 || !(topo->netdevs[d].valid & TOPO_NET_V_MTU) ||
+        size == 0)
+        return;
+    const char *ip = jsonutil_str(o->conditions, "local_address");
+    struct topo_ceil_wire w = {.proto = TOPO_CEIL_TCP,
+                               .mtu = topo->netdevs[d].mtu,
+                               .msg_bytes = (uint64_t)size,
+                               .ipv6 = ip && strchr(ip, ':'),
+                               .bidir = s->dir == MIX_DIR_BIDIR};
+    struct topo_ceiling c;
+    if (topo_ceiling_netdev(topo, d, &w, &c) == 0)
+        results_ceiling_set(&o->ceiling, &c);
+}
+
 /* The ceiling of a verbs flow's path: its RDMA device and port in the node's topology, the
  * path MTU and verb it ran with (its conditions), its largest message size and, for a
- * flow both ways, the other direction's acknowledgements on the link. Left absent where the
- * path is not in the model (a TCP flow: the model does not say which netdev a route takes). */
+ * flow both ways, the other direction's acknowledgements on the link; a TCP stream's through
+ * the netdev it left by. Left absent where the path is not in the model. */
 static void ceiling_fill(struct results_flow *o, const struct mix_flow *s,
                          const struct topo_model *topo)
 {
+    if (topo && !strcmp(s->transport, "tcp") && s->op == MIX_OP_STREAM)
+        tcp_ceiling_fill(o, s, topo);
     if (!topo || strcmp(s->transport, "verbs") || !o->cond.rdma_device)
         return;
     int nic = topo_model_find_nic_by_rdma(topo, o->cond.rdma_device), port = -1;
@@ -245,11 +296,8 @@ static void ceiling_fill(struct results_flow *o, const struct mix_flow *s,
         w.mtu = o->cond.path_mtu;
         w.mtu_assumed = false;
     }
-    double size = 0;
-    for (int i = 0; i < o->npoints; i++)
-        if (o->points[i].size_bytes.st == RESULTS_SET && o->points[i].size_bytes.v > size)
-            size = o->points[i].size_bytes.v;
-    if (!(size >= 1) || size > (double)(UINT64_C(1) << 40))
+    double size = largest_size(o);
+    if (size == 0)
         return;
     w.msg_bytes = (uint64_t)size;
     const char *verb = jsonutil_str(o->conditions, "verb");

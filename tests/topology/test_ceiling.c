@@ -261,6 +261,24 @@ static void test_synthetic_paths(void **state)
     assert_false(c.valid);
     assert_int_equal(topo_ceiling_gpu_nvlink(m, 1, &c), 0);
     assert_false(c.valid);
+    /* TCP over the NIC's netdev (100 GbE, MTU 9000), 1 MiB writes: 100 x 0.989974 (as
+     * test_tcp) = 98.9974 < 230.456; a netdev of no NIC (a veth) has no PCIe term */
+    int d = topo_model_add_netdev(m);
+    snprintf(m->netdevs[d].name, sizeof(m->netdevs[d].name), "eth0");
+    m->netdevs[d].nic = 0;
+    m->netdevs[d].pci = -1;
+    m->netdevs[d].valid = TOPO_NET_V_MTU | TOPO_NET_V_SPEED;
+    m->netdevs[d].mtu = 9000;
+    m->netdevs[d].speed_mbps = 100000;
+    struct topo_ceil_wire tw = {.proto = TOPO_CEIL_TCP, .mtu = 9000, .msg_bytes = 1 << 20};
+    assert_int_equal(topo_ceiling_netdev(m, d, &tw, &c), 0);
+    NEAR(c.gbps, 100 * 1048576.0 / 1059196.0, 1e-9);
+    assert_string_equal(c.terms[c.narrowest].name, "port payload");
+    m->netdevs[d].nic = -1;
+    assert_int_equal(topo_ceiling_netdev(m, d, &tw, &c), 0);
+    for (int i = 0; i < c.nterms; i++)
+        assert_string_not_equal(c.terms[i].name, "NIC PCIe link");
+    assert_int_equal(topo_ceiling_netdev(m, 7, &tw, &c), -EINVAL);
     struct topo_ceiling none = {.valid = false};
     assert_true(isnan(topo_ceiling_percent(&none, 1)));
     assert_int_equal(topo_ceiling_nic(m, 5, 0, NULL, &c), -EINVAL);
