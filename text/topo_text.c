@@ -2,6 +2,7 @@
 #include "text/topo_text.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,8 +451,11 @@ void topo_text_ceiling(struct strbuf *sb, const struct topo_ceiling *c, bool ter
     for (int i = 0; i < c->nterms; i++) {
         const struct topo_ceil_term *t = &c->terms[i];
         indent(sb, depth + 2);
-        strbuf_printf(sb, "%-8s %-22s %12.6g %-9s%s%s\n", topo_ceil_kind_str(t->kind), t->name,
-                      t->value, t->unit, t->detail[0] ? " " : "", t->detail);
+        char v[32] = "n/a";
+        if (isfinite(t->value))
+            snprintf(v, sizeof(v), "%.6g", t->value);
+        strbuf_printf(sb, "%-8s %-22s %12s %-9s%s%s\n", topo_ceil_kind_str(t->kind), t->name, v,
+                      t->unit, t->detail[0] ? " " : "", t->detail);
     }
 }
 

@@ -473,6 +473,11 @@ static int path_ceiling(const struct topo_model *m, int nic, int port, int netde
         topo_ceiling_add(out, "port data rate", TOPO_CEIL_RATE, data, "Gb/s", "%s", how);
         topo_ceiling_add(out, "port payload", TOPO_CEIL_LIMIT, data * fraction, "Gb/s",
                          "%.3f Gb/s x %.6f wire payload fraction", data, fraction);
+    } else {
+        /* n/a, not 0: the ceiling then comes from the other terms, and says which */
+        topo_ceiling_add(out, "port rate", TOPO_CEIL_RATE, NAN, "Gb/s",
+                         "not discovered (no sysfs rate or link speed): the port does not bound "
+                         "this ceiling");
     }
     if (nic >= 0)
         pcie_path(m, m->nics[nic].pci, "NIC PCIe link", out);

@@ -26,7 +26,7 @@ enum topo_ceil_kind {
 struct topo_ceil_term {
     char name[40]; /* "port data rate", "RoCE v2 framing", "NIC PCIe link" */
     enum topo_ceil_kind kind;
-    double value;
+    double value;     /* NAN: not known (shown as n/a) */
     char unit[16];    /* "Gb/s", "GB/s", "fraction", "B" */
     char detail[160]; /* how it was derived, one line: "56 Gb/s 4X FDR x 64/66" */
 };
