@@ -576,3 +576,80 @@ int topo_ceiling_gpu_nvlink(const struct topo_model *m, int gpu, struct topo_cei
     topo_ceiling_settle(out);
     return 0;
 }
+
+/* The uplink of the first PCIe switch above pci (a switch upstream port), or -1. */
+static int first_uplink(const struct topo_model *m, int pci)
+{
+    int guard = 0;
+    for (int up = pci >= 0 && pci < m->npci ? m->pci[pci].parent : -1;
+         up >= 0 && up < m->npci && guard < 64; up = m->pci[up].parent, guard++)
+        if (m->pci[up].role == TOPO_BRIDGE_SWITCH_UP)
+            return up;
+    return -1;
+}
+
+int topo_ceiling_gpus_host(const struct topo_model *m, const int *gpus, int n,
+                           struct topo_ceiling *out)
+{
+    if (!m || !out || !gpus || n < 1 || n > 64)
+        return -EINVAL;
+    for (int i = 0; i < n; i++)
+        if (gpus[i] < 0 || gpus[i] >= m->ngpus)
+            return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    out->narrowest = -1;
+    double each[64], sum = 0;
+    char name[32], names[64] = "";
+    bool all = true;
+    for (int i = 0; i < n; i++) {
+        struct topo_ceiling g;
+        topo_ceiling_gpu_host(m, gpus[i], &g);
+        topo_gpu_name(m, gpus[i], name, sizeof(name));
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof(names) - l, "%s%s", i ? "+" : "", name);
+        each[i] = g.valid ? g.gbps : 0;
+        all = all && g.valid;
+        char tname[40];
+        snprintf(tname, sizeof(tname), "%s host path", name);
+        topo_ceiling_add(out, tname, TOPO_CEIL_RATE, g.valid ? g.gbps : NAN, "Gb/s", "%s",
+                         g.valid ? g.terms[g.narrowest].detail : "no PCIe link known");
+        sum += each[i];
+    }
+    snprintf(out->path, sizeof(out->path), "%s <-> host memory, PCIe, at once", names);
+    if (!all) {
+        topo_ceiling_settle(out);
+        return 0;
+    }
+    /* A switch uplink that several of them share carries all of theirs. */
+    bool done[64] = {false};
+    for (int i = 0; i < n; i++) {
+        int up = first_uplink(m, m->gpus[gpus[i]].pci);
+        if (up < 0 || done[i])
+            continue;
+        double under = 0, rest = 0;
+        int k = 0;
+        for (int j = 0; j < n; j++) {
+            if (first_uplink(m, m->gpus[gpus[j]].pci) == up) {
+                under += each[j];
+                done[j] = true;
+                k++;
+            } else {
+                rest += each[j];
+            }
+        }
+        struct topo_ceiling u = {.narrowest = -1};
+        bool mps = false;
+        if (k > 1 && pcie_term(m, up, "shared PCIe switch uplink", &mps, &u)) {
+            double link = u.terms[u.nterms - 1].value;
+            if (link < under)
+                topo_ceiling_add(out, "shared PCIe switch uplink", TOPO_CEIL_LIMIT, link + rest,
+                                 "Gb/s",
+                                 "%d GPUs below one uplink: %s, plus %.3f Gb/s of the others", k,
+                                 u.terms[u.nterms - 1].detail, rest);
+        }
+    }
+    topo_ceiling_add(out, "host paths, summed", TOPO_CEIL_LIMIT, sum, "Gb/s",
+                     "%d GPUs' host paths, each its narrowest", n);
+    topo_ceiling_settle(out);
+    return 0;
+}

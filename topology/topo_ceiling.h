@@ -127,6 +127,11 @@ int topo_ceiling_netdev(const struct topo_model *m, int netdev, const struct top
  * above it, less TLP overhead. 0 or -EINVAL. */
 int topo_ceiling_gpu_host(const struct topo_model *m, int gpu, struct topo_ceiling *out);
 
+/* Several GPUs' host paths used at once (copies on every GPU): the sum of each one's host
+ * ceiling, bounded by a PCIe switch uplink that several share. 0 or -EINVAL. */
+int topo_ceiling_gpus_host(const struct topo_model *m, const int *gpus, int n,
+                           struct topo_ceiling *out);
+
 /* A GPU's NVLink (or XGMI) reach: the sum over its links of count x per-link speed (hwloc's
  * bandwidth, per direction), one LIMIT per peer and the total as the ceiling of traffic to
  * all peers at once. out->valid is false when the model records no link. 0 or -EINVAL. */

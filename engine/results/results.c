@@ -275,11 +275,42 @@ static void tcp_ceiling_fill(struct results_flow *o, const struct mix_flow *s,
  * path MTU and verb it ran with (its conditions), its largest message size and, for a
  * flow both ways, the other direction's acknowledgements on the link; a TCP stream's through
  * the netdev it left by. Left absent where the path is not in the model. */
+/* Host<->GPU copies: the GPUs of its lanes ("GPU 0 h2d": the CUDA device), each found by its
+ * CUDA index in the topology; their host paths at once. */
+static void copy_ceiling_fill(struct results_flow *o, const struct topo_model *topo)
+{
+    const cJSON *lanes = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(o->conditions, "copy"), "lanes");
+    int gpus[64], n = 0;
+    const cJSON *l;
+    cJSON_ArrayForEach(l, lanes)
+    {
+        int dev, g = -1;
+        if (!cJSON_IsString(l) || sscanf(l->valuestring, "GPU %d", &dev) != 1)
+            return;
+        for (int k = 0; k < topo->ngpus && g < 0; k++)
+            if ((topo->gpus[k].valid & TOPO_GPU_V_CUDA) && topo->gpus[k].cuda_index == dev)
+                g = k;
+        if (g < 0)
+            return;
+        bool seen = false;
+        for (int k = 0; k < n; k++)
+            seen = seen || gpus[k] == g;
+        if (!seen && n < 64)
+            gpus[n++] = g;
+    }
+    struct topo_ceiling c;
+    if (n > 0 && topo_ceiling_gpus_host(topo, gpus, n, &c) == 0)
+        results_ceiling_set(&o->ceiling, &c);
+}
+
 static void ceiling_fill(struct results_flow *o, const struct mix_flow *s,
                          const struct topo_model *topo)
 {
     if (topo && !strcmp(s->transport, "tcp") && s->op == MIX_OP_STREAM)
         tcp_ceiling_fill(o, s, topo);
+    if (topo && !strcmp(s->transport, "nccl") && s->op == MIX_OP_COPY)
+        copy_ceiling_fill(o, topo);
     if (!topo || strcmp(s->transport, "verbs") || !o->cond.rdma_device)
         return;
     int nic = topo_model_find_nic_by_rdma(topo, o->cond.rdma_device), port = -1;

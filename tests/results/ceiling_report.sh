@@ -1,7 +1,8 @@
 #!/bin/sh
 # ceiling_report: a run's document with a flow's path ceiling (docs/diagnosis.md) prints, in
 # `fabtop report`, the ceiling, the term that sets it and the largest point's goodput as a
-# percentage of it (90 / 98.0359 = 91.8 %); a ceiling with no rate known prints n/a; and
+# percentage of it (90 / 98.0359 = 91.8 %; copies: each direction's); a ceiling with no rate
+# known prints n/a; and
 # `fabtop topo --ceiling` on the XE8640 export names the narrowest term of each path
 # (skipped without the shared data).
 set -u
@@ -23,6 +24,13 @@ grep -q "ceiling: n/a (mlx5_1 port 1, InfiniBand, 1 MiB messages: no rate or lin
     fail "no n/a ceiling line: $(grep ceiling "$tmp/out")"
 "$bin" report --json "$tmp/doc.json" >"$tmp/json" 2>&1 || fail "report --json: status $?"
 grep -q '"narrowest":[[:space:]]*"port payload"' "$tmp/json" || fail "report --json lost the ceiling"
+# Copies on two GPUs (the H200 machine's pinned H2D, 58.57 GB/s): 58.57 x 8 / 921.825 = 50.8 %
+cat >"$tmp/copy.json" <<'DOC'
+{"format":"fabtop-results","version":1,"phases":[{"name":"loaded","flows":[{"name":"h2d","transport":"nccl","op":"copy","role":"background","direction":"tx","latency_kind":"per_operation","points":[{"size_bytes":67108864,"measured":true,"complete":true,"ops":10,"copy":{"h2d_GBps":58.57,"d2h_GBps":null}}],"ceiling":{"path":"GPU0+GPU1 <-> host memory, PCIe, at once","gbps":921.825,"narrowest":"host paths, summed","terms":[]},"conditions":{}}]}]}
+DOC
+"$bin" report "$tmp/copy.json" >"$tmp/copy.out" 2>&1 || fail "report copy: status $?"
+grep -q "ceiling: 921.83 Gb/s of payload, set by host paths, summed (GPU0+GPU1 <-> host memory, PCIe, at once); 64MiB h2d: 50.8% of it" "$tmp/copy.out" ||
+    fail "copy ceiling line: $(grep ceiling "$tmp/copy.out")"
 
 xml=${FABTOP_SHARED_DATA:-../shared/data}/hwloc-xml/flux-core_ipa20.xml
 if [ -f "$xml" ]; then

@@ -285,6 +285,76 @@ static void test_synthetic_paths(void **state)
     topo_model_free(m);
 }
 
+/* Copies on several GPUs at once: their host paths add up, unless a switch uplink they share
+ * is narrower. Two GPUs at Gen5 x16 (460.913 Gb/s each) below one switch whose uplink is
+ * Gen4 x16 (230.456 Gb/s): each GPU's own host ceiling is already 230.456 (the uplink is on
+ * its path), the sum 460.913, the shared uplink 230.456: the ceiling. */
+static void test_gpus_host(void **state)
+{
+    (void)state;
+    struct topo_model *m = topo_model_new();
+    int hb = topo_model_add_pci(m);
+    m->pci[hb].kind = TOPO_PCI_HOSTBRIDGE;
+    m->pci[hb].parent = -1;
+    int up = topo_model_add_pci(m);
+    m->pci[up].kind = TOPO_PCI_BRIDGE;
+    m->pci[up].role = TOPO_BRIDGE_SWITCH_UP;
+    m->pci[up].parent = hb;
+    m->pci[up].valid = TOPO_PCI_V_LINK_GBS;
+    m->pci[up].link_gbs = 31.507692;
+    for (int k = 0; k < 2; k++) {
+        int p = topo_model_add_pci(m);
+        m->pci[p].kind = TOPO_PCI_DEVICE;
+        m->pci[p].parent = up;
+        m->pci[p].valid = TOPO_PCI_V_LINK_GBS;
+        m->pci[p].link_gbs = 63.015385;
+        m->pci[p].addr.bus = (uint8_t)(2 + k);
+        int g = topo_model_add_gpu(m);
+        m->gpus[g].pci = p;
+        m->gpus[g].mem_numa = -1;
+    }
+    struct topo_ceiling c;
+    int both[] = {0, 1}, one[] = {1};
+    assert_int_equal(topo_ceiling_gpus_host(m, both, 2, &c), 0);
+    NEAR(c.gbps, 230.456, 1e-3);
+    assert_string_equal(c.terms[c.narrowest].name, "shared PCIe switch uplink");
+    assert_int_equal(topo_ceiling_gpus_host(m, one, 1, &c), 0);
+    NEAR(c.gbps, 230.456, 1e-3);
+    /* without the switch: 2 x 460.913 = 921.825 */
+    m->pci[up].role = TOPO_BRIDGE_ROOT_PORT;
+    m->pci[up].valid = 0;
+    assert_int_equal(topo_ceiling_gpus_host(m, both, 2, &c), 0);
+    NEAR(c.gbps, 921.825, 1e-3);
+    assert_string_equal(c.terms[c.narrowest].name, "host paths, summed");
+    int bad[] = {0, 5};
+    assert_int_equal(topo_ceiling_gpus_host(m, bad, 2, &c), -EINVAL);
+    topo_model_free(m);
+}
+
+/* The H200 x2 machine's snapshot (bench/device/h200x2-2026-11-30/topo.json, in the tree):
+ * two Gen5 x16 host paths, 2 x 460.913 = 921.825 Gb/s; NV18 each, 3600 Gb/s. */
+static void test_h200_snapshot(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/bench/device/h200x2-2026-11-30/topo.json",
+             src && *src ? src : ".");
+    struct topo_load_opts o = {.input = path, .no_verbs = true, .no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    struct ft_err err = {0};
+    if (topo_load(&o, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m->ngpus, 2);
+    struct topo_ceiling c;
+    int both[] = {0, 1};
+    assert_int_equal(topo_ceiling_gpus_host(m, both, 2, &c), 0);
+    NEAR(c.gbps, 921.825, 1e-3);
+    assert_int_equal(topo_ceiling_gpu_nvlink(m, 1, &c), 0);
+    NEAR(c.gbps, 3600, 1e-6);
+    topo_model_free(m);
+}
+
 /* ---- the real exports ---- */
 
 static const char *data_dir(void)
@@ -449,11 +519,17 @@ static void test_sysfs_rates(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_encoding),     cmocka_unit_test(test_roce_v2),
-        cmocka_unit_test(test_ib),           cmocka_unit_test(test_tcp),
-        cmocka_unit_test(test_pcie),         cmocka_unit_test(test_synthetic_paths),
-        cmocka_unit_test(test_real_exports), cmocka_unit_test(test_by_hand),
+        cmocka_unit_test(test_encoding),
+        cmocka_unit_test(test_roce_v2),
+        cmocka_unit_test(test_ib),
+        cmocka_unit_test(test_tcp),
+        cmocka_unit_test(test_pcie),
+        cmocka_unit_test(test_synthetic_paths),
+        cmocka_unit_test(test_real_exports),
+        cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_sysfs_rates),
+        cmocka_unit_test(test_gpus_host),
+        cmocka_unit_test(test_h200_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
