@@ -275,22 +275,34 @@ static void tcp_ceiling_fill(struct results_flow *o, const struct mix_flow *s,
  * path MTU and verb it ran with (its conditions), its largest message size and, for a
  * flow both ways, the other direction's acknowledgements on the link; a TCP stream's through
  * the netdev it left by. Left absent where the path is not in the model. */
-/* Host<->GPU copies: the GPUs of its lanes ("GPU 0 h2d": the CUDA device), each found by its
- * CUDA index in the topology; their host paths at once. */
+/* Host<->GPU copies: the GPUs of its lanes, each found by its PCI address
+ * (copy.lane_pci_bus_ids), else by its CUDA index ("GPU 0 h2d") where the topology knows
+ * CUDA indices (fabtop run loads it without the GPU libraries: it does not), else, when the
+ * model has one GPU only, that one; their host paths at once. */
 static void copy_ceiling_fill(struct results_flow *o, const struct topo_model *topo)
 {
-    const cJSON *lanes = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(o->conditions, "copy"), "lanes");
-    int gpus[64], n = 0;
+    const cJSON *copy = cJSON_GetObjectItemCaseSensitive(o->conditions, "copy");
+    const cJSON *lanes = cJSON_GetObjectItemCaseSensitive(copy, "lanes");
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(copy, "lane_pci_bus_ids");
+    int gpus[64], n = 0, i = 0;
     const cJSON *l;
     cJSON_ArrayForEach(l, lanes)
     {
         int dev, g = -1;
         if (!cJSON_IsString(l) || sscanf(l->valuestring, "GPU %d", &dev) != 1)
             return;
+        const cJSON *id = cJSON_GetArrayItem(ids, i++);
+        struct topo_bdf a;
+        int pci = -1;
+        if (cJSON_IsString(id) && topo_bdf_parse(id->valuestring, &a) == 0)
+            pci = topo_model_find_pci(topo, &a);
+        if (pci >= 0)
+            g = topo_model_gpu_of_pci(topo, pci);
         for (int k = 0; k < topo->ngpus && g < 0; k++)
             if ((topo->gpus[k].valid & TOPO_GPU_V_CUDA) && topo->gpus[k].cuda_index == dev)
                 g = k;
+        if (g < 0 && topo->ngpus == 1 && !(topo->gpus[0].valid & TOPO_GPU_V_CUDA))
+            g = 0;
         if (g < 0)
             return;
         bool seen = false;
@@ -304,8 +316,8 @@ static void copy_ceiling_fill(struct results_flow *o, const struct topo_model *t
         results_ceiling_set(&o->ceiling, &c);
 }
 
-static void ceiling_fill(struct results_flow *o, const struct mix_flow *s,
-                         const struct topo_model *topo)
+void results_flow_ceiling(struct results_flow *o, const struct mix_flow *s,
+                          const struct topo_model *topo)
 {
     if (topo && !strcmp(s->transport, "tcp") && s->op == MIX_OP_STREAM)
         tcp_ceiling_fill(o, s, topo);
@@ -503,7 +515,7 @@ void results_build(const struct results_input *in, struct results_doc *out)
                 struct results_flow *fo = &ph->flows[ph->nflows++];
                 flow_fill(fo, in->phases[p].flows[i], &in->phases[p].tl[i], in->phases[p].t0_ns,
                           in->t_start_ns);
-                ceiling_fill(fo, &in->mix->flows[i], in->topo);
+                results_flow_ceiling(fo, &in->mix->flows[i], in->topo);
             }
     }
     summary_fill(run, in->mix);

@@ -18,6 +18,7 @@
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
 #include "topology/topo_ceiling.h"
+#include "topology/topo_load.h"
 #include "tests/compare/docs.h"
 
 static char dir[] = "/tmp/fabtop-results-model-XXXXXX";
@@ -353,6 +354,62 @@ static void test_ceiling_field(void **state)
     }
 }
 
+/* A real run: host<->GPU copies on one H200 (bench/device/h200x1-2026-12-02: the document
+ * and the node's topology, recorded without the ceiling by an older fabtop). Filled from that
+ * topology: one lane "GPU 0", no PCI address recorded, no CUDA index in the model (fabtop run
+ * loads it without the GPU libraries), one GPU: that one. Its Gen5 x16 host path 63.015 GB/s
+ * x 8 x 256/280 = 460.913 Gb/s; h2d 50.49 GB/s x 8 = 403.9 Gb/s: 87.6 % of it. */
+static void test_ceiling_of_device_copies(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    char doc[1024], topo[1024];
+    snprintf(doc, sizeof(doc), "%s/bench/device/h200x1-2026-12-02/copies.json", src ? src : ".");
+    snprintf(topo, sizeof(topo), "%s/bench/device/h200x1-2026-12-02/topo.json", src ? src : ".");
+    struct results_doc d;
+    struct ft_err err = {0};
+    if (results_doc_load(doc, &d, &err) < 0)
+        fail_msg("%s", err.msg);
+    struct topo_load_opts lo = {.input = topo, .no_verbs = true, .no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    if (topo_load(&lo, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    struct mix_flow s = {.op = MIX_OP_COPY};
+    snprintf(s.transport, sizeof(s.transport), "nccl");
+    struct results_flow *f = &d.runs[0].phases[0].flows[0];
+    assert_int_equal(f->ceiling.st, RESULTS_ABSENT);
+    results_flow_ceiling(f, &s, m);
+    assert_int_equal(f->ceiling.st, RESULTS_SET);
+    assert_true(fabs(f->ceiling.gbps.v - 460.913) < 1e-3);
+    assert_string_equal(f->ceiling.path.s, "GPU0 <-> host memory, PCIe, at once");
+    const cJSON *cp = cJSON_GetObjectItem(f->points[0].figures, "copy");
+    double h2d;
+    assert_true(jsonutil_num(cp, "h2d_GBps", &h2d));
+    assert_true(fabs(results_ceiling_percent(&f->ceiling, h2d * 8) - 87.6) < 0.1);
+    /* the same flow as TCP or verbs: no such path in its conditions, no ceiling */
+    struct results_flow *g = &d.runs[0].phases[0].flows[1];
+    snprintf(s.transport, sizeof(s.transport), "verbs");
+    results_flow_ceiling(g, &s, m);
+    assert_int_equal(g->ceiling.st, RESULTS_ABSENT);
+    /* and the document with its ceiling reads back and writes out byte for byte */
+    cJSON *w = results_json_write(&d);
+    char *t = cJSON_PrintUnformatted(w);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+    cJSON *j = NULL;
+    assert_int_equal(jsonutil_parse(t, strlen(t), "copies2", &j, &err), 0);
+    assert_int_equal(results_json_read(j, "copies2.json", &d, &err), 0);
+    cJSON_Delete(j);
+    w = results_json_write(&d);
+    char *t2 = cJSON_PrintUnformatted(w);
+    assert_string_equal(t2, t);
+    free(t);
+    free(t2);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+    topo_model_free(m);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -377,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_reproducible_and_sim_goodput),
         cmocka_unit_test(test_nulls_kept),
         cmocka_unit_test(test_ceiling_field),
+        cmocka_unit_test(test_ceiling_of_device_copies),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
