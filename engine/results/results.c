@@ -197,6 +197,7 @@ static void flow_fill(struct results_flow *o, const struct flow_rt *f,
 
 void results_ceiling_set(struct results_ceiling *out, const struct topo_ceiling *c)
 {
+    results_ceiling_clear(out);
     out->st = RESULTS_SET;
     results_str_set(&out->path, c->path);
     results_num_set(&out->gbps, c->valid, c->gbps);

@@ -54,7 +54,8 @@ void results_host_conditions(struct results_run_cond *cond, const struct topo_mo
 void results_flow_cond_brief(const struct results_flow_cond *c, char *buf, size_t len);
 /* The same from a conditions object (a transport's, or a document's). */
 void results_conditions_brief(const cJSON *cond, char *buf, size_t len);
-/* A path ceiling (topology/topo_ceiling.h) into the document's typed field, every term. */
+/* A path ceiling (topology/topo_ceiling.h) into the document's typed field, every term
+ * (what the field held before is freed). */
 struct topo_ceiling;
 void results_ceiling_set(struct results_ceiling *out, const struct topo_ceiling *c);
 /* Fill a built flow's ceiling (its points and conditions already there) from the topology

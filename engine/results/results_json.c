@@ -53,6 +53,21 @@ static void kvs_free(struct results_kvs *k)
     memset(k, 0, sizeof(*k));
 }
 
+void results_ceiling_clear(struct results_ceiling *c)
+{
+    str_free(&c->path);
+    str_free(&c->narrowest);
+    for (int i = 0; i < c->nterms; i++) {
+        struct results_ceil_term *t = &c->terms[i];
+        str_free(&t->name);
+        str_free(&t->kind);
+        str_free(&t->unit);
+        str_free(&t->detail);
+    }
+    free(c->terms);
+    memset(c, 0, sizeof(*c));
+}
+
 static void point_free(struct results_point *p)
 {
     str_free(&p->latency.kind);
@@ -75,16 +90,7 @@ static void flow_free(struct results_flow *f)
     free(f->timeline.goodput_gbps.v);
     free(f->timeline.wire_gbps.v);
     free(f->timeline.ops_per_s.v);
-    str_free(&f->ceiling.path);
-    str_free(&f->ceiling.narrowest);
-    for (int i = 0; i < f->ceiling.nterms; i++) {
-        struct results_ceil_term *t = &f->ceiling.terms[i];
-        str_free(&t->name);
-        str_free(&t->kind);
-        str_free(&t->unit);
-        str_free(&t->detail);
-    }
-    free(f->ceiling.terms);
+    results_ceiling_clear(&f->ceiling);
     cJSON_Delete(f->conditions);
     cJSON_Delete(f->qp_counters);
 }

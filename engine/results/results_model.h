@@ -234,6 +234,8 @@ struct results_doc {
 };
 
 void results_doc_free(struct results_doc *d);
+/* Free a ceiling's strings and terms and leave it absent. */
+void results_ceiling_clear(struct results_ceiling *c);
 void results_run_free(struct results_run *r);
 
 /* Readers' accessors: the string when set, else NULL; the number when set. */
