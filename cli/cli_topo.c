@@ -18,7 +18,7 @@
 
 /* What the command line sets. */
 struct topo_args {
-    bool matrix, lint, json, fabric;
+    bool matrix, lint, json, fabric, ceiling;
     double window; /* -1: the default (1 s live, 0 on a captured tree) */
     const char *out, *input, *sysfs_root, *ca, *lldp_socket, *cabling;
     struct cli_list routes;
@@ -66,6 +66,9 @@ static const struct cli_enum link_layers[] = {
 static const struct cli_opt topo_opts[] = {
     {"matrix", 0, CLI_ARG_NONE, NULL, "GPU x GPU x NIC affinity matrix (nvidia-smi topo -m words)",
      CLI_V_SET, .off = A(matrix)},
+    {"ceiling", 0, CLI_ARG_NONE, NULL,
+     "each NIC's and GPU's path ceiling with its terms\n(docs/diagnosis.md)", CLI_V_SET,
+     .off = A(ceiling)},
     {"lint", 0, CLI_ARG_NONE, NULL, "bring-up checks; exit 0 clean, 1 warnings, 2 errors",
      CLI_V_SET, .off = A(lint)},
     {"window", 0, CLI_ARG_REQUIRED, "SEC",
@@ -204,6 +207,10 @@ int cli_topo_main(int argc, char **argv)
             if (!o.matrix && !lint)
                 strbuf_add(&sb, "\n");
             fabric_text(&sb, m);
+        }
+        if (o.ceiling) {
+            strbuf_add(&sb, "\n");
+            topo_text_ceilings(&sb, m, true);
         }
         if (o.matrix) {
             if (o.fabric)

@@ -80,6 +80,55 @@ static void size_text(double b, char *buf, size_t len)
         snprintf(buf, len, "%.0fB", b);
 }
 
+/* The flow's path ceiling (docs/diagnosis.md) and the goodput of its largest measured point
+ * (the size the ceiling was computed for) as a percentage of it. */
+static void ceiling_line(struct strbuf *sb, const struct results_flow *fl, bool other_figures,
+                         bool copy)
+{
+    const struct results_ceiling *c = &fl->ceiling;
+    if (c->st != RESULTS_SET)
+        return;
+    double gbps;
+    const char *path = results_str_get(&c->path), *by = results_str_get(&c->narrowest);
+    if (!results_num_get(&c->gbps, &gbps)) {
+        strbuf_printf(sb, "    ceiling: n/a (%s: no rate or link known)\n", path ? path : "path");
+        return;
+    }
+    strbuf_printf(sb, "    ceiling: %.2f Gb/s of payload, set by %s (%s)", gbps, by ? by : "n/a",
+                  path ? path : "n/a");
+    const struct results_point *best = NULL;
+    for (int p = 0; p < fl->npoints; p++) {
+        const struct results_point *pt = &fl->points[p];
+        if (results_bool_true(&pt->measured) && pt->goodput_gbps.st == RESULTS_SET &&
+            (!best || tnum(&pt->size_bytes) >= tnum(&best->size_bytes)))
+            best = pt;
+    }
+    double pct = best && !other_figures ? results_ceiling_percent(c, best->goodput_gbps.v) : NAN;
+    if (isfinite(pct)) {
+        char size[16];
+        size_text(tnum(&best->size_bytes), size, sizeof(size));
+        strbuf_printf(sb, "; %s: %.1f%% of it", size, pct);
+    }
+    /* Copies: each direction's GB/s (x 8: Gb/s) at the largest point, against the ceiling of
+     * one direction. */
+    const struct results_point *last = NULL;
+    for (int p = 0; copy && p < fl->npoints; p++)
+        if (results_bool_true(&fl->points[p].measured) &&
+            (!last || tnum(&fl->points[p].size_bytes) >= tnum(&last->size_bytes)))
+            last = &fl->points[p];
+    const cJSON *cp = last ? cJSON_GetObjectItem(last->figures, "copy") : NULL;
+    static const char *const dirs[] = {"h2d_GBps", "d2h_GBps"};
+    for (int k = 0; cp && k < 2; k++) {
+        double v;
+        if (!jsonutil_num(cp, dirs[k], &v) || !isfinite(pct = results_ceiling_percent(c, v * 8)))
+            continue;
+        char size[16];
+        size_text(tnum(&last->size_bytes), size, sizeof(size));
+        strbuf_printf(sb, "; %s %.3s: %.1f%% of it", size, dirs[k], pct);
+    }
+    strbuf_add(sb, "\n");
+}
+
 static void flow_table(struct strbuf *sb, const struct results_flow *fl)
 {
     const char *kind = results_str_get(&fl->latency_kind), *peer = results_str_get(&fl->peer);
@@ -182,6 +231,7 @@ static void flow_table(struct strbuf *sb, const struct results_flow *fl)
             strbuf_add(sb, "  (partial)");
         strbuf_add(sb, "\n");
     }
+    ceiling_line(sb, fl, sim || coll || copy, copy);
 }
 
 /* The summary's entry for a phase (the first of that name), or NULL. */

@@ -2,6 +2,7 @@
 #include "text/topo_text.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,6 +436,61 @@ void topo_text_matrix(struct strbuf *sb, const struct topo_model *m, const struc
         }
         strbuf_add(sb, any ? "\n" : " none\n");
     }
+}
+
+void topo_text_ceiling(struct strbuf *sb, const struct topo_ceiling *c, bool terms, int depth)
+{
+    indent(sb, depth);
+    if (c->valid)
+        strbuf_printf(sb, "%s: %.2f Gb/s of payload, set by %s\n", c->path, c->gbps,
+                      c->terms[c->narrowest].name);
+    else
+        strbuf_printf(sb, "%s: n/a (no rate or link known)\n", c->path);
+    if (!terms)
+        return;
+    for (int i = 0; i < c->nterms; i++) {
+        const struct topo_ceil_term *t = &c->terms[i];
+        indent(sb, depth + 2);
+        char v[32] = "n/a";
+        if (isfinite(t->value))
+            snprintf(v, sizeof(v), "%.6g", t->value);
+        strbuf_printf(sb, "%-8s %-22s %12s %-9s%s%s\n", topo_ceil_kind_str(t->kind), t->name, v,
+                      t->unit, t->detail[0] ? " " : "", t->detail);
+    }
+}
+
+void topo_text_ceilings(struct strbuf *sb, const struct topo_model *m, bool terms)
+{
+    strbuf_add(sb, "Path ceilings (Gb/s = 10^9 bit/s of payload, one direction):\n");
+    struct topo_ceiling c;
+    int shown = 0;
+    for (int n = 0; n < m->nnics; n++) {
+        const struct topo_nic *nic = &m->nics[n];
+        if (nic->nports == 0) {
+            if (topo_ceiling_nic(m, n, -1, NULL, &c) == 0) {
+                topo_text_ceiling(sb, &c, terms, 1);
+                shown++;
+            }
+            continue;
+        }
+        for (int k = 0; k < nic->nports; k++)
+            if (topo_ceiling_nic(m, n, nic->first_port + k, NULL, &c) == 0) {
+                topo_text_ceiling(sb, &c, terms, 1);
+                shown++;
+            }
+    }
+    for (int g = 0; g < m->ngpus; g++) {
+        if (topo_ceiling_gpu_host(m, g, &c) == 0) {
+            topo_text_ceiling(sb, &c, terms, 1);
+            shown++;
+        }
+        if (topo_ceiling_gpu_nvlink(m, g, &c) == 0 && c.valid) {
+            topo_text_ceiling(sb, &c, terms, 1);
+            shown++;
+        }
+    }
+    if (!shown)
+        strbuf_add(sb, "  no NIC or GPU in this topology\n");
 }
 
 void topo_text_findings(struct strbuf *sb, const struct topo_findings *f)

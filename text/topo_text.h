@@ -6,6 +6,7 @@
 
 #include "common/strbuf.h"
 #include "topology/topo_affinity.h"
+#include "topology/topo_ceiling.h"
 #include "topology/topo_lint.h"
 #include "topology/topo_model.h"
 
@@ -17,6 +18,11 @@ void topo_text_tree(struct strbuf *sb, const struct topo_model *m);
 void topo_text_port(struct strbuf *sb, const struct topo_model *m, int port);
 /* GPU x GPU x NIC matrix with CPU/NUMA affinity and nearest NICs, and the legend. */
 void topo_text_matrix(struct strbuf *sb, const struct topo_model *m, const struct topo_affinity *a);
+/* Each NIC's and GPU's path ceiling (topo_ceiling.h): the ceiling, the narrowest term, and
+ * with terms every term of it, one line each. */
+void topo_text_ceilings(struct strbuf *sb, const struct topo_model *m, bool terms);
+/* One ceiling: "<path>: 98.04 Gb/s of payload, set by port payload", then its terms. */
+void topo_text_ceiling(struct strbuf *sb, const struct topo_ceiling *c, bool terms, int depth);
 /* Lint findings, worst first, each with its remedy. */
 void topo_text_findings(struct strbuf *sb, const struct topo_findings *f);
 /* Human size: "79.6 GiB". */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "engine/results/score.h"
 #include "engine/results/version.h"
 #include "engine/flow/flow.h"
+#include "topology/topo_ceiling.h"
 #include "topology/topo_json.h"
 
 static void iso8601(const struct timespec *ts, char *buf, size_t len)
@@ -196,6 +198,165 @@ static void flow_fill(struct results_flow *o, const struct flow_rt *f,
         o->qp_counters = cJSON_Duplicate(f->own_report, 1);
 }
 
+void results_ceiling_set(struct results_ceiling *out, const struct topo_ceiling *c)
+{
+    results_ceiling_clear(out);
+    out->st = RESULTS_SET;
+    results_str_set(&out->path, c->path);
+    results_num_set(&out->gbps, c->valid, c->gbps);
+    results_str_set(&out->narrowest, c->valid ? c->terms[c->narrowest].name : NULL);
+    out->terms_st = RESULTS_SET;
+    out->terms = xalloc_zero((size_t)c->nterms + 1, sizeof(*out->terms));
+    for (int i = 0; i < c->nterms; i++) {
+        struct results_ceil_term *t = &out->terms[out->nterms++];
+        results_str_set(&t->name, c->terms[i].name);
+        results_str_set(&t->kind, topo_ceil_kind_str(c->terms[i].kind));
+        results_num_set(&t->value, isfinite(c->terms[i].value), c->terms[i].value);
+        results_str_set(&t->unit, c->terms[i].unit);
+        results_str_set(&t->detail, c->terms[i].detail[0] ? c->terms[i].detail : NULL);
+    }
+}
+
+double results_ceiling_percent(const struct results_ceiling *c, double goodput_gbps)
+{
+    double g;
+    if (c->st != RESULTS_SET || !results_num_get(&c->gbps, &g) || !(g > 0) ||
+        !(goodput_gbps >= 0) || !isfinite(goodput_gbps))
+        return NAN;
+    return 100.0 * goodput_gbps / g;
+}
+
+/* The netdev a TCP flow left by: the one it was bound to, else the one holding its local
+ * address (the model knows addresses on a live system only); -1 when none. */
+static int tcp_netdev(const struct results_flow *o, const struct topo_model *topo)
+{
+    const char *nd = jsonutil_str(o->conditions, "local_netdev");
+    if (nd && *nd)
+        return topo_model_find_netdev(topo, nd);
+    const char *ip = jsonutil_str(o->conditions, "local_address");
+    if (!ip || !*ip)
+        return -1;
+    size_t n = strlen(ip);
+    for (int d = 0; d < topo->nnetdevs; d++)
+        for (const char *a = topo->netdevs[d].addrs; (a = strstr(a, ip)); a += n)
+            if ((a == topo->netdevs[d].addrs || a[-1] == ' ') &&
+                (a[n] == ' ' || a[n] == '/' || a[n] == '\0'))
+                return d;
+    return -1;
+}
+
+static double largest_size(const struct results_flow *o)
+{
+    double size = 0;
+    for (int i = 0; i < o->npoints; i++)
+        if (o->points[i].size_bytes.st == RESULTS_SET && o->points[i].size_bytes.v > size)
+            size = o->points[i].size_bytes.v;
+    return size >= 1 && size <= (double)(UINT64_C(1) << 40) ? size : 0;
+}
+
+/* A TCP flow's: the netdev it left by, when that belongs to a NIC (a veth's or loopback's
+ * speed is no link's), its MTU, IPv4 or IPv6 as its address, timestamps as Linux defaults. */
+static void tcp_ceiling_fill(struct results_flow *o, const struct mix_flow *s,
+                             const struct topo_model *topo)
+{
+    int d = tcp_netdev(o, topo);
+    double size = largest_size(o);
+    if (d < 0 || topo->netdevs[d].nic < 0 || !(topo->netdevs[d].valid & TOPO_NET_V_MTU) ||
+        size == 0)
+        return;
+    const char *ip = jsonutil_str(o->conditions, "local_address");
+    struct topo_ceil_wire w = {.proto = TOPO_CEIL_TCP,
+                               .mtu = topo->netdevs[d].mtu,
+                               .msg_bytes = (uint64_t)size,
+                               .ipv6 = ip && strchr(ip, ':'),
+                               .bidir = s->dir == MIX_DIR_BIDIR};
+    struct topo_ceiling c;
+    if (topo_ceiling_netdev(topo, d, &w, &c) == 0)
+        results_ceiling_set(&o->ceiling, &c);
+}
+
+/* The ceiling of a verbs flow's path: its RDMA device and port in the node's topology, the
+ * path MTU and verb it ran with (its conditions), its largest message size and, for a
+ * flow both ways, the other direction's acknowledgements on the link; a TCP stream's through
+ * the netdev it left by. Left absent where the path is not in the model. */
+/* Host<->GPU copies: the GPUs of its lanes, each found by its PCI address
+ * (copy.lane_pci_bus_ids), else by its CUDA index ("GPU 0 h2d") where the topology knows
+ * CUDA indices (fabtop run loads it without the GPU libraries: it does not), else, when the
+ * model has one GPU only, that one; their host paths at once. */
+static void copy_ceiling_fill(struct results_flow *o, const struct topo_model *topo)
+{
+    const cJSON *copy = cJSON_GetObjectItemCaseSensitive(o->conditions, "copy");
+    const cJSON *lanes = cJSON_GetObjectItemCaseSensitive(copy, "lanes");
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(copy, "lane_pci_bus_ids");
+    int gpus[64], n = 0, i = 0;
+    const cJSON *l;
+    cJSON_ArrayForEach(l, lanes)
+    {
+        int dev, g = -1;
+        if (!cJSON_IsString(l) || sscanf(l->valuestring, "GPU %d", &dev) != 1)
+            return;
+        const cJSON *id = cJSON_GetArrayItem(ids, i++);
+        struct topo_bdf a;
+        int pci = -1;
+        if (cJSON_IsString(id) && topo_bdf_parse(id->valuestring, &a) == 0)
+            pci = topo_model_find_pci(topo, &a);
+        if (pci >= 0)
+            g = topo_model_gpu_of_pci(topo, pci);
+        for (int k = 0; k < topo->ngpus && g < 0; k++)
+            if ((topo->gpus[k].valid & TOPO_GPU_V_CUDA) && topo->gpus[k].cuda_index == dev)
+                g = k;
+        if (g < 0 && topo->ngpus == 1 && !(topo->gpus[0].valid & TOPO_GPU_V_CUDA))
+            g = 0;
+        if (g < 0)
+            return;
+        bool seen = false;
+        for (int k = 0; k < n; k++)
+            seen = seen || gpus[k] == g;
+        if (!seen && n < 64)
+            gpus[n++] = g;
+    }
+    struct topo_ceiling c;
+    if (n > 0 && topo_ceiling_gpus_host(topo, gpus, n, &c) == 0)
+        results_ceiling_set(&o->ceiling, &c);
+}
+
+void results_flow_ceiling(struct results_flow *o, const struct mix_flow *s,
+                          const struct topo_model *topo)
+{
+    if (topo && !strcmp(s->transport, "tcp") && s->op == MIX_OP_STREAM)
+        tcp_ceiling_fill(o, s, topo);
+    if (topo && !strcmp(s->transport, "nccl") && s->op == MIX_OP_COPY)
+        copy_ceiling_fill(o, topo);
+    if (!topo || strcmp(s->transport, "verbs") || !o->cond.rdma_device)
+        return;
+    int nic = topo_model_find_nic_by_rdma(topo, o->cond.rdma_device), port = -1;
+    if (nic < 0)
+        return;
+    int num = o->cond.have_port ? o->cond.port : 1;
+    for (int k = 0; k < topo->nics[nic].nports; k++)
+        if (topo->ports[topo->nics[nic].first_port + k].num == num)
+            port = topo->nics[nic].first_port + k;
+    struct topo_ceil_wire w;
+    if (port < 0 || topo_ceiling_default_wire(topo, nic, port, &w) < 0)
+        return;
+    if (o->cond.have_path_mtu && o->cond.path_mtu >= 256 && o->cond.path_mtu <= 4096) {
+        w.mtu = o->cond.path_mtu;
+        w.mtu_assumed = false;
+    }
+    double size = largest_size(o);
+    if (size == 0)
+        return;
+    w.msg_bytes = (uint64_t)size;
+    const char *verb = jsonutil_str(o->conditions, "verb");
+    w.op = verb && !strcmp(verb, "send")   ? TOPO_CEIL_SEND
+           : verb && !strcmp(verb, "read") ? TOPO_CEIL_READ
+                                           : TOPO_CEIL_WRITE;
+    w.bidir = s->dir == MIX_DIR_BIDIR;
+    struct topo_ceiling c;
+    if (topo_ceiling_nic(topo, nic, port, &w, &c) == 0)
+        results_ceiling_set(&o->ceiling, &c);
+}
+
 static void kv_add(struct results_kvs *k, const char *key, const char *val)
 {
     k->v = xalloc_resize(k->v, ((size_t)k->n + 1) * sizeof(*k->v));
@@ -354,9 +515,12 @@ void results_build(const struct results_input *in, struct results_doc *out)
         ph->flows_st = RESULTS_SET;
         ph->flows = xalloc_zero((size_t)in->mix->nflows + 1, sizeof(*ph->flows));
         for (int i = 0; i < in->mix->nflows; i++)
-            if (in->phases[p].flows[i])
-                flow_fill(&ph->flows[ph->nflows++], in->phases[p].flows[i], &in->phases[p].tl[i],
-                          in->phases[p].t0_ns, in->t_start_ns);
+            if (in->phases[p].flows[i]) {
+                struct results_flow *fo = &ph->flows[ph->nflows++];
+                flow_fill(fo, in->phases[p].flows[i], &in->phases[p].tl[i], in->phases[p].t0_ns,
+                          in->t_start_ns);
+                results_flow_ceiling(fo, &in->mix->flows[i], in->topo);
+            }
     }
     summary_fill(run, in->mix);
     score_build(run, in->mix, in->score);

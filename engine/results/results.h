@@ -56,6 +56,20 @@ void results_host_conditions(struct results_run_cond *cond, const struct topo_mo
 void results_flow_cond_brief(const struct results_flow_cond *c, char *buf, size_t len);
 /* The same from a conditions object (a transport's, or a document's). */
 void results_conditions_brief(const cJSON *cond, char *buf, size_t len);
+/* A path ceiling (topology/topo_ceiling.h) into the document's typed field, every term
+ * (what the field held before is freed). */
+struct topo_ceiling;
+void results_ceiling_set(struct results_ceiling *out, const struct topo_ceiling *c);
+/* Fill a built flow's ceiling (its points and conditions already there) from the topology
+ * for the mix flow s it ran: a verbs flow (device, port, path MTU, verb, largest size), a TCP
+ * stream out of a NIC's netdev, host<->GPU copies (their lanes' GPUs). Left absent when the
+ * path is not in the model. results_build calls it for every flow. */
+struct topo_model;
+void results_flow_ceiling(struct results_flow *o, const struct mix_flow *s,
+                          const struct topo_model *topo);
+/* A goodput (Gb/s of payload) as a percentage of the flow's path ceiling; NAN when the
+ * document has no ceiling for it (or the goodput is not a number >= 0). */
+double results_ceiling_percent(const struct results_ceiling *c, double goodput_gbps);
 /* The goodput to show for a flow at one of its points (point may be NULL): a simulated
  * flow's (transport "sim") is its conditions.sim.results.goodput_gbps, payload over
  * simulated time (*simulated true); any other's the point's goodput_gbps per wall-clock

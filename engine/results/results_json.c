@@ -53,6 +53,21 @@ static void kvs_free(struct results_kvs *k)
     memset(k, 0, sizeof(*k));
 }
 
+void results_ceiling_clear(struct results_ceiling *c)
+{
+    str_free(&c->path);
+    str_free(&c->narrowest);
+    for (int i = 0; i < c->nterms; i++) {
+        struct results_ceil_term *t = &c->terms[i];
+        str_free(&t->name);
+        str_free(&t->kind);
+        str_free(&t->unit);
+        str_free(&t->detail);
+    }
+    free(c->terms);
+    memset(c, 0, sizeof(*c));
+}
+
 static void point_free(struct results_point *p)
 {
     str_free(&p->latency.kind);
@@ -75,6 +90,7 @@ static void flow_free(struct results_flow *f)
     free(f->timeline.goodput_gbps.v);
     free(f->timeline.wire_gbps.v);
     free(f->timeline.ops_per_s.v);
+    results_ceiling_clear(&f->ceiling);
     cJSON_Delete(f->conditions);
     cJSON_Delete(f->qp_counters);
 }
@@ -264,6 +280,23 @@ static void write_flow(cJSON *o, const struct results_flow *f)
         put_series(t, "goodput_gbps", &f->timeline.goodput_gbps);
         put_series(t, "wire_gbps", &f->timeline.wire_gbps);
         put_series(t, "ops_per_s", &f->timeline.ops_per_s);
+    }
+    cJSON *c = put_obj(o, "ceiling", f->ceiling.st);
+    if (c) {
+        results_field_put_str(c, "path", &f->ceiling.path);
+        results_field_put_num(c, "gbps", &f->ceiling.gbps);
+        results_field_put_str(c, "narrowest", &f->ceiling.narrowest);
+        cJSON *terms = put_arr(c, "terms", f->ceiling.terms_st);
+        for (int i = 0; terms && i < f->ceiling.nterms; i++) {
+            const struct results_ceil_term *e = &f->ceiling.terms[i];
+            cJSON *j = cJSON_CreateObject();
+            results_field_put_str(j, "name", &e->name);
+            results_field_put_str(j, "kind", &e->kind);
+            results_field_put_num(j, "value", &e->value);
+            results_field_put_str(j, "unit", &e->unit);
+            results_field_put_str(j, "detail", &e->detail);
+            cJSON_AddItemToArray(terms, j);
+        }
     }
     results_field_put_carried(o, "conditions", f->conditions);
     results_field_put_carried(o, "qp_counters", f->qp_counters);
@@ -601,6 +634,34 @@ static void read_point(struct results_rd *r, const cJSON *o, const char *where,
     }
 }
 
+static void read_ceiling(struct results_rd *r, const cJSON *o, const char *where,
+                         struct results_ceiling *c)
+{
+    char sub[160], term[200];
+    snprintf(sub, sizeof(sub), "%s.ceiling", where);
+    const cJSON *j = get_obj(r, o, where, "ceiling", &c->st);
+    results_field_get_str(r, j, sub, "path", &c->path);
+    results_field_get_num(r, j, sub, "gbps", &c->gbps);
+    results_field_get_str(r, j, sub, "narrowest", &c->narrowest);
+    const cJSON *terms = get_arr(r, j, sub, "terms", &c->terms_st);
+    c->terms = xalloc_zero((size_t)cJSON_GetArraySize(terms) + 1, sizeof(*c->terms));
+    const cJSON *e;
+    cJSON_ArrayForEach(e, terms)
+    {
+        snprintf(term, sizeof(term), "%s.terms[%d]", sub, c->nterms);
+        struct results_ceil_term *t = &c->terms[c->nterms++];
+        if (!cJSON_IsObject(e)) {
+            results_field_bad(r, term, NULL, "an object");
+            continue;
+        }
+        results_field_get_str(r, e, term, "name", &t->name);
+        results_field_get_str(r, e, term, "kind", &t->kind);
+        results_field_get_num(r, e, term, "value", &t->value);
+        results_field_get_str(r, e, term, "unit", &t->unit);
+        results_field_get_str(r, e, term, "detail", &t->detail);
+    }
+}
+
 static void read_flow(struct results_rd *r, const cJSON *o, const char *where,
                       struct results_flow *f)
 {
@@ -642,6 +703,7 @@ static void read_flow(struct results_rd *r, const cJSON *o, const char *where,
     get_series(r, t, sub, "goodput_gbps", &f->timeline.goodput_gbps);
     get_series(r, t, sub, "wire_gbps", &f->timeline.wire_gbps);
     get_series(r, t, sub, "ops_per_s", &f->timeline.ops_per_s);
+    read_ceiling(r, o, where, &f->ceiling);
     enum results_state st;
     const cJSON *c = get_obj(r, o, where, "conditions", &st);
     if (st == RESULTS_NULL)

@@ -14,7 +14,8 @@
  * name/value pairs), the run's conditions (sysctls, netdev MTUs, the simulated fabric's
  * note and topology), phases (name, duration), flows (identity, status, failure times,
  * setup/teardown), size points (size, measured/complete, window, ops, payload, goodput,
- * wire bytes and rate, TCP figures), latency statistics with their kind and unit, the
+ * wire bytes and rate, TCP figures), the flow's path ceiling with its terms, latency
+ * statistics with their kind and unit, the
  * histogram (struct hist, engine/flow/hist.h, with its own exact reader and writer), the
  * timeline, the summary, events.
  * Carried (cJSON, in the order read, written back unchanged): the mix (engine/flow/mix.h
@@ -125,6 +126,24 @@ struct results_flow_cond {
     const char *sim_topology;
 };
 
+/* The ceiling of a flow's path (topology/topo_ceiling.h, docs/diagnosis.md): the narrowest
+ * payload rate, Gb/s one direction, which term set it, and every term with its value, unit
+ * and kind ("limit", "rate", "factor", "size", "assumed"). A flow's goodput as a percentage
+ * of it is derived (results_ceiling_percent), never stored. */
+struct results_ceil_term {
+    struct results_str name, kind, unit, detail;
+    struct results_num value;
+};
+struct results_ceiling {
+    enum results_state st; /* the "ceiling" key */
+    struct results_str path;
+    struct results_num gbps; /* Gb/s of payload, one direction */
+    struct results_str narrowest;
+    enum results_state terms_st;
+    int nterms;
+    struct results_ceil_term *terms;
+};
+
 struct results_flow {
     struct results_str name, transport, op, role;
     struct results_str class_name; /* the mix's flow class ("tp", "kv", ...); absent: none */
@@ -138,9 +157,10 @@ struct results_flow {
     struct results_point *points;
     enum results_state timeline_st;
     struct results_timeline timeline;
-    cJSON *conditions;             /* carried (an object), or NULL when absent */
-    struct results_flow_cond cond; /* decoded from conditions */
-    cJSON *qp_counters;            /* carried, or NULL when absent */
+    struct results_ceiling ceiling; /* its path's ceiling, where fabtop knows the path */
+    cJSON *conditions;              /* carried (an object), or NULL when absent */
+    struct results_flow_cond cond;  /* decoded from conditions */
+    cJSON *qp_counters;             /* carried, or NULL when absent */
 };
 
 struct results_phase {
@@ -267,6 +287,8 @@ struct results_doc {
 };
 
 void results_doc_free(struct results_doc *d);
+/* Free a ceiling's strings and terms and leave it absent. */
+void results_ceiling_clear(struct results_ceiling *c);
 void results_run_free(struct results_run *r);
 void results_scoreboard_free(struct results_scoreboard *b);
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include "common/jsonutil.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
+#include "topology/topo_ceiling.h"
+#include "topology/topo_load.h"
 #include "tests/compare/docs.h"
 
 static char dir[] = "/tmp/fabtop-results-model-XXXXXX";
@@ -252,6 +255,160 @@ static void test_nulls_kept(void **state)
     results_doc_free(&d);
 }
 
+/* A flow's path ceiling (results_model.h struct results_ceiling): a hand-written document
+ * with one reads and writes back byte for byte; null stays null; a ceiling built from
+ * topo_ceiling carries every term; a bad field is refused naming it; percent of ceiling. */
+static void test_ceiling_field(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"loaded\","
+        "\"flows\":[{\"name\":\"f\",\"transport\":\"verbs\",\"points\":[{\"size_bytes\":"
+        "1048576,\"measured\":true,\"goodput_gbps\":90}],\"ceiling\":{\"path\":\"mlx5_0 port 1, "
+        "RoCE v2, 1 MiB messages\",\"gbps\":98.0359,\"narrowest\":\"port payload\",\"terms\":"
+        "[{\"name\":\"path MTU\",\"kind\":\"size\",\"value\":4096,\"unit\":\"B\",\"detail\":"
+        "\"payload bytes per packet\"},{\"name\":\"port payload\",\"kind\":\"limit\",\"value\":"
+        "98.0359,\"unit\":\"Gb/s\"}]},\"conditions\":{}},{\"name\":\"g\",\"ceiling\":null},"
+        "{\"name\":\"h\",\"ceiling\":{\"path\":\"p\",\"gbps\":null,\"terms\":null}}]}]}";
+    cJSON *j = NULL;
+    struct ft_err err = {0};
+    assert_int_equal(jsonutil_parse(text, strlen(text), "ceiling", &j, &err), 0);
+    struct results_doc d;
+    assert_int_equal(results_json_read(j, "ceiling.json", &d, &err), 0);
+    cJSON_Delete(j);
+    const struct results_flow *f = &d.runs[0].phases[0].flows[0];
+    assert_int_equal(f->ceiling.st, RESULTS_SET);
+    assert_true(f->ceiling.gbps.v == 98.0359);
+    assert_string_equal(f->ceiling.narrowest.s, "port payload");
+    assert_int_equal(f->ceiling.nterms, 2);
+    assert_string_equal(f->ceiling.terms[1].kind.s, "limit");
+    assert_int_equal(f->ceiling.terms[1].detail.st, RESULTS_ABSENT);
+    /* 90 / 98.0359 = 91.80 % */
+    double pct = results_ceiling_percent(&f->ceiling, 90);
+    assert_true(fabs(pct - 91.8036) < 1e-3);
+    assert_int_equal(d.runs[0].phases[0].flows[1].ceiling.st, RESULTS_NULL);
+    assert_true(isnan(results_ceiling_percent(&d.runs[0].phases[0].flows[1].ceiling, 90)));
+    assert_true(isnan(results_ceiling_percent(&d.runs[0].phases[0].flows[2].ceiling, 90)));
+    cJSON *w = results_json_write(&d);
+    char *t = cJSON_PrintUnformatted(w);
+    assert_string_equal(t, text);
+    free(t);
+    cJSON_Delete(w);
+
+    /* From topo_ceiling: every term goes in, in order, with its kind's name. */
+    struct topo_ceil_wire wire = {
+        .proto = TOPO_CEIL_ROCE_V2, .op = TOPO_CEIL_WRITE, .mtu = 4096, .msg_bytes = 1 << 20};
+    struct topo_ceiling c = {.narrowest = -1};
+    double frac;
+    assert_int_equal(topo_ceiling_wire_fraction(&wire, &frac, &c), 0);
+    topo_ceiling_add(&c, "port payload", TOPO_CEIL_LIMIT, 100 * frac, "Gb/s", "100 x %.6f", frac);
+    topo_ceiling_settle(&c);
+    snprintf(c.path, sizeof(c.path), "synthetic");
+    struct results_flow *g = &d.runs[0].phases[0].flows[1];
+    results_ceiling_set(&g->ceiling, &c);
+    assert_int_equal(g->ceiling.nterms, c.nterms);
+    assert_true(fabs(g->ceiling.gbps.v - 98.03587) < 1e-4);
+    assert_string_equal(g->ceiling.narrowest.s, "port payload");
+    assert_string_equal(g->ceiling.terms[0].kind.s, "size");
+    w = results_json_write(&d);
+    t = cJSON_PrintUnformatted(w);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+    /* ... and that document too reads back and writes out byte for byte */
+    assert_int_equal(jsonutil_parse(t, strlen(t), "ceiling2", &j, &err), 0);
+    assert_int_equal(results_json_read(j, "ceiling2.json", &d, &err), 0);
+    cJSON_Delete(j);
+    w = results_json_write(&d);
+    char *t2 = cJSON_PrintUnformatted(w);
+    assert_string_equal(t2, t);
+    free(t2);
+    free(t);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+
+    /* refusals name the field */
+    static const struct {
+        const char *doc, *want;
+    } bad[] = {
+        {"{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"l\",\"flows\":"
+         "[{\"name\":\"f\",\"ceiling\":{\"gbps\":\"fast\"}}]}]}",
+         "phases[0].flows[0].ceiling.gbps"},
+        {"{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"l\",\"flows\":"
+         "[{\"name\":\"f\",\"ceiling\":{\"terms\":[{\"value\":\"x\"}]}}]}]}",
+         "phases[0].flows[0].ceiling.terms[0].value"},
+        {"{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"l\",\"flows\":"
+         "[{\"name\":\"f\",\"ceiling\":[1]}]}]}",
+         "phases[0].flows[0].ceiling"},
+        {"{\"format\":\"fabtop-results\",\"version\":1,\"phases\":[{\"name\":\"l\",\"flows\":"
+         "[{\"name\":\"f\",\"ceiling\":{\"terms\":[3]}}]}]}",
+         "phases[0].flows[0].ceiling.terms[0]"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(jsonutil_parse(bad[i].doc, strlen(bad[i].doc), "bad", &j, &err), 0);
+        struct ft_err e = {0};
+        assert_true(results_json_read(j, "bad.json", &d, &e) < 0);
+        cJSON_Delete(j);
+        if (!strstr(e.msg, bad[i].want))
+            fail_msg("'%s' lacks '%s'", e.msg, bad[i].want);
+    }
+}
+
+/* A real run: host<->GPU copies on one H200 (bench/device/h200x1-2026-12-02: the document
+ * and the node's topology, recorded without the ceiling by an older fabtop). Filled from that
+ * topology: one lane "GPU 0", no PCI address recorded, no CUDA index in the model (fabtop run
+ * loads it without the GPU libraries), one GPU: that one. Its Gen5 x16 host path 63.015 GB/s
+ * x 8 x 256/280 = 460.913 Gb/s; h2d 50.49 GB/s x 8 = 403.9 Gb/s: 87.6 % of it. */
+static void test_ceiling_of_device_copies(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    char doc[1024], topo[1024];
+    snprintf(doc, sizeof(doc), "%s/bench/device/h200x1-2026-12-02/copies.json", src ? src : ".");
+    snprintf(topo, sizeof(topo), "%s/bench/device/h200x1-2026-12-02/topo.json", src ? src : ".");
+    struct results_doc d;
+    struct ft_err err = {0};
+    if (results_doc_load(doc, &d, &err) < 0)
+        fail_msg("%s", err.msg);
+    struct topo_load_opts lo = {.input = topo, .no_verbs = true, .no_gpu_libs = true};
+    struct topo_model *m = NULL;
+    if (topo_load(&lo, &m, &err) < 0)
+        fail_msg("%s", err.msg);
+    struct mix_flow s = {.op = MIX_OP_COPY};
+    snprintf(s.transport, sizeof(s.transport), "nccl");
+    struct results_flow *f = &d.runs[0].phases[0].flows[0];
+    assert_int_equal(f->ceiling.st, RESULTS_ABSENT);
+    results_flow_ceiling(f, &s, m);
+    assert_int_equal(f->ceiling.st, RESULTS_SET);
+    assert_true(fabs(f->ceiling.gbps.v - 460.913) < 1e-3);
+    assert_string_equal(f->ceiling.path.s, "GPU0 <-> host memory, PCIe, at once");
+    const cJSON *cp = cJSON_GetObjectItem(f->points[0].figures, "copy");
+    double h2d;
+    assert_true(jsonutil_num(cp, "h2d_GBps", &h2d));
+    assert_true(fabs(results_ceiling_percent(&f->ceiling, h2d * 8) - 87.6) < 0.1);
+    /* the same flow as TCP or verbs: no such path in its conditions, no ceiling */
+    struct results_flow *g = &d.runs[0].phases[0].flows[1];
+    snprintf(s.transport, sizeof(s.transport), "verbs");
+    results_flow_ceiling(g, &s, m);
+    assert_int_equal(g->ceiling.st, RESULTS_ABSENT);
+    /* and the document with its ceiling reads back and writes out byte for byte */
+    cJSON *w = results_json_write(&d);
+    char *t = cJSON_PrintUnformatted(w);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+    cJSON *j = NULL;
+    assert_int_equal(jsonutil_parse(t, strlen(t), "copies2", &j, &err), 0);
+    assert_int_equal(results_json_read(j, "copies2.json", &d, &err), 0);
+    cJSON_Delete(j);
+    w = results_json_write(&d);
+    char *t2 = cJSON_PrintUnformatted(w);
+    assert_string_equal(t2, t);
+    free(t);
+    free(t2);
+    cJSON_Delete(w);
+    results_doc_free(&d);
+    topo_model_free(m);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -275,6 +432,8 @@ int main(void)
         cmocka_unit_test(test_typed_fields),
         cmocka_unit_test(test_reproducible_and_sim_goodput),
         cmocka_unit_test(test_nulls_kept),
+        cmocka_unit_test(test_ceiling_field),
+        cmocka_unit_test(test_ceiling_of_device_copies),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

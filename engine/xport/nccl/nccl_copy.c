@@ -44,6 +44,17 @@ void nccl_copy_lanes(const struct nccl_copy *cp, cJSON *out)
     }
 }
 
+void nccl_copy_lane_busids(const struct nccl_copy *cp, const struct cudart *a, cJSON *out)
+{
+    for (int l = 0; l < cp->nlanes; l++) {
+        char b[CU_DEVICE_PCI_BUS_ID_LEN] = "";
+        if (a->cudaDeviceGetPCIBusId(b, (int)sizeof(b), cp->lanes[l].dev) == 0 && b[0])
+            cJSON_AddItemToArray(out, cJSON_CreateString(b));
+        else
+            cJSON_AddItemToArray(out, cJSON_CreateNull());
+    }
+}
+
 void *nccl_copy_main(void *arg)
 {
     struct flow_worker *w = arg;

@@ -351,6 +351,9 @@ static void nccl_conditions(const struct flow_rt *f, cJSON *out)
         cJSON *g = cJSON_AddArrayToObject(c, "lanes");
         if (cp)
             nccl_copy_lanes(cp, g);
+        cJSON *bi = cJSON_AddArrayToObject(c, "lane_pci_bus_ids");
+        if (cp)
+            nccl_copy_lane_busids(cp, a, bi);
         cJSON_AddStringToObject(c, "latency", "per copy: CUDA events around cudaMemcpyAsync");
         return;
     }

@@ -234,6 +234,9 @@ int nccl_copy_setup(struct flow_rt *f, struct nccl_flow *x, struct ft_err *err);
 void nccl_copy_free(struct nccl_flow *x);
 /* The lanes as "GPU 0 h2d", ... appended to the array out (the conditions). */
 void nccl_copy_lanes(const struct nccl_copy *cp, cJSON *out);
+/* Each lane's GPU as its PCI address (cudaDeviceGetPCIBusId: "0000:18:00.0"), in lane order,
+ * null where the runtime cannot say: what ties a lane to the topology's GPU (its path). */
+void nccl_copy_lane_busids(const struct nccl_copy *cp, const struct cudart *a, cJSON *out);
 
 /* nccl_agent.c */
 extern const struct agent_handler *const nccl_agent_handlers[];
