@@ -101,17 +101,17 @@ static int parse_expect(const char *text, struct expect *e, int max, int *n)
         struct expect *x = &e[(*n)++];
         snprintf(x->name, sizeof(x->name), "%.*s", (int)(op - t), t);
         x->le = op[1] == '=';
+        bool secs = !strcmp(x->name, "detect") || !strcmp(x->name, "recover");
+        if (!secs && strcmp(x->name, "failed") && strcmp(x->name, "abandoned"))
+            return cli_usage_error(
+                "drill", "--expect: unknown '%s' (detect, recover, failed, abandoned)", x->name);
         char *end;
         x->v = strtod(op + 1 + x->le, &end);
-        bool secs = !strcmp(x->name, "detect") || !strcmp(x->name, "recover");
         if (secs && *end == 's')
             end++;
         if (end == op + 1 + x->le || *end)
             return cli_usage_error("drill", "--expect: '%s': the value is not a number%s", t,
                                    secs ? " of seconds" : "");
-        if (!secs && strcmp(x->name, "failed") && strcmp(x->name, "abandoned"))
-            return cli_usage_error(
-                "drill", "--expect: unknown '%s' (detect, recover, failed, abandoned)", x->name);
     }
     return 0;
 }
