@@ -16,6 +16,8 @@
 #include "common/jsonutil.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
+#include "engine/results/results_drill.h"
+#include "common/xalloc.h"
 #include "engine/xport/tcp/tcp_drill.h"
 #include "engine/xport/xport.h"
 
@@ -275,9 +277,25 @@ static double rel_s(uint64_t t, uint64_t t0)
     return ((double)t - (double)t0) / 1e9;
 }
 
-static void add_time(cJSON *o, const char *k, bool valid, double v)
+/* A number, or null when not valid. */
+static void num(struct results_num *f, bool valid, double v)
 {
-    jsonutil_add_num_or_null(o, k, valid, v);
+    if (valid)
+        results_drill_num(f, v);
+    else
+        results_drill_null(f);
+}
+
+static void str(struct results_str *f, const char *v)
+{
+    f->st = v ? RESULTS_SET : RESULTS_NULL;
+    f->s = v ? xalloc_strdup(v) : NULL;
+}
+
+static void flag(struct results_bool *f, bool v)
+{
+    f->st = RESULTS_SET;
+    f->v = v;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -286,15 +304,15 @@ static int cmp_dbl(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static cJSON *stat3(double *v, int n)
+/* min, nearest-rank p50 and max of v (sorted in place). */
+static void stat3(struct results_drill_stat *o, double *v, int n)
 {
-    cJSON *o = cJSON_CreateObject();
     qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
-    add_time(o, "min_s", n > 0, n ? v[0] : 0);
-    add_time(o, "p50_s", n > 0, n ? v[(n + 1) / 2 - 1] : 0);
-    add_time(o, "max_s", n > 0, n ? v[n - 1] : 0);
-    cJSON_AddNumberToObject(o, "n", n);
-    return o;
+    o->st = RESULTS_SET;
+    num(&o->min_s, n > 0, n ? v[0] : 0);
+    num(&o->p50_s, n > 0, n ? v[(n + 1) / 2 - 1] : 0);
+    num(&o->max_s, n > 0, n ? v[n - 1] : 0);
+    results_drill_num(&o->n, n);
 }
 
 static int agent_answered(struct channel_conn *fc, double *out, struct ft_err *err)
@@ -312,7 +330,7 @@ static int agent_answered(struct channel_conn *fc, double *out, struct ft_err *e
 
 /* One repetition: its object in reps, the summary's counts updated; the detection and
  * recovery times into det/rec. */
-static int one_rep(struct drill *d, struct channel_conn *fc, int rep, cJSON *reps,
+static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct results_drill_doc *doc,
                    struct drill_summary *sum, double *det, double *rec, int *ndet, int *nrec,
                    struct ft_err *err)
 {
@@ -388,10 +406,13 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, cJSON *rep
     }
     rc = agent_answered(fc, &a1, err);
 
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddNumberToObject(r, "index", rep);
-    cJSON_AddNumberToObject(r, "injected_at_s", rel_s(tinj, t0));
-    cJSON *fa = cJSON_AddArrayToObject(r, "flows");
+    doc->reps = xalloc_resize(doc->reps, (size_t)(doc->nreps + 1) * sizeof(*doc->reps));
+    struct results_drill_rep *r = &doc->reps[doc->nreps++];
+    memset(r, 0, sizeof(*r));
+    results_drill_num(&r->index, rep);
+    results_drill_num(&r->injected_at_s, rel_s(tinj, t0));
+    r->flows = xalloc_zero((size_t)m->nflows, sizeof(*r->flows));
+    r->nflows = m->nflows;
     long completed_all = 0;
     for (int i = 0; i < m->nflows; i++) {
         const struct mix_flow *s = &m->flows[i];
@@ -441,34 +462,30 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, cJSON *rep
         double rec_s = recovered ? rel_s(rec_ns, det_ns) : 0;
         bool det_ok = detected && det_s <= bound;
         bool rec_ok = recovered && s->recover.set && rec_s <= s->recover.deadline_s;
-        cJSON *fo = cJSON_CreateObject();
-        cJSON_AddStringToObject(fo, "name", s->name);
-        cJSON_AddStringToObject(fo, "op", mix_op_str(s->op));
-        cJSON_AddNumberToObject(fo, "connections", nl);
-        add_time(fo, "quiet_p99_us", nq > 0, (double)p99 / 1000);
-        add_time(fo, "detected_at_s", detected, rel_s(det_ns, t0));
-        if (kind)
-            cJSON_AddStringToObject(fo, "detection", kind);
-        else
-            cJSON_AddNullToObject(fo, "detection");
-        add_time(fo, "recovered_at_s", recovered, rel_s(rec_ns, t0));
-        add_time(fo, "returned_at_s", recovered && all_ret, rel_s(ret_ns, t0));
-        add_time(fo, "detect_s", detected, det_s);
-        cJSON_AddNumberToObject(fo, "detect_bound_s", bound);
-        cJSON_AddBoolToObject(fo, "detect_ok", det_ok);
-        add_time(fo, "recover_s", recovered, rec_s);
-        add_time(fo, "recover_deadline_s", s->recover.set, s->recover.deadline_s);
-        cJSON_AddBoolToObject(fo, "recover_ok", rec_ok);
-        cJSON_AddBoolToObject(fo, "recovered", recovered);
-        cJSON_AddNumberToObject(fo, "reconnects", (double)reconnects);
-        cJSON *rq = cJSON_AddObjectToObject(fo, "requests");
-        cJSON_AddNumberToObject(rq, "issued", (double)issued);
-        cJSON_AddNumberToObject(rq, "completed", (double)completed);
-        cJSON_AddNullToObject(rq, "late"); /* no SLO in a drill yet */
-        cJSON_AddNumberToObject(rq, "failed", (double)failed);
-        cJSON_AddNumberToObject(rq, "abandoned", (double)abandoned);
-        cJSON_AddNumberToObject(rq, "hanging", (double)(issued - completed - failed - abandoned));
-        cJSON_AddItemToArray(fa, fo);
+        struct results_drill_flow *fo = &r->flows[i];
+        str(&fo->name, s->name);
+        str(&fo->op, mix_op_str(s->op));
+        results_drill_num(&fo->connections, nl);
+        num(&fo->quiet_p99_us, nq > 0, (double)p99 / 1000);
+        num(&fo->detected_at_s, detected, rel_s(det_ns, t0));
+        str(&fo->detection, kind);
+        num(&fo->recovered_at_s, recovered, rel_s(rec_ns, t0));
+        num(&fo->returned_at_s, recovered && all_ret, rel_s(ret_ns, t0));
+        num(&fo->detect_s, detected, det_s);
+        results_drill_num(&fo->detect_bound_s, bound);
+        flag(&fo->detect_ok, det_ok);
+        num(&fo->recover_s, recovered, rec_s);
+        num(&fo->recover_deadline_s, s->recover.set, s->recover.deadline_s);
+        flag(&fo->recover_ok, rec_ok);
+        flag(&fo->recovered, recovered);
+        results_drill_num(&fo->reconnects, (double)reconnects);
+        fo->requests_st = RESULTS_SET;
+        results_drill_num(&fo->issued, (double)issued);
+        results_drill_num(&fo->completed, (double)completed);
+        results_drill_null(&fo->late); /* no SLO in a drill yet */
+        results_drill_num(&fo->failed, (double)failed);
+        results_drill_num(&fo->abandoned, (double)abandoned);
+        results_drill_num(&fo->hanging, (double)(issued - completed - failed - abandoned));
         sum->drills++;
         sum->never_recovered += !recovered;
         sum->broke_bound += !det_ok || !rec_ok;
@@ -487,13 +504,12 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, cJSON *rep
         if (abandoned > sum->abandoned_max)
             sum->abandoned_max = abandoned;
     }
-    cJSON *ag = cJSON_AddObjectToObject(r, "agent");
-    jsonutil_add_num_or_null(ag, "answered", rc == 0, a1 - a0);
-    cJSON_AddNumberToObject(ag, "client_completed", (double)completed_all);
+    r->agent_st = RESULTS_SET;
+    num(&r->answered, rc == 0, a1 - a0);
+    results_drill_num(&r->client_completed, (double)completed_all);
     bool agree = rc == 0 && (long)(a1 - a0) == completed_all;
-    cJSON_AddBoolToObject(ag, "agree", agree);
+    flag(&r->agree, agree);
     sum->disagree += !agree;
-    cJSON_AddItemToArray(reps, r);
     for (int i = 0; i < d->nlanes; i++)
         free(d->lanes[i].quiet);
     return rc;
@@ -547,40 +563,37 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
         return rc;
     }
     int fds0 = count_dir("/proc/self/fd"), thr0 = count_dir("/proc/self/task");
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "format", DRILL_FORMAT);
-    cJSON_AddNumberToObject(doc, "version", DRILL_VERSION);
-    cJSON_AddStringToObject(doc, "fabtop", FABTOP_VERSION);
-    cJSON_AddStringToObject(doc, "mix", o->mix->name[0] ? o->mix->name : o->mix->source);
-    cJSON_AddStringToObject(doc, "peer", o->peer ? o->peer : "in-process agent");
-    cJSON_AddStringToObject(doc, "transport", "tcp");
-    cJSON_AddNumberToObject(doc, "fail_bound_s", o->mix->fail_bound_s);
-    cJSON *fo = cJSON_AddObjectToObject(doc, "fault");
-    cJSON_AddStringToObject(fo, "kind", drill_fault_str(o->fault));
-    cJSON_AddNumberToObject(fo, "at_s", o->at_s);
-    cJSON_AddNumberToObject(fo, "for_s", o->for_s);
-    cJSON_AddNumberToObject(fo, "repeat", o->repeat);
-    cJSON_AddBoolToObject(doc, "complete", false);
-    cJSON *reps = cJSON_AddArrayToObject(doc, "repetitions");
+    struct results_drill_doc doc = {0};
+    str(&doc.fabtop, FABTOP_VERSION);
+    str(&doc.mix, o->mix->name[0] ? o->mix->name : o->mix->source);
+    str(&doc.peer, o->peer ? o->peer : "in-process agent");
+    str(&doc.transport, "tcp");
+    results_drill_num(&doc.fail_bound_s, o->mix->fail_bound_s);
+    doc.fault_st = RESULTS_SET;
+    str(&doc.kind, drill_fault_str(o->fault));
+    results_drill_num(&doc.at_s, o->at_s);
+    results_drill_num(&doc.for_s, o->for_s);
+    results_drill_num(&doc.repeat, o->repeat);
+    flag(&doc.complete, false);
+    cJSON *out = NULL;
     int cap = o->repeat * o->mix->nflows;
     double *det = calloc((size_t)cap, sizeof(double)), *rec = calloc((size_t)cap, sizeof(double));
     int ndet = 0, nrec = 0;
     for (int rep = 0; rep < o->repeat && rc == 0; rep++) {
-        rc = one_rep(d, fc, rep, reps, sum, det, rec, &ndet, &nrec, err);
-        cJSON_DeleteItemFromObjectCaseSensitive(doc, "summary");
-        cJSON *s = cJSON_AddObjectToObject(doc, "summary");
-        cJSON_AddNumberToObject(s, "drills", sum->drills);
+        rc = one_rep(d, fc, rep, &doc, sum, det, rec, &ndet, &nrec, err);
+        doc.summary_st = RESULTS_SET;
+        results_drill_num(&doc.drills, sum->drills);
         double *dc = malloc(((size_t)ndet + 1) * sizeof(double));
         double *rcp = malloc(((size_t)nrec + 1) * sizeof(double));
         memcpy(dc, det, (size_t)ndet * sizeof(double));
         memcpy(rcp, rec, (size_t)nrec * sizeof(double));
-        cJSON_AddItemToObject(s, "detect", stat3(dc, ndet));
-        cJSON_AddItemToObject(s, "recover", stat3(rcp, nrec));
+        stat3(&doc.detect, dc, ndet);
+        stat3(&doc.recover, rcp, nrec);
         free(dc);
         free(rcp);
-        cJSON_AddNumberToObject(s, "broke_bound", sum->broke_bound);
-        cJSON_AddNumberToObject(s, "never_recovered", sum->never_recovered);
-        cJSON_AddNumberToObject(s, "agent_disagrees", sum->disagree);
+        results_drill_num(&doc.broke_bound, sum->broke_bound);
+        results_drill_num(&doc.never_recovered, sum->never_recovered);
+        results_drill_num(&doc.agent_disagrees, sum->disagree);
         if (rep + 1 == o->repeat || rc < 0) {
             /* Whatever the agent still tears down (stalled sessions, lingering refusals)
              * ends within a few seconds; then nothing of the drill is left behind. */
@@ -592,15 +605,17 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
                     break;
                 sleep_ns(10000000);
             }
-            cJSON *p = cJSON_AddObjectToObject(doc, "process");
-            cJSON_AddNumberToObject(p, "fds_before", fds0);
-            cJSON_AddNumberToObject(p, "fds_after", fds1);
-            cJSON_AddNumberToObject(p, "threads_before", thr0);
-            cJSON_AddNumberToObject(p, "threads_after", thr1);
-            cJSON_ReplaceItemInObjectCaseSensitive(doc, "complete", cJSON_CreateBool(rc == 0));
+            doc.process_st = RESULTS_SET;
+            results_drill_num(&doc.fds_before, fds0);
+            results_drill_num(&doc.fds_after, fds1);
+            results_drill_num(&doc.threads_before, thr0);
+            results_drill_num(&doc.threads_after, thr1);
+            flag(&doc.complete, rc == 0);
         }
-        if (o->progress && (rc == 0 || cJSON_GetArraySize(reps) > 0))
-            o->progress(o->arg, doc);
+        cJSON_Delete(out);
+        out = results_drill_write(&doc);
+        if (o->progress && (rc == 0 || doc.nreps > 0))
+            o->progress(o->arg, out);
     }
     free(det);
     free(rec);
@@ -608,6 +623,7 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     agent_stop(d->agent);
     channel_key_wipe(&d->key);
     free(d);
-    *docp = doc;
+    results_drill_free(&doc);
+    *docp = out;
     return rc;
 }

@@ -14,7 +14,7 @@
 #include "common/ft_err.h"
 #include "engine/flow/mix.h"
 
-#define DRILL_FORMAT  "fabtop-drill"
+#define DRILL_FORMAT  "fabtop-drill" /* engine/results/results_drill.h */
 #define DRILL_VERSION 1
 
 enum drill_fault { DRILL_PEER_STALL = 1, DRILL_PEER_KILL };
