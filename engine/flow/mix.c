@@ -262,6 +262,22 @@ static void str_field(struct pctx *c, int fi, const cJSON *o, const char *key, c
     snprintf(buf, len, "%s", v->valuestring);
 }
 
+/* A number of the recovery policy, named "recover.KEY" in messages. */
+static double recover_num(struct pctx *c, int fi, const cJSON *o, const char *key, double dflt,
+                          double lo, double hi)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v))
+        return dflt;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi)) {
+        char field[48];
+        snprintf(field, sizeof(field), "recover.%s", key);
+        perr(c, fi, field, "must be a number from %g to %g", lo, hi);
+        return dflt;
+    }
+    return v->valuedouble;
+}
+
 /* "recover": {"attempts": N, "backoff_ms": [MIN, MAX], "deadline_s": S} */
 static void parse_recover(struct pctx *c, int fi, const cJSON *o, struct mix_recover *r)
 {
@@ -275,8 +291,8 @@ static void parse_recover(struct pctx *c, int fi, const cJSON *o, struct mix_rec
     check_keys(c, fi, "recover", v,
                (const char *const[]){"attempts", "backoff_ms", "deadline_s", NULL});
     r->set = true;
-    r->attempts = (int)num_field(c, fi, v, "attempts", 5, 1, 1000);
-    r->deadline_s = num_field(c, fi, v, "deadline_s", 10, 0.1, 3600);
+    r->attempts = (int)recover_num(c, fi, v, "attempts", 5, 1, 1000);
+    r->deadline_s = recover_num(c, fi, v, "deadline_s", 10, 0.1, 3600);
     r->backoff_min_ms = 50;
     r->backoff_max_ms = 1000;
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(v, "backoff_ms");

@@ -3,7 +3,8 @@
  * peer-stall or a peer-kill of this client's own sessions); each flow detects the fault
  * (the first error or request deadline), reconnects under its recovery policy and goes on;
  * every request is accounted for, and the times are set against bounds computed from the
- * mix (fail_bound_s). The "fabtop-drill" document is written after every repetition. */
+ * mix (fail_bound_s). The "fabtop-drill" document (engine/results/results_drill.h) is
+ * written after every repetition. */
 #ifndef DRILL_H
 #define DRILL_H
 
@@ -13,9 +14,6 @@
 
 #include "common/ft_err.h"
 #include "engine/flow/mix.h"
-
-#define DRILL_FORMAT  "fabtop-drill" /* engine/results/results_drill.h */
-#define DRILL_VERSION 1
 
 enum drill_fault { DRILL_PEER_STALL = 1, DRILL_PEER_KILL };
 
