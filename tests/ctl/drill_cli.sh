@@ -4,8 +4,8 @@
 # detection within its bound, every recovery within the policy's deadline, every request
 # accounted for and the agent's count of answers the same as the client's, no descriptor or
 # thread left in the drill process; the -o document; refusals (--max-fault, --max-fault 0,
-# an unknown kind, an unknown recover key) with one line and their status; --expect 1 and a
-# flow without a policy 2.
+# an unknown kind, an unknown recover key) with one line and their status; --expect 1, a
+# flow without a policy 2; an interrupted drill keeps its finished repetitions in -o FILE.
 set -u
 . "$(dirname "$0")/serve_lib.sh"
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
@@ -111,6 +111,22 @@ timeout 60 "$bin" drill --mix "$tmp/norecover.json" --fault peer-kill --at 0.2 -
 rc=$?
 [ "$rc" -eq 2 ] && grep -q "1 never recovered" "$tmp/out" ||
     fail "no policy: status $rc, $(cat "$tmp/out" "$tmp/err")"
+
+# Interrupted after its first repetition, a drill leaves what it measured in -o FILE.
+# shellcheck disable=SC2086
+"$bin" drill --mix "$pp" --fault peer-kill --at 0.2 --for 0.3 --repeat 50 $peer \
+    -o "$tmp/partial.json" >/dev/null 2>&1 &
+dpid=$!
+for _ in $(seq 1 200); do
+    [ -s "$tmp/partial.json" ] && break
+    sleep 0.05
+done
+kill -TERM "$dpid" 2>/dev/null
+wait "$dpid" 2>/dev/null
+n=$(jq '.repetitions | length' "$tmp/partial.json" 2>/dev/null)
+c=$(jq '.complete' "$tmp/partial.json" 2>/dev/null)
+[ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -lt 50 ] && [ "$c" = false ] ||
+    fail "interrupted drill: '$n' repetitions, complete '$c'"
 
 [ "$fails" -eq 0 ] || exit 1
 echo "all drill checks passed"
