@@ -39,7 +39,7 @@ struct serve_args {
     struct cli_list keys, allow, nccl_files;
     bool nccl_all;
     const char *gen_key, *log_file;
-    double max_rate, max_duration;
+    double max_rate, max_duration, max_fault;
     long max_sessions, max_streams, max_flows;
 };
 
@@ -100,6 +100,10 @@ static const struct cli_opt serve_opts[] = {
     {"max-flows", 0, CLI_ARG_REQUIRED, "N",
      "flows per session (default {default}; a run opens one session\nper flow)", CLI_V_INTEGER,
      .min = 1, .max = 64, .def = AGENT_DEF_MAX_FLOWS, .off = A(max_flows)},
+    {"max-fault", 0, CLI_ARG_REQUIRED, "S",
+     "longest fault a client may inject into its own test\nsessions (`fabtop drill`; default "
+     "{default}; 0 refuses all)",
+     CLI_V_NUMBER, .min = 0, .max = 3600, .def = AGENT_DEF_MAX_FAULT_S, .off = A(max_fault)},
     {"gen-key", 0, CLI_ARG_REQUIRED, "FILE",
      "write a new random key to FILE (mode 0600) and exit;\ncopy the same file to every peer",
      CLI_V_STRING, CLI_C_FILE, .off = A(gen_key)},
@@ -134,6 +138,7 @@ int cli_serve_main(int argc, char **argv)
     o.cfg.port = CHANNEL_DEFAULT_PORT;
     o.max_rate = o.cfg.max_rate_gbps;
     o.max_duration = o.cfg.max_duration_s;
+    o.max_fault = o.cfg.max_fault_s;
     o.max_sessions = o.cfg.max_sessions;
     o.max_streams = o.cfg.max_streams;
     o.max_flows = o.cfg.max_flows;
@@ -151,6 +156,7 @@ static int serve(struct serve_args *o, int nrest, char **rest)
     struct agent_cfg cfg = o->cfg;
     cfg.max_rate_gbps = o->max_rate;
     cfg.max_duration_s = o->max_duration;
+    cfg.max_fault_s = o->max_fault;
     cfg.max_sessions = (int)o->max_sessions;
     cfg.max_streams = (int)o->max_streams;
     cfg.max_flows = (int)o->max_flows;
@@ -258,11 +264,11 @@ static int serve(struct serve_args *o, int nrest, char **rest)
     char line[1400];
     snprintf(line, sizeof(line),
              "listening on %s: at most %d sessions, %g Gb/s per client key, %g s per test, "
-             "%d connections per flow, %d flows per session; clients: %s; key fingerprint%s "
-             "%s; NCCL: %s",
+             "%d connections per flow, %d flows per session, faults up to %g s; clients: %s; key "
+             "fingerprint%s %s; NCCL: %s",
              agent_listen_desc(a), cfg.max_sessions, cfg.max_rate_gbps, cfg.max_duration_s,
-             cfg.max_streams, cfg.max_flows ? cfg.max_flows : AGENT_DEF_MAX_FLOWS, clients,
-             nkeys > 1 ? "s" : "", keys,
+             cfg.max_streams, cfg.max_flows ? cfg.max_flows : AGENT_DEF_MAX_FLOWS, cfg.max_fault_s,
+             clients, nkeys > 1 ? "s" : "", keys,
              nn == 0       ? "off (--allow-nccl)"
              : nn == nkeys ? "every key"
                            : nccl);

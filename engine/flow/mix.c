@@ -282,6 +282,54 @@ static void resolve_trace(const char *what, cJSON *params)
         cJSON_ReplaceItemInObjectCaseSensitive(arr, "trace", cJSON_CreateString(path));
 }
 
+/* A number of the recovery policy, named "recover.KEY" in messages. */
+static double recover_num(struct pctx *c, int fi, const cJSON *o, const char *key, double dflt,
+                          double lo, double hi)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v))
+        return dflt;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi)) {
+        char field[48];
+        snprintf(field, sizeof(field), "recover.%s", key);
+        perr(c, fi, field, "must be a number from %g to %g", lo, hi);
+        return dflt;
+    }
+    return v->valuedouble;
+}
+
+/* "recover": {"attempts": N, "backoff_ms": [MIN, MAX], "deadline_s": S} */
+static void parse_recover(struct pctx *c, int fi, const cJSON *o, struct mix_recover *r)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "recover");
+    if (!v || cJSON_IsNull(v))
+        return;
+    if (!cJSON_IsObject(v)) {
+        perr(c, fi, "recover", "must be an object with attempts, backoff_ms and deadline_s");
+        return;
+    }
+    check_keys(c, fi, "recover", v,
+               (const char *const[]){"attempts", "backoff_ms", "deadline_s", NULL});
+    r->set = true;
+    r->attempts = (int)recover_num(c, fi, v, "attempts", 5, 1, 1000);
+    r->deadline_s = recover_num(c, fi, v, "deadline_s", 10, 0.1, 3600);
+    r->backoff_min_ms = 50;
+    r->backoff_max_ms = 1000;
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(v, "backoff_ms");
+    if (b && !cJSON_IsNull(b)) {
+        const cJSON *lo = cJSON_GetArrayItem(b, 0), *hi = cJSON_GetArrayItem(b, 1);
+        if (!cJSON_IsArray(b) || cJSON_GetArraySize(b) != 2 || !cJSON_IsNumber(lo) ||
+            !cJSON_IsNumber(hi) || !(lo->valuedouble >= 0) ||
+            !(hi->valuedouble >= lo->valuedouble) || hi->valuedouble > 600000) {
+            perr(c, fi, "recover.backoff_ms",
+                 "must be [MIN, MAX] in ms, 0 <= MIN <= MAX <= 600000");
+            return;
+        }
+        r->backoff_min_ms = lo->valuedouble;
+        r->backoff_max_ms = hi->valuedouble;
+    }
+}
+
 static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *f)
 {
     memset(f, 0, sizeof(*f));
@@ -301,7 +349,7 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
         "local",     "peer",      "size",         "response_size", "concurrency",
         "rate_gbps", "warmup_s",  "duration_s",   "iterations",    "start_s",
         "seed",      "params",    "latency_kind", "class",         "per_step",
-        NULL};
+        "recover",   NULL};
     check_keys(c, fi, "", o, flow_keys);
     str_field(c, fi, o, "name", f->name, sizeof(f->name));
     str_field(c, fi, o, "transport", f->transport, sizeof(f->transport));
@@ -370,6 +418,7 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
              "trace)");
     if (f->op == MIX_OP_PINGPONG && f->concurrency != 1)
         perr(c, fi, "concurrency", "must be 1 for pingpong (one message in flight); use rr");
+    parse_recover(c, fi, o, &f->recover);
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(o, "params");
     if (params && !cJSON_IsNull(params)) {
         if (!cJSON_IsObject(params))
@@ -606,6 +655,14 @@ cJSON *mix_to_json(const struct mix *m)
         cJSON_AddNumberToObject(fo, "seed", (double)f->seed);
         if (f->params)
             cJSON_AddItemToObject(fo, "params", cJSON_Duplicate(f->params, 1));
+        if (f->recover.set) {
+            cJSON *ro = cJSON_AddObjectToObject(fo, "recover");
+            cJSON_AddNumberToObject(ro, "attempts", f->recover.attempts);
+            cJSON *b = cJSON_AddArrayToObject(ro, "backoff_ms");
+            cJSON_AddItemToArray(b, cJSON_CreateNumber(f->recover.backoff_min_ms));
+            cJSON_AddItemToArray(b, cJSON_CreateNumber(f->recover.backoff_max_ms));
+            cJSON_AddNumberToObject(ro, "deadline_s", f->recover.deadline_s);
+        }
         cJSON_AddItemToArray(fa, fo);
     }
     return o;

@@ -60,6 +60,15 @@ struct mix_sizes {
     uint64_t response_bytes;       /* request/response: reply size (0: same as request) */
 };
 
+/* After a failure, how a flow reconnects and goes on measuring (`fabtop drill`; a mix's
+ * "recover": {"attempts": 5, "backoff_ms": [50, 1000], "deadline_s": 10}). */
+struct mix_recover {
+    bool set;     /* the flow has a policy (else a failure ends it, as in a run) */
+    int attempts; /* reconnections tried after one failure, 1 to 1000 */
+    double backoff_min_ms, backoff_max_ms; /* the wait before each, doubling from min to max */
+    double deadline_s; /* recovered within this long of the detection, or never */
+};
+
 struct mix_flow {
     char name[32];
     /* The serving operation it stands for ("tp", "kv", "moe", "pp", "api", or any name of
@@ -92,6 +101,7 @@ struct mix_flow {
     double start_s;      /* start offset inside its phase */
     uint64_t seed;       /* size distribution and pacing jitter */
     cJSON *params;       /* transport-specific settings, owned by the mix (may be NULL) */
+    struct mix_recover recover;
 };
 
 struct mix {

@@ -32,6 +32,7 @@ void agent_cfg_defaults(struct agent_cfg *cfg)
     cfg->max_streams = AGENT_DEF_MAX_STREAMS;
     cfg->max_flows = AGENT_DEF_MAX_FLOWS;
     cfg->handshake_timeout_ms = AGENT_DEF_HANDSHAKE_TIMEOUT;
+    cfg->max_fault_s = AGENT_DEF_MAX_FAULT_S;
 }
 
 static int check_cfg(struct agent_cfg *c, struct ft_err *err)
@@ -81,6 +82,9 @@ static int check_cfg(struct agent_cfg *c, struct ft_err *err)
     if (c->max_streams < 0 || c->max_streams > 4096)
         return ft_err_set(err, -EINVAL, "max streams must be 0 (no cap) to 4096, not %d",
                           c->max_streams);
+    if (!(c->max_fault_s >= 0 && c->max_fault_s <= 3600))
+        return ft_err_set(err, -EINVAL, "max fault must be 0 (none) to 3600 s, not %g",
+                          c->max_fault_s);
     if (c->handshake_timeout_ms < 10 || c->handshake_timeout_ms > 600000)
         return ft_err_set(err, -EINVAL, "the handshake timeout must be 10 to 600000 ms, not %d",
                           c->handshake_timeout_ms);
@@ -186,6 +190,7 @@ static void agent_free(struct agent *a)
     pthread_mutex_destroy(&a->mu);
     pthread_mutex_destroy(&a->logmu);
     pthread_mutex_destroy(&a->rlmu);
+    pthread_mutex_destroy(&a->fmu);
     free(a);
 }
 
@@ -202,6 +207,7 @@ int agent_start(const struct agent_cfg *cfg, const struct agent_handler *const *
     pthread_mutex_init(&a->mu, NULL);
     pthread_mutex_init(&a->logmu, NULL);
     pthread_mutex_init(&a->rlmu, NULL);
+    pthread_mutex_init(&a->fmu, NULL);
     for (int i = 0; i < AGENT_MAX_KEYS; i++)
         pthread_mutex_init(&a->buckets[i].mu, NULL);
     /* Session threads run handlers and the handshake: 256 KiB of stack is plenty, and

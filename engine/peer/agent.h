@@ -28,6 +28,7 @@
 #define AGENT_DEF_MAX_FLOWS         4    /* flows per session (a run opens one session per flow) */
 #define AGENT_DEF_HANDSHAKE_TIMEOUT 5000 /* ms for the whole handshake */
 #define AGENT_DEF_IDLE_TIMEOUT      300  /* s without a request, raised to max_duration + 30 */
+#define AGENT_DEF_MAX_FAULT_S       30.0 /* longest fault.inject (0 in agent_cfg: none at all) */
 #define AGENT_MAX_ALLOW             64   /* allowlist entries */
 #define AGENT_MAX_KEYS              8    /* client keys */
 /* Handshakes under a flood of connections without the key (ctl.h's early proof):
@@ -89,6 +90,9 @@ struct agent_cfg {
     int max_flows;            /* flows per session; 0: AGENT_DEF_MAX_FLOWS */
     int handshake_timeout_ms; /* 0: default */
     int idle_timeout_s;       /* 0: default; with no duration cap, 0 means never */
+    /* Fault drills (`fabtop drill`): the longest fault a client may inject into its own test
+     * sessions with fault.inject (engine/peer/agent_fault.c); 0 refuses every fault. */
+    double max_fault_s;
     /* One line per session start / end, refusals (summarised under a flood, see above) and
      * handler logs; never key material. Calls are serialised. NULL: no log. */
     void (*log)(void *arg, const char *line);
@@ -172,6 +176,17 @@ bool agent_session_pace(struct agent_session *s, size_t n, const _Atomic bool *s
  * once ms have passed, unless replaced first; one timer per session, fn NULL cancels. */
 void agent_session_set_timer(struct agent_session *s, int ms,
                              void (*fn)(struct agent_session *s, void *arg), void *arg);
+
+/* Fault drills (fault.inject, agent_fault.c): the faults a client may inject into its own
+ * test sessions (same key, same address), never another client's. */
+enum agent_fault_kind { AGENT_FAULT_NONE = 0, AGENT_FAULT_STALL, AGENT_FAULT_KILL };
+/* While a peer-stall holds this session, wait (checking *stop, the agent's stop and the
+ * stall's end every 10 ms); returns at once when none does. For a transport's data threads
+ * before they answer. True when it waited. */
+bool agent_session_stall_wait(struct agent_session *s, const _Atomic bool *stop);
+/* Count one request answered in full for this session's client (fault.stats reports the
+ * client's total, so a drill can check both sides agree). */
+void agent_session_count_answer(struct agent_session *s);
 
 /* Clamp what a client asked for to the agent's cap: returns min(asked, cap), or cap when
  * asked <= 0 (unspecified). When it clamps, resp gets "clamped": {what: {"asked": ..,

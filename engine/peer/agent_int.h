@@ -76,6 +76,28 @@ struct agent_session {
     int64_t timer_at; /* ms; 0: none */
     void (*timer_fn)(struct agent_session *, void *);
     void *timer_arg;
+    /* Fault drills (agent_fault.c): */
+    atomic_bool fault_ctl;     /* it sent fault.*: a drill's controller, never faulted */
+    _Atomic uint64_t answered; /* requests its data threads answered in full */
+    bool fd_live;              /* under agent.mu: fd is this session's open connection */
+};
+
+/* A fault a client injected (agent_fault.c), under agent.fmu. */
+#define AGENT_MAX_FAULTS 16
+#define AGENT_MAX_COUNTS 32
+struct agent_fault {
+    int kind; /* enum agent_fault_kind; NONE: a free slot */
+    int key;
+    char host[INET6_ADDRSTRLEN];
+    uint64_t session; /* 0: every session of the client */
+    int64_t until_ms; /* CLOCK_MONOTONIC */
+};
+
+/* Requests answered for sessions that ended, per client (key and address). */
+struct agent_count {
+    int key;
+    char host[INET6_ADDRSTRLEN];
+    uint64_t answered;
 };
 
 struct agent_lingering {
@@ -142,6 +164,12 @@ struct agent {
     unsigned rl_other, rl_other_logged; /* addresses beyond AGENT_LOG_ADDRS */
     unsigned accept_errors;             /* accept() failures in this window */
     char accept_error[80];
+    /* Fault drills (agent_fault.c) */
+    pthread_mutex_t fmu;
+    struct agent_fault faults[AGENT_MAX_FAULTS];
+    _Atomic int64_t fault_until_ms; /* the latest end of any fault: none active after it */
+    struct agent_count counts[AGENT_MAX_COUNTS];
+    int ncounts;
 };
 
 /* agent_log.c */
@@ -166,9 +194,18 @@ bool agent_admit_holds(const struct agent_session *s, int hs);
 /* The accept loop (thread function, arg: the agent). */
 void *agent_admit_main(void *arg);
 
+/* agent_fault.c */
+/* fault.inject and fault.stats. */
+extern const struct agent_handler agent_fault_inject_handler, agent_fault_stats_handler;
+/* Is s (not a drill's controller) under a fault of kind now? ms left in *left_ms. */
+bool agent_fault_active(struct agent_session *s, int kind, int64_t *left_ms);
+/* A session ends: add what it answered to its client's total. */
+void agent_fault_session_end(struct agent_session *s);
+
 /* agent_session.c */
-/* The requests every agent answers (hello, info, echo, bye), before the transports'. */
-#define AGENT_SESSION_NBUILTINS 4
+/* The requests every agent answers (hello, info, echo, bye, fault.inject, fault.stats),
+ * before the transports'. */
+#define AGENT_SESSION_NBUILTINS 6
 extern const struct agent_handler *const agent_session_builtins[AGENT_SESSION_NBUILTINS];
 /* The handler of request type (built-in or a transport's), or NULL. */
 const struct agent_handler *agent_session_find_handler(const struct agent *a, const char *type);

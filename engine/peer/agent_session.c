@@ -72,7 +72,12 @@ static const struct agent_handler builtin_info = {"info", h_hello};
 static const struct agent_handler builtin_echo = {"echo", h_echo};
 static const struct agent_handler builtin_bye = {"bye", h_bye};
 const struct agent_handler *const agent_session_builtins[AGENT_SESSION_NBUILTINS] = {
-    &builtin_hello, &builtin_info, &builtin_echo, &builtin_bye};
+    &builtin_hello,
+    &builtin_info,
+    &builtin_echo,
+    &builtin_bye,
+    &agent_fault_inject_handler,
+    &agent_fault_stats_handler};
 
 /* ---- sessions ---- */
 
@@ -102,6 +107,9 @@ static int serve_request(struct agent_session *s, const char *payload, size_t le
         rc = ft_err_set(&herr, -EINVAL, "the request has no \"type\"");
     } else {
         const struct agent_handler *h = agent_session_find_handler(a, type);
+        /* A peer-stall: nothing answers this client's test sessions until it ends. */
+        if (strncmp(type, "fault.", 6) != 0)
+            agent_session_stall_wait(s, NULL);
         if (!h)
             rc = ft_err_set(&herr, -EOPNOTSUPP, "unknown request type '%s'", type);
         else
@@ -174,6 +182,17 @@ void agent_session_run(struct agent_session *s)
     agent_log(a, "session %llu from %s port %u: started (%d of %d sessions)",
               (unsigned long long)s->id, s->peer_host, s->peer_port, nactive, a->cfg.max_sessions);
     char reason[400] = "";
+    pthread_mutex_lock(&a->mu);
+    s->fd_live = true;
+    pthread_mutex_unlock(&a->mu);
+    int64_t kill_left = 0;
+    if (agent_fault_active(s, AGENT_FAULT_KILL, &kill_left)) {
+        snprintf(reason, sizeof(reason),
+                 "fault drill: peer-kill: this client's sessions are refused for another %.1f s",
+                 (double)kill_left / 1000);
+        channel_refuse(s->conn, "unavailable", reason, (int)kill_left);
+        goto end;
+    }
     int64_t idle_ms = a->cfg.idle_timeout_s > 0 ? (int64_t)a->cfg.idle_timeout_s * 1000 : -1;
     int64_t idle_at = idle_ms > 0 ? agent_log_mono_ms() + idle_ms : -1;
     struct ft_err err = {0};
@@ -258,15 +277,24 @@ void agent_session_run(struct agent_session *s)
             break;
         }
     }
+end:
+    pthread_mutex_lock(&a->mu);
+    s->fd_live = false;
+    pthread_mutex_unlock(&a->mu);
     channel_close(s->conn);
     s->conn = NULL;
     session_end_state(s);
+    agent_fault_session_end(s);
     pthread_mutex_lock(&a->mu);
     a->nactive--;
     pthread_mutex_unlock(&a->mu);
-    agent_log(a, "session %llu from %s port %u: ended after %.1f s, %d request%s: %s",
+    uint64_t answered = atomic_load(&s->answered);
+    char ans[64] = "";
+    if (answered)
+        snprintf(ans, sizeof(ans), ", %llu answered", (unsigned long long)answered);
+    agent_log(a, "session %llu from %s port %u: ended after %.1f s, %d request%s%s: %s",
               (unsigned long long)s->id, s->peer_host, s->peer_port, since_s(&s->t0), s->nreq,
-              s->nreq == 1 ? "" : "s", reason);
+              s->nreq == 1 ? "" : "s", ans, reason);
 }
 
 /* ---- for handlers ---- */

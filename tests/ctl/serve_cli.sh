@@ -80,7 +80,7 @@ if [ -z "$port" ]; then
     fail "serve did not say where it listens"
     cat "$tmp/serve.err" "$tmp/log" 2>/dev/null
 else
-    if grep -q "at most 3 sessions, 10 Gb/s per client key, 60 s per test, 8 connections per flow, 4 flows per session; clients: any with the key; key fingerprint [0-9a-f]\{16\}; NCCL: off (--allow-nccl)" "$tmp/log" &&
+    if grep -q "at most 3 sessions, 10 Gb/s per client key, 60 s per test, 8 connections per flow, 4 flows per session, faults up to 30 s; clients: any with the key; key fingerprint [0-9a-f]\{16\}; NCCL: off (--allow-nccl)" "$tmp/log" &&
         ! grep -q "$(cut -c1-16 "$key")" "$tmp/log"; then
         echo "PASS: listening on 127.0.0.1:$port with its caps, no key material in the log"
     else

@@ -191,6 +191,41 @@ static void test_unknown_keys(void **state)
             "flows[0]: unknown key 'colour' (known: name, transport, op,");
 }
 
+/* A flow's recovery policy (fabtop drill): checked, unknown keys refused, written back. */
+static void test_recover(void **state)
+{
+    (void)state;
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": {\"atempts\": 3}}]}",
+            "flows[0].recover: unknown key 'atempts' (did you mean 'attempts'?)");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": {\"attempts\": 0}}]}",
+            "flows[0].recover.attempts must be a number from 1 to 1000");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": "
+            "{\"backoff_ms\": [500, 50]}}]}",
+            "flows[0].recover.backoff_ms must be [MIN, MAX]");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": 5}]}",
+            "flows[0].recover must be an object");
+    cJSON *doc = cJSON_Parse("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": "
+                             "{\"attempts\": 7, \"backoff_ms\": [10, 200], \"deadline_s\": 3}}, "
+                             "{\"name\": \"b\", \"op\": \"rr\", \"size\": 64}]}");
+    struct mix a, b;
+    struct ft_err err = {0};
+    assert_int_equal(mix_from_json(doc, "r.json", &a, &err), 0);
+    assert_true(a.flows[0].recover.set && !a.flows[1].recover.set);
+    assert_int_equal(a.flows[0].recover.attempts, 7);
+    assert_true(a.flows[0].recover.backoff_min_ms == 10 &&
+                a.flows[0].recover.backoff_max_ms == 200);
+    assert_true(a.flows[0].recover.deadline_s == 3);
+    cJSON *back = mix_to_json(&a);
+    assert_int_equal(mix_from_json(back, "saved", &b, &err), 0);
+    assert_memory_equal(&a.flows[0].recover, &b.flows[0].recover, sizeof(a.flows[0].recover));
+    assert_null(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(back, "flows"), 1), "recover"));
+    cJSON_Delete(back);
+    cJSON_Delete(doc);
+    mix_free(&a);
+    mix_free(&b);
+}
+
 static void test_bytes(void **state)
 {
     (void)state;
@@ -318,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_bytes),
         cmocka_unit_test(test_expect),
         cmocka_unit_test(test_unknown_keys),
+        cmocka_unit_test(test_recover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

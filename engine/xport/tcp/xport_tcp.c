@@ -1014,6 +1014,13 @@ static void *srv_conn_main(void *arg)
                 agent_session_log(sf->session, "tcp: malformed request header, closing");
             if (resp < 0)
                 break;
+            /* A fault drill's peer-stall (agent_fault.c): the request is in, nothing answers. */
+            char peek;
+            if (agent_session_stall_wait(sf->session, &sf->stop) &&
+                recv(c->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+                break; /* the client gave up on it meanwhile and left: no answer */
+            if (atomic_load(&sf->stop))
+                break;
             int rc = 0;
             for (uint64_t left = (uint64_t)resp; left && !rc;) {
                 size_t n = left > BUF_BYTES ? BUF_BYTES : left;
@@ -1025,6 +1032,9 @@ static void *srv_conn_main(void *arg)
             }
             if (rc)
                 break;
+            agent_session_count_answer(sf->session);
+        } else if (agent_session_stall_wait(sf->session, &sf->stop)) {
+            continue; /* a stream under a peer-stall: neither sends nor reads meanwhile */
         } else if (c->sender) {
             size_t n = sf->chunk > BUF_BYTES ? BUF_BYTES : sf->chunk;
             if (sf->capped && n > CAPPED_CHUNK)

@@ -1,0 +1,298 @@
+/* cli_drill: `fabtop drill`: a fault drill of a mix's TCP request/response flows against the
+ * in-process agent or a `fabtop serve` (--peer): the fault, the detection and recovery times
+ * against their bounds, every request's outcome, --expect, and the "fabtop-drill" document
+ * (-o FILE, written again after every repetition). */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_opts.h"
+#include "common/jsonutil.h"
+#include "engine/flow/mix.h"
+#include "engine/run/drill.h"
+
+struct drill_args {
+    const char *mix, *expect, *peer, *key_file, *output;
+    int fault;
+    double at, for_s;
+    long repeat;
+    bool json;
+};
+
+static const struct cli_enum fault_kinds[] = {
+    {"peer-stall", DRILL_PEER_STALL, 0}, {"peer-kill", DRILL_PEER_KILL, 0}, {NULL, 0, 0}};
+
+#define A(f) offsetof(struct drill_args, f)
+static const struct cli_opt drill_opts[] = {
+    {"mix", 'm', CLI_ARG_REQUIRED, "NAME|FILE",
+     "a preset or a mix JSON file: TCP pingpong and rr flows,\neach with its \"recover\" policy",
+     CLI_V_STRING, CLI_C_FILE, .off = A(mix)},
+    {"fault", 0, CLI_ARG_REQUIRED, "KIND",
+     "peer-stall: the agent answers none of this client's\nsessions for --for seconds; "
+     "peer-kill: it ends them\nand refuses new ones meanwhile",
+     CLI_V_ENUM, .values = fault_kinds, .bad = "--fault takes peer-stall or peer-kill, not '%s'",
+     .off = A(fault)},
+    {"at", 0, CLI_ARG_REQUIRED, "S", "inject this long into each repetition (default {default})",
+     CLI_V_NUMBER, .min = 0.2, .max = 3600, .def = 1, .off = A(at)},
+    {"for", 0, CLI_ARG_REQUIRED, "S", "how long the fault lasts (default {default})", CLI_V_NUMBER,
+     .min = 0.05, .max = 3600, .def = 2, .off = A(for_s)},
+    {"repeat", 0, CLI_ARG_REQUIRED, "N", "repetitions (default {default})", CLI_V_INTEGER, .min = 1,
+     .max = 1000, .def = 1, .off = A(repeat)},
+    {"expect", 0, CLI_ARG_REQUIRED, "LIST",
+     "e.g. 'detect<2s,recover<5s,failed<=4': the worst\nrepetition's detection and recovery "
+     "times, failed and\nabandoned requests of one flow (< or <=)",
+     CLI_V_STRING, .off = A(expect)},
+    {"peer", 0, CLI_ARG_REQUIRED, "HOST[:PORT]",
+     "a `fabtop serve` to drill (default: an agent in this\nprocess)", CLI_V_STRING, CLI_C_HOST,
+     .off = A(peer)},
+    {"key-file", 0, CLI_ARG_REQUIRED, "FILE", "the key --peer shares", CLI_V_STRING, CLI_C_FILE,
+     .off = A(key_file)},
+    {"output", 'o', CLI_ARG_REQUIRED, "FILE",
+     "write the fabtop-drill document to FILE (atomically,\nafter every repetition)", CLI_V_STRING,
+     CLI_C_FILE, .off = A(output)},
+    {"json", 0, CLI_ARG_NONE, NULL, "print the document instead of text", CLI_V_SET,
+     .off = A(json)},
+};
+#undef A
+
+int cli_drill_main(int argc, char **argv);
+
+const struct cli_command cli_drill_command = {
+    .name = "drill",
+    .summary = "fault drill: detection and recovery times of TCP flows",
+    .synopsis = "Usage: fabtop drill --mix NAME|FILE --fault peer-stall|peer-kill [OPTIONS]\n"
+                "Run the mix's TCP pingpong and rr flows, inject a fault into this client's own\n"
+                "sessions on the agent (fault.inject, capped by `fabtop serve --max-fault`), and\n"
+                "time the detection (the first error or request deadline) against the mix's\n"
+                "fail_bound_s and the recovery against each flow's \"recover\" deadline.\n",
+    .opts = drill_opts,
+    .nopts = sizeof(drill_opts) / sizeof(drill_opts[0]),
+    .epilogue = "Exit status: 0 every --expect holds, 1 one does not, 2 a flow never recovered,\n"
+                "64 usage, 65 a mix a drill cannot run, 66 no such mix, 69 no agent,\n"
+                "73 cannot write FILE, 77 the agent refused the fault.\n",
+    .help_col = 24,
+    .main = cli_drill_main,
+};
+
+/* One clause of --expect. */
+struct expect {
+    char name[16];
+    bool le;
+    double v;
+};
+
+static int parse_expect(const char *text, struct expect *e, int max, int *n)
+{
+    *n = 0;
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", text);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ')
+            t++;
+        char *op = strchr(t, '<');
+        if (!op || *n == max)
+            return cli_usage_error("drill", "--expect: '%s' is not NAME<VALUE or NAME<=VALUE", t);
+        struct expect *x = &e[(*n)++];
+        snprintf(x->name, sizeof(x->name), "%.*s", (int)(op - t), t);
+        x->le = op[1] == '=';
+        bool secs = !strcmp(x->name, "detect") || !strcmp(x->name, "recover");
+        if (!secs && strcmp(x->name, "failed") && strcmp(x->name, "abandoned"))
+            return cli_usage_error(
+                "drill", "--expect: unknown '%s' (detect, recover, failed, abandoned)", x->name);
+        char *end;
+        x->v = strtod(op + 1 + x->le, &end);
+        if (secs && *end == 's')
+            end++;
+        if (end == op + 1 + x->le || *end)
+            return cli_usage_error("drill", "--expect: '%s': the value is not a number%s", t,
+                                   secs ? " of seconds" : "");
+    }
+    return 0;
+}
+
+struct progress {
+    const char *output;
+    int save_rc;
+};
+
+static void on_progress(void *arg, const cJSON *doc)
+{
+    struct progress *p = arg;
+    if (p->output && cli_save_json(doc, p->output, "drill") != 0)
+        p->save_rc = CLI_CANTCREAT;
+}
+
+static void print_num(const cJSON *o, const char *k, const char *fmt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (cJSON_IsNumber(v))
+        printf(fmt, v->valuedouble);
+    else
+        printf("n/a");
+}
+
+static void print_text(const cJSON *doc)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "repetitions"))
+    {
+        double idx = 0;
+        jsonutil_num(r, "index", &idx);
+        printf("repetition %d: %s injected at ", (int)idx + 1,
+               jsonutil_str(cJSON_GetObjectItemCaseSensitive(doc, "fault"), "kind"));
+        print_num(r, "injected_at_s", "%.3f s");
+        printf("\n");
+        const cJSON *f;
+        cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(r, "flows"))
+        {
+            const cJSON *rq = cJSON_GetObjectItemCaseSensitive(f, "requests");
+            printf("  %s (%s): detected after ", jsonutil_str(f, "name"), jsonutil_str(f, "op"));
+            print_num(f, "detect_s", "%.3f s");
+            printf(" (bound ");
+            print_num(f, "detect_bound_s", "%.2f s");
+            printf(", %s) by %s\n",
+                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "detect_ok")) ? "ok" : "BROKEN",
+                   jsonutil_str_or(f, "detection", "nothing"));
+            printf("    recovered after ");
+            print_num(f, "recover_s", "%.3f s");
+            printf(" (deadline ");
+            print_num(f, "recover_deadline_s", "%g s");
+            printf(", %s), back at the quiet p99 (",
+                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "recover_ok")) ? "ok"
+                                                                                   : "BROKEN");
+            print_num(f, "quiet_p99_us", "%.1f us round trip");
+            printf(") at ");
+            print_num(f, "returned_at_s", "%.3f s");
+            printf("\n    requests: ");
+            print_num(rq, "issued", "%.0f issued, ");
+            print_num(rq, "completed", "%.0f completed, ");
+            print_num(rq, "failed", "%.0f failed, ");
+            print_num(rq, "abandoned", "%.0f abandoned at their deadline, ");
+            print_num(rq, "hanging", "%.0f hanging");
+            printf("\n");
+        }
+        const cJSON *ag = cJSON_GetObjectItemCaseSensitive(r, "agent");
+        printf("  the agent answered ");
+        print_num(ag, "answered", "%.0f");
+        printf(", the client completed ");
+        print_num(ag, "client_completed", "%.0f");
+        printf(": %s\n",
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ag, "agree")) ? "agree" : "DISAGREE");
+    }
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "summary");
+    const char *nm[2] = {"detect", "recover"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(s, nm[i]);
+        printf("%s: min ", nm[i]);
+        print_num(x, "min_s", "%.3f s");
+        printf(", p50 ");
+        print_num(x, "p50_s", "%.3f s");
+        printf(", max ");
+        print_num(x, "max_s", "%.3f s");
+        printf("\n");
+    }
+    printf("drills: ");
+    print_num(s, "drills", "%.0f, ");
+    print_num(s, "broke_bound", "%.0f broke a bound, ");
+    print_num(s, "never_recovered", "%.0f never recovered\n");
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(doc, "process");
+    if (p) {
+        printf("this process: ");
+        print_num(p, "fds_before", "%.0f descriptors before, ");
+        print_num(p, "fds_after", "%.0f after; ");
+        print_num(p, "threads_before", "%.0f threads before, ");
+        print_num(p, "threads_after", "%.0f after\n");
+    }
+}
+
+static int drill(struct drill_args *o)
+{
+    if (!o->mix)
+        return cli_usage_error("drill", "--mix is required");
+    if (!o->fault)
+        return cli_usage_error("drill", "--fault is required (peer-stall or peer-kill)");
+    if (o->key_file && !o->peer)
+        return cli_usage_error("drill", "--key-file goes with --peer");
+    struct expect ex[16];
+    int nex = 0;
+    if (o->expect) {
+        int rc = parse_expect(o->expect, ex, 16, &nex);
+        if (rc)
+            return rc;
+    }
+    if (o->output) {
+        int rc = cli_check_output(o->output);
+        if (rc)
+            return rc;
+    }
+    struct ft_err err = {0};
+    struct mix m;
+    if (mix_load(o->mix, &m, &err) < 0)
+        return cli_fail(&err);
+    if (drill_check_mix(&m, &err) < 0) {
+        mix_free(&m);
+        return cli_fail(&err);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    struct progress pr = {o->output, 0};
+    struct drill_opts d = {.mix = &m,
+                           .fault = (enum drill_fault)o->fault,
+                           .at_s = o->at,
+                           .for_s = o->for_s,
+                           .repeat = (int)o->repeat,
+                           .peer = o->peer,
+                           .key_file = o->key_file,
+                           .progress = on_progress,
+                           .arg = &pr};
+    cJSON *doc = NULL;
+    struct drill_summary sum;
+    int rc = drill_run(&d, &doc, &sum, &err);
+    mix_free(&m);
+    if (rc < 0) {
+        cJSON_Delete(doc);
+        return cli_fail(&err);
+    }
+    if (o->json) {
+        char *t = cJSON_Print(doc);
+        printf("%s\n", t);
+        cJSON_free(t);
+    } else {
+        print_text(doc);
+    }
+    int status = CLI_OK;
+    for (int i = 0; i < nex; i++) {
+        const struct expect *x = &ex[i];
+        double v = !strcmp(x->name, "detect")    ? sum.detect_max_s
+                   : !strcmp(x->name, "recover") ? sum.recover_max_s
+                   : !strcmp(x->name, "failed")  ? (double)sum.failed_max
+                                                 : (double)sum.abandoned_max;
+        bool ok = x->le ? v <= x->v : v < x->v;
+        if (!ok) {
+            fprintf(stderr, "fabtop drill: expected %s%s%g, got %g\n", x->name, x->le ? "<=" : "<",
+                    x->v, v);
+            status = CLI_THRESHOLDS;
+        }
+    }
+    if (sum.never_recovered)
+        status = CLI_FAILED;
+    cJSON_Delete(doc);
+    return pr.save_rc ? pr.save_rc : status;
+}
+
+int cli_drill_main(int argc, char **argv)
+{
+    struct drill_args o = {.at = 1, .for_s = 2, .repeat = 1};
+    int first, prc = cli_parse_args(&cli_drill_command, argc, argv, &o, &first);
+    if (prc >= 0)
+        return prc;
+    int rc = first < argc ? cli_usage_error("drill", "unexpected argument '%s'", argv[first])
+                          : drill(&o);
+    cli_args_free(&cli_drill_command, &o);
+    return rc;
+}

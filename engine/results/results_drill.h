@@ -1,0 +1,74 @@
+/* results_drill: a fault drill's document ("fabtop-drill", `fabtop drill`) as C structs, with
+ * its one reader and one writer (results_drill_json.c): the fault, each repetition's flows
+ * (times of injection, detection, recovery and return to the quiet p99; the bounds; requests
+ * by outcome), the agent's count of answers, the summary over repetitions and the drill
+ * process's descriptors and threads. Presence as in results_model.h (absent / null / set),
+ * keys in one fixed order: a document reads back and writes out byte for byte. Times in
+ * seconds ("_s"), latency in microseconds ("_us"). */
+#ifndef RESULTS_DRILL_H
+#define RESULTS_DRILL_H
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+#include "engine/results/results_model.h"
+
+#define RESULTS_DRILL_FORMAT  "fabtop-drill"
+#define RESULTS_DRILL_VERSION 1
+
+struct results_drill_flow {
+    struct results_str name, op;
+    struct results_num connections, quiet_p99_us;
+    struct results_num detected_at_s; /* since the repetition started, as the others _at_s */
+    struct results_str detection;     /* "timeout: ...", "error: ..." */
+    struct results_num recovered_at_s, returned_at_s;
+    struct results_num detect_s, detect_bound_s; /* after the injection; its bound */
+    struct results_bool detect_ok;
+    struct results_num recover_s, recover_deadline_s; /* after the detection; the policy's */
+    struct results_bool recover_ok, recovered;
+    struct results_num reconnects;
+    enum results_state requests_st;
+    struct results_num issued, completed, late, failed, abandoned, hanging;
+};
+
+struct results_drill_rep {
+    struct results_num index, injected_at_s;
+    int nflows;
+    struct results_drill_flow *flows;
+    enum results_state agent_st;
+    struct results_num answered, client_completed; /* the agent's count, the client's */
+    struct results_bool agree;
+};
+
+struct results_drill_stat {
+    enum results_state st;
+    struct results_num min_s, p50_s, max_s, n;
+};
+
+struct results_drill_doc {
+    struct results_str fabtop, mix, peer, transport;
+    struct results_num fail_bound_s;
+    enum results_state fault_st;
+    struct results_str kind;
+    struct results_num at_s, for_s, repeat;
+    struct results_bool complete; /* false while repetitions follow, or after a failure */
+    int nreps;
+    struct results_drill_rep *reps;
+    enum results_state summary_st;
+    struct results_num drills;
+    struct results_drill_stat detect, recover;
+    struct results_num broke_bound, never_recovered, agent_disagrees;
+    enum results_state process_st;
+    struct results_num fds_before, fds_after, threads_before, threads_after;
+};
+
+/* Read doc (what names it in messages): 0, or -EBADMSG / -EPROTO with the key named. */
+int results_drill_read(const cJSON *doc, const char *what, struct results_drill_doc *out,
+                       struct ft_err *err);
+cJSON *results_drill_write(const struct results_drill_doc *d);
+void results_drill_free(struct results_drill_doc *d);
+/* A field set to v / to null. */
+void results_drill_num(struct results_num *f, double v);
+void results_drill_null(struct results_num *f);
+
+#endif

@@ -1,0 +1,629 @@
+/* drill: a fault drill's repetitions: lanes (one per connection of each flow) issue requests
+ * one at a time, each with the mix's fail_bound_s as its deadline; the injector sends
+ * fault.inject on a control session of its own; afterwards the times, the requests by
+ * outcome and the agent's count of answers go into the "fabtop-drill" document. */
+#include "engine/run/drill.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/jsonutil.h"
+#include "engine/peer/agent.h"
+#include "engine/peer/channel.h"
+#include "engine/results/results_drill.h"
+#include "common/xalloc.h"
+#include "engine/xport/tcp/tcp_drill.h"
+#include "engine/xport/xport.h"
+
+/* A detection may come this long after the request deadline (fail_bound_s): the request in
+ * flight at the injection, and scheduling. */
+#define DETECT_SLACK_S 0.1
+/* Back at the quiet p99: this many requests in a row at or under it after recovery. */
+#define RETURN_RUN 5
+#define MAX_LANES  256
+
+struct drill;
+
+struct lane {
+    struct drill *d;
+    const struct mix_flow *spec;
+    int flow;
+    pthread_t thr;
+    bool started;
+    atomic_bool ready, settled;
+    char error[300]; /* it never started */
+    long issued, completed, failed, abandoned, reconnects;
+    uint64_t detect_ns, recovered_ns, returned_ns;
+    char detect_kind[300];
+    bool gave_up;
+    uint64_t *quiet; /* round trips before the injection, ns */
+    size_t nquiet, capquiet;
+};
+
+struct drill {
+    const struct drill_opts *o;
+    struct agent *agent; /* in-process, when no peer */
+    char hp[300];
+    struct channel_key key;
+    _Atomic uint64_t inject_ns;
+    atomic_bool stop;
+    struct lane lanes[MAX_LANES];
+    int nlanes;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+const char *drill_fault_str(enum drill_fault f)
+{
+    return f == DRILL_PEER_KILL ? "peer-kill" : "peer-stall";
+}
+
+int drill_fault_parse(const char *s, enum drill_fault *out)
+{
+    if (!strcmp(s, "peer-stall"))
+        *out = DRILL_PEER_STALL;
+    else if (!strcmp(s, "peer-kill"))
+        *out = DRILL_PEER_KILL;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+int drill_check_mix(const struct mix *m, struct ft_err *err)
+{
+    int lanes = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        const struct mix_flow *f = &m->flows[i];
+        if (strcmp(f->transport, "tcp") || (f->op != MIX_OP_PINGPONG && f->op != MIX_OP_RR))
+            return ft_err_set(
+                err, -EINVAL,
+                "%s: flow %s: drills run TCP pingpong and rr flows for now, not %s %s", m->source,
+                f->name, f->transport, mix_op_str(f->op));
+        if (f->size.kind != MIX_SIZE_FIXED)
+            return ft_err_set(err, -EINVAL, "%s: flow %s: a drill takes one fixed size", m->source,
+                              f->name);
+        if (strcmp(f->peer, "loopback"))
+            return ft_err_set(err, -EINVAL,
+                              "%s: flow %s: a drill's flows use loopback or --peer, not their own "
+                              "peer (%s)",
+                              m->source, f->name, f->peer);
+        lanes += f->op == MIX_OP_RR ? f->concurrency : 1;
+    }
+    if (lanes > MAX_LANES)
+        return ft_err_set(err, -EINVAL, "%s: %d connections in all; a drill runs at most %d",
+                          m->source, lanes, MAX_LANES);
+    return 0;
+}
+
+static int fail_ms(const struct drill *d)
+{
+    return (int)(d->o->mix->fail_bound_s * 1000);
+}
+
+static int dconnect(struct drill *d, int timeout_ms, struct channel_conn **c, struct ft_err *err)
+{
+    return channel_connect(d->hp, CHANNEL_DEFAULT_PORT, &d->key,
+                           timeout_ms < 500 ? 500 : timeout_ms, c, err);
+}
+
+/* A control session and the lane's data connection on it. */
+static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill_lane **tl,
+                     int timeout_ms, struct ft_err *err)
+{
+    const struct mix_flow *s = l->spec;
+    int rc = dconnect(l->d, timeout_ms, ctl, err);
+    if (rc < 0)
+        return rc;
+    rc = tcp_drill_open(*ctl, s->op, s->size.bytes[0], s->size.response_bytes,
+                        l->d->o->mix->fail_bound_s, timeout_ms, tl, err);
+    if (rc < 0) {
+        channel_close(*ctl);
+        *ctl = NULL;
+    }
+    return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank p99 of v (sorted in place); 0 when empty. */
+static uint64_t p99_of(uint64_t *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_u64);
+    size_t rank = (n * 99 + 99) / 100;
+    return v[rank ? rank - 1 : 0];
+}
+
+static void *lane_main(void *arg)
+{
+    struct lane *l = arg;
+    struct drill *d = l->d;
+    const struct mix_recover *pol = &l->spec->recover;
+    struct channel_conn *ctl = NULL;
+    struct tcp_drill_lane *tl = NULL;
+    struct ft_err err = {0};
+    int tmo = fail_ms(d);
+    if (lane_open(l, &ctl, &tl, tmo, &err) < 0) {
+        snprintf(l->error, sizeof(l->error), "%s", err.msg);
+        atomic_store(&l->settled, true);
+        atomic_store(&l->ready, true);
+        return NULL;
+    }
+    atomic_store(&l->ready, true);
+    uint64_t p99 = 0;
+    int run = 0;
+    while (!atomic_load(&d->stop)) {
+        uint64_t rtt = 0;
+        ft_err_clear(&err);
+        int rc = tcp_drill_request(tl, tmo, &rtt, &err);
+        uint64_t now = now_ns(), inj = atomic_load(&d->inject_ns);
+        l->issued++;
+        if (rc == 0) {
+            l->completed++;
+            if (!inj || now < inj) {
+                if (l->nquiet == l->capquiet) {
+                    size_t cap = l->capquiet ? 2 * l->capquiet : 1024;
+                    uint64_t *q = realloc(l->quiet, cap * sizeof(*q));
+                    if (!q)
+                        continue;
+                    l->quiet = q;
+                    l->capquiet = cap;
+                }
+                l->quiet[l->nquiet++] = rtt;
+            } else if (l->detect_ns && !l->recovered_ns) {
+                l->recovered_ns = now;
+            }
+            if (l->recovered_ns && !l->returned_ns) {
+                run = rtt <= p99 ? run + 1 : 0;
+                if (run >= RETURN_RUN) {
+                    l->returned_ns = now;
+                    atomic_store(&l->settled, true);
+                }
+            }
+            continue;
+        }
+        if (rc == -ETIMEDOUT)
+            l->abandoned++;
+        else
+            l->failed++;
+        if (!l->detect_ns) {
+            l->detect_ns = now;
+            snprintf(l->detect_kind, sizeof(l->detect_kind), "%s: %s",
+                     rc == -ETIMEDOUT ? "timeout" : "error", err.msg);
+            uint64_t *copy = malloc((l->nquiet ? l->nquiet : 1) * sizeof(*copy));
+            if (copy) {
+                memcpy(copy, l->quiet, l->nquiet * sizeof(*copy));
+                p99 = p99_of(copy, l->nquiet);
+                free(copy);
+            }
+        }
+        tcp_drill_close(tl);
+        tl = NULL;
+        channel_close(ctl);
+        ctl = NULL;
+        if (!pol->set) {
+            l->gave_up = true;
+            break;
+        }
+        /* Reconnect: a new control session and data connection, backing off. */
+        uint64_t deadline = now + (uint64_t)(pol->deadline_s * 1e9);
+        double backoff = pol->backoff_min_ms;
+        bool ok = false;
+        for (int a = 0; a < pol->attempts && !atomic_load(&d->stop); a++) {
+            sleep_ns((uint64_t)(backoff * 1e6));
+            uint64_t t = now_ns();
+            if (t >= deadline)
+                break;
+            int left = (int)((deadline - t) / 1000000);
+            ft_err_clear(&err);
+            if (lane_open(l, &ctl, &tl, left < tmo ? left : tmo, &err) == 0) {
+                ok = true;
+                l->reconnects++;
+                break;
+            }
+            backoff = backoff * 2 > pol->backoff_max_ms ? pol->backoff_max_ms : backoff * 2;
+        }
+        if (!ok) {
+            l->gave_up = true;
+            break;
+        }
+        run = 0;
+    }
+    tcp_drill_close(tl);
+    if (ctl)
+        channel_close(ctl);
+    atomic_store(&l->settled, true);
+    return NULL;
+}
+
+static int count_dir(const char *path)
+{
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)))
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n - (!strcmp(path, "/proc/self/fd")); /* the directory's own descriptor */
+}
+
+static double rel_s(uint64_t t, uint64_t t0)
+{
+    return ((double)t - (double)t0) / 1e9;
+}
+
+/* A number, or null when not valid. */
+static void num(struct results_num *f, bool valid, double v)
+{
+    if (valid)
+        results_drill_num(f, v);
+    else
+        results_drill_null(f);
+}
+
+static void str(struct results_str *f, const char *v)
+{
+    f->st = v ? RESULTS_SET : RESULTS_NULL;
+    f->s = v ? xalloc_strdup(v) : NULL;
+}
+
+static void flag(struct results_bool *f, bool v)
+{
+    f->st = RESULTS_SET;
+    f->v = v;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* min, nearest-rank p50 and max of v (sorted in place). */
+static void stat3(struct results_drill_stat *o, double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+    o->st = RESULTS_SET;
+    num(&o->min_s, n > 0, n ? v[0] : 0);
+    num(&o->p50_s, n > 0, n ? v[(n + 1) / 2 - 1] : 0);
+    num(&o->max_s, n > 0, n ? v[n - 1] : 0);
+    results_drill_num(&o->n, n);
+}
+
+static int agent_answered(struct channel_conn *fc, double *out, struct ft_err *err)
+{
+    cJSON *req = cJSON_CreateObject(), *resp = NULL;
+    cJSON_AddStringToObject(req, "type", "fault.stats");
+    int rc = channel_request(fc, req, &resp, 5000, err);
+    if (rc < 0)
+        return rc;
+    if (!jsonutil_num(resp, "answered", out))
+        rc = ft_err_set(err, -EPROTO, "the agent's fault.stats reply has no \"answered\"");
+    cJSON_Delete(resp);
+    return rc;
+}
+
+/* One repetition: its object in reps, the summary's counts updated; the detection and
+ * recovery times into det/rec. */
+static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct results_drill_doc *doc,
+                   struct drill_summary *sum, double *det, double *rec, int *ndet, int *nrec,
+                   struct ft_err *err)
+{
+    const struct drill_opts *o = d->o;
+    const struct mix *m = o->mix;
+    double a0 = 0, a1 = 0;
+    int rc = agent_answered(fc, &a0, err);
+    if (rc < 0)
+        return rc;
+    memset(d->lanes, 0, sizeof(d->lanes));
+    atomic_store(&d->inject_ns, 0);
+    atomic_store(&d->stop, false);
+    d->nlanes = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        int n = m->flows[i].op == MIX_OP_RR ? m->flows[i].concurrency : 1;
+        for (int k = 0; k < n; k++) {
+            struct lane *l = &d->lanes[d->nlanes++];
+            l->d = d;
+            l->spec = &m->flows[i];
+            l->flow = i;
+        }
+    }
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < d->nlanes; i++)
+        d->lanes[i].started = pthread_create(&d->lanes[i].thr, NULL, lane_main, &d->lanes[i]) == 0;
+    for (int i = 0; i < d->nlanes; i++)
+        while (d->lanes[i].started && !atomic_load(&d->lanes[i].ready))
+            sleep_ns(1000000);
+    char start_err[400] = "";
+    for (int i = 0; i < d->nlanes && !start_err[0]; i++)
+        if (!d->lanes[i].started || d->lanes[i].error[0])
+            snprintf(start_err, sizeof(start_err), "flow %s: %s", d->lanes[i].spec->name,
+                     d->lanes[i].started ? d->lanes[i].error : "cannot start a thread");
+    double max_deadline = 0;
+    for (int i = 0; i < m->nflows; i++)
+        if (m->flows[i].recover.deadline_s > max_deadline)
+            max_deadline = m->flows[i].recover.deadline_s;
+    uint64_t tinj = 0;
+    if (!start_err[0]) {
+        sleep_ns((uint64_t)(o->at_s * 1e9));
+        cJSON *req = cJSON_CreateObject(), *resp = NULL;
+        cJSON_AddStringToObject(req, "type", "fault.inject");
+        cJSON_AddStringToObject(req, "kind", drill_fault_str(o->fault));
+        cJSON_AddNumberToObject(req, "for_s", o->for_s);
+        tinj = now_ns();
+        atomic_store(&d->inject_ns, tinj);
+        rc = channel_request(fc, req, &resp, 5000, err);
+        cJSON_Delete(resp);
+        if (rc == 0) {
+            uint64_t cap = tinj + (uint64_t)((o->for_s + max_deadline + m->fail_bound_s + 1) * 1e9);
+            uint64_t min_end = tinj + (uint64_t)((o->for_s + 0.2) * 1e9);
+            for (;;) {
+                uint64_t now = now_ns();
+                bool all = true;
+                for (int i = 0; i < d->nlanes; i++)
+                    all &= atomic_load(&d->lanes[i].settled);
+                if (now >= cap || (all && now >= min_end))
+                    break;
+                sleep_ns(20000000);
+            }
+        }
+    }
+    atomic_store(&d->stop, true);
+    for (int i = 0; i < d->nlanes; i++)
+        if (d->lanes[i].started)
+            pthread_join(d->lanes[i].thr, NULL);
+    if (start_err[0] && rc == 0)
+        rc = ft_err_set(err, -EHOSTUNREACH, "%s", start_err);
+    if (rc < 0) {
+        for (int i = 0; i < d->nlanes; i++)
+            free(d->lanes[i].quiet);
+        return rc;
+    }
+    rc = agent_answered(fc, &a1, err);
+
+    doc->reps = xalloc_resize(doc->reps, (size_t)(doc->nreps + 1) * sizeof(*doc->reps));
+    struct results_drill_rep *r = &doc->reps[doc->nreps++];
+    memset(r, 0, sizeof(*r));
+    results_drill_num(&r->index, rep);
+    results_drill_num(&r->injected_at_s, rel_s(tinj, t0));
+    r->flows = xalloc_zero((size_t)m->nflows, sizeof(*r->flows));
+    r->nflows = m->nflows;
+    long completed_all = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        const struct mix_flow *s = &m->flows[i];
+        uint64_t det_ns = 0, rec_ns = 0, ret_ns = 0;
+        bool all_rec = true, all_ret = true, gave_up = false;
+        long issued = 0, completed = 0, failed = 0, abandoned = 0, reconnects = 0;
+        size_t nq = 0;
+        const char *kind = NULL;
+        int nl = 0;
+        for (int k = 0; k < d->nlanes; k++) {
+            struct lane *l = &d->lanes[k];
+            if (l->flow != i)
+                continue;
+            nl++;
+            issued += l->issued;
+            completed += l->completed;
+            failed += l->failed;
+            abandoned += l->abandoned;
+            reconnects += l->reconnects;
+            nq += l->nquiet;
+            gave_up |= l->gave_up;
+            if (l->detect_ns && (!det_ns || l->detect_ns < det_ns)) {
+                det_ns = l->detect_ns;
+                kind = l->detect_kind;
+            }
+            all_rec &= l->recovered_ns != 0;
+            all_ret &= l->returned_ns != 0;
+            if (l->recovered_ns > rec_ns)
+                rec_ns = l->recovered_ns;
+            if (l->returned_ns > ret_ns)
+                ret_ns = l->returned_ns;
+        }
+        uint64_t *q = malloc((nq ? nq : 1) * sizeof(*q));
+        size_t at = 0;
+        for (int k = 0; q && k < d->nlanes; k++)
+            if (d->lanes[k].flow == i) {
+                memcpy(q + at, d->lanes[k].quiet, d->lanes[k].nquiet * sizeof(*q));
+                at += d->lanes[k].nquiet;
+            }
+        uint64_t p99 = q ? p99_of(q, nq) : 0;
+        free(q);
+        completed_all += completed;
+        double bound = m->fail_bound_s + DETECT_SLACK_S;
+        bool detected = det_ns != 0;
+        bool recovered = detected && all_rec && !gave_up;
+        double det_s = detected ? rel_s(det_ns, tinj) : 0;
+        double rec_s = recovered ? rel_s(rec_ns, det_ns) : 0;
+        bool det_ok = detected && det_s <= bound;
+        bool rec_ok = recovered && s->recover.set && rec_s <= s->recover.deadline_s;
+        struct results_drill_flow *fo = &r->flows[i];
+        str(&fo->name, s->name);
+        str(&fo->op, mix_op_str(s->op));
+        results_drill_num(&fo->connections, nl);
+        num(&fo->quiet_p99_us, nq > 0, (double)p99 / 1000);
+        num(&fo->detected_at_s, detected, rel_s(det_ns, t0));
+        str(&fo->detection, kind);
+        num(&fo->recovered_at_s, recovered, rel_s(rec_ns, t0));
+        num(&fo->returned_at_s, recovered && all_ret, rel_s(ret_ns, t0));
+        num(&fo->detect_s, detected, det_s);
+        results_drill_num(&fo->detect_bound_s, bound);
+        flag(&fo->detect_ok, det_ok);
+        num(&fo->recover_s, recovered, rec_s);
+        num(&fo->recover_deadline_s, s->recover.set, s->recover.deadline_s);
+        flag(&fo->recover_ok, rec_ok);
+        flag(&fo->recovered, recovered);
+        results_drill_num(&fo->reconnects, (double)reconnects);
+        fo->requests_st = RESULTS_SET;
+        results_drill_num(&fo->issued, (double)issued);
+        results_drill_num(&fo->completed, (double)completed);
+        results_drill_null(&fo->late); /* no SLO in a drill yet */
+        results_drill_num(&fo->failed, (double)failed);
+        results_drill_num(&fo->abandoned, (double)abandoned);
+        results_drill_num(&fo->hanging, (double)(issued - completed - failed - abandoned));
+        sum->drills++;
+        sum->never_recovered += !recovered;
+        sum->broke_bound += !det_ok || !rec_ok;
+        if (detected) {
+            det[(*ndet)++] = det_s;
+            if (det_s > sum->detect_max_s)
+                sum->detect_max_s = det_s;
+        }
+        if (recovered) {
+            rec[(*nrec)++] = rec_s;
+            if (rec_s > sum->recover_max_s)
+                sum->recover_max_s = rec_s;
+        }
+        if (failed > sum->failed_max)
+            sum->failed_max = failed;
+        if (abandoned > sum->abandoned_max)
+            sum->abandoned_max = abandoned;
+    }
+    r->agent_st = RESULTS_SET;
+    num(&r->answered, rc == 0, a1 - a0);
+    results_drill_num(&r->client_completed, (double)completed_all);
+    bool agree = rc == 0 && (long)(a1 - a0) == completed_all;
+    flag(&r->agree, agree);
+    sum->disagree += !agree;
+    for (int i = 0; i < d->nlanes; i++)
+        free(d->lanes[i].quiet);
+    return rc;
+}
+
+static int start_local_agent(struct drill *d, struct ft_err *err)
+{
+    channel_key_random(&d->key);
+    struct agent_cfg cfg;
+    agent_cfg_defaults(&cfg);
+    snprintf(cfg.listen, sizeof(cfg.listen), "127.0.0.1");
+    cfg.key = d->key;
+    cfg.max_sessions = 4 * MAX_LANES;
+    cfg.max_handshakes = cfg.max_handshakes_addr = 4 * MAX_LANES;
+    cfg.max_streams = 1024;
+    cfg.max_rate_gbps = 0;
+    cfg.max_duration_s = 0;
+    int nh;
+    const struct agent_handler *const *h = xport_agent_handlers(&nh);
+    int rc = agent_start(&cfg, h, nh, &d->agent, err);
+    if (rc == 0)
+        snprintf(d->hp, sizeof(d->hp), "127.0.0.1:%u", agent_port(d->agent));
+    return rc;
+}
+
+int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *sum,
+              struct ft_err *err)
+{
+    memset(sum, 0, sizeof(*sum));
+    *docp = NULL;
+    int rc = drill_check_mix(o->mix, err);
+    if (rc < 0)
+        return rc;
+    struct drill *d = calloc(1, sizeof(*d));
+    if (!d)
+        return ft_err_set(err, -ENOMEM, "out of memory");
+    d->o = o;
+    if (o->peer) {
+        snprintf(d->hp, sizeof(d->hp), "%s", o->peer);
+        rc = channel_key_load(o->key_file, &d->key, err);
+    } else {
+        rc = start_local_agent(d, err);
+    }
+    struct channel_conn *fc = NULL;
+    if (rc == 0)
+        rc = dconnect(d, fail_ms(d) < 2000 ? 2000 : fail_ms(d), &fc, err);
+    if (rc < 0) {
+        agent_stop(d->agent);
+        channel_key_wipe(&d->key);
+        free(d);
+        return rc;
+    }
+    int fds0 = count_dir("/proc/self/fd"), thr0 = count_dir("/proc/self/task");
+    struct results_drill_doc doc = {0};
+    str(&doc.fabtop, FABTOP_VERSION);
+    str(&doc.mix, o->mix->name[0] ? o->mix->name : o->mix->source);
+    str(&doc.peer, o->peer ? o->peer : "in-process agent");
+    str(&doc.transport, "tcp");
+    results_drill_num(&doc.fail_bound_s, o->mix->fail_bound_s);
+    doc.fault_st = RESULTS_SET;
+    str(&doc.kind, drill_fault_str(o->fault));
+    results_drill_num(&doc.at_s, o->at_s);
+    results_drill_num(&doc.for_s, o->for_s);
+    results_drill_num(&doc.repeat, o->repeat);
+    flag(&doc.complete, false);
+    cJSON *out = NULL;
+    int cap = o->repeat * o->mix->nflows;
+    double *det = calloc((size_t)cap, sizeof(double)), *rec = calloc((size_t)cap, sizeof(double));
+    int ndet = 0, nrec = 0;
+    for (int rep = 0; rep < o->repeat && rc == 0; rep++) {
+        rc = one_rep(d, fc, rep, &doc, sum, det, rec, &ndet, &nrec, err);
+        doc.summary_st = RESULTS_SET;
+        results_drill_num(&doc.drills, sum->drills);
+        double *dc = malloc(((size_t)ndet + 1) * sizeof(double));
+        double *rcp = malloc(((size_t)nrec + 1) * sizeof(double));
+        memcpy(dc, det, (size_t)ndet * sizeof(double));
+        memcpy(rcp, rec, (size_t)nrec * sizeof(double));
+        stat3(&doc.detect, dc, ndet);
+        stat3(&doc.recover, rcp, nrec);
+        free(dc);
+        free(rcp);
+        results_drill_num(&doc.broke_bound, sum->broke_bound);
+        results_drill_num(&doc.never_recovered, sum->never_recovered);
+        results_drill_num(&doc.agent_disagrees, sum->disagree);
+        if (rep + 1 == o->repeat || rc < 0) {
+            /* Whatever the agent still tears down (stalled sessions, lingering refusals)
+             * ends within a few seconds; then nothing of the drill is left behind. */
+            int fds1 = -1, thr1 = -1;
+            for (int i = 0; i < 300; i++) {
+                fds1 = count_dir("/proc/self/fd");
+                thr1 = count_dir("/proc/self/task");
+                if (fds1 <= fds0 && thr1 <= thr0)
+                    break;
+                sleep_ns(10000000);
+            }
+            doc.process_st = RESULTS_SET;
+            results_drill_num(&doc.fds_before, fds0);
+            results_drill_num(&doc.fds_after, fds1);
+            results_drill_num(&doc.threads_before, thr0);
+            results_drill_num(&doc.threads_after, thr1);
+            flag(&doc.complete, rc == 0);
+        }
+        cJSON_Delete(out);
+        out = results_drill_write(&doc);
+        if (o->progress && (rc == 0 || doc.nreps > 0))
+            o->progress(o->arg, out);
+    }
+    free(det);
+    free(rec);
+    channel_close(fc);
+    agent_stop(d->agent);
+    channel_key_wipe(&d->key);
+    free(d);
+    results_drill_free(&doc);
+    *docp = out;
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* drill: fault drills (`fabtop drill`): a mix's request/response flows (TCP pingpong and rr)
+ * run against an agent while it takes a fault that fabtop controls (fault.inject: a
+ * peer-stall or a peer-kill of this client's own sessions); each flow detects the fault
+ * (the first error or request deadline), reconnects under its recovery policy and goes on;
+ * every request is accounted for, and the times are set against bounds computed from the
+ * mix (fail_bound_s). The "fabtop-drill" document (engine/results/results_drill.h) is
+ * written after every repetition. */
+#ifndef DRILL_H
+#define DRILL_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+#include "engine/flow/mix.h"
+
+enum drill_fault { DRILL_PEER_STALL = 1, DRILL_PEER_KILL };
+
+struct drill_opts {
+    const struct mix *mix;
+    enum drill_fault fault;
+    double at_s;  /* into each repetition (quiet before it) */
+    double for_s; /* how long the fault lasts */
+    int repeat;
+    const char *peer;     /* HOST[:PORT] of a `fabtop serve`; NULL: an in-process agent */
+    const char *key_file; /* for peer (NULL: the default lookup) */
+    /* After every repetition: the document so far (complete: false while more follow). */
+    void (*progress)(void *arg, const cJSON *doc);
+    void *arg;
+};
+
+/* What the document says, for the exit status. */
+struct drill_summary {
+    int drills;          /* flow x repetition */
+    int never_recovered; /* flows that did not recover within their policy (or had none) */
+    int broke_bound;     /* drills whose detection or recovery broke its bound */
+    int disagree;        /* repetitions where the agent's count of answers differs */
+    double detect_max_s, recover_max_s;
+    long failed_max, abandoned_max; /* requests per drill, the most */
+};
+
+const char *drill_fault_str(enum drill_fault f);
+/* "peer-stall" / "peer-kill": 0, or -EINVAL. */
+int drill_fault_parse(const char *s, enum drill_fault *out);
+/* Can the mix be drilled (TCP pingpong and rr flows only, for now)? 0 or -EINVAL. */
+int drill_check_mix(const struct mix *m, struct ft_err *err);
+/* Run the drill: the document in *doc (the caller frees it) and its summary. 0, or -errno
+ * with the message: the agent refused the fault (-EPERM), could not be reached, a flow
+ * could not start. *doc may hold what was measured before a failure. */
+int drill_run(const struct drill_opts *o, cJSON **doc, struct drill_summary *sum,
+              struct ft_err *err);
+
+#endif

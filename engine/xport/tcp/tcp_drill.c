@@ -1,0 +1,202 @@
+/* tcp_drill: a drill's request/response lane over the TCP transport's wire format (the
+ * greeting, token and request header that xport_tcp.c's agent side reads). */
+#include "engine/xport/tcp/tcp_drill.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "common/jsonutil.h"
+
+/* The TCP transport's wire format (xport_tcp.c). */
+#define TD_MAGIC 0x46545450u /* "FTTP": request header */
+#define TD_HELLO 0x4654484cu /* "FTHL": data connection greeting */
+#define TD_HDR   16
+#define TD_TOKEN 32
+#define TD_MAX   (4u << 20) /* a lane's largest message */
+
+struct tcp_drill_lane {
+    int fd;
+    uint64_t size, resp;
+    char *buf;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Move n bytes on a non-blocking fd before deadline (ns): 0, -ETIMEDOUT, -ENODATA (EOF),
+ * -errno. */
+static int io_all(int fd, void *buf, size_t n, bool out, uint64_t deadline)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t k = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+        if (k > 0) {
+            p += k;
+            n -= (size_t)k;
+            continue;
+        }
+        if (k == 0 && !out)
+            return -ENODATA;
+        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -errno;
+        uint64_t now = now_ns();
+        if (now >= deadline)
+            return -ETIMEDOUT;
+        struct pollfd pf = {.fd = fd, .events = out ? POLLOUT : POLLIN};
+        int ms = (int)((deadline - now + 999999) / 1000000);
+        if (poll(&pf, 1, ms) < 0 && errno != EINTR)
+            return -errno;
+    }
+    return 0;
+}
+
+static int connect_data(const char *host, int port, const uint8_t *token, double uto_s,
+                        int timeout_ms, int *out, struct ft_err *err)
+{
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
+    struct addrinfo *ai;
+    int g = getaddrinfo(host, ps, &hints, &ai);
+    if (g)
+        return ft_err_set(err, -EHOSTUNREACH, "%s: %s", host, gai_strerror(g));
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        freeaddrinfo(ai);
+        return ft_err_set(err, -errno, "socket: %s", strerror(errno));
+    }
+    int one = 1;
+    unsigned uto = (unsigned)(uto_s * 1000);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
+    uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
+    freeaddrinfo(ai);
+    if (rc == -EINPROGRESS) {
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        rc = poll(&pf, 1, timeout_ms) == 1 ? 0 : -ETIMEDOUT;
+        int e = 0;
+        socklen_t l = sizeof(e);
+        if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) == 0 && e)
+            rc = -e;
+    }
+    uint32_t hello[2] = {htonl(TD_HELLO), 0};
+    uint8_t ack = 0;
+    if (rc == 0)
+        rc = io_all(fd, hello, sizeof(hello), true, deadline);
+    if (rc == 0)
+        rc = io_all(fd, (void *)token, TD_TOKEN, true, deadline);
+    if (rc == 0)
+        rc = io_all(fd, &ack, 1, false, deadline);
+    if (rc == 0 && ack != 1)
+        rc = -EACCES;
+    if (rc < 0) {
+        close(fd);
+        return ft_err_set(err, rc, "data connection to %s port %d: %s", host, port, strerror(-rc));
+    }
+    *out = fd;
+    return 0;
+}
+
+int tcp_drill_open(struct channel_conn *ctl, enum mix_op op, uint64_t size, uint64_t resp,
+                   double user_timeout_s, int timeout_ms, struct tcp_drill_lane **out,
+                   struct ft_err *err)
+{
+    *out = NULL;
+    if (!resp || op == MIX_OP_PINGPONG)
+        resp = size;
+    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR) || size < TD_HDR || resp < TD_HDR ||
+        size > TD_MAX || resp > TD_MAX)
+        return ft_err_set(err, -EINVAL,
+                          "a drill lane runs pingpong or rr of %d B to 4 MiB each way", TD_HDR);
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "type", "tcp.open");
+    cJSON_AddStringToObject(req, "op", mix_op_str(op));
+    cJSON_AddStringToObject(req, "direction", "tx");
+    cJSON_AddNumberToObject(req, "conns", 1);
+    cJSON_AddNumberToObject(req, "size", (double)(size > resp ? size : resp));
+    cJSON_AddNumberToObject(req, "rate_gbps", 0);
+    cJSON_AddNumberToObject(req, "user_timeout_ms", user_timeout_s * 1000);
+    cJSON *r = NULL;
+    int rc = channel_request(ctl, req, &r, timeout_ms, err);
+    if (rc < 0)
+        return rc;
+    double port = 0;
+    const char *tok = jsonutil_str(r, "token");
+    uint8_t token[TD_TOKEN];
+    size_t toklen = 0;
+    if (!jsonutil_num(r, "port", &port) || port < 1 || port > 65535 || !tok ||
+        sodium_hex2bin(token, TD_TOKEN, tok, strlen(tok), NULL, &toklen, NULL) ||
+        toklen != TD_TOKEN) {
+        cJSON_Delete(r);
+        return ft_err_set(err, -EPROTO, "the agent's tcp.open reply is malformed");
+    }
+    cJSON_Delete(r);
+    int fd = -1;
+    rc = connect_data(channel_peer_host(ctl), (int)port, token, user_timeout_s, timeout_ms, &fd,
+                      err);
+    if (rc < 0)
+        return rc;
+    struct tcp_drill_lane *l = calloc(1, sizeof(*l));
+    char *buf = malloc(size > resp ? size : resp);
+    if (!l || !buf) {
+        free(l);
+        free(buf);
+        close(fd);
+        return ft_err_set(err, -ENOMEM, "out of memory");
+    }
+    memset(buf, 0, size > resp ? size : resp);
+    l->fd = fd;
+    l->size = size;
+    l->resp = resp;
+    l->buf = buf;
+    *out = l;
+    return 0;
+}
+
+int tcp_drill_request(struct tcp_drill_lane *l, int timeout_ms, uint64_t *rtt_ns,
+                      struct ft_err *err)
+{
+    uint32_t h[4] = {htonl(TD_MAGIC), htonl((uint32_t)l->size), htonl((uint32_t)l->resp), 0};
+    memcpy(l->buf, h, sizeof(h));
+    uint64_t t0 = now_ns(), deadline = t0 + (uint64_t)timeout_ms * 1000000ull;
+    int rc = io_all(l->fd, l->buf, l->size, true, deadline);
+    if (rc == 0)
+        rc = io_all(l->fd, l->buf, l->resp, false, deadline);
+    if (rc == 0) {
+        *rtt_ns = now_ns() - t0;
+        return 0;
+    }
+    if (rc == -ETIMEDOUT)
+        return ft_err_set(err, rc, "no response within %d ms", timeout_ms);
+    if (rc == -ENODATA)
+        return ft_err_set(err, rc, "the peer closed the connection");
+    return ft_err_set(err, rc, "%s", strerror(-rc));
+}
+
+void tcp_drill_close(struct tcp_drill_lane *l)
+{
+    if (!l)
+        return;
+    close(l->fd);
+    free(l->buf);
+    free(l);
+}

@@ -1,0 +1,31 @@
+/* tcp_drill: one request/response lane of a fault drill (`fabtop drill`, engine/run/drill.h)
+ * over the TCP transport's wire format: tcp.open on a control session, one data connection
+ * with the session's token, then one request at a time, each with its own deadline, so a
+ * drill sees every request's outcome (answered, failed with an error, abandoned at its
+ * deadline) and can reconnect after a failure. */
+#ifndef TCP_DRILL_H
+#define TCP_DRILL_H
+
+#include <stdint.h>
+
+#include "common/ft_err.h"
+#include "engine/flow/mix.h"
+#include "engine/peer/channel.h"
+
+struct tcp_drill_lane;
+
+/* Open a lane on ctl (an authenticated session, still the caller's): op pingpong or rr,
+ * request size bytes, response resp bytes (0: the same), TCP_USER_TIMEOUT user_timeout_s on
+ * the data connection; timeout_ms for the request and the connection. 0 or -errno with the
+ * message. */
+int tcp_drill_open(struct channel_conn *ctl, enum mix_op op, uint64_t size, uint64_t resp,
+                   double user_timeout_s, int timeout_ms, struct tcp_drill_lane **out,
+                   struct ft_err *err);
+/* One request and its whole response within timeout_ms: 0 (round trip in *rtt_ns),
+ * -ETIMEDOUT when the deadline passed first (the request is abandoned: the lane must be
+ * closed), or the connection's -errno (-ENODATA: the peer closed it). */
+int tcp_drill_request(struct tcp_drill_lane *l, int timeout_ms, uint64_t *rtt_ns,
+                      struct ft_err *err);
+void tcp_drill_close(struct tcp_drill_lane *l);
+
+#endif

@@ -1,0 +1,132 @@
+#!/bin/sh
+# drill_cli: `fabtop drill --peer` against a `fabtop serve` in a process of its own on
+# 127.0.0.1: peer-stall and peer-kill with a pingpong and an rr mix, --repeat 5: every
+# detection within its bound, every recovery within the policy's deadline, every request
+# accounted for and the agent's count of answers the same as the client's, no descriptor or
+# thread left in the drill process; the -o document; refusals (--max-fault, --max-fault 0,
+# an unknown kind, an unknown recover key) with one line and their status; --expect 1, a
+# flow without a policy 2; an interrupted drill keeps its finished repetitions in -o FILE.
+set -u
+. "$(dirname "$0")/serve_lib.sh"
+bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
+src=${FABTOP_SRC:?FABTOP_SRC must point at the source tree}
+command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+tmp=$(mktemp -d)
+pid=""
+pid0=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$pid0" ] && kill "$pid0" 2>/dev/null; rm -rf "$tmp"' EXIT
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+"$bin" serve --gen-key "$tmp/key" >/dev/null || { echo "FAIL: --gen-key"; exit 1; }
+"$bin" serve --listen 127.0.0.1:0 --key-file "$tmp/key" --max-sessions 64 --max-fault 5 \
+    --log "$tmp/log" 2>"$tmp/serve.err" &
+pid=$!
+port=$(serve_port "$tmp/log")
+[ -n "$port" ] || { echo "FAIL: serve did not say where it listens: $(cat "$tmp/serve.err")"; exit 1; }
+peer="--peer 127.0.0.1:$port --key-file $tmp/key"
+
+for fault in peer-stall peer-kill; do
+    for mix in pingpong rr; do
+        out="$tmp/$fault-$mix.json"
+        # shellcheck disable=SC2086
+        timeout 120 "$bin" drill --mix "$src/tests/ctl/data/drill-$mix.json" --fault "$fault" \
+            --at 0.3 --for 0.6 --repeat 5 --expect 'detect<0.6s,recover<8s' $peer -o "$out" \
+            >"$tmp/text" 2>"$tmp/err"
+        rc=$?
+        [ "$rc" -eq 0 ] || fail "$fault $mix: status $rc: $(cat "$tmp/err") $(cat "$tmp/text")"
+        # Every repetition: detected within the bound, recovered within the deadline, no
+        # request hanging, issued = completed + failed + abandoned, the agent agrees.
+        bad=$(jq '[.repetitions[] | .agent.agree as $a | .flows[] |
+                select((.detect_ok and .recover_ok and .recovered and $a and
+                        .requests.hanging == 0 and
+                        .requests.issued == .requests.completed + .requests.failed +
+                          .requests.abandoned and .requests.completed > 0) | not)] | length' "$out")
+        reps=$(jq '.repetitions | length' "$out")
+        fmt=$(jq -r '.format + " " + (.complete | tostring)' "$out")
+        leak=$(jq '.process | (.fds_after - .fds_before) + (.threads_after - .threads_before)' "$out")
+        [ "$bad" = 0 ] && [ "$reps" = 5 ] && [ "$fmt" = "fabtop-drill true" ] && [ "$leak" = 0 ] ||
+            fail "$fault $mix: $bad bad drills of $reps, '$fmt', leak $leak: $(cat "$tmp/text")"
+        echo "ok: $fault $mix: $(grep -E '^(detect|recover|drills):' "$tmp/text" | tr '\n' ';')"
+        # The failures came from the fault: peer-kill errors at once, peer-stall deadlines.
+        if [ "$fault" = peer-kill ]; then
+            n=$(jq '[.repetitions[].flows[] | select(.detection | startswith("error"))] | length' "$out")
+        else
+            n=$(jq '[.repetitions[].flows[] | select(.detection | startswith("timeout"))] | length' "$out")
+        fi
+        [ "$n" = 5 ] || fail "$fault $mix: $n detections of the expected kind"
+    done
+done
+grep -q "fault: peer-stall for 0.6 s on 1 session of 127.0.0.1" "$tmp/log" ||
+    fail "the agent's log has no peer-stall line: $(grep fault "$tmp/log" | head -3)"
+grep -q "fault: peer-kill for 0.6 s on 3 sessions of 127.0.0.1 (new sessions refused meanwhile)" \
+    "$tmp/log" || fail "the agent's log has no peer-kill line"
+
+# refused STATUS NEEDLE ARGS...: one line on stderr with NEEDLE, that status, nothing on stdout.
+refused() {
+    want=$1 needle=$2
+    shift 2
+    timeout 30 "$bin" drill "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+    if [ "$rc" -ne "$want" ] || ! grep -qF -- "$needle" "$tmp/err" || [ -s "$tmp/out" ] ||
+        [ "$(grep -vc "^Try 'fabtop drill --help'" "$tmp/err")" -ne 1 ]; then
+        fail "drill $*: status $rc (want $want), stderr: $(cat "$tmp/err"), stdout: $(head -3 "$tmp/out")"
+    else
+        echo "ok: $want: $(head -1 "$tmp/err")"
+    fi
+}
+pp="$src/tests/ctl/data/drill-pingpong.json"
+# shellcheck disable=SC2086
+refused 77 "6 s is longer than this agent's limit (fabtop serve --max-fault 5)" --mix "$pp" \
+    --fault peer-stall --at 0.2 --for 6 $peer
+refused 64 "--fault takes peer-stall or peer-kill, not 'peer-explode'" --mix "$pp" --fault peer-explode
+sed 's/"attempts"/"atempts"/' "$pp" >"$tmp/badkey.json"
+refused 65 "unknown key 'atempts' (did you mean 'attempts'?)" --mix "$tmp/badkey.json" --fault peer-kill
+refused 64 "--expect: unknown 'detected'" --mix "$pp" --fault peer-kill --expect 'detected<2s'
+grep -q "fault: refused peer-stall for 6 s: longer than --max-fault 5 s" "$tmp/log" ||
+    fail "the agent did not log the refusal"
+
+"$bin" serve --listen 127.0.0.1:0 --key-file "$tmp/key" --max-fault 0 --log "$tmp/log0" \
+    2>"$tmp/serve0.err" &
+pid0=$!
+port0=$(serve_port "$tmp/log0")
+[ -n "$port0" ] || fail "the second serve did not say where it listens"
+refused 77 "this agent takes no faults (fabtop serve --max-fault 0)" --mix "$pp" --fault peer-kill \
+    --at 0.2 --for 1 --peer "127.0.0.1:$port0" --key-file "$tmp/key"
+
+# --expect that does not hold: 1; a flow without a recovery policy never recovers: 2.
+# shellcheck disable=SC2086
+timeout 60 "$bin" drill --mix "$pp" --fault peer-kill --at 0.2 --for 0.3 --expect 'detect<0.000001s' \
+    $peer >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "expected detect<1e-06, got" "$tmp/err" ||
+    fail "--expect not held: status $rc, $(cat "$tmp/err")"
+jq 'del(.flows[0].recover)' "$pp" >"$tmp/norecover.json"
+# shellcheck disable=SC2086
+timeout 60 "$bin" drill --mix "$tmp/norecover.json" --fault peer-kill --at 0.2 --for 0.3 $peer \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "1 never recovered" "$tmp/out" ||
+    fail "no policy: status $rc, $(cat "$tmp/out" "$tmp/err")"
+
+# Interrupted after its first repetition, a drill leaves what it measured in -o FILE.
+# shellcheck disable=SC2086
+"$bin" drill --mix "$pp" --fault peer-kill --at 0.2 --for 0.3 --repeat 50 $peer \
+    -o "$tmp/partial.json" >/dev/null 2>&1 &
+dpid=$!
+for _ in $(seq 1 200); do
+    [ -s "$tmp/partial.json" ] && break
+    sleep 0.05
+done
+kill -TERM "$dpid" 2>/dev/null
+wait "$dpid" 2>/dev/null
+n=$(jq '.repetitions | length' "$tmp/partial.json" 2>/dev/null)
+c=$(jq '.complete' "$tmp/partial.json" 2>/dev/null)
+[ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -lt 50 ] && [ "$c" = false ] ||
+    fail "interrupted drill: '$n' repetitions, complete '$c'"
+
+[ "$fails" -eq 0 ] || exit 1
+echo "all drill checks passed"
