@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topology/topo_ceiling.h"
 #include "topology/topo_load.h"
 
 void topo_text_bytes(char *buf, size_t len, uint64_t bytes)
@@ -73,21 +74,11 @@ void topo_text_header(struct strbuf *sb, const struct topo_model *m)
                   m->nnics - count_rdma_nics(m), m->nnics - count_rdma_nics(m) == 1 ? "" : "s");
 }
 
+/* The generation's name, "Gen?" when the rate is none of them. */
 static const char *gen_name(double gts)
 {
-    if (gts >= 63)
-        return "Gen6";
-    if (gts >= 31)
-        return "Gen5";
-    if (gts >= 15)
-        return "Gen4";
-    if (gts >= 7.9)
-        return "Gen3";
-    if (gts >= 4.9)
-        return "Gen2";
-    if (gts >= 2.4)
-        return "Gen1";
-    return "Gen?";
+    const char *g = topo_ceiling_pcie_gen(gts);
+    return g[0] ? g : "Gen?";
 }
 
 /* "Gen4 x16 (max Gen4 x16)", or hwloc's "31.5 GB/s" when width and speed are unknown. */

@@ -308,8 +308,9 @@ int topo_ceiling_pcie(double link_gbs, double gts, int width, int mps, double *p
     return 0;
 }
 
-static const char *gen_name(double gts)
+const char *topo_ceiling_pcie_gen(double gts)
 {
+    /* Per-lane rates: 2.5, 5, 8, 16, 32, 64 GT/s (the PCIe base specifications). */
     if (gts >= 60)
         return "Gen6";
     if (gts >= 31)
@@ -345,7 +346,7 @@ static bool pcie_term(const struct topo_model *m, int pci, const char *what, boo
     char bdf[32], how[64] = "";
     topo_bdf_str(&p->addr, bdf, sizeof(bdf));
     if (gts > 0 && w > 0)
-        snprintf(how, sizeof(how), "%s x%d, ", gen_name(gts), w);
+        snprintf(how, sizeof(how), "%s x%d, ", topo_ceiling_pcie_gen(gts), w);
     bool gen6 = gts >= 60 && w > 0;
     char name[40];
     snprintf(name, sizeof(name), "%s", what);

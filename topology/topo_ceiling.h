@@ -89,6 +89,9 @@ int topo_ceiling_port_data(double rate_gbps, const char *speed, enum topo_link_l
 #define TOPO_CEIL_PCIE_MPS          256
 #define TOPO_CEIL_PCIE_TLP_OVERHEAD 24
 
+/* "Gen1".."Gen6" for a per-lane rate in GT/s, "" when it is none of them. */
+const char *topo_ceiling_pcie_gen(double gts);
+
 /* One PCIe link's payload rate, Gb/s per direction: link_gbs (hwloc's, GB/s after line
  * encoding) when > 0, else from gts x width with the generation's encoding (Gen1-2 8b/10b,
  * Gen3-5 128b/130b, Gen6 FLITs moving 236 of 256 bytes); then x mps / (mps + TLP overhead)
