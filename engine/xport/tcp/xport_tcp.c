@@ -30,6 +30,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "engine/flow/kv.h"
+#include "engine/flow/kv_worker.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 
@@ -592,33 +593,12 @@ static void run_kv(struct flow_worker *w)
         flow_fail(f, "kv: cannot allocate a %llu-byte region", (unsigned long long)k->region);
         return;
     }
-    int nw = f->nworkers;
-    uint64_t rng = w->rng ? w->rng : 1, base = 0, next = 0, idx = 0;
     uint64_t *dts = xalloc_zero((size_t)k->desc_max + 1, sizeof(uint64_t));
-    int base_point = -1;
-    while (flow_wait_running(w)) {
-        int pt = atomic_load(&f->point);
-        uint64_t now = flow_now_ns(), due;
-        if (pt != base_point) {
-            /* Each point starts its arrivals afresh (none queued across a pause). */
-            base_point = pt;
-            base = now;
-            idx = 0;
-        }
-        const struct kv_job *jb = kv_plan_request(k, w->idx, nw, idx++, base, &next, &rng, &due);
+    struct kv_worker c;
+    kv_worker_init(&c, k, w);
+    const struct kv_job *jb;
+    while ((jb = kv_worker_next(&c))) {
         const uint64_t *table = t->tables[jb - k->jobs];
-        while ((now = flow_now_ns()) < due) {
-            if (flow_state(f) >= FLOW_ST_STOP)
-                goto out;
-            uint64_t wait = due - now;
-            flow_sleep_ns(wait > 2000000 ? 2000000 : wait);
-            atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
-        }
-        size_t slot = (size_t)w->idx * (size_t)f->npoints + (size_t)pt;
-        if (flow_state(f) == FLOW_ST_MEASURE && kv_plan_paced(k) && now > due + 1000000) {
-            k->late[slot]++;
-            k->queued[slot] += now - due;
-        }
         struct kv_wire_hdr h = {htonl(KV_MAGIC), htonl(pull ? 1 : 0), htonl((uint32_t)jb->ndesc), 0,
                                 hton64(jb->bytes)};
         uint64_t t0 = flow_now_ns();
@@ -637,14 +617,8 @@ static void run_kv(struct flow_worker *w)
             describe_error(f, rc, "kv request");
             break;
         }
-        flow_record(w, flow_now_ns() - t0);
-        /* Its descriptors beside it, when the request counts (it ended while measuring). */
-        if (flow_state(f) == FLOW_ST_MEASURE)
-            for (long i = 0; i < jb->ndesc; i++)
-                hist_record(&k->desc[slot], dts[i]);
-        flow_progress(w, pull ? 0 : jb->bytes, pull ? jb->bytes : 0, 1);
+        kv_worker_done(&c, jb, t0, dts, pull);
     }
-out:
     free(dts);
     pagebuf_free(region, k->region);
 }

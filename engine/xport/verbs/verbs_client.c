@@ -23,6 +23,7 @@
 #include "engine/peer/channel.h"
 #include "engine/counters/counters_qp.h"
 #include "engine/flow/kv.h"
+#include "engine/flow/kv_worker.h"
 #include "engine/xport/verbs/verbs_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
@@ -357,31 +358,11 @@ static void run_kv(struct flow_worker *w)
     struct ibv_send_wr *wr = xalloc_zero((size_t)batch, sizeof(*wr));
     struct ibv_sge *sge = xalloc_zero((size_t)batch, sizeof(*sge));
     struct ibv_wc wc[32];
-    int nw = f->nworkers;
-    uint64_t rng = w->rng ? w->rng : 1, base = 0, next = 0, idx = 0;
     uint64_t *dts = xalloc_zero((size_t)k->desc_max + 1, sizeof(uint64_t));
-    int base_point = -1;
-    while (flow_wait_running(w)) {
-        int pt = atomic_load(&f->point);
-        uint64_t now = flow_now_ns(), due;
-        if (pt != base_point) {
-            base_point = pt;
-            base = now;
-            idx = 0;
-        }
-        const struct kv_job *jb = kv_plan_request(k, w->idx, nw, idx++, base, &next, &rng, &due);
-        while ((now = flow_now_ns()) < due) {
-            if (flow_state(f) >= FLOW_ST_STOP)
-                goto out;
-            uint64_t wait = due - now;
-            flow_sleep_ns(wait > 2000000 ? 2000000 : wait);
-            atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
-        }
-        size_t slot = (size_t)w->idx * (size_t)f->npoints + (size_t)pt;
-        if (flow_state(f) == FLOW_ST_MEASURE && kv_plan_paced(k) && now > due + 1000000) {
-            k->late[slot]++;
-            k->queued[slot] += now - due;
-        }
+    struct kv_worker kw;
+    kv_worker_init(&kw, k, w);
+    const struct kv_job *jb;
+    while ((jb = kv_worker_next(&kw))) {
         uint64_t t0 = flow_now_ns();
         long posted = 0, done = 0;
         int turn = 0; /* the QP the next descriptor goes to */
@@ -462,12 +443,7 @@ static void run_kv(struct flow_worker *w)
             if (c == 0 && flow_state(f) == FLOW_ST_STOP)
                 goto out;
         }
-        flow_record(w, flow_now_ns() - t0);
-        /* Its descriptors beside it, when the request counts (it ended while measuring). */
-        if (flow_state(f) == FLOW_ST_MEASURE)
-            for (long i = 0; i < jb->ndesc; i++)
-                hist_record(&k->desc[slot], dts[i]);
-        flow_progress(w, read ? 0 : jb->bytes, read ? jb->bytes : 0, 1);
+        kv_worker_done(&kw, jb, t0, dts, read);
     }
 out:
     free(dts);
