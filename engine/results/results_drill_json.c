@@ -109,18 +109,6 @@ static void get(struct results_rd *r, const cJSON *o, const char *where, void *b
     }
 }
 
-/* An object member (its presence in *st), NULL unless it is an object. */
-static const cJSON *sub(struct results_rd *r, const cJSON *o, const char *where, const char *k,
-                        enum results_state *st)
-{
-    const cJSON *v = results_field_member(o, k, st);
-    if (*st == RESULTS_SET && !cJSON_IsObject(v)) {
-        results_field_bad(r, where, k, "an object or null");
-        return NULL;
-    }
-    return *st == RESULTS_SET ? v : NULL;
-}
-
 static cJSON *put_sub(cJSON *o, const char *k, enum results_state st)
 {
     if (st == RESULTS_NULL)
@@ -190,7 +178,7 @@ int results_drill_read(const cJSON *doc, const char *what, struct results_drill_
         return ft_err_set(err, -EPROTO, "%s: drill document version %g, this fabtop reads %d", what,
                           cJSON_IsNumber(ver) ? ver->valuedouble : 0.0, RESULTS_DRILL_VERSION);
     get(&r, doc, "", out, head_f, NF(head_f));
-    const cJSON *f = sub(&r, doc, "", "fault", &out->fault_st);
+    const cJSON *f = results_field_obj(&r, doc, "", "fault", &out->fault_st);
     if (f)
         get(&r, f, "fault", out, fault_f, NF(fault_f));
     results_field_get_bool(&r, doc, "", "complete", &out->complete);
@@ -223,27 +211,27 @@ int results_drill_read(const cJSON *doc, const char *what, struct results_drill_
                 break;
             }
             get(&r, fo, w2, &rp->flows[k], flow_f, NF(flow_f));
-            const cJSON *rq = sub(&r, fo, w2, "requests", &rp->flows[k].requests_st);
+            const cJSON *rq = results_field_obj(&r, fo, w2, "requests", &rp->flows[k].requests_st);
             if (rq)
                 get(&r, rq, w2, &rp->flows[k], req_f, NF(req_f));
         }
-        const cJSON *ag = sub(&r, ro, where, "agent", &rp->agent_st);
+        const cJSON *ag = results_field_obj(&r, ro, where, "agent", &rp->agent_st);
         if (ag)
             get(&r, ag, where, rp, agent_f, NF(agent_f));
     }
-    const cJSON *s = sub(&r, doc, "", "summary", &out->summary_st);
+    const cJSON *s = results_field_obj(&r, doc, "", "summary", &out->summary_st);
     if (s) {
         get(&r, s, "summary", out, sum_f, NF(sum_f));
         struct results_drill_stat *st[2] = {&out->detect, &out->recover};
         const char *nm[2] = {"detect", "recover"};
         for (int i = 0; i < 2; i++) {
-            const cJSON *x = sub(&r, s, "summary", nm[i], &st[i]->st);
+            const cJSON *x = results_field_obj(&r, s, "summary", nm[i], &st[i]->st);
             if (x)
                 get(&r, x, nm[i], st[i], stat_f, NF(stat_f));
         }
         get(&r, s, "summary", out, sum2_f, NF(sum2_f));
     }
-    const cJSON *p = sub(&r, doc, "", "process", &out->process_st);
+    const cJSON *p = results_field_obj(&r, doc, "", "process", &out->process_st);
     if (p)
         get(&r, p, "process", out, proc_f, NF(proc_f));
     if (r.rc)

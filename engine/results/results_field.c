@@ -82,3 +82,26 @@ void results_field_get_bool(struct results_rd *r, const cJSON *o, const char *wh
     else if (f->st == RESULTS_SET)
         f->v = cJSON_IsTrue(v);
 }
+
+static const cJSON *typed(struct results_rd *r, const cJSON *o, const char *where, const char *k,
+                          enum results_state *st, cJSON_bool (*is)(const cJSON *), const char *want)
+{
+    const cJSON *v = results_field_member(o, k, st);
+    if (*st == RESULTS_SET && !is(v)) {
+        results_field_bad(r, where, k, want);
+        return NULL;
+    }
+    return *st == RESULTS_SET ? v : NULL;
+}
+
+const cJSON *results_field_obj(struct results_rd *r, const cJSON *o, const char *where,
+                               const char *k, enum results_state *st)
+{
+    return typed(r, o, where, k, st, cJSON_IsObject, "an object or null");
+}
+
+const cJSON *results_field_arr(struct results_rd *r, const cJSON *o, const char *where,
+                               const char *k, enum results_state *st)
+{
+    return typed(r, o, where, k, st, cJSON_IsArray, "an array or null");
+}

@@ -35,5 +35,11 @@ void results_field_get_str(struct results_rd *r, const cJSON *o, const char *whe
                            struct results_str *f);
 void results_field_get_bool(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                             struct results_bool *f);
+/* Member k when it is an object (an array), its presence in *st; NULL when absent or null,
+ * and a refusal ("an object or null") when it is anything else. */
+const cJSON *results_field_obj(struct results_rd *r, const cJSON *o, const char *where,
+                               const char *k, enum results_state *st);
+const cJSON *results_field_arr(struct results_rd *r, const cJSON *o, const char *where,
+                               const char *k, enum results_state *st);
 
 #endif

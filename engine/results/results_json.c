@@ -469,30 +469,6 @@ cJSON *results_json_write(const struct results_doc *d)
 
 /* ---- the reader ---- */
 
-/* An object member: NULL unless it is an object (state says absent or null; anything else
- * is an error). */
-static const cJSON *get_obj(struct results_rd *r, const cJSON *o, const char *where, const char *k,
-                            enum results_state *st)
-{
-    const cJSON *v = results_field_member(o, k, st);
-    if (*st == RESULTS_SET && !cJSON_IsObject(v)) {
-        results_field_bad(r, where, k, "an object or null");
-        return NULL;
-    }
-    return *st == RESULTS_SET ? v : NULL;
-}
-
-static const cJSON *get_arr(struct results_rd *r, const cJSON *o, const char *where, const char *k,
-                            enum results_state *st)
-{
-    const cJSON *v = results_field_member(o, k, st);
-    if (*st == RESULTS_SET && !cJSON_IsArray(v)) {
-        results_field_bad(r, where, k, "an array or null");
-        return NULL;
-    }
-    return *st == RESULTS_SET ? v : NULL;
-}
-
 static cJSON *carry(const cJSON *v)
 {
     return v ? cJSON_Duplicate(v, 1) : NULL;
@@ -584,13 +560,13 @@ static void read_point(struct results_rd *r, const cJSON *o, const char *where,
     results_field_get_num(r, o, where, "wire_bytes", &p->wire_bytes);
     results_field_get_num(r, o, where, "wire_gbps", &p->wire_gbps);
     snprintf(sub, sizeof(sub), "%s.tcp", where);
-    const cJSON *t = get_obj(r, o, where, "tcp", &p->tcp_st);
+    const cJSON *t = results_field_obj(r, o, where, "tcp", &p->tcp_st);
     results_field_get_num(r, t, sub, "retrans_segments", &p->tcp.retrans_segments);
     results_field_get_num(r, t, sub, "rtt_us", &p->tcp.rtt_us);
     results_field_get_num(r, t, sub, "rttvar_us", &p->tcp.rttvar_us);
     results_field_get_num(r, t, sub, "cwnd_bytes", &p->tcp.cwnd_bytes);
     snprintf(sub, sizeof(sub), "%s.latency", where);
-    const cJSON *l = get_obj(r, o, where, "latency", &p->latency_st);
+    const cJSON *l = results_field_obj(r, o, where, "latency", &p->latency_st);
     struct results_latency *s = &p->latency;
     results_field_get_str(r, l, sub, "kind", &s->kind);
     results_field_get_str(r, l, sub, "unit", &s->unit);
@@ -639,11 +615,11 @@ static void read_ceiling(struct results_rd *r, const cJSON *o, const char *where
 {
     char sub[160], term[200];
     snprintf(sub, sizeof(sub), "%s.ceiling", where);
-    const cJSON *j = get_obj(r, o, where, "ceiling", &c->st);
+    const cJSON *j = results_field_obj(r, o, where, "ceiling", &c->st);
     results_field_get_str(r, j, sub, "path", &c->path);
     results_field_get_num(r, j, sub, "gbps", &c->gbps);
     results_field_get_str(r, j, sub, "narrowest", &c->narrowest);
-    const cJSON *terms = get_arr(r, j, sub, "terms", &c->terms_st);
+    const cJSON *terms = results_field_arr(r, j, sub, "terms", &c->terms_st);
     c->terms = xalloc_zero((size_t)cJSON_GetArraySize(terms) + 1, sizeof(*c->terms));
     const cJSON *e;
     cJSON_ArrayForEach(e, terms)
@@ -688,7 +664,7 @@ static void read_flow(struct results_rd *r, const cJSON *o, const char *where,
     results_field_get_num(r, o, where, "failed_at_run_s", &f->failed_at_run_s);
     results_field_get_num(r, o, where, "setup_s", &f->setup_s);
     results_field_get_num(r, o, where, "teardown_s", &f->teardown_s);
-    const cJSON *pts = get_arr(r, o, where, "points", &f->points_st);
+    const cJSON *pts = results_field_arr(r, o, where, "points", &f->points_st);
     f->points = xalloc_zero((size_t)cJSON_GetArraySize(pts) + 1, sizeof(*f->points));
     const cJSON *pt;
     cJSON_ArrayForEach(pt, pts)
@@ -697,7 +673,7 @@ static void read_flow(struct results_rd *r, const cJSON *o, const char *where,
         read_point(r, pt, sub, &f->points[f->npoints++]);
     }
     snprintf(sub, sizeof(sub), "%s.timeline", where);
-    const cJSON *t = get_obj(r, o, where, "timeline", &f->timeline_st);
+    const cJSON *t = results_field_obj(r, o, where, "timeline", &f->timeline_st);
     results_field_get_str(r, t, sub, "t", &f->timeline.t);
     get_series(r, t, sub, "t_s", &f->timeline.t_s);
     get_series(r, t, sub, "goodput_gbps", &f->timeline.goodput_gbps);
@@ -705,7 +681,7 @@ static void read_flow(struct results_rd *r, const cJSON *o, const char *where,
     get_series(r, t, sub, "ops_per_s", &f->timeline.ops_per_s);
     read_ceiling(r, o, where, &f->ceiling);
     enum results_state st;
-    const cJSON *c = get_obj(r, o, where, "conditions", &st);
+    const cJSON *c = results_field_obj(r, o, where, "conditions", &st);
     if (st == RESULTS_NULL)
         results_field_bad(r, where, "conditions", "an object");
     f->conditions = carry(c);
@@ -733,13 +709,13 @@ static void read_kvs(struct results_rd *r, const cJSON *o, const char *where, st
 
 static void read_conditions(struct results_rd *r, const cJSON *o, struct results_run_cond *c)
 {
-    const cJSON *s = get_obj(r, o, "conditions", "sim", &c->sim_st);
+    const cJSON *s = results_field_obj(r, o, "conditions", "sim", &c->sim_st);
     results_field_get_str(r, s, "conditions.sim", "note", &c->sim_note);
     results_field_get_str(r, s, "conditions.sim", "topology", &c->sim_topology);
     static const char *const sysctls[] = {"tcp_congestion_control", "tcp_ecn", "tcp_rmem",
                                           "tcp_wmem", NULL};
     read_kvs(r, o, "conditions", &c->sysctls, sysctls);
-    const cJSON *m = get_obj(r, o, "conditions", "netdev_mtu", &c->netdev_mtu_st);
+    const cJSON *m = results_field_obj(r, o, "conditions", "netdev_mtu", &c->netdev_mtu_st);
     c->mtu = xalloc_zero((size_t)cJSON_GetArraySize(m) + 1, sizeof(*c->mtu));
     const cJSON *e;
     cJSON_ArrayForEach(e, m)
@@ -781,7 +757,7 @@ static void read_score_phase(struct results_rd *r, const cJSON *o, const char *w
 {
     char sub[128];
     snprintf(sub, sizeof(sub), "%s.%s", where, k);
-    const cJSON *e = get_obj(r, o, where, k, &p->st);
+    const cJSON *e = results_field_obj(r, o, where, k, &p->st);
     results_field_get_num(r, e, sub, "samples", &p->samples);
     results_field_get_num(r, e, sub, "p50_us", &p->p50_us);
     results_field_get_num(r, e, sub, "p99_us", &p->p99_us);
@@ -795,7 +771,7 @@ static void read_step_phase(struct results_rd *r, const cJSON *o, const char *k,
 {
     char sub[64];
     snprintf(sub, sizeof(sub), "scoreboard.step.%s", k);
-    const cJSON *e = get_obj(r, o, "scoreboard.step", k, &p->st);
+    const cJSON *e = results_field_obj(r, o, "scoreboard.step", k, &p->st);
     results_field_get_num(r, e, sub, "comm_p50_us", &p->comm_p50_us);
     results_field_get_num(r, e, sub, "comm_p99_us", &p->comm_p99_us);
     results_field_get_num(r, e, sub, "budget_share_p50", &p->budget_share_p50);
@@ -808,7 +784,7 @@ static void read_scoreboard(struct results_rd *r, const cJSON *o, struct results
 {
     results_field_get_str(r, o, "scoreboard", "basis", &b->basis);
     enum results_state st;
-    const cJSON *a = get_arr(r, o, "scoreboard", "classes", &st);
+    const cJSON *a = results_field_arr(r, o, "scoreboard", "classes", &st);
     if (st != RESULTS_SET)
         results_field_bad(r, "scoreboard", "classes", "an array");
     b->classes = xalloc_zero((size_t)cJSON_GetArraySize(a) + 1, sizeof(*b->classes));
@@ -835,13 +811,13 @@ static void read_scoreboard(struct results_rd *r, const cJSON *o, struct results
         results_field_get_num(r, e, where, "p99_loaded_over_quiet", &c->p99_loaded_over_quiet);
     }
     struct results_score_step *s = &b->step;
-    const cJSON *so = get_obj(r, o, "scoreboard", "step", &s->st);
+    const cJSON *so = results_field_obj(r, o, "scoreboard", "step", &s->st);
     if (!so)
         return;
     results_field_get_str(r, so, "scoreboard.step", "basis", &s->basis);
     results_field_get_num(r, so, "scoreboard.step", "budget_ms", &s->budget_ms);
     results_field_get_str(r, so, "scoreboard.step", "budget_from", &s->budget_from);
-    const cJSON *t = get_arr(r, so, "scoreboard.step", "terms", &st);
+    const cJSON *t = results_field_arr(r, so, "scoreboard.step", "terms", &st);
     if (st != RESULTS_SET)
         results_field_bad(r, "scoreboard.step", "terms", "an array");
     s->terms = xalloc_zero((size_t)cJSON_GetArraySize(t) + 1, sizeof(*s->terms));
@@ -894,7 +870,7 @@ static void read_phases(struct results_rd *r, const cJSON *a, struct results_run
         results_field_get_num(r, o, where, "duration_s", &ph->duration_s);
         const cJSON *c = results_field_member(o, "counters", &ph->counters_st);
         ph->counters = ph->counters_st == RESULTS_SET ? carry(c) : NULL;
-        const cJSON *fl = get_arr(r, o, where, "flows", &ph->flows_st);
+        const cJSON *fl = results_field_arr(r, o, where, "flows", &ph->flows_st);
         ph->flows = xalloc_zero((size_t)cJSON_GetArraySize(fl) + 1, sizeof(*ph->flows));
         const cJSON *f;
         cJSON_ArrayForEach(f, fl)
@@ -941,25 +917,25 @@ static void read_run(struct results_rd *r, const cJSON *j, struct results_run *r
     results_field_get_str(r, j, "", "ended_at", &run->ended_at);
     results_field_get_num(r, j, "", "duration_s", &run->duration_s);
     results_field_get_bool(r, j, "", "interrupted", &run->interrupted);
-    const cJSON *h = get_obj(r, j, "", "hosts", &run->hosts_st);
+    const cJSON *h = results_field_obj(r, j, "", "hosts", &run->hosts_st);
     results_field_get_str(r, h, "hosts", "local", &run->host_local);
-    const cJSON *peers = get_arr(r, h, "hosts", "peers", &run->peers_st);
+    const cJSON *peers = results_field_arr(r, h, "hosts", "peers", &run->peers_st);
     run->peers = read_strings(r, peers, "hosts.peers", &run->npeers);
-    const cJSON *v = get_obj(r, j, "", "versions", &run->versions_st);
+    const cJSON *v = results_field_obj(r, j, "", "versions", &run->versions_st);
     read_kvs(r, v, "versions", &run->versions, NULL);
-    const cJSON *c = get_obj(r, j, "", "conditions", &run->conditions_st);
+    const cJSON *c = results_field_obj(r, j, "", "conditions", &run->conditions_st);
     read_conditions(r, c, &run->conditions);
     const cJSON *mix = cJSON_GetObjectItemCaseSensitive(j, "mix");
     check_mix_sizes(r, mix);
     run->mix = carry(mix);
-    read_phases(r, get_arr(r, j, "", "phases", &run->phases_st), run);
-    const cJSON *s = get_obj(r, j, "", "summary", &run->summary.st);
+    read_phases(r, results_field_arr(r, j, "", "phases", &run->phases_st), run);
+    const cJSON *s = results_field_obj(r, j, "", "summary", &run->summary.st);
     if (s)
         read_summary(r, s, &run->summary);
-    const cJSON *sb = get_obj(r, j, "", "scoreboard", &run->scoreboard.st);
+    const cJSON *sb = results_field_obj(r, j, "", "scoreboard", &run->scoreboard.st);
     if (sb)
         read_scoreboard(r, sb, &run->scoreboard);
-    const cJSON *ev = get_arr(r, j, "", "events", &run->events_st);
+    const cJSON *ev = results_field_arr(r, j, "", "events", &run->events_st);
     run->events = read_strings(r, ev, "events", &run->nevents);
     const cJSON *t = results_field_member(j, "topology", &run->topology_st);
     run->topology = run->topology_st == RESULTS_SET ? carry(t) : NULL;

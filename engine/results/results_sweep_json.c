@@ -373,17 +373,6 @@ static void get_opt_nonneg(struct results_rd *r, const cJSON *o, const char *whe
         f->v = get_int(r, o, where, k, 0);
 }
 
-static const cJSON *get_arr(struct results_rd *r, const cJSON *o, const char *k,
-                            enum results_state *st)
-{
-    const cJSON *v = results_field_member(o, k, st);
-    if (*st == RESULTS_SET && !cJSON_IsArray(v)) {
-        results_field_bad(r, "", k, "an array or null");
-        return NULL;
-    }
-    return *st == RESULTS_SET ? v : NULL;
-}
-
 /* A carried member (a copy, in the order read): absent, null, or of the type check wants. */
 static cJSON *get_carried(struct results_rd *r, const cJSON *o, const char *where, const char *k,
                           cJSON_bool (*check)(const cJSON *), const char *want)
@@ -401,7 +390,7 @@ static cJSON *get_carried(struct results_rd *r, const cJSON *o, const char *wher
 static char **get_strings(struct results_rd *r, const cJSON *o, const char *k,
                           enum results_state *st, int *n)
 {
-    const cJSON *a = get_arr(r, o, k, st);
+    const cJSON *a = results_field_arr(r, o, "", k, st);
     char **v = xalloc_zero((size_t)cJSON_GetArraySize(a) + 1, sizeof(char *));
     const cJSON *e;
     cJSON_ArrayForEach(e, a)
@@ -547,7 +536,7 @@ static void read_test(struct results_rd *r, const cJSON *o, const char *where,
 /* Each entry of the array k through fn, as an object named "k[i]". */
 #define READ_ARRAY(r, j, k, st, n, v, fn)                                                          \
     do {                                                                                           \
-        const cJSON *a_ = get_arr(r, j, k, &(st));                                                 \
+        const cJSON *a_ = results_field_arr(r, j, "", k, &(st));                                   \
         (v) = xalloc_zero((size_t)cJSON_GetArraySize(a_) + 1, sizeof(*(v)));                       \
         const cJSON *e_;                                                                           \
         cJSON_ArrayForEach(e_, a_)                                                                 \
