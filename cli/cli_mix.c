@@ -62,22 +62,6 @@ const struct cli_command cli_mix_command = {
     .main = cli_mix_main,
 };
 
-const char *cli_mix_best_transport(char *why, size_t len)
-{
-    char w[512] = "", v[512] = "";
-    if (runner_transport_available("nccl", w, sizeof(w)) == 0 &&
-        runner_transport_devices("nccl") > 0) {
-        if (why && len)
-            why[0] = '\0';
-        return "nccl";
-    }
-    const char *pick = runner_transport_available("verbs", v, sizeof(v)) == 0 ? "verbs" : "tcp";
-    if (why && len)
-        snprintf(why, len, "no nccl here (%.200s)%s%.200s", w[0] ? w : "unavailable",
-                 strcmp(pick, "tcp") ? "" : "; no verbs: ", strcmp(pick, "tcp") ? "" : v);
-    return pick;
-}
-
 int cli_mix_build(const char *cmd, const struct cli_mix_model *a, const char *transport,
                   struct mix *out, struct cli_mix_result *res)
 {
@@ -244,7 +228,7 @@ int cli_mix_main(int argc, char **argv)
         return CLI_CANTCREAT;
     char why[600] = "";
     const char *transport = o.transport ? mix_transports[o.transport - 1].name
-                                        : cli_mix_best_transport(why, sizeof(why));
+                                        : mix_model_best_transport(why, sizeof(why));
     struct mix *mix = calloc(1, sizeof(*mix));
     struct cli_mix_result *r = calloc(1, sizeof(*r));
     rc = cli_mix_build("mix", &o.model, transport, mix, r);

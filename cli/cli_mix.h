@@ -124,10 +124,6 @@ struct cli_mix_result {
  * bad one, 64 a layout the model cannot take). r may be NULL. */
 int cli_mix_build(const char *cmd, const struct cli_mix_model *a, const char *transport,
                   struct mix *out, struct cli_mix_result *r);
-/* The best transport here when --transport is not given: nccl when CUDA and NCCL load and
- * see a GPU, else verbs when an RDMA device is usable, else tcp; why (may be NULL) says what
- * the better ones lacked ("" when nccl was chosen). */
-const char *cli_mix_best_transport(char *why, size_t len);
 /* The human summary of the sizes (units written out). */
 void cli_mix_summary(struct strbuf *sb, const struct model_config *m, const struct model_layout *l,
                      const struct model_sizes *s, const char *transport);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli_mix.h"
+#include "engine/run/mix_model.h"
 #include "cli/cli_opts.h"
 #include "common/strbuf.h"
 #include "engine/run/thresholds.h"
@@ -222,7 +223,7 @@ static int build_mix(const struct run_args *o, struct mix *mix)
             return cli_usage_error("run", "--model runs over nccl, verbs or tcp, not sim");
         char why[600] = "";
         const char *tr = o->transport ? run_transports[o->transport - 1].name
-                                      : cli_mix_best_transport(why, sizeof(why));
+                                      : mix_model_best_transport(why, sizeof(why));
         if (!o->transport && why[0])
             fprintf(stderr, "fabtop run: --model over %s, the best available here (%s)\n", tr, why);
         int rc = cli_mix_build("run", &o->model, tr, mix, NULL);

@@ -2,7 +2,10 @@
  * message size, concurrency, duration, incast senders, neighbours) over a mix builder
  * (engine/run/mix_build.h: the preset plus the knobs, validated there), which starts the
  * mix, remembers the settings in the config and shows the equivalent `fabtop run` command
- * line with its flags. */
+ * line with its flags. After the mix presets the Preset field offers the model presets
+ * (engine/model/): then the form is the model's layout (TP, PP, EP, batch, context, prompt,
+ * page, KV dtype, engine, transport) with the sizes it derives, and Start runs the mix
+ * engine/run/mix_model.h makes of it. */
 #include "tui/views.h"
 
 #include <errno.h>
@@ -14,9 +17,13 @@
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+#include "engine/model/model_config.h"
+#include "engine/model/model_size.h"
 #include "engine/run/mix_build.h"
-#include "tui/ui_list.h"
+#include "engine/run/mix_model.h"
 #include "tui/config.h"
+#include "tui/setup_model.h"
+#include "tui/ui_list.h"
 
 /* The form's lines, top to bottom. */
 enum field {
@@ -37,6 +44,31 @@ enum field {
 static const char *const field_label[F_COUNT] = {
     "Preset",      "Endpoint", "Peer",           "Key file",   "Transport", "Message size",
     "Concurrency", "Duration", "Incast senders", "Neighbours", ""};
+
+/* The form's lines for a model preset. */
+enum mfield {
+    M_PRESET = 0,
+    M_TP,
+    M_PP,
+    M_EP,
+    M_BATCH,
+    M_CONTEXT,
+    M_PROMPT,
+    M_PAGE,
+    M_DTYPE,
+    M_ENGINE,
+    M_TRANSPORT,
+    M_START,
+    M_COUNT
+};
+
+static const char *const mfield_label[M_COUNT] = {"Preset",   "TP",      "PP",        "EP",
+                                                  "Batch",    "Context", "Prompt",    "Page",
+                                                  "KV dtype", "Engine",  "Transport", ""};
+
+/* The transports a model's mix runs over (docs/serving.md). */
+static const char *const model_transports[] = {"nccl", "verbs", "tcp"};
+#define N_MODEL_XP 3
 
 #define LABEL_W 15 /* columns for the labels */
 #define VALUE_W 28 /* columns for the values */
@@ -71,6 +103,20 @@ struct setup_state {
     struct ui_list fields; /* the selected field (the form does not scroll) */
     bool editing;
     char edit[256];
+    /* A model preset instead of a mix (model >= 0, an index into models). */
+    char **models;
+    int nmodels, model;
+    struct model_config mc;
+    bool mc_ok;
+    char mc_error[256];
+    struct model_layout ml;
+    char mtransport[16];
+    char mwhy[600];    /* why the best transport here is not a better one */
+    char mbest[16];    /* mix_model_best_transport */
+    bool mxp_ok;       /* the chosen transport is usable here ... */
+    char mxp_why[256]; /* ... or why not */
+    struct strbuf msz; /* the sizes (setup_model_sizes_text), or the refusal */
+    bool msz_ok;
 };
 
 static struct setup_state *st(struct app *a)
@@ -438,11 +484,286 @@ static int remember_settings(struct app *a, struct ft_err *err)
 
 /* ---- the command line ---- */
 
+/* ---- model presets ---- */
+
+static bool model_mode(const struct setup_state *s)
+{
+    return s->model >= 0;
+}
+
+static int nfields(const struct setup_state *s)
+{
+    return model_mode(s) ? M_COUNT : F_COUNT;
+}
+
+/* The sizes of the model's layout again; a refusal is said in the status line too. */
+static void model_eval(struct app *a, bool say)
+{
+    struct setup_state *s = st(a);
+    strbuf_reset(&s->msz);
+    s->msz_ok = false;
+    s->mxp_why[0] = '\0';
+    s->mxp_ok = runner_transport_available(s->mtransport, s->mxp_why, sizeof(s->mxp_why)) == 0;
+    if (!s->mc_ok) {
+        strbuf_printf(&s->msz, "%s\n", s->mc_error);
+        return;
+    }
+    s->msz_ok = setup_model_sizes_text(&s->mc, &s->ml, s->mtransport, 78, &s->msz, NULL) == 0;
+    if (!s->msz_ok && say) {
+        char line[256];
+        snprintf(line, sizeof(line), "%s", s->msz.s);
+        line[strcspn(line, "\n")] = '\0';
+        app_message(a, ROLE_ERROR, "%s", line);
+    } else if (s->msz_ok && say && a->msg_role == ROLE_ERROR && !strncmp(a->msg, "refused", 7)) {
+        a->msg[0] = '\0'; /* the refusal no longer holds */
+    }
+}
+
+/* Model preset i (the layout stays: the same TP tried on another model). */
+static void load_model(struct app *a, int i)
+{
+    struct setup_state *s = st(a);
+    s->model = i;
+    struct ft_err err = {0};
+    s->mc_ok = model_config_load(s->models[i], &s->mc, &err) == 0;
+    if (!s->mc_ok)
+        snprintf(s->mc_error, sizeof(s->mc_error), "%s: %s", s->models[i], err.msg);
+    if (!s->mbest[0])
+        snprintf(s->mbest, sizeof(s->mbest), "%s",
+                 mix_model_best_transport(s->mwhy, sizeof(s->mwhy)));
+    if (!s->mtransport[0])
+        snprintf(s->mtransport, sizeof(s->mtransport), "%s", s->mbest);
+    model_eval(a, true);
+}
+
+/* Preset choice k of the mix presets followed by the model presets. */
+static void choose_preset(struct app *a, int k)
+{
+    struct setup_state *s = st(a);
+    if (k < s->npresets) {
+        s->model = -1;
+        load_preset(a, k);
+    } else {
+        load_model(a, k - s->npresets);
+    }
+    if (s->fields.sel >= nfields(s))
+        s->fields.sel = 0;
+}
+
+static long *model_long(struct setup_state *s, int f, long *lo, long *hi)
+{
+    struct model_layout *l = &s->ml;
+    *lo = 1;
+    switch (f) {
+    case M_TP:
+        *hi = MODEL_SIZE_MAX_TP;
+        return &l->tp;
+    case M_PP:
+        *hi = MODEL_SIZE_MAX_PP;
+        return &l->pp;
+    case M_EP:
+        *hi = MODEL_SIZE_MAX_EP;
+        return &l->ep;
+    case M_BATCH:
+        *hi = MODEL_SIZE_MAX_BATCH;
+        return &l->batch;
+    case M_CONTEXT:
+        *hi = MODEL_SIZE_MAX_CONTEXT;
+        return &l->context;
+    case M_PROMPT:
+        *hi = MODEL_SIZE_MAX_CONTEXT;
+        return &l->prompt;
+    case M_PAGE:
+        *hi = MODEL_SIZE_MAX_PAGE;
+        return &l->page;
+    default:
+        return NULL;
+    }
+}
+
+/* Left/Right: TP, PP and EP by one; batch, context, prompt and page halve and double. */
+static int model_change(struct app *a, int dir)
+{
+    struct setup_state *s = st(a);
+    int f = s->fields.sel;
+    long lo, hi, *v = model_long(s, f, &lo, &hi);
+    if (v) {
+        long n = f <= M_EP ? *v + dir : dir > 0 ? *v * 2 : *v / 2;
+        *v = n < lo ? lo : n > hi ? hi : n;
+        /* A longer prompt than the context lengthens the context, as --prompt does. */
+        if (f == M_PROMPT && s->ml.prompt > s->ml.context)
+            s->ml.context = s->ml.prompt;
+        if (f == M_CONTEXT && s->ml.prompt > s->ml.context)
+            s->ml.prompt = s->ml.context;
+    } else if (f == M_DTYPE) {
+        s->ml.dtype = (enum model_dtype)((s->ml.dtype + 3 + dir) % 3);
+    } else if (f == M_ENGINE) {
+        s->ml.engine = (enum model_engine)((s->ml.engine + 3 + dir) % 3);
+    } else if (f == M_TRANSPORT) {
+        int cur = 0;
+        for (int i = 0; i < N_MODEL_XP; i++)
+            if (!strcmp(s->mtransport, model_transports[i]))
+                cur = i;
+        snprintf(s->mtransport, sizeof(s->mtransport), "%s",
+                 model_transports[(cur + N_MODEL_XP + dir) % N_MODEL_XP]);
+    } else {
+        return REACT_HANDLED;
+    }
+    model_eval(a, true);
+    return REACT_REDRAW;
+}
+
+/* Del: the field back to its default (the transport: the best here). */
+static void model_reset(struct app *a)
+{
+    struct setup_state *s = st(a);
+    struct model_layout d;
+    model_size_layout_defaults(&d);
+    long lo, hi, *v = model_long(s, s->fields.sel, &lo, &hi);
+    if (v) {
+        struct model_layout cur = s->ml;
+        s->ml = d;
+        long dv = *model_long(s, s->fields.sel, &lo, &hi);
+        s->ml = cur;
+        *v = dv;
+    } else if (s->fields.sel == M_DTYPE)
+        s->ml.dtype = d.dtype;
+    else if (s->fields.sel == M_ENGINE)
+        s->ml.engine = d.engine;
+    else if (s->fields.sel == M_TRANSPORT)
+        snprintf(s->mtransport, sizeof(s->mtransport), "%s", s->mbest);
+    model_eval(a, true);
+}
+
+/* Enter on a number typed: taken when it is a whole number in range, else said. */
+static void model_set_typed(struct app *a, const char *text)
+{
+    struct setup_state *s = st(a);
+    long lo, hi, *v = model_long(s, s->fields.sel, &lo, &hi), n;
+    if (!v)
+        return;
+    if (!mix_build_parse_long(text, lo, hi, &n)) {
+        app_message(a, ROLE_ERROR, "%s '%s': give a whole number from %ld to %ld",
+                    mfield_label[s->fields.sel], text, lo, hi);
+        return;
+    }
+    *v = n;
+    if (s->fields.sel == M_PROMPT && s->ml.prompt > s->ml.context)
+        s->ml.context = s->ml.prompt;
+    model_eval(a, true);
+}
+
+/* Start: the model's mix (mix_model_make), run like any mix. */
+static int model_start(struct app *a)
+{
+    struct setup_state *s = st(a);
+    if (!s->mc_ok) {
+        app_message(a, ROLE_ERROR, "%s", s->mc_error);
+        return REACT_REDRAW;
+    }
+    struct model_sizes sz;
+    struct ft_err err = {0};
+    if (model_size_compute(&s->mc, &s->ml, &sz, &err) < 0) {
+        app_message(a, ROLE_ERROR, "refused: %s", err.msg);
+        return REACT_REDRAW;
+    }
+    struct mix m;
+    if (mix_model_make(&s->mc, &s->ml, &sz, s->mtransport, &m, &err) < 0) {
+        app_message(a, ROLE_ERROR, "refused: %s", err.msg);
+        return REACT_REDRAW;
+    }
+    a->run_key_file[0] = '\0';
+    if (app_start_run(a, &m, NULL, &err) < 0)
+        app_message(a, ROLE_ERROR, "%s", err.msg);
+    mix_free(&m);
+    return REACT_REDRAW;
+}
+
+static void model_field_value(struct app *a, int f, char *val, size_t vlen, char *hint, size_t hlen,
+                              bool *dim)
+{
+    struct setup_state *s = st(a);
+    const struct model_config *m = &s->mc;
+    *dim = false;
+    hint[0] = '\0';
+    long lo, hi, *v = model_long(s, f, &lo, &hi);
+    if (v)
+        snprintf(val, vlen, "%ld", *v);
+    switch (f) {
+    case M_PRESET:
+        snprintf(val, vlen, "< model %.*s >", VALUE_W - 10, s->models[s->model]);
+        if (!s->mc_ok)
+            snprintf(hint, hlen, "cannot load it (below)");
+        else if (m->mla)
+            snprintf(hint, hlen, "%ld layers, MLA%s", m->layers, m->moe ? ", MoE" : "");
+        else
+            snprintf(hint, hlen, "%ld layers, %ld/%ld heads/KV%s", m->layers, m->heads, m->kv_heads,
+                     m->moe ? ", MoE" : "");
+        break;
+    case M_TP:
+        snprintf(hint, hlen, "tensor-parallel ranks");
+        break;
+    case M_PP:
+        snprintf(hint, hlen, "pipeline stages");
+        break;
+    case M_EP:
+        snprintf(hint, hlen,
+                 s->mc_ok && m->moe ? "expert-parallel ranks (%ld experts)"
+                                    : "dense model: EP stays 1",
+                 m->experts);
+        *dim = !(s->mc_ok && m->moe);
+        break;
+    case M_BATCH:
+        snprintf(hint, hlen, "sequences per decode step");
+        break;
+    case M_CONTEXT:
+        snprintf(hint, hlen, "tokens each sequence holds");
+        break;
+    case M_PROMPT:
+        snprintf(hint, hlen, "tokens of one prefill");
+        break;
+    case M_PAGE:
+        snprintf(hint, hlen, "tokens per KV page");
+        break;
+    case M_DTYPE:
+        snprintf(val, vlen, "< %s >",
+                 s->ml.dtype == MODEL_DTYPE_BF16  ? "bf16"
+                 : s->ml.dtype == MODEL_DTYPE_FP8 ? "fp8"
+                                                  : "the config's");
+        snprintf(hint, hlen, "KV cache; config: %s", s->mc_ok ? m->dtype : "n/a");
+        break;
+    case M_ENGINE:
+        snprintf(val, vlen, "< %s >", model_size_engine_str(s->ml.engine));
+        snprintf(hint, hlen, "%s",
+                 s->ml.engine == MODEL_ENGINE_VLLM ? "K and V apart (FlashAttention)"
+                                                   : "K and V together (FlashInfer)");
+        break;
+    case M_TRANSPORT: {
+        bool ok = s->mxp_ok;
+        snprintf(val, vlen, "< %s%s >", s->mtransport, ok ? "" : " (not usable)");
+        *dim = !ok;
+        snprintf(hint, hlen, "%s",
+                 !ok                                ? s->mxp_why
+                 : !strcmp(s->mtransport, s->mbest) ? "the best here"
+                                                    : "usable here");
+        break;
+    }
+    case M_START:
+        snprintf(val, vlen, "[ Start ]");
+        snprintf(hint, hlen, "%s",
+                 a->runner && !runner_done(a->runner) ? "a test is running (F4 live)"
+                                                      : "or S from any field");
+        break;
+    }
+}
+
 /* ---- actions ---- */
 
 static int start(struct app *a)
 {
     struct setup_state *s = st(a);
+    if (model_mode(s))
+        return model_start(a);
     struct mix m;
     char why[512];
     if (mix_build_make(bld(s), &m, why, sizeof(why)) < 0) {
@@ -471,13 +792,13 @@ static int start(struct app *a)
 
 static bool field_selectable(void *ctx, int f)
 {
-    return field_applies(ctx, f);
+    return model_mode(ctx) || field_applies(ctx, f);
 }
 
 /* Up/Down: the next field that applies to this preset (none: the selection stays). */
 static void move_sel(struct setup_state *s, int d)
 {
-    ui_list_step(&s->fields, F_COUNT, d, field_selectable, s);
+    ui_list_step(&s->fields, nfields(s), d, field_selectable, s);
 }
 
 static void step_size(struct setup_state *s, int dir)
@@ -520,11 +841,17 @@ static int change(struct app *a, int dir)
 {
     struct setup_state *s = st(a);
     int fg = mix_build_fg(bld(s));
+    int total = s->npresets + s->nmodels;
+    if (s->fields.sel == F_PRESET) {
+        /* The mix presets, then the model presets. */
+        int cur = model_mode(s) ? s->npresets + s->model : s->preset;
+        if (total)
+            choose_preset(a, ((cur < 0 ? 0 : cur) + dir + total) % total);
+        return REACT_REDRAW;
+    }
+    if (model_mode(s))
+        return model_change(a, dir);
     switch (s->fields.sel) {
-    case F_PRESET:
-        if (s->npresets)
-            load_preset(a, (s->preset + dir + s->npresets) % s->npresets);
-        break;
     case F_ENDPOINT:
         set_ep(s, (s->ep + dir + s->neps) % s->neps);
         eval_transports(a);
@@ -588,6 +915,10 @@ static int change(struct app *a, int dir)
 static void reset_field(struct app *a)
 {
     struct setup_state *s = st(a);
+    if (model_mode(s)) {
+        model_reset(a);
+        return;
+    }
     size_t len;
     char *t = field_text(s, s->fields.sel, &len);
     if (t)
@@ -626,8 +957,8 @@ static void check_field(struct app *a, int f)
 static int edit_key(struct app *a, int ch)
 {
     struct setup_state *s = st(a);
-    size_t n = strlen(s->edit), cap;
-    char *t = field_text(s, s->fields.sel, &cap);
+    size_t n = strlen(s->edit), cap = 16; /* a model's numbers */
+    char *t = model_mode(s) ? NULL : field_text(s, s->fields.sel, &cap);
     if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
         char *v = s->edit;
         while (*v == ' ')
@@ -635,6 +966,11 @@ static int edit_key(struct app *a, int ch)
         size_t k = strlen(v);
         while (k && v[k - 1] == ' ')
             v[--k] = '\0';
+        if (!t) {
+            s->editing = false;
+            model_set_typed(a, v);
+            return REACT_REDRAW;
+        }
         if (s->fields.sel == F_PEER && !strcmp(v, "loopback"))
             v[0] = '\0';
         snprintf(t, cap, "%s", v);
@@ -681,11 +1017,11 @@ static int setup_key(struct app *a, int ch)
         return REACT_REDRAW;
     case KEY_HOME:
     case 'g':
-        ui_list_move(&s->fields, F_COUNT, -UI_NAV_FAR); /* the preset */
+        ui_list_move(&s->fields, nfields(s), -UI_NAV_FAR); /* the preset */
         return REACT_REDRAW;
     case KEY_END:
     case 'G':
-        ui_list_move(&s->fields, F_COUNT, UI_NAV_FAR); /* Start */
+        ui_list_move(&s->fields, nfields(s), UI_NAV_FAR); /* Start */
         return REACT_REDRAW;
     case KEY_LEFT:
     case 'h':
@@ -701,9 +1037,17 @@ static int setup_key(struct app *a, int ch)
     case '\n':
     case '\r':
     case KEY_ENTER:
-        if (s->fields.sel == F_START)
+        if (s->fields.sel == (model_mode(s) ? M_START : F_START))
             return start(a);
-        if (is_text_field(s->fields.sel)) {
+        if (model_mode(s)) {
+            long lo, hi, *num = model_long(s, s->fields.sel, &lo, &hi);
+            if (num) {
+                snprintf(s->edit, sizeof(s->edit), "%ld", *num);
+                s->editing = true;
+                return REACT_REDRAW;
+            }
+        }
+        if (!model_mode(s) && is_text_field(s->fields.sel)) {
             size_t cap;
             snprintf(s->edit, sizeof(s->edit), "%s", field_text(s, s->fields.sel, &cap));
             s->editing = true;
@@ -930,39 +1274,96 @@ static int draw_transports(struct app *a, struct ui *u, int y, int x, int w, int
     return rows;
 }
 
+/* One line of the form: label, value (the edit while typing), hint. */
+static void draw_row(struct app *a, struct ui *u, const struct rect *in, int f, bool start,
+                     const char *label, const char *val, const char *hint, bool dim)
+{
+    struct setup_state *s = st(a);
+    int vx = in->x + 1 + LABEL_W, hx = vx + VALUE_W + 2, hw = in->x + in->w - hx - 1;
+    int y = in->y + f;
+    bool sel = s->fields.sel == f;
+    ui_text(u, y, in->x + 1, LABEL_W, dim ? ROLE_DIM : ROLE_NORMAL, label);
+    if (sel && s->editing) {
+        char e[300];
+        int keep = VALUE_W - 1;
+        int n = (int)strlen(s->edit);
+        snprintf(e, sizeof(e), "%s_", n > keep ? s->edit + (n - keep) : s->edit);
+        ui_text_pad(u, y, vx, VALUE_W, ROLE_INPUT, e);
+    } else {
+        enum theme_role r = sel ? ROLE_SELECTED : dim ? ROLE_DIM : ROLE_INPUT;
+        if (start && !sel)
+            r = ROLE_OK;
+        ui_text_pad(u, y, vx,
+                    sel                       ? VALUE_W
+                    : ui_width(val) < VALUE_W ? ui_width(val)
+                                              : VALUE_W,
+                    r, val);
+    }
+    if (hw > 4)
+        ui_text(u, y, hx, hw, ROLE_DIM, hint);
+}
+
+/* A model preset: its layout, the sizes it derives (or the refusal), the command line. */
+static void model_draw(struct app *a, struct ui *u, const struct layout *l)
+{
+    struct setup_state *s = st(a);
+    const struct rect *b = &l->pane[0];
+    struct rect box = {b->y, b->x, M_COUNT + 2, b->w};
+    ui_box(u, &box, "Test setup: a model's serving traffic", true);
+    struct rect in = ui_inner(&box);
+    for (int f = 0; f < M_COUNT; f++) {
+        char val[256], hint[256];
+        bool dim;
+        model_field_value(a, f, val, sizeof(val), hint, sizeof(hint), &dim);
+        draw_row(a, u, &in, f, f == M_START, mfield_label[f], val, hint, dim);
+    }
+    int y = box.y + box.h, bottom = b->y + b->h, w = b->w - 2, x = b->x + 1;
+    struct strbuf cmd, sz;
+    strbuf_init(&cmd);
+    strbuf_init(&sz);
+    setup_model_command(s->models[s->model], &s->ml, s->mtransport, &cmd);
+    int cmd_rows = ((int)cmd.len + 2 + w - 1) / w;
+    if (cmd_rows > 2)
+        cmd_rows = 2;
+    int ycmd = bottom - cmd_rows;
+    bool ok = s->mc_ok && setup_model_sizes_text(&s->mc, &s->ml, s->mtransport, w, &sz, NULL) == 0;
+    const char *text = s->mc_ok ? sz.s : s->msz.s;
+    /* The sizes one a row; a refusal wrapped over the rows there are. */
+    for (const char *p = text; *p && y < ycmd;) {
+        size_t n = strcspn(p, "\n");
+        char row[512];
+        snprintf(row, sizeof(row), "%.*s", (int)n, p);
+        y += draw_wrapped(u, y, x, w, ok ? 1 : ycmd - y, ok ? ROLE_NORMAL : ROLE_ERROR, row);
+        p += n + (p[n] == '\n');
+    }
+    if (s->mc_ok && s->mc.source[0] && y < ycmd) {
+        char about[512];
+        snprintf(about, sizeof(about), "%s: from %s", s->mc.name, s->mc.source);
+        draw_wrapped(u, y, x, w, ycmd - y, ROLE_DIM, about);
+    }
+    char line[1024];
+    snprintf(line, sizeof(line), "$ %s", cmd.s);
+    draw_wrapped(u, ycmd, x, w, cmd_rows, ROLE_NORMAL, line);
+    strbuf_free(&cmd);
+    strbuf_free(&sz);
+}
+
 static void setup_draw(struct app *a, struct ui *u, const struct layout *l)
 {
     struct setup_state *s = st(a);
+    if (model_mode(s)) {
+        model_draw(a, u, l);
+        return;
+    }
     const struct rect *b = &l->pane[0];
     struct rect box = {b->y, b->x, F_COUNT + 2, b->w};
     ui_box(u, &box, "Test setup", true);
     struct rect in = ui_inner(&box);
-    int vx = in.x + 1 + LABEL_W, hx = vx + VALUE_W + 2, hw = in.x + in.w - hx - 1;
     for (int f = 0; f < F_COUNT; f++) {
         char val[256], hint[256];
         bool dim;
         field_value(a, f, val, sizeof(val), hint, sizeof(hint), &dim);
-        int y = in.y + f;
-        bool sel = s->fields.sel == f;
-        ui_text(u, y, in.x + 1, LABEL_W, dim ? ROLE_DIM : ROLE_NORMAL, field_label[f]);
-        if (sel && s->editing) {
-            char e[300];
-            int keep = VALUE_W - 1;
-            int n = (int)strlen(s->edit);
-            snprintf(e, sizeof(e), "%s_", n > keep ? s->edit + (n - keep) : s->edit);
-            ui_text_pad(u, y, vx, VALUE_W, ROLE_INPUT, e);
-        } else {
-            enum theme_role r = sel ? ROLE_SELECTED : dim ? ROLE_DIM : ROLE_INPUT;
-            if (f == F_START && !sel)
-                r = ROLE_OK;
-            ui_text_pad(u, y, vx,
-                        sel                       ? VALUE_W
-                        : ui_width(val) < VALUE_W ? ui_width(val)
-                                                  : VALUE_W,
-                        r, val);
-        }
-        if (hw > 4)
-            ui_text(u, y, hx, hw, ROLE_DIM, hint);
+        draw_row(a, u, &in, f, f == F_START, field_label[f], val, hint, dim);
     }
     /* Below the form: transports, the preset's description and lesson, the command line. */
     int y = box.y + box.h, bottom = b->y + b->h, w = b->w - 2, x = b->x + 1;
@@ -1000,6 +1401,12 @@ static void setup_init(struct app *a)
     struct setup_state *s = xalloc_zero(1, sizeof(*s));
     a->vstate[VIEW_SETUP] = s;
     s->preset = -1;
+    s->model = -1;
+    model_size_layout_defaults(&s->ml);
+    strbuf_init(&s->msz);
+    s->models = model_config_presets();
+    while (s->models && s->models[s->nmodels])
+        s->nmodels++;
     mix_build_init(&s->b);
     s->b.edited_by = "the explorer";
     build_endpoints(a);
@@ -1013,6 +1420,8 @@ static void setup_fini(struct app *a)
     struct setup_state *s = st(a);
     mix_build_free(&s->b);
     mix_free_names(s->presets);
+    model_config_free_names(s->models);
+    strbuf_free(&s->msz);
     free(s->eps);
     free(s);
 }
@@ -1025,7 +1434,7 @@ static void setup_enter(struct app *a)
         snprintf(cur, sizeof(cur), "%s", s->presets[s->preset]);
     refresh_presets(a);
     /* The preset file may have changed (a mix of the user's, edited meanwhile). */
-    if (s->preset >= 0 && strcmp(cur, s->presets[s->preset]))
+    if (!model_mode(s) && s->preset >= 0 && strcmp(cur, s->presets[s->preset]))
         load_preset(a, s->preset);
     eval_transports(a);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/flow/kv.h"
+#include "engine/run/runner.h"
 
 /* bytes in the largest binary unit that divides them exactly: "4KiB", "320MiB", "7392B". */
 static void exact_bytes(uint64_t b, char *out, size_t len)
@@ -301,4 +302,20 @@ int mix_model_make(const struct model_config *m, const struct model_layout *l,
     int rc = mix_from_json(doc, what, out, err);
     cJSON_Delete(doc);
     return rc;
+}
+
+const char *mix_model_best_transport(char *why, size_t len)
+{
+    char w[512] = "", v[512] = "";
+    if (runner_transport_available("nccl", w, sizeof(w)) == 0 &&
+        runner_transport_devices("nccl") > 0) {
+        if (why && len)
+            why[0] = '\0';
+        return "nccl";
+    }
+    const char *pick = runner_transport_available("verbs", v, sizeof(v)) == 0 ? "verbs" : "tcp";
+    if (why && len)
+        snprintf(why, len, "no nccl here (%.200s)%s%.200s", w[0] ? w : "unavailable",
+                 strcmp(pick, "tcp") ? "" : "; no verbs: ", strcmp(pick, "tcp") ? "" : v);
+    return pick;
 }

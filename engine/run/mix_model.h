@@ -27,4 +27,10 @@ int mix_model_make(const struct model_config *m, const struct model_layout *l,
                    const struct model_sizes *s, const char *transport, struct mix *out,
                    struct ft_err *err);
 
+/* The best transport here for a model's mix when none is chosen (fabtop mix/run --model,
+ * the explorer's setup view): "nccl" when CUDA and NCCL load and see a GPU, else "verbs"
+ * when an RDMA device is usable, else "tcp"; why (may be NULL) says what the better ones
+ * lacked ("" when nccl was chosen). */
+const char *mix_model_best_transport(char *why, size_t len);
+
 #endif

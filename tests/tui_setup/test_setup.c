@@ -1,8 +1,8 @@
 /* test_setup: the test setup view at 80x24 in process: the form's fields, transports that
  * cannot run with their reasons, the command-line equivalent, a bad value refused with one
  * message, short loopback TCP runs started from the form (every setting said as a
- * `fabtop run` flag; no mix file saved), and the settings remembered across two app_init
- * calls. */
+ * `fabtop run` flag; no mix file saved), the settings remembered across two app_init
+ * calls, and a model preset's layout, sizes, refusal and loopback TCP run. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -438,12 +438,81 @@ static void test_start_and_remember(void **state)
     app_fini(&a);
 }
 
+/* A model preset: its layout's fields, the sizes following TP, a refusal in the status
+ * line, a typed number, Del, and a loopback TCP run of the model's mix (mix_model_make). */
+static void test_model(void **state)
+{
+    (void)state;
+    enum { M_TP = 1, M_BATCH = 4, M_PROMPT = 6, M_TRANSPORT = 10 };
+    char buf[LINE_MAX + 1];
+    struct app a;
+    open_app(&a);
+    go(&a, K_PRESET);
+    choose(&a, "Preset", "< model Llama-3.1-8B >");
+    expect(&a, "32 layers, 32/8 heads/KV");
+    expect(&a, "KV per token 128 KiB, per rank 128 KiB (8 KV heads per rank)");
+    expect(&a, "All-reduce: none at TP 1");
+    expect_not(&a, "Endpoint");
+    go(&a, M_TP);
+    app_key(&a, KEY_RIGHT);
+    expect(&a, "per rank 64 KiB (4 KV heads per rank)");
+    expect(&a, "All-reduce 256 KiB per decode (64 a step)");
+    /* TP 3: refused, in the status line (one line) and below the form. */
+    app_key(&a, KEY_RIGHT);
+    assert_non_null(strstr(a.msg, "refused: --tp 3 does not divide Llama-3.1-8B's 32"));
+    assert_null(strchr(a.msg, '\n'));
+    app_key(&a, 'S');
+    assert_null(a.runner);
+    /* Back to a layout it takes: the refusal goes. */
+    app_key(&a, KEY_LEFT);
+    assert_null(strstr(a.msg, "refused"));
+    /* A typed number, a bad one said, Del back to the default. */
+    type_field(&a, M_BATCH, "abc");
+    assert_non_null(strstr(a.msg, "Batch 'abc': give a whole number from 1 to 65536"));
+    type_field(&a, M_BATCH, "4");
+    expect(&a, "All-reduce 32 KiB per decode");
+    go(&a, M_BATCH);
+    app_key(&a, KEY_DC);
+    expect(&a, "All-reduce 256 KiB per decode");
+    type_field(&a, M_BATCH, "4");
+    type_field(&a, M_PROMPT, "256");
+    go(&a, M_TRANSPORT);
+    choose(&a, "Transport", "< tcp >");
+    /* At 80 columns the command line takes two rows. */
+    expect(&a, "$ fabtop run --model Llama-3.1-8B --tp 2 --batch 4 --prompt 256 --transport");
+    assert_int_equal(find(&a, "$ fabtop run --model"), ROWS - 3);
+    row(ROWS - 2, buf);
+    assert_string_equal(buf, " tcp");
+    expect(&a, "ring 2 x 16 KiB");
+    /* Start: the model's mix over loopback TCP, in the live view. */
+    app_key(&a, 'S');
+    if (!a.runner) {
+        dump();
+        fail_msg("no run started: %s", a.msg);
+    }
+    assert_int_equal(a.view, VIEW_LIVE);
+    assert_string_equal(a.run_mix.name, "model-Llama-3.1-8B");
+    bool tp = false, kv = false;
+    for (int i = 0; i < a.run_mix.nflows; i++) {
+        tp |= !strcmp(a.run_mix.flows[i].class_name, "tp");
+        kv |= !strcmp(a.run_mix.flows[i].class_name, "kv");
+        assert_string_equal(a.run_mix.flows[i].transport, "tcp");
+    }
+    assert_true(tp && kv);
+    wait_run(&a);
+    /* Back in the form the model is still chosen. */
+    app_key(&a, KEY_F(2));
+    expect(&a, "< model Llama-3.1-8B >");
+    app_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_form),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_start_and_remember),
+        cmocka_unit_test(test_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
