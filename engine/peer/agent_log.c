@@ -1,5 +1,6 @@
-/* agent_log: the agent's log lines: one per event through the configured sink, refusals one
- * line each up to the window's quota, then per-address summaries. */
+/* agent_log: the agent's log lines: one per event through the configured sink (a session's
+ * lines prefixed with its number), refusals one line each up to the window's quota, then
+ * per-address summaries. */
 #include "engine/peer/agent_int.h"
 
 #include <math.h>
@@ -30,6 +31,16 @@ void agent_log(struct agent *a, const char *fmt, ...)
     pthread_mutex_lock(&a->logmu);
     a->cfg.log(a->cfg.log_arg, line);
     pthread_mutex_unlock(&a->logmu);
+}
+
+void agent_session_log(struct agent_session *s, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    agent_log(s->a, "session %llu: %s", (unsigned long long)s->id, msg);
 }
 
 /* IPv4-mapped IPv6 becomes plain IPv4, so allowlists and transports see one form. */

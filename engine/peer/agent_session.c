@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,16 +355,6 @@ void *agent_session_state(const struct agent_session *s, const void *tag)
         if (s->st[i].tag == tag)
             return s->st[i].state;
     return NULL;
-}
-
-void agent_session_log(struct agent_session *s, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    agent_log(s->a, "session %llu: %s", (unsigned long long)s->id, msg);
 }
 
 int agent_session_key(const struct agent_session *s)
