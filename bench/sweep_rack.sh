@@ -11,6 +11,11 @@
 # pairs with their spread. The sweep runs as users run it, its second pass included (counted in
 # its time). Root only (network namespaces).
 #   sudo bench/sweep_rack.sh [BUILD_DIR] [SECONDS_PER_STEP] [HOSTS]   (default build/, 1, 8)
+# SWEEP_RACK=loopback runs the same comparison with HOSTS ranks on this machine's loopback
+# (`mpirun -np HOSTS fabtop-sweep --listen 127.0.0.1`; rank r's `fabtop serve` on
+# 127.0.0.1:7470+r): no namespaces, no root, for a machine with a core per rank and no
+# iproute2. Every pair then shares one path (loopback), so it shows whether the sweep measures a
+# pair as `fabtop run` does, not a fabric.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -18,7 +23,12 @@ DUR=${2:-1}
 HOSTS=${3:-8}
 SWEEP=$build/bin/fabtop-sweep
 FABTOP=$build/bin/fabtop
-[ "$(id -u)" -eq 0 ] || { echo "root is needed for the rack of network namespaces"; exit 77; }
+MODE=${SWEEP_RACK:-netns}
+case $MODE in
+netns) [ "$(id -u)" -eq 0 ] || { echo "root is needed for the rack of network namespaces"; exit 77; } ;;
+loopback) ;;
+*) echo "SWEEP_RACK=$MODE: give netns or loopback"; exit 64 ;;
+esac
 [ -x "$SWEEP" ] && [ -x "$FABTOP" ] || { echo "build first (fabtop and fabtop-sweep in $build/bin)"; exit 1; }
 RACK_LIB_DIR=$here/tests/rack
 . "$RACK_LIB_DIR/rack_lib.sh"
@@ -26,22 +36,53 @@ W=$(mktemp -d /var/tmp/fabtop-sweepbench.XXXXXX) || exit 1
 RACK_EXTRA_CLEANUP='rm -rf "$W"'
 trap 'eval "$RACK_EXTRA_CLEANUP"' EXIT
 trap 'exit 130' INT
-P=sb$(($$ % 100000))
-rack_up -p "$P" -s 10.86.0 -n "$HOSTS" -l 2 -u 600mbit -r 100mbit || exit 1
-hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "fabtop sweep vs fabtop run --peer one pair at a time, ${cpu:-unknown CPU}, $(nproc) CPUs, $(date -u +%Y-%m-%d)"
-echo "rack: $HOSTS hosts, 100 Mbit/s ports, 600 Mbit/s uplinks; $DUR s measured per step"
+if [ "$MODE" = netns ]; then
+    P=sb$(($$ % 100000))
+    rack_up -p "$P" -s 10.86.0 -n "$HOSTS" -l 2 -u 600mbit -r 100mbit || exit 1
+    hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
+    echo "rack: $HOSTS hosts, 100 Mbit/s ports, 600 Mbit/s uplinks; $DUR s measured per step"
+    # Rank r's host (as the sweep's document says) and how to reach it.
+    on() { _r=$1 && shift && rack_enter "$(rank_host "$_r")" "$@"; }
+    rank_host() { awk -v r="$1" '$1 == r { print $2 }' "$W/ranks"; }
+    rank_addr() { echo "$(rack_addr "$(rank_host "$1")"):7470"; }
+    listening() { ip netns exec "$(rank_host "$1")" ss -ltn | grep -q "$(rank_addr "$1")"; }
+else
+    echo "loopback: $HOSTS ranks on this machine, every pair on 127.0.0.1; $DUR s measured per step"
+    on() { shift && "$@"; }
+    rank_addr() { echo "127.0.0.1:$((7470 + $1))"; }
+    listening() { ss -ltn 2>/dev/null | grep -q "$(rank_addr "$1") " ||
+        { ! command -v ss >/dev/null && grep -qi ":$(printf %04X $((7470 + $1))) 00000000:0000 0A" /proc/net/tcp; }; }
+fi
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. The sweep.
 t0=$(date +%s.%N)
-rack_local timeout 600 mpirun --allow-run-as-root --host "$hostlist" -np "$HOSTS" \
-    --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-    --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
-    --mca btl tcp,self "$SWEEP" --duration "$DUR" --publish none -o "$W/sweep.json" \
-    >"$W/sweep.out" 2>&1 || { cat "$W/sweep.out"; echo "the sweep failed"; exit 1; }
+if [ "$MODE" = netns ]; then
+    rack_local timeout 600 mpirun --allow-run-as-root --host "$hostlist" -np "$HOSTS" \
+        --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+        --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
+        --mca btl tcp,self "$SWEEP" --duration "$DUR" --publish none -o "$W/sweep.json" \
+        >"$W/sweep.out" 2>&1 || { cat "$W/sweep.out"; echo "the sweep failed"; exit 1; }
+else
+    XDG_RUNTIME_DIR=$W timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none \
+        -np "$HOSTS" -x XDG_RUNTIME_DIR "$SWEEP" --listen 127.0.0.1 --duration "$DUR" \
+        --publish none -o "$W/sweep.json" >"$W/sweep.out" 2>&1 ||
+        { cat "$W/sweep.out"; echo "the sweep failed"; exit 1; }
+fi
 t1=$(date +%s.%N)
+
+# Rank -> host, and the pairs, from the sweep's document.
+python3 - "$W/sweep.json" "$W/ranks" >"$W/pairs" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "w") as f:
+    for r in d["ranks"]:
+        f.write("%d %s\n" % (r["rank"], r["host"]))
+for p in d["pairs"]:
+    print(p["a"], p["b"])
+PY
 
 # 2. The same pairs, one after another. The mixes are the sweep's own (rack_conduct_mix).
 mix() { # NAME FLOW-JSON
@@ -56,34 +97,30 @@ mix latency "$(flow latency pingpong "" 64)"
 mix bandwidth-ab "$(flow a-to-b stream tx 131072)"
 mix bandwidth-ba "$(flow b-to-a stream rx 131072)"
 "$FABTOP" serve --gen-key "$W/key" >/dev/null || exit 1
-i=0
-for h in $RACK_HOSTS; do
-    i=$((i + 1))
-    rack_enter "$h" "$FABTOP" serve --listen "$(rack_addr "$h"):7470" --key-file "$W/key" \
-        >"$W/serve$i.log" 2>&1 &
+SERVE_PIDS=
+RACK_EXTRA_CLEANUP='for p in $SERVE_PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$W"'
+r=0
+while [ $r -lt "$HOSTS" ]; do
+    on $r "$FABTOP" serve --listen "$(rank_addr $r)" --key-file "$W/key" >"$W/serve$r.log" 2>&1 &
+    SERVE_PIDS="$SERVE_PIDS $!"
+    r=$((r + 1))
 done
-for h in $RACK_HOSTS; do
-    a=$(rack_addr "$h")
+r=0
+while [ $r -lt "$HOSTS" ]; do
     k=0
-    until ip netns exec "$h" ss -ltn | grep -q "$a:7470"; do
+    until listening $r; do
         k=$((k + 1))
-        [ $k -ge 100 ] && { cat "$W"/serve*.log; echo "fabtop serve on $h did not listen"; exit 1; }
+        [ $k -ge 100 ] && { cat "$W"/serve*.log; echo "fabtop serve of rank $r did not listen"; exit 1; }
         sleep 0.05
     done
+    r=$((r + 1))
 done
 t2=$(date +%s.%N)
-python3 - "$W/sweep.json" >"$W/pairs" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-h = {r["rank"]: r["host"] for r in d["ranks"]}
-for p in d["pairs"]:
-    print(h[p["a"]], h[p["b"]])
-PY
 while read -r a b; do
     for m in latency bandwidth-ab bandwidth-ba; do
-        rack_enter "$a" "$FABTOP" run --mix "$W/$m.json" --peer "$(rack_addr "$b"):7470" \
+        on "$a" "$FABTOP" run --mix "$W/$m.json" --peer "$(rank_addr "$b")" \
             --key-file "$W/key" -o "$W/run-$a-$b-$m.json" >"$W/run.out" 2>&1 ||
-            { cat "$W/run.out"; echo "fabtop run $a -> $b ($m) failed"; exit 1; }
+            { cat "$W/run.out"; echo "fabtop run rank $a -> rank $b ($m) failed"; exit 1; }
     done
 done <"$W/pairs"
 t3=$(date +%s.%N)
@@ -92,7 +129,6 @@ python3 - "$W" "$t0" "$t1" "$t2" "$t3" <<'PY'
 import json, statistics, sys
 w, t0, t1, t2, t3 = sys.argv[1], *map(float, sys.argv[2:6])
 d = json.load(open(w + "/sweep.json"))
-h = {r["rank"]: r["host"] for r in d["ranks"]}
 def point(path, flow):
     run = json.load(open(path))
     for ph in run["phases"]:
@@ -101,7 +137,7 @@ def point(path, flow):
                 return f["points"][0]
 bw, lat = [], []
 for p in d["pairs"]:
-    a, b = h[p["a"]], h[p["b"]]
+    a, b = p["a"], p["b"]
     base = "%s/run-%s-%s-" % (w, a, b)
     ab = point(base + "bandwidth-ab.json", "a-to-b")["goodput_gbps"]
     ba = point(base + "bandwidth-ba.json", "b-to-a")["goodput_gbps"]

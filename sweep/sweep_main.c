@@ -113,6 +113,12 @@ static void own_record(struct launch_record *r, const struct launch_env *env, co
      * runtime decides what NCCL can use). */
     int g = runner_transport_devices("nccl");
     r->nccl_gpus = (uint16_t)(g > 0 && g <= 4096 ? g : 0);
+    /* Which GPU that is, by PCI bus id, so that rank 0 plans no NCCL test between two ranks
+     * that hold the same one (NCCL refuses a communicator with one GPU twice: "Duplicate GPU
+     * detected"); the index alone cannot tell, as CUDA_VISIBLE_DEVICES renumbers per rank. */
+    if (r->nccl_gpus &&
+        runner_transport_device_id("nccl", launch_rank_gpu(r), r->nccl_gpu, sizeof(r->nccl_gpu)))
+        r->nccl_gpu[0] = '\0';
 }
 
 /* --rails NETDEV,...: this rank's rails as named, in that order. 0, or -errno with the

@@ -201,7 +201,8 @@ int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
         }
         /* NCCL between ranks: the GPU of its local rank, as one rank per GPU binds. */
         mem[i].nccl = r->nccl_gpus > 0;
-        mem[i].gpu = r->nccl_gpus && r->local_rank > 0 ? r->local_rank % r->nccl_gpus : 0;
+        mem[i].gpu = launch_rank_gpu(r);
+        snprintf(mem[i].gpu_id, sizeof(mem[i].gpu_id), "%s", r->nccl_gpu);
     }
     const char **gnames = NULL;
     if (g && g->ngroups) {

@@ -188,6 +188,11 @@ static void get_str(struct cur *c, char *dst, size_t len, const char *name)
     c->off += len;
 }
 
+int launch_rank_gpu(const struct launch_record *r)
+{
+    return r->nccl_gpus && r->local_rank > 0 ? r->local_rank % r->nccl_gpus : 0;
+}
+
 static size_t body_encode(const struct launch_record *r, struct cur *c)
 {
     put_str(c, r->hostname, sizeof(r->hostname), "hostname");
@@ -199,6 +204,7 @@ static size_t body_encode(const struct launch_record *r, struct cur *c)
     put_u32(c, r->nnics);
     put_u16(c, r->ctl_port);
     put_u16(c, r->nccl_gpus);
+    put_str(c, r->nccl_gpu, sizeof(r->nccl_gpu), "NCCL GPU");
     for (uint32_t i = 0; i < r->nnics && i < LAUNCH_MAX_NICS; i++) {
         const struct launch_nic *n = &r->nics[i];
         put_str(c, n->model, sizeof(n->model), "NIC model");
@@ -297,8 +303,11 @@ int launch_record_decode(const unsigned char *slot, struct launch_record *r, str
     r->nnics = get_u32(&c);
     r->ctl_port = get_u16(&c);
     r->nccl_gpus = get_u16(&c);
+    get_str(&c, r->nccl_gpu, sizeof(r->nccl_gpu), "NCCL GPU");
     if (r->nccl_gpus > 4096)
         return bad(err, "its NCCL GPU count is out of range");
+    if (c.bad && !strcmp(c.bad, "NCCL GPU"))
+        return bad(err, "its NCCL GPU's bus id is not NUL-terminated printable text");
     if (c.bad || !r->hostname[0])
         return bad(err, "the hostname is empty or not NUL-terminated printable text");
     if (r->local_rank < -1 || r->local_size < -1 || r->local_size == 0 ||

@@ -34,7 +34,7 @@
 #define LAUNCH_HEADER   64
 #define LAUNCH_SUM      32
 #define LAUNCH_BODY_MAX (LAUNCH_SLOT - LAUNCH_HEADER - LAUNCH_SUM)
-#define LAUNCH_LAYOUT   1
+#define LAUNCH_LAYOUT   2
 #define LAUNCH_MAX_NICS 8
 
 struct launch_nic {
@@ -61,8 +61,13 @@ struct launch_record {
     uint32_t nnics;
     uint16_t ctl_port;  /* the rank's control-channel port; 0 until it listens */
     uint16_t nccl_gpus; /* GPUs NCCL can use on the node (CUDA's device count), 0 none */
+    char nccl_gpu[16];  /* the PCI bus id of the GPU its NCCL tests use, "" unknown */
     struct launch_nic nics[LAUNCH_MAX_NICS];
 };
+
+/* The GPU (CUDA device index) a rank's NCCL tests use: that of its local rank, as one rank
+ * per GPU binds (local_rank modulo nccl_gpus); 0 without GPUs or a local rank. */
+int launch_rank_gpu(const struct launch_record *r);
 
 /* Fill r's topology summary from a loaded model: GPU count and the rails in the model's order
  * (the RDMA NICs when the node has any, else every NIC) with their model, firmware, MTU, link

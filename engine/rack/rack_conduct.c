@@ -123,6 +123,11 @@ static const char *rail_ip(const struct rack_member *m, unsigned rail)
                                                              : m->local_ip;
 }
 
+bool rack_conduct_same_gpu(const struct rack_member *a, const struct rack_member *b)
+{
+    return a->gpu_id[0] && !strcmp(a->gpu_id, b->gpu_id) && !strcmp(a->host, b->host);
+}
+
 bool rack_conduct_can(const struct rack_conduct_opts *o, unsigned x, uint32_t src, uint32_t dst,
                       unsigned rail)
 {
@@ -137,7 +142,7 @@ bool rack_conduct_can(const struct rack_conduct_opts *o, unsigned x, uint32_t sr
     case RACK_XPORT_VERBS:
         return rail < SWEEP_MAX_RAILS && a->rails[rail].rdma[0] && b->rails[rail].rdma[0];
     case RACK_XPORT_NCCL:
-        return a->nccl && b->nccl;
+        return a->nccl && b->nccl && !rack_conduct_same_gpu(a, b);
     default:
         return false;
     }
@@ -282,6 +287,35 @@ static void rank_info(struct rack_conduct *c, struct results_sweep *doc, uint32_
     cJSON_Delete(info);
 }
 
+/* One event per GPU that several ranks of one host would use for NCCL: their NCCL pairs are
+ * not planned (rack_conduct_can), and the document says why rather than leaving cells blank. */
+static void shared_gpus(const struct rack_conduct_opts *o, struct results_sweep *doc)
+{
+    for (uint32_t r = 0; r < o->n; r++) {
+        const struct rack_member *a = &o->members[r];
+        if (!a->nccl || !a->gpu_id[0])
+            continue;
+        bool first = true, shared = false;
+        char list[256] = "";
+        size_t len = 0;
+        for (uint32_t q = 0; q < o->n && first; q++) {
+            const struct rack_member *b = &o->members[q];
+            if (!b->nccl || !rack_conduct_same_gpu(a, b))
+                continue;
+            if (q < r) /* listed with the first rank that holds it */
+                first = false;
+            else if (len < sizeof(list))
+                len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u", len ? ", " : "", q);
+            shared |= q != r;
+        }
+        if (first && shared)
+            rack_conduct_event(doc,
+                               "nccl: ranks %s on %s share GPU %s: no NCCL test between them "
+                               "(NCCL takes a GPU once per communicator); run one rank per GPU",
+                               list, a->host, a->gpu_id);
+    }
+}
+
 int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *doc,
                       struct rack_conduct **out, struct ft_err *err)
 {
@@ -291,6 +325,8 @@ int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *d
     c->o = *o;
     c->ranks = xalloc_zero(o->n, sizeof(*c->ranks));
     c->t0 = now_s();
+    if (!o->transports || (o->transports & RACK_XPORT_NCCL))
+        shared_gpus(o, doc);
     cJSON *peers = cJSON_CreateArray();
     for (uint32_t r = 0; r < o->n; r++) {
         cJSON_AddItemToArray(peers, cJSON_CreateString(o->members[r].agent));

@@ -40,8 +40,10 @@ struct rack_member {
     /* Per rail (sweep_rank.rails says which it has); a rail without an agent of its own
      * uses agent and local_ip above. */
     struct rack_rail rails[SWEEP_MAX_RAILS];
-    bool nccl; /* NCCL and a GPU usable on this rank */
-    int gpu;   /* the GPU its NCCL tests use (CUDA device index), when nccl */
+    bool nccl;       /* NCCL and a GPU usable on this rank */
+    int gpu;         /* the GPU its NCCL tests use (CUDA device index), when nccl */
+    char gpu_id[16]; /* that GPU's PCI bus id, "" unknown: two ranks of one host with the same
+                      * one get no NCCL test between them */
 };
 
 /* The transports a sweep's pair tests use, where both ranks can (RACK_XPORT_AUTO: all). */
@@ -103,9 +105,14 @@ void rack_conduct_close(struct rack_conduct *c, int status);
 extern const char *const rack_conduct_xport_names[3];
 
 /* Whether a test of src and dst on rail can use transport x (RACK_XPORT_* bit): TCP always,
- * verbs when both have an RDMA device on the rail, NCCL when both have a GPU for it. */
+ * verbs when both have an RDMA device on the rail, NCCL when both have a GPU for it and it is
+ * not the same GPU (rack_conduct_same_gpu). */
 bool rack_conduct_can(const struct rack_conduct_opts *o, unsigned x, uint32_t src, uint32_t dst,
                       unsigned rail);
+
+/* Whether a and b are on one host and their NCCL tests would use the same GPU (same PCI bus
+ * id; unknown ids are never the same). */
+bool rack_conduct_same_gpu(const struct rack_member *a, const struct rack_member *b);
 
 /* The mix one test step runs on its src rank ("latency", "bandwidth-ab", "bandwidth-ba",
  * "stream", "probe"; NCCL: "latency", "bandwidth") over transport x on rail, as the document

@@ -881,6 +881,12 @@ int runner_transport_devices(const char *name)
     return xp && xp->devices ? xp->devices() : 0;
 }
 
+int runner_transport_device_id(const char *name, int index, char *buf, size_t len)
+{
+    const struct xport_ops *xp = xport_find(name);
+    return xp && xp->device_id ? xp->device_id(index, buf, len) : -ENOTSUP;
+}
+
 int runner_validate_flow(const struct mix_flow *f, struct ft_err *err)
 {
     const struct xport_ops *xp = xport_find(f->transport);

@@ -124,6 +124,9 @@ int runner_transport_available(const char *name, char *why, size_t len);
 /* How many devices of its own transport name can use here (nccl: the CUDA devices NCCL and
  * the CUDA runtime see), 0 when none or when it is not available. */
 int runner_transport_devices(const char *name);
+/* The identity of that transport's device index (xport_ops.device_id: a GPU's PCI bus id),
+ * 0 or -errno (-ENOTSUP for a transport without devices). */
+int runner_transport_device_id(const char *name, int index, char *buf, size_t len);
 /* The flow's transport's own checks (sizes, params), as runner_validate makes them; 0 also when
  * the transport has none. -ENOENT for an unknown transport. */
 int runner_validate_flow(const struct mix_flow *f, struct ft_err *err);

@@ -27,6 +27,10 @@ struct xport_ops {
     /* Optional: how many devices of its own it can use here (NCCL: the CUDA devices), 0 when
      * it is not available. NULL: it has none of its own. */
     int (*devices)(void);
+    /* Optional: a stable identity of device index (NCCL: the GPU's PCI bus id,
+     * "0000:18:00.0"), so that two processes can tell whether they hold the same one: 0, or
+     * -errno (-ENODEV: no such device, -ENOTSUP: not available here). */
+    int (*device_id)(int index, char *buf, size_t len);
     /* The keys a flow's "params" may hold for operation op (NULL-terminated): the mix reader
      * refuses any other, naming the nearest of these. NULL: params are not checked. */
     const char *const *(*param_keys)(enum mix_op op);

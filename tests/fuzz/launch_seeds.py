@@ -21,10 +21,11 @@ def nic(model, fw, rdma, netdev, ll, mtu, ib_mtu, rate, addr):
 
 
 def record(host, nics, nics_total=None, rail=0, local=(0, 1), ngpus=8, port=0,
-           version="0.1.0", rank=0, size=4, layout=1):
+           version="0.1.0", rank=0, size=4, layout=2, nccl_gpu="0000:18:00.0"):
     nics_total = len(nics) if nics_total is None else nics_total
     body = (text(host, 64) + struct.pack("<iiiIIIHH", local[0], local[1], rail, ngpus,
-                                         nics_total, len(nics), port, 0) + b"".join(nics))
+                                         nics_total, len(nics), port, 0) + text(nccl_gpu, 16) +
+            b"".join(nics))
     head = (b"FTSWEEP\0" + struct.pack("<HHI", layout, 0, len(body)) + text(version, 32) +
             struct.pack("<II", rank, size) + bytes(8))
     slot = head + body
@@ -56,7 +57,7 @@ put("launch_record", "rec-8nics-of-12", b"\x0e" + record("rk-h3", eight, nics_to
                                                          local=(7, 8), rank=2))
 put("launch_record", "rec-empty-strings",
     b"\x04" + record("h", [nic("", "", "", "", 0, 0, 0, 0, "")], version="", local=(-1, -1)))
-put("launch_record", "rec-layout2", b"\x00" + record("rk-h2", usual, layout=2, version="0.9.0"))
+put("launch_record", "rec-layout3", b"\x00" + record("rk-h2", usual, layout=3, version="0.9.0"))
 
 
 def cut(slot):

@@ -65,6 +65,26 @@ grep -qE "^fabtop sweep 3 ranks: 3/3 pairs measured, .*; nccl 3 pairs, bandwidth
     fail "the summary line does not count the NCCL pairs"
 echo "ok: the NCCL heat map and summary printed"
 
+# Two GPUs for three ranks of one host: local ranks 0 and 2 both take GPU 0 (bus id
+# 0000:18:00.0), which NCCL refuses twice in one communicator, so their pair has TCP tests
+# only and an event says why; pairs 0-1 and 1-2 have NCCL ones, and the sweep is ok.
+mpi -np 3 -x FABTOP_CUDART="$lib" -x FABTOP_NCCL="$lib" -x FAKE_CUDA_DEVICES=2 \
+    -x NCCL_NVLS_ENABLE=0 -x XDG_RUNTIME_DIR \
+    "$bin" sweep --listen 127.0.0.1 --pattern pairs --duration 0.3 --json >"$tmp/shared.json" \
+    2>"$tmp/err" || { cat "$tmp/err"; fail "the sweep with a shared GPU exited $?"; }
+python3 - "$tmp/shared.json" <<'PY' || fail "the sweep with a shared GPU"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "ok", (d["status"], [t.get("error") for t in d["tests"] if t["status"] != "ok"])
+nccl = sorted({(t["src"], t["dst"]) for t in d["tests"] if t.get("transport") == "nccl"})
+assert [tuple(sorted(p)) for p in nccl] == [(0, 1), (1, 2)], nccl
+tcp = {tuple(sorted((t["src"], t["dst"]))) for t in d["tests"] if t.get("transport", "tcp") == "tcp"}
+assert tcp == {(0, 1), (0, 2), (1, 2)}, tcp
+ev = [e for e in d["events"] if "share GPU 0000:18:00.0" in e]
+assert len(ev) == 1 and "ranks 0, 2 on " in ev[0], d["events"]
+print("ok: ranks 0 and 2 share a GPU: no NCCL test between them, said once:", ev[0])
+PY
+
 # Without a CUDA runtime (FABTOP_CUDART pointing nowhere): TCP only, no NCCL test planned.
 mpi -np 2 -x FABTOP_CUDART="$tmp/none.so" -x FABTOP_NCCL="$tmp/none.so" -x XDG_RUNTIME_DIR \
     "$bin" sweep --listen 127.0.0.1 --pattern pairs --duration 0.3 --json >"$tmp/plain.json" \

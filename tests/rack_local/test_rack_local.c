@@ -280,6 +280,24 @@ static void test_transport_choice(void **state)
     o.transports = RACK_XPORT_TCP;
     assert_false(rack_conduct_can(&o, RACK_XPORT_NCCL, 0, 2, 0));
     o.transports = RACK_XPORT_AUTO;
+    /* Two ranks of one host that hold the same GPU (by bus id, whatever their indexes say)
+     * get no NCCL test: NCCL refuses a GPU twice in one communicator. The same bus id on
+     * two hosts is two GPUs; unknown ids are never the same. */
+    snprintf(m[0].host, sizeof(m[0].host), "node-a");
+    snprintf(m[2].host, sizeof(m[2].host), "node-a");
+    snprintf(m[0].gpu_id, sizeof(m[0].gpu_id), "0000:18:00.0");
+    assert_true(rack_conduct_can(&o, RACK_XPORT_NCCL, 0, 2, 0));
+    snprintf(m[2].gpu_id, sizeof(m[2].gpu_id), "0000:18:00.0");
+    assert_true(rack_conduct_same_gpu(&m[0], &m[2]));
+    assert_false(rack_conduct_can(&o, RACK_XPORT_NCCL, 0, 2, 0));
+    assert_false(rack_conduct_can(&o, RACK_XPORT_NCCL, 2, 0, 0));
+    assert_true(rack_conduct_can(&o, RACK_XPORT_TCP, 0, 2, 0));
+    snprintf(m[2].host, sizeof(m[2].host), "node-b");
+    assert_false(rack_conduct_same_gpu(&m[0], &m[2]));
+    assert_true(rack_conduct_can(&o, RACK_XPORT_NCCL, 0, 2, 0));
+    m[0].gpu_id[0] = m[2].gpu_id[0] = '\0';
+    snprintf(m[2].host, sizeof(m[2].host), "node-a");
+    assert_true(rack_conduct_can(&o, RACK_XPORT_NCCL, 0, 2, 0));
 
     cJSON *mix = rack_conduct_mix(&o, RACK_XPORT_VERBS, "bandwidth-ab", 0, 1, 1);
     cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(mix, "flows"), 0);

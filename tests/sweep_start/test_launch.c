@@ -129,6 +129,7 @@ static void sample(struct launch_record *r, int rank)
     r->rail = 1;
     r->ngpus = 8;
     r->nccl_gpus = 8;
+    snprintf(r->nccl_gpu, sizeof(r->nccl_gpu), "0000:1a:00.0");
     r->nics_total = r->nnics = 2;
     for (int i = 0; i < 2; i++) {
         struct launch_nic *n = &r->nics[i];
@@ -157,15 +158,15 @@ static void put32(unsigned char *p, uint32_t v)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* Offsets of layout 1 (launch_record.h). */
+/* Offsets of layout 2 (launch_record.h). */
 #define O_HOST   64
 #define O_LOCAL  (O_HOST + 64)
 #define O_RAIL   (O_LOCAL + 8)
 #define O_NGPUS  (O_RAIL + 4)
 #define O_NTOTAL (O_NGPUS + 4)
 #define O_NNICS  (O_NTOTAL + 4)
-#define O_NCCL   (O_NNICS + 6) /* after the control port */
-#define O_NIC0   (O_NNICS + 8)
+#define O_NCCL   (O_NNICS + 6)      /* after the control port */
+#define O_NIC0   (O_NNICS + 8 + 16) /* after the NCCL GPU count and its bus id */
 #define O_LL0    (O_NIC0 + 64 + 32 + 32 + 32)
 
 static void test_record_roundtrip(void **state)
@@ -184,6 +185,7 @@ static void test_record_roundtrip(void **state)
     assert_int_equal(b.rail, 1);
     assert_int_equal(b.ngpus, 8);
     assert_int_equal(b.nccl_gpus, 8);
+    assert_string_equal(b.nccl_gpu, "0000:1a:00.0");
     assert_int_equal(b.nnics, 2);
     assert_string_equal(b.nics[1].netdev, "eth1");
     assert_string_equal(b.nics[1].addr, "10.0.1.3");
@@ -262,6 +264,10 @@ static void d_nccl(unsigned char *s)
     s[O_NCCL] = 0x01;
     s[O_NCCL + 1] = 0x20; /* 8193 GPUs */
 }
+static void d_nccl_gpu(unsigned char *s)
+{
+    s[O_NCCL + 2 + 4] = '\n'; /* a control byte in the bus id */
+}
 static void d_trailing(unsigned char *s)
 {
     s[LAUNCH_SLOT - LAUNCH_SUM - 1] = 1;
@@ -276,7 +282,7 @@ static void d_version(unsigned char *s)
 }
 static void d_layout(unsigned char *s)
 {
-    s[8] = 2;
+    s[8] = 3;
 }
 
 static void test_record_refused(void **state)
@@ -294,11 +300,12 @@ static void test_record_refused(void **state)
     refused(d_ll, 1, -EBADMSG, "NIC 0's link layer");
     refused(d_gpus, 1, -EBADMSG, "GPU count");
     refused(d_nccl, 1, -EBADMSG, "NCCL GPU count");
+    refused(d_nccl_gpu, 1, -EBADMSG, "NCCL GPU's bus id");
     refused(d_trailing, 1, -EBADMSG, "past its body");
     refused(d_bodylen, 1, -EBADMSG, "body length");
     refused(d_version, 1, -EBADMSG, "fabtop version");
     /* Another layout: refused as such, its version still readable from the header. */
-    refused(d_layout, 1, -EPROTO, "layout 2 from fabtop 0.1.0");
+    refused(d_layout, 1, -EPROTO, "layout 3 from fabtop 0.1.0");
     struct launch_record a, h;
     unsigned char slot[LAUNCH_SLOT];
     sample(&a, 3);

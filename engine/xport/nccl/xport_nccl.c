@@ -21,6 +21,7 @@
 #include "engine/xport/nccl/xport_nccl_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -47,6 +48,21 @@ static int nccl_devices(void)
     const struct cudart *a;
     char why[768];
     return cudart_load(&a, why, sizeof(why)) == 0 ? a->ndevices : 0;
+}
+
+/* The GPU's PCI bus id (cudaDeviceGetPCIBusId: "domain:bus:device.function"). */
+static int nccl_device_id(int index, char *buf, size_t len)
+{
+    const struct cudart *a;
+    char why[768];
+    if (cudart_load(&a, why, sizeof(why)) != 0)
+        return -ENOTSUP;
+    if (index < 0 || index >= a->ndevices || len < 2 || len > INT_MAX)
+        return -ENODEV;
+    buf[0] = '\0';
+    if (a->cudaDeviceGetPCIBusId(buf, (int)len, index) != 0 || !buf[0])
+        return -EIO;
+    return 0;
 }
 
 /* With the flow's own libnccl.so (`fabtop run --nccl PATH`), that one alone. */
@@ -455,6 +471,7 @@ const struct xport_ops xport_nccl = {
     .needs_peer = true,
     .available = nccl_available,
     .devices = nccl_devices,
+    .device_id = nccl_device_id,
     .available_flow = nccl_available_flow,
     .param_keys = nccl_params_keys,
     .validate = nccl_params_validate,
