@@ -6,9 +6,11 @@
 #   2. the same 28 pairs, each its three steps (ping-pong latency, stream a to b, b to a) with
 #      the same mixes, by `fabtop run --peer` from host a to a `fabtop serve` on host b, one
 #      after another;
-# and prints the wall-clock ratio (issue 16's target: at least 3.5x) and, per pair, the sweep's
-# bandwidth and latency p50 against fabtop run's (target: within 5%), as medians over the
-# pairs with their spread. The sweep runs as users run it, its second pass included (counted in
+#   3. the same pairs by `fabtop run` again, in the sweep's rounds (a round's pairs at once),
+#      so that the machine carries the load it carried during the sweep;
+# and prints the wall-clock ratio of 1 and 2 (issue 16's target: at least 3.5x) and, per pair,
+# the sweep's bandwidth and latency p50 against fabtop run's in 2 and in 3 (target: within
+# 5%), as medians over the pairs with their spread. The sweep runs as users run it, its second pass included (counted in
 # its time). Root only (network namespaces).
 #   sudo bench/sweep_rack.sh [BUILD_DIR] [SECONDS_PER_STEP] [HOSTS]   (default build/, 1, 8)
 # SWEEP_RACK=loopback runs the same comparison with HOSTS ranks on this machine's loopback
@@ -82,6 +84,15 @@ with open(sys.argv[2], "w") as f:
         f.write("%d %s\n" % (r["rank"], r["host"]))
 for p in d["pairs"]:
     print(p["a"], p["b"])
+# The first pass's rounds: "round a b" for each pair test (tcp, pattern pairs).
+seen = set()
+with open(sys.argv[2] + ".rounds", "w") as f:
+    for t in d["tests"]:
+        k = (t["round"], t["src"], t["dst"])
+        if t["pattern"] == "pairs" and t.get("transport", "tcp") == "tcp" and k not in seen \
+                and (t["dst"], t["src"]) not in {(x[1], x[2]) for x in seen if x[0] == t["round"]}:
+            seen.add(k)
+            f.write("%d %d %d\n" % k)
 PY
 
 # 2. The same pairs, one after another. The mixes are the sweep's own (rack_conduct_mix).
@@ -133,6 +144,24 @@ while read -r a b; do
 done <"$W/pairs"
 t3=$(date +%s.%N)
 
+# 3. The same pairs again, in the sweep's rounds: a round's pairs at once, each step after the
+# last one of all of them ended, as the sweep runs them. The per-pair comparison is made
+# against these (the same load on the machine as in the sweep), and against step 2 too.
+for rd in $(cut -d' ' -f1 "$W/ranks.rounds" | sort -un); do
+    for m in latency bandwidth-ab bandwidth-ba; do
+        pids=
+        while read -r x a b; do
+            [ "$x" = "$rd" ] || continue
+            on "$a" "$FABTOP" run --mix "$W/$m.json" --peer "$(rank_addr "$b")" \
+                --key-file "$W/key" -o "$W/rnd-$a-$b-$m.json" >"$W/rnd-$a-$b.out" 2>&1 &
+            pids="$pids $!"
+        done <"$W/ranks.rounds"
+        for p in $pids; do
+            wait "$p" || { cat "$W"/rnd-*.out; echo "fabtop run in round $rd ($m) failed"; exit 1; }
+        done
+    done
+done
+
 python3 - "$W" "$t0" "$t1" "$t2" "$t3" <<'PY'
 import json, statistics, sys
 w, t0, t1, t2, t3 = sys.argv[1], *map(float, sys.argv[2:6])
@@ -143,15 +172,19 @@ def point(path, flow):
         for f in ph["flows"]:
             if f["name"] == flow:
                 return f["points"][0]
-bw, lat = [], []
-for p in d["pairs"]:
-    a, b = p["a"], p["b"]
-    base = "%s/run-%s-%s-" % (w, a, b)
-    ab = point(base + "bandwidth-ab.json", "a-to-b")["goodput_gbps"]
-    ba = point(base + "bandwidth-ba.json", "b-to-a")["goodput_gbps"]
-    l50 = point(base + "latency.json", "latency")["latency"]["p50"]
-    bw += [p["bw_ab_gbps"] / ab, p["bw_ba_gbps"] / ba]
-    lat.append(p["lat_p50_us"] / l50)
+def ratios(prefix):
+    bw, lat = [], []
+    for p in d["pairs"]:
+        if p.get("transport", "tcp") != "tcp":
+            continue
+        a, b = p["a"], p["b"]
+        base = "%s/%s-%s-%s-" % (w, prefix, a, b)
+        ab = point(base + "bandwidth-ab.json", "a-to-b")["goodput_gbps"]
+        ba = point(base + "bandwidth-ba.json", "b-to-a")["goodput_gbps"]
+        l50 = point(base + "latency.json", "latency")["latency"]["p50"]
+        bw += [p["bw_ab_gbps"] / ab, p["bw_ba_gbps"] / ba]
+        lat.append(p["lat_p50_us"] / l50)
+    return bw, lat
 def q(x):
     x = sorted(x)
     return "median %.3f (p10-p90 %.3f-%.3f, n=%d)" % (statistics.median(x), x[len(x) // 10], x[(9 * len(x)) // 10], len(x))
@@ -162,7 +195,9 @@ print("fabtop sweep, %d pairs in %d rounds (%d re-test rounds):  %.1f s wall (la
       % (len(d["pairs"]), d["rounds_done"], d["rounds_done"] - base_rounds, sweep_s))
 print("fabtop run --peer, the same %d pairs one after another: %.1f s wall" % (len(d["pairs"]), seq_s))
 print("  ratio sequential/sweep: %.2fx (target >= 3.5x)" % (seq_s / sweep_s))
-print("per pair, sweep / fabtop run on the same path in the same run:")
-print("  bandwidth (each direction): " + q(bw))
-print("  latency p50:                " + q(lat))
+for what, prefix in (("one pair at a time", "run"), ("in the sweep's rounds, a round's pairs at once", "rnd")):
+    bw, lat = ratios(prefix)
+    print("per pair, sweep / fabtop run %s, same path, same run:" % what)
+    print("  bandwidth (each direction): " + q(bw))
+    print("  latency p50:                " + q(lat))
 PY
