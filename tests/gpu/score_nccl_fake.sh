@@ -21,7 +21,7 @@ FABTOP_CUDART="$fake" FABTOP_NCCL="$fake" FAKE_CUDA_DEVICES=2 \
 grep -qF "transport nccl: the best available here (--transport to choose)" "$tmp/best.out" ||
     fail "with the stand-in runtime the best transport is not nccl: $(grep transport "$tmp/best.out" | head -2)"
 FABTOP_CUDART="$fake" FABTOP_NCCL="$fake" FAKE_CUDA_DEVICES=2 \
-    "$bin" run --model Llama-3.1-8B --tp 2 --transport nccl -d 0.3 --slo 'tp:p99<1ms' \
+    "$bin" run --model Llama-3.1-8B --tp 2 --prompt 1024 --transport nccl -d 0.3 --slo 'tp:p99<1ms' \
     --step-budget 25ms -o "$tmp/nccl.json" >"$tmp/nccl.out" 2>&1
 python3 - "$tmp/nccl.json" <<'EOF' || fail "nccl on the stand-in: the tp class ($(tail -3 "$tmp/nccl.out"))"
 import json, sys
