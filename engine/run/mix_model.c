@@ -41,7 +41,8 @@ static cJSON *flow(struct gen *g, const char *name, const char *role, const char
         g->rc = ft_err_set(g->err, -EINVAL, "flow name '%s' is too long (internal)", name);
         return NULL;
     }
-    uint64_t max = g->nccl ? MIX_MAX_BYTES : MIX_MODEL_MAX_MSG;
+    /* An emulated all-reduce's S may be larger than a message: it moves S / N per step. */
+    uint64_t max = g->nccl || !strcmp(op, "collective") ? MIX_MAX_BYTES : MIX_MODEL_MAX_MSG;
     if (size > max) {
         g->rc = ft_err_set(g->err, -E2BIG,
                            "flow %s: %" PRIu64 " B is more than the %" PRIu64 " B a %s message "
@@ -102,8 +103,11 @@ static void coll(cJSON *f, const char *which, const char *dtype, long n, bool gr
         cJSON_AddBoolToObject(p, "graph", true);
 }
 
-/* The TP all-reduce of one phase: NCCL's all_reduce, or the ring's steps over tcp/verbs (a
- * ping-pong of S/N bytes: its half round trip is one step; the all-reduce is 2(N-1) of them). */
+/* The TP all-reduce of one phase: NCCL's all_reduce; over tcp a ring all-reduce's message
+ * pattern between this host and its peer (op collective, params.ranks = TP: 2 (TP - 1) steps of
+ * ceil(S / TP) bytes each way, engine/flow/ring.h), one sample per whole all-reduce; over verbs,
+ * which has no such op yet, the ring's steps as a ping-pong of S / TP bytes (its half round
+ * trip is one step; the all-reduce is 2 (TP - 1) of them). */
 static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t size,
                     uint64_t chunk, const struct model_layout *l, int steps, long per_decode)
 {
@@ -113,6 +117,24 @@ static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t
         snprintf(name, sizeof(name), "tp-%s-allreduce", phase);
         cJSON *f = flow(g, name, role, "collective", size);
         coll(f, "all_reduce", g->act_dtype, l->tp, decode);
+        per_step(f, decode ? (double)per_decode : 0);
+        return;
+    }
+    if (!strcmp(g->transport, "tcp")) {
+        snprintf(name, sizeof(name), "tp-%s-ring%ld", phase, l->tp);
+        if (!g->rc && chunk > MIX_MODEL_MAX_MSG) {
+            g->rc = ft_err_set(g->err, -E2BIG,
+                               "flow %s: a ring step of %" PRIu64 " B is more than the %" PRIu64
+                               " B a tcp message takes: lower --prompt or --batch",
+                               name, chunk, (uint64_t)MIX_MODEL_MAX_MSG);
+            return;
+        }
+        cJSON *f = flow(g, name, role, "collective", size);
+        if (f) {
+            cJSON *p = cJSON_AddObjectToObject(f, "params");
+            cJSON_AddStringToObject(p, "collective", "all_reduce");
+            cJSON_AddNumberToObject(p, "ranks", (double)l->tp);
+        }
         per_step(f, decode ? (double)per_decode : 0);
         return;
     }
@@ -199,10 +221,16 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
              "with the rest (loaded).",
              s->tp_allreduces, s->descs, b1, b2,
              g.nccl ? "NCCL runs the collectives themselves."
-                    : "Over tcp and verbs the collectives are emulated: tp-*-ringNxS is a ring "
-                      "all-reduce's pattern, N steps of S bytes, as a ping-pong of S (its half "
-                      "round trip is one step; the all-reduce takes N of them); moe-* is one "
-                      "peer's share of the all-to-all.");
+             : !strcmp(transport, "tcp")
+                 ? "Over tcp the collectives are emulated between this host and its peer: "
+                   "tp-*-ringN is a ring all-reduce's message pattern for N ranks, 2(N-1) "
+                   "full-duplex steps of S/N bytes each way, timed per whole all-reduce (the "
+                   "mean step beside it; not NCCL); moe-* is one peer's share of the "
+                   "all-to-all."
+                 : "Over verbs the collectives are emulated: tp-*-ringNxS is a ring "
+                   "all-reduce's steps, N steps of S bytes, as a ping-pong of S (its half "
+                   "round trip is one step; the all-reduce takes N of them); moe-* is one "
+                   "peer's share of the all-to-all.");
     buf[1023] = '\0';
     cJSON_AddStringToObject(doc, "lesson", buf);
     cJSON *ph = cJSON_AddArrayToObject(doc, "phases");
