@@ -103,15 +103,13 @@ static void coll(cJSON *f, const char *which, const char *dtype, long n, bool gr
         cJSON_AddBoolToObject(p, "graph", true);
 }
 
-/* The TP all-reduce of one phase: NCCL's all_reduce; over tcp a ring all-reduce's message
- * pattern between this host and its peer (op collective, params.ranks = TP: 2 (TP - 1) steps of
- * ceil(S / TP) bytes each way, engine/flow/ring.h), one sample per whole all-reduce; over verbs,
- * which has no such op yet, the ring's steps as a ping-pong of S / TP bytes (its half round
- * trip is one step; the all-reduce is 2 (TP - 1) of them). */
+/* The TP all-reduce of one phase: NCCL's all_reduce; over tcp and verbs a ring all-reduce's
+ * message pattern between this host and its peer (op collective, params.ranks = TP: 2 (TP - 1)
+ * steps of ceil(S / TP) bytes each way, engine/flow/ring.h), one sample per whole all-reduce. */
 static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t size,
-                    uint64_t chunk, const struct model_layout *l, int steps, long per_decode)
+                    uint64_t chunk, const struct model_layout *l, long per_decode)
 {
-    char name[64], b[24];
+    char name[64];
     bool decode = !strcmp(phase, "decode");
     if (g->nccl) {
         snprintf(name, sizeof(name), "tp-%s-allreduce", phase);
@@ -120,13 +118,13 @@ static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t
         per_step(f, decode ? (double)per_decode : 0);
         return;
     }
-    if (!strcmp(g->transport, "tcp")) {
+    {
         snprintf(name, sizeof(name), "tp-%s-ring%ld", phase, l->tp);
         if (!g->rc && chunk > MIX_MODEL_MAX_MSG) {
             g->rc = ft_err_set(g->err, -E2BIG,
                                "flow %s: a ring step of %" PRIu64 " B is more than the %" PRIu64
-                               " B a tcp message takes: lower --prompt or --batch",
-                               name, chunk, (uint64_t)MIX_MODEL_MAX_MSG);
+                               " B a %s message takes: lower --prompt or --batch",
+                               name, chunk, (uint64_t)MIX_MODEL_MAX_MSG, g->transport);
             return;
         }
         cJSON *f = flow(g, name, role, "collective", size);
@@ -136,12 +134,7 @@ static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t
             cJSON_AddNumberToObject(p, "ranks", (double)l->tp);
         }
         per_step(f, decode ? (double)per_decode : 0);
-        return;
     }
-    exact_bytes(chunk, b, sizeof(b));
-    snprintf(name, sizeof(name), "tp-%s-ring%dx%s", phase, steps, b);
-    /* Emulated: each all-reduce is `steps` ring steps, each one half round trip. */
-    per_step(flow(g, name, role, "pingpong", chunk), decode ? (double)per_decode * steps : 0);
 }
 
 /* The kv flow's params for one prompt's KV on one rank (engine/flow/kv.h), and the number of
@@ -221,16 +214,11 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
              "with the rest (loaded).",
              s->tp_allreduces, s->descs, b1, b2,
              g.nccl ? "NCCL runs the collectives themselves."
-             : !strcmp(transport, "tcp")
-                 ? "Over tcp the collectives are emulated between this host and its peer: "
-                   "tp-*-ringN is a ring all-reduce's message pattern for N ranks, 2(N-1) "
-                   "full-duplex steps of S/N bytes each way, timed per whole all-reduce (the "
-                   "mean step beside it; not NCCL); moe-* is one peer's share of the "
-                   "all-to-all."
-                 : "Over verbs the collectives are emulated: tp-*-ringNxS is a ring "
-                   "all-reduce's steps, N steps of S bytes, as a ping-pong of S (its half "
-                   "round trip is one step; the all-reduce takes N of them); moe-* is one "
-                   "peer's share of the all-to-all.");
+                    : "Over tcp and verbs the collectives are emulated between this host and its "
+                      "peer: tp-*-ringN is a ring all-reduce's message pattern for N ranks, "
+                      "2(N-1) full-duplex steps of S/N bytes each way, timed per whole "
+                      "all-reduce (the mean step beside it; not NCCL); moe-* is one peer's share "
+                      "of the all-to-all.");
     buf[1023] = '\0';
     cJSON_AddStringToObject(doc, "lesson", buf);
     cJSON *ph = cJSON_AddArrayToObject(doc, "phases");
@@ -240,10 +228,9 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
 
     char name[64];
     if (l->tp > 1) {
-        tp_flow(&g, "decode", "foreground", s->tp_decode, s->ring_decode_chunk, l, s->ring_steps,
+        tp_flow(&g, "decode", "foreground", s->tp_decode, s->ring_decode_chunk, l,
                 s->tp_allreduces);
-        tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l, s->ring_steps,
-                0);
+        tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l, 0);
     }
     /* KV transfer: over tcp and verbs a kv flow, the engine's descriptor list per request (the
      * name carries its count); over verbs vLLM's 64 READs in flight take 4 QPs (16 each, the

@@ -155,14 +155,15 @@ static void test_llama70b_flows(void **state)
     assert_true(jsonutil_num(f->params, "page_tokens", &v) && v == 16);
     assert_int_equal(mix_latency_kind_of(f), MIX_LAT_PER_REQUEST);
     mix_free(mix);
-    /* verbs: the ring's 14 steps of S / 8 as a ping-pong (no ring op over verbs yet), per_step
-     * 160 all-reduces x 14 steps; the same kv flow, its 64 READs in flight over 4 QPs (16
+    /* verbs: the same ring all-reduce; the same kv flow, its 64 READs in flight over 4 QPs (16
      * each). */
     make("Llama-3.1-70B", &l, "verbs", mix);
-    f = find(mix, "tp-decode-ring14x64KiB");
-    assert_int_equal(f->op, MIX_OP_PINGPONG);
-    assert_int_equal(f->size.bytes[0], 65536);
-    assert_true(f->per_step == 160 * 14);
+    f = find(mix, "tp-decode-ring8");
+    assert_int_equal(f->op, MIX_OP_COLLECTIVE);
+    assert_string_equal(f->transport, "verbs");
+    assert_int_equal(f->size.bytes[0], 8192 * 32 * 2);
+    assert_true(jsonutil_num(f->params, "ranks", &r) && r == 8);
+    assert_true(f->per_step == 160);
     f = find(mix, "kv-4KiBx81920");
     assert_int_equal(f->op, MIX_OP_KV);
     assert_true(jsonutil_num(f->params, "qps", &v) && v == 4);

@@ -24,6 +24,7 @@
 #include "engine/counters/counters_qp.h"
 #include "engine/flow/kv.h"
 #include "engine/flow/kv_worker.h"
+#include "engine/flow/ring.h"
 #include "engine/xport/verbs/verbs_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
@@ -61,6 +62,9 @@ struct verbs_client_flow {
     int kv_per_qp;    /* descriptors outstanding per QP: ceil(depth / qps), READs capped */
     int dev_rd_atom;  /* the device's max_qp_rd_atom */
     int qp_rd_atomic; /* READs a QP has in flight (verbs_res_connect sets 16) */
+    /* collective: the emulated ring (ranks 0: not one), its measured steps per point */
+    struct ring_params ring;
+    struct ring_acc *racc;
 };
 
 /* Report a failed completion: the status text, and the bound it should have come within. */
@@ -451,6 +455,78 @@ out:
     free(sge);
 }
 
+/* Receives kept posted per queue pair of a ring: the peer is at most one chunk ahead, so two
+ * may be consumed before this side re-posts; four leave room. */
+#define VERBS_RING_RECVS 4
+
+/* A ring all-reduce's pattern (engine/flow/ring.h): 2 (N - 1) dependent steps, each a SEND
+ * of the chunk to the peer (successor) while the peer's SEND of its chunk (predecessor) is
+ * received; a step ends when both its send completed and the peer's chunk arrived, and the
+ * next starts only then. The agent follows the same rule (srv_ring), so it may be one step
+ * ahead. One sample per whole all-reduce, the steps timed too. */
+static void run_ring(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct verbs_client_flow *v = f->xdata;
+    struct verbs_res *r = &v->res;
+    const int qp = w->idx, steps = ring_steps(v->ring.ranks);
+    const size_t h = verbs_res_half(r);
+    const uint64_t chunk = v->cfg.msg;
+    struct verbs_client_probe probe = {0};
+    struct ibv_wc wc[4];
+    while (flow_wait_running(w)) {
+        if (!flow_pace(w, (uint64_t)steps * chunk))
+            break;
+        int p = atomic_load_explicit(&f->point, memory_order_relaxed);
+        uint64_t t0 = flow_now_ns(), ts = t0, sum = 0, lo = UINT64_MAX, hi = 0;
+        for (int k = 0; k < steps; k++) {
+            if (verbs_res_post_op(r, qp, IBV_WR_SEND, (size_t)qp * r->slot, 0, 0, chunk, true, 1,
+                                  0)) {
+                flow_fail(f, "queue pair %d: posting a ring step's SEND failed: %s", qp,
+                          strerror(errno));
+                return;
+            }
+            bool sent = false, got = false;
+            uint64_t spins = 0;
+            probe.since_ns = ts;
+            while (!(sent && got)) {
+                int n = poll_send(f, v, qp, &probe, wc, 4);
+                if (n < 0)
+                    return;
+                sent |= n > 0;
+                if (!got) {
+                    n = poll_cq(f, v, r->rcq[qp], qp, wc, 1);
+                    if (n < 0)
+                        return;
+                    if (n > 0) {
+                        got = true;
+                        if (verbs_res_post_recv(r, qp, (size_t)qp * r->slot + h, h)) {
+                            flow_fail(f, "queue pair %d: posting a receive failed", qp);
+                            return;
+                        }
+                    }
+                }
+                if (!got && (spins & 0x3ff) == 0 && probe_tick(f, v, qp, &probe, flow_now_ns()) < 0)
+                    return;
+                if ((++spins & 0xfffff) == 0 && flow_state(f) == FLOW_ST_STOP)
+                    return;
+            }
+            uint64_t now = flow_now_ns(), d = now - ts;
+            ts = now;
+            sum += d;
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+            atomic_store_explicit(&w->last_progress_ns, now, memory_order_relaxed);
+        }
+        uint64_t dt = ts - t0;
+        if (flow_state(f) == FLOW_ST_MEASURE)
+            ring_acc_add(&v->racc[(size_t)w->idx * (size_t)f->npoints + (size_t)p], dt, steps, sum,
+                         lo, hi);
+        flow_record(w, dt);
+        flow_progress(w, (uint64_t)steps * chunk, (uint64_t)steps * chunk, 1);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     struct flow_worker *w = arg;
@@ -459,6 +535,8 @@ static void *worker_main(void *arg)
     flow_worker_begin(w);
     if (f->spec->op == MIX_OP_KV)
         run_kv(w);
+    else if (f->spec->op == MIX_OP_COLLECTIVE)
+        run_ring(w);
     else if (f->spec->op == MIX_OP_PINGPONG)
         run_pingpong(w);
     else if (f->spec->dir == MIX_DIR_TX || (f->spec->dir == MIX_DIR_BIDIR && w->idx < v->res.nqp))
@@ -564,6 +642,20 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
             v->kv_per_qp = v->qp_rd_atomic;
         qdepth = v->kv_per_qp + 1; /* and the notification */
     }
+    if (s->op == MIX_OP_COLLECTIVE) {
+        rc = ring_params_from(s, &v->ring, err);
+        if (rc < 0)
+            return rc;
+        v->cfg.msg = ring_chunk(s->size.bytes[0], v->ring.ranks);
+        v->cfg.verb = VERBS_SEND;
+        v->cfg.lat = VERBS_LAT_POLL;
+        qdepth = VERBS_RING_RECVS;
+        v->racc = xalloc_zero((size_t)f->nworkers_alloc * (size_t)f->npoints, sizeof(*v->racc));
+        /* busbw as nccl-tests computes it for all_reduce: S over the time, x 2 (N - 1) / N. */
+        f->bw_factor = ring_busbw_factor(v->ring.ranks);
+        for (int p = 0; p < f->npoints; p++)
+            f->points[p].bw_bytes = f->points[p].size;
+    }
     rc = verbs_res_alloc(&v->res, &v->cfg.want, nqp, v->cfg.msg, qdepth, err);
     if (rc < 0)
         return rc;
@@ -631,6 +723,14 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
                                err);
     if (rc < 0)
         return rc;
+    /* A ring's receives go up before the agent's side starts (after the echo below): its first
+     * SEND comes at once, and a SEND with no receive posted waits in RNR retries. */
+    for (int i = 0; v->ring.ranks && i < v->res.nqp; i++)
+        for (int k = 0; k < VERBS_RING_RECVS; k++)
+            if (verbs_res_post_recv(&v->res, i, (size_t)i * v->res.slot + verbs_res_half(&v->res),
+                                    verbs_res_half(&v->res)))
+                return ft_err_set(err, -EIO, "flow %s: posting the ring's receives failed",
+                                  s->name);
     rc = vb_prove(f, v, err);
     if (rc < 0)
         return rc;
@@ -685,6 +785,20 @@ void verbs_client_teardown(struct flow_rt *f)
         pthread_mutex_unlock(&f->lock);
     }
     kv_plan_free(v->kv);
+    if (v->racc && f->conditions) {
+        cJSON *pf = cJSON_CreateArray();
+        for (int p = 0; p < f->npoints; p++) {
+            struct ring_acc a = {0};
+            for (int i = 0; i < f->nworkers; i++)
+                ring_acc_merge(&a, &v->racc[(size_t)i * (size_t)f->npoints + (size_t)p]);
+            cJSON_AddItemToArray(pf, ring_figures("verbs", v->ring.ranks, f->points[p].size, &a));
+        }
+        pthread_mutex_lock(&f->lock);
+        cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
+        cJSON_AddItemToObject(f->conditions, "point_figures", pf);
+        pthread_mutex_unlock(&f->lock);
+    }
+    free(v->racc);
     free(v);
     f->xdata = NULL;
 }
@@ -726,8 +840,28 @@ void verbs_client_conditions(const struct flow_rt *f, cJSON *out)
         cJSON_AddNumberToObject(kv, "path_mtu_bytes", verbs_res_mtu_bytes(v->res.active_mtu));
         cJSON_AddItemToObject(out, "kv", kv);
     }
+    if (v->ring.ranks) {
+        char label[160];
+        ring_label("verbs", v->ring.ranks, label, sizeof(label));
+        cJSON *r = cJSON_AddObjectToObject(out, "ring");
+        cJSON_AddStringToObject(r, "pattern", label);
+        cJSON_AddStringToObject(r, "collective", "all_reduce");
+        cJSON_AddNumberToObject(r, "ranks", v->ring.ranks);
+        cJSON_AddNumberToObject(r, "steps_per_allreduce", ring_steps(v->ring.ranks));
+        cJSON_AddNumberToObject(r, "chunk_bytes", (double)v->cfg.msg);
+        cJSON_AddStringToObject(r, "emulation",
+                                "one RC queue pair carries both ring neighbours (the peer is "
+                                "successor and predecessor): each step a signalled SEND of the "
+                                "chunk while the peer's SEND is received (receives kept posted "
+                                "ahead), started when the previous step's chunk has arrived; the "
+                                "peer follows the same rule, so it may be one step ahead when "
+                                "an all-reduce starts");
+    }
     cJSON_AddStringToObject(out, "latency_method",
-                            f->spec->op == MIX_OP_KV       ? "per request: first descriptor "
+                            f->spec->op == MIX_OP_COLLECTIVE
+                                ? "per all-reduce: the first step's SEND posted to the last "
+                                  "step's chunk received"
+                            : f->spec->op == MIX_OP_KV     ? "per request: first descriptor "
                                                              "posted to the notification's "
                                                              "completion"
                             : f->spec->op == MIX_OP_STREAM ? "post to completion of signalled "
