@@ -5,7 +5,8 @@
 # all-reduce ran 2 (N - 1) = 6 steps of ceil(S / 4) bytes each way (payload = all-reduces x 2
 # x 6 x chunk), its latency (one sample per all-reduce) is at least 6 x the shortest measured
 # step, and algbw/busbw follow nccl-tests' all_reduce arithmetic. Then a hand mix whose S does
-# not divide by N (the chunk rounds up), and a bad ranks refused (65).
+# not divide by N (the chunk rounds up; the summary labels it and prints its steps), and a bad
+# ranks refused (65).
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
@@ -89,8 +90,13 @@ cat >"$tmp/ring.json" <<'JSON'
             "warmup_s": 0.2, "duration_s": 1, "concurrency": 2,
             "params": {"collective": "all_reduce", "ranks": 3}}]}
 JSON
-"$bin" run --mix "$tmp/ring.json" --json >"$tmp/r.json" 2>"$tmp/err" ||
+"$bin" run --mix "$tmp/ring.json" -o "$tmp/r.json" >"$tmp/r.txt" 2>"$tmp/err" ||
     bad "fabtop run of the hand ring mix failed: $(tail -3 "$tmp/err")"
+# The summary says what ran, and its steps.
+grep -q '^      ring all-reduce pattern over tcp, 3 ranks emulated between this host and its peer (not NCCL)$' \
+    "$tmp/r.txt" || bad "the summary does not label the ring: $(cat "$tmp/r.txt")"
+grep -Eq '^      4 steps of 333334 B each way, step mean [0-9.]+ us, algbw [0-9.]+ GB/s, busbw [0-9.]+ GB/s$' \
+    "$tmp/r.txt" || bad "the summary has no step line: $(cat "$tmp/r.txt")"
 python3 -c "$check" "$tmp/r.json" '{"ar3": [1000001, 3]}' 2>"$tmp/err" ||
     bad "the odd-sized all-reduce: $(tail -2 "$tmp/err")"
 
