@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/jsonutil.h"
@@ -44,6 +45,21 @@ struct verbs_client_probe {
     bool out;          /* a probe is in flight */
 };
 
+/* A kv worker's cost of issuing work requests: how many it posted, the CPU time of its
+ * thread over those requests (posting and busy-polling their completions), and the CPU time
+ * inside ibv_post_send alone (CLOCK_THREAD_CPUTIME_ID, clock_gettime(2)). */
+struct verbs_client_wr_cost {
+    uint64_t wrs, posts, thread_ns, post_ns;
+};
+
+/* This thread's CPU time (ns). */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 struct verbs_client_flow {
     struct verbs_params cfg;
     struct verbs_res res;
@@ -62,6 +78,8 @@ struct verbs_client_flow {
     int kv_per_qp;    /* descriptors outstanding per QP: ceil(depth / qps), READs capped */
     int dev_rd_atom;  /* the device's max_qp_rd_atom */
     int qp_rd_atomic; /* READs a QP has in flight (verbs_res_connect sets 16) */
+    /* kv: the cost of issuing descriptors, per [worker][point], measured requests only */
+    struct verbs_client_wr_cost *wrc;
     /* collective: the emulated ring (ranks 0: not one), its measured steps per point */
     struct ring_params ring;
     struct ring_acc *racc;
@@ -367,6 +385,12 @@ static void run_kv(struct flow_worker *w)
     kv_worker_init(&kw, k, w);
     const struct kv_job *jb;
     while ((jb = kv_worker_next(&kw))) {
+        /* The cost of issuing, timed while measuring only (clock_gettime of the thread's CPU
+         * clock is a system call: kept off the warm-up). */
+        const bool cost = flow_state(f) == FLOW_ST_MEASURE;
+        struct verbs_client_wr_cost wc0 = {0};
+        const int pt = atomic_load_explicit(&f->point, memory_order_relaxed);
+        uint64_t cpu0 = cost ? thread_cpu_ns() : 0;
         uint64_t t0 = flow_now_ns();
         long posted = 0, done = 0;
         int turn = 0; /* the QP the next descriptor goes to */
@@ -397,7 +421,13 @@ static void run_kv(struct flow_worker *w)
                 if (!n)
                     continue;
                 struct ibv_send_wr *bad = NULL;
+                uint64_t c0 = cost ? thread_cpu_ns() : 0;
                 int rc = ibv_post_send(r->qp[qp], wr, &bad);
+                if (cost) {
+                    wc0.post_ns += thread_cpu_ns() - c0;
+                    wc0.posts++;
+                    wc0.wrs += (uint64_t)n;
+                }
                 if (rc) {
                     flow_fail(f, "queue pair %d: posting %d KV work requests failed: %s", qp, n,
                               strerror(rc));
@@ -448,6 +478,13 @@ static void run_kv(struct flow_worker *w)
                 goto out;
         }
         kv_worker_done(&kw, jb, t0, dts, read);
+        if (cost && flow_state(f) == FLOW_ST_MEASURE) {
+            struct verbs_client_wr_cost *a = &v->wrc[(size_t)w->idx * (size_t)f->npoints + pt];
+            a->wrs += wc0.wrs + 1; /* and the notification */
+            a->posts += wc0.posts + 1;
+            a->post_ns += wc0.post_ns;
+            a->thread_ns += thread_cpu_ns() - cpu0;
+        }
     }
 out:
     free(dts);
@@ -641,6 +678,7 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
         if (v->cfg.verb == VERBS_READ && v->kv_per_qp > v->qp_rd_atomic)
             v->kv_per_qp = v->qp_rd_atomic;
         qdepth = v->kv_per_qp + 1; /* and the notification */
+        v->wrc = xalloc_zero((size_t)f->nworkers_alloc * (size_t)f->npoints, sizeof(*v->wrc));
     }
     if (s->op == MIX_OP_COLLECTIVE) {
         rc = ring_params_from(s, &v->ring, err);
@@ -760,6 +798,41 @@ void verbs_client_stop(struct flow_rt *f)
     flow_join_workers(f);
 }
 
+/* The cost of issuing descriptors into each point's kv figures: work requests per second per
+ * core, over the posting thread's CPU time (posting and busy-polling) and over the CPU time
+ * inside ibv_post_send alone. */
+static void wr_cost_figures(struct flow_rt *f, struct verbs_client_flow *v, cJSON *pf)
+{
+    for (int p = 0; p < f->npoints; p++) {
+        cJSON *kv = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pf, p), "kv");
+        if (!kv)
+            continue;
+        struct verbs_client_wr_cost a = {0};
+        for (int i = 0; i < f->nworkers; i++) {
+            const struct verbs_client_wr_cost *b = &v->wrc[(size_t)i * (size_t)f->npoints + p];
+            a.wrs += b->wrs;
+            a.posts += b->posts;
+            a.thread_ns += b->thread_ns;
+            a.post_ns += b->post_ns;
+        }
+        cJSON *c = cJSON_AddObjectToObject(kv, "issue_cost");
+        cJSON_AddNumberToObject(c, "work_requests", (double)a.wrs);
+        cJSON_AddNumberToObject(c, "ibv_post_send_calls", (double)a.posts);
+        cJSON_AddNumberToObject(c, "thread_cpu_s", a.thread_ns / 1e9);
+        cJSON_AddNumberToObject(c, "post_cpu_s", a.post_ns / 1e9);
+        jsonutil_add_num_or_null(c, "work_requests_per_thread_cpu_s", a.thread_ns > 0,
+                                 a.thread_ns ? (double)a.wrs / (a.thread_ns / 1e9) : 0);
+        jsonutil_add_num_or_null(c, "work_requests_per_post_cpu_s", a.post_ns > 0,
+                                 a.post_ns ? (double)a.wrs / (a.post_ns / 1e9) : 0);
+        cJSON_AddStringToObject(c, "method",
+                                "work requests posted (descriptors and notifications) over the "
+                                "posting threads' CPU seconds (CLOCK_THREAD_CPUTIME_ID) of the "
+                                "measured requests: thread_cpu includes busy-polling the "
+                                "completions, post_cpu is inside ibv_post_send only; per core, "
+                                "one thread per worker");
+    }
+}
+
 void verbs_client_teardown(struct flow_rt *f)
 {
     struct verbs_client_flow *v = f->xdata;
@@ -779,11 +852,13 @@ void verbs_client_teardown(struct flow_rt *f)
                                                  "completion"
                                                : "request posted to the descriptor's RDMA WRITE "
                                                  "completion (acknowledged by the peer)");
+        wr_cost_figures(f, v, pf);
         pthread_mutex_lock(&f->lock);
         cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
         cJSON_AddItemToObject(f->conditions, "point_figures", pf);
         pthread_mutex_unlock(&f->lock);
     }
+    free(v->wrc);
     kv_plan_free(v->kv);
     if (v->racc && f->conditions) {
         cJSON *pf = cJSON_CreateArray();
