@@ -5,7 +5,7 @@ ceil(S / N) bytes each way per all-reduce (payload = all-reduces x 2 x steps x c
 latency sample per all-reduce, at least steps x the shortest step; busbw = algbw x 2 (N - 1) / N.
 The wire: rdma_rxe has no byte counters, so the packets the port sent are at least both ends'
 SENDs, 2 x all-reduces x steps x ceil(chunk / path MTU) (loopback counts both ends; a lower
-bound, the warm-up and ACKs come on top)."""
+bound, the warm-up and ACKs come on top). A model's mix over verbs runs its TP flows so."""
 import json, math, os, sys
 
 out = sys.argv[1]
@@ -61,5 +61,33 @@ for name, S, N in [("ring4", 65536, 4), ("ring3", 65537, 3)]:
                                               chunk, mtu))
     except (OSError, KeyError, ValueError, IndexError, TypeError) as e:
         check(False, "%s: no usable results (%s: %s)" % (name, type(e).__name__, e))
+
+# The model's mix over verbs: its TP flows are the ring pattern for 2 ranks (2 steps of 4 KiB
+# for the decode all-reduce of 8 KiB), per_step the all-reduces of a decode step.
+try:
+    rc = int(open(os.path.join(out, "model.rc")).read())
+    d = json.load(open(os.path.join(out, "model.json")))
+    mf = {f["name"]: f for f in d["mix"]["flows"]}
+    check(rc == 0 and mf["tp-decode-ring2"]["op"] == "collective" and
+          mf["tp-decode-ring2"]["per_step"] == 64 and
+          mf["tp-decode-ring2"]["params"]["ranks"] == 2,
+          "model: exit %d, tp-decode-ring2 an all-reduce of 2 ranks, 64 per decode step" % rc)
+    seen = 0
+    for ph in d["phases"]:
+        for f in ph["flows"]:
+            if f["name"] != "tp-decode-ring2":
+                continue
+            g = f["points"][0]["ring"]
+            seen += 1
+            check(f["status"] == "ok" and g["pattern"].startswith(
+                "ring all-reduce pattern over verbs, 2 ranks emulated") and
+                  g["steps_per_allreduce"] == 2 and g["chunk_bytes"] == 4096 and
+                  f["points"][0]["ops"] > 0 and
+                  f["points"][0]["payload_bytes"] == f["points"][0]["ops"] * 2 * 2 * 4096,
+                  "model %s: %d all-reduces of 2 steps of 4096 B, step mean %.0f us" %
+                  (ph["name"], f["points"][0]["ops"], g.get("step_mean_us", -1)))
+    check(seen == 2, "model: the decode all-reduce ran quiet and loaded (%d)" % seen)
+except (OSError, KeyError, ValueError, IndexError, TypeError) as e:
+    check(False, "model: no usable results (%s: %s)" % (type(e).__name__, e))
 
 sys.exit(1 if fails else 0)

@@ -1,7 +1,8 @@
 # Runs inside the rxe-vm guest (busybox sh): a ring all-reduce's message pattern over verbs on
 # rxe0, a `fabtop serve` agent and a `fabtop run` client in the one guest (rxe loops the
 # packets back). S = 64 KiB over 4 ranks: 6 steps of 16 KiB each way per all-reduce, as SENDs;
-# then 65,537 B over 3 ranks (a remainder: 4 steps of 21,846 B). hw_counters around each run
+# then 65,537 B over 3 ranks (a remainder: 4 steps of 21,846 B); then a model's mix over verbs
+# (`fabtop run --model --transport verbs`). hw_counters around each run
 # go to $OUT for check_ring_verbs.py. Short: TCG moves a few MB/s.
 command -v fabtop >/dev/null || { echo "fabtop was not carried into the guest"; exit 1; }
 key=/tmp/key
@@ -31,4 +32,11 @@ J
 }
 ring ring4 65536 4
 ring ring3 65537 3
+# A model's mix over verbs: Llama-3.1-8B at TP 2, batch 1 (S = 8 KiB: 2 steps of 4 KiB), a
+# 16-token prompt (the kv flow moves 1 MiB a request) to keep TCG's time short.
+# The preset is carried as its config file (/tmp is a fresh tmpfs; no presets installed).
+fabtop run --model /usr/share/fabtop-test/Llama-3.1-8B.json --tp 2 --batch 1 --prompt 16 --transport verbs --duration 1 \
+    --peer 127.0.0.1 --key-file $key --no-pin -o "$OUT/model.json" >"$OUT/model.out" 2>&1
+echo $? >"$OUT/model.rc"
+echo "--- model (exit $(cat "$OUT/model.rc"))"; tail -12 "$OUT/model.out"
 exit 0

@@ -11,6 +11,7 @@ logdir=${FABTOP_BUILD:-$tmp}/vm-logs
 rm -rf "$logdir/vm_ring_verbs.out"
 rc=0
 sh "$here/rxe-vm.sh" --pkg python3 --timeout 300 --bin "$FABTOP_BIN" \
+    --file "$here/../../engine/models/Llama-3.1-8B.json:/usr/share/fabtop-test/Llama-3.1-8B.json" \
     --guest-script "$here/ring_verbs.guest.sh" --outdir "$logdir/vm_ring_verbs.out" \
     --log "$logdir/vm_ring_verbs.console.log" || rc=$?
 [ $rc != 77 ] || exit 77
