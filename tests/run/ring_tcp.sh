@@ -5,8 +5,8 @@
 # all-reduce ran 2 (N - 1) = 6 steps of ceil(S / 4) bytes each way (payload = all-reduces x 2
 # x 6 x chunk), its latency (one sample per all-reduce) is at least 6 x the shortest measured
 # step, and algbw/busbw follow nccl-tests' all_reduce arithmetic. Then a hand mix whose S does
-# not divide by N (the chunk rounds up; the summary labels it and prints its steps), and a bad
-# ranks refused (65).
+# not divide by N (the chunk rounds up; the summary labels it and prints its steps), a bad
+# ranks refused (65), and the peer's agent killed mid-run failing the flow with its reason (2).
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
@@ -106,6 +106,38 @@ sed 's/"ranks": 3/"ranks": 1/' "$tmp/ring.json" >"$tmp/bad.json"
 rc=$?
 [ $rc = 65 ] || bad "ranks 1: exit $rc, want 65"
 grep -q "params.ranks" "$tmp/err" || bad "ranks 1: the message does not name params.ranks: $(cat "$tmp/err")"
+
+# 4. The peer's agent killed in the middle of the all-reduces: the flow fails (exit 2) naming
+#    the ring step and the closed connection, within a few seconds.
+"$bin" serve --gen-key "$tmp/key" >/dev/null || bad "fabtop serve --gen-key"
+"$bin" serve --listen 127.0.0.1:0 --key-file "$tmp/key" >"$tmp/serve.log" 2>&1 &
+srv=$!
+trap 'kill $srv 2>/dev/null; rm -rf "$tmp"' EXIT
+n=0 port=
+until [ -n "$port" ]; do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\):.*/\1/p' "$tmp/serve.log")
+    n=$((n + 1)); [ $n -le 100 ] || { bad "fabtop serve never listened: $(cat "$tmp/serve.log")"; break; }
+    [ -n "$port" ] || sleep 0.05
+done
+sed 's/"duration_s": 1/"duration_s": 20/' "$tmp/ring.json" >"$tmp/long.json"
+t0=$(date +%s)
+"$bin" run --mix "$tmp/long.json" --peer 127.0.0.1:$port --key-file "$tmp/key" \
+    -o "$tmp/k.json" >"$tmp/k.out" 2>&1 &
+cli=$!
+sleep 1.5
+kill $srv
+wait $cli
+rc=$?
+t1=$(date +%s)
+[ $rc = 2 ] || bad "agent killed: exit $rc, want 2 (a flow failed)"
+[ $((t1 - t0)) -le 10 ] || bad "agent killed: the run took $((t1 - t0)) s"
+python3 - "$tmp/k.json" <<'PY' || bad "agent killed: the failure is not named"
+import json, sys
+f = json.load(open(sys.argv[1]))["phases"][0]["flows"][0]
+assert f["status"] == "failed", f["status"]
+assert "ring all-reduce step" in f["error"] and "closed" in f["error"], f["error"]
+PY
+grep -q "tcp: collective tx" "$tmp/serve.log" || bad "the agent did not log the ring's flow"
 
 [ $fail = 0 ] && echo "PASS: ring all-reduce pattern over loopback TCP"
 exit $fail
