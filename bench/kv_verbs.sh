@@ -2,7 +2,9 @@
 # kv_verbs.sh: fabtop's kv op over verbs (one KV request as a list of READs or WRITEs, timed
 # per request) against perftest's ib_read_bw / ib_write_bw with the same descriptor size and
 # depth, on Soft-RoCE in the tests' qemu VM (TCG, single VM, rxe0 loopback), alternating
-# ROUNDS times (default 5) in one VM run; prints median goodput ratios with their spread.
+# ROUNDS times (default 5) in one VM run; prints median goodput ratios with their spread, and
+# beside them the cost of issuing descriptors: fabtop's work requests posted per CPU second of
+# the posting thread (and of ibv_post_send alone), work requests per second per core.
 #   bench/kv_verbs.sh [BUILD_DIR]        (as root; the first run builds the VM image)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)

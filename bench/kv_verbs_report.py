@@ -3,7 +3,10 @@
 descriptor size and depth) from bench/kv_verbs.guest.sh. fabtop's goodput is the requests'
 payload over the measured window (per-request notifications and the gaps between requests
 included); perftest's "BW average" is in MB/sec of 2^20 bytes, converted to Gb/s (10^9
-bit/s)."""
+bit/s). The cost of issuing descriptors: fabtop's work requests posted (descriptors and
+notifications) per CPU second of the posting thread (CLOCK_THREAD_CPUTIME_ID over the measured
+requests, busy-polling included), and per CPU second inside ibv_post_send alone: work requests
+per second per core."""
 import json, os, re, statistics, sys
 
 out = sys.argv[1]
@@ -14,7 +17,9 @@ def fabtop(name, i):
     with open(os.path.join(out, "fabtop-%s-%d.json" % (name, i))) as f:
         fl = json.load(f)["phases"][0]["flows"][0]
     p = fl["points"][0]
-    return p["goodput_gbps"], p["latency"]["p50"], p["ops"]
+    c = p["kv"]["issue_cost"]
+    return (p["goodput_gbps"], p["latency"]["p50"], p["ops"],
+            c["work_requests_per_thread_cpu_s"], c["work_requests_per_post_cpu_s"])
 
 
 def perftest(name, i):
@@ -33,10 +38,10 @@ def summary(v):
 fails = 0
 for name, what in [("read4k", "vLLM READ 4 KiB x 1,024 a request, depth 16, 1 QP, Gb/s"),
                    ("write64k", "SGLang WRITE 64 KiB x 64 a request, depth 16, 1 QP, Gb/s")]:
-    f, p, ratio, lat, reqs = [], [], [], [], []
+    f, p, ratio, lat, reqs, wth, wpo = [], [], [], [], [], [], []
     for i in range(1, rounds + 1):
         try:
-            (g, l, n), b = fabtop(name, i), perftest(name, i)
+            (g, l, n, t, o), b = fabtop(name, i), perftest(name, i)
         except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
             print("  round %d %s: %s" % (i, name, e))
             continue
@@ -44,6 +49,8 @@ for name, what in [("read4k", "vLLM READ 4 KiB x 1,024 a request, depth 16, 1 QP
         p.append(b)
         lat.append(l / 1000)
         reqs.append(n)
+        wth.append(t)
+        wpo.append(o)
         if b > 0:
             ratio.append(g / b)
     print(what)
@@ -58,5 +65,7 @@ for name, what in [("read4k", "vLLM READ 4 KiB x 1,024 a request, depth 16, 1 QP
     ok = med >= 0.9
     print("  ratio fabtop/perftest " + summary(ratio) + "  target >= 0.90: " +
           ("met" if ok else "MISSED"))
+    print("  fabtop work requests per second per core, posting thread CPU " + summary(wth))
+    print("  fabtop work requests per second per core, inside ibv_post_send " + summary(wpo))
     fails += not ok
 sys.exit(1 if fails else 0)

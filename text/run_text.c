@@ -230,6 +230,19 @@ static void flow_table(struct strbuf *sb, const struct results_flow *fl)
         if (!results_bool_true(&pt->complete))
             strbuf_add(sb, "  (partial)");
         strbuf_add(sb, "\n");
+        /* An emulated all-reduce (engine/flow/ring.h): what it was, and its steps. */
+        const cJSON *rg = cJSON_GetObjectItem(pt->figures, "ring");
+        const char *pat = jsonutil_str(rg, "pattern");
+        double steps = 0, chunk = 0, sm = 0, alg = 0, bus = 0;
+        if (pat && jsonutil_num(rg, "steps_per_allreduce", &steps) &&
+            jsonutil_num(rg, "chunk_bytes", &chunk)) {
+            strbuf_printf(sb, "      %s\n      %.0f steps of %.0f B each way", pat, steps, chunk);
+            if (jsonutil_num(rg, "step_mean_us", &sm) && jsonutil_num(rg, "algbw_GBps", &alg) &&
+                jsonutil_num(rg, "busbw_GBps", &bus))
+                strbuf_printf(sb, ", step mean %.1f us, algbw %.3f GB/s, busbw %.3f GB/s", sm, alg,
+                              bus);
+            strbuf_add(sb, "\n");
+        }
     }
     ceiling_line(sb, fl, sim || coll || copy, copy);
 }

@@ -23,7 +23,8 @@ enum mix_op {
     MIX_OP_PINGPONG = 0, /* one message each way, one in flight: latency = half round trip */
     MIX_OP_STREAM,       /* one direction as fast as allowed: throughput */
     MIX_OP_RR,           /* request/response with `concurrency` outstanding: round trip */
-    MIX_OP_COLLECTIVE,   /* GPU collective (NCCL): per operation */
+    MIX_OP_COLLECTIVE,   /* GPU collective (NCCL), or over tcp a ring all-reduce's message
+                          * pattern (engine/flow/ring.h): per operation */
     MIX_OP_COPY,         /* host<->GPU copies (background contention) */
     MIX_OP_KV,           /* KV-cache transfer: a request is a list of descriptors (params:
                           * engine/flow/kv.h), timed from the first posted to the notification */
@@ -75,7 +76,7 @@ struct mix_flow {
      * at most 15 bytes): the results' scoreboard groups flows by it. "": none given. */
     char class_name[16];
     /* Operations of this flow on one decode step's critical path (the TP all-reduces, or
-     * their ring steps when emulated, the PP sends, the MoE dispatches): the step's
+     * their ring steps when emulated by a ping-pong, the PP sends, the MoE dispatches): the step's
      * communication time is the sum of per_step x latency over flows. 0: not on it. */
     double per_step;
     char transport[16]; /* "tcp", "verbs", "nccl", "sim" */

@@ -41,7 +41,8 @@ static cJSON *flow(struct gen *g, const char *name, const char *role, const char
         g->rc = ft_err_set(g->err, -EINVAL, "flow name '%s' is too long (internal)", name);
         return NULL;
     }
-    uint64_t max = g->nccl ? MIX_MAX_BYTES : MIX_MODEL_MAX_MSG;
+    /* An emulated all-reduce's S may be larger than a message: it moves S / N per step. */
+    uint64_t max = g->nccl || !strcmp(op, "collective") ? MIX_MAX_BYTES : MIX_MODEL_MAX_MSG;
     if (size > max) {
         g->rc = ft_err_set(g->err, -E2BIG,
                            "flow %s: %" PRIu64 " B is more than the %" PRIu64 " B a %s message "
@@ -102,12 +103,13 @@ static void coll(cJSON *f, const char *which, const char *dtype, long n, bool gr
         cJSON_AddBoolToObject(p, "graph", true);
 }
 
-/* The TP all-reduce of one phase: NCCL's all_reduce, or the ring's steps over tcp/verbs (a
- * ping-pong of S/N bytes: its half round trip is one step; the all-reduce is 2(N-1) of them). */
+/* The TP all-reduce of one phase: NCCL's all_reduce; over tcp and verbs a ring all-reduce's
+ * message pattern between this host and its peer (op collective, params.ranks = TP: 2 (TP - 1)
+ * steps of ceil(S / TP) bytes each way, engine/flow/ring.h), one sample per whole all-reduce. */
 static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t size,
-                    uint64_t chunk, const struct model_layout *l, int steps, long per_decode)
+                    uint64_t chunk, const struct model_layout *l, long per_decode)
 {
-    char name[64], b[24];
+    char name[64];
     bool decode = !strcmp(phase, "decode");
     if (g->nccl) {
         snprintf(name, sizeof(name), "tp-%s-allreduce", phase);
@@ -116,10 +118,23 @@ static void tp_flow(struct gen *g, const char *phase, const char *role, uint64_t
         per_step(f, decode ? (double)per_decode : 0);
         return;
     }
-    exact_bytes(chunk, b, sizeof(b));
-    snprintf(name, sizeof(name), "tp-%s-ring%dx%s", phase, steps, b);
-    /* Emulated: each all-reduce is `steps` ring steps, each one half round trip. */
-    per_step(flow(g, name, role, "pingpong", chunk), decode ? (double)per_decode * steps : 0);
+    {
+        snprintf(name, sizeof(name), "tp-%s-ring%ld", phase, l->tp);
+        if (!g->rc && chunk > MIX_MODEL_MAX_MSG) {
+            g->rc = ft_err_set(g->err, -E2BIG,
+                               "flow %s: a ring step of %" PRIu64 " B is more than the %" PRIu64
+                               " B a %s message takes: lower --prompt or --batch",
+                               name, chunk, (uint64_t)MIX_MODEL_MAX_MSG, g->transport);
+            return;
+        }
+        cJSON *f = flow(g, name, role, "collective", size);
+        if (f) {
+            cJSON *p = cJSON_AddObjectToObject(f, "params");
+            cJSON_AddStringToObject(p, "collective", "all_reduce");
+            cJSON_AddNumberToObject(p, "ranks", (double)l->tp);
+        }
+        per_step(f, decode ? (double)per_decode : 0);
+    }
 }
 
 /* The kv flow's params for one prompt's KV on one rank (engine/flow/kv.h), and the number of
@@ -199,10 +214,11 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
              "with the rest (loaded).",
              s->tp_allreduces, s->descs, b1, b2,
              g.nccl ? "NCCL runs the collectives themselves."
-                    : "Over tcp and verbs the collectives are emulated: tp-*-ringNxS is a ring "
-                      "all-reduce's pattern, N steps of S bytes, as a ping-pong of S (its half "
-                      "round trip is one step; the all-reduce takes N of them); moe-* is one "
-                      "peer's share of the all-to-all.");
+                    : "Over tcp and verbs the collectives are emulated between this host and its "
+                      "peer: tp-*-ringN is a ring all-reduce's message pattern for N ranks, "
+                      "2(N-1) full-duplex steps of S/N bytes each way, timed per whole "
+                      "all-reduce (the mean step beside it; not NCCL); moe-* is one peer's share "
+                      "of the all-to-all.");
     buf[1023] = '\0';
     cJSON_AddStringToObject(doc, "lesson", buf);
     cJSON *ph = cJSON_AddArrayToObject(doc, "phases");
@@ -212,10 +228,9 @@ cJSON *mix_model_json(const struct model_config *m, const struct model_layout *l
 
     char name[64];
     if (l->tp > 1) {
-        tp_flow(&g, "decode", "foreground", s->tp_decode, s->ring_decode_chunk, l, s->ring_steps,
+        tp_flow(&g, "decode", "foreground", s->tp_decode, s->ring_decode_chunk, l,
                 s->tp_allreduces);
-        tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l, s->ring_steps,
-                0);
+        tp_flow(&g, "prefill", "background", s->tp_prefill, s->ring_prefill_chunk, l, 0);
     }
     /* KV transfer: over tcp and verbs a kv flow, the engine's descriptor list per request (the
      * name carries its count); over verbs vLLM's 64 READs in flight take 4 QPs (16 each, the

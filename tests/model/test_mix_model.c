@@ -125,15 +125,25 @@ static void test_llama70b_flows(void **state)
     assert_int_equal(f->size.bytes[0], 4096);
     assert_non_null(strstr(mix->description, "huggingface.co/meta-llama/Llama-3.1-70B"));
     mix_free(mix);
-    /* tcp: the ring's 14 steps of S / 8, as a ping-pong; the KV descriptors as a kv flow: one
-     * request of 80 layers x K and V x 512 pages. */
+    /* tcp: the all-reduce as a ring's pattern for 8 ranks (op collective, S the whole
+     * all-reduce, 14 steps of S / 8 = 64 KiB), per_step the all-reduces of a decode step (80
+     * layers x 2), not their steps; the KV descriptors as a kv flow: one request of 80 layers
+     * x K and V x 512 pages. */
     make("Llama-3.1-70B", &l, "tcp", mix);
-    f = find(mix, "tp-decode-ring14x64KiB");
-    assert_int_equal(f->op, MIX_OP_PINGPONG);
-    assert_int_equal(f->size.bytes[0], 65536);
+    f = find(mix, "tp-decode-ring8");
+    assert_int_equal(f->op, MIX_OP_COLLECTIVE);
+    assert_string_equal(f->transport, "tcp");
+    assert_int_equal(f->size.bytes[0], 8192 * 32 * 2);
     assert_int_equal(f->role, MIX_ROLE_FOREGROUND);
-    f = find(mix, "tp-prefill-ring14x16MiB");
-    assert_int_equal(f->size.bytes[0], 16ull << 20);
+    assert_string_equal(jsonutil_str(f->params, "collective"), "all_reduce");
+    double r = 0;
+    assert_true(jsonutil_num(f->params, "ranks", &r) && r == 8);
+    assert_true(f->per_step == 160);
+    assert_int_equal(mix_latency_kind_of(f), MIX_LAT_PER_OP);
+    f = find(mix, "tp-prefill-ring8");
+    assert_int_equal(f->op, MIX_OP_COLLECTIVE);
+    assert_int_equal(f->size.bytes[0], 128ull << 20);
+    assert_true(f->per_step == 0);
     f = find(mix, "kv-4KiBx81920");
     assert_int_equal(f->op, MIX_OP_KV);
     assert_int_equal(f->size.bytes[0], 4096);
@@ -145,8 +155,15 @@ static void test_llama70b_flows(void **state)
     assert_true(jsonutil_num(f->params, "page_tokens", &v) && v == 16);
     assert_int_equal(mix_latency_kind_of(f), MIX_LAT_PER_REQUEST);
     mix_free(mix);
-    /* verbs: the same kv flow, its 64 READs in flight over 4 QPs (16 each). */
+    /* verbs: the same ring all-reduce; the same kv flow, its 64 READs in flight over 4 QPs (16
+     * each). */
     make("Llama-3.1-70B", &l, "verbs", mix);
+    f = find(mix, "tp-decode-ring8");
+    assert_int_equal(f->op, MIX_OP_COLLECTIVE);
+    assert_string_equal(f->transport, "verbs");
+    assert_int_equal(f->size.bytes[0], 8192 * 32 * 2);
+    assert_true(jsonutil_num(f->params, "ranks", &r) && r == 8);
+    assert_true(f->per_step == 160);
     f = find(mix, "kv-4KiBx81920");
     assert_int_equal(f->op, MIX_OP_KV);
     assert_true(jsonutil_num(f->params, "qps", &v) && v == 4);
@@ -161,7 +178,8 @@ static void test_llama70b_flows(void **state)
     mix_free(mix);
     l.engine = MODEL_ENGINE_VLLM;
     make("Llama-3.1-70B", &l, "tcp", mix);
-    assert_non_null(strstr(mix->lesson, "ring"));
+    assert_non_null(strstr(mix->lesson, "ring all-reduce's message pattern"));
+    assert_non_null(strstr(mix->lesson, "not NCCL"));
     mix_free(mix);
     free(mix);
 }

@@ -34,7 +34,7 @@ assert "Jain" in sb["basis"] and "microseconds" in sb["basis"]
 cls = {c["class"]: c for c in sb["classes"]}
 assert set(cls) == {"tp", "kv"}, cls.keys()
 tp = cls["tp"]
-assert tp["flows"] == 2 and tp["latency_kind"] == "half_round_trip", tp
+assert tp["flows"] == 2 and tp["latency_kind"] == "per_operation", tp
 assert tp["slo"] == "p99<50ms" and tp["slo_bound_us"] == 50000, tp
 assert tp["fairness_of"] == "ops_per_s"
 for ph in ("quiet", "loaded"):
@@ -52,8 +52,9 @@ assert "slo" not in kv and "quiet" not in kv, kv
 assert kv["loaded"]["samples"] > 0 and kv["loaded"]["p50_us"] > 0, kv
 st = sb["step"]
 assert st["budget_ms"] == 25 and st["budget_from"] == "--step-budget 25ms", st
-# Llama-3.1-8B: 32 layers, 2 all-reduces each; TP 2 over tcp: 2 ring steps per all-reduce.
-assert st["terms"] == [{"flow": "tp-decode-ring2x128KiB", "per_step": 128}], st["terms"]
+# Llama-3.1-8B: 32 layers, 2 all-reduces each; TP 2 over tcp: a ring all-reduce per term (its
+# 2 steps are inside the per-all-reduce latency, not in per_step).
+assert st["terms"] == [{"flow": "tp-decode-ring2", "per_step": 64}], st["terms"]
 for ph in ("quiet", "loaded"):
     s = st[ph]
     assert 0 < s["comm_p50_us"] <= s["comm_p99_us"], s
@@ -61,16 +62,16 @@ for ph in ("quiet", "loaded"):
     assert abs(s["tokens_per_s_p99"] - 1e6 / s["comm_p99_us"]) < 1e-6
 # The mix records the class and per_step too.
 mf = {f["name"]: f for f in d["mix"]["flows"]}
-assert mf["tp-decode-ring2x128KiB"]["class"] == "tp"
-assert mf["tp-decode-ring2x128KiB"]["per_step"] == 128
-assert "per_step" not in mf["tp-prefill-ring2x32MiB"]
+assert mf["tp-decode-ring2"]["class"] == "tp"
+assert mf["tp-decode-ring2"]["per_step"] == 64
+assert "per_step" not in mf["tp-prefill-ring2"]
 EOF
 out="$tmp/model.out"
 grep -q '^Scoreboard by flow class' "$out" || fail "summary: no scoreboard"
 grep -Eq '^  tp +2 ' "$out" || fail "summary: no tp row"
 grep -Eq '^  tp +p99<50ms +[0-9.]+% +(yes|NO) ' "$out" || fail "summary: no tp SLO row"
 grep -Eq '^  kv +- +- +- ' "$out" || fail "summary: no kv SLO row"
-grep -q '^  tp-decode-ring2x128KiB x 128$' "$out" || fail "summary: no step term"
+grep -q '^  tp-decode-ring2 x 64$' "$out" || fail "summary: no step term"
 grep -q '^  step budget 25 ms (--step-budget 25ms)$' "$out" || fail "summary: no budget"
 grep -Eq '^    tokens/s bound p99 \(1 sequence\) +[0-9]+ +[0-9]+$' "$out" ||
     fail "summary: no tokens/s bound"

@@ -1,8 +1,10 @@
 /* xport_tcp: the TCP transport. Client side: data connections to the peer agent, one
  * worker thread per connection (two for a bidirectional stream), ping-pong (half round
- * trip, TCP_NODELAY), request/response (round trip), streams; TCP_INFO sampled per
- * connection. Agent side: the "tcp.open" request makes a one-shot listener that accepts
- * only the authenticated client's address presenting the session's random token. */
+ * trip, TCP_NODELAY), request/response (round trip), streams, KV descriptor lists, and a ring
+ * all-reduce's message pattern (op collective: 2 (N - 1) full-duplex steps of ceil(S / N)
+ * bytes, engine/flow/ring.h); TCP_INFO sampled per connection. Agent side: the "tcp.open" request
+ * makes a one-shot listener that accepts only the authenticated client's address presenting the
+ * session's random token. */
 /* accept4 is a GNU extension. */
 #define _GNU_SOURCE
 #include "engine/xport/xport.h"
@@ -31,6 +33,7 @@
 #include "common/xalloc.h"
 #include "engine/flow/kv.h"
 #include "engine/flow/kv_worker.h"
+#include "engine/flow/ring.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 
@@ -181,8 +184,10 @@ struct tcp_flow {
     int *fds;
     char host[128];
     int family;
-    struct kv_plan *kv; /* a kv flow's descriptor lists, NULL for others */
-    uint64_t **tables;  /* per job: its (offset, length) pairs, network byte order */
+    struct kv_plan *kv;      /* a kv flow's descriptor lists, NULL for others */
+    uint64_t **tables;       /* per job: its (offset, length) pairs, network byte order */
+    struct ring_params ring; /* op collective: the emulated ring (ranks 0: not one) */
+    struct ring_acc *racc;   /* per worker x point: its measured steps */
 };
 
 static bool worker_keep(void *arg)
@@ -227,6 +232,15 @@ static int tcp_validate(const struct mix_flow *f, struct ft_err *err)
     }
     if (f->local_gpu >= 0)
         return ft_err_set(err, -EINVAL, "flow %s: TCP cannot use a GPU endpoint", f->name);
+    if (f->op == MIX_OP_COLLECTIVE) {
+        struct ring_params rp;
+        int rc = ring_params_from(f, &rp, err);
+        if (rc)
+            return rc;
+        if (ring_chunk(f->size.bytes[0], rp.ranks) > TCP_MAX_MSG)
+            return ft_err_set(err, -EINVAL, "flow %s: a ring step of over 1 GiB (lower size)",
+                              f->name);
+    }
     if (f->op == MIX_OP_KV) {
         struct kv_params p;
         int rc = kv_params_from_json(f->params, f->name, &p, err);
@@ -309,7 +323,7 @@ static int connect_one(struct flow_rt *f, struct tcp_flow *t, int idx, struct ft
         return ft_err_set(err, -errno, "socket: %s", strerror(errno));
     }
     int one = 1;
-    if (s->op == MIX_OP_PINGPONG || s->op == MIX_OP_RR || s->op == MIX_OP_KV)
+    if (s->op != MIX_OP_STREAM)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     /* TCP alone reports nothing for minutes after a link dies (tcp_retries2): abort once data
      * sits unacknowledged for the flow's bound. */
@@ -401,6 +415,16 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
         if (rc)
             return rc;
     }
+    if (s->op == MIX_OP_COLLECTIVE) {
+        int rc = ring_params_from(s, &t->ring, err);
+        if (rc)
+            return rc;
+        t->racc = xalloc_zero((size_t)f->nworkers_alloc * (size_t)f->npoints, sizeof(*t->racc));
+        /* busbw as nccl-tests computes it for all_reduce: S over the time, x 2 (N - 1) / N. */
+        f->bw_factor = ring_busbw_factor(t->ring.ranks);
+        for (int p = 0; p < f->npoints; p++)
+            f->points[p].bw_bytes = f->points[p].size;
+    }
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "tcp.open");
     cJSON_AddStringToObject(req, "op", mix_op_str(s->op));
@@ -415,6 +439,8 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
     cJSON_AddNumberToObject(req, "user_timeout_ms", f->fail_bound_s * 1000);
     if (t->kv)
         cJSON_AddNumberToObject(req, "kv_region", (double)t->kv->region);
+    if (t->ring.ranks)
+        cJSON_AddNumberToObject(req, "ring_chunk", (double)ring_chunk(chunk, t->ring.ranks));
     cJSON *resp = NULL;
     int rc = channel_request(f->ctl, req, &resp, 5000, err);
     if (rc < 0)
@@ -623,6 +649,96 @@ static void run_kv(struct flow_worker *w)
     pagebuf_free(region, k->region);
 }
 
+/* One ring step's exchange: send n bytes and receive n bytes on fd at once (the successor and
+ * the predecessor are the same peer), as non-blocking calls while both are under way, then a
+ * blocking receive of what remains once everything is sent. 0 or -errno. */
+static int ring_exchange(int fd, char *sbuf, char *rbuf, uint64_t n, keep_fn keep, void *arg)
+{
+    uint64_t out = 0, in = 0;
+    while (out < n) {
+        bool moved = false;
+        size_t m = n - out > BUF_BYTES ? BUF_BYTES : (size_t)(n - out);
+        ssize_t k = send(fd, sbuf, m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k > 0) {
+            out += (uint64_t)k;
+            moved = true;
+        } else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            return -errno;
+        }
+        if (in < n) {
+            m = n - in > BUF_BYTES ? BUF_BYTES : (size_t)(n - in);
+            k = recv(fd, rbuf, m, MSG_DONTWAIT);
+            if (k > 0) {
+                in += (uint64_t)k;
+                moved = true;
+            } else if (k == 0) {
+                return -ENODATA;
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return -errno;
+            }
+        }
+        if (moved || out == n)
+            continue;
+        int r = wait_fd(fd, (short)(POLLOUT | (in < n ? POLLIN : 0)), IO_SLICE_MS);
+        if (r < 0)
+            return r;
+        if (r == 0 && !keep(arg))
+            return -ECANCELED;
+    }
+    for (uint64_t left = n - in; left;) {
+        size_t m = left > BUF_BYTES ? BUF_BYTES : (size_t)left;
+        int rc = xfer_all(fd, rbuf, m, false, keep, arg, NULL);
+        if (rc)
+            return rc;
+        left -= m;
+    }
+    return 0;
+}
+
+/* A ring all-reduce's pattern between this host and the peer: 2 (N - 1) dependent steps, each
+ * sending ceil(S / N) bytes to the successor while receiving as many from the predecessor
+ * (both the peer); a step starts once the previous step's chunk has arrived. The peer follows
+ * the same rule on its side (srv_ring), so both directions carry a chunk at once, as in
+ * NCCL's ring. One sample per whole all-reduce (what a decode step waits), the steps timed
+ * too. */
+static void run_ring(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct tcp_flow *t = f->xdata;
+    const int ranks = t->ring.ranks, steps = ring_steps(ranks);
+    char *sbuf = buf_alloc(), *rbuf = buf_alloc();
+    while (flow_wait_running(w)) {
+        uint64_t size = flow_next_size(w), chunk = ring_chunk(size, ranks);
+        if (!flow_pace(w, (uint64_t)steps * chunk))
+            break;
+        int p = atomic_load_explicit(&f->point, memory_order_relaxed);
+        uint64_t t0 = flow_now_ns(), ts = t0, sum = 0, lo = UINT64_MAX, hi = 0;
+        int rc = 0;
+        for (int k = 0; k < steps && !rc; k++) {
+            rc = ring_exchange(w->fd, sbuf, rbuf, chunk, worker_keep, w);
+            uint64_t now = flow_now_ns(), d = now - ts;
+            ts = now;
+            sum += d;
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+            if (!rc) /* a chunk arrived: alive, though the bytes count when the op is done */
+                atomic_store_explicit(&w->last_progress_ns, now, memory_order_relaxed);
+        }
+        if (rc) {
+            describe_error(f, rc, "ring all-reduce step");
+            break;
+        }
+        uint64_t dt = ts - t0;
+        if (flow_state(f) == FLOW_ST_MEASURE)
+            ring_acc_add(&t->racc[(size_t)w->idx * (size_t)f->npoints + (size_t)p], dt, steps, sum,
+                         lo, hi);
+        flow_record(w, dt);
+        flow_progress(w, (uint64_t)steps * chunk, (uint64_t)steps * chunk, 1);
+    }
+    pagebuf_free(sbuf, BUF_BYTES);
+    pagebuf_free(rbuf, BUF_BYTES);
+}
+
 static void *worker_main(void *arg)
 {
     struct flow_worker *w = arg;
@@ -637,6 +753,9 @@ static void *worker_main(void *arg)
         break;
     case MIX_OP_KV:
         run_kv(w);
+        break;
+    case MIX_OP_COLLECTIVE:
+        run_ring(w);
         break;
     case MIX_OP_STREAM: {
         bool sender =
@@ -675,6 +794,24 @@ static void kv_figures(struct flow_rt *f, struct kv_plan *k)
     pthread_mutex_unlock(&f->lock);
 }
 
+/* A ring flow's figures per point (conditions.point_figures, merged into the points). */
+static void ring_point_figures(struct flow_rt *f, struct tcp_flow *t)
+{
+    if (!f->conditions)
+        return;
+    cJSON *pf = cJSON_CreateArray();
+    for (int p = 0; p < f->npoints; p++) {
+        struct ring_acc a = {0};
+        for (int i = 0; i < f->nworkers; i++)
+            ring_acc_merge(&a, &t->racc[(size_t)i * (size_t)f->npoints + (size_t)p]);
+        cJSON_AddItemToArray(pf, ring_figures("tcp", t->ring.ranks, f->points[p].size, &a));
+    }
+    pthread_mutex_lock(&f->lock);
+    cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
+    cJSON_AddItemToObject(f->conditions, "point_figures", pf);
+    pthread_mutex_unlock(&f->lock);
+}
+
 static void tcp_teardown(struct flow_rt *f)
 {
     struct tcp_flow *t = f->xdata;
@@ -683,6 +820,10 @@ static void tcp_teardown(struct flow_rt *f)
     if (t->kv) {
         kv_figures(f, t->kv);
         kv_tcp_free(t);
+    }
+    if (t->racc) {
+        ring_point_figures(f, t);
+        free(t->racc);
     }
     for (int i = 0; i < t->nconns; i++)
         if (t->fds[i] >= 0)
@@ -752,7 +893,7 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
     for (int i = 0; t && i < t->nconns && fd < 0; i++)
         fd = t->fds[i];
     const struct mix_flow *s = f->spec;
-    cJSON_AddBoolToObject(out, "tcp_nodelay", s->op == MIX_OP_PINGPONG || s->op == MIX_OP_RR);
+    cJSON_AddBoolToObject(out, "tcp_nodelay", s->op != MIX_OP_STREAM);
     cJSON_AddNumberToObject(out, "tcp_user_timeout_ms", f->fail_bound_s * 1000);
     cJSON_AddStringToObject(out, "local_netdev", s->local_netdev);
     cJSON_AddStringToObject(out, "local_ip", s->local_ip);
@@ -770,6 +911,26 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
                                 "doorbell_batch are recorded, not used (one connection per "
                                 "worker, concurrency)");
         cJSON_AddItemToObject(out, "kv", kv);
+    }
+    if (t && t->ring.ranks) {
+        char label[160];
+        ring_label("tcp", t->ring.ranks, label, sizeof(label));
+        cJSON *r = cJSON_AddObjectToObject(out, "ring");
+        cJSON_AddStringToObject(r, "pattern", label);
+        cJSON_AddStringToObject(r, "collective", "all_reduce");
+        cJSON_AddNumberToObject(r, "ranks", t->ring.ranks);
+        cJSON_AddNumberToObject(r, "steps_per_allreduce", ring_steps(t->ring.ranks));
+        cJSON_AddNumberToObject(r, "chunk_bytes",
+                                (double)ring_chunk(f->points[0].size, t->ring.ranks));
+        cJSON_AddStringToObject(r, "emulation",
+                                "one connection per worker carries both ring neighbours (the "
+                                "peer is successor and predecessor): each step sends a chunk and "
+                                "receives one at once, and starts when the previous step's chunk "
+                                "has arrived; the peer follows the same rule, so it may be one "
+                                "step ahead when an all-reduce starts");
+        cJSON_AddStringToObject(r, "latency",
+                                "per all-reduce: the first step's send to the "
+                                "last step's chunk received");
     }
     if (fd < 0)
         return;
@@ -817,7 +978,8 @@ struct srv_flow {
     enum mix_dir dir;
     int nconns;
     uint64_t chunk;
-    uint64_t kv_region; /* kv: bytes of each connection's region */
+    uint64_t kv_region;  /* kv: bytes of each connection's region */
+    uint64_t ring_chunk; /* collective: bytes of one ring step */
     double rate_gbps;
     bool capped; /* the agent has a rate cap (shared per client key) */
     double max_duration_s;
@@ -968,6 +1130,56 @@ static void srv_kv(struct srv_conn *c)
     pagebuf_free(region, sf->kv_region);
 }
 
+/* The agent's side of a ring all-reduce's pattern: this host's ring neighbour, on the same
+ * rule as the client (run_ring): it sends its chunk j once the client's chunk j - 1 has
+ * arrived (chunk 0 at once), so sending and receiving overlap as in a ring, and it is never
+ * more than one step ahead. It needs no all-reduce boundaries: the steps follow each other.
+ * Returns at EOF, an error, a stop or the agent's duration cap. */
+static void srv_ring(struct srv_conn *c, uint64_t limit)
+{
+    struct srv_flow *sf = c->flow;
+    const uint64_t chunk = sf->ring_chunk;
+    char *sbuf = buf_alloc(), *rbuf = buf_alloc();
+    uint64_t sent = 0, rcvd = 0, t0 = flow_now_ns(), paced = 0;
+    while (!atomic_load(&sf->stop)) {
+        if (limit && flow_now_ns() - t0 > limit)
+            break;
+        if (agent_session_stall_wait(sf->session, &sf->stop))
+            continue; /* a fault drill's peer-stall: neither sends nor reads meanwhile */
+        uint64_t credit = (rcvd / chunk + 1) * chunk;
+        bool moved = false;
+        if (sent < credit) {
+            size_t m = credit - sent > BUF_BYTES ? BUF_BYTES : (size_t)(credit - sent);
+            if (sf->capped && m > CAPPED_CHUNK)
+                m = CAPPED_CHUNK;
+            ssize_t k = send(c->fd, sbuf, m, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (k > 0) {
+                sent += (uint64_t)k;
+                moved = true;
+                srv_pace(c, &paced, t0, (size_t)k);
+            } else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                break;
+            }
+        }
+        ssize_t k = recv(c->fd, rbuf, BUF_BYTES, MSG_DONTWAIT);
+        if (k == 0)
+            break;
+        if (k > 0) {
+            rcvd += (uint64_t)k;
+            moved = true;
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            break;
+        }
+        if (moved)
+            continue;
+        short ev = (short)(POLLIN | (sent < (rcvd / chunk + 1) * chunk ? POLLOUT : 0));
+        if (wait_fd(c->fd, ev, IO_SLICE_MS) < 0)
+            break;
+    }
+    pagebuf_free(sbuf, BUF_BYTES);
+    pagebuf_free(rbuf, BUF_BYTES);
+}
+
 static void *srv_conn_main(void *arg)
 {
     struct srv_conn *c = arg;
@@ -979,7 +1191,9 @@ static void *srv_conn_main(void *arg)
     if (sf->op == MIX_OP_KV) {
         srv_kv(c); /* ends with the session (its stop), EOF or a malformed request */
     }
-    while (sf->op != MIX_OP_KV && !atomic_load(&sf->stop)) {
+    if (sf->op == MIX_OP_COLLECTIVE)
+        srv_ring(c, limit);
+    while (sf->op != MIX_OP_KV && sf->op != MIX_OP_COLLECTIVE && !atomic_load(&sf->stop)) {
         if (limit && flow_now_ns() - t0 > limit)
             break; /* the agent's duration cap */
         if (sf->op == MIX_OP_PINGPONG || sf->op == MIX_OP_RR) {
@@ -1153,11 +1367,15 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     for (int i = 0; dirs && i <= MIX_DIR_BIDIR; i++)
         if (!strcmp(dirs, mix_dir_str((enum mix_dir)i)))
             dir = i;
-    double conns = 0, size = 0, rate = 0, region = 0;
+    double conns = 0, size = 0, rate = 0, region = 0, ring = 0;
+    if (op == MIX_OP_COLLECTIVE && (!jsonutil_num(req, "ring_chunk", &ring) || ring < 1 ||
+                                    ring > (double)TCP_MAX_MSG || ring != (double)(uint64_t)ring))
+        return ft_err_set(err, -EINVAL, "tcp.open: ring_chunk must be 1 B to 1 GiB");
     if (op == MIX_OP_KV &&
         (!jsonutil_num(req, "kv_region", &region) || region < 4096 || region > (double)TCP_MAX_MSG))
         return ft_err_set(err, -EINVAL, "tcp.open: kv_region must be 4096 B to 1 GiB");
-    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR && op != MIX_OP_STREAM && op != MIX_OP_KV) ||
+    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR && op != MIX_OP_STREAM && op != MIX_OP_KV &&
+         op != MIX_OP_COLLECTIVE) ||
         dir < 0 || !jsonutil_num(req, "conns", &conns) || conns < 1 || conns > 1024 ||
         !jsonutil_num(req, "size", &size) || size < 1 || size > BUF_BYTES)
         return ft_err_set(err, -EINVAL,
@@ -1191,6 +1409,7 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->nconns = (int)conns;
     sf->chunk = (uint64_t)size;
     sf->kv_region = (uint64_t)region;
+    sf->ring_chunk = (uint64_t)ring;
     sf->rate_gbps = rate;
     sf->capped = cfg->max_rate_gbps > 0;
     sf->max_duration_s = cfg->max_duration_s;
@@ -1275,12 +1494,14 @@ static const char *const *tcp_param_keys(enum mix_op op)
                                           "doorbell_batch",
                                           "arrival",
                                           NULL};
-    return op == MIX_OP_KV ? kv_keys : keys;
+    static const char *const ring_keys[] = {"congestion_control", "collective", "ranks", NULL};
+    return op == MIX_OP_KV ? kv_keys : op == MIX_OP_COLLECTIVE ? ring_keys : keys;
 }
 
 const struct xport_ops xport_tcp = {
     .name = "tcp",
-    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR) | (1u << MIX_OP_KV),
+    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_RR) | (1u << MIX_OP_KV) |
+           (1u << MIX_OP_COLLECTIVE),
     .needs_peer = true,
     .available = tcp_available,
     .param_keys = tcp_param_keys,

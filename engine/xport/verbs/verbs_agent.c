@@ -177,6 +177,44 @@ static void srv_source(struct verbs_agent_srv *s, int qp)
     }
 }
 
+/* A ring all-reduce's pattern, this host's ring neighbour (the client's run_ring has the
+ * other side): SEND chunk j once the client's chunk j - 1 has arrived (chunk 0 at once), so
+ * both directions carry a chunk at once and this side is never more than one step ahead;
+ * every receive completion (one chunk) is posted again at once. */
+static void srv_ring(struct verbs_agent_srv *s, int qp)
+{
+    struct verbs_res *r = &s->res;
+    const size_t h = verbs_res_half(r), chunk = s->cfg.msg;
+    uint64_t sent = 0, rcvd = 0, done = 0, idle = 0;
+    while (!atomic_load(&s->stop)) {
+        bool moved = false;
+        if (sent <= rcvd && sent - done < 2) {
+            if (!agent_session_pace(s->session, chunk, &s->stop))
+                return;
+            if (verbs_res_post_op(r, qp, IBV_WR_SEND, (size_t)qp * r->slot, 0, 0, chunk, true, sent,
+                                  0))
+                return;
+            sent++;
+            moved = true;
+        }
+        int n = 0;
+        if (!srv_poll_ok(s, r->rcq[qp], &n))
+            return;
+        for (int i = 0; i < n; i++)
+            verbs_res_post_recv(r, qp, (size_t)qp * r->slot + h, h);
+        rcvd += (uint64_t)n;
+        moved |= n > 0;
+        if (!srv_poll_ok(s, r->scq[qp], &n))
+            return;
+        done += (uint64_t)n;
+        moved |= n > 0;
+        if (moved)
+            idle = 0;
+        else if (++idle > 2000000)
+            usleep(50); /* long idle: stop burning a core */
+    }
+}
+
 static void *srv_main(void *arg)
 {
     struct srv_arg *a = arg;
@@ -187,7 +225,9 @@ static void *srv_main(void *arg)
      * is an RDMA WRITE into the scratch bytes: nothing to do here. */
     if (s->op == MIX_OP_KV)
         return NULL;
-    if (s->op == MIX_OP_PINGPONG) {
+    if (s->op == MIX_OP_COLLECTIVE) {
+        srv_ring(s, qp);
+    } else if (s->op == MIX_OP_PINGPONG) {
         if (s->cfg.verb != VERBS_READ && s->cfg.lat != VERBS_LAT_COMPLETION)
             srv_pong(s, qp);
     } else if (s->dir == MIX_DIR_RX || s->dir == MIX_DIR_BIDIR) {
@@ -373,11 +413,12 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
     const char *conn = jsonutil_str(req, "connect");
     bool rdmacm = conn && !strcmp(conn, "rdmacm");
     struct verbs_res_peer peer;
-    if (v < 0 || l < 0 || (o != MIX_OP_PINGPONG && o != MIX_OP_STREAM && o != MIX_OP_KV) ||
-        (o == MIX_OP_KV && v == VERBS_SEND) || d < 0 || !jsonutil_num(req, "size", &size) ||
-        size < 1 || size > (1u << 30) || !jsonutil_num(req, "depth", &depth) || depth < 1 ||
-        depth > 4096 || timeout < 0 || timeout > 31 || retry < 0 || retry > 7 || dscp < 0 ||
-        dscp > 63 || sl < 0 || sl > 15 ||
+    if (v < 0 || l < 0 ||
+        (o != MIX_OP_PINGPONG && o != MIX_OP_STREAM && o != MIX_OP_KV && o != MIX_OP_COLLECTIVE) ||
+        (o == MIX_OP_KV && v == VERBS_SEND) || (o == MIX_OP_COLLECTIVE && v != VERBS_SEND) ||
+        d < 0 || !jsonutil_num(req, "size", &size) || size < 1 || size > (1u << 30) ||
+        !jsonutil_num(req, "depth", &depth) || depth < 1 || depth > 4096 || timeout < 0 ||
+        timeout > 31 || retry < 0 || retry > 7 || dscp < 0 || dscp > 63 || sl < 0 || sl > 15 ||
         verbs_res_peer_parse(cJSON_GetObjectItemCaseSensitive(req, "peer"), &peer, err) < 0) {
         free(s);
         return ft_err_set(err, -EINVAL, "verbs.open: malformed request");
@@ -440,7 +481,8 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
      * numbers, and a SEND with no receive posted waits in RNR retries. */
     bool recvs =
         (s->op == MIX_OP_PINGPONG && (s->cfg.verb == VERBS_SEND || s->cfg.lat == VERBS_LAT_IMM)) ||
-        (s->op == MIX_OP_STREAM && s->dir == MIX_DIR_TX && s->cfg.verb == VERBS_SEND);
+        (s->op == MIX_OP_STREAM && s->dir == MIX_DIR_TX && s->cfg.verb == VERBS_SEND) ||
+        s->op == MIX_OP_COLLECTIVE;
     for (int i = 0; recvs && i < peer.nqp; i++)
         for (int k = 0; k < s->res.depth; k++)
             verbs_res_post_recv(&s->res, i, (size_t)i * s->res.slot + verbs_res_half(&s->res),

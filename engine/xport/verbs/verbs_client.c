@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/jsonutil.h"
@@ -24,6 +25,7 @@
 #include "engine/counters/counters_qp.h"
 #include "engine/flow/kv.h"
 #include "engine/flow/kv_worker.h"
+#include "engine/flow/ring.h"
 #include "engine/xport/verbs/verbs_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
@@ -43,6 +45,21 @@ struct verbs_client_probe {
     bool out;          /* a probe is in flight */
 };
 
+/* A kv worker's cost of issuing work requests: how many it posted, the CPU time of its
+ * thread over those requests (posting and busy-polling their completions), and the CPU time
+ * inside ibv_post_send alone (CLOCK_THREAD_CPUTIME_ID, clock_gettime(2)). */
+struct verbs_client_wr_cost {
+    uint64_t wrs, posts, thread_ns, post_ns;
+};
+
+/* This thread's CPU time (ns). */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 struct verbs_client_flow {
     struct verbs_params cfg;
     struct verbs_res res;
@@ -61,6 +78,11 @@ struct verbs_client_flow {
     int kv_per_qp;    /* descriptors outstanding per QP: ceil(depth / qps), READs capped */
     int dev_rd_atom;  /* the device's max_qp_rd_atom */
     int qp_rd_atomic; /* READs a QP has in flight (verbs_res_connect sets 16) */
+    /* kv: the cost of issuing descriptors, per [worker][point], measured requests only */
+    struct verbs_client_wr_cost *wrc;
+    /* collective: the emulated ring (ranks 0: not one), its measured steps per point */
+    struct ring_params ring;
+    struct ring_acc *racc;
 };
 
 /* Report a failed completion: the status text, and the bound it should have come within. */
@@ -363,6 +385,12 @@ static void run_kv(struct flow_worker *w)
     kv_worker_init(&kw, k, w);
     const struct kv_job *jb;
     while ((jb = kv_worker_next(&kw))) {
+        /* The cost of issuing, timed while measuring only (clock_gettime of the thread's CPU
+         * clock is a system call: kept off the warm-up). */
+        const bool cost = flow_state(f) == FLOW_ST_MEASURE;
+        struct verbs_client_wr_cost wc0 = {0};
+        const int pt = atomic_load_explicit(&f->point, memory_order_relaxed);
+        uint64_t cpu0 = cost ? thread_cpu_ns() : 0;
         uint64_t t0 = flow_now_ns();
         long posted = 0, done = 0;
         int turn = 0; /* the QP the next descriptor goes to */
@@ -393,7 +421,13 @@ static void run_kv(struct flow_worker *w)
                 if (!n)
                     continue;
                 struct ibv_send_wr *bad = NULL;
+                uint64_t c0 = cost ? thread_cpu_ns() : 0;
                 int rc = ibv_post_send(r->qp[qp], wr, &bad);
+                if (cost) {
+                    wc0.post_ns += thread_cpu_ns() - c0;
+                    wc0.posts++;
+                    wc0.wrs += (uint64_t)n;
+                }
                 if (rc) {
                     flow_fail(f, "queue pair %d: posting %d KV work requests failed: %s", qp, n,
                               strerror(rc));
@@ -444,11 +478,90 @@ static void run_kv(struct flow_worker *w)
                 goto out;
         }
         kv_worker_done(&kw, jb, t0, dts, read);
+        if (cost && flow_state(f) == FLOW_ST_MEASURE) {
+            struct verbs_client_wr_cost *a = &v->wrc[(size_t)w->idx * (size_t)f->npoints + pt];
+            a->wrs += wc0.wrs + 1; /* and the notification */
+            a->posts += wc0.posts + 1;
+            a->post_ns += wc0.post_ns;
+            a->thread_ns += thread_cpu_ns() - cpu0;
+        }
     }
 out:
     free(dts);
     free(wr);
     free(sge);
+}
+
+/* Receives kept posted per queue pair of a ring: the peer is at most one chunk ahead, so two
+ * may be consumed before this side re-posts; four leave room. */
+#define VERBS_RING_RECVS 4
+
+/* A ring all-reduce's pattern (engine/flow/ring.h): 2 (N - 1) dependent steps, each a SEND
+ * of the chunk to the peer (successor) while the peer's SEND of its chunk (predecessor) is
+ * received; a step ends when both its send completed and the peer's chunk arrived, and the
+ * next starts only then. The agent follows the same rule (srv_ring), so it may be one step
+ * ahead. One sample per whole all-reduce, the steps timed too. */
+static void run_ring(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct verbs_client_flow *v = f->xdata;
+    struct verbs_res *r = &v->res;
+    const int qp = w->idx, steps = ring_steps(v->ring.ranks);
+    const size_t h = verbs_res_half(r);
+    const uint64_t chunk = v->cfg.msg;
+    struct verbs_client_probe probe = {0};
+    struct ibv_wc wc[4];
+    while (flow_wait_running(w)) {
+        if (!flow_pace(w, (uint64_t)steps * chunk))
+            break;
+        int p = atomic_load_explicit(&f->point, memory_order_relaxed);
+        uint64_t t0 = flow_now_ns(), ts = t0, sum = 0, lo = UINT64_MAX, hi = 0;
+        for (int k = 0; k < steps; k++) {
+            if (verbs_res_post_op(r, qp, IBV_WR_SEND, (size_t)qp * r->slot, 0, 0, chunk, true, 1,
+                                  0)) {
+                flow_fail(f, "queue pair %d: posting a ring step's SEND failed: %s", qp,
+                          strerror(errno));
+                return;
+            }
+            bool sent = false, got = false;
+            uint64_t spins = 0;
+            probe.since_ns = ts;
+            while (!(sent && got)) {
+                int n = poll_send(f, v, qp, &probe, wc, 4);
+                if (n < 0)
+                    return;
+                sent |= n > 0;
+                if (!got) {
+                    n = poll_cq(f, v, r->rcq[qp], qp, wc, 1);
+                    if (n < 0)
+                        return;
+                    if (n > 0) {
+                        got = true;
+                        if (verbs_res_post_recv(r, qp, (size_t)qp * r->slot + h, h)) {
+                            flow_fail(f, "queue pair %d: posting a receive failed", qp);
+                            return;
+                        }
+                    }
+                }
+                if (!got && (spins & 0x3ff) == 0 && probe_tick(f, v, qp, &probe, flow_now_ns()) < 0)
+                    return;
+                if ((++spins & 0xfffff) == 0 && flow_state(f) == FLOW_ST_STOP)
+                    return;
+            }
+            uint64_t now = flow_now_ns(), d = now - ts;
+            ts = now;
+            sum += d;
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+            atomic_store_explicit(&w->last_progress_ns, now, memory_order_relaxed);
+        }
+        uint64_t dt = ts - t0;
+        if (flow_state(f) == FLOW_ST_MEASURE)
+            ring_acc_add(&v->racc[(size_t)w->idx * (size_t)f->npoints + (size_t)p], dt, steps, sum,
+                         lo, hi);
+        flow_record(w, dt);
+        flow_progress(w, (uint64_t)steps * chunk, (uint64_t)steps * chunk, 1);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -459,6 +572,8 @@ static void *worker_main(void *arg)
     flow_worker_begin(w);
     if (f->spec->op == MIX_OP_KV)
         run_kv(w);
+    else if (f->spec->op == MIX_OP_COLLECTIVE)
+        run_ring(w);
     else if (f->spec->op == MIX_OP_PINGPONG)
         run_pingpong(w);
     else if (f->spec->dir == MIX_DIR_TX || (f->spec->dir == MIX_DIR_BIDIR && w->idx < v->res.nqp))
@@ -563,6 +678,21 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
         if (v->cfg.verb == VERBS_READ && v->kv_per_qp > v->qp_rd_atomic)
             v->kv_per_qp = v->qp_rd_atomic;
         qdepth = v->kv_per_qp + 1; /* and the notification */
+        v->wrc = xalloc_zero((size_t)f->nworkers_alloc * (size_t)f->npoints, sizeof(*v->wrc));
+    }
+    if (s->op == MIX_OP_COLLECTIVE) {
+        rc = ring_params_from(s, &v->ring, err);
+        if (rc < 0)
+            return rc;
+        v->cfg.msg = ring_chunk(s->size.bytes[0], v->ring.ranks);
+        v->cfg.verb = VERBS_SEND;
+        v->cfg.lat = VERBS_LAT_POLL;
+        qdepth = VERBS_RING_RECVS;
+        v->racc = xalloc_zero((size_t)f->nworkers_alloc * (size_t)f->npoints, sizeof(*v->racc));
+        /* busbw as nccl-tests computes it for all_reduce: S over the time, x 2 (N - 1) / N. */
+        f->bw_factor = ring_busbw_factor(v->ring.ranks);
+        for (int p = 0; p < f->npoints; p++)
+            f->points[p].bw_bytes = f->points[p].size;
     }
     rc = verbs_res_alloc(&v->res, &v->cfg.want, nqp, v->cfg.msg, qdepth, err);
     if (rc < 0)
@@ -631,6 +761,14 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
                                err);
     if (rc < 0)
         return rc;
+    /* A ring's receives go up before the agent's side starts (after the echo below): its first
+     * SEND comes at once, and a SEND with no receive posted waits in RNR retries. */
+    for (int i = 0; v->ring.ranks && i < v->res.nqp; i++)
+        for (int k = 0; k < VERBS_RING_RECVS; k++)
+            if (verbs_res_post_recv(&v->res, i, (size_t)i * v->res.slot + verbs_res_half(&v->res),
+                                    verbs_res_half(&v->res)))
+                return ft_err_set(err, -EIO, "flow %s: posting the ring's receives failed",
+                                  s->name);
     rc = vb_prove(f, v, err);
     if (rc < 0)
         return rc;
@@ -660,6 +798,41 @@ void verbs_client_stop(struct flow_rt *f)
     flow_join_workers(f);
 }
 
+/* The cost of issuing descriptors into each point's kv figures: work requests per second per
+ * core, over the posting thread's CPU time (posting and busy-polling) and over the CPU time
+ * inside ibv_post_send alone. */
+static void wr_cost_figures(struct flow_rt *f, struct verbs_client_flow *v, cJSON *pf)
+{
+    for (int p = 0; p < f->npoints; p++) {
+        cJSON *kv = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pf, p), "kv");
+        if (!kv)
+            continue;
+        struct verbs_client_wr_cost a = {0};
+        for (int i = 0; i < f->nworkers; i++) {
+            const struct verbs_client_wr_cost *b = &v->wrc[(size_t)i * (size_t)f->npoints + p];
+            a.wrs += b->wrs;
+            a.posts += b->posts;
+            a.thread_ns += b->thread_ns;
+            a.post_ns += b->post_ns;
+        }
+        cJSON *c = cJSON_AddObjectToObject(kv, "issue_cost");
+        cJSON_AddNumberToObject(c, "work_requests", (double)a.wrs);
+        cJSON_AddNumberToObject(c, "ibv_post_send_calls", (double)a.posts);
+        cJSON_AddNumberToObject(c, "thread_cpu_s", a.thread_ns / 1e9);
+        cJSON_AddNumberToObject(c, "post_cpu_s", a.post_ns / 1e9);
+        jsonutil_add_num_or_null(c, "work_requests_per_thread_cpu_s", a.thread_ns > 0,
+                                 a.thread_ns ? (double)a.wrs / (a.thread_ns / 1e9) : 0);
+        jsonutil_add_num_or_null(c, "work_requests_per_post_cpu_s", a.post_ns > 0,
+                                 a.post_ns ? (double)a.wrs / (a.post_ns / 1e9) : 0);
+        cJSON_AddStringToObject(c, "method",
+                                "work requests posted (descriptors and notifications) over the "
+                                "posting threads' CPU seconds (CLOCK_THREAD_CPUTIME_ID) of the "
+                                "measured requests: thread_cpu includes busy-polling the "
+                                "completions, post_cpu is inside ibv_post_send only; per core, "
+                                "one thread per worker");
+    }
+}
+
 void verbs_client_teardown(struct flow_rt *f)
 {
     struct verbs_client_flow *v = f->xdata;
@@ -679,12 +852,28 @@ void verbs_client_teardown(struct flow_rt *f)
                                                  "completion"
                                                : "request posted to the descriptor's RDMA WRITE "
                                                  "completion (acknowledged by the peer)");
+        wr_cost_figures(f, v, pf);
         pthread_mutex_lock(&f->lock);
         cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
         cJSON_AddItemToObject(f->conditions, "point_figures", pf);
         pthread_mutex_unlock(&f->lock);
     }
+    free(v->wrc);
     kv_plan_free(v->kv);
+    if (v->racc && f->conditions) {
+        cJSON *pf = cJSON_CreateArray();
+        for (int p = 0; p < f->npoints; p++) {
+            struct ring_acc a = {0};
+            for (int i = 0; i < f->nworkers; i++)
+                ring_acc_merge(&a, &v->racc[(size_t)i * (size_t)f->npoints + (size_t)p]);
+            cJSON_AddItemToArray(pf, ring_figures("verbs", v->ring.ranks, f->points[p].size, &a));
+        }
+        pthread_mutex_lock(&f->lock);
+        cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
+        cJSON_AddItemToObject(f->conditions, "point_figures", pf);
+        pthread_mutex_unlock(&f->lock);
+    }
+    free(v->racc);
     free(v);
     f->xdata = NULL;
 }
@@ -726,8 +915,28 @@ void verbs_client_conditions(const struct flow_rt *f, cJSON *out)
         cJSON_AddNumberToObject(kv, "path_mtu_bytes", verbs_res_mtu_bytes(v->res.active_mtu));
         cJSON_AddItemToObject(out, "kv", kv);
     }
+    if (v->ring.ranks) {
+        char label[160];
+        ring_label("verbs", v->ring.ranks, label, sizeof(label));
+        cJSON *r = cJSON_AddObjectToObject(out, "ring");
+        cJSON_AddStringToObject(r, "pattern", label);
+        cJSON_AddStringToObject(r, "collective", "all_reduce");
+        cJSON_AddNumberToObject(r, "ranks", v->ring.ranks);
+        cJSON_AddNumberToObject(r, "steps_per_allreduce", ring_steps(v->ring.ranks));
+        cJSON_AddNumberToObject(r, "chunk_bytes", (double)v->cfg.msg);
+        cJSON_AddStringToObject(r, "emulation",
+                                "one RC queue pair carries both ring neighbours (the peer is "
+                                "successor and predecessor): each step a signalled SEND of the "
+                                "chunk while the peer's SEND is received (receives kept posted "
+                                "ahead), started when the previous step's chunk has arrived; the "
+                                "peer follows the same rule, so it may be one step ahead when "
+                                "an all-reduce starts");
+    }
     cJSON_AddStringToObject(out, "latency_method",
-                            f->spec->op == MIX_OP_KV       ? "per request: first descriptor "
+                            f->spec->op == MIX_OP_COLLECTIVE
+                                ? "per all-reduce: the first step's SEND posted to the last "
+                                  "step's chunk received"
+                            : f->spec->op == MIX_OP_KV     ? "per request: first descriptor "
                                                              "posted to the notification's "
                                                              "completion"
                             : f->spec->op == MIX_OP_STREAM ? "post to completion of signalled "

@@ -16,6 +16,7 @@
 #include "engine/peer/channel.h"
 #include "engine/counters/counters_qp.h"
 #include "engine/flow/kv.h"
+#include "engine/flow/ring.h"
 #include "engine/xport/verbs/verbs_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
@@ -114,7 +115,11 @@ const char *const *verbs_params_keys(enum mix_op op)
         "sl",          "connect",   "engine",           "layout", "layers",         "pages",
         "page_tokens", "run_pages", "layers_per_block", "qps",    "doorbell_batch", "arrival",
         NULL};
-    return op == MIX_OP_KV ? kv_keys : keys;
+    /* collective: a ring all-reduce's pattern as SEND/RECV (engine/flow/ring.h); the verb,
+     * latency mode, depth, memory and connection are the ring's own. */
+    static const char *const ring_keys[] = {"collective", "ranks", "timeout", "retry_cnt",
+                                            "gid_index",  "dscp",  "sl",      NULL};
+    return op == MIX_OP_KV ? kv_keys : op == MIX_OP_COLLECTIVE ? ring_keys : keys;
 }
 
 int verbs_params_validate(const struct mix_flow *f, struct ft_err *err)
@@ -166,6 +171,18 @@ int verbs_params_validate(const struct mix_flow *f, struct ft_err *err)
                 return rc;
             kv_trace_free(&t);
         }
+    }
+    if (f->op == MIX_OP_COLLECTIVE) {
+        struct ring_params rp;
+        rc = ring_params_from(f, &rp, err);
+        if (rc)
+            return rc;
+        if (f->concurrency > 1)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: an emulated all-reduce over verbs runs one ring (one "
+                              "queue pair): concurrency 1",
+                              f->name);
+        c.msg = ring_chunk(f->size.bytes[0], rp.ranks); /* a step, not S, is one message */
     }
     if (c.msg > (1u << 30))
         return ft_err_set(err, -EINVAL, "flow %s: messages up to 1 GiB", f->name);

@@ -8,6 +8,10 @@
  * per QP, completions signalled every few requests. Set-up (device, PD/CQ/QP, memory
  * registration, connection) is timed apart from transfer.
  *
+ * A ring all-reduce's message pattern (op collective, engine/flow/ring.h): 2 (N - 1) steps per
+ * all-reduce, each a SEND of ceil(S / N) bytes to the peer while the peer's SEND of as many is
+ * received, receives kept posted ahead on both sides; one sample per all-reduce.
+ *
  * Agent side ("verbs.open"): opens the same number of QPs on its RDMA port, exchanges QP
  * number, PSN, the GID itself, LID, rkey and buffer address over the authenticated control
  * channel, and answers: it echoes ping-pongs, keeps receives posted, or sends (rx).
@@ -77,7 +81,8 @@ static int verbs_local_port(const struct mix_flow *f, char *rdma, size_t rlen, c
 
 const struct xport_ops xport_verbs = {
     .name = "verbs",
-    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_KV),
+    .ops = (1u << MIX_OP_PINGPONG) | (1u << MIX_OP_STREAM) | (1u << MIX_OP_KV) |
+           (1u << MIX_OP_COLLECTIVE),
     .needs_peer = true,
     .available = verbs_available,
     .param_keys = verbs_params_keys,

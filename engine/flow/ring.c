@@ -1,0 +1,122 @@
+/* ring: a ring all-reduce's steps, bytes and bus bandwidth, and its per-point figures. */
+#include "engine/flow/ring.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/jsonutil.h"
+
+int ring_steps(int ranks)
+{
+    return ranks >= 2 ? 2 * (ranks - 1) : 0;
+}
+
+uint64_t ring_chunk(uint64_t size, int ranks)
+{
+    if (ranks < 1)
+        return 0;
+    return size / (uint64_t)ranks + (size % (uint64_t)ranks ? 1 : 0);
+}
+
+uint64_t ring_op_bytes(uint64_t size, int ranks)
+{
+    return (uint64_t)ring_steps(ranks) * ring_chunk(size, ranks);
+}
+
+/* nccl-tests doc/PERFORMANCE.md, AllReduce: busbw = algbw x 2 (n - 1) / n. */
+double ring_busbw_factor(int ranks)
+{
+    return ranks >= 2 ? 2.0 * (ranks - 1) / ranks : 0;
+}
+
+void ring_label(const char *transport, int ranks, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "ring all-reduce pattern over %s, %d ranks emulated between this host and its peer "
+             "(not NCCL)",
+             transport, ranks);
+}
+
+int ring_params_from(const struct mix_flow *f, struct ring_params *p, struct ft_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    const char *c = jsonutil_str(f->params, "collective");
+    if (!c || strcmp(c, "all_reduce"))
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: params.collective over %s must be \"all_reduce\" (emulated as "
+                          "a ring's message pattern); other collectives need NCCL",
+                          f->name, f->transport);
+    double n = 0;
+    if (!jsonutil_num(f->params, "ranks", &n) || n < 2 || n > RING_MAX_RANKS || n != (int)n)
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: params.ranks must be a whole number from 2 to %d (the ring's "
+                          "rank count N)",
+                          f->name, RING_MAX_RANKS);
+    if (f->size.kind != MIX_SIZE_FIXED)
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: size of an emulated all-reduce is one number of bytes (S), "
+                          "not a sweep or distribution",
+                          f->name);
+    p->ranks = (int)n;
+    return 0;
+}
+
+void ring_acc_add(struct ring_acc *a, uint64_t op_ns, int steps, uint64_t step_ns,
+                  uint64_t step_min, uint64_t step_max)
+{
+    a->ops++;
+    a->op_ns += op_ns;
+    if (!a->steps || step_min < a->step_min)
+        a->step_min = step_min;
+    if (step_max > a->step_max)
+        a->step_max = step_max;
+    a->steps += (uint64_t)steps;
+    a->step_ns += step_ns;
+}
+
+void ring_acc_merge(struct ring_acc *a, const struct ring_acc *b)
+{
+    if (!b->steps)
+        return;
+    if (!a->steps || b->step_min < a->step_min)
+        a->step_min = b->step_min;
+    if (b->step_max > a->step_max)
+        a->step_max = b->step_max;
+    a->ops += b->ops;
+    a->op_ns += b->op_ns;
+    a->steps += b->steps;
+    a->step_ns += b->step_ns;
+}
+
+cJSON *ring_figures(const char *transport, int ranks, uint64_t size, const struct ring_acc *a)
+{
+    char label[160];
+    ring_label(transport, ranks, label, sizeof(label));
+    cJSON *o = cJSON_CreateObject(), *r = cJSON_AddObjectToObject(o, "ring");
+    cJSON_AddStringToObject(r, "pattern", label);
+    cJSON_AddNumberToObject(r, "ranks", ranks);
+    cJSON_AddNumberToObject(r, "size_bytes", (double)size);
+    cJSON_AddNumberToObject(r, "chunk_bytes", (double)ring_chunk(size, ranks));
+    cJSON_AddStringToObject(r, "remainder",
+                            "padded: every step moves ceil(S / N) bytes; algbw uses S");
+    cJSON_AddNumberToObject(r, "steps_per_allreduce", ring_steps(ranks));
+    cJSON_AddNumberToObject(r, "bytes_per_allreduce_each_way", (double)ring_op_bytes(size, ranks));
+    cJSON_AddNumberToObject(r, "allreduces", a ? (double)a->ops : 0);
+    cJSON_AddNumberToObject(r, "steps", a ? (double)a->steps : 0);
+    cJSON_AddNumberToObject(r, "busbw_factor", ring_busbw_factor(ranks));
+    if (a && a->ops && a->steps && a->op_ns) {
+        double op = (double)a->op_ns / (double)a->ops, step = (double)a->step_ns / (double)a->steps;
+        double alg = (double)size / op; /* bytes per ns = GB/s */
+        cJSON_AddNumberToObject(r, "allreduce_mean_us", op / 1e3);
+        cJSON_AddNumberToObject(r, "step_mean_us", step / 1e3);
+        cJSON_AddNumberToObject(r, "step_min_us", (double)a->step_min / 1e3);
+        cJSON_AddNumberToObject(r, "step_max_us", (double)a->step_max / 1e3);
+        cJSON_AddNumberToObject(r, "algbw_GBps", alg);
+        cJSON_AddNumberToObject(r, "busbw_GBps", alg * ring_busbw_factor(ranks));
+    }
+    cJSON_AddStringToObject(r, "bandwidth",
+                            "GB/s = 10^9 bytes per second; algbw = S / mean all-reduce time, "
+                            "busbw = algbw x 2 (N - 1) / N (nccl-tests, all_reduce)");
+    return o;
+}

@@ -1,0 +1,57 @@
+/* ring: a ring all-reduce's message pattern as NCCL's ring algorithm moves it (2 (N - 1)
+ * dependent steps of ceil(S / N) bytes each way), for the transports that emulate the
+ * collective between this host and one peer (tcp): its arithmetic, its per-point timing and
+ * its figures (nccl-tests' algbw and busbw for all_reduce). */
+#ifndef RING_H
+#define RING_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+#include "engine/flow/mix.h"
+
+#define RING_MAX_RANKS 1024
+
+/* A flow's ring: params {"collective": "all_reduce", "ranks": N} of an op "collective" over
+ * an emulating transport. */
+struct ring_params {
+    int ranks; /* N >= 2 */
+};
+
+/* The flow's params (collective must be "all_reduce", ranks 2 to RING_MAX_RANKS, the size one
+ * number): 0 or -EINVAL naming the flow and the field. */
+int ring_params_from(const struct mix_flow *f, struct ring_params *p, struct ft_err *err);
+/* Steps of one all-reduce: 2 (N - 1) (reduce-scatter N - 1, all-gather N - 1). */
+int ring_steps(int ranks);
+/* Bytes one step moves each way: ceil(S / N). The remainder is padded: every step moves the
+ * whole chunk, so one all-reduce moves at most N - 1 bytes per step more than S / N. */
+uint64_t ring_chunk(uint64_t size, int ranks);
+/* Bytes one all-reduce moves each way: steps x chunk. */
+uint64_t ring_op_bytes(uint64_t size, int ranks);
+/* nccl-tests' bus bandwidth factor for all_reduce: 2 (N - 1) / N (busbw = algbw x it). */
+double ring_busbw_factor(int ranks);
+/* The label results carry: "ring all-reduce pattern over TRANSPORT, N ranks emulated between
+ * this host and its peer (not NCCL)". */
+void ring_label(const char *transport, int ranks, char *buf, size_t len);
+
+/* One worker's timing of one point, measured window only. */
+struct ring_acc {
+    uint64_t ops, op_ns;                         /* whole all-reduces and their time */
+    uint64_t steps, step_ns, step_min, step_max; /* ring steps and their time (ns) */
+};
+
+/* Add one all-reduce of op_ns whose steps took step_ns in all, the shortest step_min and the
+ * longest step_max. */
+void ring_acc_add(struct ring_acc *a, uint64_t op_ns, int steps, uint64_t step_ns,
+                  uint64_t step_min, uint64_t step_max);
+/* a += b. */
+void ring_acc_merge(struct ring_acc *a, const struct ring_acc *b);
+/* A point's figures, {"ring": {pattern, ranks, size_bytes, chunk_bytes, steps_per_allreduce,
+ * bytes_per_allreduce_each_way, allreduces, steps, allreduce_mean_us, step_mean_us,
+ * step_min_us, step_max_us, algbw_GBps, busbw_GBps, busbw_factor, bandwidth}}; the timed
+ * members are left out when nothing was measured. */
+cJSON *ring_figures(const char *transport, int ranks, uint64_t size, const struct ring_acc *a);
+
+#endif
