@@ -132,7 +132,15 @@ const char *path_queue_where_str(enum path_queue_where w)
 
 static bool holds(const struct path_end_queue *q)
 {
-    return q && q->have && q->peak_packets > PATH_FEW_PACKETS;
+    return q && q->have &&
+           (q->peak_packets > PATH_FEW_PACKETS ||
+            q->peak_bytes > PATH_FEW_PACKETS * PATH_FRAME_BYTES);
+}
+
+/* How much an end held, in bytes (packets as full frames when bytes are unknown). */
+static double held(const struct path_end_queue *q)
+{
+    return q->peak_bytes >= 0 ? q->peak_bytes : q->peak_packets * PATH_FRAME_BYTES;
 }
 
 static void end_desc(const struct path_end_queue *q, char *buf, size_t len)
@@ -157,7 +165,7 @@ int path_queue_verdict(const struct path_end_queue *local, const struct path_end
     char d[160];
     /* The larger backlog wins when both ends hold one. */
     bool l = holds(local), p = holds(peer);
-    if (l && (!p || local->peak_packets >= peer->peak_packets)) {
+    if (l && (!p || held(local) >= held(peer))) {
         out->where = PATH_QUEUE_LOCAL;
         end_desc(local, d, sizeof(d));
         snprintf(out->line, sizeof(out->line), "the backlog is on this host's qdisc (%s)", d);

@@ -74,8 +74,12 @@ enum path_queue_where {
     PATH_QUEUE_BETWEEN,     /* neither end: the path between them (a switch egress) */
     PATH_QUEUE_BEYOND,      /* not here, and the peer's counters are unknown */
 };
-/* A host "held" the queue when its qdisc peaked above this many packets. */
+/* A host "held" the queue when its qdisc peaked above this many packets, or above that
+ * many full Ethernet frames' bytes: with GSO/TSO a qdisc queues super-packets (one 64 KiB
+ * skb counts as one packet in qlen, net/core/dev.c validate_xmit_skb segments it later),
+ * so qlen alone undercounts a host's backlog. */
 #define PATH_FEW_PACKETS 8.0
+#define PATH_FRAME_BYTES 1514.0
 /* The RTT "rose" when loaded/quiet is at least this and the growth at least PATH_RISE_US. */
 #define PATH_RISE_RATIO 3.0
 #define PATH_RISE_US    100.0

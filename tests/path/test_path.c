@@ -123,6 +123,12 @@ static void test_verdict(void **state)
     path_queue_verdict(&lb, &pq, &rtt, &v);
     assert_int_equal(v.where, PATH_QUEUE_LOCAL);
     assert_non_null(strstr(v.line, "this host's qdisc (eth0: 127 packets, 190000 bytes at peak)"));
+    /* GSO: 8 super-packets of 64 KiB in the qdisc are 148694 bytes: this host's. */
+    struct path_end_queue gso = lq;
+    gso.peak_packets = 8;
+    gso.peak_bytes = 148694;
+    path_queue_verdict(&gso, &pq, &rtt, &v);
+    assert_int_equal(v.where, PATH_QUEUE_LOCAL);
     /* The peer's. */
     struct path_end_queue pb = lb;
     pb.netdev = "eth0";
@@ -131,6 +137,7 @@ static void test_verdict(void **state)
     assert_non_null(strstr(v.line, "at the peer"));
     /* Both: the larger. */
     pb.peak_packets = 300;
+    pb.peak_bytes = 450000;
     path_queue_verdict(&lb, &pb, &rtt, &v);
     assert_int_equal(v.where, PATH_QUEUE_PEER);
     /* The RTT did not rise: no queue. */
