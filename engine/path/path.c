@@ -78,8 +78,8 @@ int path_classify(const struct path_evidence *e, struct path_class_out *out)
     }
     if (e->have_min_rtt && e->min_rtt_us > PATH_SITE_MAX_RTT_US) {
         out->cls = PATH_CLASS_WAN;
-        snprintf(out->why, sizeof(out->why), "%s%s%s > %.0f us: farther than one site", rtt, sep,
-                 hops, PATH_SITE_MAX_RTT_US);
+        snprintf(out->why, sizeof(out->why), "%s > %.0f us: farther than one site%s%s", rtt,
+                 PATH_SITE_MAX_RTT_US, hops[0] ? "; " : "", hops);
         return 0;
     }
     if (out->hops > PATH_SITE_MAX_HOPS) {
