@@ -6,10 +6,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/jsonutil.h"
 #include "engine/xport/tcp/tcp_path.h"
 
 void run_path_open(struct run_path *p, const char *peer, const char *local,
-                   const struct channel_key *key, int timeout_ms)
+                   const struct channel_key *key, int timeout_ms, int flows)
 {
     memset(p, 0, sizeof(*p));
     p->ttl = -1;
@@ -27,6 +28,17 @@ void run_path_open(struct run_path *p, const char *peer, const char *local,
     if (rc < 0) {
         snprintf(p->note, sizeof(p->note), "path: no session with the peer for its counters: %s",
                  e.msg);
+        p->ctl = NULL;
+        return;
+    }
+    const cJSON *caps = cJSON_GetObjectItemCaseSensitive(channel_peer_info(p->ctl), "caps");
+    double max = 0;
+    if (jsonutil_num(caps, "max_sessions", &max) && max > 0 && max < flows + 1) {
+        snprintf(p->note, sizeof(p->note),
+                 "path: the peer's session limit (%.0f) leaves no room for a session beside the "
+                 "run's %d: its counters and TTL are not read",
+                 max, flows);
+        channel_close(p->ctl);
         p->ctl = NULL;
         return;
     }

@@ -19,9 +19,12 @@ struct run_path {
     char note[256]; /* why something is missing, for the run's events */
 };
 
-/* Connect to peer (from local, NULL: any) and ask for the TTL probe and the counters. */
+/* Connect to peer (from local, NULL: any) and ask for the TTL probe and the counters.
+ * flows: the sessions the run's own flows hold there at once; when the agent's session
+ * limit (its hello's caps.max_sessions) leaves no room beside them, the path's session is
+ * given up (said in note) rather than take a flow's. */
 void run_path_open(struct run_path *p, const char *peer, const char *local,
-                   const struct channel_key *key, int timeout_ms);
+                   const struct channel_key *key, int timeout_ms, int flows);
 /* At a phase's start (the peer's counters marked) and end (their deltas kept). */
 void run_path_phase(struct run_path *p, int phi, bool start);
 /* The evidence for results_path_fill (site_local: --site, NULL: none). */

@@ -781,8 +781,13 @@ static void *runner_main(void *arg)
     const char *fgpeer = fg >= 0 ? remote_peer(&r->mix.flows[fg], r->o.peer_override) : NULL;
     r->path.ttl = -1;
     if (fgpeer && r->key_loaded) {
+        int same = 0;
+        for (int i = 0; i < r->mix.nflows; i++) {
+            const char *pi = remote_peer(&r->mix.flows[i], r->o.peer_override);
+            same += pi && !strcmp(pi, fgpeer);
+        }
         run_path_open(&r->path, fgpeer, r->mix.flows[fg].local_ip, &r->key,
-                      peer_timeout_ms(&r->mix));
+                      peer_timeout_ms(&r->mix), same);
         if (r->path.note[0])
             revent(r, "%s", r->path.note);
     }
