@@ -39,6 +39,7 @@ static void on_signal(int sig)
 /* What the command line sets. */
 struct run_args {
     const char *mix, *peer, *key, *out, *expect, *nccl;
+    const char *site; /* --site: this host's site label, for the path's class */
     const char *slo, *step_budget, *target_tps; /* the scoreboard (engine/results/score.h) */
     double duration;
     uint64_t size;
@@ -66,6 +67,10 @@ static const struct cli_opt run_opts[] = {
      CLI_V_STRING, CLI_C_HOST, .off = A(peer)},
     {"key-file", 'k', CLI_ARG_REQUIRED, "FILE", "pre-shared key for remote agents", CLI_V_STRING,
      CLI_C_FILE, .off = A(key)},
+    {"site", 0, CLI_ARG_REQUIRED, "NAME",
+     "this host's site label; a peer agent with another --site\nmakes the path wide area "
+     "(docs/diagnosis.md)",
+     CLI_V_STRING, .off = A(site)},
     {"duration", 'd', CLI_ARG_REQUIRED, "S",
      "measured seconds per size point (every foreground flow)", CLI_V_NUMBER, .min = 0,
      .min_open = 1, .max = 86400, .bad = "--duration takes seconds (0 < S <= 86400), not '%s'",
@@ -372,6 +377,7 @@ int cli_run_main(int argc, char **argv)
                              .key_file = key,
                              .topo = topo,
                              .pin = pin,
+                             .site = o.site,
                              .score = &score};
     struct runner *r;
     if (runner_start(&ro, &r, &err) < 0) {

@@ -39,6 +39,7 @@ struct serve_args {
     struct cli_list keys, allow, nccl_files;
     bool nccl_all;
     const char *gen_key, *log_file;
+    const char *site; /* --site */
     double max_rate, max_duration, max_fault;
     long max_sessions, max_streams, max_flows;
 };
@@ -72,6 +73,9 @@ static const struct cli_opt serve_opts[] = {
      "where to listen (default: all addresses, port {default};\n':PORT' all addresses, "
      "'[::1]:7470' for IPv6)",
      CLI_V_CUSTOM, CLI_C_HOST, .def = CHANNEL_DEFAULT_PORT, .parse = parse_listen},
+    {"site", 0, CLI_ARG_REQUIRED, "NAME",
+     "this agent's site label, reported to clients for the\npath's class (docs/diagnosis.md)",
+     CLI_V_STRING, .off = A(site)},
     {"key-file", 0, CLI_ARG_REQUIRED, "FILE",
      "a pre-shared key (default: FABTOP_KEY in hex, then\n$XDG_CONFIG_HOME/fabtop/key or "
      "~/.config/fabtop/key);\nrepeat for several client keys (up to {max}), each with\nits own "
@@ -160,6 +164,7 @@ static int serve(struct serve_args *o, int nrest, char **rest)
     cfg.max_sessions = (int)o->max_sessions;
     cfg.max_streams = (int)o->max_streams;
     cfg.max_flows = (int)o->max_flows;
+    cfg.site = o->site;
     const char *const *key_files = o->keys.v, *const *nccl_files = o->nccl_files.v;
     const char **allow = o->allow.v;
     const char *gen_key = o->gen_key, *log_file = o->log_file;

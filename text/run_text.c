@@ -1,6 +1,7 @@
 /* run_text: the summary table printed at the end of `fabtop run`, in the perftest /
  * sockperf tradition, rendered from a results document (so saved results print alike). */
 #include "text/run_text.h"
+#include "text/path_text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -410,4 +411,5 @@ void run_text_summary(struct strbuf *sb, const struct results_run *results)
                        "max).\n");
     }
     scoreboard_text(sb, &results->scoreboard);
+    path_text(sb, &results->path);
 }

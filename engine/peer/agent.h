@@ -100,6 +100,9 @@ struct agent_cfg {
     /* For the handlers (agent_session_cfg(s)->handler_arg): what the agent's owner serves
      * them with (fabtop sweep's rank state). */
     void *handler_arg;
+    /* This agent's site label (`fabtop serve --site NAME`), reported to clients for the
+     * path's class (docs/diagnosis.md); NULL or "": none. */
+    const char *site;
 };
 
 struct agent;

@@ -933,10 +933,23 @@ static void cond_neighbours(struct compare_cond_builder *b, const struct results
     }
 }
 
+/* The path's class (results_path.h): another class is another path, whatever the numbers. */
+static void cond_path(struct compare_cond_builder *b, const struct results_run *A,
+                      const struct results_run *B)
+{
+    if (A->path.st != RESULTS_SET && B->path.st != RESULTS_SET)
+        return;
+    add_cond(b, "hosts", "path class", results_str_get(&A->path.cls), results_str_get(&B->path.cls),
+             COMPARE_UNFAIR,
+             "same host, same leaf, same site and wide area are different paths: their round "
+             "trips differ by orders of magnitude before any load (docs/diagnosis.md)");
+}
+
 void compare_cond_all(struct compare_cond_builder *b, const struct results_run *A,
                       const struct results_run *B, const struct compare_cond_pair *pairs, int np)
 {
     cond_run(b, A, B);
+    cond_path(b, A, B);
     cond_ports(b, A, B);
     cond_netdevs(b, A, B);
     cond_flows(b, A, B, pairs, np);

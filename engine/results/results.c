@@ -18,6 +18,7 @@
 #include "common/xalloc.h"
 #include "engine/flow/mix.h"
 #include "engine/results/results_json.h"
+#include "engine/results/results_path.h"
 #include "engine/results/score.h"
 #include "engine/results/version.h"
 #include "engine/flow/flow.h"
@@ -524,6 +525,8 @@ void results_build(const struct results_input *in, struct results_doc *out)
     }
     summary_fill(run, in->mix);
     score_build(run, in->mix, in->score);
+    if (!sim)
+        results_path_fill(run, in->mix, in->path);
     run->events_st = RESULTS_SET;
     run->events = xalloc_zero((size_t)in->nevents + 1, sizeof(char *));
     for (int i = 0; i < in->nevents; i++)

@@ -17,6 +17,7 @@
 
 struct topo_model;
 struct score_opts;
+struct results_path_in;
 
 struct results_timeline_in {
     int n;
@@ -39,6 +40,8 @@ struct results_input {
     struct timespec wall_start, wall_end;
     uint64_t t_start_ns;
     bool interrupted;
+    /* What the runner learnt of the path (results_path.h); NULL: the run's figures alone. */
+    const struct results_path_in *path;
     int nevents;
     const char (*events)[160];
 };

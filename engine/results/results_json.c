@@ -3,6 +3,7 @@
  * document read back writes out byte for byte. */
 #include "engine/results/results_field.h"
 #include "engine/results/results_json.h"
+#include "engine/results/results_path.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -133,6 +134,7 @@ void results_run_free(struct results_run *r)
     }
     free(r->summary.phases);
     results_scoreboard_free(&r->scoreboard);
+    results_path_free(&r->path);
     for (int i = 0; i < r->nevents; i++)
         free(r->events[i]);
     free(r->events);
@@ -449,6 +451,9 @@ cJSON *results_json_write_run(const struct results_run *r)
     cJSON *sb = put_obj(doc, "scoreboard", r->scoreboard.st);
     if (sb)
         write_scoreboard(sb, &r->scoreboard);
+    cJSON *pa = put_obj(doc, "path", r->path.st);
+    if (pa)
+        results_path_write(pa, &r->path);
     cJSON *ev = put_arr(doc, "events", r->events_st);
     if (ev) {
         for (int i = 0; i < r->nevents; i++)
@@ -935,6 +940,9 @@ static void read_run(struct results_rd *r, const cJSON *j, struct results_run *r
     const cJSON *sb = results_field_obj(r, j, "", "scoreboard", &run->scoreboard.st);
     if (sb)
         read_scoreboard(r, sb, &run->scoreboard);
+    const cJSON *pa = results_field_obj(r, j, "", "path", &run->path.st);
+    if (pa)
+        results_path_read(r, pa, &run->path);
     const cJSON *ev = results_field_arr(r, j, "", "events", &run->events_st);
     run->events = read_strings(r, ev, "events", &run->nevents);
     const cJSON *t = results_field_member(j, "topology", &run->topology_st);

@@ -251,6 +251,38 @@ struct results_scoreboard {
     struct results_score_step step;
 };
 
+/* The path's class and where its queue was (engine/path/path.h, docs/diagnosis.md): the
+ * evidence (the quiet phase's minimum round trip, the TTL a probe from the peer arrived with
+ * and the hops it means, site labels), the transport's RTT per phase (TCP srtt over the
+ * phase's TCP points: min, median, max, us) with retransmitted segments, each end's qdisc
+ * peaks over the loaded phase (the peer's sampled by its agent), the verdict, and the
+ * warnings for tightly coupled flows over a wide-area path. */
+struct results_path_rtt {
+    enum results_state st;
+    char *phase;
+    struct results_num min_us, median_us, max_us, retrans_segments;
+};
+struct results_path_end {
+    enum results_state st;
+    struct results_str netdev; /* the qdisc's object ("eth0 qdisc 1: htb") */
+    struct results_num peak_packets, peak_bytes, drops;
+};
+struct results_path {
+    enum results_state st;       /* the "path" key */
+    struct results_str cls;      /* "host", "leaf", "site", "wan", "unknown" */
+    struct results_str evidence; /* in words */
+    struct results_num min_rtt_us, ttl, ttl_initial, hops;
+    struct results_str site_local, site_peer;
+    int nrtt;
+    struct results_path_rtt *rtt; /* per phase, in the run's order */
+    struct results_path_end local, peer;
+    struct results_str queue;   /* "local", "peer", "between", "beyond", "none", "unknown" */
+    struct results_str verdict; /* one line */
+    enum results_state warnings_st;
+    int nwarnings;
+    char **warnings;
+};
+
 struct results_run {
     struct results_str format;
     struct results_num version;
@@ -272,6 +304,7 @@ struct results_run {
     struct results_phase *phases;
     struct results_summary summary;
     struct results_scoreboard scoreboard;
+    struct results_path path;
     enum results_state events_st;
     int nevents;
     char **events;
@@ -291,6 +324,7 @@ void results_doc_free(struct results_doc *d);
 void results_ceiling_clear(struct results_ceiling *c);
 void results_run_free(struct results_run *r);
 void results_scoreboard_free(struct results_scoreboard *b);
+void results_path_free(struct results_path *p);
 
 /* Readers' accessors: the string when set, else NULL; the number when set. */
 static inline const char *results_str_get(const struct results_str *f)

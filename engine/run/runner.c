@@ -19,6 +19,7 @@
 #include "common/xalloc.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
+#include "engine/run/run_path.h"
 #include "engine/flow/flow.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
@@ -99,6 +100,7 @@ struct runner {
     struct counters_value *pub;
     int npub;
     cJSON *phase_ctrs[2];
+    struct run_path path; /* the foreground's peer: TTL, site, its counters (run_path.h) */
 };
 
 /* ---- clocks and small helpers ---- */
@@ -741,6 +743,7 @@ static void run_phase(struct runner *r, int phi)
     atomic_store(&r->cur_phase, phi);
     ph->planned_s = planned_seconds(r, quiet);
     phase_counters(r, phi, true);
+    run_path_phase(&r->path, phi, true);
     ph->t0_ns = flow_now_ns();
     revent(r, "phase %s: %s", ph->name,
            quiet ? "foreground flows alone" : "all flows (foreground and neighbours)");
@@ -768,11 +771,26 @@ static void run_phase(struct runner *r, int phi)
             pthread_join(ph->drivers[i], NULL);
     ph->t1_ns = flow_now_ns();
     phase_counters(r, phi, false);
+    run_path_phase(&r->path, phi, false);
 }
 
 static void *runner_main(void *arg)
 {
     struct runner *r = arg;
+    int fg = mix_foreground(&r->mix);
+    const char *fgpeer = fg >= 0 ? remote_peer(&r->mix.flows[fg], r->o.peer_override) : NULL;
+    r->path.ttl = -1;
+    if (fgpeer && r->key_loaded) {
+        int same = 0;
+        for (int i = 0; i < r->mix.nflows; i++) {
+            const char *pi = remote_peer(&r->mix.flows[i], r->o.peer_override);
+            same += pi && !strcmp(pi, fgpeer);
+        }
+        run_path_open(&r->path, fgpeer, r->mix.flows[fg].local_ip, &r->key,
+                      peer_timeout_ms(&r->mix), same);
+        if (r->path.note[0])
+            revent(r, "%s", r->path.note);
+    }
     for (int p = 0; p < r->nphases && !atomic_load(&r->stop); p++)
         run_phase(r, p);
     r->interrupted = atomic_load(&r->stop);
@@ -815,6 +833,9 @@ static void *runner_main(void *arg)
                 r->status = 2;
         }
     }
+    struct results_path_in pin;
+    run_path_input(&r->path, r->o.site, &pin);
+    in.path = &pin;
     results_build(&in, &r->doc);
     r->results = results_json_write(&r->doc);
     publish(r, build_snapshot(r, true));
@@ -1144,6 +1165,7 @@ void runner_free(struct runner *r)
         }
     runner_snapshot_release(r->snap);
     counters_set_close(r->ctrs);
+    run_path_close(&r->path);
     for (int p = 0; p < 2; p++)
         cJSON_Delete(r->phase_ctrs[p]);
     pthread_mutex_destroy(&r->ctr_lock);

@@ -34,6 +34,8 @@ struct runner_opts {
     const struct sim_ctl_state *playback;
     /* The scoreboard's --slo and step budget (engine/results/score.h); NULL: none. Copied. */
     const struct score_opts *score;
+    /* This host's site label (`fabtop run --site NAME`) for the path's class; NULL: none. */
+    const char *site;
 };
 
 enum run_phase {

@@ -3,7 +3,7 @@
 # docs/architecture.md): each library's declared links (build/engine/engine_links.txt, written
 # by CMake) name only libraries of a lower rank, and the simulator links common/ and libm only.
 # Ranks, bottom up (libraries of one rank sit side by side and never link each other):
-#   0 common topology | 1 sim sweep model launch | 2 flow | 3 counters peer | 4 xport_tcp xport_verbs xport_nccl
+#   0 common topology | 1 sim sweep model launch path | 2 flow | 3 counters peer | 4 xport_tcp xport_verbs xport_nccl
 #   xport_sim | 5 xport results | 6 run | 7 rack
 # With an argument, checks that file instead (to show a violation is caught).
 set -u
@@ -16,7 +16,7 @@ fi
 rank() {
     case $1 in
     fabtop_common | fabtop_topology) echo 0 ;;
-    fabtop_sim | fabtop_sweep | fabtop_model | fabtop_launch) echo 1 ;;
+    fabtop_sim | fabtop_sweep | fabtop_model | fabtop_launch | fabtop_path) echo 1 ;;
     fabtop_flow) echo 2 ;;
     fabtop_counters | fabtop_peer) echo 3 ;;
     fabtop_xport_tcp | fabtop_xport_verbs | fabtop_xport_nccl | fabtop_xport_sim) echo 4 ;;

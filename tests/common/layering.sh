@@ -73,7 +73,7 @@ hits="$hits$(find "$src/common" "$src/topology" "$src/engine" "$src/text" "$src/
 # below it in the stack). The transports sit side by side: each includes its own folder and the
 # contract engine/xport/xport.h, never another transport; the registry (engine/xport/*.c) may
 # include them all. Keep in step with engine/CMakeLists.txt.
-#   common/ topology/ | sim, sweep, model (side by side, common/ only), launch | flow | counters | peer | xport/{tcp,verbs,nccl,sim} | xport
+#   common/ topology/ | sim, sweep, model, path (side by side, common/ only), launch | flow | counters | peer | xport/{tcp,verbs,nccl,sim} | xport
 #   | results | run | rack
 base="common/ topology/"
 sim="common/ engine/sim/"
@@ -85,6 +85,7 @@ e=$src/engine
 check_files "engine/sim (common/ only)" "$sim" "$e"/sim/*.[ch]
 check_files "engine/sweep (common/ only)" "common/ engine/sweep/" "$e"/sweep/*.[ch]
 check_files "engine/model (common/ only)" "common/ engine/model/" "$e"/model/*.[ch]
+check_files "engine/path (common/ only)" "common/ engine/path/" "$e"/path/*.[ch]
 check_files "engine/launch (common/, topology/)" "$base engine/launch/" "$e"/launch/*.[ch]
 check_files "engine/flow" "$flow" "$e"/flow/*.[ch]
 check_files "engine/counters" "$counters" "$e"/counters/*.[ch]
@@ -93,9 +94,9 @@ for t in tcp verbs nccl sim; do
     check_files "engine/xport/$t" "$transport engine/xport/$t/" "$e"/xport/$t/*.[ch]
 done
 check_files "engine/xport (registry)" "$transport engine/xport/" "$e"/xport/*.[ch]
-check_files "engine/results" "$counters engine/peer/ engine/xport/ engine/results/" \
+check_files "engine/results" "$counters engine/peer/ engine/xport/ engine/results/ engine/path/" \
     "$e"/results/*.[ch]
-check_files "engine/run" "$counters engine/peer/ engine/xport/ engine/results/ engine/model/ engine/run/" \
+check_files "engine/run" "$counters engine/peer/ engine/xport/ engine/results/ engine/model/ engine/path/ engine/run/" \
     "$e"/run/*.[ch]
 check_files "engine/rack" \
     "$counters engine/peer/ engine/xport/ engine/results/ engine/model/ engine/run/ engine/sweep/ engine/launch/ engine/rack/" \
@@ -103,7 +104,7 @@ check_files "engine/rack" \
 # Nothing in engine/ outside these folders (a new subsystem gets a layer here first).
 for d in "$e"/*/; do
     case $(basename "$d") in
-    sim | sweep | model | launch | flow | counters | peer | xport | results | run | rack | mixes | models) ;;
+    sim | sweep | model | path | launch | flow | counters | peer | xport | results | run | rack | mixes | models) ;;
     *) bad "engine/$(basename "$d"): not in the layering (tests/common/layering.sh)" ;;
     esac
 done

@@ -36,6 +36,7 @@
 #include "engine/flow/ring.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
+#include "engine/xport/tcp/tcp_path.h"
 
 #define TCP_MAGIC    0x46545450u /* "FTTP": request header */
 #define TCP_HELLO    0x4654484cu /* "FTHL": data connection greeting */
@@ -1476,7 +1477,8 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
 }
 
 static const struct agent_handler tcp_open_handler = {"tcp.open", handle_open};
-static const struct agent_handler *const tcp_handlers[] = {&tcp_open_handler, NULL};
+static const struct agent_handler *const tcp_handlers[] = {
+    &tcp_open_handler, &tcp_path_counters_handler, &tcp_path_ttl_handler, NULL};
 
 static const char *const *tcp_param_keys(enum mix_op op)
 {

@@ -1,0 +1,106 @@
+#!/bin/sh
+# netns_pathclass: the path's class from evidence load cannot fake. A client c and a peer p
+# (`fabtop serve`) joined through a router namespace rt that forwards every packet through a
+# user-space delay line over two TUN devices (tun_delay.py; this kernel has no netem):
+#   DELAY 4 ms each way: a quiet minimum RTT above 8 ms and 2 router hops -> "wan", with the
+#     rule's warning for the tp flow, the peer's --site label recorded;
+#   no delay: 2 router hops, a short RTT -> "site", no warning;
+#   the same client against a loopback peer -> "host".
+# (A heavily loaded rack path staying "leaf" is netns_queue's check: every run there.)
+. "$(dirname "$0")/lib.sh"
+need_netns
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+mkns c
+mkns p
+mkns rt
+link c eth0 rt ea
+link p eth0 rt eb
+addr c eth0 10.82.1.2/24
+addr rt ea 10.82.1.1/24
+addr p eth0 10.82.2.2/24
+addr rt eb 10.82.2.1/24
+nsx c ip route add default via 10.82.1.1
+nsx p ip route add default via 10.82.2.1
+nsx rt sysctl -qw net.ipv4.ip_forward=1
+# Packets come back out of the tuns with sources routed elsewhere: no reverse-path filter
+# (new namespaces start at 0; set it, as the doctor's tests do).
+for k in all default ea eb; do nsx rt sysctl -qw "net.ipv4.conf.$k.rp_filter=0"; done
+nsx rt ip tuntap add mode tun name tunA || skip "cannot create a TUN device"
+nsx rt ip tuntap add mode tun name tunB
+nsx rt ip link set tunA up
+nsx rt ip link set tunB up
+for k in tunA tunB; do nsx rt sysctl -qw "net.ipv4.conf.$k.rp_filter=0"; done
+# c -> p: in at ea, out through tunA; the relay writes it into tunB, the main table sends it
+# to p. p -> c: in at eb, out through tunB, back in at tunA, to c.
+nsx rt ip rule add iif ea lookup 100
+nsx rt ip route add default dev tunA table 100
+nsx rt ip rule add iif eb lookup 101
+nsx rt ip route add default dev tunB table 101
+
+relay() { # DELAY_MS
+    [ -n "${RELAY_PID:-}" ] && kill "$RELAY_PID" 2>/dev/null && wait "$RELAY_PID" 2>/dev/null
+    # ip netns exec execs the relay: $! is its own PID, to kill by.
+    ip netns exec "$NSP-rt" python3 "$(dirname "$0")/tun_delay.py" tunA tunB "$1" &
+    RELAY_PID=$!
+    PIDS="$PIDS $RELAY_PID"
+    wait_for "the relay (${1} ms) on the TUN devices" \
+        "nsx rt sh -c 'ip link show tunA | grep -q LOWER_UP && ip link show tunB | grep -q LOWER_UP'"
+}
+
+mkkey >/dev/null
+relay 4
+serve p 10.82.2.2 "$TMP/serve.log" --site far
+cat >"$TMP/mix.json" <<'J'
+{"format": "fabtop-mix", "version": 1, "name": "pathclass-test",
+ "phases": ["quiet", "loaded"],
+ "flows": [
+  {"name": "allreduce", "class": "tp", "op": "pingpong", "size": 4096, "warmup_s": 0.3, "duration_s": 1.5, "peer": "10.82.2.2"},
+  {"name": "kv", "class": "kv", "role": "background", "op": "stream", "size": "64KiB", "warmup_s": 0.3, "peer": "10.82.2.2"}
+ ]}
+J
+
+# check WANT WARN(0|1) [run options...]
+check() {
+    want=$1 warn=$2
+    shift 2
+    nsx c "$FABTOP" run --mix "$TMP/mix.json" --key-file "$TMP/key" -o "$TMP/res.json" "$@" \
+        >"$TMP/run.out" 2>&1 || { cat "$TMP/run.out"; fail "fabtop run exited $?"; }
+    sed -n '/^Path:/,/^$/p' "$TMP/run.out"
+    python3 - "$TMP/res.json" "$want" "$warn" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["path"]
+want, warn = sys.argv[2], sys.argv[3] == "1"
+bad = []
+if p["class"] != want:
+    bad.append("class %s, expected %s (%s)" % (p["class"], want, p["evidence"]))
+if want != "host" and p.get("hops") != 2:
+    bad.append("hops %s, expected 2 through the router (ttl %s)" % (p.get("hops"), p.get("ttl")))
+w = [x for x in p["warnings"] if "keep tightly coupled ranks inside one validated site" in x]
+if warn != bool(w):
+    bad.append("warnings %s" % p["warnings"])
+print("min RTT %.1f us, hops %s" % (p["min_rtt_us"], p.get("hops")))
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+PY
+}
+
+# No --site here: the distance alone decides (the agent's label is recorded beside; labels
+# that differ are path_class's unit test).
+check wan 1 || fail "4 ms each way"
+python3 - "$TMP/res.json" <<'PY' || fail "site labels"
+import json, sys
+p = json.load(open(sys.argv[1]))["path"]
+assert "site_local" not in p and p["site_peer"] == "far", p
+assert p["min_rtt_us"] > 8000 and "farther than one site" in p["evidence"], p
+PY
+grep -q "WARNING: flow allreduce (class tp)" "$TMP/run.out" || fail "no warning in the summary"
+pass "4 ms each way: wan, the tp flow warned"
+
+relay 0
+check site 0 || fail "no delay"
+pass "no delay: site"
+
+sed 's/"peer": "10.82.2.2"/"peer": "loopback"/g' "$TMP/mix.json" >"$TMP/mix.lo" && mv "$TMP/mix.lo" "$TMP/mix.json"
+check host 0 || fail "loopback"
+pass "loopback: host"
