@@ -1,6 +1,7 @@
 /* results_json: reads and writes the results document (results_model.h). The writer
  * writes the keys in the order results_build always has, and only those present, so that a
  * document read back writes out byte for byte. */
+#include "engine/results/results_causes_json.h"
 #include "engine/results/results_field.h"
 #include "engine/results/results_json.h"
 
@@ -133,6 +134,8 @@ void results_run_free(struct results_run *r)
     }
     free(r->summary.phases);
     results_scoreboard_free(&r->scoreboard);
+    results_causes_clear(&r->causes);
+    results_ref_matches_clear(&r->references);
     for (int i = 0; i < r->nevents; i++)
         free(r->events[i]);
     free(r->events);
@@ -449,6 +452,8 @@ cJSON *results_json_write_run(const struct results_run *r)
     cJSON *sb = put_obj(doc, "scoreboard", r->scoreboard.st);
     if (sb)
         write_scoreboard(sb, &r->scoreboard);
+    results_causes_json_write(doc, &r->causes);
+    results_refs_json_write(doc, &r->references);
     cJSON *ev = put_arr(doc, "events", r->events_st);
     if (ev) {
         for (int i = 0; i < r->nevents; i++)
@@ -935,6 +940,8 @@ static void read_run(struct results_rd *r, const cJSON *j, struct results_run *r
     const cJSON *sb = results_field_obj(r, j, "", "scoreboard", &run->scoreboard.st);
     if (sb)
         read_scoreboard(r, sb, &run->scoreboard);
+    results_causes_json_read(r, j, &run->causes);
+    results_refs_json_read(r, j, &run->references);
     const cJSON *ev = results_field_arr(r, j, "", "events", &run->events_st);
     run->events = read_strings(r, ev, "events", &run->nevents);
     const cJSON *t = results_field_member(j, "topology", &run->topology_st);
