@@ -717,8 +717,8 @@ static void read_conditions(struct results_rd *r, const cJSON *o, struct results
     const cJSON *s = results_field_obj(r, o, "conditions", "sim", &c->sim_st);
     results_field_get_str(r, s, "conditions.sim", "note", &c->sim_note);
     results_field_get_str(r, s, "conditions.sim", "topology", &c->sim_topology);
-    static const char *const sysctls[] = {"tcp_congestion_control", "tcp_ecn", "tcp_rmem",
-                                          "tcp_wmem", NULL};
+    static const char *const sysctls[] = {
+        "tcp_congestion_control", "tcp_ecn", "tcp_rmem", "tcp_wmem", "rmem_max", "wmem_max", NULL};
     read_kvs(r, o, "conditions", &c->sysctls, sysctls);
     const cJSON *m = results_field_obj(r, o, "conditions", "netdev_mtu", &c->netdev_mtu_st);
     c->mtu = xalloc_zero((size_t)cJSON_GetArraySize(m) + 1, sizeof(*c->mtu));
