@@ -113,19 +113,33 @@ void results_causes_json_read(struct results_rd *r, const cJSON *j, struct resul
     }
 }
 
-/* The fields of a reference match, in the order written. */
-#define REF_STRS(X)                                                                                \
-    X(flow) X(phase) X(id) X(part) X(metric) X(kind) X(unit) X(direction) X(conditions)
-#define REF_NUMS(X) X(value) X(tolerance_pct) X(percent)
-#define REF_TAIL(X) X(document) X(url)
+/* A reference match's strings and numbers, in the order written (before document, url). */
+static const char *const ref_str_keys[] = {"flow", "phase", "id",        "part",      "metric",
+                                           "kind", "unit",  "direction", "conditions"};
+static const char *const ref_num_keys[] = {"value", "tolerance_pct", "percent"};
+#define NSTR (sizeof(ref_str_keys) / sizeof(ref_str_keys[0]))
+#define NNUM (sizeof(ref_num_keys) / sizeof(ref_num_keys[0]))
+
+static struct results_str *ref_str(struct results_ref_match *e, size_t i)
+{
+    struct results_str *v[NSTR] = {&e->flow, &e->phase, &e->id,        &e->part,      &e->metric,
+                                   &e->kind, &e->unit,  &e->direction, &e->conditions};
+    return v[i];
+}
+
+static struct results_num *ref_num(struct results_ref_match *e, size_t i)
+{
+    struct results_num *v[NNUM] = {&e->value, &e->tolerance_pct, &e->percent};
+    return v[i];
+}
 
 void results_ref_matches_clear(struct results_ref_matches *m)
 {
     for (int i = 0; i < m->n; i++) {
-        struct results_ref_match *e = &m->v[i];
-#define CLR(f) str_clear(&e->f);
-        REF_STRS(CLR) REF_TAIL(CLR)
-#undef CLR
+        for (size_t k = 0; k < NSTR; k++)
+            str_clear(ref_str(&m->v[i], k));
+        str_clear(&m->v[i].document);
+        str_clear(&m->v[i].url);
     }
     free(m->v);
     m->v = NULL;
@@ -141,15 +155,15 @@ void results_refs_json_write(cJSON *doc, const struct results_ref_matches *m)
         return;
     cJSON *a = cJSON_AddArrayToObject(doc, "references");
     for (int i = 0; i < m->n; i++) {
-        const struct results_ref_match *e = &m->v[i];
+        struct results_ref_match *e = &m->v[i];
         cJSON *o = cJSON_CreateObject();
-#define PS(f) results_field_put_str(o, #f, &e->f);
-#define PN(f) results_field_put_num(o, #f, &e->f);
-        REF_STRS(PS)
-        REF_NUMS(PN) REF_TAIL(PS)
-#undef PS
-#undef PN
-            cJSON_AddItemToArray(a, o);
+        for (size_t k = 0; k < NSTR; k++)
+            results_field_put_str(o, ref_str_keys[k], ref_str(e, k));
+        for (size_t k = 0; k < NNUM; k++)
+            results_field_put_num(o, ref_num_keys[k], ref_num(e, k));
+        results_field_put_str(o, "document", &e->document);
+        results_field_put_str(o, "url", &e->url);
+        cJSON_AddItemToArray(a, o);
     }
 }
 
@@ -169,12 +183,13 @@ void results_refs_json_read(struct results_rd *r, const cJSON *j, struct results
             results_field_bad(r, where, NULL, "an object");
             continue;
         }
-#define GS(f) results_field_get_str(r, o, where, #f, &e->f);
-#define GN(f) results_field_get_num(r, o, where, #f, &e->f);
-        REF_STRS(GS)
-        REF_NUMS(GN) REF_TAIL(GS)
-#undef GS
-#undef GN
-            if (e->id.st != RESULTS_SET) results_field_bad(r, where, "id", "a string");
+        for (size_t k = 0; k < NSTR; k++)
+            results_field_get_str(r, o, where, ref_str_keys[k], ref_str(e, k));
+        for (size_t k = 0; k < NNUM; k++)
+            results_field_get_num(r, o, where, ref_num_keys[k], ref_num(e, k));
+        results_field_get_str(r, o, where, "document", &e->document);
+        results_field_get_str(r, o, where, "url", &e->url);
+        if (e->id.st != RESULTS_SET)
+            results_field_bad(r, where, "id", "a string");
     }
 }

@@ -507,7 +507,17 @@ static void reference_rows(void **state)
     /* Gen4 x16 does not match a Gen5 link, nor x1 an x16 one. */
     for (int i = 0; i < m.n; i++)
         assert_string_not_equal(m.v[i].part.s, "PCIe Gen4 x16");
-    results_ref_matches_clear(&m);
+    /* The document carries them and reads them back as written. */
+    f->run.references = m;
+    cJSON *j = results_json_write_run(&f->run);
+    struct results_run back;
+    assert_int_equal(results_json_read_run(j, "round trip", &back, &err), 0);
+    assert_int_equal(back.references.n, m.n);
+    cJSON *j2 = results_json_write_run(&back);
+    assert_true(cJSON_Compare(j, j2, true));
+    cJSON_Delete(j2);
+    cJSON_Delete(j);
+    results_run_free(&back);
     topo_refs_free(&refs);
     fx_free(f);
 }
