@@ -3,8 +3,65 @@
 #include "text/judge_text.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+#define WRAP_COLS 80
+
+/* One line of text (its leading spaces kept) broken at spaces so that none passes
+ * WRAP_COLS; continuation lines start with indent spaces; a word longer than a line is cut. */
+static void wrap(struct strbuf *sb, int indent, const char *text)
+{
+    int col = 0, sp = 0;
+    bool first = true;
+    const char *p = text;
+    for (; *p == ' '; p++, col++)
+        strbuf_printf(sb, " ");
+    while (*p) {
+        int w = (int)strcspn(p, " ");
+        if (!first && col + sp + w > WRAP_COLS) {
+            strbuf_printf(sb, "\n%*s", indent, "");
+            col = indent;
+        } else if (!first) {
+            strbuf_printf(sb, "%*s", sp, ""); /* the spaces as written: columns stay */
+            col += sp;
+        }
+        while (col + w > WRAP_COLS && WRAP_COLS - col > 0) {
+            int part = WRAP_COLS - col;
+            strbuf_printf(sb, "%.*s\n%*s", part, p, indent, "");
+            p += part;
+            w -= part;
+            col = indent;
+        }
+        strbuf_printf(sb, "%.*s", w, p);
+        col += w;
+        p += w;
+        first = false;
+        for (sp = 0; *p == ' '; p++)
+            sp++;
+    }
+    strbuf_printf(sb, "\n");
+}
+
+/* Every line of text wrapped, continuation lines 4 deeper than the line's own indent. */
+static void emit_wrapped(struct strbuf *sb, const char *text)
+{
+    const char *p = text;
+    while (*p) {
+        size_t n = strcspn(p, "\n");
+        char line[2048];
+        snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), p);
+        int lead = (int)strspn(line, " ");
+        if (line[lead])
+            wrap(sb, lead + 4, line);
+        else
+            strbuf_printf(sb, "\n");
+        p += n;
+        if (*p == '\n')
+            p++;
+    }
+}
 
 static const char *s_or(const struct results_str *s, const char *dflt)
 {
@@ -52,7 +109,7 @@ static void evidence(struct strbuf *sb, const struct results_cause *c)
     strbuf_printf(sb, "\n");
 }
 
-void judge_text_summary(struct strbuf *sb, const struct results_run *run)
+static void summary(struct strbuf *sb, const struct results_run *run)
 {
     references(sb, &run->references);
     const struct results_causes *c = &run->causes;
@@ -79,7 +136,7 @@ void judge_text_summary(struct strbuf *sb, const struct results_run *run)
     }
 }
 
-void judge_text_baseline(struct strbuf *sb, const char *name, const struct compare_result *cr)
+static void baseline(struct strbuf *sb, const char *name, const struct compare_result *cr)
 {
     strbuf_printf(sb, "\nagainst baseline %s (%s):\n", name, cr->label_a);
     int shown = 0;
@@ -111,4 +168,24 @@ void judge_text_baseline(struct strbuf *sb, const char *name, const struct compa
                       k->a, k->b, k->why ? k->why : "");
     }
     strbuf_printf(sb, "  %s\n", cr->verdict);
+}
+
+void judge_text_summary(struct strbuf *sb, const struct results_run *run)
+{
+    struct strbuf t;
+    strbuf_init(&t);
+    summary(&t, run);
+    if (t.s)
+        emit_wrapped(sb, t.s);
+    strbuf_free(&t);
+}
+
+void judge_text_baseline(struct strbuf *sb, const char *name, const struct compare_result *cr)
+{
+    struct strbuf t;
+    strbuf_init(&t);
+    baseline(&t, name, cr);
+    if (t.s)
+        emit_wrapped(sb, t.s);
+    strbuf_free(&t);
 }
