@@ -123,6 +123,7 @@ extern const struct cli_command cli_run_command;
 extern const struct cli_command cli_serve_command;
 extern const struct cli_command cli_compare_command;
 extern const struct cli_command cli_report_command;
+extern const struct cli_command cli_baseline_command;
 extern const struct cli_command cli_counters_command;
 extern const struct cli_command cli_sweep_command;
 extern const struct cli_command cli_mix_command;

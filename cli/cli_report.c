@@ -10,12 +10,14 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "cli/cli_baseline.h"
 #include "cli/cli_opts.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
 #include "engine/results/results_sweep.h"
+#include "text/judge_text.h"
 #include "text/run_text.h"
 #include "text/text_sweep.h"
 
@@ -104,7 +106,10 @@ int cli_report_main(int argc, char **argv)
     } else {
         struct strbuf sb;
         strbuf_init(&sb);
+        if (doc.runs[0].causes.st == RESULTS_ABSENT)
+            cli_judge_fill(&doc.runs[0], NULL); /* a document from before the judgement */
         run_text_summary(&sb, &doc.runs[0]);
+        judge_text_summary(&sb, &doc.runs[0]);
         fputs(sb.s, stdout);
         strbuf_free(&sb);
     }

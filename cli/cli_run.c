@@ -2,6 +2,7 @@
  * show a one-line live progress, print a summary table, save the results atomically (also
  * on Ctrl-C / SIGTERM, with what was measured), and check --expect thresholds. */
 #include "cli/cli.h"
+#include "cli/cli_baseline.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -24,6 +25,7 @@
 #include "engine/results/score.h"
 #include "engine/run/runner.h"
 #include "topology/topo_load.h"
+#include "text/judge_text.h"
 #include "text/run_text.h"
 
 static int sig_pipe[2] = {-1, -1};
@@ -41,6 +43,7 @@ struct run_args {
     const char *mix, *peer, *key, *out, *expect, *nccl;
     const char *site; /* --site: this host's site label, for the path's class */
     const char *slo, *step_budget, *target_tps; /* the scoreboard (engine/results/score.h) */
+    const char *baseline;                       /* --baseline NAME (cli_baseline.h) */
     double duration;
     uint64_t size;
     bool json, no_pin, repro, list;
@@ -106,6 +109,10 @@ static const struct cli_opt run_opts[] = {
      CLI_V_SET, .off = A(repro)},
     {"no-pin", 0, CLI_ARG_NONE, NULL, "do not pin workers near their NIC's NUMA node", CLI_V_SET,
      .off = A(no_pin)},
+    {"baseline", 0, CLI_ARG_REQUIRED, "NAME",
+     "show the headline figures as ratios to this saved baseline\n(fabtop baseline; default: "
+     "the baseline of the same mix)",
+     CLI_V_STRING, .off = A(baseline)},
     {"nccl", 0, CLI_ARG_REQUIRED, "PATH",
      "the libnccl.so NCCL flows load (the exact library a serving\nstack uses; without it "
      "$FABTOP_NCCL, else libnccl.so.2)",
@@ -338,6 +345,11 @@ int cli_run_main(int argc, char **argv)
         mix_free(&mix);
         return cli_fail(&err);
     }
+    int blrc = o.baseline ? cli_baseline_check(o.baseline) : 0;
+    if (blrc) {
+        mix_free(&mix);
+        return blrc;
+    }
     enum runner_peer_fault pf;
     struct runner_opts po = {.mix = &mix, .peer_override = peer, .key_file = key};
     if (runner_check_peers(&po, &pf, &err) < 0) {
@@ -419,10 +431,15 @@ int cli_run_main(int argc, char **argv)
     int rc = runner_status(r) ? CLI_FAILED : CLI_OK;
     struct results_doc repro_doc = {0};
     cJSON *repro_res = NULL;
-    if (repro && run_doc) {
+    if (run_doc) {
+        /* The judgement (causes, reference rows) goes into the document it prints and saves. */
         results_doc_copy(run_doc, &repro_doc);
-        results_doc_make_reproducible(&repro_doc);
-        repro_res = results_json_write(&repro_doc);
+        if (repro_doc.nruns > 0) {
+            if (repro)
+                results_doc_make_reproducible(&repro_doc);
+            cli_judge_fill(&repro_doc.runs[0], topo);
+            repro_res = results_json_write(&repro_doc);
+        }
     }
     const cJSON *res = repro_res ? repro_res : run_res;
     if (out && res && cli_save_json(res, out, "results") != CLI_OK)
@@ -434,7 +451,10 @@ int cli_run_main(int argc, char **argv)
     } else if (res) {
         struct strbuf sb;
         strbuf_init(&sb);
-        run_text_summary(&sb, repro_res ? &repro_doc.runs[0] : &run_doc->runs[0]);
+        const struct results_run *shown = repro_res ? &repro_doc.runs[0] : &run_doc->runs[0];
+        run_text_summary(&sb, shown);
+        judge_text_summary(&sb, shown);
+        cli_baseline_show(&sb, shown, o.baseline);
         if (out && rc != CLI_CANTCREAT)
             strbuf_printf(&sb, "\nresults saved to %s\n", out);
         fputs(sb.s, stdout);

@@ -379,6 +379,10 @@ void results_host_conditions(struct results_run_cond *cond, const struct topo_mo
     add_sysctl(&cond->sysctls, "tcp_ecn", "proc/sys/net/ipv4/tcp_ecn");
     add_sysctl(&cond->sysctls, "tcp_rmem", "proc/sys/net/ipv4/tcp_rmem");
     add_sysctl(&cond->sysctls, "tcp_wmem", "proc/sys/net/ipv4/tcp_wmem");
+    /* The ceilings of SO_RCVBUF / SO_SNDBUF set by a program (socket(7)); autotuning is
+     * bounded by tcp_rmem / tcp_wmem's third field instead (tcp(7)). */
+    add_sysctl(&cond->sysctls, "rmem_max", "proc/sys/net/core/rmem_max");
+    add_sysctl(&cond->sysctls, "wmem_max", "proc/sys/net/core/wmem_max");
     if (topo) {
         cond->netdev_mtu_st = RESULTS_SET;
         cond->mtu = xalloc_zero((size_t)topo->nnetdevs + 1, sizeof(*cond->mtu));

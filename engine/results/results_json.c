@@ -1,6 +1,7 @@
 /* results_json: reads and writes the results document (results_model.h). The writer
  * writes the keys in the order results_build always has, and only those present, so that a
  * document read back writes out byte for byte. */
+#include "engine/results/results_causes_json.h"
 #include "engine/results/results_field.h"
 #include "engine/results/results_json.h"
 #include "engine/results/results_path.h"
@@ -135,6 +136,8 @@ void results_run_free(struct results_run *r)
     free(r->summary.phases);
     results_scoreboard_free(&r->scoreboard);
     results_path_free(&r->path);
+    results_causes_clear(&r->causes);
+    results_ref_matches_clear(&r->references);
     for (int i = 0; i < r->nevents; i++)
         free(r->events[i]);
     free(r->events);
@@ -454,6 +457,8 @@ cJSON *results_json_write_run(const struct results_run *r)
     cJSON *pa = put_obj(doc, "path", r->path.st);
     if (pa)
         results_path_write(pa, &r->path);
+    results_causes_json_write(doc, &r->causes);
+    results_refs_json_write(doc, &r->references);
     cJSON *ev = put_arr(doc, "events", r->events_st);
     if (ev) {
         for (int i = 0; i < r->nevents; i++)
@@ -717,8 +722,8 @@ static void read_conditions(struct results_rd *r, const cJSON *o, struct results
     const cJSON *s = results_field_obj(r, o, "conditions", "sim", &c->sim_st);
     results_field_get_str(r, s, "conditions.sim", "note", &c->sim_note);
     results_field_get_str(r, s, "conditions.sim", "topology", &c->sim_topology);
-    static const char *const sysctls[] = {"tcp_congestion_control", "tcp_ecn", "tcp_rmem",
-                                          "tcp_wmem", NULL};
+    static const char *const sysctls[] = {
+        "tcp_congestion_control", "tcp_ecn", "tcp_rmem", "tcp_wmem", "rmem_max", "wmem_max", NULL};
     read_kvs(r, o, "conditions", &c->sysctls, sysctls);
     const cJSON *m = results_field_obj(r, o, "conditions", "netdev_mtu", &c->netdev_mtu_st);
     c->mtu = xalloc_zero((size_t)cJSON_GetArraySize(m) + 1, sizeof(*c->mtu));
@@ -943,6 +948,8 @@ static void read_run(struct results_rd *r, const cJSON *j, struct results_run *r
     const cJSON *pa = results_field_obj(r, j, "", "path", &run->path.st);
     if (pa)
         results_path_read(r, pa, &run->path);
+    results_causes_json_read(r, j, &run->causes);
+    results_refs_json_read(r, j, &run->references);
     const cJSON *ev = results_field_arr(r, j, "", "events", &run->events_st);
     run->events = read_strings(r, ev, "events", &run->nevents);
     const cJSON *t = results_field_member(j, "topology", &run->topology_st);

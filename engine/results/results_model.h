@@ -282,6 +282,43 @@ struct results_path {
     int nwarnings;
     char **warnings;
 };
+/* The likely causes of a headline figure short of its ceiling (engine/judge/judge.h makes
+ * them, docs/diagnosis.md lists the rules), ranked most likely first: the rule's stable id,
+ * the flow and phase, the figure and its percent of the ceiling (null: no ceiling known),
+ * one line naming the thing, one naming the fix, and the evidence, each value with its unit
+ * (or as text, for a value that is a word: a GID type, a congestion control). */
+struct results_cause_ev {
+    struct results_str name, unit, text;
+    struct results_num value;
+};
+struct results_cause {
+    struct results_str rule, flow, phase, figure;
+    struct results_num percent_of_ceiling;
+    struct results_str message, fix;
+    int nev;
+    struct results_cause_ev *ev;
+};
+struct results_causes {
+    enum results_state st; /* the "causes" key */
+    int n;
+    struct results_cause *v;
+};
+void results_causes_clear(struct results_causes *c);
+
+/* A reference-table row (topology/refs/reference.json) that matches a flow's part: the
+ * row as shipped with its source, and the flow's best goodput as a percent of its value
+ * (one direction, Gb/s). */
+struct results_ref_match {
+    struct results_str flow, phase, id, part, metric, kind, unit, direction, conditions;
+    struct results_num value, tolerance_pct, percent;
+    struct results_str document, url;
+};
+struct results_ref_matches {
+    enum results_state st; /* the "references" key */
+    int n;
+    struct results_ref_match *v;
+};
+void results_ref_matches_clear(struct results_ref_matches *m);
 
 struct results_run {
     struct results_str format;
@@ -305,6 +342,8 @@ struct results_run {
     struct results_summary summary;
     struct results_scoreboard scoreboard;
     struct results_path path;
+    struct results_causes causes;          /* engine/judge: why a figure fell short */
+    struct results_ref_matches references; /* engine/judge: matching reference rows */
     enum results_state events_st;
     int nevents;
     char **events;

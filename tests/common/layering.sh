@@ -74,7 +74,7 @@ hits="$hits$(find "$src/common" "$src/topology" "$src/engine" "$src/text" "$src/
 # contract engine/xport/xport.h, never another transport; the registry (engine/xport/*.c) may
 # include them all. Keep in step with engine/CMakeLists.txt.
 #   common/ topology/ | sim, sweep, model, path (side by side, common/ only), launch | flow | counters | peer | xport/{tcp,verbs,nccl,sim} | xport
-#   | results | run | rack
+#   | results | run, judge (side by side) | rack
 base="common/ topology/"
 sim="common/ engine/sim/"
 flow="$base engine/sim/ engine/flow/"
@@ -98,13 +98,14 @@ check_files "engine/results" "$counters engine/peer/ engine/xport/ engine/result
     "$e"/results/*.[ch]
 check_files "engine/run" "$counters engine/peer/ engine/xport/ engine/results/ engine/model/ engine/path/ engine/run/" \
     "$e"/run/*.[ch]
+check_files "engine/judge" "$flow engine/results/ engine/judge/" "$e"/judge/*.[ch]
 check_files "engine/rack" \
     "$counters engine/peer/ engine/xport/ engine/results/ engine/model/ engine/run/ engine/sweep/ engine/launch/ engine/rack/" \
     "$e"/rack/*.[ch]
 # Nothing in engine/ outside these folders (a new subsystem gets a layer here first).
 for d in "$e"/*/; do
     case $(basename "$d") in
-    sim | sweep | model | path | launch | flow | counters | peer | xport | results | run | rack | mixes | models) ;;
+    sim | sweep | model | path | launch | flow | counters | peer | xport | results | run | judge | rack | mixes | models) ;;
     *) bad "engine/$(basename "$d"): not in the layering (tests/common/layering.sh)" ;;
     esac
 done

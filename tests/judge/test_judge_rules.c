@@ -1,0 +1,548 @@
+/* judge rules: every cause rule triggered by a made-up result and conditions on a real-shaped
+ * node model (tests/lint's fixture: two sockets, a ConnectX-7 per socket on RoCE), and quiet
+ * on a good one; ranking, the results round trip, and the reference rows. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/judge/judge.h"
+#include "engine/results/results_json.h"
+#include "lint_fixture.h"
+
+/* A verbs bulk flow short of its ceiling (100 of 380 Gb/s) with every condition good. */
+static const char *const VERBS_DOC =
+    "{\"format\":\"fabtop-results\",\"version\":1,"
+    "\"conditions\":{\"tcp_congestion_control\":\"cubic\",\"tcp_ecn\":\"2\","
+    "\"tcp_rmem\":\"4096 131072 67108864\",\"tcp_wmem\":\"4096 16384 67108864\"},"
+    "\"mix\":{\"name\":\"m\",\"flows\":[{\"name\":\"bulk\",\"params\":{\"depth\":64}}]},"
+    "\"phases\":[{\"name\":\"loaded\",\"flows\":[{\"name\":\"bulk\",\"transport\":\"verbs\","
+    "\"op\":\"stream\",\"connections_asked\":4,"
+    "\"points\":[{\"size_bytes\":1048576,\"goodput_gbps\":100}],"
+    "\"ceiling\":{\"path\":\"mlx5_0 port 1\",\"gbps\":380,\"narrowest\":\"NIC PCIe link\","
+    "\"terms\":[{\"name\":\"NIC PCIe link\",\"kind\":\"limit\",\"unit\":\"Gb/s\",\"value\":380,"
+    "\"detail\":\"0000:04:00.0: Gen5 x16, 63.015 GB/s\"}]},"
+    "\"conditions\":{\"rdma_device\":\"mlx5_0\",\"port\":1,\"link_layer\":\"Ethernet\","
+    "\"gid_type\":\"RoCE v2\",\"gid_index\":1,\"path_mtu\":4096,\"queue_pairs\":4,"
+    "\"queue_depth\":64,\"dscp\":26,\"dcb\":{\"priority\":3,\"pfc_enabled\":true},"
+    "\"worker_cpus\":\"0-31\",\"memory\":\"host\"}}]}]}";
+
+/* A TCP stream short of its ceiling (20 of 90 Gb/s), 4 connections, ECN on request, no loss,
+ * buffers well above the bandwidth-delay product at 100 us. */
+static const char *const TCP_DOC =
+    "{\"format\":\"fabtop-results\",\"version\":1,"
+    "\"conditions\":{\"tcp_congestion_control\":\"cubic\",\"tcp_ecn\":\"2\","
+    "\"tcp_rmem\":\"4096 131072 67108864\",\"tcp_wmem\":\"4096 16384 67108864\"},"
+    "\"mix\":{\"name\":\"t\",\"flows\":[{\"name\":\"bulk\"}]},"
+    "\"phases\":[{\"name\":\"loaded\",\"flows\":[{\"name\":\"bulk\",\"transport\":\"tcp\","
+    "\"op\":\"stream\",\"connections_asked\":4,"
+    "\"points\":[{\"size_bytes\":131072,\"goodput_gbps\":20,"
+    "\"tcp\":{\"retrans_segments\":0,\"rtt_us\":100}}],"
+    "\"ceiling\":{\"path\":\"eth0\",\"gbps\":90,\"narrowest\":\"port data rate\"},"
+    "\"conditions\":{\"congestion_control\":\"cubic\",\"mss_bytes\":8948,"
+    "\"worker_cpus\":\"0-31\"}}]}]}";
+
+struct fx {
+    cJSON *doc;
+    struct topo_model *topo;
+    struct results_run run;
+    struct judge_causes c;
+};
+
+static cJSON *flow_of(cJSON *doc)
+{
+    cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "phases"), 0);
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(ph, "flows"), 0);
+}
+static cJSON *cond_of(cJSON *doc)
+{
+    return cJSON_GetObjectItem(flow_of(doc), "conditions");
+}
+static cJSON *point_of(cJSON *doc)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(flow_of(doc), "points"), 0);
+}
+static void set_num(cJSON *o, const char *k, double v)
+{
+    cJSON_DeleteItemFromObject(o, k);
+    cJSON_AddNumberToObject(o, k, v);
+}
+static void set_str(cJSON *o, const char *k, const char *v)
+{
+    cJSON_DeleteItemFromObject(o, k);
+    cJSON_AddStringToObject(o, k, v);
+}
+
+static struct fx *fx_new(const char *text)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    f->doc = cJSON_Parse(text);
+    assert_non_null(f->doc);
+    f->topo = fx_roce_node();
+    return f;
+}
+
+/* Read the (changed) document into the model and judge it. */
+static void judge(struct fx *f)
+{
+    struct ft_err err = {0};
+    results_run_free(&f->run);
+    judge_causes_free(&f->c);
+    if (results_json_read_run(f->doc, "test", &f->run, &err) < 0)
+        fail_msg("read: %s", err.msg);
+    judge_run(&f->run, f->topo, &f->c);
+    for (int i = 0; i < f->c.n; i++)
+        printf("  cause %s: %s\n", f->c.v[i].rule, f->c.v[i].msg);
+}
+
+static void fx_free(struct fx *f)
+{
+    results_run_free(&f->run);
+    judge_causes_free(&f->c);
+    cJSON_Delete(f->doc);
+    topo_model_free(f->topo);
+    free(f);
+}
+
+static int count(const struct fx *f, const char *rule)
+{
+    int n = 0;
+    for (int i = 0; i < f->c.n; i++)
+        n += !strcmp(f->c.v[i].rule, rule);
+    return n;
+}
+
+static const struct judge_cause *find(const struct fx *f, const char *rule)
+{
+    for (int i = 0; i < f->c.n; i++)
+        if (!strcmp(f->c.v[i].rule, rule))
+            return &f->c.v[i];
+    return NULL;
+}
+
+static double ev(const struct judge_cause *c, const char *name)
+{
+    for (int i = 0; i < c->nev; i++)
+        if (!strcmp(c->ev[i].name, name))
+            return c->ev[i].value;
+    return NAN;
+}
+
+/* ---- quiet ---- */
+
+static void quiet_on_good_verbs(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    judge(f);
+    assert_int_equal(f->c.flows_seen, 1);
+    assert_int_equal(f->c.flows_judged, 1); /* 26% of its ceiling: judged, nothing found */
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
+static void quiet_on_good_tcp(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(TCP_DOC);
+    judge(f);
+    assert_int_equal(f->c.flows_judged, 1);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
+/* At 92% of its ceiling nothing is named, even with depth 1 and one QP. */
+static void quiet_when_not_short(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_num(point_of(f->doc), "goodput_gbps", 350);
+    set_num(cond_of(f->doc), "queue_depth", 1);
+    set_num(cond_of(f->doc), "queue_pairs", 1);
+    judge(f);
+    assert_int_equal(f->c.flows_seen, 1);
+    assert_int_equal(f->c.flows_judged, 0);
+    assert_int_equal(f->c.n, 0);
+    /* At 79% it is short (the documented 80% line). */
+    set_num(point_of(f->doc), "goodput_gbps", 0.79 * 380);
+    judge(f);
+    assert_int_equal(f->c.flows_judged, 1);
+    assert_int_equal(count(f, "depth-1"), 1);
+    fx_free(f);
+}
+
+/* A latency flow is no bandwidth figure. */
+static void quiet_on_pingpong(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_str(flow_of(f->doc), "op", "pingpong");
+    set_num(cond_of(f->doc), "queue_pairs", 1);
+    judge(f);
+    assert_int_equal(f->c.flows_seen, 0);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
+/* ---- each rule ---- */
+
+static void one_connection(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_num(cond_of(f->doc), "queue_pairs", 1);
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "one-connection");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "queue pairs"), 1, 0);
+    assert_float_equal(ev(c, "goodput"), 100, 1e-9);
+    assert_float_equal(ev(c, "ceiling"), 380, 1e-9);
+    assert_float_equal(c->percent, 100.0 * 100 / 380, 1e-9);
+    assert_string_equal(c->flow, "bulk");
+    assert_string_equal(c->phase, "loaded");
+    fx_free(f);
+    /* TCP: one connection asked. */
+    f = fx_new(TCP_DOC);
+    set_num(flow_of(f->doc), "connections_asked", 1);
+    judge(f);
+    assert_non_null(c = find(f, "one-connection"));
+    assert_float_equal(ev(c, "connections"), 1, 0);
+    fx_free(f);
+}
+
+static void depth_one(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_num(cond_of(f->doc), "queue_depth", 1);
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    assert_float_equal(ev(find(f, "depth-1"), "queue depth"), 1, 0);
+    fx_free(f);
+    /* From the mix's params when the transport did not record it. */
+    f = fx_new(VERBS_DOC);
+    cJSON_DeleteItemFromObject(cond_of(f->doc), "queue_depth");
+    cJSON *mf =
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(f->doc, "mix"), "flows"), 0);
+    set_num(cJSON_GetObjectItem(mf, "params"), "depth", 1);
+    judge(f);
+    assert_int_equal(count(f, "depth-1"), 1);
+    fx_free(f);
+}
+
+static void mtu_below_link(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_num(cond_of(f->doc), "path_mtu", 1024);
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "mtu-below-link");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "path MTU"), 1024, 0);
+    assert_float_equal(ev(c, "port max MTU"), 4096, 0);
+    fx_free(f);
+    /* Without a topology the port's largest is unknown: quiet. */
+    f = fx_new(VERBS_DOC);
+    set_num(cond_of(f->doc), "path_mtu", 1024);
+    topo_model_free(f->topo);
+    f->topo = NULL;
+    judge(f);
+    assert_int_equal(count(f, "mtu-below-link"), 0);
+    fx_free(f);
+}
+
+static void roce_v1(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_str(cond_of(f->doc), "gid_type", "IB/RoCE v1");
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "roce-v1-gid");
+    assert_non_null(c);
+    assert_string_equal(c->ev[2].text, "IB/RoCE v1");
+    fx_free(f);
+}
+
+static void pcie_downtrained(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    f->topo->pci[FX_NIC0].cur_speed_gts = 16; /* Gen4 in a Gen5 slot */
+    f->topo->pci[FX_NIC0].cur_width = 8;
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "pcie-downtrained");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "link speed"), 16, 0);
+    assert_float_equal(ev(c, "max link speed"), 32, 0);
+    assert_float_equal(ev(c, "link width"), 8, 0);
+    assert_float_equal(ev(c, "max link width"), 16, 0);
+    fx_free(f);
+}
+
+static void numa_remote(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_str(cond_of(f->doc), "worker_cpus", "32-47,60"); /* socket 1; mlx5_0 is on socket 0 */
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "numa-remote-buffer");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "NIC's NUMA node"), 0, 0);
+    fx_free(f);
+    /* Not pinned: also named. */
+    f = fx_new(VERBS_DOC);
+    set_str(cond_of(f->doc), "worker_cpus", "not pinned (--no-pin)");
+    judge(f);
+    assert_int_equal(count(f, "numa-remote-buffer"), 1);
+    fx_free(f);
+    /* One CPU of the NIC's node among others: quiet. */
+    f = fx_new(VERBS_DOC);
+    set_str(cond_of(f->doc), "worker_cpus", "5,40-41");
+    judge(f);
+    assert_int_equal(count(f, "numa-remote-buffer"), 0);
+    fx_free(f);
+}
+
+static void gpu_nic_sys(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    cJSON *mf =
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(f->doc, "mix"), "flows"), 0);
+    cJSON *local = cJSON_AddObjectToObject(mf, "local");
+    cJSON_AddNumberToObject(local, "gpu", 0);
+    set_str(cond_of(f->doc), "memory", "GPU (dma-buf)");
+    /* GPU0 beside mlx5_0 (one PCIe switch: PIX): quiet. */
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    /* Leave only the NIC on the other socket: GPU0's nearest is SYS. */
+    set_str(cond_of(f->doc), "rdma_device", "mlx5_1");
+    f->topo->nics[0] = f->topo->nics[1];
+    f->topo->nnics = 1;
+    fx_refinalize(f->topo);
+    judge(f);
+    assert_int_equal(count(f, "gpu-nic-sys"), 1);
+    assert_string_equal(find(f, "gpu-nic-sys")->ev[3].text, "SYS");
+    fx_free(f);
+}
+
+static void pfc_off(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    cJSON *dcb = cJSON_GetObjectItem(cond_of(f->doc), "dcb");
+    cJSON_ReplaceItemInObject(dcb, "pfc_enabled", cJSON_CreateFalse());
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "pfc-off");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "DSCP"), 26, 0);
+    assert_float_equal(ev(c, "priority"), 3, 0);
+    assert_non_null(strstr(c->msg, "priority 3"));
+    fx_free(f);
+}
+
+static void ecn_off(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(TCP_DOC);
+    set_str(cJSON_GetObjectItem(f->doc, "conditions"), "tcp_ecn", "0");
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    assert_non_null(find(f, "ecn-off"));
+    fx_free(f);
+    /* The same setting on a verbs flow: not TCP's business. */
+    f = fx_new(VERBS_DOC);
+    set_str(cJSON_GetObjectItem(f->doc, "conditions"), "tcp_ecn", "0");
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
+static void tcp_buffers(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(TCP_DOC);
+    /* 90 Gb/s x 1000 us = 11.25 MB in flight; the maximum is 6 MiB. */
+    set_num(cJSON_GetObjectItem(point_of(f->doc), "tcp"), "rtt_us", 1000);
+    set_str(cJSON_GetObjectItem(f->doc, "conditions"), "tcp_rmem", "4096 131072 6291456");
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "tcp-buffers");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "buffer max"), 6291456, 0);
+    assert_float_equal(ev(c, "RTT"), 1000, 0);
+    assert_float_equal(ev(c, "bandwidth-delay product"), 90e9 * 1e-3 / 8, 1);
+    fx_free(f);
+    /* At 100 us the product is 1.1 MB: the same buffer is enough. */
+    f = fx_new(TCP_DOC);
+    set_str(cJSON_GetObjectItem(f->doc, "conditions"), "tcp_rmem", "4096 131072 6291456");
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
+static void tcp_loss_cc(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(TCP_DOC);
+    set_num(cJSON_GetObjectItem(point_of(f->doc), "tcp"), "retrans_segments", 120);
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "tcp-loss-cc");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "retransmitted segments"), 120, 0);
+    fx_free(f);
+    /* bbr does not back off on loss that way: quiet. */
+    f = fx_new(TCP_DOC);
+    set_num(cJSON_GetObjectItem(point_of(f->doc), "tcp"), "retrans_segments", 120);
+    set_str(cond_of(f->doc), "congestion_control", "bbr");
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
+/* Every rule in the table has its trigger above. */
+static void every_rule_tested(void **state)
+{
+    (void)state;
+    static const char *const tested[] = {"one-connection", "depth-1",          "mtu-below-link",
+                                         "roce-v1-gid",    "pcie-downtrained", "numa-remote-buffer",
+                                         "gpu-nic-sys",    "pfc-off",          "ecn-off",
+                                         "tcp-buffers",    "tcp-loss-cc"};
+    assert_int_equal(judge_nrules, (int)(sizeof(tested) / sizeof(tested[0])));
+    for (int i = 0; i < judge_nrules; i++) {
+        bool found = false;
+        for (size_t k = 0; k < sizeof(tested) / sizeof(tested[0]); k++)
+            found = found || !strcmp(tested[k], judge_rules[i].id);
+        if (!found)
+            fail_msg("rule %s has no test", judge_rules[i].id);
+        for (int k = 0; k < i; k++)
+            assert_string_not_equal(judge_rules[k].id, judge_rules[i].id);
+    }
+}
+
+/* Heavier rules first, whatever order they were found in; the model round trip keeps them. */
+static void ranked_and_round_trip(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_str(cond_of(f->doc), "gid_type", "RoCE v1");
+    set_num(cond_of(f->doc), "queue_pairs", 1);
+    set_num(cond_of(f->doc), "queue_depth", 1);
+    judge(f);
+    assert_int_equal(f->c.n, 3);
+    assert_string_equal(f->c.v[0].rule, "one-connection");
+    assert_string_equal(f->c.v[1].rule, "depth-1");
+    assert_string_equal(f->c.v[2].rule, "roce-v1-gid");
+    judge_to_results(&f->c, &f->run.causes);
+    cJSON *j = results_json_write_run(&f->run);
+    struct results_run back;
+    struct ft_err err = {0};
+    assert_int_equal(results_json_read_run(j, "round trip", &back, &err), 0);
+    assert_int_equal(back.causes.st, RESULTS_SET);
+    assert_int_equal(back.causes.n, 3);
+    assert_string_equal(back.causes.v[2].rule.s, "roce-v1-gid");
+    assert_string_equal(back.causes.v[2].ev[2].text.s, "RoCE v1");
+    double pct;
+    assert_true(results_num_get(&back.causes.v[0].percent_of_ceiling, &pct));
+    assert_float_equal(pct, 100.0 * 100 / 380, 1e-9);
+    cJSON *j2 = results_json_write_run(&back);
+    assert_true(cJSON_Compare(j, j2, true));
+    cJSON_Delete(j2);
+    /* A malformed causes array is refused with the field named. */
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "causes"), 0), "rule",
+                              cJSON_CreateNumber(3));
+    results_run_free(&back);
+    assert_int_not_equal(results_json_read_run(j, "bad", &back, &err), 0);
+    assert_non_null(strstr(err.msg, "causes[0].rule"));
+    cJSON_Delete(j);
+    fx_free(f);
+}
+
+/* The shipped table's PCIe Gen5 x16 row matches a flow whose narrowest term is such a link;
+ * the ConnectX-7 row matches when the NIC's adapter is one. */
+static void reference_rows(void **state)
+{
+    (void)state;
+    struct topo_refs refs;
+    struct ft_err err = {0};
+    assert_int_equal(topo_refs_load(JUDGE_REFS_FILE, &refs, &err), 0);
+    struct fx *f = fx_new(VERBS_DOC);
+    judge(f);
+    /* An adapter known by its PCI ids only names no part. */
+    snprintf(f->topo->adapters[f->topo->nics[0].adapter].model, TOPO_TEXT, "15b3:1021");
+    struct results_ref_matches m = {0};
+    judge_refs(&f->run, f->topo, &refs, &m);
+    bool pcie = false, cx7 = false;
+    for (int i = 0; i < m.n; i++) {
+        pcie = pcie || !strcmp(m.v[i].part.s, "PCIe Gen5 x16");
+        cx7 = cx7 || strstr(m.v[i].part.s, "ConnectX-7");
+        assert_int_equal(m.v[i].document.st, RESULTS_SET);
+    }
+    assert_true(pcie);
+    assert_false(cx7);
+    snprintf(f->topo->adapters[f->topo->nics[0].adapter].model, TOPO_TEXT,
+             "MT2910 Family [ConnectX-7]");
+    judge_refs(&f->run, f->topo, &refs, &m);
+    cx7 = false;
+    for (int i = 0; i < m.n; i++)
+        if (strstr(m.v[i].part.s, "ConnectX-7")) {
+            cx7 = true;
+            double pct;
+            assert_true(results_num_get(&m.v[i].percent, &pct));
+            assert_float_equal(pct, 100.0 * 100 / 400, 1e-9); /* 100 of 400 Gb/s one way */
+        }
+    assert_true(cx7);
+    /* Gen4 x16 does not match a Gen5 link, nor x1 an x16 one. */
+    for (int i = 0; i < m.n; i++)
+        assert_string_not_equal(m.v[i].part.s, "PCIe Gen4 x16");
+    /* The document carries them and reads them back as written. */
+    f->run.references = m;
+    cJSON *j = results_json_write_run(&f->run);
+    struct results_run back;
+    assert_int_equal(results_json_read_run(j, "round trip", &back, &err), 0);
+    assert_int_equal(back.references.n, m.n);
+    cJSON *j2 = results_json_write_run(&back);
+    assert_true(cJSON_Compare(j, j2, true));
+    cJSON_Delete(j2);
+    cJSON_Delete(j);
+    results_run_free(&back);
+    topo_refs_free(&refs);
+    fx_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(quiet_on_good_verbs),
+        cmocka_unit_test(quiet_on_good_tcp),
+        cmocka_unit_test(quiet_when_not_short),
+        cmocka_unit_test(quiet_on_pingpong),
+        cmocka_unit_test(one_connection),
+        cmocka_unit_test(depth_one),
+        cmocka_unit_test(mtu_below_link),
+        cmocka_unit_test(roce_v1),
+        cmocka_unit_test(pcie_downtrained),
+        cmocka_unit_test(numa_remote),
+        cmocka_unit_test(gpu_nic_sys),
+        cmocka_unit_test(pfc_off),
+        cmocka_unit_test(ecn_off),
+        cmocka_unit_test(tcp_buffers),
+        cmocka_unit_test(tcp_loss_cc),
+        cmocka_unit_test(every_rule_tested),
+        cmocka_unit_test(ranked_and_round_trip),
+        cmocka_unit_test(reference_rows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
