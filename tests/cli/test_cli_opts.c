@@ -24,8 +24,8 @@ static void test_tables_walkable(void **state)
     (void)state;
     int n;
     const struct cli_command *const *cmds = cli_commands(&n);
-    assert_int_equal(n, 10); /* the explorer, topo, run, serve, compare, report, counters, sweep,
-                                mix, drill */
+    assert_int_equal(n, 11); /* the explorer, topo, run, serve, compare, report, counters, sweep,
+                                mix, drill, doctor */
     for (int c = 0; c < n; c++) {
         const struct cli_command *cmd = cmds[c];
         assert_non_null(cmd->synopsis);
