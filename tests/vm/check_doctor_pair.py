@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-out = sys.argv[1]
+out = os.path.join(sys.argv[1], "a")
 bad = []
 
 
