@@ -128,5 +128,6 @@ extern const struct cli_command cli_counters_command;
 extern const struct cli_command cli_sweep_command;
 extern const struct cli_command cli_mix_command;
 extern const struct cli_command cli_drill_command;
+extern const struct cli_command cli_doctor_command;
 
 #endif

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cli/cli_opts.h"
+#include "engine/doctor/doctor.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/xport/xport.h"
@@ -240,9 +241,16 @@ static int serve(struct serve_args *o, int nrest, char **rest)
     signal(SIGPIPE, SIG_IGN);
 
     int nh = 0;
-    const struct agent_handler *const *handlers = xport_agent_handlers(&nh);
+    const struct agent_handler *const *xh = xport_agent_handlers(&nh);
+    /* The transports' handlers, then the handshake doctor's (fabtop doctor). */
+    const struct agent_handler *handlers[72];
+    int nall = 0;
+    for (int i = 0; i < nh && nall < 70; i++)
+        handlers[nall++] = xh[i];
+    handlers[nall++] = &doctor_facts_handler;
+    handlers[nall++] = &doctor_probe_handler;
     struct agent *a;
-    int rc = agent_start(&cfg, handlers, nh, &a, &err);
+    int rc = agent_start(&cfg, handlers, nall, &a, &err);
     for (int i = 0; i < nkeys; i++)
         channel_key_wipe(&cfg.keys[i].key);
     if (rc < 0) {

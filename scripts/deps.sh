@@ -16,7 +16,7 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # munge, and util-linux for unshare. The main job does not need OpenMPI: fabtop-sweep is built
 # when it is found (FABTOP_SWEEP=AUTO), and a node that runs `fabtop sweep` installs
 # libopenmpi-dev and openmpi-bin.
-FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps \
+FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps nftables \
 ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
 openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux"
 

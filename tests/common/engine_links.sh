@@ -4,7 +4,7 @@
 # by CMake) name only libraries of a lower rank, and the simulator links common/ and libm only.
 # Ranks, bottom up (libraries of one rank sit side by side and never link each other):
 #   0 common topology | 1 sim sweep model launch path | 2 flow | 3 counters peer | 4 xport_tcp xport_verbs xport_nccl
-#   xport_sim | 5 xport results | 6 run judge | 7 rack
+#   xport_sim doctor | 5 xport results | 6 run judge | 7 rack
 # With an argument, checks that file instead (to show a violation is caught).
 set -u
 links=${1:-${FABTOP_BUILD:?}/engine/engine_links.txt}
@@ -19,7 +19,7 @@ rank() {
     fabtop_sim | fabtop_sweep | fabtop_model | fabtop_launch | fabtop_path) echo 1 ;;
     fabtop_flow) echo 2 ;;
     fabtop_counters | fabtop_peer) echo 3 ;;
-    fabtop_xport_tcp | fabtop_xport_verbs | fabtop_xport_nccl | fabtop_xport_sim) echo 4 ;;
+    fabtop_xport_tcp | fabtop_xport_verbs | fabtop_xport_nccl | fabtop_xport_sim | fabtop_doctor) echo 4 ;;
     fabtop_xport | fabtop_results) echo 5 ;;
     fabtop_run | fabtop_judge) echo 6 ;;
     fabtop_rack) echo 7 ;;

@@ -93,6 +93,7 @@ check_files "engine/peer" "$peer" "$e"/peer/*.[ch]
 for t in tcp verbs nccl sim; do
     check_files "engine/xport/$t" "$transport engine/xport/$t/" "$e"/xport/$t/*.[ch]
 done
+check_files "engine/doctor" "$base engine/peer/ engine/doctor/" "$e"/doctor/*.[ch]
 check_files "engine/xport (registry)" "$transport engine/xport/" "$e"/xport/*.[ch]
 check_files "engine/results" "$counters engine/peer/ engine/xport/ engine/results/ engine/path/" \
     "$e"/results/*.[ch]
@@ -105,7 +106,7 @@ check_files "engine/rack" \
 # Nothing in engine/ outside these folders (a new subsystem gets a layer here first).
 for d in "$e"/*/; do
     case $(basename "$d") in
-    sim | sweep | model | path | launch | flow | counters | peer | xport | results | run | judge | rack | mixes | models) ;;
+    sim | sweep | model | path | launch | flow | counters | peer | doctor | xport | results | run | judge | rack | mixes | models) ;;
     *) bad "engine/$(basename "$d"): not in the layering (tests/common/layering.sh)" ;;
     esac
 done
