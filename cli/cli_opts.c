@@ -25,8 +25,7 @@ const struct cli_opt cli_std_opts[2] = {
 static const struct cli_command *const commands[] = {
     &cli_explore_command, &cli_topo_command,   &cli_run_command,      &cli_serve_command,
     &cli_compare_command, &cli_report_command, &cli_counters_command, &cli_sweep_command,
-    &cli_mix_command,     &cli_drill_command,  &cli_baseline_command,
-    &cli_doctor_command,
+    &cli_mix_command,     &cli_drill_command,  &cli_baseline_command, &cli_doctor_command,
 };
 
 const struct cli_command *const *cli_commands(int *n)

@@ -24,7 +24,7 @@ static void test_tables_walkable(void **state)
     (void)state;
     int n;
     const struct cli_command *const *cmds = cli_commands(&n);
-    assert_int_equal(n, 11); /* the explorer, topo, run, serve, compare, report, counters, sweep,
+    assert_int_equal(n, 12); /* the explorer, topo, run, serve, compare, report, counters, sweep,
                                 mix, drill, baseline, doctor */
     for (int c = 0; c < n; c++) {
         const struct cli_command *cmd = cmds[c];
