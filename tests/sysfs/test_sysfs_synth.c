@@ -39,29 +39,7 @@ static void put(const char *rel, const char *text)
 /* Two CPUs in one package and one NUMA node: what hwloc's Linux backend needs. */
 static void write_cpus(void)
 {
-    put("proc/cpuinfo", "processor\t: 0\nmodel name\t: Synthetic CPU\n\nprocessor\t: 1\n"
-                        "model name\t: Synthetic CPU\n");
-    for (int c = 0; c < 2; c++) {
-        char rel[128], v[8];
-        const char *files[][2] = {{"physical_package_id", "0"},
-                                  {"core_id", NULL},
-                                  {"thread_siblings", NULL},
-                                  {"core_siblings", "3"}};
-        for (size_t i = 0; i < 4; i++) {
-            snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/topology/%s", c, files[i][0]);
-            snprintf(v, sizeof(v), "%d", i == 1 ? c : 1 << c);
-            put(rel, files[i][1] ? files[i][1] : v);
-        }
-        snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/online", c);
-        put(rel, "1");
-    }
-    put("sys/devices/system/cpu/online", "0-1");
-    put("sys/devices/system/cpu/possible", "0-1");
-    put("sys/devices/system/cpu/present", "0-1");
-    put("sys/devices/system/node/online", "0");
-    put("sys/devices/system/node/possible", "0");
-    put("sys/devices/system/node/node0/cpumap", "3");
-    put("sys/devices/system/node/node0/meminfo", "Node 0 MemTotal:       16777216 kB");
+    tree_cpus(root);
 }
 
 struct pcidev {
