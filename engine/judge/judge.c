@@ -496,6 +496,17 @@ static bool bandwidth_flow(const struct results_flow *f)
            (!strcmp(op, "stream") || !strcmp(op, "copy") || !strcmp(op, "kv"));
 }
 
+/* A bandwidth flow's best goodput over its points (Gb/s), -1 for another kind of flow or
+ * one without a figure: what the judge and the reference rows look at. */
+static double best_goodput(const struct results_flow *f)
+{
+    double best = -1, g;
+    for (int k = 0; bandwidth_flow(f) && k < f->npoints; k++)
+        if (results_num_get(&f->points[k].goodput_gbps, &g) && g > best)
+            best = g;
+    return best;
+}
+
 /* Heavier first; equal weights keep their order (insertion sort: stable). */
 static void rank(struct judge_causes *c)
 {
@@ -514,11 +525,8 @@ void judge_run(const struct results_run *run, const struct topo_model *topo,
     for (int p = 0; p < run->nphases; p++)
         for (int i = 0; i < run->phases[p].nflows; i++) {
             const struct results_flow *f = &run->phases[p].flows[i];
-            double best = -1, g;
-            for (int k = 0; k < f->npoints; k++)
-                if (results_num_get(&f->points[k].goodput_gbps, &g) && g > best)
-                    best = g;
-            if (!bandwidth_flow(f) || best < 0)
+            double best = best_goodput(f);
+            if (best < 0)
                 continue;
             out->flows_seen++;
             struct judge_flow jf = {.run = run,
@@ -634,11 +642,8 @@ void judge_refs(const struct results_run *run, const struct topo_model *topo,
     for (int p = 0; refs && p < run->nphases; p++)
         for (int i = 0; i < run->phases[p].nflows; i++) {
             const struct results_flow *f = &run->phases[p].flows[i];
-            double best = -1, g;
-            for (int k = 0; k < f->npoints; k++)
-                if (results_num_get(&f->points[k].goodput_gbps, &g) && g > best)
-                    best = g;
-            if (!bandwidth_flow(f) || best < 0)
+            double best = best_goodput(f);
+            if (best < 0)
                 continue;
             int nic = nic_of(topo, f);
             for (int r = 0; r < refs->n; r++) {
