@@ -152,12 +152,12 @@ const struct cli_command cli_run_command = {
     .epilogue =
         "Latency is in microseconds with its kind named (ping-pong: half round trip, as\n"
         "sockperf and perftest report; request/response: round trip). Gb/s = 10^9 bit/s.\n"
-        "Exit status: 0 ok, 1 thresholds violated, 2 a flow failed, 64 usage (a bad --peer or\n"
-        "--expect), 65 bad mix or key, 66 missing mix or key file, 69 transport or peer\n"
-        "unavailable, 73 cannot write -o FILE (checked before the run; if the final write\n"
-        "fails the results go to a named fallback file), 77 key file permissions or the\n"
-        "peer refused the key. Ctrl-C / SIGTERM: the results so far are saved, then fabtop\n"
-        "ends by that signal (130 / 143 in sh).\n",
+        "Exit status: 0 ok, 1 --expect thresholds violated or an --slo missed, 2 a flow\n"
+        "failed, 64 usage (a bad --peer or --expect), 65 bad mix or key, 66 missing mix or\n"
+        "key file, 69 transport or peer unavailable, 73 cannot write -o FILE (checked\n"
+        "before the run; if the final write fails the results go to a named fallback\n"
+        "file), 77 key file permissions or the peer refused the key. Ctrl-C / SIGTERM: the\n"
+        "results so far are saved, then fabtop ends by that signal (130 / 143 in sh).\n",
     .help_col = 24,
     .main = cli_run_main,
 };
@@ -295,6 +295,28 @@ int cli_run_mix(int argc, char **argv, struct mix *mix)
     if (!o.mix && !o.model.model)
         return cli_usage_error("run", "--mix or --model is required (try --list)");
     return build_mix(&o, mix);
+}
+
+/* Print "fabtop: --slo missed: class CLASS TERM ..." for each class whose SLO the scoreboard
+ * says was not met; true when any was. */
+static bool slo_missed(const struct results_scoreboard *b)
+{
+    bool any = false;
+    for (int i = 0; b->st == RESULTS_SET && i < b->nclasses; i++) {
+        const struct results_score_class *c = &b->classes[i];
+        if (c->slo_met.st != RESULTS_SET || c->slo_met.v)
+            continue;
+        double within;
+        bool w = results_num_get(&c->loaded.within_slo, &within) ||
+                 results_num_get(&c->quiet.within_slo, &within);
+        const char *term = results_str_get(&c->slo);
+        fprintf(stderr, "fabtop: --slo missed: class %s %s", c->name, term ? term : "?");
+        if (w)
+            fprintf(stderr, " (%.1f%% of its operations within the bound)", 100 * within);
+        fputc('\n', stderr);
+        any = true;
+    }
+    return any;
 }
 
 int cli_run_main(int argc, char **argv)
@@ -460,6 +482,10 @@ int cli_run_main(int argc, char **argv)
         fputs(sb.s, stdout);
         strbuf_free(&sb);
     }
+    /* A missed --slo is a violated threshold: one line per class on stderr, exit 1 (the
+     * scoreboard judges the loaded phase, or the only one). */
+    if (run_doc && slo_missed(&run_doc->runs[0].scoreboard) && rc == CLI_OK)
+        rc = CLI_THRESHOLDS;
     if (ex.n && run_doc) {
         char report[4096];
         int bad = thresholds_check_run(&ex, &run_doc->runs[0], report, sizeof(report));

@@ -22,8 +22,10 @@ fail() {
 "$bin" run --model Llama-3.1-8B --tp 2 --transport tcp --duration 1 --slo 'tp:p99<50ms' \
     --step-budget 25ms -o "$tmp/model.json" >"$tmp/model.out" 2>"$tmp/model.err"
 rc=$?
-[ "$rc" -eq 0 ] || fail "model run: exit $rc ($(tail -3 "$tmp/model.err"))"
-python3 - "$tmp/model.json" <<'EOF' || fail "model run: the scoreboard in the document"
+# 0, or 1 when the loaded p99 missed 50 ms on a loaded machine (checked below against the
+# scoreboard's slo_met).
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "model run: exit $rc ($(tail -3 "$tmp/model.err"))"
+python3 - "$tmp/model.json" "$rc" <<'EOF' || fail "model run: the scoreboard in the document"
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 for ph in d["phases"]:
@@ -43,6 +45,8 @@ for ph in ("quiet", "loaded"):
     assert 0 <= p["within_slo"] <= 1, p
 assert 0 < tp["loaded"]["fairness_jain"] <= 1
 assert tp["slo_met"] == (tp["loaded"]["p99_us"] <= 50000)
+# A missed --slo is exit 1, a met one exit 0.
+assert int(sys.argv[2]) == (0 if tp["slo_met"] else 1), (sys.argv[2], tp["slo_met"])
 assert abs(tp["p99_loaded_over_quiet"] - tp["loaded"]["p99_us"] / tp["quiet"]["p99_us"]) < 1e-6
 kv = cls["kv"]
 # The model's KV transfer is a kv flow (op kv): timed per request, first descriptor posted
@@ -119,10 +123,12 @@ EOF
 "$bin" run --mix "$tmp/hand.json" --slo 'api:p99<100ms,tp:p99.9<1s' --target-tps 50 \
     -o "$tmp/hand.out.json" >"$tmp/hand.out" 2>"$tmp/hand.err"
 rc=$?
-[ "$rc" -eq 0 ] || fail "hand mix: exit $rc ($(tail -3 "$tmp/hand.err"))"
-python3 - "$tmp/hand.out.json" <<'EOF' || fail "hand mix: the scoreboard"
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "hand mix: exit $rc ($(tail -3 "$tmp/hand.err"))"
+python3 - "$tmp/hand.out.json" "$rc" <<'EOF' || fail "hand mix: the scoreboard"
 import json, sys
 sb = json.load(open(sys.argv[1]))["scoreboard"]
+met = all(c.get("slo_met", True) for c in sb["classes"])
+assert int(sys.argv[2]) == (0 if met else 1), (sys.argv[2], [(c["class"], c.get("slo_met")) for c in sb["classes"]])
 cls = {c["class"]: c for c in sb["classes"]}
 assert [c["class"] for c in sb["classes"]] == ["tp", "kv", "api"]
 kv, api, tp = cls["kv"], cls["api"], cls["tp"]
@@ -136,6 +142,17 @@ st = sb["step"]
 assert st["budget_ms"] == 20 and st["budget_from"] == "--target-tps 50", st
 assert st["terms"] == [{"flow": "probe", "per_step": 10}]
 EOF
+
+# A bound no loopback ping-pong meets (1 us half round trip): exit 1, one line naming the
+# class and its share within the bound, and the results still saved.
+"$bin" run --mix "$tmp/hand.json" --duration 0.3 --slo 'tp:p99<1us' -o "$tmp/miss.json" \
+    >"$tmp/miss.out" 2>"$tmp/miss.err"
+rc=$?
+[ "$rc" -eq 1 ] || fail "missed --slo: exit $rc, not 1 ($(tail -3 "$tmp/miss.err"))"
+grep -Eq '^fabtop: --slo missed: class tp p99<1us \([0-9.]+% of its operations within the bound\)$' \
+    "$tmp/miss.err" || fail "missed --slo: no line naming it in: $(cat "$tmp/miss.err")"
+python3 -c 'import json, sys; c = [c for c in json.load(open(sys.argv[1]))["scoreboard"]["classes"] if c["class"] == "tp"][0]; assert c["slo_met"] is False, c' \
+    "$tmp/miss.json" || fail "missed --slo: the document does not say so"
 
 # 3. Refusals before any traffic.
 refused() {
