@@ -195,9 +195,15 @@ print("fabtop sweep, %d pairs in %d rounds (%d re-test rounds):  %.1f s wall (la
       % (len(d["pairs"]), d["rounds_done"], d["rounds_done"] - base_rounds, sweep_s))
 print("fabtop run --peer, the same %d pairs one after another: %.1f s wall" % (len(d["pairs"]), seq_s))
 print("  ratio sequential/sweep: %.2fx (target >= 3.5x)" % (seq_s / sweep_s))
+got = {}
 for what, prefix in (("one pair at a time", "run"), ("in the sweep's rounds, a round's pairs at once", "rnd")):
-    bw, lat = ratios(prefix)
+    bw, lat = got[prefix] = ratios(prefix)
     print("per pair, sweep / fabtop run %s, same path, same run:" % what)
     print("  bandwidth (each direction): " + q(bw))
     print("  latency p50:                " + q(lat))
+# The noise floor: fabtop run against itself on the same pair (pass 2 / pass 3), what a 5%
+# agreement has to be read against.
+print("per pair, fabtop run one at a time / fabtop run in rounds (the tool against itself):")
+print("  bandwidth (each direction): " + q([b / a for a, b in zip(*[got[k][0] for k in ("run", "rnd")])]))
+print("  latency p50:                " + q([b / a for a, b in zip(*[got[k][1] for k in ("run", "rnd")])]))
 PY
