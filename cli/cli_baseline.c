@@ -89,9 +89,13 @@ static int bad_name(const char *s)
     return CLI_USAGE;
 }
 
+/* NAME's file in the store: 0, or the exit status after one line (a bad name, no data
+ * directory). */
 static int path_of(const char *name, char *buf, size_t len)
 {
     char dir[1024];
+    if (!name_ok(name))
+        return bad_name(name);
     if (store_dir(dir, sizeof(dir)) < 0) {
         fprintf(stderr, "fabtop: no data directory: set XDG_DATA_HOME or HOME\n");
         return CLI_NOINPUT;
@@ -295,8 +299,6 @@ static int do_list(bool json)
 static int do_rm(const char *name)
 {
     char path[1100];
-    if (!name_ok(name))
-        return bad_name(name);
     int rc = path_of(name, path, sizeof(path));
     if (rc)
         return rc;
@@ -343,8 +345,6 @@ int cli_baseline_main(int argc, char **argv)
 int cli_baseline_check(const char *name)
 {
     char path[1100];
-    if (!name_ok(name))
-        return bad_name(name);
     int rc = path_of(name, path, sizeof(path));
     if (rc)
         return rc;
