@@ -315,7 +315,9 @@ static void stat3(struct results_drill_stat *o, double *v, int n)
     results_drill_num(&o->n, n);
 }
 
-static int agent_answered(struct channel_conn *fc, double *out, struct ft_err *err)
+/* The requests the agent answered for this client in full, and how many of its test
+ * sessions are open there now (fault.stats). */
+static int agent_answered(struct channel_conn *fc, double *out, double *open, struct ft_err *err)
 {
     cJSON *req = cJSON_CreateObject(), *resp = NULL;
     cJSON_AddStringToObject(req, "type", "fault.stats");
@@ -324,8 +326,28 @@ static int agent_answered(struct channel_conn *fc, double *out, struct ft_err *e
         return rc;
     if (!jsonutil_num(resp, "answered", out))
         rc = ft_err_set(err, -EPROTO, "the agent's fault.stats reply has no \"answered\"");
+    else if (open && !jsonutil_num(resp, "sessions", open))
+        rc = ft_err_set(err, -EPROTO, "the agent's fault.stats reply has no \"sessions\"");
     cJSON_Delete(resp);
     return rc;
+}
+
+/* The agent's count once the repetition's sessions have ended there. A data thread counts
+ * an answer after its last byte is written, so the client can read it, stop and ask before
+ * the count is in; when a session ends its data threads have ended and its count is final.
+ * Waits at most SETTLE_S, then takes the count as it stands (a session left open there is
+ * the agent's problem, and a difference then is reported, not hidden). */
+#define SETTLE_S 5.0
+static int agent_answered_settled(struct channel_conn *fc, double *out, struct ft_err *err)
+{
+    uint64_t until = now_ns() + (uint64_t)(SETTLE_S * 1e9);
+    for (;;) {
+        double open = 0;
+        int rc = agent_answered(fc, out, &open, err);
+        if (rc < 0 || open == 0 || now_ns() >= until)
+            return rc;
+        sleep_ns(20000000);
+    }
 }
 
 /* One repetition: its object in reps, the summary's counts updated; the detection and
@@ -337,7 +359,7 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
     const struct drill_opts *o = d->o;
     const struct mix *m = o->mix;
     double a0 = 0, a1 = 0;
-    int rc = agent_answered(fc, &a0, err);
+    int rc = agent_answered_settled(fc, &a0, err);
     if (rc < 0)
         return rc;
     memset(d->lanes, 0, sizeof(d->lanes));
@@ -404,7 +426,7 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
             free(d->lanes[i].quiet);
         return rc;
     }
-    rc = agent_answered(fc, &a1, err);
+    rc = agent_answered_settled(fc, &a1, err);
 
     doc->reps = xalloc_resize(doc->reps, (size_t)(doc->nreps + 1) * sizeof(*doc->reps));
     struct results_drill_rep *r = &doc->reps[doc->nreps++];
