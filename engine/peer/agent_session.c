@@ -283,11 +283,11 @@ end:
     channel_close(s->conn);
     s->conn = NULL;
     session_end_state(s);
+    uint64_t answered = atomic_load(&s->answered); /* before the client's total takes it */
     agent_fault_session_end(s);
     pthread_mutex_lock(&a->mu);
     a->nactive--;
     pthread_mutex_unlock(&a->mu);
-    uint64_t answered = atomic_load(&s->answered);
     char ans[64] = "";
     if (answered)
         snprintf(ans, sizeof(ans), ", %llu answered", (unsigned long long)answered);
