@@ -18,6 +18,11 @@
 # 127.0.0.1:7470+r): no namespaces, no root, for a machine with a core per rank and no
 # iproute2. Every pair then shares one path (loopback), so it shows whether the sweep measures a
 # pair as `fabtop run` does, not a fabric.
+# PIN=1 runs each rank on CPUs of its own, nproc / HOSTS of them (rank r from CPU r x that),
+# and in passes 2 and 3 what stands for rank r (its `fabtop serve`, and `fabtop run` from it)
+# on the same CPUs, so that the passes differ in the tool, not in where the scheduler put it
+# (not done when there are fewer CPUs than ranks). Off by default: on the 16-vCPU hosts
+# measured (bench/RESULTS.md) it did not narrow the spread.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -57,6 +62,20 @@ else
     listening() { ss -ltn 2>/dev/null | grep -q "$(rank_addr "$1") " ||
         { ! command -v ss >/dev/null && grep -qi ":$(printf %04X $((7470 + $1))) 00000000:0000 0A" /proc/net/tcp; }; }
 fi
+PER=$(($(nproc) / HOSTS))
+if [ "${PIN:-0}" != 0 ] && [ "$PER" -ge 1 ] && command -v taskset >/dev/null; then
+    # Rank from PIN_RANK, or from mpirun's environment for the sweep's ranks.
+    cat >"$W/pin.sh" <<EOF
+#!/bin/sh
+r=\${PIN_RANK:-\${OMPI_COMM_WORLD_RANK:?}}
+exec taskset -c \$((r * $PER))-\$((r * $PER + $PER - 1)) "\$@"
+EOF
+    echo "pinned: rank r and its stand-ins on CPUs r x $PER to r x $PER + $((PER - 1)) (taskset)"
+else
+    printf '#!/bin/sh\nexec "$@"\n' >"$W/pin.sh"
+    echo "not pinned (PIN=${PIN:-0}, $(nproc) CPUs for $HOSTS ranks)"
+fi
+chmod +x "$W/pin.sh"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. The sweep.
@@ -65,11 +84,11 @@ if [ "$MODE" = netns ]; then
     rack_local timeout 600 mpirun --allow-run-as-root --host "$hostlist" -np "$HOSTS" \
         --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
         --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
-        --mca btl tcp,self "$SWEEP" --duration "$DUR" --publish none -o "$W/sweep.json" \
+        --mca btl tcp,self --bind-to none "$W/pin.sh" "$SWEEP" --duration "$DUR" --publish none -o "$W/sweep.json" \
         >"$W/sweep.out" 2>&1 || { cat "$W/sweep.out"; echo "the sweep failed"; exit 1; }
 else
     XDG_RUNTIME_DIR=$W timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none \
-        -np "$HOSTS" -x XDG_RUNTIME_DIR "$SWEEP" --listen 127.0.0.1 --duration "$DUR" \
+        -np "$HOSTS" -x XDG_RUNTIME_DIR "$W/pin.sh" "$SWEEP" --listen 127.0.0.1 --duration "$DUR" \
         --publish none -o "$W/sweep.json" >"$W/sweep.out" 2>&1 ||
         { cat "$W/sweep.out"; echo "the sweep failed"; exit 1; }
 fi
@@ -115,10 +134,10 @@ RACK_EXTRA_CLEANUP='for p in $SERVE_PIDS; do kill "$p" 2>/dev/null; done; wait; 
 r=0
 while [ $r -lt "$HOSTS" ]; do
     if [ "$MODE" = netns ]; then # the rack's teardown ends what runs in its namespaces
-        rack_enter "$(rank_host $r)" "$FABTOP" serve --listen "$(rank_addr $r)" --max-rate 100000 \
+        rack_enter "$(rank_host $r)" env PIN_RANK=$r "$W/pin.sh" "$FABTOP" serve --listen "$(rank_addr $r)" --max-rate 100000 \
             --key-file "$W/key" >"$W/serve$r.log" 2>&1 &
     else
-        "$FABTOP" serve --listen "$(rank_addr $r)" --max-rate 100000 --key-file "$W/key" \
+        PIN_RANK=$r "$W/pin.sh" "$FABTOP" serve --listen "$(rank_addr $r)" --max-rate 100000 --key-file "$W/key" \
             >"$W/serve$r.log" 2>&1 &
     fi
     SERVE_PIDS="$SERVE_PIDS $!"
@@ -137,7 +156,7 @@ done
 t2=$(date +%s.%N)
 while read -r a b; do
     for m in latency bandwidth-ab bandwidth-ba; do
-        on "$a" "$FABTOP" run --mix "$W/$m.json" --peer "$(rank_addr "$b")" \
+        on "$a" env PIN_RANK="$a" "$W/pin.sh" "$FABTOP" run --mix "$W/$m.json" --peer "$(rank_addr "$b")" \
             --key-file "$W/key" -o "$W/run-$a-$b-$m.json" >"$W/run.out" 2>&1 ||
             { cat "$W/run.out"; echo "fabtop run rank $a -> rank $b ($m) failed"; exit 1; }
     done
@@ -152,7 +171,7 @@ for rd in $(cut -d' ' -f1 "$W/ranks.rounds" | sort -un); do
         pids=
         while read -r x a b; do
             [ "$x" = "$rd" ] || continue
-            on "$a" "$FABTOP" run --mix "$W/$m.json" --peer "$(rank_addr "$b")" \
+            on "$a" env PIN_RANK="$a" "$W/pin.sh" "$FABTOP" run --mix "$W/$m.json" --peer "$(rank_addr "$b")" \
                 --key-file "$W/key" -o "$W/rnd-$a-$b-$m.json" >"$W/rnd-$a-$b.out" 2>&1 &
             pids="$pids $!"
         done <"$W/ranks.rounds"
