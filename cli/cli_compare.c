@@ -130,7 +130,7 @@ static void classes_text(struct strbuf *sb, const struct compare_result *r)
         return;
     strbuf_add(sb, "\nClasses (scoreboard, loaded phase; p99 in us of the class's kind, share "
                    "of\noperations within its SLO)\n");
-    strbuf_printf(sb, "  %-8s %-14s %10s %10s %7s %8s %8s\n", "class", "SLO", "A p99", "B p99",
+    strbuf_printf(sb, "  %-10s %-12s %10s %10s %7s %8s %8s\n", "class", "SLO", "A p99", "B p99",
                   "B/A", "A within", "B within");
     for (int i = 0; i < r->nclasses; i++) {
         const struct compare_class *w = &r->classes[i];
@@ -145,7 +145,7 @@ static void classes_text(struct strbuf *sb, const struct compare_result *r)
             snprintf(wa, sizeof(wa), "%.1f%%", w->within_a * 100);
         if (w->have_within_b)
             snprintf(wb, sizeof(wb), "%.1f%%", w->within_b * 100);
-        strbuf_printf(sb, "  %-8.8s %-14.14s %10s %10s %7s %8s %8s%s\n", w->name,
+        strbuf_printf(sb, "  %-10.10s %-12.12s %10s %10s %7s %8s %8s%s\n", w->name,
                       w->slo[0] ? w->slo : "-", pa, pb, q, wa, wb, w->worse ? "  WORSE" : "");
     }
     strbuf_printf(sb, "%s\n", r->worse[0] ? r->worse : "No class got worse in B.");

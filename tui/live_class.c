@@ -113,7 +113,7 @@ int live_class_draw(struct app *a, struct ui *u, int y, int x, int w, int rows)
             snprintf(s, sizeof(s), "  %s n/a", f[k].slo);
         else if (f[k].slo)
             snprintf(s, sizeof(s), "  %s %.1f%%", f[k].slo, f[k].within * 100);
-        snprintf(line, sizeof(line), "%-7.7s %2d fl  p99 %8s us  Jain %5s%s", f[k].name,
+        snprintf(line, sizeof(line), "%-10.10s %2d fl  p99 %8s us  Jain %5s%s", f[k].name,
                  f[k].nflows, p, j, s);
         if ((size_t)w < sizeof(line))
             line[w] = '\0';

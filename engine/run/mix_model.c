@@ -60,9 +60,13 @@ static cJSON *flow(struct gen *g, const char *name, const char *role, const char
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "name", name);
     cJSON_AddStringToObject(f, "role", role);
-    /* The class is the name's prefix (tp-, kv-, moe-, pp-), now also a field of its own. */
+    /* The class is the name's prefix (tp-, kv-, moe-, pp-), now also a field of its own; a
+     * prefill flow's is its own (tp-prefill, pp-prefill): a prefill all-reduce is hundreds of
+     * times a decode one, and only decode is on the step. */
     char cls[16];
-    snprintf(cls, sizeof(cls), "%.*s", (int)strcspn(name, "-"), name);
+    int pre = (int)strcspn(name, "-");
+    bool prefill = !strncmp(name + pre, "-prefill", 8);
+    snprintf(cls, sizeof(cls), "%.*s%s", pre, name, prefill ? "-prefill" : "");
     cJSON_AddStringToObject(f, "class", cls);
     cJSON_AddStringToObject(f, "transport", g->transport);
     cJSON_AddStringToObject(f, "op", op);

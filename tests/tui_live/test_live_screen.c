@@ -935,12 +935,12 @@ static void classes(void **state)
     frame(&a);
     print_screen("made-up classes");
     assert_on_screen("By class (now: the worst flow's p99; Jain over rates)");
-    int y = find_line("kv       2 fl  p99      n/a us  Jain 0.800");
+    int y = find_line("kv          2 fl  p99      n/a us  Jain 0.800");
     if (y < 0) {
         print_screen("missing kv line");
         fail_msg("no kv line");
     }
-    assert_true(find_line("tp       1 fl  p99 ") >= 0);
+    assert_true(find_line("tp          1 fl  p99 ") >= 0);
     /* At 80x24 the table has no rows left: one line in the events pane. */
     resize(24, 80);
     frame(&a);
@@ -967,8 +967,8 @@ static void classes(void **state)
             assert_on_screen("by class: tp p99 ");
         if (size) {
             assert_on_screen("By class (loaded, all samples merged; SLO: share within)");
-            assert_true(find_line("kv       2 fl  p99      n/a us  Jain ") >= 0);
-            assert_true(find_line("tp       1 fl  p99 ") >= 0);
+            assert_true(find_line("kv          2 fl  p99      n/a us  Jain ") >= 0);
+            assert_true(find_line("tp          1 fl  p99 ") >= 0);
         }
     }
     app_fini(&a);
