@@ -274,12 +274,12 @@ static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *
     if (b->nclasses) {
         strbuf_add(sb, "\nScoreboard by flow class (latency in us of the class's kind, nearest "
                        "rank,\nall its flows' operations; loaded phase unless named):\n");
-        strbuf_printf(sb, "  %-7s %5s %9s %9s %9s %9s %8s\n", "class", "flows", "p50", "p99",
+        strbuf_printf(sb, "  %-10s %5s %9s %9s %9s %9s %8s\n", "class", "flows", "p50", "p99",
                       "p99.9", "quiet p99", "ld/quiet");
         for (int i = 0; i < b->nclasses; i++) {
             const struct results_score_class *c = &b->classes[i];
             const struct results_score_phase *l = &c->loaded;
-            strbuf_printf(sb, "  %-7.7s", c->name);
+            strbuf_printf(sb, "  %-10.10s", c->name);
             tcell(sb, &c->flows, 6, "%.0f");
             lat_tcell(sb, l->st == RESULTS_SET, &l->p50_us);
             lat_tcell(sb, l->st == RESULTS_SET, &l->p99_us);
@@ -288,13 +288,13 @@ static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *
             tcell(sb, &c->p99_loaded_over_quiet, 9, "%.2f");
             strbuf_add(sb, "\n");
         }
-        strbuf_printf(sb, "  %-7s %-14s %7s %4s %6s %-13s %s\n", "class", "SLO", "within", "met",
+        strbuf_printf(sb, "  %-10s %-14s %7s %4s %6s %-13s %s\n", "class", "SLO", "within", "met",
                       "Jain", "of", "latency kind");
         for (int i = 0; i < b->nclasses; i++) {
             const struct results_score_class *c = &b->classes[i];
             const struct results_score_phase *l = &c->loaded;
             const char *slo = results_str_get(&c->slo);
-            strbuf_printf(sb, "  %-7.7s %-14.14s", c->name, slo ? slo : "-");
+            strbuf_printf(sb, "  %-10.10s %-14.14s", c->name, slo ? slo : "-");
             if (slo)
                 pct_tcell(sb, &l->within_slo, 8);
             else
@@ -312,7 +312,8 @@ static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *
     const struct results_score_step *st = &b->step;
     if (st->st != RESULTS_SET)
         return;
-    strbuf_add(sb, "\nDecode step, communication on the critical path (per_step x latency):\n");
+    strbuf_add(sb, "\nDecode step, communication on the critical path (each term's per_step\n"
+                   "consecutive operations timed as one step, the terms added):\n");
     for (int i = 0; i < st->nterms; i++)
         strbuf_printf(sb, "  %s x %.0f\n", st->terms[i].flow, tnum(&st->terms[i].per_step));
     double bud;
@@ -327,7 +328,9 @@ static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *
     strbuf_printf(sb, "    %-30s", "comm p50 (us)");
     lat_tcell(sb, hq, &q->comm_p50_us);
     lat_tcell(sb, hl, &l->comm_p50_us);
-    strbuf_printf(sb, "\n    %-30s", "comm p99 (us, terms at p99)");
+    /* One term: the step's own p99; several: each at its own p99 (score.c). */
+    strbuf_printf(sb, "\n    %-30s",
+                  st->nterms > 1 ? "comm p99 (us, terms at p99)" : "comm p99 (us)");
     lat_tcell(sb, hq, &q->comm_p99_us);
     lat_tcell(sb, hl, &l->comm_p99_us);
     strbuf_printf(sb, "\n    %-30s", "budget share p50");

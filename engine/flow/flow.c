@@ -102,8 +102,27 @@ void flow_record(struct flow_worker *w, uint64_t ns)
     struct flow_rt *f = w->flow;
     if (flow_state(f) != FLOW_ST_MEASURE)
         return;
-    int p = atomic_load_explicit(&f->point, memory_order_relaxed);
+    flow_record_point(w, atomic_load_explicit(&f->point, memory_order_relaxed), ns);
+}
+
+void flow_record_point(struct flow_worker *w, int p, uint64_t ns)
+{
     hist_record(&w->lat[p], ns);
+    if (!w->step)
+        return;
+    /* Back-to-back operations of one connection: their latencies add up to the time the
+     * step waited on this flow (the gaps between them are the loop's, a few ns). */
+    if (p != w->step_point) {
+        w->step_point = p;
+        w->step_ns = 0;
+        w->step_n = 0;
+    }
+    w->step_ns += ns;
+    if (++w->step_n == w->flow->step_ops) {
+        hist_record(&w->step[p], w->step_ns);
+        w->step_ns = 0;
+        w->step_n = 0;
+    }
 }
 
 void flow_progress(struct flow_worker *w, uint64_t tx, uint64_t rx, uint64_t ops)
@@ -292,6 +311,12 @@ struct flow_rt *flow_new(const struct mix *mix, int index, int phase, const stru
         f->npoints = 1;
         f->points[0].size = spec->size.kind == MIX_SIZE_FIXED ? spec->size.bytes[0] : 0;
     }
+    /* A decode step's share of the flow is timed whole when it is a whole number of its
+     * operations, each of which has a latency. */
+    if (spec->per_step >= 1 && spec->per_step <= FLOW_MAX_STEP_OPS &&
+        spec->per_step == (double)(unsigned)spec->per_step &&
+        mix_latency_kind_of(spec) != MIX_LAT_NONE)
+        f->step_ops = (unsigned)spec->per_step;
     /* One worker per connection; bidirectional streams get a sender and a receiver. */
     int n = spec->concurrency;
     if (spec->op == MIX_OP_STREAM && spec->dir == MIX_DIR_BIDIR)
@@ -307,6 +332,11 @@ struct flow_rt *flow_new(const struct mix *mix, int index, int phase, const stru
         w->lat = xalloc((size_t)f->npoints * sizeof(struct hist));
         for (int p = 0; p < f->npoints; p++)
             hist_init(&w->lat[p]);
+        if (f->step_ops) {
+            w->step = xalloc((size_t)f->npoints * sizeof(struct hist));
+            for (int p = 0; p < f->npoints; p++)
+                hist_init(&w->step[p]);
+        }
     }
     return f;
 }
@@ -315,8 +345,10 @@ void flow_free(struct flow_rt *f)
 {
     if (!f)
         return;
-    for (int i = 0; i < f->nworkers_alloc; i++)
+    for (int i = 0; i < f->nworkers_alloc; i++) {
         free(f->workers[i].lat);
+        free(f->workers[i].step);
+    }
     free(f->workers);
     cJSON_Delete(f->conditions);
     free(f->own);

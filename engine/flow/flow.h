@@ -27,12 +27,19 @@ struct flow_worker {
     int idx;
     pthread_t thread;
     bool started;
-    int fd;             /* transport's socket, -1 if none */
-    void *xp;           /* transport's per-worker data */
-    struct hist *lat;   /* one histogram per size point, recorded only by this worker */
-    uint64_t rng;       /* size distribution / pacing */
-    double tokens;      /* pacing: bytes this worker may still send now */
-    uint64_t tokens_ns; /* pacing: when tokens were last topped up */
+    int fd;           /* transport's socket, -1 if none */
+    void *xp;         /* transport's per-worker data */
+    struct hist *lat; /* one histogram per size point, recorded only by this worker */
+    /* A flow with a whole per_step (flow_rt.step_ops): that many consecutive measured
+     * operations of this worker summed into one sample, one decode step's share of the flow,
+     * one histogram per size point (NULL when the flow is not on the step). */
+    struct hist *step;
+    uint64_t step_ns;                         /* the step being summed */
+    unsigned step_n;                          /* its operations so far */
+    int step_point;                           /* its size point */
+    uint64_t rng;                             /* size distribution / pacing */
+    double tokens;                            /* pacing: bytes this worker may still send now */
+    uint64_t tokens_ns;                       /* pacing: when tokens were last topped up */
     _Atomic uint64_t tx_bytes, rx_bytes, ops; /* payload, cumulative over the phase */
     /* Liveness, CLOCK_MONOTONIC ns: bytes received, or waiting by design (paced, paused). */
     _Atomic uint64_t last_progress_ns;
@@ -75,6 +82,9 @@ struct flow_host {
     const struct sim_ctl_state *playback;
 };
 
+/* The most operations a decode step's share of one flow sums into one sample. */
+#define FLOW_MAX_STEP_OPS 100000
+
 struct flow_rt {
     const struct mix_flow *spec; /* &mix->flows[index] */
     const struct mix *mix;       /* the run's mix */
@@ -93,6 +103,7 @@ struct flow_rt {
     /* Collectives: busbw = bw_bytes / time x bw_factor (nccl-tests' factor for the
      * collective and rank count), set by the transport at setup; 0: no bus bandwidth. */
     double bw_factor;
+    unsigned step_ops;  /* the spec's per_step when whole (1 to FLOW_MAX_STEP_OPS), else 0 */
     int nworkers;       /* in use (a transport may lower it in setup) */
     int nworkers_alloc; /* allocated */
     struct flow_worker *workers;
@@ -148,6 +159,9 @@ static inline enum flow_state flow_state(const struct flow_rt *f)
 }
 /* Record a latency sample if measuring (ns). */
 void flow_record(struct flow_worker *w, uint64_t ns);
+/* Record a sample of point p (ns), measuring or not: for a transport that decides itself which
+ * of its samples fall in the window (one writer per worker). */
+void flow_record_point(struct flow_worker *w, int p, uint64_t ns);
 /* Count payload moved (any state) and note progress (see last_progress_ns, last_tx_ns). */
 void flow_progress(struct flow_worker *w, uint64_t tx, uint64_t rx, uint64_t ops);
 /* Size of the next message: the point's size, or a draw from the distribution. */

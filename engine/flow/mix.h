@@ -75,9 +75,10 @@ struct mix_flow {
     /* The serving operation it stands for ("tp", "kv", "moe", "pp", "api", or any name of
      * at most 15 bytes): the results' scoreboard groups flows by it. "": none given. */
     char class_name[16];
-    /* Operations of this flow on one decode step's critical path (the TP all-reduces, or
-     * their ring steps when emulated by a ping-pong, the PP sends, the MoE dispatches): the step's
-     * communication time is the sum of per_step x latency over flows. 0: not on it. */
+    /* Operations of this flow on one decode step's critical path (the TP all-reduces, whole
+     * ones when emulated as a ring, the PP sends, the MoE dispatches). When whole, every
+     * per_step consecutive operations of a connection are timed as one step (flow.h); the
+     * step's communication adds its flows' steps (engine/results/score.h). 0: not on it. */
     double per_step;
     char transport[16]; /* "tcp", "verbs", "nccl", "sim" */
     enum mix_op op;

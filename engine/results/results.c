@@ -128,6 +128,23 @@ static void point_fill(struct results_point *o, const struct flow_rt *f, int pi,
         o->histogram = xalloc(sizeof(*o->histogram));
         hist_snapshot(merged, o->histogram);
     }
+    /* Absent off the step; null on it with no whole step measured. */
+    o->step_st = f->step_ops ? RESULTS_NULL : RESULTS_ABSENT;
+    if (f->step_ops && o->latency_st == RESULTS_SET) {
+        hist_init(merged);
+        for (int w = 0; w < f->nworkers; w++)
+            if (f->workers[w].step) {
+                hist_snapshot(&f->workers[w].step[pi], tmp);
+                hist_merge(merged, tmp);
+            }
+        if (atomic_load(&merged->count) > 0) {
+            o->step_st = RESULTS_SET;
+            results_num_set(&o->step_ops, true, f->step_ops);
+            latency_fill(&o->step_latency, merged, kind);
+            o->step_histogram = xalloc(sizeof(*o->step_histogram));
+            hist_snapshot(merged, o->step_histogram);
+        }
+    }
     /* A transport's own figures for this point (nccl: algbw/busbw as nccl-tests computes
      * them, the host-timed mean), reported as conditions.point_figures[i]. */
     const cJSON *pf =

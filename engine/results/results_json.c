@@ -75,6 +75,9 @@ static void point_free(struct results_point *p)
     str_free(&p->latency.kind);
     str_free(&p->latency.unit);
     free(p->histogram);
+    str_free(&p->step_latency.kind);
+    str_free(&p->step_latency.unit);
+    free(p->step_histogram);
     cJSON_Delete(p->figures);
 }
 
@@ -209,6 +212,29 @@ static void put_series(cJSON *o, const char *k, const struct results_series *s)
         cJSON_AddItemToArray(a, cJSON_CreateNumber(s->v[i]));
 }
 
+/* "latency" (its statistics) and "histogram" into o. */
+static void write_latency(cJSON *o, enum results_state st, const struct results_latency *s,
+                          const struct hist *h)
+{
+    cJSON *l = put_obj(o, "latency", st);
+    if (l) {
+        results_field_put_str(l, "kind", &s->kind);
+        results_field_put_str(l, "unit", &s->unit);
+        results_field_put_num(l, "count", &s->count);
+        results_field_put_num(l, "min", &s->min);
+        results_field_put_num(l, "mean", &s->mean);
+        results_field_put_num(l, "stdev", &s->stdev);
+        results_field_put_num(l, "p50", &s->p50);
+        results_field_put_num(l, "p90", &s->p90);
+        results_field_put_num(l, "p99", &s->p99);
+        results_field_put_num(l, "p99.9", &s->p999);
+        results_field_put_num(l, "p99.99", &s->p9999);
+        results_field_put_num(l, "max", &s->max);
+    }
+    if (h)
+        cJSON_AddItemToObject(o, "histogram", hist_to_json(h));
+}
+
 static void write_point(cJSON *o, const struct results_point *p)
 {
     results_field_put_num(o, "size_bytes", &p->size_bytes);
@@ -228,24 +254,17 @@ static void write_point(cJSON *o, const struct results_point *p)
         results_field_put_num(t, "rttvar_us", &p->tcp.rttvar_us);
         results_field_put_num(t, "cwnd_bytes", &p->tcp.cwnd_bytes);
     }
-    cJSON *l = put_obj(o, "latency", p->latency_st);
-    if (l) {
-        const struct results_latency *s = &p->latency;
-        results_field_put_str(l, "kind", &s->kind);
-        results_field_put_str(l, "unit", &s->unit);
-        results_field_put_num(l, "count", &s->count);
-        results_field_put_num(l, "min", &s->min);
-        results_field_put_num(l, "mean", &s->mean);
-        results_field_put_num(l, "stdev", &s->stdev);
-        results_field_put_num(l, "p50", &s->p50);
-        results_field_put_num(l, "p90", &s->p90);
-        results_field_put_num(l, "p99", &s->p99);
-        results_field_put_num(l, "p99.9", &s->p999);
-        results_field_put_num(l, "p99.99", &s->p9999);
-        results_field_put_num(l, "max", &s->max);
+    write_latency(o, p->latency_st, &p->latency, p->histogram);
+    cJSON *st = put_obj(o, "step", p->step_st);
+    if (st) {
+        results_field_put_num(st, "operations", &p->step_ops);
+        /* Its statistics are there whenever the step is (results.c). */
+        cJSON_AddStringToObject(st, "basis",
+                                "one decode step's share of this flow: \"operations\" "
+                                "consecutive operations of one connection summed into one "
+                                "sample, measured");
+        write_latency(st, p->step_st, &p->step_latency, p->step_histogram);
     }
-    if (p->histogram)
-        cJSON_AddItemToObject(o, "histogram", hist_to_json(p->histogram));
     const cJSON *fig;
     cJSON_ArrayForEach(fig, p->figures)
         cJSON_AddItemToObject(o, fig->string, cJSON_Duplicate(fig, 1));
@@ -549,6 +568,37 @@ static void get_series(struct results_rd *r, const cJSON *o, const char *where, 
     }
 }
 
+/* o's "latency" and "histogram" (where: o's place, for the messages). */
+static void read_latency(struct results_rd *r, const cJSON *o, const char *where,
+                         enum results_state *st, struct results_latency *s, struct hist **hp)
+{
+    char sub[160];
+    snprintf(sub, sizeof(sub), "%s.latency", where);
+    const cJSON *l = results_field_obj(r, o, where, "latency", st);
+    results_field_get_str(r, l, sub, "kind", &s->kind);
+    results_field_get_str(r, l, sub, "unit", &s->unit);
+    results_field_get_num(r, l, sub, "count", &s->count);
+    results_field_get_num(r, l, sub, "min", &s->min);
+    results_field_get_num(r, l, sub, "mean", &s->mean);
+    results_field_get_num(r, l, sub, "stdev", &s->stdev);
+    results_field_get_num(r, l, sub, "p50", &s->p50);
+    results_field_get_num(r, l, sub, "p90", &s->p90);
+    results_field_get_num(r, l, sub, "p99", &s->p99);
+    results_field_get_num(r, l, sub, "p99.9", &s->p999);
+    results_field_get_num(r, l, sub, "p99.99", &s->p9999);
+    results_field_get_num(r, l, sub, "max", &s->max);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "histogram");
+    if (h) {
+        *hp = xalloc(sizeof(**hp));
+        if (hist_from_json(h, *hp) < 0) {
+            free(*hp);
+            *hp = NULL;
+            results_field_bad(r, where, "histogram",
+                              "a histogram that adds up (count, buckets, min, max)");
+        }
+    }
+}
+
 static void read_point(struct results_rd *r, const cJSON *o, const char *where,
                        struct results_point *p)
 {
@@ -575,37 +625,20 @@ static void read_point(struct results_rd *r, const cJSON *o, const char *where,
     results_field_get_num(r, t, sub, "rtt_us", &p->tcp.rtt_us);
     results_field_get_num(r, t, sub, "rttvar_us", &p->tcp.rttvar_us);
     results_field_get_num(r, t, sub, "cwnd_bytes", &p->tcp.cwnd_bytes);
-    snprintf(sub, sizeof(sub), "%s.latency", where);
-    const cJSON *l = results_field_obj(r, o, where, "latency", &p->latency_st);
-    struct results_latency *s = &p->latency;
-    results_field_get_str(r, l, sub, "kind", &s->kind);
-    results_field_get_str(r, l, sub, "unit", &s->unit);
-    results_field_get_num(r, l, sub, "count", &s->count);
-    results_field_get_num(r, l, sub, "min", &s->min);
-    results_field_get_num(r, l, sub, "mean", &s->mean);
-    results_field_get_num(r, l, sub, "stdev", &s->stdev);
-    results_field_get_num(r, l, sub, "p50", &s->p50);
-    results_field_get_num(r, l, sub, "p90", &s->p90);
-    results_field_get_num(r, l, sub, "p99", &s->p99);
-    results_field_get_num(r, l, sub, "p99.9", &s->p999);
-    results_field_get_num(r, l, sub, "p99.99", &s->p9999);
-    results_field_get_num(r, l, sub, "max", &s->max);
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "histogram");
-    if (h) {
-        p->histogram = xalloc(sizeof(*p->histogram));
-        if (hist_from_json(h, p->histogram) < 0) {
-            free(p->histogram);
-            p->histogram = NULL;
-            results_field_bad(r, where, "histogram",
-                              "a histogram that adds up (count, buckets, min, max)");
-        }
+    read_latency(r, o, where, &p->latency_st, &p->latency, &p->histogram);
+    snprintf(sub, sizeof(sub), "%s.step", where);
+    const cJSON *st = results_field_obj(r, o, where, "step", &p->step_st);
+    if (st) {
+        results_field_get_num(r, st, sub, "operations", &p->step_ops);
+        enum results_state lst = RESULTS_ABSENT;
+        read_latency(r, st, sub, &lst, &p->step_latency, &p->step_histogram);
     }
     /* The members after the histogram that no other key names: the transport's own figures
      * (conditions.point_figures when the run was built). */
-    static const char *const known[] = {"size_bytes", "measured",  "complete",      "measure_s",
-                                        "ops",        "ops_per_s", "payload_bytes", "goodput_gbps",
-                                        "wire_bytes", "wire_gbps", "tcp",           "latency",
-                                        "histogram",  NULL};
+    static const char *const known[] = {
+        "size_bytes", "measured",      "complete",     "measure_s",  "ops",
+        "ops_per_s",  "payload_bytes", "goodput_gbps", "wire_bytes", "wire_gbps",
+        "tcp",        "latency",       "histogram",    "step",       NULL};
     const cJSON *m;
     cJSON_ArrayForEach(m, o)
     {

@@ -92,7 +92,14 @@ struct results_point {
     enum results_state latency_st;
     struct results_latency latency;
     struct hist *histogram; /* NULL when absent */
-    cJSON *figures;         /* carried: the transport's own members, in order (an object) */
+    /* A flow on the decode step (its per_step whole): per_step consecutive operations of one
+     * connection summed into one sample, the time a step waits on this flow, measured
+     * ("step" in the JSON; RESULTS_SET when present). */
+    enum results_state step_st;
+    struct results_num step_ops;
+    struct results_latency step_latency;
+    struct hist *step_histogram;
+    cJSON *figures; /* carried: the transport's own members, in order (an object) */
 };
 
 /* A number array of the timeline (seconds since the run started, Gb/s, ops/s). */

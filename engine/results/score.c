@@ -239,6 +239,16 @@ static bool flow_hist(const struct results_flow *f, struct hist *out)
     return atomic_load(&out->count) > 0;
 }
 
+/* A flow's measured decode steps (the points' "step"), merged; false when it has none. */
+static bool flow_step_hist(const struct results_flow *f, struct hist *out)
+{
+    hist_init(out);
+    for (int k = 0; k < f->npoints; k++)
+        if (f->points[k].step_histogram)
+            hist_merge(out, f->points[k].step_histogram);
+    return atomic_load(&out->count) > 0;
+}
+
 /* A flow's op rate (ops/s) or goodput (Gb/s) over its measured points; NaN when unknown. */
 static double flow_rate(const struct results_flow *f, bool goodput)
 {
@@ -314,6 +324,11 @@ static void step_phase(const struct results_run *run, const struct results_phase
         if (!f)
             continue; /* not in this phase (quiet: the foreground alone) */
         any = true;
+        if (flow_step_hist(f, h)) { /* whole steps, measured */
+            c50 += hist_percentile(h, 50) / 1e3;
+            c99 += hist_percentile(h, 99) / 1e3;
+            continue;
+        }
         if (!flow_hist(f, h)) {
             all = false;
             continue;
@@ -411,13 +426,18 @@ void score_build(struct results_run *run, const struct mix *m, const struct scor
     if (steps) {
         struct results_score_step *s = &b->step;
         s->st = RESULTS_SET;
-        results_str_set(&s->basis,
-                        "one decode step's communication on the critical path: the sum over "
-                        "terms of per_step x the flow's latency at p50 (comm_p50_us) and at p99 "
-                        "(comm_p99_us: every term at its p99, an upper figure, not the step's "
-                        "own p99); budget_share: comm over the step budget; tokens_per_s: "
-                        "1 / comm, the most tokens per second one sequence decodes (one token "
-                        "per step) were communication all a step did");
+        results_str_set(
+            &s->basis,
+            "one decode step's communication on the critical path: the sum over "
+            "terms of each term's step time at p50 (comm_p50_us) and at p99 "
+            "(comm_p99_us). A term's step time is measured: per_step consecutive "
+            "operations of one connection summed into one sample (the flow's "
+            "points' \"step\"); a term without whole steps counts per_step x its "
+            "operations' latency. With one term (a dense model without PP) "
+            "comm_p99_us is the step's own p99; with several, each term at its own "
+            "p99, an upper figure; budget_share: comm over the step budget; tokens_per_s: "
+            "1 / comm, the most tokens per second one sequence decodes (one token "
+            "per step) were communication all a step did");
         if (o->step_budget_ms > 0) {
             results_num_set(&s->budget_ms, true, o->step_budget_ms);
             results_str_set(&s->budget_from, o->budget_from);

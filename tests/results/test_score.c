@@ -271,6 +271,59 @@ static void build_and_roundtrip(void **state)
     results_run_free(&r);
 }
 
+/* A term with measured steps counts the step's own percentiles, not per_step x the
+ * operation's; a term without them counts per_step x its operation's, and the step is read
+ * back from the document as it was written. */
+static void measured_step(void **state)
+{
+    (void)state;
+    struct results_run r;
+    struct mix m;
+    make_run(&r, &m, 50000);
+    m.flows[1].per_step = 2; /* kv-a: 90 x 1000 us + 10 x 50 ms, no steps of its own */
+    struct results_point *p = &r.phases[1].flows[0].points[0]; /* loaded tp-decode */
+    p->step_st = RESULTS_SET;
+    results_num_set(&p->step_ops, true, 64);
+    p->step_histogram = xalloc(sizeof(*p->step_histogram));
+    hist_init(p->step_histogram);
+    /* Steps of 64 operations at 20 us would be 1280 us; their tail is not 64 x 100 us. */
+    for (int i = 0; i < 95; i++)
+        hist_record(p->step_histogram, 1300000);
+    for (int i = 0; i < 5; i++)
+        hist_record(p->step_histogram, 2000000);
+    score_build(&r, &m, NULL);
+    const struct results_score_step *st = &r.scoreboard.step;
+    assert_int_equal(st->nterms, 2);
+    /* Loaded: tp's step p50 1300 and p99 2000 us; kv-a 2 x 1000 us and 2 x 50 ms. */
+    assert_float_equal(st->loaded.comm_p50_us.v, 1300 + 2000, 15);
+    assert_float_equal(st->loaded.comm_p99_us.v, 2000 + 100000, 600);
+    /* Quiet: no steps measured, kv-a absent there: 64 x 20 us. */
+    assert_float_equal(st->quiet.comm_p99_us.v, 1280, 10);
+    assert_non_null(strstr(r.scoreboard.step.basis.s, "consecutive"));
+
+    cJSON *j = results_json_write_run(&r);
+    char *t1 = cJSON_Print(j);
+    struct results_run back;
+    struct ft_err err = {0};
+    assert_int_equal(results_json_read_run(j, "step.json", &back, &err), 0);
+    const struct results_point *bp = &back.phases[1].flows[0].points[0];
+    assert_int_equal(bp->step_st, RESULTS_SET);
+    assert_float_equal(bp->step_ops.v, 64, 0);
+    assert_non_null(bp->step_histogram);
+    assert_int_equal(atomic_load(&bp->step_histogram->count), 100);
+    assert_int_equal(back.phases[1].flows[1].points[0].step_st, RESULTS_ABSENT);
+    assert_null(bp->figures); /* "step" is not a transport figure */
+    cJSON *j2 = results_json_write_run(&back);
+    char *t2 = cJSON_Print(j2);
+    assert_string_equal(t1, t2);
+    free(t1);
+    free(t2);
+    cJSON_Delete(j);
+    cJSON_Delete(j2);
+    results_run_free(&back);
+    results_run_free(&r);
+}
+
 static void no_class_no_scoreboard(void **state)
 {
     (void)state;
@@ -327,7 +380,7 @@ int main(void)
         cmocka_unit_test(jain_known),          cmocka_unit_test(within_hist),
         cmocka_unit_test(step_arith),          cmocka_unit_test(slo_parse),
         cmocka_unit_test(build_and_roundtrip), cmocka_unit_test(no_class_no_scoreboard),
-        cmocka_unit_test(compare_names_worse),
+        cmocka_unit_test(compare_names_worse), cmocka_unit_test(measured_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

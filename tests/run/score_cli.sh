@@ -30,13 +30,16 @@ import json, math, sys
 d = json.load(open(sys.argv[1]))
 for ph in d["phases"]:
     for f in ph["flows"]:
-        assert f["class"] == f["name"].split("-")[0], f["name"]
+        # A prefill flow's class is its own: only decode is on the step.
+        want = f["name"].split("-")[0] + ("-prefill" if "-prefill" in f["name"] else "")
+        assert f["class"] == want, (f["name"], f["class"])
 sb = d["scoreboard"]
 assert "Jain" in sb["basis"] and "microseconds" in sb["basis"]
 cls = {c["class"]: c for c in sb["classes"]}
-assert set(cls) == {"tp", "kv"}, cls.keys()
+assert set(cls) == {"tp", "tp-prefill", "kv"}, cls.keys()
 tp = cls["tp"]
-assert tp["flows"] == 2 and tp["latency_kind"] == "per_operation", tp
+assert tp["flows"] == 1 and cls["tp-prefill"]["flows"] == 1, cls
+assert tp["latency_kind"] == "per_operation", tp
 assert tp["slo"] == "p99<50ms" and tp["slo_bound_us"] == 50000, tp
 assert tp["fairness_of"] == "ops_per_s"
 for ph in ("quiet", "loaded"):
@@ -59,9 +62,27 @@ assert st["budget_ms"] == 25 and st["budget_from"] == "--step-budget 25ms", st
 # Llama-3.1-8B: 32 layers, 2 all-reduces each; TP 2 over tcp: a ring all-reduce per term (its
 # 2 steps are inside the per-all-reduce latency, not in per_step).
 assert st["terms"] == [{"flow": "tp-decode-ring2", "per_step": 64}], st["terms"]
+flows = {(ph["name"], f["name"]): f for ph in d["phases"] for f in ph["flows"]}
 for ph in ("quiet", "loaded"):
     s = st[ph]
     assert 0 < s["comm_p50_us"] <= s["comm_p99_us"], s
+    # The step measured whole: 64 consecutive all-reduces of the one connection summed into
+    # one sample, so it holds every whole 64 of the samples, and their sum.
+    pt = flows[(ph, "tp-decode-ring2")]["points"][0]
+    lat, step = pt["latency"], pt["step"]
+    assert step["operations"] == 64 and "consecutive" in step["basis"], step
+    n, ns = lat["count"], step["latency"]["count"]
+    assert ns == n // 64 and ns > 0, (n, ns)
+    assert step["latency"]["kind"] == lat["kind"] and step["latency"]["unit"] == "us"
+    total, stotal = lat["mean"] * n, step["latency"]["mean"] * ns
+    assert stotal <= total * (1 + 1e-6) + 1, (stotal, total)
+    assert total - stotal <= (n - 64 * ns) * lat["max"] * (1 + 1e-6) + 1, (stotal, total)
+    assert 64 * lat["min"] * (1 - 1e-3) <= step["latency"]["min"], (lat, step)
+    assert step["latency"]["max"] <= 64 * lat["max"] * (1 + 1e-3), (lat, step)
+    # One term: the step's p50 and p99 are the measured step's.
+    assert abs(s["comm_p50_us"] - step["latency"]["p50"]) <= 1e-3 * s["comm_p50_us"], (s, step)
+    assert abs(s["comm_p99_us"] - step["latency"]["p99"]) <= 1e-3 * s["comm_p99_us"], (s, step)
+    assert "step" not in flows[("loaded", "tp-prefill-ring2")]["points"][0]
     assert abs(s["budget_share_p50"] - s["comm_p50_us"] / 25000) < 1e-9
     assert abs(s["tokens_per_s_p99"] - 1e6 / s["comm_p99_us"]) < 1e-6
 # The mix records the class and per_step too.
@@ -72,7 +93,8 @@ assert "per_step" not in mf["tp-prefill-ring2"]
 EOF
 out="$tmp/model.out"
 grep -q '^Scoreboard by flow class' "$out" || fail "summary: no scoreboard"
-grep -Eq '^  tp +2 ' "$out" || fail "summary: no tp row"
+grep -Eq '^  tp +1 ' "$out" || fail "summary: no tp row"
+grep -Eq '^  tp-prefill +1 ' "$out" || fail "summary: no tp-prefill row"
 grep -Eq '^  tp +p99<50ms +[0-9.]+% +(yes|NO) ' "$out" || fail "summary: no tp SLO row"
 grep -Eq '^  kv +- +- +- ' "$out" || fail "summary: no kv SLO row"
 grep -q '^  tp-decode-ring2 x 64$' "$out" || fail "summary: no step term"

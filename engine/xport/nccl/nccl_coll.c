@@ -265,8 +265,8 @@ void *nccl_coll_main(void *arg)
              * flow_record drops samples once the window has closed. */
             for (int i = 0; i < n; i++)
                 for (int c = 0; c < k->ncomms; c++)
-                    hist_record(
-                        &f->workers[c < f->nworkers ? c : 0].lat[p],
+                    flow_record_point(
+                        &f->workers[c < f->nworkers ? c : 0], p,
                         (uint64_t)llround(x->lat[(size_t)i * (size_t)k->ncomms + (size_t)c]));
         }
     }
