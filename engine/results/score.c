@@ -229,23 +229,16 @@ static const struct mix_flow *mix_flow_named(const struct mix *m, const char *na
     return NULL;
 }
 
-/* A flow's histogram over all its measured points (false when it has no samples). */
-static bool flow_hist(const struct results_flow *f, struct hist *out)
+/* A flow's histogram over all its measured points, of its operations or (step) of its
+ * measured decode steps, the points' "step" (false when it has no samples). */
+static bool flow_hist(const struct results_flow *f, bool step, struct hist *out)
 {
     hist_init(out);
-    for (int k = 0; k < f->npoints; k++)
-        if (f->points[k].histogram)
-            hist_merge(out, f->points[k].histogram);
-    return atomic_load(&out->count) > 0;
-}
-
-/* A flow's measured decode steps (the points' "step"), merged; false when it has none. */
-static bool flow_step_hist(const struct results_flow *f, struct hist *out)
-{
-    hist_init(out);
-    for (int k = 0; k < f->npoints; k++)
-        if (f->points[k].step_histogram)
-            hist_merge(out, f->points[k].step_histogram);
+    for (int k = 0; k < f->npoints; k++) {
+        const struct hist *h = step ? f->points[k].step_histogram : f->points[k].histogram;
+        if (h)
+            hist_merge(out, h);
+    }
     return atomic_load(&out->count) > 0;
 }
 
@@ -280,7 +273,7 @@ static void class_phase(struct results_score_class *c, const struct results_phas
         if (!mf || strcmp(mf->class_name, c->name))
             continue;
         nflows++;
-        if (flow_hist(f, tmp))
+        if (flow_hist(f, false, tmp))
             hist_merge(merged, tmp);
         double r = flow_rate(f, goodput);
         if (isfinite(r) && n < MIX_MAX_FLOWS)
@@ -324,12 +317,12 @@ static void step_phase(const struct results_run *run, const struct results_phase
         if (!f)
             continue; /* not in this phase (quiet: the foreground alone) */
         any = true;
-        if (flow_step_hist(f, h)) { /* whole steps, measured */
+        if (flow_hist(f, true, h)) { /* whole steps, measured */
             c50 += hist_percentile(h, 50) / 1e3;
             c99 += hist_percentile(h, 99) / 1e3;
             continue;
         }
-        if (!flow_hist(f, h)) {
+        if (!flow_hist(f, false, h)) {
             all = false;
             continue;
         }
