@@ -333,6 +333,12 @@ static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *
                   st->nterms > 1 ? "comm p99 (us, terms at p99)" : "comm p99 (us)");
     lat_tcell(sb, hq, &q->comm_p99_us);
     lat_tcell(sb, hl, &l->comm_p99_us);
+    strbuf_printf(sb, "\n    %-30s", "steps measured (fewest term)");
+    tcell(sb, &q->steps_measured, 10, "%.0f");
+    tcell(sb, &l->steps_measured, 10, "%.0f");
+    double nq = 0, nl = 0;
+    bool fq = results_num_get(&q->steps_measured, &nq) && nq < 100,
+         fl = results_num_get(&l->steps_measured, &nl) && nl < 100;
     strbuf_printf(sb, "\n    %-30s", "budget share p50");
     if (hq)
         pct_tcell(sb, &q->budget_share_p50, 10);
@@ -358,6 +364,13 @@ static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *
     cell_val(sb, hq && q->tokens_per_s_p99.st == RESULTS_SET, q->tokens_per_s_p99.v, 10, "%.0f");
     cell_val(sb, hl && l->tokens_per_s_p99.st == RESULTS_SET, l->tokens_per_s_p99.v, 10, "%.0f");
     strbuf_add(sb, "\n");
+    if (fq || fl)
+        strbuf_printf(sb,
+                      "  under 100 steps (%s): their p99 is their largest, not a tail;\n"
+                      "  run longer (--duration)\n",
+                      fq && fl ? "quiet and loaded"
+                      : fq     ? "quiet"
+                               : "loaded");
 }
 
 void run_text_summary(struct strbuf *sb, const struct results_run *results)

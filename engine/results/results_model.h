@@ -237,7 +237,10 @@ struct results_score_term {
 };
 struct results_score_step_phase {
     enum results_state st;
-    struct results_num comm_p50_us, comm_p99_us; /* sums of per_step x each term's p50 / p99 */
+    struct results_num comm_p50_us, comm_p99_us; /* sums of each term's step p50 / p99 */
+    /* The fewest measured steps of a term that has them (absent: none measured); under 100
+     * the step's p99 is the largest of them (nearest rank). */
+    struct results_num steps_measured;
     struct results_num budget_share_p50, budget_share_p99;
     struct results_num tokens_per_s_p50, tokens_per_s_p99; /* per sequence: 1 / comm */
 };

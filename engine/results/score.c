@@ -304,7 +304,7 @@ static void step_phase(const struct results_run *run, const struct results_phase
     (void)run;
     if (!ph)
         return;
-    double c50 = 0, c99 = 0;
+    double c50 = 0, c99 = 0, fewest = 0;
     bool any = false, all = true;
     for (int i = 0; i < m->nflows; i++) {
         if (!(m->flows[i].per_step > 0))
@@ -318,6 +318,8 @@ static void step_phase(const struct results_run *run, const struct results_phase
             continue; /* not in this phase (quiet: the foreground alone) */
         any = true;
         if (flow_hist(f, true, h)) { /* whole steps, measured */
+            double n = (double)atomic_load(&h->count);
+            fewest = fewest > 0 && fewest < n ? fewest : n;
             c50 += hist_percentile(h, 50) / 1e3;
             c99 += hist_percentile(h, 99) / 1e3;
             continue;
@@ -338,6 +340,8 @@ static void step_phase(const struct results_run *run, const struct results_phase
         c50 = c99 = NAN;
     num(&o->comm_p50_us, c50);
     num(&o->comm_p99_us, c99);
+    if (fewest > 0)
+        results_num_set(&o->steps_measured, true, fewest);
     score_step(c50, budget_ms, &share, &tps);
     num(&o->budget_share_p50, share);
     num(&o->tokens_per_s_p50, tps);

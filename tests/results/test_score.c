@@ -313,6 +313,8 @@ static void measured_step(void **state)
     assert_float_equal(st->loaded.comm_p99_us.v, 2000 + 100000, 600);
     /* Quiet: no steps measured, kv-a absent there: 64 x 20 us. */
     assert_float_equal(st->quiet.comm_p99_us.v, 1280, 10);
+    assert_float_equal(st->loaded.steps_measured.v, 100, 0);
+    assert_int_equal(st->quiet.steps_measured.st, RESULTS_ABSENT);
     assert_non_null(strstr(r.scoreboard.step.basis.s, "consecutive"));
 
     cJSON *j = results_json_write_run(&r);

@@ -82,6 +82,7 @@ for ph in ("quiet", "loaded"):
     # One term: the step's p50 and p99 are the measured step's.
     assert abs(s["comm_p50_us"] - step["latency"]["p50"]) <= 1e-3 * s["comm_p50_us"], (s, step)
     assert abs(s["comm_p99_us"] - step["latency"]["p99"]) <= 1e-3 * s["comm_p99_us"], (s, step)
+    assert s["steps_measured"] == ns, (s, ns)
     assert "step" not in flows[("loaded", "tp-prefill-ring2")]["points"][0]
     assert abs(s["budget_share_p50"] - s["comm_p50_us"] / 25000) < 1e-9
     assert abs(s["tokens_per_s_p99"] - 1e6 / s["comm_p99_us"]) < 1e-6
@@ -99,6 +100,7 @@ grep -Eq '^  tp +p99<50ms +[0-9.]+% +(yes|NO) ' "$out" || fail "summary: no tp S
 grep -Eq '^  kv +- +- +- ' "$out" || fail "summary: no kv SLO row"
 grep -q '^  tp-decode-ring2 x 64$' "$out" || fail "summary: no step term"
 grep -q '^  step budget 25 ms (--step-budget 25ms)$' "$out" || fail "summary: no budget"
+grep -Eq '^    steps measured \(fewest term\) +[0-9]+ +[0-9]+$' "$out" || fail "summary: no steps row"
 grep -Eq '^    tokens/s bound p99 \(1 sequence\) +[0-9]+ +[0-9]+$' "$out" ||
     fail "summary: no tokens/s bound"
 sed -n '/^Scoreboard/,/^results saved/p' "$out" | awk 'length > 80 {bad = 1} END {exit bad}' ||
