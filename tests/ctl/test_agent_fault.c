@@ -12,6 +12,8 @@
 
 #include "common/jsonutil.h"
 #include "engine/run/drill.h"
+#include "engine/xport/tcp/tcp_drill.h"
+#include "engine/xport/xport.h"
 
 struct two {
     struct fx *f;
@@ -30,7 +32,7 @@ static struct two *two_new(double max_fault)
     cfg.keys[0].key = t->ka;
     cfg.keys[1].key = t->kb;
     cfg.max_fault_s = max_fault;
-    t->f = fx_new(&cfg, "127.0.0.1", NULL);
+    t->f = fx_new(&cfg, "127.0.0.1", xport_agent_handlers(NULL)); /* tcp.open for a lane */
     return t;
 }
 
@@ -139,6 +141,47 @@ static void test_kill_and_stall(void **state)
     two_free(t);
 }
 
+/* fault.stats: the requests this client's sessions answered. */
+static double answered(struct channel_conn *c)
+{
+    cJSON *req = cJSON_CreateObject(), *resp = NULL;
+    cJSON_AddStringToObject(req, "type", "fault.stats");
+    struct ft_err err = {0};
+    assert_int_equal(channel_request(c, req, &resp, 3000, &err), 0);
+    double n = -1;
+    assert_true(jsonutil_num(resp, "answered", &n));
+    cJSON_Delete(resp);
+    return n;
+}
+
+/* A request stalled past its lane's deadline is not answered when the stall ends, even while
+ * the client, slow to close, still holds the connection: the agent's count stays the
+ * client's (the lane abandoned it), and the agent says so in its log. */
+static void test_expired_not_answered(void **state)
+{
+    (void)state;
+    struct two *t = two_new(5);
+    struct channel_conn *ctl = must_connect(t->f->hp, &t->ka);
+    struct channel_conn *fc = must_connect(t->f->hp, &t->ka);
+    struct tcp_drill_lane *l = NULL;
+    struct ft_err err = {0};
+    uint64_t rtt = 0;
+    assert_int_equal(tcp_drill_open(ctl, MIX_OP_PINGPONG, 64, 0, 2, 300, &l, &err), 0);
+    assert_int_equal(tcp_drill_request(l, 300, &rtt, &err), 0);
+    sleep_ms(50); /* the answer is counted once its last byte is written */
+    double a0 = answered(fc);
+    assert_true(a0 >= 1);
+    assert_int_equal(inject(fc, "peer-stall", 0.6, 0, &err), 0);
+    assert_int_equal(tcp_drill_request(l, 300, &rtt, &err), -ETIMEDOUT);
+    sleep_ms(700); /* the stall ends while the lane still holds its connection */
+    assert_float_equal(answered(fc), a0, 0);
+    assert_true(log_wait(&t->f->log, "stalled past the client's 300 ms deadline", 2000));
+    tcp_drill_close(l);
+    channel_close(ctl);
+    channel_close(fc);
+    two_free(t);
+}
+
 static int count_dir(const char *path)
 {
     DIR *d = opendir(path);
@@ -216,6 +259,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_kill_and_stall),
+        cmocka_unit_test(test_expired_not_answered),
         cmocka_unit_test(test_drill_leaves_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

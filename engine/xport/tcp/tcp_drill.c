@@ -135,6 +135,8 @@ int tcp_drill_open(struct channel_conn *ctl, enum mix_op op, uint64_t size, uint
     cJSON_AddNumberToObject(req, "size", (double)(size > resp ? size : resp));
     cJSON_AddNumberToObject(req, "rate_gbps", 0);
     cJSON_AddNumberToObject(req, "user_timeout_ms", user_timeout_s * 1000);
+    /* The agent answers no request stalled past it (the lane has abandoned it by then). */
+    cJSON_AddNumberToObject(req, "request_deadline_ms", timeout_ms);
     cJSON *r = NULL;
     int rc = channel_request(ctl, req, &r, timeout_ms, err);
     if (rc < 0)

@@ -984,6 +984,9 @@ struct srv_flow {
     double rate_gbps;
     bool capped; /* the agent has a rate cap (shared per client key) */
     double max_duration_s;
+    /* pingpong/rr: the client abandons a request this long after sending it (a drill lane's
+     * deadline, tcp.open's request_deadline_ms); 0: never. */
+    uint64_t request_deadline_ns;
     uint8_t token[TCP_TOKEN];
     struct sockaddr_storage client;
     int lfd;
@@ -1204,10 +1207,21 @@ static void *srv_conn_main(void *arg)
             if (resp < 0)
                 break;
             /* A fault drill's peer-stall (agent_fault.c): the request is in, nothing answers. */
+            uint64_t arrived = flow_now_ns();
             char peek;
             if (agent_session_stall_wait(sf->session, &sf->stop) &&
                 recv(c->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
                 break; /* the client gave up on it meanwhile and left: no answer */
+            /* Past the client's deadline (which started before the request arrived) it has
+             * abandoned the request, whether or not its close has come in yet: an answer now
+             * would be counted here and never used there. The connection ends instead. */
+            if (sf->request_deadline_ns && flow_now_ns() - arrived >= sf->request_deadline_ns) {
+                agent_session_log(sf->session,
+                                  "tcp: a request stalled past the client's %.0f ms deadline: "
+                                  "not answered, its connection closed",
+                                  (double)sf->request_deadline_ns / 1e6);
+                break;
+            }
             if (atomic_load(&sf->stop))
                 break;
             int rc = 0;
@@ -1383,6 +1397,10 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
                           "tcp.open: bad request (op, direction, conns 1-1024, "
                           "size 1-4194304 are required)");
     jsonutil_num(req, "rate_gbps", &rate);
+    double deadline_ms = 0;
+    if (jsonutil_num(req, "request_deadline_ms", &deadline_ms) &&
+        !(deadline_ms > 0 && deadline_ms <= 3600000))
+        return ft_err_set(err, -EINVAL, "tcp.open: request_deadline_ms must be 1 ms to 1 hour");
     int rc = agent_session_flow_add(s, "tcp.open", err);
     if (rc < 0)
         return rc;
@@ -1414,6 +1432,7 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->rate_gbps = rate;
     sf->capped = cfg->max_rate_gbps > 0;
     sf->max_duration_s = cfg->max_duration_s;
+    sf->request_deadline_ns = (uint64_t)(deadline_ms * 1e6);
     sf->session = s;
     sf->client = *agent_session_peer(s);
     randombytes_buf(sf->token, sizeof(sf->token));
