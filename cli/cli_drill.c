@@ -17,15 +17,17 @@
 #include "engine/run/drill.h"
 
 struct drill_args {
-    const char *mix, *expect, *peer, *key_file, *output;
+    const char *mix, *expect, *peer, *key_file, *output, *netns;
     int fault;
     double at, for_s;
     long repeat;
     bool json;
 };
 
-static const struct cli_enum fault_kinds[] = {
-    {"peer-stall", DRILL_PEER_STALL, 0}, {"peer-kill", DRILL_PEER_KILL, 0}, {NULL, 0, 0}};
+static const struct cli_enum fault_kinds[] = {{"peer-stall", DRILL_PEER_STALL, 0},
+                                              {"peer-kill", DRILL_PEER_KILL, 0},
+                                              {"blackhole", DRILL_BLACKHOLE, 0},
+                                              {NULL, 0, 0}};
 
 #define A(f) offsetof(struct drill_args, f)
 static const struct cli_opt drill_opts[] = {
@@ -34,9 +36,10 @@ static const struct cli_opt drill_opts[] = {
      CLI_V_STRING, CLI_C_FILE, .off = A(mix)},
     {"fault", 0, CLI_ARG_REQUIRED, "KIND",
      "peer-stall: the agent answers none of this client's\nsessions for --for seconds; "
-     "peer-kill: it ends them\nand refuses new ones meanwhile",
-     CLI_V_ENUM, .values = fault_kinds, .bad = "--fault takes peer-stall or peer-kill, not '%s'",
-     .off = A(fault)},
+     "peer-kill: it ends them\nand refuses new ones meanwhile; blackhole: the test\n"
+     "traffic to and from the peer is dropped in --netns",
+     CLI_V_ENUM, .values = fault_kinds,
+     .bad = "--fault takes peer-stall, peer-kill or blackhole, not '%s'", .off = A(fault)},
     {"at", 0, CLI_ARG_REQUIRED, "S", "inject this long into each repetition (default {default})",
      CLI_V_NUMBER, .min = 0.2, .max = 3600, .def = 1, .off = A(at)},
     {"for", 0, CLI_ARG_REQUIRED, "S", "how long the fault lasts (default {default})", CLI_V_NUMBER,
@@ -52,6 +55,10 @@ static const struct cli_opt drill_opts[] = {
      .off = A(peer)},
     {"key-file", 0, CLI_ARG_REQUIRED, "FILE", "the key --peer shares", CLI_V_STRING, CLI_C_FILE,
      .off = A(key_file)},
+    {"netns", 0, CLI_ARG_REQUIRED, "NAME",
+     "blackhole: the network namespace this drill owns\n(a name in /run/netns, or a path), where "
+     "nftables\ndrops the peer's traffic but the agent's control port",
+     CLI_V_STRING, .off = A(netns)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE",
      "write the fabtop-drill document to FILE (atomically,\nafter every repetition)", CLI_V_STRING,
      CLI_C_FILE, .off = A(output)},
@@ -66,15 +73,18 @@ const struct cli_command cli_drill_command = {
     .name = "drill",
     .summary = "fault drill: detection and recovery times of TCP flows",
     .synopsis = "Usage: fabtop drill --mix NAME|FILE --fault peer-stall|peer-kill [OPTIONS]\n"
+                "       fabtop drill --mix NAME|FILE --fault blackhole --netns NAME [OPTIONS]\n"
                 "Run the mix's TCP pingpong and rr flows, inject a fault into this client's own\n"
-                "sessions on the agent (fault.inject, capped by `fabtop serve --max-fault`), and\n"
+                "sessions on the agent (fault.inject, capped by `fabtop serve --max-fault`) or\n"
+                "drop their traffic in a namespace the drill owns (blackhole), and\n"
                 "time the detection (the first error or request deadline) against the mix's\n"
                 "fail_bound_s and the recovery against each flow's \"recover\" deadline.\n",
     .opts = drill_opts,
     .nopts = sizeof(drill_opts) / sizeof(drill_opts[0]),
     .epilogue = "Exit status: 0 every --expect holds, 1 one does not, 2 a flow never recovered,\n"
-                "64 usage, 65 a mix a drill cannot run, 66 no such mix, 69 no agent,\n"
-                "73 cannot write FILE, 77 the agent refused the fault.\n",
+                "64 usage, 65 a mix a drill cannot run, 66 no such mix or namespace, 69 no\n"
+                "agent or no nft, 73 cannot write FILE, 77 the agent refused the fault, or the\n"
+                "blackhole has no permission or names the host's namespace.\n",
     .help_col = 24,
     .main = cli_drill_main,
 };
@@ -216,7 +226,11 @@ static int drill(struct drill_args *o)
     if (!o->mix)
         return cli_usage_error("drill", "--mix is required");
     if (!o->fault)
-        return cli_usage_error("drill", "--fault is required (peer-stall or peer-kill)");
+        return cli_usage_error("drill", "--fault is required (peer-stall, peer-kill or blackhole)");
+    if ((o->fault == DRILL_BLACKHOLE) != (o->netns != NULL))
+        return cli_usage_error("drill", o->netns ? "--netns goes with --fault blackhole"
+                                                 : "--fault blackhole needs --netns NAME: a "
+                                                   "network namespace this drill owns");
     if (o->key_file && !o->peer)
         return cli_usage_error("drill", "--key-file goes with --peer");
     struct expect ex[16];
@@ -248,6 +262,7 @@ static int drill(struct drill_args *o)
                            .repeat = (int)o->repeat,
                            .peer = o->peer,
                            .key_file = o->key_file,
+                           .netns = o->netns,
                            .progress = on_progress,
                            .arg = &pr};
     cJSON *doc = NULL;

@@ -7,7 +7,8 @@ set -eu
 FABTOP_BUILD_DEPS="build-essential cmake pkg-config libhwloc-dev hwloc-nox libibverbs-dev \
 librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev libsodium-dev \
 libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
-# Tests: unit framework, formatting, terminal tests, fixtures, network namespaces, the
+# Tests: unit framework, formatting, terminal tests, fixtures (python3, jq), network
+# namespaces and nftables (the doctor's and the drill's rules), the
 # InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd; the libFuzzer
 # build (tests/fuzz): clang, libFuzzer's runtime (libclang-rt-14-dev) and llvm-symbolizer
 # (llvm-14) for the symbolized stacks the fuzz runs blame crashes by; OpenMPI
@@ -16,7 +17,7 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # munge, and util-linux for unshare. The main job does not need OpenMPI: fabtop-sweep is built
 # when it is found (FABTOP_SWEEP=AUTO), and a node that runs `fabtop sweep` installs
 # libopenmpi-dev and openmpi-bin.
-FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 iproute2 procps nftables \
+FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 jq iproute2 procps nftables \
 ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
 openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux"
 

@@ -17,6 +17,7 @@
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/results/results_drill.h"
+#include "engine/run/drill_netns.h"
 #include "common/xalloc.h"
 #include "engine/xport/tcp/tcp_drill.h"
 #include "engine/xport/xport.h"
@@ -55,6 +56,7 @@ struct drill {
     atomic_bool stop;
     struct lane lanes[MAX_LANES];
     int nlanes;
+    struct drill_netns hole; /* blackhole */
 };
 
 static uint64_t now_ns(void)
@@ -73,7 +75,7 @@ static void sleep_ns(uint64_t ns)
 
 const char *drill_fault_str(enum drill_fault f)
 {
-    return f == DRILL_PEER_KILL ? "peer-kill" : "peer-stall";
+    return f == DRILL_PEER_KILL ? "peer-kill" : f == DRILL_BLACKHOLE ? "blackhole" : "peer-stall";
 }
 
 int drill_fault_parse(const char *s, enum drill_fault *out)
@@ -82,6 +84,8 @@ int drill_fault_parse(const char *s, enum drill_fault *out)
         *out = DRILL_PEER_STALL;
     else if (!strcmp(s, "peer-kill"))
         *out = DRILL_PEER_KILL;
+    else if (!strcmp(s, "blackhole"))
+        *out = DRILL_BLACKHOLE;
     else
         return -EINVAL;
     return 0;
@@ -391,21 +395,31 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
         if (m->flows[i].recover.deadline_s > max_deadline)
             max_deadline = m->flows[i].recover.deadline_s;
     uint64_t tinj = 0;
+    bool hole = o->fault == DRILL_BLACKHOLE;
     if (!start_err[0]) {
         sleep_ns((uint64_t)(o->at_s * 1e9));
-        cJSON *req = cJSON_CreateObject(), *resp = NULL;
-        cJSON_AddStringToObject(req, "type", "fault.inject");
-        cJSON_AddStringToObject(req, "kind", drill_fault_str(o->fault));
-        cJSON_AddNumberToObject(req, "for_s", o->for_s);
         tinj = now_ns();
         atomic_store(&d->inject_ns, tinj);
-        rc = channel_request(fc, req, &resp, 5000, err);
-        cJSON_Delete(resp);
+        if (hole) {
+            rc = drill_netns_on(&d->hole, o->for_s, err);
+            /* Injected once nft has set the rules (a fork and an nft run after tinj). */
+            tinj = now_ns();
+            atomic_store(&d->inject_ns, tinj);
+        } else {
+            cJSON *req = cJSON_CreateObject(), *resp = NULL;
+            cJSON_AddStringToObject(req, "type", "fault.inject");
+            cJSON_AddStringToObject(req, "kind", drill_fault_str(o->fault));
+            cJSON_AddNumberToObject(req, "for_s", o->for_s);
+            rc = channel_request(fc, req, &resp, 5000, err);
+            cJSON_Delete(resp);
+        }
         if (rc == 0) {
             uint64_t cap = tinj + (uint64_t)((o->for_s + max_deadline + m->fail_bound_s + 1) * 1e9);
             uint64_t min_end = tinj + (uint64_t)((o->for_s + 0.2) * 1e9);
             for (;;) {
                 uint64_t now = now_ns();
+                if (hole && now >= tinj + (uint64_t)(o->for_s * 1e9))
+                    drill_netns_off(&d->hole); /* lifted after --for */
                 bool all = true;
                 for (int i = 0; i < d->nlanes; i++)
                     all &= atomic_load(&d->lanes[i].settled);
@@ -415,6 +429,7 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
             }
         }
     }
+    drill_netns_off(&d->hole); /* also on every early way out */
     atomic_store(&d->stop, true);
     for (int i = 0; i < d->nlanes; i++)
         if (d->lanes[i].started)
@@ -435,7 +450,7 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
     results_drill_num(&r->injected_at_s, rel_s(tinj, t0));
     r->flows = xalloc_zero((size_t)m->nflows, sizeof(*r->flows));
     r->nflows = m->nflows;
-    long completed_all = 0;
+    long completed_all = 0, unanswered_all = 0;
     for (int i = 0; i < m->nflows; i++) {
         const struct mix_flow *s = &m->flows[i];
         uint64_t det_ns = 0, rec_ns = 0, ret_ns = 0;
@@ -477,6 +492,7 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
         uint64_t p99 = q ? p99_of(q, nq) : 0;
         free(q);
         completed_all += completed;
+        unanswered_all += failed + abandoned;
         double bound = m->fail_bound_s + DETECT_SLACK_S;
         bool detected = det_ns != 0;
         bool recovered = detected && all_rec && !gave_up;
@@ -529,7 +545,11 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
     r->agent_st = RESULTS_SET;
     num(&r->answered, rc == 0, a1 - a0);
     results_drill_num(&r->client_completed, (double)completed_all);
-    bool agree = rc == 0 && (long)(a1 - a0) == completed_all;
+    /* A blackhole drops what the agent had already written: at most one answer per
+     * connection (its request in flight), each one a request the client did not complete. */
+    long lost = (long)(a1 - a0) - completed_all;
+    long lost_max = !hole ? 0 : unanswered_all < d->nlanes ? unanswered_all : d->nlanes;
+    bool agree = rc == 0 && lost >= 0 && lost <= lost_max;
     flag(&r->agree, agree);
     sum->disagree += !agree;
     for (int i = 0; i < d->nlanes; i++)
@@ -575,6 +595,8 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     } else {
         rc = start_local_agent(d, err);
     }
+    if (rc == 0 && o->fault == DRILL_BLACKHOLE)
+        rc = drill_netns_init(&d->hole, o->netns, d->hp, CHANNEL_DEFAULT_PORT, err);
     struct channel_conn *fc = NULL;
     if (rc == 0)
         rc = dconnect(d, fail_ms(d) < 2000 ? 2000 : fail_ms(d), &fc, err);

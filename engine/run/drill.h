@@ -15,7 +15,7 @@
 #include "common/ft_err.h"
 #include "engine/flow/mix.h"
 
-enum drill_fault { DRILL_PEER_STALL = 1, DRILL_PEER_KILL };
+enum drill_fault { DRILL_PEER_STALL = 1, DRILL_PEER_KILL, DRILL_BLACKHOLE };
 
 struct drill_opts {
     const struct mix *mix;
@@ -25,6 +25,7 @@ struct drill_opts {
     int repeat;
     const char *peer;     /* HOST[:PORT] of a `fabtop serve`; NULL: an in-process agent */
     const char *key_file; /* for peer (NULL: the default lookup) */
+    const char *netns;    /* blackhole: the namespace the drill owns (drill_netns.h) */
     /* After every repetition: the document so far (complete: false while more follow). */
     void (*progress)(void *arg, const cJSON *doc);
     void *arg;
@@ -41,7 +42,7 @@ struct drill_summary {
 };
 
 const char *drill_fault_str(enum drill_fault f);
-/* "peer-stall" / "peer-kill": 0, or -EINVAL. */
+/* "peer-stall" / "peer-kill" / "blackhole": 0, or -EINVAL. */
 int drill_fault_parse(const char *s, enum drill_fault *out);
 /* Can the mix be drilled (TCP pingpong and rr flows only, for now)? 0 or -EINVAL. */
 int drill_check_mix(const struct mix *m, struct ft_err *err);

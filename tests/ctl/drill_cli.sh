@@ -82,7 +82,12 @@ pp="$src/tests/ctl/data/drill-pingpong.json"
 # shellcheck disable=SC2086
 refused 77 "6 s is longer than this agent's limit (fabtop serve --max-fault 5)" --mix "$pp" \
     --fault peer-stall --at 0.2 --for 6 $peer
-refused 64 "--fault takes peer-stall or peer-kill, not 'peer-explode'" --mix "$pp" --fault peer-explode
+refused 64 "--fault takes peer-stall, peer-kill or blackhole, not 'peer-explode'" --mix "$pp" \
+    --fault peer-explode
+refused 64 "--fault blackhole needs --netns NAME" --mix "$pp" --fault blackhole
+refused 64 "--netns goes with --fault blackhole" --mix "$pp" --fault peer-kill --netns x
+refused 66 "--netns fabtop-no-such-ns: No such file or directory" --mix "$pp" --fault blackhole \
+    --netns fabtop-no-such-ns
 sed 's/"attempts"/"atempts"/' "$pp" >"$tmp/badkey.json"
 refused 65 "unknown key 'atempts' (did you mean 'attempts'?)" --mix "$tmp/badkey.json" --fault peer-kill
 refused 64 "--expect: unknown 'detected'" --mix "$pp" --fault peer-kill --expect 'detected<2s'

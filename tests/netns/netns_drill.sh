@@ -3,8 +3,9 @@
 # (`fabtop serve --max-fault 5`) in one, the drill in the other: peer-stall and peer-kill
 # with the rr mix, --repeat 3: every detection within its bound, every recovery within the
 # policy's deadline, every request accounted for, the agent's count equal to the client's,
-# nothing left in the drill process. Root only (77 otherwise); lib.sh removes the namespaces
-# and ends the agent it started on every exit.
+# nothing left in the drill process; a blackhole (nftables in the agent's namespace) the same
+# way, lifted when the drill is interrupted, and its refusals. Root only (77 otherwise);
+# lib.sh removes the namespaces and ends the agent it started on every exit.
 . "$(dirname "$0")/lib.sh"
 need_netns
 command -v jq >/dev/null || skip "jq is not installed"
@@ -34,3 +35,67 @@ done
 grep -q "fault: peer-kill for 0.6 s on 3 sessions of 10.91.0.1" "$TMP/serve.log" ||
     fail "the agent did not log the kill: $(grep fault "$TMP/serve.log" | head -3)"
 pass "the agent logged each fault"
+
+# A blackhole: nftables in b (the agent's namespace, which this test owns) drops the data
+# connections' traffic for 0.6 s and leaves the control port; the drill in a detects it at the
+# request deadline, reconnects once it is lifted, and the table is gone afterwards. The agent
+# may have answered the request in flight into the hole: at most one per connection.
+out="$TMP/blackhole.json"
+nsx a timeout 120 "$FABTOP" drill --mix "$src/tests/ctl/data/drill-rr.json" --fault blackhole \
+    --netns "$NSP-b" --at 0.3 --for 0.6 --repeat 3 --expect 'detect<0.6s,recover<8s' \
+    --peer 10.91.0.2:7470 --key-file "$key" -o "$out" >"$TMP/text" 2>"$TMP/err" ||
+    fail "blackhole: status $?: $(cat "$TMP/err" "$TMP/text")"
+bad=$(jq '[.repetitions[] | .agent as $a | .flows[] |
+        select((.detect_ok and .recover_ok and $a.agree and .reconnects >= 1 and
+                .requests.hanging == 0 and .requests.abandoned >= 1 and
+                .requests.issued == .requests.completed + .requests.failed +
+                  .requests.abandoned) | not)] | length' "$out")
+lost=$(jq '[.repetitions[].agent | .answered - .client_completed] | max' "$out")
+conns=$(jq '[.repetitions[0].flows[].connections] | add' "$out")
+[ "$bad" = 0 ] && [ "$lost" -ge 0 ] && [ "$lost" -le "$conns" ] &&
+    [ "$(jq -r '.fault.kind' "$out")" = blackhole ] ||
+    fail "blackhole: $bad bad drills, $lost answers lost of $conns connections: $(cat "$TMP/text")"
+nsx b nft list tables | grep -q fabtop_drill && fail "blackhole: the table outlived the drill"
+pass "blackhole in $NSP-b: $(grep -E '^(detect|recover):' "$TMP/text" | tr '\n' ';') answers lost at most $lost"
+
+# Ctrl-C during the hole: the guardian lifts it when the drill's pipe closes.
+nsx a "$FABTOP" drill --mix "$src/tests/ctl/data/drill-rr.json" --fault blackhole \
+    --netns "$NSP-b" --at 0.3 --for 20 --peer 10.91.0.2:7470 --key-file "$key" \
+    >/dev/null 2>&1 &
+dpid=$!
+k=0
+until nsx b nft list tables | grep -q fabtop_drill; do
+    k=$((k + 1))
+    [ $k -lt 100 ] || { kill "$dpid"; fail "blackhole: no table in $NSP-b within 5 s"; }
+    sleep 0.05
+done
+kill -INT "$dpid"
+wait "$dpid"
+k=0
+while nsx b nft list tables | grep -q fabtop_drill; do
+    k=$((k + 1))
+    [ $k -lt 40 ] || fail "blackhole: the table stayed 2 s after the drill was interrupted"
+    sleep 0.05
+done
+pass "an interrupted blackhole drill leaves no table behind"
+
+# Refusals: this test's own namespace (the host's: PID 1's, or one with a default route), one
+# that does not exist, --fault blackhole alone.
+if [ -r /proc/1/ns/net ] || [ -n "$(ip route show default)" ]; then
+    "$FABTOP" drill --mix "$src/tests/ctl/data/drill-rr.json" --fault blackhole \
+        --netns /proc/self/ns/net >"$TMP/text" 2>"$TMP/err"
+    rc=$?
+    [ $rc = 77 ] && grep -Eq "is the host's network namespace|has a default route" "$TMP/err" &&
+        [ "$(wc -l <"$TMP/err")" = 1 ] || fail "host namespace: status $rc: $(cat "$TMP/err")"
+else
+    echo "note: the host's namespace here has no default route and PID 1's is not readable"
+fi
+"$FABTOP" drill --mix "$src/tests/ctl/data/drill-rr.json" --fault blackhole --netns "$NSP-none" \
+    >"$TMP/text" 2>"$TMP/err"
+rc=$?
+[ $rc = 66 ] && grep -q "netns $NSP-none: No such file" "$TMP/err" ||
+    fail "no namespace: status $rc: $(cat "$TMP/err")"
+"$FABTOP" drill --mix "$src/tests/ctl/data/drill-rr.json" --fault blackhole >"$TMP/text" 2>"$TMP/err"
+rc=$?
+[ $rc = 64 ] && grep -q "needs --netns NAME" "$TMP/err" || fail "no --netns: status $rc: $(cat "$TMP/err")"
+pass "blackhole refusals: the host's namespace (77), no such namespace (66), no --netns (64)"
