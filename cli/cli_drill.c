@@ -17,7 +17,7 @@
 #include "engine/run/drill.h"
 
 struct drill_args {
-    const char *mix, *expect, *peer, *key_file, *output, *netns;
+    const char *mix, *expect, *peer, *key_file, *output, *netns, *device, *data_peer;
     int fault;
     double at, for_s;
     long repeat;
@@ -27,6 +27,7 @@ struct drill_args {
 static const struct cli_enum fault_kinds[] = {{"peer-stall", DRILL_PEER_STALL, 0},
                                               {"peer-kill", DRILL_PEER_KILL, 0},
                                               {"blackhole", DRILL_BLACKHOLE, 0},
+                                              {"link-down", DRILL_LINK_DOWN, 0},
                                               {NULL, 0, 0}};
 
 #define A(f) offsetof(struct drill_args, f)
@@ -37,9 +38,11 @@ static const struct cli_opt drill_opts[] = {
     {"fault", 0, CLI_ARG_REQUIRED, "KIND",
      "peer-stall: the agent answers none of this client's\nsessions for --for seconds; "
      "peer-kill: it ends them\nand refuses new ones meanwhile; blackhole: the test\n"
-     "traffic to and from the peer is dropped in --netns",
+     "traffic to and from the peer is dropped in --netns;\nlink-down: the data path's netdev in "
+     "--netns is set\ndown, then up again",
      CLI_V_ENUM, .values = fault_kinds,
-     .bad = "--fault takes peer-stall, peer-kill or blackhole, not '%s'", .off = A(fault)},
+     .bad = "--fault takes peer-stall, peer-kill, blackhole or link-down, not '%s'",
+     .off = A(fault)},
     {"at", 0, CLI_ARG_REQUIRED, "S", "inject this long into each repetition (default {default})",
      CLI_V_NUMBER, .min = 0.2, .max = 3600, .def = 1, .off = A(at)},
     {"for", 0, CLI_ARG_REQUIRED, "S", "how long the fault lasts (default {default})", CLI_V_NUMBER,
@@ -55,10 +58,19 @@ static const struct cli_opt drill_opts[] = {
      .off = A(peer)},
     {"key-file", 0, CLI_ARG_REQUIRED, "FILE", "the key --peer shares", CLI_V_STRING, CLI_C_FILE,
      .off = A(key_file)},
+    {"data-peer", 0, CLI_ARG_REQUIRED, "HOST",
+     "the agent's address on a data path of its own: the\ndata connections go there, the control "
+     "connection\nto --peer (default: --peer's host)",
+     CLI_V_STRING, CLI_C_HOST, .off = A(data_peer)},
     {"netns", 0, CLI_ARG_REQUIRED, "NAME",
-     "blackhole: the network namespace this drill owns\n(a name in /run/netns, or a path), where "
-     "nftables\ndrops the peer's traffic but the agent's control port",
+     "blackhole, link-down: the network namespace this\ndrill owns (a name in /run/netns, or a "
+     "path), where\nnftables drops the peer's traffic but the agent's\ncontrol port, or whose "
+     "netdev goes down",
      CLI_V_STRING, .off = A(netns)},
+    {"device", 0, CLI_ARG_REQUIRED, "DEV",
+     "link-down: the netdev in --netns to take down\n(default: the one that routes to the data "
+     "peer);\nnever one of a default route or of the control\nconnection",
+     CLI_V_STRING, .off = A(device)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE",
      "write the fabtop-drill document to FILE (atomically,\nafter every repetition)", CLI_V_STRING,
      CLI_C_FILE, .off = A(output)},
@@ -74,17 +86,22 @@ const struct cli_command cli_drill_command = {
     .summary = "fault drill: detection and recovery times of TCP flows",
     .synopsis = "Usage: fabtop drill --mix NAME|FILE --fault peer-stall|peer-kill [OPTIONS]\n"
                 "       fabtop drill --mix NAME|FILE --fault blackhole --netns NAME [OPTIONS]\n"
+                "       fabtop drill --mix NAME|FILE --fault link-down --netns NAME\n"
+                "                    --peer HOST --data-peer HOST [--device DEV] [OPTIONS]\n"
                 "Run the mix's TCP pingpong and rr flows, inject a fault into this client's own\n"
-                "sessions on the agent (fault.inject, capped by `fabtop serve --max-fault`) or\n"
-                "drop their traffic in a namespace the drill owns (blackhole), and\n"
+                "sessions on the agent (fault.inject, capped by `fabtop serve --max-fault`),\n"
+                "drop their traffic in a namespace the drill owns (blackhole) or take its data\n"
+                "path's netdev down there (link-down), and\n"
                 "time the detection (the first error or request deadline) against the mix's\n"
                 "fail_bound_s and the recovery against each flow's \"recover\" deadline.\n",
     .opts = drill_opts,
     .nopts = sizeof(drill_opts) / sizeof(drill_opts[0]),
     .epilogue = "Exit status: 0 every --expect holds, 1 one does not, 2 a flow never recovered,\n"
                 "64 usage, 65 a mix a drill cannot run, 66 no such mix or namespace, 69 no\n"
-                "agent or no nft, 73 cannot write FILE, 77 the agent refused the fault, or the\n"
-                "blackhole has no permission or names the host's namespace.\n",
+                "agent, no nft, no such netdev or a link down already, 73 cannot write FILE,\n"
+                "77 the agent refused the fault, or the namespace's fault has no permission,\n"
+                "names the host's namespace or the netdev of a default route or of the control\n"
+                "connection.\n",
     .help_col = 24,
     .main = cli_drill_main,
 };
@@ -226,11 +243,17 @@ static int drill(struct drill_args *o)
     if (!o->mix)
         return cli_usage_error("drill", "--mix is required");
     if (!o->fault)
-        return cli_usage_error("drill", "--fault is required (peer-stall, peer-kill or blackhole)");
-    if ((o->fault == DRILL_BLACKHOLE) != (o->netns != NULL))
-        return cli_usage_error("drill", o->netns ? "--netns goes with --fault blackhole"
-                                                 : "--fault blackhole needs --netns NAME: a "
-                                                   "network namespace this drill owns");
+        return cli_usage_error(
+            "drill", "--fault is required (peer-stall, peer-kill, blackhole or link-down)");
+    bool in_ns = o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN;
+    if (o->netns && !in_ns)
+        return cli_usage_error("drill", "--netns goes with --fault blackhole or link-down");
+    if (in_ns && !o->netns)
+        return cli_usage_error("drill",
+                               "--fault %s needs --netns NAME: a network namespace this drill owns",
+                               o->fault == DRILL_BLACKHOLE ? "blackhole" : "link-down");
+    if (o->device && o->fault != DRILL_LINK_DOWN)
+        return cli_usage_error("drill", "--device goes with --fault link-down");
     if (o->key_file && !o->peer)
         return cli_usage_error("drill", "--key-file goes with --peer");
     struct expect ex[16];
@@ -263,6 +286,8 @@ static int drill(struct drill_args *o)
                            .peer = o->peer,
                            .key_file = o->key_file,
                            .netns = o->netns,
+                           .device = o->device,
+                           .data_peer = o->data_peer,
                            .progress = on_progress,
                            .arg = &pr};
     cJSON *doc = NULL;

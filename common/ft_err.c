@@ -46,6 +46,8 @@ int ft_err_exit_status(int code)
     case ENOSYS:
     case ELIBACC:
     case ENODEV:
+    case ENETDOWN:
+    case EAFNOSUPPORT:
     case ENXIO:
     case ECONNREFUSED:
     case EHOSTUNREACH:

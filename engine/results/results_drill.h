@@ -46,10 +46,10 @@ struct results_drill_stat {
 };
 
 struct results_drill_doc {
-    struct results_str fabtop, mix, peer, transport;
+    struct results_str fabtop, mix, peer, data_peer, transport;
     struct results_num fail_bound_s;
     enum results_state fault_st;
-    struct results_str kind;
+    struct results_str kind, netns, device; /* netns, device: the faults set in a namespace */
     struct results_num at_s, for_s, repeat;
     struct results_bool complete; /* false while repetitions follow, or after a failure */
     int nreps;

@@ -32,11 +32,13 @@ struct fd {
     }
 #define NF(t) (sizeof(t) / sizeof(t[0]))
 
-static const struct fd head_f[] = {S(results_drill_doc, fabtop), S(results_drill_doc, mix),
-                                   S(results_drill_doc, peer), S(results_drill_doc, transport),
-                                   N(results_drill_doc, fail_bound_s)};
-static const struct fd fault_f[] = {S(results_drill_doc, kind), N(results_drill_doc, at_s),
-                                    N(results_drill_doc, for_s), N(results_drill_doc, repeat)};
+static const struct fd head_f[] = {
+    S(results_drill_doc, fabtop),    S(results_drill_doc, mix),
+    S(results_drill_doc, peer),      S(results_drill_doc, data_peer),
+    S(results_drill_doc, transport), N(results_drill_doc, fail_bound_s)};
+static const struct fd fault_f[] = {S(results_drill_doc, kind),   S(results_drill_doc, netns),
+                                    S(results_drill_doc, device), N(results_drill_doc, at_s),
+                                    N(results_drill_doc, for_s),  N(results_drill_doc, repeat)};
 static const struct fd flow_f[] = {S(results_drill_flow, name),
                                    S(results_drill_flow, op),
                                    N(results_drill_flow, connections),

@@ -56,7 +56,7 @@ struct drill {
     atomic_bool stop;
     struct lane lanes[MAX_LANES];
     int nlanes;
-    struct drill_netns hole; /* blackhole */
+    struct drill_netns hole; /* blackhole, link-down */
 };
 
 static uint64_t now_ns(void)
@@ -75,7 +75,10 @@ static void sleep_ns(uint64_t ns)
 
 const char *drill_fault_str(enum drill_fault f)
 {
-    return f == DRILL_PEER_KILL ? "peer-kill" : f == DRILL_BLACKHOLE ? "blackhole" : "peer-stall";
+    return f == DRILL_PEER_KILL   ? "peer-kill"
+           : f == DRILL_BLACKHOLE ? "blackhole"
+           : f == DRILL_LINK_DOWN ? "link-down"
+                                  : "peer-stall";
 }
 
 int drill_fault_parse(const char *s, enum drill_fault *out)
@@ -86,6 +89,8 @@ int drill_fault_parse(const char *s, enum drill_fault *out)
         *out = DRILL_PEER_KILL;
     else if (!strcmp(s, "blackhole"))
         *out = DRILL_BLACKHOLE;
+    else if (!strcmp(s, "link-down"))
+        *out = DRILL_LINK_DOWN;
     else
         return -EINVAL;
     return 0;
@@ -136,7 +141,7 @@ static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill
     int rc = dconnect(l->d, timeout_ms, ctl, err);
     if (rc < 0)
         return rc;
-    rc = tcp_drill_open(*ctl, s->op, s->size.bytes[0], s->size.response_bytes,
+    rc = tcp_drill_open(*ctl, l->d->o->data_peer, s->op, s->size.bytes[0], s->size.response_bytes,
                         l->d->o->mix->fail_bound_s, timeout_ms, tl, err);
     if (rc < 0) {
         channel_close(*ctl);
@@ -395,14 +400,14 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
         if (m->flows[i].recover.deadline_s > max_deadline)
             max_deadline = m->flows[i].recover.deadline_s;
     uint64_t tinj = 0;
-    bool hole = o->fault == DRILL_BLACKHOLE;
+    bool hole = o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN; /* drill_netns */
     if (!start_err[0]) {
         sleep_ns((uint64_t)(o->at_s * 1e9));
         tinj = now_ns();
         atomic_store(&d->inject_ns, tinj);
         if (hole) {
             rc = drill_netns_on(&d->hole, o->for_s, err);
-            /* Injected once nft has set the rules (a fork and an nft run after tinj). */
+            /* Injected once the guardian has set it (a fork, an nft run or an ioctl). */
             tinj = now_ns();
             atomic_store(&d->inject_ns, tinj);
         } else {
@@ -545,8 +550,9 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
     r->agent_st = RESULTS_SET;
     num(&r->answered, rc == 0, a1 - a0);
     results_drill_num(&r->client_completed, (double)completed_all);
-    /* A blackhole drops what the agent had already written: at most one answer per
-     * connection (its request in flight), each one a request the client did not complete. */
+    /* A blackhole or a downed link drops what the agent had already written: at most one
+     * answer per connection (its request in flight), each one a request the client did not
+     * complete. */
     long lost = (long)(a1 - a0) - completed_all;
     long lost_max = !hole ? 0 : unanswered_all < d->nlanes ? unanswered_all : d->nlanes;
     bool agree = rc == 0 && lost >= 0 && lost <= lost_max;
@@ -595,8 +601,10 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     } else {
         rc = start_local_agent(d, err);
     }
-    if (rc == 0 && o->fault == DRILL_BLACKHOLE)
-        rc = drill_netns_init(&d->hole, o->netns, d->hp, CHANNEL_DEFAULT_PORT, err);
+    if (rc == 0 && (o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN))
+        rc = drill_netns_init(
+            &d->hole, o->fault == DRILL_BLACKHOLE ? DRILL_NETNS_BLACKHOLE : DRILL_NETNS_LINK_DOWN,
+            o->netns, d->hp, o->data_peer, o->device, CHANNEL_DEFAULT_PORT, err);
     struct channel_conn *fc = NULL;
     if (rc == 0)
         rc = dconnect(d, fail_ms(d) < 2000 ? 2000 : fail_ms(d), &fc, err);
@@ -611,10 +619,17 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     str(&doc.fabtop, FABTOP_VERSION);
     str(&doc.mix, o->mix->name[0] ? o->mix->name : o->mix->source);
     str(&doc.peer, o->peer ? o->peer : "in-process agent");
+    if (o->data_peer)
+        str(&doc.data_peer, o->data_peer);
     str(&doc.transport, "tcp");
     results_drill_num(&doc.fail_bound_s, o->mix->fail_bound_s);
     doc.fault_st = RESULTS_SET;
     str(&doc.kind, drill_fault_str(o->fault));
+    if (d->hole.path[0]) {
+        str(&doc.netns, d->hole.path);
+        if (d->hole.dev[0])
+            str(&doc.device, d->hole.dev);
+    }
     results_drill_num(&doc.at_s, o->at_s);
     results_drill_num(&doc.for_s, o->for_s);
     results_drill_num(&doc.repeat, o->repeat);

@@ -1,7 +1,8 @@
 /* drill: fault drills (`fabtop drill`): a mix's request/response flows (TCP pingpong and rr)
  * run against an agent while it takes a fault that fabtop controls (fault.inject: a
- * peer-stall or a peer-kill of this client's own sessions); each flow detects the fault
- * (the first error or request deadline), reconnects under its recovery policy and goes on;
+ * peer-stall or a peer-kill of this client's own sessions; or, in a network namespace the
+ * drill owns, a blackhole or a link-down of the data path, drill_netns.h); each flow detects the
+ * fault (the first error or request deadline), reconnects under its recovery policy and goes on;
  * every request is accounted for, and the times are set against bounds computed from the
  * mix (fail_bound_s). The "fabtop-drill" document (engine/results/results_drill.h) is
  * written after every repetition. */
@@ -15,7 +16,7 @@
 #include "common/ft_err.h"
 #include "engine/flow/mix.h"
 
-enum drill_fault { DRILL_PEER_STALL = 1, DRILL_PEER_KILL, DRILL_BLACKHOLE };
+enum drill_fault { DRILL_PEER_STALL = 1, DRILL_PEER_KILL, DRILL_BLACKHOLE, DRILL_LINK_DOWN };
 
 struct drill_opts {
     const struct mix *mix;
@@ -23,9 +24,11 @@ struct drill_opts {
     double at_s;  /* into each repetition (quiet before it) */
     double for_s; /* how long the fault lasts */
     int repeat;
-    const char *peer;     /* HOST[:PORT] of a `fabtop serve`; NULL: an in-process agent */
-    const char *key_file; /* for peer (NULL: the default lookup) */
-    const char *netns;    /* blackhole: the namespace the drill owns (drill_netns.h) */
+    const char *peer;      /* HOST[:PORT] of a `fabtop serve`; NULL: an in-process agent */
+    const char *key_file;  /* for peer (NULL: the default lookup) */
+    const char *netns;     /* blackhole, link-down: the namespace the drill owns (drill_netns.h) */
+    const char *device;    /* link-down: its netdev (NULL: the one routing to the data peer) */
+    const char *data_peer; /* the agent's address on a data path of its own (NULL: peer's) */
     /* After every repetition: the document so far (complete: false while more follow). */
     void (*progress)(void *arg, const cJSON *doc);
     void *arg;
@@ -42,7 +45,7 @@ struct drill_summary {
 };
 
 const char *drill_fault_str(enum drill_fault f);
-/* "peer-stall" / "peer-kill" / "blackhole": 0, or -EINVAL. */
+/* "peer-stall" / "peer-kill" / "blackhole" / "link-down": 0, or -EINVAL. */
 int drill_fault_parse(const char *s, enum drill_fault *out);
 /* Can the mix be drilled (TCP pingpong and rr flows only, for now)? 0 or -EINVAL. */
 int drill_check_mix(const struct mix *m, struct ft_err *err);

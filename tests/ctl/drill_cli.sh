@@ -3,7 +3,8 @@
 # 127.0.0.1: peer-stall and peer-kill with a pingpong and an rr mix, --repeat 5: every
 # detection within its bound, every recovery within the policy's deadline, every request
 # accounted for and the agent's count of answers the same as the client's, no descriptor or
-# thread left in the drill process; the -o document; refusals (--max-fault, --max-fault 0,
+# thread left in the drill process; the -o document; a data path of its own (--data-peer);
+# refusals (--max-fault, --max-fault 0,
 # an unknown kind, an unknown recover key) with one line and their status; --expect 1, a
 # flow without a policy 2; an interrupted drill keeps its finished repetitions in -o FILE.
 set -u
@@ -65,6 +66,19 @@ grep -q "fault: peer-stall for 0.6 s on 1 session of 127.0.0.1" "$tmp/log" ||
 grep -q "fault: peer-kill for 0.6 s on 3 sessions of 127.0.0.1 (new sessions refused meanwhile)" \
     "$tmp/log" || fail "the agent's log has no peer-kill line"
 
+# A data path of its own: the data connections to 127.0.0.2 (--data-peer), where the agent
+# listens for them at the drill's request; the control connection stays on 127.0.0.1.
+# shellcheck disable=SC2086
+timeout 60 "$bin" drill --mix "$src/tests/ctl/data/drill-pingpong.json" --fault peer-kill \
+    --at 0.3 --for 0.4 --repeat 2 --data-peer 127.0.0.2 $peer -o "$tmp/data-peer.json" \
+    >"$tmp/text" 2>"$tmp/err"
+rc=$?
+dp=$(jq -r '.data_peer + " " + ([.repetitions[] | .agent.agree as $a | .flows[] |
+        select((.detect_ok and .recover_ok and $a and .requests.completed > 0) | not)] |
+        length | tostring)' "$tmp/data-peer.json" 2>/dev/null)
+[ "$rc" -eq 0 ] && [ "$dp" = "127.0.0.2 0" ] ||
+    fail "--data-peer 127.0.0.2: status $rc, '$dp': $(cat "$tmp/err" "$tmp/text")"
+
 # refused STATUS NEEDLE ARGS...: one line on stderr with NEEDLE, that status, nothing on stdout.
 refused() {
     want=$1 needle=$2
@@ -82,10 +96,13 @@ pp="$src/tests/ctl/data/drill-pingpong.json"
 # shellcheck disable=SC2086
 refused 77 "6 s is longer than this agent's limit (fabtop serve --max-fault 5)" --mix "$pp" \
     --fault peer-stall --at 0.2 --for 6 $peer
-refused 64 "--fault takes peer-stall, peer-kill or blackhole, not 'peer-explode'" --mix "$pp" \
-    --fault peer-explode
+refused 64 "--fault takes peer-stall, peer-kill, blackhole or link-down, not 'peer-explode'" \
+    --mix "$pp" --fault peer-explode
 refused 64 "--fault blackhole needs --netns NAME" --mix "$pp" --fault blackhole
-refused 64 "--netns goes with --fault blackhole" --mix "$pp" --fault peer-kill --netns x
+refused 64 "--fault link-down needs --netns NAME" --mix "$pp" --fault link-down
+refused 64 "--netns goes with --fault blackhole or link-down" --mix "$pp" --fault peer-kill \
+    --netns x
+refused 64 "--device goes with --fault link-down" --mix "$pp" --fault peer-kill --device eth0
 refused 66 "--netns fabtop-no-such-ns: No such file or directory" --mix "$pp" --fault blackhole \
     --netns fabtop-no-such-ns
 sed 's/"attempts"/"atempts"/' "$pp" >"$tmp/badkey.json"

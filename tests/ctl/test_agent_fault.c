@@ -166,7 +166,7 @@ static void test_expired_not_answered(void **state)
     struct tcp_drill_lane *l = NULL;
     struct ft_err err = {0};
     uint64_t rtt = 0;
-    assert_int_equal(tcp_drill_open(ctl, MIX_OP_PINGPONG, 64, 0, 2, 300, &l, &err), 0);
+    assert_int_equal(tcp_drill_open(ctl, NULL, MIX_OP_PINGPONG, 64, 0, 2, 300, &l, &err), 0);
     assert_int_equal(tcp_drill_request(l, 300, &rtt, &err), 0);
     sleep_ms(50); /* the answer is counted once its last byte is written */
     double a0 = answered(fc);

@@ -68,8 +68,35 @@ static int io_all(int fd, void *buf, size_t n, bool out, uint64_t deadline)
     return 0;
 }
 
-static int connect_data(const char *host, int port, const uint8_t *token, double uto_s,
-                        int timeout_ms, int *out, struct ft_err *err)
+/* The address this host sends from towards host (a connected UDP socket sends nothing), both
+ * numeric, for a data path other than the control connection's. 0 or -errno with the line
+ * (no route there now: -ENETUNREACH). */
+static int data_path(const char *host, char *peer, size_t plen, char *from, size_t flen,
+                     struct ft_err *err)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *ai = NULL;
+    int g = getaddrinfo(host, "9", &hints, &ai);
+    if (g)
+        return ft_err_set(err, -EHOSTUNREACH, "data peer %s: %s", host, gai_strerror(g));
+    struct sockaddr_storage ss = {0}, src = {0};
+    memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+    int fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int rc = fd < 0 ? -errno : connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
+    freeaddrinfo(ai);
+    socklen_t sl = sizeof(src);
+    if (rc == 0 && getsockname(fd, (struct sockaddr *)&src, &sl) < 0)
+        rc = -errno;
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        return ft_err_set(err, rc, "data peer %s: %s", host, strerror(-rc));
+    channel_format_addr(&ss, false, peer, plen);
+    channel_format_addr(&src, false, from, flen);
+    return 0;
+}
+
+static int connect_data(const char *host, const char *from, int port, const uint8_t *token,
+                        double uto_s, int timeout_ms, int *out, struct ft_err *err)
 {
     char ps[16];
     snprintf(ps, sizeof(ps), "%d", port);
@@ -88,7 +115,18 @@ static int connect_data(const char *host, int port, const uint8_t *token, double
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
     uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
+    int rc = 0;
+    if (from) { /* from the address the agent was told to accept */
+        struct addrinfo *la = NULL;
+        if (getaddrinfo(from, NULL, &hints, &la) != 0 || !la)
+            rc = -EADDRNOTAVAIL;
+        else if (bind(fd, la->ai_addr, la->ai_addrlen) < 0)
+            rc = -errno;
+        if (la)
+            freeaddrinfo(la);
+    }
+    if (rc == 0)
+        rc = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
     freeaddrinfo(ai);
     if (rc == -EINPROGRESS) {
         struct pollfd pf = {.fd = fd, .events = POLLOUT};
@@ -116,9 +154,9 @@ static int connect_data(const char *host, int port, const uint8_t *token, double
     return 0;
 }
 
-int tcp_drill_open(struct channel_conn *ctl, enum mix_op op, uint64_t size, uint64_t resp,
-                   double user_timeout_s, int timeout_ms, struct tcp_drill_lane **out,
-                   struct ft_err *err)
+int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op op, uint64_t size,
+                   uint64_t resp, double user_timeout_s, int timeout_ms,
+                   struct tcp_drill_lane **out, struct ft_err *err)
 {
     *out = NULL;
     if (!resp || op == MIX_OP_PINGPONG)
@@ -127,8 +165,18 @@ int tcp_drill_open(struct channel_conn *ctl, enum mix_op op, uint64_t size, uint
         size > TD_MAX || resp > TD_MAX)
         return ft_err_set(err, -EINVAL,
                           "a drill lane runs pingpong or rr of %d B to 4 MiB each way", TD_HDR);
+    char peer[64] = "", from[64] = "";
+    if (data_host) {
+        int rc = data_path(data_host, peer, sizeof(peer), from, sizeof(from), err);
+        if (rc < 0)
+            return rc;
+    }
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "tcp.open");
+    if (data_host) {
+        cJSON_AddStringToObject(req, "data_addr", peer);
+        cJSON_AddStringToObject(req, "data_from", from);
+    }
     cJSON_AddStringToObject(req, "op", mix_op_str(op));
     cJSON_AddStringToObject(req, "direction", "tx");
     cJSON_AddNumberToObject(req, "conns", 1);
@@ -153,8 +201,8 @@ int tcp_drill_open(struct channel_conn *ctl, enum mix_op op, uint64_t size, uint
     }
     cJSON_Delete(r);
     int fd = -1;
-    rc = connect_data(channel_peer_host(ctl), (int)port, token, user_timeout_s, timeout_ms, &fd,
-                      err);
+    rc = connect_data(data_host ? peer : channel_peer_host(ctl), data_host ? from : NULL, (int)port,
+                      token, user_timeout_s, timeout_ms, &fd, err);
     if (rc < 0)
         return rc;
     struct tcp_drill_lane *l = calloc(1, sizeof(*l));

@@ -16,11 +16,13 @@ struct tcp_drill_lane;
 
 /* Open a lane on ctl (an authenticated session, still the caller's): op pingpong or rr,
  * request size bytes, response resp bytes (0: the same), TCP_USER_TIMEOUT user_timeout_s on
- * the data connection; timeout_ms for the request and the connection. 0 or -errno with the
- * message. */
-int tcp_drill_open(struct channel_conn *ctl, enum mix_op op, uint64_t size, uint64_t resp,
-                   double user_timeout_s, int timeout_ms, struct tcp_drill_lane **out,
-                   struct ft_err *err);
+ * the data connection; timeout_ms for the request and the connection. data_host: the data
+ * connection goes to this address of the agent (another link than the control connection's:
+ * the agent listens there and accepts only this host's address on that path); NULL: to the
+ * control connection's host. 0 or -errno with the message. */
+int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op op, uint64_t size,
+                   uint64_t resp, double user_timeout_s, int timeout_ms,
+                   struct tcp_drill_lane **out, struct ft_err *err);
 /* One request and its whole response within timeout_ms: 0 (round trip in *rtt_ns),
  * -ETIMEDOUT when the deadline passed first (the request is abandoned: the lane must be
  * closed), or the connection's -errno (-ENODATA: the peer closed it). */

@@ -1371,6 +1371,20 @@ static void srv_state_free(void *arg)
     free(st);
 }
 
+/* A numeric address ("10.0.0.2", "fd00::2") into *ss, port 0: 0 or -EINVAL. */
+static int numeric_addr(const char *text, struct sockaddr_storage *ss, socklen_t *len)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *ai = NULL;
+    if (getaddrinfo(text, NULL, &hints, &ai) != 0 || !ai)
+        return -EINVAL;
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    if (len)
+        *len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return 0;
+}
+
 static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
     const struct agent_cfg *cfg = agent_session_cfg(s);
@@ -1401,6 +1415,18 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     if (jsonutil_num(req, "request_deadline_ms", &deadline_ms) &&
         !(deadline_ms > 0 && deadline_ms <= 3600000))
         return ft_err_set(err, -EINVAL, "tcp.open: request_deadline_ms must be 1 ms to 1 hour");
+    /* A data path of its own (a drill's link-down must leave the control connection up):
+     * listen at data_addr, one of this agent's addresses, and accept only data_from, the
+     * client's address on that path. Both numeric; the session's token still decides. */
+    struct sockaddr_storage data_addr = {0}, data_from = {0};
+    socklen_t data_len = 0;
+    const char *da = jsonutil_str(req, "data_addr"), *df = jsonutil_str(req, "data_from");
+    if ((da != NULL) != (df != NULL) || (da && (numeric_addr(da, &data_addr, &data_len) < 0 ||
+                                                numeric_addr(df, &data_from, NULL) < 0 ||
+                                                data_addr.ss_family != data_from.ss_family)))
+        return ft_err_set(err, -EINVAL,
+                          "tcp.open: data_addr and data_from go together, numeric addresses of "
+                          "one family");
     int rc = agent_session_flow_add(s, "tcp.open", err);
     if (rc < 0)
         return rc;
@@ -1434,12 +1460,17 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->max_duration_s = cfg->max_duration_s;
     sf->request_deadline_ns = (uint64_t)(deadline_ms * 1e6);
     sf->session = s;
-    sf->client = *agent_session_peer(s);
+    sf->client = da ? data_from : *agent_session_peer(s);
     randombytes_buf(sf->token, sizeof(sf->token));
-    /* Listen on the address the client reached us at, any port. */
+    /* Listen on the address the client reached us at (or its data_addr), any port. */
     struct sockaddr_storage local;
     socklen_t ll = sizeof(local);
-    agent_session_local(s, &local, &ll);
+    if (da) {
+        local = data_addr;
+        ll = data_len;
+    } else {
+        agent_session_local(s, &local, &ll);
+    }
     if (local.ss_family == AF_INET)
         ((struct sockaddr_in *)&local)->sin_port = 0;
     else
@@ -1463,6 +1494,10 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
             close(sf->stop_fd);
         free(sf);
         strbuf_free(&note);
+        if (da)
+            return ft_err_set(err, e, "tcp.open: cannot listen at data_addr %s: %s%s", da,
+                              strerror(-e),
+                              e == -EADDRNOTAVAIL ? " (not an address of this agent)" : "");
         return ft_err_set(err, e, "tcp.open: cannot listen for data connections: %s", strerror(-e));
     }
     struct sockaddr_storage bound;
