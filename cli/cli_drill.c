@@ -203,6 +203,10 @@ static void print_text(const cJSON *doc)
             print_num(rq, "abandoned", "%.0f abandoned at their deadline, ");
             print_num(rq, "hanging", "%.0f hanging");
             printf("\n");
+            const cJSON *fo = cJSON_GetObjectItemCaseSensitive(f, "failovers");
+            if (cJSON_IsNumber(fo))
+                printf("    failed over: %.0f of its connections recovered on %s\n",
+                       fo->valuedouble, jsonutil_str_or(f, "recovered_on", "no failover agent"));
         }
         const cJSON *ag = cJSON_GetObjectItemCaseSensitive(r, "agent");
         printf("  the agent answered ");

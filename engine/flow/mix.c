@@ -298,7 +298,7 @@ static double recover_num(struct pctx *c, int fi, const cJSON *o, const char *ke
     return v->valuedouble;
 }
 
-/* "recover": {"attempts": N, "backoff_ms": [MIN, MAX], "deadline_s": S} */
+/* "recover": {"attempts": N, "backoff_ms": [MIN, MAX], "deadline_s": S, "failover": [..]} */
 static void parse_recover(struct pctx *c, int fi, const cJSON *o, struct mix_recover *r)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "recover");
@@ -309,7 +309,7 @@ static void parse_recover(struct pctx *c, int fi, const cJSON *o, struct mix_rec
         return;
     }
     check_keys(c, fi, "recover", v,
-               (const char *const[]){"attempts", "backoff_ms", "deadline_s", NULL});
+               (const char *const[]){"attempts", "backoff_ms", "deadline_s", "failover", NULL});
     r->set = true;
     r->attempts = (int)recover_num(c, fi, v, "attempts", 5, 1, 1000);
     r->deadline_s = recover_num(c, fi, v, "deadline_s", 10, 0.1, 3600);
@@ -327,6 +327,27 @@ static void parse_recover(struct pctx *c, int fi, const cJSON *o, struct mix_rec
         }
         r->backoff_min_ms = lo->valuedouble;
         r->backoff_max_ms = hi->valuedouble;
+    }
+    const cJSON *fo = cJSON_GetObjectItemCaseSensitive(v, "failover");
+    if (fo && !cJSON_IsNull(fo)) {
+        if (!cJSON_IsArray(fo) || cJSON_GetArraySize(fo) > MIX_MAX_FAILOVER) {
+            perr(c, fi, "recover.failover", "must be a list of at most %d agents, HOST[:PORT]",
+                 MIX_MAX_FAILOVER);
+            return;
+        }
+        const cJSON *e;
+        cJSON_ArrayForEach(e, fo)
+        {
+            if (!cJSON_IsString(e) || !e->valuestring[0] ||
+                strlen(e->valuestring) >= sizeof(r->failover[0]) ||
+                strpbrk(e->valuestring, " \t\r\n")) {
+                perr(c, fi, "recover.failover",
+                     "entries must be HOST[:PORT] (%zu characters at most)",
+                     sizeof(r->failover[0]) - 1);
+                return;
+            }
+            snprintf(r->failover[r->nfailover++], sizeof(r->failover[0]), "%s", e->valuestring);
+        }
     }
 }
 
@@ -662,6 +683,11 @@ cJSON *mix_to_json(const struct mix *m)
             cJSON_AddItemToArray(b, cJSON_CreateNumber(f->recover.backoff_min_ms));
             cJSON_AddItemToArray(b, cJSON_CreateNumber(f->recover.backoff_max_ms));
             cJSON_AddNumberToObject(ro, "deadline_s", f->recover.deadline_s);
+            if (f->recover.nfailover) {
+                cJSON *fl = cJSON_AddArrayToObject(ro, "failover");
+                for (int k = 0; k < f->recover.nfailover; k++)
+                    cJSON_AddItemToArray(fl, cJSON_CreateString(f->recover.failover[k]));
+            }
         }
         cJSON_AddItemToArray(fa, fo);
     }

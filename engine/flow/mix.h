@@ -62,12 +62,18 @@ struct mix_sizes {
 };
 
 /* After a failure, how a flow reconnects and goes on measuring (`fabtop drill`; a mix's
- * "recover": {"attempts": 5, "backoff_ms": [50, 1000], "deadline_s": 10}). */
+ * "recover": {"attempts": 5, "backoff_ms": [50, 1000], "deadline_s": 10,
+ * "failover": ["hostB:7470"]}). */
+#define MIX_MAX_FAILOVER 4
 struct mix_recover {
     bool set;     /* the flow has a policy (else a failure ends it, as in a run) */
     int attempts; /* reconnections tried after one failure, 1 to 1000 */
     double backoff_min_ms, backoff_max_ms; /* the wait before each, doubling from min to max */
     double deadline_s; /* recovered within this long of the detection, or never */
+    /* Other agents (HOST[:PORT], the same key) the attempts turn to in order after the one
+     * that failed, round and round. */
+    char failover[MIX_MAX_FAILOVER][128];
+    int nfailover;
 };
 
 struct mix_flow {

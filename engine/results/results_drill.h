@@ -27,6 +27,10 @@ struct results_drill_flow {
     struct results_num recover_s, recover_deadline_s; /* after the detection; the policy's */
     struct results_bool recover_ok, recovered;
     struct results_num reconnects;
+    /* Connections that recovered on a failover agent, and the agent they recovered on (its
+     * HOST[:PORT]; "several" when they went to different ones). Absent without failover. */
+    struct results_num failovers;
+    struct results_str recovered_on;
     enum results_state requests_st;
     struct results_num issued, completed, late, failed, abandoned, hanging;
 };

@@ -54,7 +54,9 @@ static const struct fd flow_f[] = {S(results_drill_flow, name),
                                    N(results_drill_flow, recover_deadline_s),
                                    B(results_drill_flow, recover_ok),
                                    B(results_drill_flow, recovered),
-                                   N(results_drill_flow, reconnects)};
+                                   N(results_drill_flow, reconnects),
+                                   N(results_drill_flow, failovers),
+                                   S(results_drill_flow, recovered_on)};
 static const struct fd req_f[] = {
     N(results_drill_flow, issued),    N(results_drill_flow, completed),
     N(results_drill_flow, late),      N(results_drill_flow, failed),

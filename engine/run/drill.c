@@ -28,6 +28,9 @@
 /* Back at the quiet p99: this many requests in a row at or under it after recovery. */
 #define RETURN_RUN 5
 #define MAX_LANES  256
+/* The drill's peer and the failover agents of all its flows, each with a session of the
+ * drill's own for fault.inject (the peer) and fault.stats (all of them). */
+#define MAX_AGENTS (1 + 16)
 
 struct drill;
 
@@ -40,6 +43,8 @@ struct lane {
     atomic_bool ready, settled;
     char error[300]; /* it never started */
     long issued, completed, failed, abandoned, reconnects;
+    int target;       /* the agent it is on: 0 the drill's peer, k its policy's failover[k - 1] */
+    int recovered_on; /* the target of its first recovery after the fault */
     uint64_t detect_ns, recovered_ns, returned_ns;
     char detect_kind[300];
     bool gave_up;
@@ -56,7 +61,10 @@ struct drill {
     atomic_bool stop;
     struct lane lanes[MAX_LANES];
     int nlanes;
-    struct drill_netns hole; /* blackhole, link-down */
+    struct drill_netns hole;                 /* blackhole, link-down */
+    struct channel_conn *agents[MAX_AGENTS]; /* [0]: the peer's */
+    char agent_hp[MAX_AGENTS][300];
+    int nagents;
 };
 
 static uint64_t now_ns(void)
@@ -115,6 +123,15 @@ int drill_check_mix(const struct mix *m, struct ft_err *err)
                               "peer (%s)",
                               m->source, f->name, f->peer);
         lanes += f->op == MIX_OP_RR ? f->concurrency : 1;
+        for (int k = 0; k < f->recover.nfailover; k++) {
+            char host[256];
+            uint16_t port;
+            struct ft_err e = {0};
+            if (channel_split_host_port(f->recover.failover[k], CHANNEL_DEFAULT_PORT, host,
+                                        sizeof(host), &port, &e) < 0)
+                return ft_err_set(err, -EINVAL, "%s: flow %s: recover.failover: %s", m->source,
+                                  f->name, e.msg);
+        }
     }
     if (lanes > MAX_LANES)
         return ft_err_set(err, -EINVAL, "%s: %d connections in all; a drill runs at most %d",
@@ -127,22 +144,30 @@ static int fail_ms(const struct drill *d)
     return (int)(d->o->mix->fail_bound_s * 1000);
 }
 
-static int dconnect(struct drill *d, int timeout_ms, struct channel_conn **c, struct ft_err *err)
+static int dconnect(const char *hp, int timeout_ms, struct channel_conn **c,
+                    const struct channel_key *key, struct ft_err *err)
 {
-    return channel_connect(d->hp, CHANNEL_DEFAULT_PORT, &d->key,
-                           timeout_ms < 500 ? 500 : timeout_ms, c, err);
+    return channel_connect(hp, CHANNEL_DEFAULT_PORT, key, timeout_ms < 500 ? 500 : timeout_ms, c,
+                           err);
 }
 
-/* A control session and the lane's data connection on it. */
+/* The agent of target t of a lane: the drill's peer (0) or a failover agent. */
+static const char *target_hp(const struct lane *l, int t)
+{
+    return t == 0 ? l->d->hp : l->spec->recover.failover[t - 1];
+}
+
+/* A control session and the lane's data connection on it, with its current target (the data
+ * peer of its own only on the drill's peer). */
 static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill_lane **tl,
                      int timeout_ms, struct ft_err *err)
 {
     const struct mix_flow *s = l->spec;
-    int rc = dconnect(l->d, timeout_ms, ctl, err);
+    int rc = dconnect(target_hp(l, l->target), timeout_ms, ctl, &l->d->key, err);
     if (rc < 0)
         return rc;
-    rc = tcp_drill_open(*ctl, l->d->o->data_peer, s->op, s->size.bytes[0], s->size.response_bytes,
-                        l->d->o->mix->fail_bound_s, timeout_ms, tl, err);
+    rc = tcp_drill_open(*ctl, l->target == 0 ? l->d->o->data_peer : NULL, s->op, s->size.bytes[0],
+                        s->size.response_bytes, l->d->o->mix->fail_bound_s, timeout_ms, tl, err);
     if (rc < 0) {
         channel_close(*ctl);
         *ctl = NULL;
@@ -204,6 +229,7 @@ static void *lane_main(void *arg)
                 l->quiet[l->nquiet++] = rtt;
             } else if (l->detect_ns && !l->recovered_ns) {
                 l->recovered_ns = now;
+                l->recovered_on = l->target;
             }
             if (l->recovered_ns && !l->returned_ns) {
                 run = rtt <= p99 ? run + 1 : 0;
@@ -237,16 +263,19 @@ static void *lane_main(void *arg)
             l->gave_up = true;
             break;
         }
-        /* Reconnect: a new control session and data connection, backing off. */
+        /* Reconnect: a new control session and data connection, backing off; the first
+         * attempt to the agent that failed, then round its failover agents and back. */
         uint64_t deadline = now + (uint64_t)(pol->deadline_s * 1e9);
         double backoff = pol->backoff_min_ms;
         bool ok = false;
+        int failed_on = l->target;
         for (int a = 0; a < pol->attempts && !atomic_load(&d->stop); a++) {
             sleep_ns((uint64_t)(backoff * 1e6));
             uint64_t t = now_ns();
             if (t >= deadline)
                 break;
             int left = (int)((deadline - t) / 1000000);
+            l->target = (failed_on + a) % (1 + pol->nfailover);
             ft_err_clear(&err);
             if (lane_open(l, &ctl, &tl, left < tmo ? left : tmo, &err) == 0) {
                 ok = true;
@@ -359,16 +388,36 @@ static int agent_answered_settled(struct channel_conn *fc, double *out, struct f
     }
 }
 
+/* The answers of the peer and of every failover agent, summed. */
+static int answered_all(struct drill *d, double *out, struct ft_err *err)
+{
+    *out = 0;
+    for (int i = 0; i < d->nagents; i++) {
+        double n = 0;
+        int rc = agent_answered_settled(d->agents[i], &n, err);
+        if (rc < 0 && i) {
+            char why[sizeof(err->msg)];
+            snprintf(why, sizeof(why), "%s", err->msg);
+            return ft_err_set(err, rc, "failover agent %s: %s", d->agent_hp[i], why);
+        }
+        if (rc < 0)
+            return rc;
+        *out += n;
+    }
+    return 0;
+}
+
 /* One repetition: its object in reps, the summary's counts updated; the detection and
  * recovery times into det/rec. */
-static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct results_drill_doc *doc,
+static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
                    struct drill_summary *sum, double *det, double *rec, int *ndet, int *nrec,
                    struct ft_err *err)
 {
     const struct drill_opts *o = d->o;
     const struct mix *m = o->mix;
+    struct channel_conn *fc = d->agents[0];
     double a0 = 0, a1 = 0;
-    int rc = agent_answered_settled(fc, &a0, err);
+    int rc = answered_all(d, &a0, err);
     if (rc < 0)
         return rc;
     memset(d->lanes, 0, sizeof(d->lanes));
@@ -446,7 +495,7 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
             free(d->lanes[i].quiet);
         return rc;
     }
-    rc = agent_answered_settled(fc, &a1, err);
+    rc = answered_all(d, &a1, err);
 
     doc->reps = xalloc_resize(doc->reps, (size_t)(doc->nreps + 1) * sizeof(*doc->reps));
     struct results_drill_rep *r = &doc->reps[doc->nreps++];
@@ -460,7 +509,8 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
         const struct mix_flow *s = &m->flows[i];
         uint64_t det_ns = 0, rec_ns = 0, ret_ns = 0;
         bool all_rec = true, all_ret = true, gave_up = false;
-        long issued = 0, completed = 0, failed = 0, abandoned = 0, reconnects = 0;
+        long issued = 0, completed = 0, failed = 0, abandoned = 0, reconnects = 0, failovers = 0;
+        const char *on = NULL; /* the failover agent its connections recovered on */
         size_t nq = 0;
         const char *kind = NULL;
         int nl = 0;
@@ -479,6 +529,11 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
             if (l->detect_ns && (!det_ns || l->detect_ns < det_ns)) {
                 det_ns = l->detect_ns;
                 kind = l->detect_kind;
+            }
+            if (l->recovered_ns && l->recovered_on > 0) {
+                const char *hp = target_hp(l, l->recovered_on);
+                failovers++;
+                on = !on || !strcmp(on, hp) ? hp : "several";
             }
             all_rec &= l->recovered_ns != 0;
             all_ret &= l->returned_ns != 0;
@@ -522,6 +577,10 @@ static int one_rep(struct drill *d, struct channel_conn *fc, int rep, struct res
         flag(&fo->recover_ok, rec_ok);
         flag(&fo->recovered, recovered);
         results_drill_num(&fo->reconnects, (double)reconnects);
+        if (s->recover.nfailover) {
+            results_drill_num(&fo->failovers, (double)failovers);
+            str(&fo->recovered_on, on);
+        }
         fo->requests_st = RESULTS_SET;
         results_drill_num(&fo->issued, (double)issued);
         results_drill_num(&fo->completed, (double)completed);
@@ -583,6 +642,48 @@ static int start_local_agent(struct drill *d, struct ft_err *err)
     return rc;
 }
 
+/* The drill's own sessions: the peer's, then one on each failover agent of its flows (each
+ * once), so that their answers are counted too. */
+static int open_agents(struct drill *d, struct ft_err *err)
+{
+    int tmo = fail_ms(d) < 2000 ? 2000 : fail_ms(d);
+    snprintf(d->agent_hp[0], sizeof(d->agent_hp[0]), "%s", d->hp);
+    d->nagents = 1;
+    int rc = dconnect(d->hp, tmo, &d->agents[0], &d->key, err);
+    const struct mix *m = d->o->mix;
+    for (int i = 0; rc == 0 && i < m->nflows; i++)
+        for (int k = 0; rc == 0 && k < m->flows[i].recover.nfailover; k++) {
+            const char *hp = m->flows[i].recover.failover[k];
+            bool seen = false;
+            for (int j = 0; j < d->nagents; j++)
+                seen |= !strcmp(d->agent_hp[j], hp);
+            if (seen)
+                continue;
+            if (d->nagents == MAX_AGENTS)
+                return ft_err_set(err, -EINVAL, "%s: more than %d failover agents in all",
+                                  m->source, MAX_AGENTS - 1);
+            snprintf(d->agent_hp[d->nagents], sizeof(d->agent_hp[0]), "%s", hp);
+            rc = dconnect(hp, tmo, &d->agents[d->nagents], &d->key, err);
+            if (rc < 0) {
+                char why[sizeof(err->msg)];
+                snprintf(why, sizeof(why), "%s", err->msg);
+                return ft_err_set(err, rc, "failover agent %s (flow %s): %s", hp, m->flows[i].name,
+                                  why);
+            }
+            d->nagents++;
+        }
+    return rc;
+}
+
+static void close_agents(struct drill *d)
+{
+    for (int i = 0; i < MAX_AGENTS; i++)
+        if (d->agents[i]) {
+            channel_close(d->agents[i]);
+            d->agents[i] = NULL;
+        }
+}
+
 int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *sum,
               struct ft_err *err)
 {
@@ -605,10 +706,10 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
         rc = drill_netns_init(
             &d->hole, o->fault == DRILL_BLACKHOLE ? DRILL_NETNS_BLACKHOLE : DRILL_NETNS_LINK_DOWN,
             o->netns, d->hp, o->data_peer, o->device, CHANNEL_DEFAULT_PORT, err);
-    struct channel_conn *fc = NULL;
     if (rc == 0)
-        rc = dconnect(d, fail_ms(d) < 2000 ? 2000 : fail_ms(d), &fc, err);
+        rc = open_agents(d, err);
     if (rc < 0) {
+        close_agents(d);
         agent_stop(d->agent);
         channel_key_wipe(&d->key);
         free(d);
@@ -639,7 +740,7 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     double *det = calloc((size_t)cap, sizeof(double)), *rec = calloc((size_t)cap, sizeof(double));
     int ndet = 0, nrec = 0;
     for (int rep = 0; rep < o->repeat && rc == 0; rep++) {
-        rc = one_rep(d, fc, rep, &doc, sum, det, rec, &ndet, &nrec, err);
+        rc = one_rep(d, rep, &doc, sum, det, rec, &ndet, &nrec, err);
         doc.summary_st = RESULTS_SET;
         results_drill_num(&doc.drills, sum->drills);
         double *dc = malloc(((size_t)ndet + 1) * sizeof(double));
@@ -678,7 +779,7 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     }
     free(det);
     free(rec);
-    channel_close(fc);
+    close_agents(d);
     agent_stop(d->agent);
     channel_key_wipe(&d->key);
     free(d);

@@ -4,6 +4,7 @@
 # detection within its bound, every recovery within the policy's deadline, every request
 # accounted for and the agent's count of answers the same as the client's, no descriptor or
 # thread left in the drill process; the -o document; a data path of its own (--data-peer);
+# failover to a second agent;
 # refusals (--max-fault, --max-fault 0,
 # an unknown kind, an unknown recover key) with one line and their status; --expect 1, a
 # flow without a policy 2; an interrupted drill keeps its finished repetitions in -o FILE.
@@ -118,6 +119,26 @@ port0=$(serve_port "$tmp/log0")
 [ -n "$port0" ] || fail "the second serve did not say where it listens"
 refused 77 "this agent takes no faults (fabtop serve --max-fault 0)" --mix "$pp" --fault peer-kill \
     --at 0.2 --for 1 --peer "127.0.0.1:$port0" --key-file "$tmp/key"
+
+# Failover: the peer killed for 3 s (and refusing new sessions meanwhile), the rr flow's
+# policy names the second agent: each connection retries the peer once, then recovers there,
+# long before the peer takes sessions again; both agents' answers together equal the client's.
+jq --arg f "127.0.0.1:$port0" '.flows[0].recover.failover = [$f]' \
+    "$src/tests/ctl/data/drill-rr.json" >"$tmp/failover.json"
+# shellcheck disable=SC2086
+timeout 60 "$bin" drill --mix "$tmp/failover.json" --fault peer-kill --at 0.3 --for 3 \
+    --repeat 2 $peer -o "$tmp/failover-out.json" >"$tmp/text" 2>"$tmp/err"
+rc=$?
+fo=$(jq -r --arg f "127.0.0.1:$port0" '[.repetitions[] | .agent.agree as $a | .flows[] |
+        select((.recovered and .recover_s < 1 and .failovers == .connections and
+                .recovered_on == $f and $a and .requests.hanging == 0) | not)] | length' \
+    "$tmp/failover-out.json" 2>/dev/null)
+[ "$rc" -eq 0 ] && [ "$fo" = 0 ] && grep -q "failed over: 3 of its connections recovered on" "$tmp/text" ||
+    fail "failover: status $rc, $fo bad drills: $(cat "$tmp/err" "$tmp/text")"
+echo "ok: failover: $(grep -E '^recover:' "$tmp/text")"
+jq '.flows[0].recover.failover = ["127.0.0.1:99999"]' "$src/tests/ctl/data/drill-rr.json" \
+    >"$tmp/badfailover.json"
+refused 65 "flow rr: recover.failover:" --mix "$tmp/badfailover.json" --fault peer-kill
 
 # --expect that does not hold: 1; a flow without a recovery policy never recovers: 2.
 # shellcheck disable=SC2086

@@ -204,8 +204,21 @@ static void test_recover(void **state)
             "flows[0].recover.backoff_ms must be [MIN, MAX]");
     refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": 5}]}",
             "flows[0].recover must be an object");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": "
+            "{\"failover\": \"hostB\"}}]}",
+            "flows[0].recover.failover must be a list of at most 4 agents, HOST[:PORT]");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": "
+            "{\"failover\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}}]}",
+            "flows[0].recover.failover must be a list of at most 4");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": "
+            "{\"failover\": [\"host B\"]}}]}",
+            "flows[0].recover.failover entries must be HOST[:PORT]");
+    refused("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": "
+            "{\"failover\": [7470]}}]}",
+            "flows[0].recover.failover entries must be HOST[:PORT]");
     cJSON *doc = cJSON_Parse("{\"flows\": [{\"op\": \"rr\", \"size\": 64, \"recover\": "
-                             "{\"attempts\": 7, \"backoff_ms\": [10, 200], \"deadline_s\": 3}}, "
+                             "{\"attempts\": 7, \"backoff_ms\": [10, 200], \"deadline_s\": 3, "
+                             "\"failover\": [\"10.0.0.3:7470\", \"[fd00::3]\"]}}, "
                              "{\"name\": \"b\", \"op\": \"rr\", \"size\": 64}]}");
     struct mix a, b;
     struct ft_err err = {0};
@@ -215,6 +228,9 @@ static void test_recover(void **state)
     assert_true(a.flows[0].recover.backoff_min_ms == 10 &&
                 a.flows[0].recover.backoff_max_ms == 200);
     assert_true(a.flows[0].recover.deadline_s == 3);
+    assert_int_equal(a.flows[0].recover.nfailover, 2);
+    assert_string_equal(a.flows[0].recover.failover[0], "10.0.0.3:7470");
+    assert_string_equal(a.flows[0].recover.failover[1], "[fd00::3]");
     cJSON *back = mix_to_json(&a);
     assert_int_equal(mix_from_json(back, "saved", &b, &err), 0);
     assert_memory_equal(&a.flows[0].recover, &b.flows[0].recover, sizeof(a.flows[0].recover));
