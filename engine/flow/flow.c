@@ -60,11 +60,59 @@ static void host_event(const struct flow_rt *f, const char *fmt, ...)
 
 /* ---- worker-side helpers ---- */
 
+/* This thread's time on a CPU and waiting on a run queue, ns (Documentation/scheduler/
+ * sched-stats.rst: /proc/<pid>/schedstat is "time spent on the cpu", "time spent waiting on
+ * a runqueue", "# of timeslices run on this cpu"). false when the kernel has none. */
+static bool sched_read(uint64_t *run, uint64_t *wait)
+{
+    FILE *fp = fopen("/proc/thread-self/schedstat", "re");
+    if (!fp)
+        return false;
+    unsigned long long r = 0, q = 0;
+    bool ok = fscanf(fp, "%llu %llu", &r, &q) == 2;
+    fclose(fp);
+    *run = r;
+    *wait = q;
+    return ok;
+}
+
+/* A worker thread: its transport's main, timed. */
+static void *worker_thread(void *arg)
+{
+    struct flow_worker *w = arg;
+    uint64_t r0 = 0, q0 = 0, r1 = 0, q1 = 0, t0 = flow_now_ns();
+    bool ok = sched_read(&r0, &q0);
+    void *ret = w->main(w);
+    ok = ok && sched_read(&r1, &q1) && r1 >= r0 && q1 >= q0;
+    w->wall_ns = flow_now_ns() - t0;
+    w->run_ns = ok ? r1 - r0 : 0;
+    w->wait_ns = ok ? q1 - q0 : 0;
+    w->sched_ok = ok;
+    return ret;
+}
+
+bool flow_cpu_sum(const struct flow_rt *f, struct flow_cpu *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < f->nworkers; i++) {
+        const struct flow_worker *w = &f->workers[i];
+        if (!w->sched_ok || !w->wall_ns)
+            continue;
+        out->workers++;
+        out->wall_s += w->wall_ns / 1e9;
+        out->run_s += w->run_ns / 1e9;
+        out->wait_s += w->wait_ns / 1e9;
+    }
+    return out->workers > 0;
+}
+
 int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err)
 {
     for (int i = 0; i < f->nworkers; i++) {
         struct flow_worker *w = &f->workers[i];
-        int rc = pthread_create(&w->thread, NULL, fn, w);
+        w->main = fn;
+        w->sched_ok = false;
+        int rc = pthread_create(&w->thread, NULL, worker_thread, w);
         if (rc)
             return ft_err_set(err, -rc, "flow %s: cannot start a worker: %s", f->spec->name,
                               strerror(rc));

@@ -46,6 +46,19 @@ struct flow_worker {
     /* Bytes handed to the kernel. Only a sign of life when the transport cannot tell what
      * the peer acknowledged: writes into a socket buffer succeed on a dead path too. */
     _Atomic uint64_t last_tx_ns;
+    /* Its thread's time from start to end (flow_start_workers), and what the scheduler says
+     * of it (/proc/thread-self/schedstat): on a CPU, and runnable but waiting for one. Written
+     * by the worker as it ends, read after the join. */
+    void *(*main)(void *);
+    bool sched_ok;
+    uint64_t wall_ns, run_ns, wait_ns;
+};
+
+/* The workers' CPU time over their lives (flow_cpu_sum): a worker that waited on the run
+ * queue shared its core with other work. */
+struct flow_cpu {
+    int workers;                  /* those with a reading */
+    double wall_s, run_s, wait_s; /* summed over them */
 };
 
 /* Counters a transport samples from the kernel (TCP_INFO, ...), cumulative. */
@@ -171,6 +184,9 @@ uint64_t flow_next_size(struct flow_worker *w);
 bool flow_pace(struct flow_worker *w, uint64_t bytes);
 /* Mark the flow failed (first reason wins) and ask every worker to stop. */
 void flow_fail(struct flow_rt *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The workers' CPU time, once they are joined: false when no worker has a reading (no
+ * schedstat: a kernel without CONFIG_SCHED_INFO, or no worker threads). */
+bool flow_cpu_sum(const struct flow_rt *f, struct flow_cpu *out);
 /* Start one thread per worker running fn(worker); 0 or -errno (workers already started
  * are joined by flow_join_workers). */
 int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err);

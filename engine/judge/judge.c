@@ -381,6 +381,35 @@ static void check_ecn_off(const struct judge_flow *jf, struct judge_causes *out)
     judge_ev_num(k, "net.ipv4.tcp_ecn", 0, "setting");
 }
 
+/* Of the time the workers were runnable, the share they waited on a run queue above which
+ * their cores were busy with other work (a worker alone on its core waits a few per cent:
+ * wake-up latency). */
+#define BUSY_CPU_WAIT_PCT 25
+
+/* The workers' scheduler time over their lives (conditions.cpu, from /proc/<tid>/schedstat,
+ * Documentation/scheduler/sched-stats.rst): runnable but waiting for a CPU means another
+ * thread or process held it. */
+static void check_busy_cpu(const struct judge_flow *jf, struct judge_causes *out)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(jf->flow->conditions, "cpu");
+    double pct, run, wait, n;
+    if (!jsonutil_num(c, "runqueue_wait_pct", &pct) || !jsonutil_num(c, "run_s", &run) ||
+        !jsonutil_num(c, "runqueue_wait_s", &wait) || !jsonutil_num(c, "workers", &n) ||
+        !(pct >= BUSY_CPU_WAIT_PCT))
+        return;
+    struct judge_cause *k = judge_cause_add(
+        out, jf, "busy-cpu",
+        "give the workers cores of their own: move the other load off them, or run fewer busy "
+        "threads than cores (on one host the receiving side counts too)",
+        "flow %s's workers waited %.0f%% of the time they were runnable for a CPU: other "
+        "threads or processes held their cores",
+        fname(jf), pct);
+    judge_ev_num(k, "run-queue wait of runnable time", pct, "%");
+    judge_ev_num(k, "on a CPU", run, "s");
+    judge_ev_num(k, "waiting for a CPU", wait, "s");
+    judge_ev_num(k, "workers", n, "threads");
+}
+
 /* The best point's TCP figures, or NULL. */
 static const struct results_tcp *best_tcp(const struct judge_flow *jf)
 {
@@ -455,6 +484,7 @@ const struct judge_rule judge_rules[] = {
     {"numa-remote-buffer", "the worker and its buffer off the NIC's NUMA node", 70,
      check_numa_remote},
     {"gpu-nic-sys", "a GPU whose nearest NIC is SYS", 65, check_gpu_sys},
+    {"busy-cpu", "the workers waited for a CPU held by other work", 62, check_busy_cpu},
     {"tcp-buffers", "TCP socket buffer limits below the bandwidth-delay product", 60,
      check_tcp_buffers},
     {"roce-v1-gid", "a RoCE v1 GID", 55, check_roce_v1},

@@ -735,7 +735,27 @@ static const struct {
     {"liveness_probe_after_s", NULL, COMPARE_INFO, NULL},
     {"local_netdev", NULL, COMPARE_INFO, NULL}, /* shown as the local endpoint */
     {"local_ip", NULL, COMPARE_INFO, NULL},
+    {"cpu", NULL, COMPARE_INFO, NULL}, /* measured every run: cond_cpu */
 };
+
+/* The workers' CPU contention (conditions.cpu, engine/run/runner.c): the same when both runs'
+ * run-queue waits are on the same side of judge's busy-cpu line (25% of the runnable time). */
+static void cond_cpu(struct compare_cond_builder *b, const char *group, const cJSON *ca,
+                     const cJSON *cb)
+{
+    double pa = 0, pb = 0;
+    bool ha = jsonutil_num(cJSON_GetObjectItemCaseSensitive(ca, "cpu"), "runqueue_wait_pct", &pa),
+         hb = jsonutil_num(cJSON_GetObjectItemCaseSensitive(cb, "cpu"), "runqueue_wait_pct", &pb);
+    if (!ha && !hb)
+        return;
+    char x[48], y[48];
+    snprintf(x, sizeof(x), "%.0f%% run-queue wait", pa);
+    snprintf(y, sizeof(y), "%.0f%% run-queue wait", pb);
+    add_cond_same(b, group, "workers' CPUs busy with other work", ha ? x : NULL, hb ? y : NULL,
+                  ha && hb && (pa >= 25) == (pb >= 25), COMPARE_CAUTION,
+                  "a worker that waits for its core moves less: the other side had its CPUs to "
+                  "itself");
+}
 
 static void cond_flow_conditions(struct compare_cond_builder *b, const char *group,
                                  const struct results_flow *fa, const struct results_flow *fb)
@@ -766,6 +786,7 @@ static void cond_flow_conditions(struct compare_cond_builder *b, const char *gro
             value_text(e->string, xb, y, sizeof(y));
             add_cond(b, group, label, xa ? x : NULL, xb ? y : NULL, w, why);
         }
+    cond_cpu(b, group, ca, cb);
 }
 
 static void cond_flows(struct compare_cond_builder *b, const struct results_run *A,

@@ -268,6 +268,28 @@ static int connect_peer(struct flow_rt *f, struct ft_err *err)
     return connect_remote(peer, f->spec->local_ip, &r->key, peer_timeout_ms(&r->mix), &f->ctl, err);
 }
 
+/* The workers' CPU time into the flow's conditions ("cpu"), once they are joined: a flow
+ * whose workers waited on the run queue for much of the time they were runnable shared its
+ * cores with other work (engine/judge: busy-cpu). */
+static void record_cpu(struct flow_rt *f)
+{
+    struct flow_cpu c;
+    if (!f->conditions || !flow_cpu_sum(f, &c))
+        return;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "workers", c.workers);
+    cJSON_AddNumberToObject(o, "wall_s", c.wall_s);
+    cJSON_AddNumberToObject(o, "run_s", c.run_s);
+    cJSON_AddNumberToObject(o, "runqueue_wait_s", c.wait_s);
+    /* Of the time the workers wanted a CPU (on one or waiting for one), the share waited. */
+    double want = c.run_s + c.wait_s;
+    cJSON_AddNumberToObject(o, "runqueue_wait_pct", want > 0 ? 100 * c.wait_s / want : 0);
+    pthread_mutex_lock(&f->lock);
+    cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "cpu");
+    cJSON_AddItemToObject(f->conditions, "cpu", o);
+    pthread_mutex_unlock(&f->lock);
+}
+
 static void *flow_drive(void *arg)
 {
     struct flow_rt *f = arg;
@@ -357,6 +379,7 @@ static void *flow_drive(void *arg)
 out_stop:
     atomic_store(&f->state, FLOW_ST_STOP);
     f->xp->stop(f);
+    record_cpu(f);
 out_teardown:
     t = flow_now_ns();
     f->xp->teardown(f);

@@ -147,6 +147,47 @@ static void test_verbs_conditions(void **state)
     cJSON_Delete(d[1]);
 }
 
+/* The workers' run-queue wait (conditions.cpu): 3% against 60% is a caution (one side shared
+ * its cores), 40% against 60% the same (both did), and no row when neither run recorded it. */
+static void test_cpu_contention(void **state)
+{
+    (void)state;
+    static const double waits[3][2] = {{3, 60}, {40, 60}, {-1, -1}};
+    for (int k = 0; k < 3; k++) {
+        struct doc_opts o;
+        doc_defaults(&o);
+        cJSON *d[2] = {doc_make(&o), doc_make(&o)};
+        for (int i = 0; i < 2 && waits[k][i] >= 0; i++) {
+            cJSON *ph = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d[i], "phases"), 0);
+            cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ph, "flows"), 0);
+            cJSON *c =
+                cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(f, "conditions"), "cpu");
+            cJSON_AddNumberToObject(c, "workers", 2);
+            cJSON_AddNumberToObject(c, "run_s", 1.5 + i);
+            cJSON_AddNumberToObject(c, "runqueue_wait_pct", waits[k][i]);
+        }
+        struct compare_result r;
+        struct ft_err err = {0};
+        assert_int_equal(compare_results(d[0], d[1], &r, &err), 0);
+        if (k == 0) {
+            expect_only(&r, "flow", "workers' CPUs busy with other work", COMPARE_CAUTION);
+            assert_string_equal(find(&r, "flow", "workers' CPUs busy with other work")->a,
+                                "3% run-queue wait");
+        } else if (k == 1) {
+            assert_true(find(&r, "flow", "workers' CPUs busy with other work")->same);
+            assert_true(r.worst < COMPARE_CAUTION);
+        } else {
+            for (int i = 0; i < r.nconds; i++)
+                assert_null(strstr(r.conds[i].field, "CPUs busy"));
+        }
+        for (int i = 0; i < r.nconds; i++) /* the raw object is not a row of its own */
+            assert_false(!strcmp(r.conds[i].field, "cpu"));
+        compare_free(&r);
+        cJSON_Delete(d[0]);
+        cJSON_Delete(d[1]);
+    }
+}
+
 static void test_link_layer(void **state)
 {
     (void)state;
@@ -399,13 +440,21 @@ static void test_brief_out_of_range(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identical),        cmocka_unit_test(test_mtu),
-        cmocka_unit_test(test_verbs_conditions), cmocka_unit_test(test_link_layer),
-        cmocka_unit_test(test_firmware),         cmocka_unit_test(test_gid_and_rate),
-        cmocka_unit_test(test_netdev_mtu),       cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_neighbours),       cmocka_unit_test(test_failed_flow),
-        cmocka_unit_test(test_info_only),        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_errors_and_brief), cmocka_unit_test(test_brief_out_of_range),
+        cmocka_unit_test(test_identical),
+        cmocka_unit_test(test_mtu),
+        cmocka_unit_test(test_verbs_conditions),
+        cmocka_unit_test(test_cpu_contention),
+        cmocka_unit_test(test_link_layer),
+        cmocka_unit_test(test_firmware),
+        cmocka_unit_test(test_gid_and_rate),
+        cmocka_unit_test(test_netdev_mtu),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_neighbours),
+        cmocka_unit_test(test_failed_flow),
+        cmocka_unit_test(test_info_only),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_errors_and_brief),
+        cmocka_unit_test(test_brief_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -412,6 +412,36 @@ static void tcp_loss_cc(void **state)
     fx_free(f);
 }
 
+/* The workers waited on the run queue for 60% of the time they were runnable: busy cores.
+ * Quiet at 5% (wake-up latency), and when the run recorded no scheduler times. */
+static void busy_cpu(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(TCP_DOC);
+    cJSON *cpu = cJSON_AddObjectToObject(cond_of(f->doc), "cpu");
+    set_num(cpu, "workers", 4);
+    set_num(cpu, "wall_s", 20);
+    set_num(cpu, "run_s", 6);
+    set_num(cpu, "runqueue_wait_s", 9);
+    set_num(cpu, "runqueue_wait_pct", 60);
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "busy-cpu");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "run-queue wait of runnable time"), 60, 0);
+    assert_float_equal(ev(c, "waiting for a CPU"), 9, 0);
+    assert_float_equal(ev(c, "workers"), 4, 0);
+    assert_non_null(strstr(c->msg, "waited 60% of the time they were runnable"));
+    set_num(cpu, "runqueue_wait_s", 0.3);
+    set_num(cpu, "runqueue_wait_pct", 5);
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    cJSON_DeleteItemFromObject(cond_of(f->doc), "cpu");
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
 /* Every rule in the table has its trigger above. */
 static void every_rule_tested(void **state)
 {
@@ -419,7 +449,7 @@ static void every_rule_tested(void **state)
     static const char *const tested[] = {"one-connection", "depth-1",          "mtu-below-link",
                                          "roce-v1-gid",    "pcie-downtrained", "numa-remote-buffer",
                                          "gpu-nic-sys",    "pfc-off",          "ecn-off",
-                                         "tcp-buffers",    "tcp-loss-cc"};
+                                         "tcp-buffers",    "tcp-loss-cc",      "busy-cpu"};
     assert_int_equal(judge_nrules, (int)(sizeof(tested) / sizeof(tested[0])));
     for (int i = 0; i < judge_nrules; i++) {
         bool found = false;
@@ -540,6 +570,7 @@ int main(void)
         cmocka_unit_test(ecn_off),
         cmocka_unit_test(tcp_buffers),
         cmocka_unit_test(tcp_loss_cc),
+        cmocka_unit_test(busy_cpu),
         cmocka_unit_test(every_rule_tested),
         cmocka_unit_test(ranked_and_round_trip),
         cmocka_unit_test(reference_rows),
