@@ -208,6 +208,17 @@ static void print_text(const cJSON *doc)
                 printf("    failed over: %.0f of its connections recovered on %s\n",
                        fo->valuedouble, jsonutil_str_or(f, "recovered_on", "no failover agent"));
         }
+        const cJSON *lo;
+        cJSON_ArrayForEach(lo, cJSON_GetObjectItemCaseSensitive(r, "load"))
+        {
+            printf("  load %s (%s, connections ", jsonutil_str(lo, "name"),
+                   jsonutil_str(lo, "direction"));
+            print_num(lo, "connections", "%.0f): ");
+            print_num(lo, "before_gbps", "%.3f Gb/s before the fault, ");
+            print_num(lo, "during_gbps", "%.3f during it, ");
+            print_num(lo, "after_gbps", "%.3f after; ");
+            print_num(lo, "reconnects", "%.0f reconnects\n");
+        }
         const cJSON *ag = cJSON_GetObjectItemCaseSensitive(r, "agent");
         printf("  the agent answered ");
         print_num(ag, "answered", "%.0f");

@@ -35,10 +35,21 @@ struct results_drill_flow {
     struct results_num issued, completed, late, failed, abandoned, hanging;
 };
 
+/* A background flow of the mix, run as load beside the drilled flows (TCP streams): what it
+ * moved before the injection, during the fault (--for) and after it, in Gb/s of payload. */
+struct results_drill_load {
+    struct results_str name, direction;
+    struct results_num connections;
+    struct results_num before_gbps, during_gbps, after_gbps, reconnects;
+};
+
 struct results_drill_rep {
     struct results_num index, injected_at_s;
     int nflows;
     struct results_drill_flow *flows;
+    enum results_state load_st; /* absent: no load */
+    int nload;
+    struct results_drill_load *load;
     enum results_state agent_st;
     struct results_num answered, client_completed; /* the agent's count, the client's */
     struct results_bool agree;

@@ -62,6 +62,11 @@ static const struct fd req_f[] = {
     N(results_drill_flow, late),      N(results_drill_flow, failed),
     N(results_drill_flow, abandoned), N(results_drill_flow, hanging)};
 static const struct fd rep_f[] = {N(results_drill_rep, index), N(results_drill_rep, injected_at_s)};
+static const struct fd load_f[] = {
+    S(results_drill_load, name),        S(results_drill_load, direction),
+    N(results_drill_load, connections), N(results_drill_load, before_gbps),
+    N(results_drill_load, during_gbps), N(results_drill_load, after_gbps),
+    N(results_drill_load, reconnects)};
 static const struct fd agent_f[] = {N(results_drill_rep, answered),
                                     N(results_drill_rep, client_completed),
                                     B(results_drill_rep, agree)};
@@ -145,6 +150,14 @@ cJSON *results_drill_write(const struct results_drill_doc *d)
                 put(rq, fl, req_f, NF(req_f));
             cJSON_AddItemToArray(fa, fo);
         }
+        if (r->load_st == RESULTS_SET) {
+            cJSON *la = cJSON_AddArrayToObject(ro, "load");
+            for (int k = 0; k < r->nload; k++) {
+                cJSON *lo = cJSON_CreateObject();
+                put(lo, &r->load[k], load_f, NF(load_f));
+                cJSON_AddItemToArray(la, lo);
+            }
+        }
         cJSON *ag = put_sub(ro, "agent", r->agent_st);
         if (ag)
             put(ag, r, agent_f, NF(agent_f));
@@ -219,6 +232,23 @@ int results_drill_read(const cJSON *doc, const char *what, struct results_drill_
             if (rq)
                 get(&r, rq, w2, &rp->flows[k], req_f, NF(req_f));
         }
+        const cJSON *la = cJSON_GetObjectItemCaseSensitive(ro, "load");
+        if (la && !cJSON_IsArray(la))
+            results_field_bad(&r, where, "load", "an array");
+        int nl = cJSON_IsArray(la) ? cJSON_GetArraySize(la) : 0;
+        rp->load_st = cJSON_IsArray(la) ? RESULTS_SET : RESULTS_ABSENT;
+        rp->load = nl ? xalloc_zero((size_t)nl, sizeof(*rp->load)) : NULL;
+        rp->nload = nl;
+        for (int k = 0; k < nl && !r.rc; k++) {
+            char w2[96];
+            snprintf(w2, sizeof(w2), "%s.load[%d]", where, k);
+            const cJSON *lo = cJSON_GetArrayItem(la, k);
+            if (!cJSON_IsObject(lo)) {
+                results_field_bad(&r, w2, NULL, "an object");
+                break;
+            }
+            get(&r, lo, w2, &rp->load[k], load_f, NF(load_f));
+        }
         const cJSON *ag = results_field_obj(&r, ro, where, "agent", &rp->agent_st);
         if (ag)
             get(&r, ag, where, rp, agent_f, NF(agent_f));
@@ -261,6 +291,9 @@ void results_drill_free(struct results_drill_doc *d)
         for (int k = 0; k < d->reps[i].nflows; k++)
             free_strs(&d->reps[i].flows[k], flow_f, NF(flow_f));
         free(d->reps[i].flows);
+        for (int k = 0; k < d->reps[i].nload; k++)
+            free_strs(&d->reps[i].load[k], load_f, NF(load_f));
+        free(d->reps[i].load);
     }
     free(d->reps);
     memset(d, 0, sizeof(*d));

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -52,6 +53,22 @@ struct lane {
     size_t nquiet, capquiet;
 };
 
+/* A background stream of the mix, run as load beside the lanes, one per connection: its
+ * bytes before the injection, during the fault and after it (binned when each slice of
+ * LOAD_SLICE_MS ends). It never gives up: it reconnects until the repetition ends. */
+#define LOAD_SLICE_MS 10
+struct load {
+    struct drill *d;
+    const struct mix_flow *spec;
+    int flow;
+    pthread_t thr;
+    bool started;
+    atomic_bool ready;
+    char error[300]; /* it never started */
+    _Atomic uint64_t bytes[3];
+    long reconnects;
+};
+
 struct drill {
     const struct drill_opts *o;
     struct agent *agent; /* in-process, when no peer */
@@ -61,6 +78,8 @@ struct drill {
     atomic_bool stop;
     struct lane lanes[MAX_LANES];
     int nlanes;
+    struct load loads[MAX_LANES];
+    int nloads;
     struct drill_netns hole;                 /* blackhole, link-down */
     struct channel_conn *agents[MAX_AGENTS]; /* [0]: the peer's */
     char agent_hp[MAX_AGENTS][300];
@@ -107,13 +126,24 @@ int drill_fault_parse(const char *s, enum drill_fault *out)
 int drill_check_mix(const struct mix *m, struct ft_err *err)
 {
     int lanes = 0;
+    int drilled = 0;
     for (int i = 0; i < m->nflows; i++) {
         const struct mix_flow *f = &m->flows[i];
-        if (strcmp(f->transport, "tcp") || (f->op != MIX_OP_PINGPONG && f->op != MIX_OP_RR))
+        bool load = f->role == MIX_ROLE_BACKGROUND;
+        if (load && (strcmp(f->transport, "tcp") || f->op != MIX_OP_STREAM ||
+                     (f->dir != MIX_DIR_TX && f->dir != MIX_DIR_RX)))
+            return ft_err_set(err, -EINVAL,
+                              "%s: flow %s: a drill's neighbours (background flows) are TCP "
+                              "streams one way (tx or rx) for now, not %s %s %s",
+                              m->source, f->name, f->transport, mix_op_str(f->op),
+                              mix_dir_str(f->dir));
+        if (!load &&
+            (strcmp(f->transport, "tcp") || (f->op != MIX_OP_PINGPONG && f->op != MIX_OP_RR)))
             return ft_err_set(
                 err, -EINVAL,
                 "%s: flow %s: drills run TCP pingpong and rr flows for now, not %s %s", m->source,
                 f->name, f->transport, mix_op_str(f->op));
+        drilled += !load;
         if (f->size.kind != MIX_SIZE_FIXED)
             return ft_err_set(err, -EINVAL, "%s: flow %s: a drill takes one fixed size", m->source,
                               f->name);
@@ -122,7 +152,7 @@ int drill_check_mix(const struct mix *m, struct ft_err *err)
                               "%s: flow %s: a drill's flows use loopback or --peer, not their own "
                               "peer (%s)",
                               m->source, f->name, f->peer);
-        lanes += f->op == MIX_OP_RR ? f->concurrency : 1;
+        lanes += f->op == MIX_OP_PINGPONG ? 1 : f->concurrency;
         for (int k = 0; k < f->recover.nfailover; k++) {
             char host[256];
             uint16_t port;
@@ -136,6 +166,10 @@ int drill_check_mix(const struct mix *m, struct ft_err *err)
     if (lanes > MAX_LANES)
         return ft_err_set(err, -EINVAL, "%s: %d connections in all; a drill runs at most %d",
                           m->source, lanes, MAX_LANES);
+    if (!drilled)
+        return ft_err_set(err, -EINVAL,
+                          "%s: no foreground pingpong or rr flow: nothing for the drill to time",
+                          m->source);
     return 0;
 }
 
@@ -297,6 +331,71 @@ static void *lane_main(void *arg)
     return NULL;
 }
 
+static int load_open(struct load *l, struct channel_conn **ctl, struct tcp_drill_lane **tl,
+                     struct ft_err *err)
+{
+    const struct mix_flow *s = l->spec;
+    struct drill *d = l->d;
+    int tmo = fail_ms(d) < 2000 ? 2000 : fail_ms(d);
+    int rc = dconnect(d->hp, tmo, ctl, &d->key, err);
+    if (rc == 0) {
+        rc = tcp_drill_stream_open(*ctl, d->o->data_peer, s->dir, s->size.bytes[0],
+                                   s->rate_gbps / (s->concurrency > 0 ? s->concurrency : 1),
+                                   d->o->mix->fail_bound_s, tmo, tl, err);
+        if (rc < 0) {
+            channel_close(*ctl);
+            *ctl = NULL;
+        }
+    }
+    return rc;
+}
+
+static void *load_main(void *arg)
+{
+    struct load *l = arg;
+    struct drill *d = l->d;
+    struct channel_conn *ctl = NULL;
+    struct tcp_drill_lane *tl = NULL;
+    struct ft_err err = {0};
+    if (load_open(l, &ctl, &tl, &err) < 0) {
+        snprintf(l->error, sizeof(l->error), "%s", err.msg);
+        atomic_store(&l->ready, true);
+        return NULL;
+    }
+    atomic_store(&l->ready, true);
+    const struct mix_recover *pol = &l->spec->recover;
+    double backoff = pol->set ? pol->backoff_min_ms : 100;
+    while (!atomic_load(&d->stop)) {
+        if (!tl) { /* after a failure: again, backing off, until the repetition ends */
+            sleep_ns((uint64_t)(backoff * 1e6));
+            ft_err_clear(&err);
+            if (load_open(l, &ctl, &tl, &err) < 0) {
+                if (pol->set)
+                    backoff = fmin(backoff * 2, pol->backoff_max_ms);
+                continue;
+            }
+            l->reconnects++;
+            backoff = pol->set ? pol->backoff_min_ms : 100;
+        }
+        uint64_t b = 0;
+        ft_err_clear(&err);
+        int rc = tcp_drill_stream(tl, LOAD_SLICE_MS, &b, &err);
+        uint64_t now = now_ns(), inj = atomic_load(&d->inject_ns);
+        int bin = !inj || now < inj ? 0 : now < inj + (uint64_t)(d->o->for_s * 1e9) ? 1 : 2;
+        atomic_fetch_add(&l->bytes[bin], b);
+        if (rc < 0) {
+            tcp_drill_close(tl);
+            tl = NULL;
+            channel_close(ctl);
+            ctl = NULL;
+        }
+    }
+    tcp_drill_close(tl);
+    if (ctl)
+        channel_close(ctl);
+    return NULL;
+}
+
 static int count_dir(const char *path)
 {
     DIR *dir = opendir(path);
@@ -407,6 +506,43 @@ static int answered_all(struct drill *d, double *out, struct ft_err *err)
     return 0;
 }
 
+/* The load's figures: per background flow, its payload rate before the injection (from t0,
+ * when the lanes started, the neighbours already running), during the fault and after it
+ * (to tend, when the lanes ended). */
+static void put_load(struct drill *d, struct results_drill_rep *r, uint64_t t0, uint64_t tinj,
+                     uint64_t tend)
+{
+    const struct mix *m = d->o->mix;
+    if (!d->nloads || !tinj)
+        return;
+    r->load_st = RESULTS_SET;
+    r->load = xalloc_zero((size_t)m->nflows, sizeof(*r->load));
+    uint64_t tfor = tinj + (uint64_t)(d->o->for_s * 1e9);
+    double win[3] = {rel_s(tinj, t0), rel_s(tfor < tend ? tfor : tend, tinj),
+                     tend > tfor ? rel_s(tend, tfor) : 0};
+    for (int i = 0; i < m->nflows; i++) {
+        if (m->flows[i].role != MIX_ROLE_BACKGROUND)
+            continue;
+        struct results_drill_load *lo = &r->load[r->nload++];
+        uint64_t b[3] = {0, 0, 0};
+        long conns = 0, reconnects = 0;
+        for (int k = 0; k < d->nloads; k++)
+            if (d->loads[k].flow == i) {
+                conns++;
+                reconnects += d->loads[k].reconnects;
+                for (int j = 0; j < 3; j++)
+                    b[j] += atomic_load(&d->loads[k].bytes[j]);
+            }
+        str(&lo->name, m->flows[i].name);
+        str(&lo->direction, mix_dir_str(m->flows[i].dir));
+        results_drill_num(&lo->connections, (double)conns);
+        struct results_num *g[3] = {&lo->before_gbps, &lo->during_gbps, &lo->after_gbps};
+        for (int j = 0; j < 3; j++)
+            num(g[j], win[j] > 0, win[j] > 0 ? (double)b[j] * 8 / win[j] / 1e9 : 0);
+        results_drill_num(&lo->reconnects, (double)reconnects);
+    }
+}
+
 /* One repetition: its object in reps, the summary's counts updated; the detection and
  * recovery times into det/rec. */
 static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
@@ -424,15 +560,31 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     atomic_store(&d->inject_ns, 0);
     atomic_store(&d->stop, false);
     d->nlanes = 0;
+    memset(d->loads, 0, sizeof(d->loads));
+    d->nloads = 0;
     for (int i = 0; i < m->nflows; i++) {
-        int n = m->flows[i].op == MIX_OP_RR ? m->flows[i].concurrency : 1;
+        const struct mix_flow *f = &m->flows[i];
+        int n = f->op == MIX_OP_PINGPONG ? 1 : f->concurrency;
         for (int k = 0; k < n; k++) {
+            if (f->role == MIX_ROLE_BACKGROUND) {
+                struct load *l = &d->loads[d->nloads++];
+                l->d = d;
+                l->spec = f;
+                l->flow = i;
+                continue;
+            }
             struct lane *l = &d->lanes[d->nlanes++];
             l->d = d;
-            l->spec = &m->flows[i];
+            l->spec = f;
             l->flow = i;
         }
     }
+    /* The neighbours first: the quiet p99 is then the loaded one, as in a deployment. */
+    for (int i = 0; i < d->nloads; i++)
+        d->loads[i].started = pthread_create(&d->loads[i].thr, NULL, load_main, &d->loads[i]) == 0;
+    for (int i = 0; i < d->nloads; i++)
+        while (d->loads[i].started && !atomic_load(&d->loads[i].ready))
+            sleep_ns(1000000);
     uint64_t t0 = now_ns();
     for (int i = 0; i < d->nlanes; i++)
         d->lanes[i].started = pthread_create(&d->lanes[i].thr, NULL, lane_main, &d->lanes[i]) == 0;
@@ -444,6 +596,10 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         if (!d->lanes[i].started || d->lanes[i].error[0])
             snprintf(start_err, sizeof(start_err), "flow %s: %s", d->lanes[i].spec->name,
                      d->lanes[i].started ? d->lanes[i].error : "cannot start a thread");
+    for (int i = 0; i < d->nloads && !start_err[0]; i++)
+        if (!d->loads[i].started || d->loads[i].error[0])
+            snprintf(start_err, sizeof(start_err), "flow %s (load): %s", d->loads[i].spec->name,
+                     d->loads[i].started ? d->loads[i].error : "cannot start a thread");
     double max_deadline = 0;
     for (int i = 0; i < m->nflows; i++)
         if (m->flows[i].recover.deadline_s > max_deadline)
@@ -488,6 +644,10 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     for (int i = 0; i < d->nlanes; i++)
         if (d->lanes[i].started)
             pthread_join(d->lanes[i].thr, NULL);
+    uint64_t tend = now_ns();
+    for (int i = 0; i < d->nloads; i++)
+        if (d->loads[i].started)
+            pthread_join(d->loads[i].thr, NULL);
     if (start_err[0] && rc == 0)
         rc = ft_err_set(err, -EHOSTUNREACH, "%s", start_err);
     if (rc < 0) {
@@ -503,10 +663,13 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     results_drill_num(&r->index, rep);
     results_drill_num(&r->injected_at_s, rel_s(tinj, t0));
     r->flows = xalloc_zero((size_t)m->nflows, sizeof(*r->flows));
-    r->nflows = m->nflows;
+    r->nflows = 0;
+    put_load(d, r, t0, tinj, tend);
     long completed_all = 0, unanswered_all = 0;
     for (int i = 0; i < m->nflows; i++) {
         const struct mix_flow *s = &m->flows[i];
+        if (s->role == MIX_ROLE_BACKGROUND)
+            continue;
         uint64_t det_ns = 0, rec_ns = 0, ret_ns = 0;
         bool all_rec = true, all_ret = true, gave_up = false;
         long issued = 0, completed = 0, failed = 0, abandoned = 0, reconnects = 0, failovers = 0;
@@ -560,7 +723,7 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         double rec_s = recovered ? rel_s(rec_ns, det_ns) : 0;
         bool det_ok = detected && det_s <= bound;
         bool rec_ok = recovered && s->recover.set && rec_s <= s->recover.deadline_s;
-        struct results_drill_flow *fo = &r->flows[i];
+        struct results_drill_flow *fo = &r->flows[r->nflows++];
         str(&fo->name, s->name);
         str(&fo->op, mix_op_str(s->op));
         results_drill_num(&fo->connections, nl);

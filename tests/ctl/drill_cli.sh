@@ -4,7 +4,7 @@
 # detection within its bound, every recovery within the policy's deadline, every request
 # accounted for and the agent's count of answers the same as the client's, no descriptor or
 # thread left in the drill process; the -o document; a data path of its own (--data-peer);
-# failover to a second agent;
+# failover to a second agent; drills under load (quiet-vs-loaded's neighbours) and of api;
 # refusals (--max-fault, --max-fault 0,
 # an unknown kind, an unknown recover key) with one line and their status; --expect 1, a
 # flow without a policy 2; an interrupted drill keeps its finished repetitions in -o FILE.
@@ -119,6 +119,34 @@ port0=$(serve_port "$tmp/log0")
 [ -n "$port0" ] || fail "the second serve did not say where it listens"
 refused 77 "this agent takes no faults (fabtop serve --max-fault 0)" --mix "$pp" --fault peer-kill \
     --at 0.2 --for 1 --peer "127.0.0.1:$port0" --key-file "$tmp/key"
+
+# Under load: the quiet-vs-loaded preset's two bulk neighbours (tx and rx streams) run beside
+# the drilled ping-pong; both streams carry data before the fault, nearly nothing during a
+# kill (their sessions ended, new ones refused), and again after it; the probe recovers.
+# The api preset (32 rr connections) the same way, every request accounted for.
+for mix in quiet-vs-loaded api; do
+    jq '.fail_bound_s = 0.5' "$src/engine/mixes/$mix.json" \
+        >"$tmp/$mix.json"
+    # shellcheck disable=SC2086
+    timeout 60 "$bin" drill --mix "$tmp/$mix.json" --fault peer-kill --at 0.5 --for 0.6 \
+        --repeat 2 $peer -o "$tmp/$mix-out.json" >"$tmp/text" 2>"$tmp/err"
+    rc=$?
+    bad=$(jq '[.repetitions[] | .agent.agree as $a | .flows[] |
+            select((.detect_ok and .recover_ok and $a and .requests.hanging == 0) | not)] |
+            length' "$tmp/$mix-out.json" 2>/dev/null)
+    if [ "$mix" = quiet-vs-loaded ]; then
+        load=$(jq '[.repetitions[].load[] |
+                select((.before_gbps > 0.05 and .during_gbps < .before_gbps / 3 and
+                        .after_gbps > 0.05 and .reconnects >= 1) | not)] | length' \
+            "$tmp/$mix-out.json" 2>/dev/null)
+        nload=$(jq '[.repetitions[].load[]] | length' "$tmp/$mix-out.json" 2>/dev/null)
+    else
+        load=0 nload=4
+    fi
+    [ "$rc" -eq 0 ] && [ "$bad" = 0 ] && [ "$load" = 0 ] && [ "$nload" = 4 ] ||
+        fail "$mix under peer-kill: status $rc, $bad bad drills, $load bad load figures of $nload: $(cat "$tmp/err" "$tmp/text")"
+    echo "ok: $mix: $(grep -E '^(detect|recover):|^  load' "$tmp/text" | head -4 | tr '\n' ';')"
+done
 
 # Failover: the peer killed for 3 s (and refusing new sessions meanwhile), the rr flow's
 # policy names the second agent: each connection retries the peer once, then recovers there,

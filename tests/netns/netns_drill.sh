@@ -135,6 +135,24 @@ nsx a ip link show da | grep -q "[<,]UP[,>]" || fail "link-down: da is not up af
     fail "link-down: da received $((rx1 - rx0)) B for $completed responses of 4096 B"
 pass "link-down of da in $NSP-a: $(grep -E '^(detect|recover):' "$TMP/text" | tr '\n' ';') da received $((rx1 - rx0)) B"
 
+# The same link-down under load: quiet-vs-loaded's two bulk neighbours stream over da beside
+# the probe; they carry data before the fault, next to nothing while da is down, and again
+# once it is up; the probe detects and recovers as without them.
+jq '.fail_bound_s = 0.5' "$src/engine/mixes/quiet-vs-loaded.json" >"$TMP/qvl.json"
+out="$TMP/link-down-loaded.json"
+nsx a timeout 120 "$FABTOP" drill --mix "$TMP/qvl.json" --fault link-down --netns "$NSP-a" \
+    --data-peer 10.91.1.2 --at 0.5 --for 0.6 --repeat "$REPEAT" \
+    --expect 'detect<0.6s,recover<10s' --peer 10.91.0.2:7470 --key-file "$key" -o "$out" \
+    >"$TMP/text" 2>"$TMP/err" || fail "link-down loaded: status $?: $(cat "$TMP/err" "$TMP/text")"
+bad=$(jq '[.repetitions[] | .agent.agree as $a | .flows[] |
+        select((.detect_ok and .recover_ok and $a and .requests.hanging == 0) | not)] |
+        length' "$out")
+load=$(jq '[.repetitions[].load[] | select((.before_gbps > 0.05 and
+        .during_gbps < .before_gbps / 3 and .after_gbps > 0.05) | not)] | length' "$out")
+[ "$bad" = 0 ] && [ "$load" = 0 ] ||
+    fail "link-down loaded: $bad bad drills, $load bad load figures: $(cat "$TMP/text")"
+pass "link-down under load: $(grep -E '^  load' "$TMP/text" | head -2 | tr '\n' ';')"
+
 # Ctrl-C while it is down: the guardian sets it up again when the drill's pipe closes.
 nsx a "$FABTOP" drill --mix "$src/tests/ctl/data/drill-rr.json" --fault link-down \
     --netns "$NSP-a" --data-peer 10.91.1.2 --at 0.3 --for 20 --peer 10.91.0.2:7470 \

@@ -64,6 +64,38 @@ static void test_written_document(void **state)
     cJSON_Delete(in);
 }
 
+/* A drill under load, as fabtop wrote it (quiet-vs-loaded with fail_bound_s 0.5, peer-kill):
+ * its neighbours' figures read and write back. */
+static void test_loaded_document(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    if (!src)
+        skip();
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/tests/results/drill-loaded-kill.json", src);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    roundtrip_text(buf);
+    cJSON *in = cJSON_Parse(buf);
+    struct results_drill_doc d;
+    struct ft_err err = {0};
+    assert_int_equal(results_drill_read(in, "test", &d, &err), 0);
+    assert_int_equal(d.reps[0].nflows, 1); /* the probe; the neighbours are load */
+    assert_int_equal(d.reps[0].load_st, RESULTS_SET);
+    assert_int_equal(d.reps[0].nload, 2);
+    assert_string_equal(d.reps[0].load[0].name.s, "bulk-out");
+    assert_string_equal(d.reps[0].load[1].direction.s, "rx");
+    for (int i = 0; i < 2; i++)
+        assert_true(d.reps[0].load[i].before_gbps.v > d.reps[0].load[i].during_gbps.v);
+    results_drill_free(&d);
+    cJSON_Delete(in);
+}
+
 static void test_sparse(void **state)
 {
     (void)state;
@@ -96,12 +128,18 @@ static void test_refused(void **state)
             "repetitions[0].flows[0].detect_s is not a number or null");
     refused("{\"format\":\"fabtop-drill\",\"version\":1,\"fault\":[]}",
             "fault is not an object or null");
+    refused("{\"format\":\"fabtop-drill\",\"version\":1,\"repetitions\":[{\"load\":{}}]}",
+            "repetitions[0].load is not an array");
+    refused("{\"format\":\"fabtop-drill\",\"version\":1,\"repetitions\":[{\"load\":[{"
+            "\"before_gbps\":\"fast\"}]}]}",
+            "repetitions[0].load[0].before_gbps is not a number or null");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_written_document),
+        cmocka_unit_test(test_loaded_document),
         cmocka_unit_test(test_sparse),
         cmocka_unit_test(test_refused),
     };

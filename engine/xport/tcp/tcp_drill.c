@@ -32,6 +32,10 @@ struct tcp_drill_lane {
     int fd;
     uint64_t size, resp;
     char *buf;
+    /* a load stream */
+    bool tx;
+    double rate_bps;    /* tx paced at this many bit/s, 0 unpaced */
+    uint64_t t0, moved; /* opened at, bytes moved since */
 };
 
 static uint64_t now_ns(void)
@@ -154,17 +158,12 @@ static int connect_data(const char *host, const char *from, int port, const uint
     return 0;
 }
 
-int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op op, uint64_t size,
-                   uint64_t resp, double user_timeout_s, int timeout_ms,
-                   struct tcp_drill_lane **out, struct ft_err *err)
+/* tcp.open on ctl (op in direction dir, messages of size, the agent sending at rate_gbps in
+ * an rx stream, the request deadline deadline_ms when not 0) and the one data connection. */
+static int open_data(struct channel_conn *ctl, const char *data_host, enum mix_op op,
+                     enum mix_dir dir, uint64_t size, double rate_gbps, double user_timeout_s,
+                     int timeout_ms, int deadline_ms, int *fd, struct ft_err *err)
 {
-    *out = NULL;
-    if (!resp || op == MIX_OP_PINGPONG)
-        resp = size;
-    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR) || size < TD_HDR || resp < TD_HDR ||
-        size > TD_MAX || resp > TD_MAX)
-        return ft_err_set(err, -EINVAL,
-                          "a drill lane runs pingpong or rr of %d B to 4 MiB each way", TD_HDR);
     char peer[64] = "", from[64] = "";
     if (data_host) {
         int rc = data_path(data_host, peer, sizeof(peer), from, sizeof(from), err);
@@ -178,13 +177,14 @@ int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op 
         cJSON_AddStringToObject(req, "data_from", from);
     }
     cJSON_AddStringToObject(req, "op", mix_op_str(op));
-    cJSON_AddStringToObject(req, "direction", "tx");
+    cJSON_AddStringToObject(req, "direction", mix_dir_str(dir));
     cJSON_AddNumberToObject(req, "conns", 1);
-    cJSON_AddNumberToObject(req, "size", (double)(size > resp ? size : resp));
-    cJSON_AddNumberToObject(req, "rate_gbps", 0);
+    cJSON_AddNumberToObject(req, "size", (double)size);
+    cJSON_AddNumberToObject(req, "rate_gbps", rate_gbps);
     cJSON_AddNumberToObject(req, "user_timeout_ms", user_timeout_s * 1000);
     /* The agent answers no request stalled past it (the lane has abandoned it by then). */
-    cJSON_AddNumberToObject(req, "request_deadline_ms", timeout_ms);
+    if (deadline_ms > 0)
+        cJSON_AddNumberToObject(req, "request_deadline_ms", deadline_ms);
     cJSON *r = NULL;
     int rc = channel_request(ctl, req, &r, timeout_ms, err);
     if (rc < 0)
@@ -200,26 +200,107 @@ int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op 
         return ft_err_set(err, -EPROTO, "the agent's tcp.open reply is malformed");
     }
     cJSON_Delete(r);
-    int fd = -1;
-    rc = connect_data(data_host ? peer : channel_peer_host(ctl), data_host ? from : NULL, (int)port,
-                      token, user_timeout_s, timeout_ms, &fd, err);
-    if (rc < 0)
-        return rc;
+    return connect_data(data_host ? peer : channel_peer_host(ctl), data_host ? from : NULL,
+                        (int)port, token, user_timeout_s, timeout_ms, fd, err);
+}
+
+/* The lane around fd (closed on failure), with a buffer of len bytes. */
+static int new_lane(int fd, size_t len, struct tcp_drill_lane **out, struct ft_err *err)
+{
     struct tcp_drill_lane *l = calloc(1, sizeof(*l));
-    char *buf = malloc(size > resp ? size : resp);
+    char *buf = malloc(len);
     if (!l || !buf) {
         free(l);
         free(buf);
         close(fd);
         return ft_err_set(err, -ENOMEM, "out of memory");
     }
-    memset(buf, 0, size > resp ? size : resp);
+    memset(buf, 0, len);
     l->fd = fd;
-    l->size = size;
-    l->resp = resp;
     l->buf = buf;
     *out = l;
     return 0;
+}
+
+int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op op, uint64_t size,
+                   uint64_t resp, double user_timeout_s, int timeout_ms,
+                   struct tcp_drill_lane **out, struct ft_err *err)
+{
+    *out = NULL;
+    if (!resp || op == MIX_OP_PINGPONG)
+        resp = size;
+    if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR) || size < TD_HDR || resp < TD_HDR ||
+        size > TD_MAX || resp > TD_MAX)
+        return ft_err_set(err, -EINVAL,
+                          "a drill lane runs pingpong or rr of %d B to 4 MiB each way", TD_HDR);
+    int fd = -1;
+    int rc = open_data(ctl, data_host, op, MIX_DIR_TX, size > resp ? size : resp, 0, user_timeout_s,
+                       timeout_ms, timeout_ms, &fd, err);
+    if (rc == 0)
+        rc = new_lane(fd, size > resp ? size : resp, out, err);
+    if (rc == 0) {
+        (*out)->size = size;
+        (*out)->resp = resp;
+    }
+    return rc;
+}
+
+int tcp_drill_stream_open(struct channel_conn *ctl, const char *data_host, enum mix_dir dir,
+                          uint64_t chunk, double rate_gbps, double user_timeout_s, int timeout_ms,
+                          struct tcp_drill_lane **out, struct ft_err *err)
+{
+    *out = NULL;
+    if ((dir != MIX_DIR_TX && dir != MIX_DIR_RX) || chunk < 1 || chunk > TD_MAX)
+        return ft_err_set(err, -EINVAL,
+                          "a drill's load streams one way (tx or rx) in chunks of 1 B to 4 MiB");
+    int fd = -1;
+    int rc = open_data(ctl, data_host, MIX_OP_STREAM, dir, chunk, dir == MIX_DIR_RX ? rate_gbps : 0,
+                       user_timeout_s, timeout_ms, 0, &fd, err);
+    if (rc == 0)
+        rc = new_lane(fd, chunk, out, err);
+    if (rc == 0) {
+        (*out)->tx = dir == MIX_DIR_TX;
+        (*out)->size = chunk;
+        (*out)->rate_bps = dir == MIX_DIR_TX ? rate_gbps * 1e9 : 0;
+        (*out)->t0 = now_ns();
+    }
+    return rc;
+}
+
+int tcp_drill_stream(struct tcp_drill_lane *l, int ms, uint64_t *bytes, struct ft_err *err)
+{
+    *bytes = 0;
+    uint64_t until = now_ns() + (uint64_t)ms * 1000000ull;
+    for (;;) {
+        uint64_t now = now_ns();
+        if (now >= until)
+            return 0;
+        /* Paced (tx at rate_bps): no more than the rate allows since the lane opened. */
+        if (l->rate_bps > 0) {
+            double allowed = l->rate_bps / 8 * ((double)(now - l->t0) / 1e9);
+            if ((double)l->moved >= allowed) {
+                uint64_t wait = (uint64_t)(((double)l->moved - allowed) * 8 / l->rate_bps * 1e9);
+                struct timespec ts = {0, (long)(wait < 1000000 ? wait + 100000 : 1000000)};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+        }
+        ssize_t k =
+            l->tx ? send(l->fd, l->buf, l->size, MSG_NOSIGNAL) : recv(l->fd, l->buf, l->size, 0);
+        if (k > 0) {
+            *bytes += (uint64_t)k;
+            l->moved += (uint64_t)k;
+            continue;
+        }
+        if (k == 0)
+            return ft_err_set(err, -ENODATA, "the peer closed the connection");
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return ft_err_set(err, -errno, "%s", strerror(errno));
+        struct pollfd pf = {.fd = l->fd, .events = l->tx ? POLLOUT : POLLIN};
+        int left = (int)((until - now + 999999) / 1000000);
+        if (poll(&pf, 1, left) < 0 && errno != EINTR)
+            return ft_err_set(err, -errno, "%s", strerror(errno));
+    }
 }
 
 int tcp_drill_request(struct tcp_drill_lane *l, int timeout_ms, uint64_t *rtt_ns,

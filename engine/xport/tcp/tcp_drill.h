@@ -28,6 +28,15 @@ int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op 
  * closed), or the connection's -errno (-ENODATA: the peer closed it). */
 int tcp_drill_request(struct tcp_drill_lane *l, int timeout_ms, uint64_t *rtt_ns,
                       struct ft_err *err);
+/* A load stream beside the drilled lanes (a mix's background flow): op stream in direction
+ * dir (tx: this side sends, rx: the agent does), chunk bytes at a time, at rate_gbps (0:
+ * unpaced; rx: the agent paces). 0 or -errno with the message. */
+int tcp_drill_stream_open(struct channel_conn *ctl, const char *data_host, enum mix_dir dir,
+                          uint64_t chunk, double rate_gbps, double user_timeout_s, int timeout_ms,
+                          struct tcp_drill_lane **out, struct ft_err *err);
+/* Move a stream's bytes for ms milliseconds (*bytes: how many): 0, or the connection's -errno
+ * (-ENODATA: the peer closed it). */
+int tcp_drill_stream(struct tcp_drill_lane *l, int ms, uint64_t *bytes, struct ft_err *err);
 void tcp_drill_close(struct tcp_drill_lane *l);
 
 #endif
