@@ -368,6 +368,41 @@ static void check_pfc_off(const struct judge_flow *jf, struct judge_causes *out)
     judge_ev_text(k, "PFC", "off");
 }
 
+/* RoCE ECN (DCQCN) off for the flow's priority on this NIC (conditions.dcb.ecn, from the
+ * mlx5 driver's ecn/roce_np and ecn/roce_rp switches): without the notification point a
+ * receiver answers no ECN mark with a CNP, without the reaction point a sender never slows
+ * down on one, so a congested queue is signalled only by PFC pauses or by drops. */
+static void check_roce_ecn(const struct judge_flow *jf, struct judge_causes *out)
+{
+    const cJSON *dcb = cJSON_GetObjectItemCaseSensitive(jf->flow->conditions, "dcb");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(dcb, "ecn");
+    const cJSON *np = cJSON_GetObjectItemCaseSensitive(e, "np_enabled"),
+                *rp = cJSON_GetObjectItemCaseSensitive(e, "rp_enabled");
+    double prio = 0;
+    if (!is_verbs(jf) || !e || !jsonutil_num(e, "priority", &prio) ||
+        !(cJSON_IsFalse(np) || cJSON_IsFalse(rp)))
+        return;
+    const char *dev = jsonutil_str(jf->flow->conditions, "netdev");
+    char fix[256];
+    snprintf(fix, sizeof(fix),
+             "echo 1 > /sys/class/net/%s/ecn/roce_np/enable/%d and .../roce_rp/enable/%d on "
+             "both ends, and ECN marking on the switch queue",
+             dev ? dev : "<netdev>", (int)prio, (int)prio);
+    const char *off = cJSON_IsFalse(np) && cJSON_IsFalse(rp) ? "both points"
+                      : cJSON_IsFalse(np) ? "the notification point (no CNPs for marks received)"
+                                          : "the reaction point (no slowing on CNPs)";
+    struct judge_cause *k = judge_cause_add(
+        out, jf, "roce-ecn-off", fix,
+        "flow %s's NIC has RoCE ECN off for priority %d, %s: a congested queue is signalled "
+        "only by PFC pauses or drops",
+        fname(jf), (int)prio, off);
+    judge_ev_num(k, "priority", prio, "802.1p");
+    judge_ev_text(k, "notification point",
+                  cJSON_IsBool(np) ? (cJSON_IsTrue(np) ? "on" : "off") : "unknown");
+    judge_ev_text(k, "reaction point",
+                  cJSON_IsBool(rp) ? (cJSON_IsTrue(rp) ? "on" : "off") : "unknown");
+}
+
 /* TCP ECN off (net.ipv4.tcp_ecn 0): congestion shows only as loss (tcp(7)). */
 static void check_ecn_off(const struct judge_flow *jf, struct judge_causes *out)
 {
@@ -489,6 +524,7 @@ const struct judge_rule judge_rules[] = {
      check_tcp_buffers},
     {"roce-v1-gid", "a RoCE v1 GID", 55, check_roce_v1},
     {"pfc-off", "PFC off for the flow's priority", 50, check_pfc_off},
+    {"roce-ecn-off", "RoCE ECN (DCQCN) off for the flow's priority", 48, check_roce_ecn},
     {"tcp-loss-cc", "retransmissions under loss-based TCP congestion control", 45, check_tcp_cc},
     {"ecn-off", "TCP ECN off", 30, check_ecn_off},
 };

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include "common/jsonutil.h"
 #include "engine/flow/mix.h"
 #include "engine/results/results.h"
+#include "engine/xport/verbs/verbs_dcb.h"
 #include "engine/xport/verbs/verbs_res.h"
 #include "engine/xport/xport.h"
 
@@ -234,12 +236,80 @@ static void peer_parse_ranges(void **state)
     }
 }
 
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* RoCE ECN switches from a made-up mlx5 sysfs tree: np on for priority 3, rp off; the flow's
+ * priority (DSCP 26 -> 3 in the APP table) in "ecn"; unmapped, priority 0 assumed; a netdev
+ * without the files (rxe, veth) is -ENOENT and no "ecn" key. */
+static void roce_ecn_sysfs(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/fabtop-ecn-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char np[600], rp[600], cmd[700];
+    snprintf(np, sizeof(np), "%s/sys/class/net/ens1f0np0/ecn/roce_np/enable", root);
+    snprintf(rp, sizeof(rp), "%s/sys/class/net/ens1f0np0/ecn/roce_rp/enable", root);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s %s", np, rp);
+    assert_int_equal(system(cmd), 0);
+    for (int p = 0; p < 8; p++) {
+        char name[8];
+        snprintf(name, sizeof(name), "%d", p);
+        put_file(np, name, p == 3 ? "1\n" : "0\n");
+        put_file(rp, name, "0\n");
+    }
+    struct verbs_dcb_info d;
+    memset(&d, 0, sizeof(d));
+    for (int i = 0; i < 64; i++)
+        d.dscp_prio[i] = -1;
+    d.available = true;
+    d.trust_dscp = true;
+    d.dscp_prio[26] = 3;
+    assert_int_equal(verbs_dcb_ecn_read(root, "ens1f0np0", &d), 0);
+    assert_true(d.ecn_known);
+    assert_int_equal(d.ecn_np[3], 1);
+    assert_int_equal(d.ecn_np[0], 0);
+    assert_int_equal(d.ecn_rp[3], 0);
+    cJSON *j = verbs_dcb_json(&d, 26);
+    const cJSON *e = cJSON_GetObjectItem(j, "ecn");
+    double prio = -1;
+    assert_true(jsonutil_num(e, "priority", &prio) && prio == 3);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "np_enabled")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(e, "rp_enabled")));
+    assert_null(cJSON_GetObjectItem(e, "priority_assumed"));
+    cJSON_Delete(j);
+    j = verbs_dcb_json(&d, 10); /* not in the APP table */
+    e = cJSON_GetObjectItem(j, "ecn");
+    assert_true(jsonutil_num(e, "priority", &prio) && prio == 0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "priority_assumed")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(e, "np_enabled")));
+    cJSON_Delete(j);
+    assert_int_equal(verbs_dcb_ecn_read(root, "veth0", &d), -ENOENT);
+    assert_false(d.ecn_known);
+    j = verbs_dcb_json(&d, 26);
+    assert_null(cJSON_GetObjectItem(j, "ecn"));
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(peer_parse_ranges), cmocka_unit_test(timeout_bound),
-        cmocka_unit_test(validation),        cmocka_unit_test(no_device_reason),
-        cmocka_unit_test(gpu_dmabuf),        cmocka_unit_test(conditions_brief),
+        cmocka_unit_test(peer_parse_ranges),
+        cmocka_unit_test(timeout_bound),
+        cmocka_unit_test(validation),
+        cmocka_unit_test(no_device_reason),
+        cmocka_unit_test(gpu_dmabuf),
+        cmocka_unit_test(conditions_brief),
+        cmocka_unit_test(roce_ecn_sysfs),
         cmocka_unit_test(memlock_check), /* last: it leaves the process unprivileged */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -412,6 +412,44 @@ static void tcp_loss_cc(void **state)
     fx_free(f);
 }
 
+/* RoCE ECN off for the flow's priority (the mlx5 switches in conditions.dcb.ecn): named with
+ * the netdev's sysfs fix; quiet when both points are on, when unknown (null), or for TCP. */
+static void roce_ecn_off(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(VERBS_DOC);
+    set_str(cond_of(f->doc), "netdev", "ens1f0np0");
+    cJSON *dcb = cJSON_GetObjectItem(cond_of(f->doc), "dcb");
+    cJSON *e = cJSON_AddObjectToObject(dcb, "ecn");
+    set_num(e, "priority", 3);
+    cJSON_AddBoolToObject(e, "np_enabled", true);
+    cJSON_AddBoolToObject(e, "rp_enabled", false);
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "roce-ecn-off");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "priority"), 3, 0);
+    assert_non_null(strstr(c->msg, "the reaction point"));
+    assert_non_null(strstr(c->fix, "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3"));
+    cJSON_ReplaceItemInObject(e, "rp_enabled", cJSON_CreateTrue());
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    cJSON_ReplaceItemInObject(e, "np_enabled", cJSON_CreateNull());
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+    /* The same record on a TCP flow is not the rule's business. */
+    f = fx_new(TCP_DOC);
+    cJSON *d2 = cJSON_AddObjectToObject(cond_of(f->doc), "dcb");
+    cJSON *e2 = cJSON_AddObjectToObject(d2, "ecn");
+    set_num(e2, "priority", 3);
+    cJSON_AddBoolToObject(e2, "np_enabled", false);
+    cJSON_AddBoolToObject(e2, "rp_enabled", false);
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
 /* The workers waited on the run queue for 60% of the time they were runnable: busy cores.
  * Quiet at 5% (wake-up latency), and when the run recorded no scheduler times. */
 static void busy_cpu(void **state)
@@ -446,10 +484,10 @@ static void busy_cpu(void **state)
 static void every_rule_tested(void **state)
 {
     (void)state;
-    static const char *const tested[] = {"one-connection", "depth-1",          "mtu-below-link",
-                                         "roce-v1-gid",    "pcie-downtrained", "numa-remote-buffer",
-                                         "gpu-nic-sys",    "pfc-off",          "ecn-off",
-                                         "tcp-buffers",    "tcp-loss-cc",      "busy-cpu"};
+    static const char *const tested[] = {
+        "one-connection",     "depth-1",     "mtu-below-link", "roce-v1-gid", "pcie-downtrained",
+        "numa-remote-buffer", "gpu-nic-sys", "pfc-off",        "ecn-off",     "tcp-buffers",
+        "tcp-loss-cc",        "busy-cpu",    "roce-ecn-off"};
     assert_int_equal(judge_nrules, (int)(sizeof(tested) / sizeof(tested[0])));
     for (int i = 0; i < judge_nrules; i++) {
         bool found = false;
@@ -571,6 +609,7 @@ int main(void)
         cmocka_unit_test(tcp_buffers),
         cmocka_unit_test(tcp_loss_cc),
         cmocka_unit_test(busy_cpu),
+        cmocka_unit_test(roce_ecn_off),
         cmocka_unit_test(every_rule_tested),
         cmocka_unit_test(ranked_and_round_trip),
         cmocka_unit_test(reference_rows),

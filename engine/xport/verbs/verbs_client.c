@@ -717,6 +717,7 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
     if (v->res.link_layer == IBV_LINK_LAYER_ETHERNET && v->res.netdev[0]) {
         struct ft_err derr = {0};
         verbs_dcb_query(v->res.netdev, &v->dcb, &derr);
+        verbs_dcb_ecn_read("", v->res.netdev, &v->dcb);
     }
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "verbs.open");

@@ -123,12 +123,59 @@ int verbs_dcb_priority_of(const struct verbs_dcb_info *d, int dscp)
     return d->dscp_prio[dscp];
 }
 
+/* 1, 0, or -1 when the file is missing or holds something else. */
+static int read_switch(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int v = -1;
+    if (fscanf(f, "%d", &v) != 1 || (v != 0 && v != 1))
+        v = -1;
+    fclose(f);
+    return v;
+}
+
+int verbs_dcb_ecn_read(const char *root, const char *netdev, struct verbs_dcb_info *d)
+{
+    d->ecn_known = false;
+    for (int p = 0; p < 8; p++) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/sys/class/net/%s/ecn/roce_np/enable/%d", root, netdev, p);
+        d->ecn_np[p] = read_switch(path);
+        snprintf(path, sizeof(path), "%s/sys/class/net/%s/ecn/roce_rp/enable/%d", root, netdev, p);
+        d->ecn_rp[p] = read_switch(path);
+        d->ecn_known |= d->ecn_np[p] >= 0 || d->ecn_rp[p] >= 0;
+    }
+    return d->ecn_known ? 0 : -ENOENT;
+}
+
+/* The ECN switches of priority prio (assumed: the priority is not mapped, 0 untagged). */
+static void ecn_json(cJSON *o, const struct verbs_dcb_info *d, int prio, bool assumed)
+{
+    if (!d->ecn_known)
+        return;
+    cJSON *e = cJSON_AddObjectToObject(o, "ecn");
+    cJSON_AddNumberToObject(e, "priority", prio);
+    if (assumed)
+        cJSON_AddBoolToObject(e, "priority_assumed", true);
+    const int *v[2] = {d->ecn_np, d->ecn_rp};
+    const char *k[2] = {"np_enabled", "rp_enabled"};
+    for (int i = 0; i < 2; i++) {
+        if (v[i][prio] < 0)
+            cJSON_AddNullToObject(e, k[i]);
+        else
+            cJSON_AddBoolToObject(e, k[i], v[i][prio] == 1);
+    }
+}
+
 cJSON *verbs_dcb_json(const struct verbs_dcb_info *d, int dscp)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "available", d->available);
     if (!d->available) {
         cJSON_AddStringToObject(o, "why", d->why);
+        ecn_json(o, d, 0, true);
         return o;
     }
     cJSON_AddStringToObject(o, "trust", d->trust_dscp ? "dscp" : "pcp");
@@ -145,5 +192,6 @@ cJSON *verbs_dcb_json(const struct verbs_dcb_info *d, int dscp)
     }
     if (d->pfc_known)
         cJSON_AddNumberToObject(o, "pfc_en_mask", d->pfc_en);
+    ecn_json(o, d, prio >= 0 ? prio : 0, prio < 0);
     return o;
 }
