@@ -1,5 +1,6 @@
 /* app: explorer state, the event loop, global keys, header/tabs/status drawing, and the
- * glue between views and the engine (start/stop a run, take snapshots, save results). */
+ * glue between views and the engine (start/stop a run, take snapshots, save results; start
+ * a drill, take its documents, save it). */
 #include "tui/app.h"
 
 #include <errno.h>
@@ -164,6 +165,7 @@ void app_fini(struct app *a)
         runner_wait(a->runner);
         runner_free(a->runner);
     }
+    app_drill_free(a->drill); /* a drill ends after its repetitions: waits for them */
     runner_snapshot_release(a->snap);
     cJSON_Delete(a->results);
     results_run_free(&a->results_run);
@@ -185,6 +187,9 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
 {
     if (a->runner && !runner_done(a->runner))
         return ft_err_set(err, -EBUSY, "a test is running: stop it first (s in the live view)");
+    if (a->drill && app_drill_running(a->drill))
+        return ft_err_set(err, -EBUSY,
+                          "a drill is running: it ends after its repetitions (F4 live)");
     if (a->runner) {
         runner_free(a->runner);
         a->runner = NULL;
@@ -207,9 +212,31 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
     app_results_run(a); /* drops the model of the results deleted */
     a->results_path[0] = '\0';
     a->display_paused = false;
+    /* The live view shows the run now; the drill before it goes. */
+    app_drill_free(a->drill);
+    a->drill = NULL;
     app_switch(a, VIEW_LIVE);
     app_message(a, ROLE_INFO, "running %s", m->name);
     check_results_dir(a);
+    return 0;
+}
+
+int app_start_drill(struct app *a, const struct app_drill_opts *o, struct ft_err *err)
+{
+    if (a->runner && !runner_done(a->runner))
+        return ft_err_set(err, -EBUSY, "a test is running: stop it first (s in the live view)");
+    if (a->drill && app_drill_running(a->drill))
+        return ft_err_set(err, -EBUSY,
+                          "a drill is running: it ends after its repetitions (F4 live)");
+    struct app_drill *d;
+    int rc = app_drill_start(o, &d, err);
+    if (rc < 0)
+        return rc;
+    app_drill_free(a->drill);
+    a->drill = d;
+    app_switch(a, VIEW_LIVE);
+    app_message(a, ROLE_INFO, "drilling %s: %s at %g s for %g s, %d repetition%s", o->mix->name,
+                drill_fault_str(o->fault), d->at_s, d->for_s, d->repeat, d->repeat == 1 ? "" : "s");
     return 0;
 }
 
@@ -306,9 +333,77 @@ int app_save_results(struct app *a, const char *path, struct ft_err *err)
     return save_elsewhere(a, err);
 }
 
+/* The drill's newest document, and at its end one line of what it found. */
+static void poll_drill(struct app *a)
+{
+    struct app_drill *d = a->drill;
+    if (!d || !app_drill_poll(d))
+        return;
+    a->dirty = true;
+    if (!d->done)
+        return;
+    if (d->rc < 0) {
+        app_message(a, ROLE_ERROR, "drill failed: %s", d->error);
+        return;
+    }
+    double broke = 0, never = 0, n = 0;
+    if (d->doc_ok) {
+        results_num_get(&d->doc.drills, &n);
+        results_num_get(&d->doc.broke_bound, &broke);
+        results_num_get(&d->doc.never_recovered, &never);
+    }
+    app_message(a, broke || never ? ROLE_ERROR : ROLE_OK,
+                "drill finished: %.0f drill%s, %.0f broke a bound, %.0f never recovered: w saves "
+                "it (F4)",
+                n, n == 1 ? "" : "s", broke, never);
+}
+
+void app_drills_dir(char *buf, size_t len)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(buf, len, "%s/fabtop/drills", xdg);
+    else
+        snprintf(buf, len, "%s/.local/share/fabtop/drills", home && *home ? home : "/tmp");
+}
+
+int app_save_drill(struct app *a, char *path, size_t len, struct ft_err *err)
+{
+    const cJSON *doc = a->drill ? a->drill->json : NULL;
+    if (!doc)
+        return ft_err_set(err, -ENODATA,
+                          "no drill document yet: a drill writes one after each "
+                          "repetition");
+    char dir[768];
+    app_drills_dir(dir, sizeof(dir));
+    int rc = mkdir_p(dir);
+    if (rc < 0) {
+        ft_err_set(err, rc, "%s: cannot create the drills directory: %s", dir, strerror(-rc));
+    } else {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        char stamp[32];
+        strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+        snprintf(path, len, "%s/%s-drill-%s.json", dir, stamp, a->drill->mix.name);
+        rc = jsonutil_save(path, doc, true, err);
+        if (rc == 0)
+            return 0;
+    }
+    /* Not where it should go: a fallback file, so that what was measured is not lost. */
+    char why[sizeof(err->msg)];
+    snprintf(why, sizeof(why), "%s", err->msg);
+    if (jsonutil_save_fallback(doc, "drill", path, len) < 0)
+        return rc;
+    ft_err_clear(err);
+    ft_err_set(err, rc, "%.200s; saved to %s instead", why, path);
+    return 1;
+}
+
 /* Take the newest snapshot (unless the display is paused) and the results at the end. */
 void app_poll(struct app *a)
 {
+    poll_drill(a);
     if (!a->runner)
         return;
     char buf[64];
@@ -359,7 +454,10 @@ static void draw_header(struct app *a, const struct layout *l)
 {
     struct ui *u = &a->ui;
     char right[160] = "";
-    if (a->snap && a->runner && !runner_done(a->runner)) {
+    if (a->drill && app_drill_running(a->drill)) {
+        snprintf(right, sizeof(right), "drill %s %s: repetition %d/%d", a->drill->mix.name,
+                 drill_fault_str(a->drill->fault), app_drill_current(a->drill), a->drill->repeat);
+    } else if (a->snap && a->runner && !runner_done(a->runner)) {
         static const char *const ph[] = {"setup", "warm-up", "measuring", "teardown", "done"};
         /* Tenths for phases under 10 s ("0.3/0.5 s", not "0/0 s"). */
         int d = a->snap->phase_total_s < 10 ? 1 : 0;
@@ -524,6 +622,16 @@ void app_key(struct app *a, int ch)
     int r = app_views[a->view]->key ? app_views[a->view]->key(a, ch) : REACT_NONE;
     if (r == REACT_NONE)
         r = global_key(a, ch);
+    /* A drill cannot be stopped halfway: quitting waits for its repetitions, so ask first. */
+    if ((r & REACT_QUIT) && a->drill && app_drill_running(a->drill) &&
+        !(a->quit_asked_ns && now_ns() < a->quit_asked_ns + 4000000000ull)) {
+        a->quit_asked_ns = now_ns();
+        app_message(a, ROLE_WARN,
+                    "a drill is running (repetition %d of %d): q again waits for it to end, then "
+                    "quits",
+                    app_drill_current(a->drill), a->drill->repeat);
+        r = REACT_REDRAW;
+    }
     if (r & REACT_QUIT)
         a->quit = true;
     if (r & (REACT_REDRAW | REACT_QUIT))
@@ -615,6 +723,16 @@ int app_run(struct app *a)
         int ch;
         while ((ch = getch()) != ERR)
             app_key(a, ch);
+    }
+    if (a->drill && app_drill_running(a->drill)) {
+        /* Said on screen while the drill's last repetition ends (the thread is joined here,
+         * before the terminal is restored). */
+        app_message(a, ROLE_WARN, "quitting: waiting for the drill to end (repetition %d of %d)",
+                    app_drill_current(a->drill), a->drill->repeat);
+        app_draw(a);
+        doupdate();
+        app_drill_free(a->drill);
+        a->drill = NULL;
     }
     return 0;
 }

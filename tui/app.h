@@ -16,6 +16,7 @@
 #include "topology/topo_affinity.h"
 #include "topology/topo_lint.h"
 #include "topology/topo_model.h"
+#include "tui/app_drill.h"
 #include "tui/layout.h"
 #include "tui/theme.h"
 #include "tui/ui.h"
@@ -109,6 +110,10 @@ struct app {
     char sweep_path[512];
     bool sweep_follow;      /* --attach: re-read it when it changes */
     char run_key_file[512]; /* key file for the next run's remote peers, "" = default */
+    /* a fault drill in progress or just finished (the live view shows it instead of the
+     * run); only one run or drill at a time */
+    struct app_drill *drill;
+    uint64_t quit_asked_ns; /* q while a drill runs: asked when (q again within 4 s quits) */
     /* the status line */
     char msg[256];
     enum theme_role msg_role;
@@ -139,6 +144,15 @@ void app_message(struct app *a, enum theme_role r, const char *fmt, ...)
 int app_start_run(struct app *a, const struct mix *m, const char *peer, struct ft_err *err);
 /* Stop the run in progress (results keep what was measured). */
 void app_stop_run(struct app *a);
+/* Start a fault drill (app_drill.h) in the background (the live view follows): -errno with a
+ * message when a run or another drill is in progress, or the mix cannot be drilled. */
+int app_start_drill(struct app *a, const struct app_drill_opts *o, struct ft_err *err);
+/* Save the drill's document atomically into the drills directory (app_drills_dir) with its
+ * path in path: 0; 1 when it went to a fallback file instead (err says why, path where);
+ * -errno. */
+int app_save_drill(struct app *a, char *path, size_t len, struct ft_err *err);
+/* Where saved drills live: $XDG_DATA_HOME/fabtop/drills (or ~/.local/share/...). */
+void app_drills_dir(char *buf, size_t len);
 /* Save the current results atomically into the results directory (or path): 0. When that
  * fails they go to a fallback file (common/jsonutil.h: jsonutil_save_fallback): 1, with err saying
  * why and where, and results_path naming it. -errno when they could not be saved anywhere. */

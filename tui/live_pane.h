@@ -1,7 +1,8 @@
 /* live_pane: the live run view (F4) as five panes over one state: the histogram
  * (live_hist.c), the percentile table (live_pct.c), the goodput timelines per flow
  * (live_flows.c), the counters and TCP numbers (live_counters.c) and the events with the
- * progress (live_events.c). view_live.c owns the frame, the view-wide keys and the state;
+ * progress (live_events.c); a fault drill's page (live_drill.c) takes the whole body in their
+ * place. view_live.c owns the frame, the view-wide keys and the state;
  * each pane draws into its rectangle from that state and may answer keys while it has the
  * focus. Private to the live view's files. */
 #ifndef LIVE_PANE_H
@@ -73,6 +74,12 @@ struct live_state {
     const cJSON *res_hist_doc; /* the results document res_hist was taken from (identity) */
     bool res_hist_ok;
     bool class_drawn; /* this frame's percentile table had room for the lines by class */
+    /* The drill's page: its scroll, following the newest lines unless scrolled back, for
+     * the drill that started at drill_start_ns. */
+    struct ui_list drill_scroll;
+    bool drill_follow;
+    int drill_rows; /* rows of text at the last draw */
+    uint64_t drill_start_ns;
 };
 
 /* A pane: drawn into r (its frame included) from the view's state; focus: it has the keys. */
@@ -89,6 +96,8 @@ extern const struct live_pane live_pct_pane;
 extern const struct live_pane live_flows_pane;
 extern const struct live_pane live_counters_pane;
 extern const struct live_pane live_events_pane;
+/* A fault drill's page (a->drill), drawn into the whole body. */
+extern const struct live_pane live_drill_pane;
 
 /* The percentile pane's column for a flow's snapshot numbers (the view keeps the
  * foreground's quiet one while the quiet phase runs). */

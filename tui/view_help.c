@@ -36,6 +36,9 @@ static const char *const key_lines[] = {
     "  Enter      open / go to        /          search, n next",
     "  t          next colour theme (remembered for the next start)",
     "Topology: m toggles the affinity matrix; Enter on a lint finding jumps to its object.",
+    "Setup: S starts the test, D a fault drill of its mix (TCP pingpong and rr flows) with the "
+    "Drill field's fault at 1 s (Left/Right; Enter types FOR x TIMES); F4 shows each "
+    "repetition's detection and recovery, w saves the drill.",
     "Live run: p pauses the display, s stops the test, w saves the results, ? on a counter "
     "explains it; in the percentile table (Tab to it), Left/Right picks the flow whose "
     "histogram is shown.",

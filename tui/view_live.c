@@ -1,8 +1,8 @@
 /* view_live: the live run view (F4): the foreground's latency histogram on a log axis with
  * p50/p99/p99.9 markers, a percentile table (per flow, quiet vs loaded side by side), goodput
  * timelines, port-wide counters and TCP numbers per flow, the events log and the progress,
- * as five panes (live_pane.h, one file each); this file owns the frame, the state and the
- * view-wide keys. */
+ * as five panes (live_pane.h, one file each); or, while a fault drill runs or after it, the
+ * drill's page (live_drill.c); this file owns the frame, the state and the view-wide keys. */
 #include "tui/views.h"
 
 #include <stdio.h>
@@ -100,6 +100,10 @@ static void draw_no_run(struct app *a, struct ui *u, const struct layout *l)
 static void live_draw(struct app *a, struct ui *u, const struct layout *l)
 {
     observe(a);
+    if (a->drill) {
+        live_drill_pane.draw(a, st(a), u, &l->body, true);
+        return;
+    }
     if (!a->snap) {
         draw_no_run(a, u, l);
         return;
@@ -128,9 +132,47 @@ static void save(struct app *a)
         app_message(a, ROLE_OK, "Results saved to %s", a->results_path);
 }
 
+static void save_drill(struct app *a)
+{
+    char path[1024];
+    struct ft_err err = {0};
+    int rc = app_save_drill(a, path, sizeof(path), &err);
+    if (rc < 0)
+        app_message(a, ROLE_ERROR, "Not saved: %s", err.msg);
+    else if (rc > 0)
+        app_message(a, ROLE_WARN, "%s", err.msg);
+    else
+        app_message(a, ROLE_OK, "Drill saved to %s%s", path,
+                    app_drill_running(a->drill) ? " (so far: its repetitions done)" : "");
+}
+
+/* The keys of the drill's page: it scrolls and saves; a drill runs to its end. */
+static int drill_key(struct app *a, struct live_state *s, int ch)
+{
+    int r = live_drill_pane.key(a, s, ch);
+    if (r != REACT_NONE)
+        return r;
+    switch (ch) {
+    case 'w':
+        save_drill(a);
+        return REACT_REDRAW;
+    case 's':
+    case 'p':
+        app_message(a, ROLE_WARN, "%s",
+                    app_drill_running(a->drill)
+                        ? "A drill cannot be stopped or paused: it ends after its repetitions."
+                        : "The drill has finished.");
+        return REACT_REDRAW;
+    default:
+        return REACT_NONE;
+    }
+}
+
 static int live_key(struct app *a, int ch)
 {
     struct live_state *s = st(a);
+    if (a->drill)
+        return drill_key(a, s, ch);
     int pane = a->focus;
     if (pane >= 0 && pane < LIVE_NPANES && panes[pane]->key) {
         int r = panes[pane]->key(a, s, ch);
@@ -194,11 +236,20 @@ static int live_key(struct app *a, int ch)
 
 static const char *live_keys(const struct app *a)
 {
+    if (a->drill)
+        return app_drill_running(a->drill) ? "Up/Down scroll  w save so far  F2 setup"
+                                           : "Up/Down scroll  w save  F2 setup  F5 results";
     if (!a->snap)
         return "F2 set up a test  F3 topology  F5 results";
     /* Most used first: at 80 columns the key line drops whole keys from the end. */
     return "p pause  s stop  w save  ? explain  Tab pane  Up/Down select  y lin/log  "
            "c TCP/counters  z all counters";
+}
+
+/* The running repetition's seconds go up. */
+static int live_tick(struct app *a)
+{
+    return a->drill && app_drill_running(a->drill) ? REACT_REDRAW : REACT_NONE;
 }
 
 const struct view_ops view_live = {
@@ -209,6 +260,7 @@ const struct view_ops view_live = {
     .fini = live_fini,
     .draw = live_draw,
     .key = live_key,
+    .tick = live_tick,
     .observe = observe,
     .keys = live_keys,
 };

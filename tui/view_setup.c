@@ -1,8 +1,10 @@
 /* view_setup: the test setup view: a form (preset, endpoint, peer, key file, transport,
- * message size, concurrency, duration, incast senders, neighbours) over a mix builder
+ * message size, concurrency, duration, incast senders, neighbours, drill) over a mix builder
  * (engine/run/mix_build.h: the preset plus the knobs, validated there), which starts the
  * mix, remembers the settings in the config and shows the equivalent `fabtop run` command
- * line with its flags. After the mix presets the Preset field offers the model presets
+ * line with its flags. D drills the same mix instead (the Drill field's fault, its length
+ * and repetitions; app_drill.h) when drill_check_mix takes it, in the background, with the
+ * live view following. After the mix presets the Preset field offers the model presets
  * (engine/model/): then the form is the model's layout (TP, PP, EP, batch, context, prompt,
  * page, KV dtype, engine, transport) with the sizes it derives, and Start runs the mix
  * engine/run/mix_model.h makes of it. */
@@ -19,6 +21,7 @@
 #include "common/xalloc.h"
 #include "engine/model/model_config.h"
 #include "engine/model/model_size.h"
+#include "engine/run/drill.h"
 #include "engine/run/mix_build.h"
 #include "engine/run/mix_model.h"
 #include "tui/config.h"
@@ -37,13 +40,17 @@ enum field {
     F_DURATION,
     F_SENDERS,
     F_NEIGHBOURS,
+    F_DRILL,
     F_START,
     F_COUNT
 };
 
 static const char *const field_label[F_COUNT] = {
     "Preset",      "Endpoint", "Peer",           "Key file",   "Transport", "Message size",
-    "Concurrency", "Duration", "Incast senders", "Neighbours", ""};
+    "Concurrency", "Duration", "Incast senders", "Neighbours", "Drill",     ""};
+
+/* How long the Drill field's fault lasts when no time is typed, seconds (once). */
+#define DRILL_DEF_FOR_S 2.0
 
 /* The form's lines for a model preset. */
 enum mfield {
@@ -117,6 +124,10 @@ struct setup_state {
     char mxp_why[256]; /* ... or why not */
     struct strbuf msz; /* the sizes (setup_model_sizes_text), or the refusal */
     bool msz_ok;
+    /* The Drill field: off (0), peer-stall or peer-kill, and "FOR x TIMES" as typed ("" is
+     * DRILL_DEF_FOR_S once). */
+    enum drill_fault drill_fault;
+    char drill_time[32];
 };
 
 static struct setup_state *st(struct app *a)
@@ -151,7 +162,7 @@ static void fmt_sizes(char *buf, size_t len, const struct mix_sizes *s)
 static bool is_text_field(int f)
 {
     return f == F_PEER || f == F_KEYFILE || f == F_SIZE || f == F_CONC || f == F_DURATION ||
-           f == F_SENDERS;
+           f == F_SENDERS || f == F_DRILL;
 }
 
 static char *field_text(struct setup_state *s, int f, size_t *len)
@@ -175,6 +186,9 @@ static char *field_text(struct setup_state *s, int f, size_t *len)
     case F_SENDERS:
         *len = sizeof(s->b.senders);
         return s->b.senders;
+    case F_DRILL:
+        *len = sizeof(s->drill_time);
+        return s->drill_time;
     default:
         *len = 0;
         return NULL;
@@ -201,8 +215,62 @@ static bool field_applies(const struct setup_state *s, int f)
                                       [F_DURATION] = MIX_KNOB_DURATION,
                                       [F_SENDERS] = MIX_KNOB_SENDERS,
                                       [F_NEIGHBOURS] = MIX_KNOB_NEIGHBOURS,
+                                      [F_DRILL] = -1,
                                       [F_START] = -1};
+    if (f == F_DRILL)
+        return !mix_build_sim(bld(s)); /* a simulated fabric has no agent to fault */
     return knob[f] < 0 || mix_build_applies(bld(s), (enum mix_knob)knob[f]);
+}
+
+/* ---- the drill ---- */
+
+/* The Drill field's timing as typed: "FOR" or "FOR x TIMES" ("2", "0.5 x 3", "3s x2"; ""
+ * is DRILL_DEF_FOR_S once), within app_drill.h's limits. */
+static bool parse_drill_time(const char *t, double *for_s, int *repeat)
+{
+    *for_s = DRILL_DEF_FOR_S;
+    *repeat = 1;
+    t += strspn(t, " ");
+    if (!*t)
+        return true;
+    /* Digits and a point only (strtod alone also takes "0x3" and "inf"). */
+    size_t nd = strspn(t, "0123456789.");
+    char num[32], *end;
+    if (!nd || nd >= sizeof(num))
+        return false;
+    snprintf(num, sizeof(num), "%.*s", (int)nd, t);
+    double v = strtod(num, &end);
+    if (*end)
+        return false;
+    const char *p = t + nd;
+    p += strspn(p, " ");
+    if (*p == 's')
+        p++;
+    p += strspn(p, " ");
+    long n = 1;
+    if (*p == 'x' || *p == '*') {
+        p++;
+        p += strspn(p, " ");
+        size_t nn = strspn(p, "0123456789");
+        if (!nn)
+            return false;
+        n = strtol(p, NULL, 10);
+        p += nn;
+        p += strspn(p, " ");
+    }
+    if (*p || !(v >= APP_DRILL_MIN_FOR_S && v <= APP_DRILL_MAX_FOR_S) || n < 1 ||
+        n > APP_DRILL_MAX_REPEAT)
+        return false;
+    *for_s = v;
+    *repeat = (int)n;
+    return true;
+}
+
+static void say_bad_drill_time(struct app *a, const char *t)
+{
+    app_message(a, ROLE_ERROR,
+                "Drill '%s': give FOR x TIMES, %g to %g s and 1 to %d times (2 x 3: 2 s, 3 times)",
+                t, APP_DRILL_MIN_FOR_S, APP_DRILL_MAX_FOR_S, APP_DRILL_MAX_REPEAT);
 }
 
 /* ---- endpoints ---- */
@@ -444,6 +512,12 @@ static void restore_settings(struct app *a)
     if (j) {
         jsonutil_strcpy(j, "key_file", s->b.key_file, sizeof(s->b.key_file));
         jsonutil_strcpy(j, "remote", s->remote, sizeof(s->remote));
+        char fault[32] = "";
+        enum drill_fault f;
+        if (jsonutil_strcpy(j, "drill", fault, sizeof(fault)) &&
+            drill_fault_parse(fault, &f) == 0 && (f == DRILL_PEER_STALL || f == DRILL_PEER_KILL))
+            s->drill_fault = f;
+        jsonutil_strcpy(j, "drill_time", s->drill_time, sizeof(s->drill_time));
     }
     if (s->b.peer[0])
         snprintf(s->remote, sizeof(s->remote), "%s", s->b.peer);
@@ -475,6 +549,9 @@ static int remember_settings(struct app *a, struct ft_err *err)
     cJSON_AddBoolToObject(cfg.setup, "neighbours", s->b.neighbours);
     cJSON_AddStringToObject(cfg.setup, "key_file", s->b.key_file);
     cJSON_AddStringToObject(cfg.setup, "remote", s->remote);
+    cJSON_AddStringToObject(cfg.setup, "drill",
+                            s->drill_fault ? drill_fault_str(s->drill_fault) : "off");
+    cJSON_AddStringToObject(cfg.setup, "drill_time", s->drill_time);
     int rc = config_save(a->o.config_dir, &cfg, err);
     config_free(&cfg);
     return rc;
@@ -653,25 +730,31 @@ static void model_set_typed(struct app *a, const char *text)
     model_eval(a, true);
 }
 
-/* Start: the model's mix (mix_model_make), run like any mix. */
-static int model_start(struct app *a)
+/* The model's mix (mix_model_make) into m: 0, or -EINVAL with the refusal said. */
+static int model_mix(struct app *a, struct mix *m)
 {
     struct setup_state *s = st(a);
     if (!s->mc_ok) {
         app_message(a, ROLE_ERROR, "%s", s->mc_error);
-        return REACT_REDRAW;
+        return -EINVAL;
     }
     struct model_sizes sz;
     struct ft_err err = {0};
-    if (model_size_compute(&s->mc, &s->ml, &sz, &err) < 0) {
+    if (model_size_compute(&s->mc, &s->ml, &sz, &err) < 0 ||
+        mix_model_make(&s->mc, &s->ml, &sz, s->mtransport, m, &err) < 0) {
         app_message(a, ROLE_ERROR, "refused: %s", err.msg);
-        return REACT_REDRAW;
+        return -EINVAL;
     }
+    return 0;
+}
+
+/* Start: the model's mix, run like any mix. */
+static int model_start(struct app *a)
+{
     struct mix m;
-    if (mix_model_make(&s->mc, &s->ml, &sz, s->mtransport, &m, &err) < 0) {
-        app_message(a, ROLE_ERROR, "refused: %s", err.msg);
+    struct ft_err err = {0};
+    if (model_mix(a, &m) < 0)
         return REACT_REDRAW;
-    }
     a->run_key_file[0] = '\0';
     if (app_start_run(a, &m, NULL, &err) < 0)
         app_message(a, ROLE_ERROR, "%s", err.msg);
@@ -751,8 +834,9 @@ static void model_field_value(struct app *a, int f, char *val, size_t vlen, char
     case M_START:
         snprintf(val, vlen, "[ Start ]");
         snprintf(hint, hlen, "%s",
-                 a->runner && !runner_done(a->runner) ? "a test is running (F4 live)"
-                                                      : "or S from any field");
+                 a->runner && !runner_done(a->runner)      ? "a test is running (F4 live)"
+                 : a->drill && app_drill_running(a->drill) ? "a drill is running (F4 live)"
+                                                           : "or S from any field");
         break;
     }
 }
@@ -786,6 +870,52 @@ static int start(struct app *a)
     struct ft_err cerr = {0};
     if (remember_settings(a, &cerr) < 0)
         app_message(a, ROLE_WARN, "%s: settings not remembered", cerr.msg);
+    mix_free(&m);
+    return REACT_REDRAW;
+}
+
+/* D: a drill of the mix Start would run (the model's too), with the Drill field's fault,
+ * length and repetitions, against the form's peer or the in-process agent. */
+static int drill(struct app *a)
+{
+    struct setup_state *s = st(a);
+    struct mix m;
+    char why[512];
+    if (model_mode(s)) {
+        if (model_mix(a, &m) < 0)
+            return REACT_REDRAW;
+    } else if (mix_build_make(bld(s), &m, why, sizeof(why)) < 0) {
+        app_message(a, ROLE_ERROR, "%s", why);
+        return REACT_REDRAW;
+    }
+    /* Messages name the mix, not the file it came from: one status line. */
+    snprintf(m.source, sizeof(m.source), "%s", m.name);
+    struct ft_err err = {0};
+    double for_s;
+    int repeat;
+    if (drill_check_mix(&m, &err) < 0) {
+        app_message(a, ROLE_ERROR, "%s", err.msg);
+    } else if (!s->drill_fault) {
+        app_message(a, ROLE_WARN,
+                    "Drill is off: Left/Right on the Drill field picks peer-stall or peer-kill");
+    } else if (!parse_drill_time(s->drill_time, &for_s, &repeat)) {
+        say_bad_drill_time(a, s->drill_time);
+    } else {
+        bool remote = !model_mode(s) && s->b.peer[0] && field_applies(s, F_PEER);
+        struct app_drill_opts o = {.mix = &m,
+                                   .fault = s->drill_fault,
+                                   .for_s = for_s,
+                                   .repeat = repeat,
+                                   .peer = remote ? s->b.peer : NULL,
+                                   .key_file = remote && s->b.key_file[0] ? s->b.key_file : NULL};
+        if (app_start_drill(a, &o, &err) < 0) {
+            app_message(a, ROLE_ERROR, "%s", err.msg);
+        } else if (!model_mode(s)) {
+            struct ft_err cerr = {0};
+            if (remember_settings(a, &cerr) < 0)
+                app_message(a, ROLE_WARN, "%s: settings not remembered", cerr.msg);
+        }
+    }
     mix_free(&m);
     return REACT_REDRAW;
 }
@@ -905,6 +1035,16 @@ static int change(struct app *a, int dir)
         s->b.neighbours = !s->b.neighbours;
         eval_transports(a);
         break;
+    case F_DRILL: {
+        /* off, peer-stall, peer-kill (the faults of a namespace need `fabtop drill`) */
+        static const enum drill_fault order[] = {0, DRILL_PEER_STALL, DRILL_PEER_KILL};
+        int cur = 0;
+        for (int i = 0; i < 3; i++)
+            if (order[i] == s->drill_fault)
+                cur = i;
+        s->drill_fault = order[(cur + 3 + dir) % 3];
+        break;
+    }
     default:
         return REACT_HANDLED;
     }
@@ -927,6 +1067,8 @@ static void reset_field(struct app *a)
         set_ep(s, 0);
     if (s->fields.sel == F_NEIGHBOURS)
         s->b.neighbours = true;
+    if (s->fields.sel == F_DRILL)
+        s->drill_fault = 0;
     if (s->fields.sel == F_TRANSPORT) {
         int fg = mix_build_fg(bld(s));
         if (fg >= 0)
@@ -939,6 +1081,13 @@ static void reset_field(struct app *a)
 static void check_field(struct app *a, int f)
 {
     struct setup_state *s = st(a);
+    if (f == F_DRILL) {
+        double for_s;
+        int repeat;
+        if (!parse_drill_time(s->drill_time, &for_s, &repeat))
+            say_bad_drill_time(a, s->drill_time);
+        return;
+    }
     struct mix m;
     char why[512];
     if (mix_build_make(bld(s), &m, why, sizeof(why)) == 0) {
@@ -1058,6 +1207,8 @@ static int setup_key(struct app *a, int ch)
     case 'S': /* F5 stays the global key for the results view */
     case 's':
         return start(a);
+    case 'D':
+        return drill(a);
     default:
         return REACT_NONE;
     }
@@ -1200,11 +1351,34 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
         *dim = !bg;
         break;
     }
+    case F_DRILL: {
+        if (!field_applies(s, f)) {
+            snprintf(val, vlen, "n/a");
+            snprintf(hint, hlen, "no agent to fault in a simulation");
+            *dim = true;
+            break;
+        }
+        double for_s;
+        int repeat;
+        bool ok = parse_drill_time(s->drill_time, &for_s, &repeat);
+        if (!s->drill_fault)
+            snprintf(val, vlen, "< off >");
+        else if (ok)
+            snprintf(val, vlen, "< %s, %g s x %d >", drill_fault_str(s->drill_fault), for_s,
+                     repeat);
+        else
+            snprintf(val, vlen, "< %s, %.12s? >", drill_fault_str(s->drill_fault), s->drill_time);
+        *dim = !s->drill_fault;
+        snprintf(hint, hlen, "%s",
+                 s->drill_fault ? "injected at 1 s; D drills it" : "off: Left/Right picks a fault");
+        break;
+    }
     case F_START:
         snprintf(val, vlen, "[ Start ]");
         snprintf(hint, hlen, "%s",
-                 a->runner && !runner_done(a->runner) ? "a test is running (F4 live)"
-                                                      : "or S from any field");
+                 a->runner && !runner_done(a->runner)      ? "a test is running (F4 live)"
+                 : a->drill && app_drill_running(a->drill) ? "a drill is running (F4 live)"
+                                                           : "or S from any field");
         break;
     }
 }
@@ -1442,9 +1616,12 @@ static void setup_enter(struct app *a)
 static const char *setup_keys(const struct app *a)
 {
     const struct setup_state *s = a->vstate[VIEW_SETUP];
+    if (s->editing && s->fields.sel == F_DRILL && !model_mode(s))
+        return "type FOR x TIMES (2 x 3: the fault for 2 s, 3 times)  Enter confirms  Esc cancels";
     if (s->editing)
         return "type the value  Enter confirms  Esc cancels  Backspace/Ctrl-U delete";
-    return "Up/Down field  Left/Right change  Enter edit  Del reset  S start";
+    /* At 80 columns the line drops whole keys from the end: Del reset goes first. */
+    return "Up/Down field  Left/Right change  Enter edit  S start  D drill  Del reset";
 }
 
 const struct view_ops view_setup = {

@@ -117,8 +117,10 @@ done
 # builder, histograms, counters, results and compare. Not the transports (xport/), the peer agent (peer/), the
 # simulator (sim/) or the flow contract (flow/flow.h): those are the engine's own business.
 # The setup view's model presets read a model's shape and sizes (engine/model/, pure
-# arithmetic) and make its mix (run/mix_model.h), as `fabtop mix --model` does.
-public="engine/run/runner.h engine/run/thresholds.h engine/run/mix_build.h
+# arithmetic) and make its mix (run/mix_model.h), as `fabtop mix --model` does. The explorer's
+# Drill action calls the drill as `fabtop drill` does (run/drill.h: the options, the run, the
+# document after every repetition).
+public="engine/run/runner.h engine/run/drill.h engine/run/thresholds.h engine/run/mix_build.h
   engine/run/mix_model.h engine/model/model_config.h engine/model/model_size.h
   engine/flow/mix.h engine/flow/hist.h engine/flow/flow_state.h engine/flow/fabric_snap.h
   engine/counters/counters.h engine/results/"

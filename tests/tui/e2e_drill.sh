@@ -1,0 +1,73 @@
+#!/bin/sh
+# e2e_drill: D in the setup view through the real event loop, in tmux at 80x24: tp-decode at
+# one size, the Drill field set to peer-kill for 2.5 s once, D; the live view shows the
+# repetition running, refuses a run meanwhile, and q asks first; then, with no key pressed
+# (the loop's own tick takes the drill's document), the detection, the recovery and the
+# agent's count agreeing; w saves the document and q quits cleanly.
+. "$(dirname "$0")/e2e_lib.sh"
+
+# press_until KEY TEXT: press KEY (at most 40 times) until the screen shows TEXT.
+press_until() {
+    i=0
+    while [ $i -lt 40 ]; do
+        screen | grep -qF -- "$2" && return 0
+        keys "$1"
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "'$2' never showed after $1"
+}
+
+start -- --input synth.xml
+wait_for "F2 Setup"
+keys F2
+wait_for "< api >"
+press_until Right "< tp-decode >"
+# One message size (a sweep cannot be drilled): the 6th field.
+keys j j j j j Enter C-u
+type_text 4KiB
+keys Enter
+wait_for "\$ fabtop run --mix tp-decode --size 4KiB"
+# The Drill field is the one above Start.
+keys G k
+press_until Right "< peer-kill, 2 s x 1 >"
+keys Enter C-u
+type_text "2.5 x 1"
+keys Enter
+wait_for "< peer-kill, 2.5 s x 1 >"
+pass "setup: tp-decode at 4KiB, Drill peer-kill for 2.5 s once"
+
+keys D
+wait_for "Repetition 1 of 1: running (fault at 1 s for 2.5 s)" 10
+wait_for "drill tp-decode peer-kill: repetition 1/1"
+keys F2 S
+wait_for "a drill is running: it ends after its repetitions (F4 live)"
+keys F4
+keys q
+wait_for "a drill is running (repetition 1 of 1): q again waits for it to end"
+pass "drilling: the repetition running, a run refused, q asks first"
+
+# Room for the whole page; from here no key until the drill has ended.
+resize 132 43
+wait_for "drill finished: 1 drill, 0 broke a bound, 0 never recovered" 30
+wait_for "Repetition 1 of 1: peer-kill injected at "
+screen | grep -qE "tp-sync \(pingpong, 1 connection\): detected after [0-9.]+ s \(bound 2\.10 s, ok\) by error: " ||
+    fail "no detection line with its bound"
+screen | grep -qE "recovered after [0-9.]+ s \(deadline 8 s, ok\), [0-9]+ reconnects?; back at the quiet p99 \([0-9.]+ us round trip\) at [0-9.]+ s" ||
+    fail "no recovery line with its deadline"
+screen | grep -qE "requests: [0-9]+ issued, [0-9]+ completed, [0-9]+ failed, [0-9]+ abandoned at their deadline, 0 hanging" ||
+    fail "no requests line"
+screen | grep -qE "the agent answered ([0-9]+) requests, the client completed [0-9]+: agree" ||
+    fail "no agreement line"
+wait_for "Summary of 1 repetition: 1 drill (flow x repetition), 0 broke a bound, 0 never recovered"
+pass "the drill's repetition shown: detection, recovery, requests, agreement"
+
+keys w
+wait_for "Drill saved to $XDG_DATA_HOME/fabtop/drills/"
+set -- "$XDG_DATA_HOME"/fabtop/drills/*-drill-tp-decode.json
+[ -s "$1" ] || fail "no drill document in $XDG_DATA_HOME/fabtop/drills"
+grep -q '"format":[[:space:]]*"fabtop-drill"' "$1" || fail "$1 is not a fabtop-drill document"
+pass "w saved the drill's document"
+
+quit_and_check
+echo "PASS: e2e_drill"

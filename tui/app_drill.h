@@ -1,0 +1,95 @@
+/* app_drill: a fault drill (engine/run/drill.h) that the explorer runs in a thread of its own,
+ * so that the event loop never waits on it: the drill's progress callback leaves the latest
+ * "fabtop-drill" document under a mutex, the loop takes it (app_drill_poll) into the results
+ * model the live view draws, and the end brings the status and the error. Pure state, no
+ * curses. */
+#ifndef APP_DRILL_H
+#define APP_DRILL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/ft_err.h"
+#include "engine/flow/mix.h"
+#include "engine/results/results_drill.h"
+#include "engine/run/drill.h"
+
+/* Seconds into each repetition the explorer injects its fault (fabtop drill's --at). */
+#define APP_DRILL_AT_S 1.0
+/* The fault's length (--for) and the repetitions (--repeat) the setup form takes. */
+#define APP_DRILL_MIN_FOR_S  0.1
+#define APP_DRILL_MAX_FOR_S  30.0
+#define APP_DRILL_MAX_REPEAT 100
+
+/* The recovery policy a drilled flow without one gets: 20 attempts, the wait doubling from
+ * 20 to 300 ms, recovered within 8 s of the detection; a fault longer than 4 s lengthens the
+ * deadline to its length + 4 s, with enough attempts at 300 ms to reach it. */
+#define APP_DRILL_ATTEMPTS       20
+#define APP_DRILL_BACKOFF_MIN_MS 20.0
+#define APP_DRILL_BACKOFF_MAX_MS 300.0
+#define APP_DRILL_DEADLINE_S     8.0
+
+struct app_drill_opts {
+    const struct mix *mix; /* copied; its timed flows without a "recover" policy get the
+                            * default (the background flows run as load) */
+    enum drill_fault fault;
+    double for_s;
+    int repeat;
+    const char *peer;     /* HOST[:PORT] of a `fabtop serve`; NULL: the in-process agent */
+    const char *key_file; /* for peer; NULL: the default lookup */
+};
+
+struct app_drill {
+    /* Set before the thread starts; read-only after. */
+    struct mix mix;            /* as drilled, with the policies given */
+    int drilled;               /* its timed flows (the foreground; the background is load) */
+    int given;                 /* of those, the ones without a policy: given the default */
+    struct mix_recover policy; /* the default given (when given > 0) */
+    enum drill_fault fault;
+    double at_s, for_s;
+    int repeat;
+    char peer[128], key_file[512]; /* "" = the in-process agent, the default key */
+    uint64_t start_ns;
+    pthread_t thr;
+
+    /* Shared with the drill's thread: under lock. */
+    pthread_mutex_t lock;
+    cJSON *latest;         /* the newest document (owned), NULL before the first repetition */
+    unsigned gen;          /* bumped with every document and at the end */
+    uint64_t rep_ns;       /* when the current repetition started (the last document) */
+    bool ended;            /* drill_run returned */
+    int ended_rc;          /* its 0 / -errno ... */
+    char ended_error[300]; /* ... and message */
+
+    /* The loop's own (app_drill_poll): what the views read. */
+    bool joined; /* the thread, once it has ended */
+    unsigned seen_gen;
+    cJSON *json;                  /* the latest document (owned) */
+    struct results_drill_doc doc; /* json as the results model, when doc_ok */
+    bool doc_ok;
+    char doc_error[300]; /* why json could not be read */
+    uint64_t cur_rep_ns; /* rep_ns as last seen */
+    bool done;
+    int rc;
+    char error[300];
+};
+
+/* Copy the mix (giving the default policy where there is none) and start drill_run in a
+ * thread: 0, or -errno with err (the mix cannot be drilled: drill_check_mix's message). */
+int app_drill_start(const struct app_drill_opts *o, struct app_drill **out, struct ft_err *err);
+/* Take what the drill's thread published since the last call (a repetition's document, the
+ * end): true when something changed. */
+bool app_drill_poll(struct app_drill *d);
+/* Still running, as the last app_drill_poll saw it. */
+bool app_drill_running(const struct app_drill *d);
+/* The repetition running now (1-based), or 0 when the drill has ended. */
+int app_drill_current(const struct app_drill *d);
+/* Seconds since the running repetition started (as the last app_drill_poll saw). */
+double app_drill_rep_elapsed_s(const struct app_drill *d);
+/* Wait for the drill's thread (a drill ends after its repetitions), then free it all. */
+void app_drill_free(struct app_drill *d);
+
+#endif
