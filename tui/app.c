@@ -165,7 +165,7 @@ void app_fini(struct app *a)
         runner_wait(a->runner);
         runner_free(a->runner);
     }
-    app_drill_free(a->drill); /* a drill ends after its repetitions: waits for them */
+    app_drill_free(a->drill); /* stopped, its thread joined */
     runner_snapshot_release(a->snap);
     cJSON_Delete(a->results);
     results_run_free(&a->results_run);
@@ -188,8 +188,7 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
     if (a->runner && !runner_done(a->runner))
         return ft_err_set(err, -EBUSY, "a test is running: stop it first (s in the live view)");
     if (a->drill && app_drill_running(a->drill))
-        return ft_err_set(err, -EBUSY,
-                          "a drill is running: it ends after its repetitions (F4 live)");
+        return ft_err_set(err, -EBUSY, "a drill is running: s in the live view stops it (F4 live)");
     if (a->runner) {
         runner_free(a->runner);
         a->runner = NULL;
@@ -226,8 +225,7 @@ int app_start_drill(struct app *a, const struct app_drill_opts *o, struct ft_err
     if (a->runner && !runner_done(a->runner))
         return ft_err_set(err, -EBUSY, "a test is running: stop it first (s in the live view)");
     if (a->drill && app_drill_running(a->drill))
-        return ft_err_set(err, -EBUSY,
-                          "a drill is running: it ends after its repetitions (F4 live)");
+        return ft_err_set(err, -EBUSY, "a drill is running: s in the live view stops it (F4 live)");
     struct app_drill *d;
     int rc = app_drill_start(o, &d, err);
     if (rc < 0)
@@ -342,6 +340,12 @@ static void poll_drill(struct app *a)
     a->dirty = true;
     if (!d->done)
         return;
+    if (d->rc == -ECANCELED) {
+        int kept = d->doc_ok ? d->doc.nreps : 0;
+        app_message(a, ROLE_WARN, "drill stopped: %d repetition%s kept: w saves %s (F4)", kept,
+                    kept == 1 ? "" : "s", kept == 1 ? "it" : "them");
+        return;
+    }
     if (d->rc < 0) {
         app_message(a, ROLE_ERROR, "drill failed: %s", d->error);
         return;
@@ -622,13 +626,13 @@ void app_key(struct app *a, int ch)
     int r = app_views[a->view]->key ? app_views[a->view]->key(a, ch) : REACT_NONE;
     if (r == REACT_NONE)
         r = global_key(a, ch);
-    /* A drill cannot be stopped halfway: quitting waits for its repetitions, so ask first. */
+    /* Quitting stops a drill and drops the repetition running: ask first. */
     if ((r & REACT_QUIT) && a->drill && app_drill_running(a->drill) &&
         !(a->quit_asked_ns && now_ns() < a->quit_asked_ns + 4000000000ull)) {
         a->quit_asked_ns = now_ns();
         app_message(a, ROLE_WARN,
-                    "a drill is running (repetition %d of %d): q again waits for it to end, then "
-                    "quits",
+                    "a drill is running (repetition %d of %d): q again stops it (the repetition "
+                    "running is dropped) and quits",
                     app_drill_current(a->drill), a->drill->repeat);
         r = REACT_REDRAW;
     }
@@ -727,7 +731,7 @@ int app_run(struct app *a)
     if (a->drill && app_drill_running(a->drill)) {
         /* Said on screen while the drill's last repetition ends (the thread is joined here,
          * before the terminal is restored). */
-        app_message(a, ROLE_WARN, "quitting: waiting for the drill to end (repetition %d of %d)",
+        app_message(a, ROLE_WARN, "quitting: stopping the drill (repetition %d of %d)",
                     app_drill_current(a->drill), a->drill->repeat);
         app_draw(a);
         doupdate();

@@ -58,6 +58,7 @@ static void *drill_main(void *arg)
                            .repeat = d->repeat,
                            .peer = d->peer[0] ? d->peer : NULL,
                            .key_file = d->key_file[0] ? d->key_file : NULL,
+                           .cancel = &d->cancel,
                            .progress = on_progress,
                            .arg = d};
     cJSON *doc = NULL;
@@ -180,10 +181,17 @@ double app_drill_rep_elapsed_s(const struct app_drill *d)
     return (double)(now_ns() - d->cur_rep_ns) / 1e9;
 }
 
+void app_drill_stop(struct app_drill *d)
+{
+    if (d)
+        atomic_store(&d->cancel, true);
+}
+
 void app_drill_free(struct app_drill *d)
 {
     if (!d)
         return;
+    app_drill_stop(d);
     if (!d->joined)
         pthread_join(d->thr, NULL);
     pthread_mutex_destroy(&d->lock);

@@ -7,6 +7,7 @@
 #define APP_DRILL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -55,6 +56,7 @@ struct app_drill {
     uint64_t start_ns;
     pthread_t thr;
 
+    atomic_bool cancel; /* app_drill_stop: the drill's own check (drill_opts.cancel) */
     /* Shared with the drill's thread: under lock. */
     pthread_mutex_t lock;
     cJSON *latest;         /* the newest document (owned), NULL before the first repetition */
@@ -89,7 +91,10 @@ bool app_drill_running(const struct app_drill *d);
 int app_drill_current(const struct app_drill *d);
 /* Seconds since the running repetition started (as the last app_drill_poll saw). */
 double app_drill_rep_elapsed_s(const struct app_drill *d);
-/* Wait for the drill's thread (a drill ends after its repetitions), then free it all. */
+/* Stop the drill: the repetition running is dropped, the ones done are kept (its end then
+ * comes through app_drill_poll with -ECANCELED). */
+void app_drill_stop(struct app_drill *d);
+/* Stop the drill if it runs, wait for its thread, then free it all. */
 void app_drill_free(struct app_drill *d);
 
 #endif

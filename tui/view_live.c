@@ -157,11 +157,19 @@ static int drill_key(struct app *a, struct live_state *s, int ch)
         save_drill(a);
         return REACT_REDRAW;
     case 's':
+        if (!app_drill_running(a->drill)) {
+            app_message(a, ROLE_WARN, "The drill has finished.");
+            return REACT_REDRAW;
+        }
+        app_drill_stop(a->drill);
+        app_message(a, ROLE_WARN,
+                    "stopping the drill: the repetition running is dropped, the ones done are "
+                    "kept");
+        return REACT_REDRAW;
     case 'p':
         app_message(a, ROLE_WARN, "%s",
-                    app_drill_running(a->drill)
-                        ? "A drill cannot be stopped or paused: it ends after its repetitions."
-                        : "The drill has finished.");
+                    app_drill_running(a->drill) ? "A drill cannot be paused: s stops it."
+                                                : "The drill has finished.");
         return REACT_REDRAW;
     default:
         return REACT_NONE;
@@ -237,7 +245,7 @@ static int live_key(struct app *a, int ch)
 static const char *live_keys(const struct app *a)
 {
     if (a->drill)
-        return app_drill_running(a->drill) ? "Up/Down scroll  w save so far  F2 setup"
+        return app_drill_running(a->drill) ? "Up/Down scroll  s stop  w save so far  F2 setup"
                                            : "Up/Down scroll  w save  F2 setup  F5 results";
     if (!a->snap)
         return "F2 set up a test  F3 topology  F5 results";

@@ -209,6 +209,33 @@ static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill
     return rc;
 }
 
+/* A lane's backoff: ns, or less when the repetition ends (d->stop). */
+static void snooze(struct drill *d, uint64_t ns)
+{
+    uint64_t until = now_ns() + ns;
+    for (uint64_t now = now_ns(); now < until && !atomic_load(&d->stop); now = now_ns())
+        sleep_ns(until - now < 20000000 ? until - now : 20000000);
+}
+
+static bool cancelled(const struct drill *d)
+{
+    return d->o->cancel && atomic_load(d->o->cancel);
+}
+
+/* Sleep ns, or less when the drill is cancelled: false then. */
+static bool nap(const struct drill *d, uint64_t ns)
+{
+    uint64_t until = now_ns() + ns;
+    for (;;) {
+        if (cancelled(d))
+            return false;
+        uint64_t now = now_ns();
+        if (now >= until)
+            return true;
+        sleep_ns(until - now < 20000000 ? until - now : 20000000);
+    }
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -304,7 +331,7 @@ static void *lane_main(void *arg)
         bool ok = false;
         int failed_on = l->target;
         for (int a = 0; a < pol->attempts && !atomic_load(&d->stop); a++) {
-            sleep_ns((uint64_t)(backoff * 1e6));
+            snooze(d, (uint64_t)(backoff * 1e6));
             uint64_t t = now_ns();
             if (t >= deadline)
                 break;
@@ -367,7 +394,7 @@ static void *load_main(void *arg)
     double backoff = pol->set ? pol->backoff_min_ms : 100;
     while (!atomic_load(&d->stop)) {
         if (!tl) { /* after a failure: again, backing off, until the repetition ends */
-            sleep_ns((uint64_t)(backoff * 1e6));
+            snooze(d, (uint64_t)(backoff * 1e6));
             ft_err_clear(&err);
             if (load_open(l, &ctl, &tl, &err) < 0) {
                 if (pol->set)
@@ -606,8 +633,8 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
             max_deadline = m->flows[i].recover.deadline_s;
     uint64_t tinj = 0;
     bool hole = o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN; /* drill_netns */
-    if (!start_err[0]) {
-        sleep_ns((uint64_t)(o->at_s * 1e9));
+    bool stopped = false;
+    if (!start_err[0] && !(stopped = !nap(d, (uint64_t)(o->at_s * 1e9)))) {
         tinj = now_ns();
         atomic_store(&d->inject_ns, tinj);
         if (hole) {
@@ -635,6 +662,8 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
                     all &= atomic_load(&d->lanes[i].settled);
                 if (now >= cap || (all && now >= min_end))
                     break;
+                if ((stopped = cancelled(d)))
+                    break;
                 sleep_ns(20000000);
             }
         }
@@ -650,6 +679,11 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
             pthread_join(d->loads[i].thr, NULL);
     if (start_err[0] && rc == 0)
         rc = ft_err_set(err, -EHOSTUNREACH, "%s", start_err);
+    if (stopped && rc == 0)
+        rc = ft_err_set(err, -ECANCELED,
+                        "the drill was stopped during repetition %d: the %d "
+                        "before it are kept",
+                        rep + 1, rep);
     if (rc < 0) {
         for (int i = 0; i < d->nlanes; i++)
             free(d->lanes[i].quiet);

@@ -9,6 +9,7 @@
 #ifndef DRILL_H
 #define DRILL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include <cjson/cJSON.h>
@@ -29,6 +30,10 @@ struct drill_opts {
     const char *netns;     /* blackhole, link-down: the namespace the drill owns (drill_netns.h) */
     const char *device;    /* link-down: its netdev (NULL: the one routing to the data peer) */
     const char *data_peer; /* the agent's address on a data path of its own (NULL: peer's) */
+    /* When it points at true, the drill stops: the repetition running is dropped (its lanes
+     * end at once, the fault is undone), the ones done stay, drill_run returns -ECANCELED.
+     * NULL: it runs to its end. */
+    const atomic_bool *cancel;
     /* After every repetition: the document so far (complete: false while more follow). */
     void (*progress)(void *arg, const cJSON *doc);
     void *arg;
@@ -51,7 +56,8 @@ int drill_fault_parse(const char *s, enum drill_fault *out);
 int drill_check_mix(const struct mix *m, struct ft_err *err);
 /* Run the drill: the document in *doc (the caller frees it) and its summary. 0, or -errno
  * with the message: the agent refused the fault (-EPERM), could not be reached, a flow
- * could not start. *doc may hold what was measured before a failure. */
+ * could not start, it was cancelled (-ECANCELED). *doc may hold what was measured before a
+ * failure. */
 int drill_run(const struct drill_opts *o, cJSON **doc, struct drill_summary *sum,
               struct ft_err *err);
 

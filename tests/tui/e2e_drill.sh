@@ -41,10 +41,10 @@ keys D
 wait_for "Repetition 1 of 1: running (fault at 1 s for 2.5 s)" 10
 wait_for "drill tp-decode peer-kill: repetition 1/1"
 keys F2 S
-wait_for "a drill is running: it ends after its repetitions (F4 live)"
+wait_for "a drill is running: s in the live view stops it (F4 live)"
 keys F4
 keys q
-wait_for "a drill is running (repetition 1 of 1): q again waits for it to end"
+wait_for "a drill is running (repetition 1 of 1): q again stops it"
 pass "drilling: the repetition running, a run refused, q asks first"
 
 # Room for the whole page; from here no key until the drill has ended.

@@ -168,12 +168,12 @@ static void test_drill_peer_kill(void **state)
     expect(&s, "Repetition 1 of 2: running (fault at 1 s for 1 s)");
     expect(&s, "drill tp-decode peer-kill: repetition 1/2");
     a->msg[0] = '\0'; /* the key line instead */
-    expect(&s, "Up/Down scroll  w save so far  F2 setup");
+    expect(&s, "Up/Down scroll  s stop  w save so far  F2 setup");
 
     /* One at a time: no run and no second drill meanwhile. */
     screen_keys(&s, "F2 S");
     assert_null(a->runner);
-    assert_non_null(strstr(a->msg, "a drill is running: it ends after its repetitions"));
+    assert_non_null(strstr(a->msg, "a drill is running: s in the live view stops it"));
     a->msg[0] = '\0';
     app_key(a, 'D');
     assert_non_null(strstr(a->msg, "a drill is running"));
@@ -182,7 +182,7 @@ static void test_drill_peer_kill(void **state)
     /* q asks first (quitting waits for the drill); q again quits. */
     app_key(a, 'q');
     assert_false(a->quit);
-    assert_non_null(strstr(a->msg, "a drill is running (repetition 1 of 2): q again waits"));
+    assert_non_null(strstr(a->msg, "a drill is running (repetition 1 of 2): q again stops it"));
     app_key(a, 'q');
     assert_true(a->quit);
     a->quit = false;
@@ -357,6 +357,51 @@ static void test_drill_under_load(void **state)
     screen_close(&s);
 }
 
+/* s on the drill's page stops it: the repetition running is dropped, the ones done stay, the
+ * status line says how many, and the document kept is not complete. */
+static void test_drill_stop(void **state)
+{
+    (void)state;
+    struct screen s;
+    struct app *a = &s.app;
+    open_setup(&s, 43, 132, "< quiet-vs-loaded >");
+    go_drill(&s);
+    choose(&s, "Drill ", "< peer-kill, ");
+    type_value(&s, "0.3 x 50");
+    expect_parts(&s, "Drill ", "< peer-kill, 0.3 s x 50 >", NULL);
+    app_key(a, 'D');
+    if (!a->drill) {
+        dump(&s);
+        fail_msg("no drill started: %s", a->msg);
+    }
+    for (int i = 0; i < 600 && !(a->drill->doc_ok && a->drill->doc.nreps >= 1); i++) {
+        app_poll(a);
+        usleep(50000);
+    }
+    assert_true(a->drill->doc_ok && a->drill->doc.nreps >= 1);
+    app_key(a, 's');
+    assert_non_null(strstr(a->msg, "stopping the drill"));
+    /* A repetition takes at least 2.5 s here: the stop must not wait for the other 49. */
+    int i = 0;
+    for (; i < 200 && app_drill_running(a->drill); i++) {
+        app_poll(a);
+        usleep(50000);
+    }
+    assert_false(app_drill_running(a->drill));
+    assert_true(i < 200);
+    assert_int_equal(a->drill->rc, -ECANCELED);
+    int kept = a->drill->doc.nreps;
+    assert_true(kept >= 1 && kept < 50);
+    char want[64];
+    snprintf(want, sizeof(want), "drill stopped: %d repetition%s kept", kept, kept == 1 ? "" : "s");
+    if (!strstr(a->msg, want))
+        fail_msg("the status line says '%s', not '%s'", a->msg, want);
+    assert_false(results_bool_true(&a->drill->doc.complete));
+    app_key(a, 's');
+    assert_non_null(strstr(a->msg, "The drill has finished."));
+    screen_close(&s);
+}
+
 static void test_drill_refused(void **state)
 {
     (void)state;
@@ -438,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_drill_refused),
         cmocka_unit_test(test_drill_peer_kill),
         cmocka_unit_test(test_drill_under_load),
+        cmocka_unit_test(test_drill_stop),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
