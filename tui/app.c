@@ -246,13 +246,19 @@ void app_stop_run(struct app *a)
     }
 }
 
-void app_results_dir(char *buf, size_t len)
+/* $XDG_DATA_HOME/fabtop/SUB (or ~/.local/share/fabtop/SUB). */
+static void data_dir(const char *sub, char *buf, size_t len)
 {
     const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
     if (xdg && *xdg)
-        snprintf(buf, len, "%s/fabtop/results", xdg);
+        snprintf(buf, len, "%s/fabtop/%s", xdg, sub);
     else
-        snprintf(buf, len, "%s/.local/share/fabtop/results", home && *home ? home : "/tmp");
+        snprintf(buf, len, "%s/.local/share/fabtop/%s", home && *home ? home : "/tmp", sub);
+}
+
+void app_results_dir(char *buf, size_t len)
+{
+    data_dir("results", buf, len);
 }
 
 static int mkdir_p(const char *dir)
@@ -364,11 +370,7 @@ static void poll_drill(struct app *a)
 
 void app_drills_dir(char *buf, size_t len)
 {
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        snprintf(buf, len, "%s/fabtop/drills", xdg);
-    else
-        snprintf(buf, len, "%s/.local/share/fabtop/drills", home && *home ? home : "/tmp");
+    data_dir("drills", buf, len);
 }
 
 int app_save_drill(struct app *a, char *path, size_t len, struct ft_err *err)

@@ -33,14 +33,14 @@ static void roundtrip_text(const char *text)
     cJSON_Delete(in);
 }
 
-static void test_written_document(void **state)
+/* tests/results/NAME, written back byte for byte, then read into d; the parsed document. */
+static cJSON *fixture(const char *name, struct results_drill_doc *d)
 {
-    (void)state;
     const char *src = getenv("FABTOP_SRC");
     if (!src)
         skip();
     char path[1024];
-    snprintf(path, sizeof(path), "%s/tests/results/drill-rr-kill.json", src);
+    snprintf(path, sizeof(path), "%s/tests/results/%s", src, name);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     static char buf[1 << 16];
@@ -48,11 +48,18 @@ static void test_written_document(void **state)
     fclose(f);
     buf[n] = 0;
     roundtrip_text(buf);
-    /* And the typed values are the document's. */
     cJSON *in = cJSON_Parse(buf);
-    struct results_drill_doc d;
     struct ft_err err = {0};
-    assert_int_equal(results_drill_read(in, "test", &d, &err), 0);
+    assert_int_equal(results_drill_read(in, "test", d, &err), 0);
+    return in;
+}
+
+static void test_written_document(void **state)
+{
+    (void)state;
+    /* And the typed values are the document's. */
+    struct results_drill_doc d;
+    cJSON *in = fixture("drill-rr-kill.json", &d);
     assert_int_equal(d.nreps, 1);
     assert_int_equal(d.reps[0].nflows, 1);
     assert_string_equal(d.kind.s, "peer-kill");
@@ -69,22 +76,8 @@ static void test_written_document(void **state)
 static void test_loaded_document(void **state)
 {
     (void)state;
-    const char *src = getenv("FABTOP_SRC");
-    if (!src)
-        skip();
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/tests/results/drill-loaded-kill.json", src);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    roundtrip_text(buf);
-    cJSON *in = cJSON_Parse(buf);
     struct results_drill_doc d;
-    struct ft_err err = {0};
-    assert_int_equal(results_drill_read(in, "test", &d, &err), 0);
+    cJSON *in = fixture("drill-loaded-kill.json", &d);
     assert_int_equal(d.reps[0].nflows, 1); /* the probe; the neighbours are load */
     assert_int_equal(d.reps[0].load_st, RESULTS_SET);
     assert_int_equal(d.reps[0].nload, 2);

@@ -6,18 +6,6 @@
 # agent's count agreeing; w saves the document and q quits cleanly.
 . "$(dirname "$0")/e2e_lib.sh"
 
-# press_until KEY TEXT: press KEY (at most 40 times) until the screen shows TEXT.
-press_until() {
-    i=0
-    while [ $i -lt 40 ]; do
-        screen | grep -qF -- "$2" && return 0
-        keys "$1"
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "'$2' never showed after $1"
-}
-
 start -- --input synth.xml
 wait_for "F2 Setup"
 keys F2

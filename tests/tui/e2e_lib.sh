@@ -116,6 +116,18 @@ wait_screen() {
 }
 
 keys() { tm send-keys -t "$S" "$@"; }
+
+# press_until KEY TEXT: press KEY (at most 40 times) until the screen shows TEXT.
+press_until() {
+    i=0
+    while [ $i -lt 40 ]; do
+        screen | grep -qF -- "$2" && return 0
+        keys "$1"
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "'$2' never showed after $1"
+}
 type_text() { tm send-keys -t "$S" -l "$1"; }
 resize() { tm resize-window -t "$S" -x "$1" -y "$2"; }
 pane() { tm display -p -t "$S" "$1"; }
