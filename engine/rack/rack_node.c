@@ -188,37 +188,49 @@ static int h_run(struct agent_session *s, const cJSON *req, cJSON *resp, struct 
     if (!jsonutil_int_in(req, "test", 0, INT64_MAX / 2, &id))
         return ft_err_set(err, -EINVAL, "sweep.run: test must be a whole number >= 0");
     const cJSON *mj = cJSON_GetObjectItemCaseSensitive(req, "mix");
-    struct mix m;
+    /* On the heap: a struct mix is some 150 KB, and this runs on a session thread's small
+     * stack (agent.c: 256 KiB; a sanitizer's red zones make a frame bigger still). */
+    struct mix *m = xalloc_zero(1, sizeof(*m));
     char what[64];
     snprintf(what, sizeof(what), "sweep test %lld", (long long)id);
-    int rc = mix_from_json(mj, what, &m, err);
-    if (rc < 0)
+    int rc = mix_from_json(mj, what, m, err);
+    if (rc < 0) {
+        free(m);
         return rc;
+    }
     pthread_mutex_lock(&n->lock);
-    for (int i = 0; i < m.nflows; i++)
-        if (!known_peer(n, m.flows[i].peer)) {
-            pthread_mutex_unlock(&n->lock);
+    const char *why = NULL;
+    for (int i = 0; i < m->nflows && !why; i++)
+        if (!known_peer(n, m->flows[i].peer)) {
             rc = ft_err_set(err, -EACCES,
                             "%s: flow %s: peer %s is not one of this sweep's ranks (sweep.peers)",
-                            what, m.flows[i].name, m.flows[i].peer);
-            mix_free(&m);
-            return rc;
+                            what, m->flows[i].name, m->flows[i].peer);
+            why = "unknown peer";
         }
-    if (find_run(n, id)) {
-        pthread_mutex_unlock(&n->lock);
-        mix_free(&m);
-        return ft_err_set(err, -EEXIST, "%s: already started", what);
+    if (!why && find_run(n, id)) {
+        rc = ft_err_set(err, -EEXIST, "%s: already started", what);
+        why = "started";
     }
     struct rack_run *r = NULL;
-    for (int i = 0; i < RACK_MAX_RUNS && !r; i++)
+    for (int i = 0; !why && i < RACK_MAX_RUNS && !r; i++)
         if (!n->runs[i].used)
             r = &n->runs[i];
-    if (!r) {
-        pthread_mutex_unlock(&n->lock);
-        mix_free(&m);
-        return ft_err_set(err, -ENOSPC, "%s: this rank already holds %d runs", what, RACK_MAX_RUNS);
+    if (!why && !r) {
+        rc = ft_err_set(err, -ENOSPC, "%s: this rank already holds %d runs", what, RACK_MAX_RUNS);
+        why = "full";
     }
-    *r = (struct rack_run){.used = true, .id = id, .mix = m, .node = n};
+    if (why) {
+        pthread_mutex_unlock(&n->lock);
+        mix_free(m);
+        free(m);
+        return rc;
+    }
+    memset(r, 0, sizeof(*r));
+    r->used = true;
+    r->id = id;
+    r->node = n;
+    memcpy(&r->mix, m, sizeof(*m)); /* the run owns what the mix holds now */
+    free(m);
     if (pthread_create(&r->thread, NULL, run_thread, r) != 0) {
         mix_free(&r->mix);
         r->used = false;
