@@ -21,7 +21,7 @@ struct drill_args {
     int fault;
     double at, for_s;
     long repeat;
-    bool json;
+    bool json, owned;
 };
 
 static const struct cli_enum fault_kinds[] = {{"peer-stall", DRILL_PEER_STALL, 0},
@@ -71,6 +71,10 @@ static const struct cli_opt drill_opts[] = {
      "link-down: the netdev in --netns to take down\n(default: the one that routes to the data "
      "peer);\nnever one of a default route or of the control\nconnection",
      CLI_V_STRING, .off = A(device)},
+    {"owned", 0, CLI_ARG_NONE, NULL,
+     "link-down without --netns: --device is this drill's\nto take down in its own namespace "
+     "(a VM's data NIC),\nthe host's included",
+     CLI_V_SET, .off = A(owned)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE",
      "write the fabtop-drill document to FILE (atomically,\nafter every repetition)", CLI_V_STRING,
      CLI_C_FILE, .off = A(output)},
@@ -87,7 +91,9 @@ const struct cli_command cli_drill_command = {
     .synopsis = "Usage: fabtop drill --mix NAME|FILE --fault peer-stall|peer-kill [OPTIONS]\n"
                 "       fabtop drill --mix NAME|FILE --fault blackhole --netns NAME [OPTIONS]\n"
                 "       fabtop drill --mix NAME|FILE --fault link-down --netns NAME\n"
-                "                    --peer HOST --data-peer HOST [--device DEV] [OPTIONS]\n"
+                "                    [--device DEV] --peer HOST --data-peer HOST [OPTIONS]\n"
+                "       fabtop drill --mix NAME|FILE --fault link-down --device DEV --owned\n"
+                "                    --peer HOST --data-peer HOST [OPTIONS]\n"
                 "Run the mix's TCP pingpong and rr flows, inject a fault into this client's own\n"
                 "sessions on the agent (fault.inject, capped by `fabtop serve --max-fault`),\n"
                 "drop their traffic in a namespace the drill owns (blackhole) or take its data\n"
@@ -263,7 +269,10 @@ static int drill(struct drill_args *o)
     bool in_ns = o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN;
     if (o->netns && !in_ns)
         return cli_usage_error("drill", "--netns goes with --fault blackhole or link-down");
-    if (in_ns && !o->netns)
+    if (o->owned && (o->fault != DRILL_LINK_DOWN || !o->device || o->netns))
+        return cli_usage_error("drill", "--owned goes with --fault link-down and --device DEV, "
+                                        "without --netns");
+    if (in_ns && !o->netns && !o->owned)
         return cli_usage_error("drill",
                                "--fault %s needs --netns NAME: a network namespace this drill owns",
                                o->fault == DRILL_BLACKHOLE ? "blackhole" : "link-down");
@@ -302,6 +311,7 @@ static int drill(struct drill_args *o)
                            .key_file = o->key_file,
                            .netns = o->netns,
                            .device = o->device,
+                           .owned = o->owned,
                            .data_peer = o->data_peer,
                            .progress = on_progress,
                            .arg = &pr};

@@ -902,7 +902,7 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     if (rc == 0 && (o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN))
         rc = drill_netns_init(
             &d->hole, o->fault == DRILL_BLACKHOLE ? DRILL_NETNS_BLACKHOLE : DRILL_NETNS_LINK_DOWN,
-            o->netns, d->hp, o->data_peer, o->device, CHANNEL_DEFAULT_PORT, err);
+            o->netns, o->owned, d->hp, o->data_peer, o->device, CHANNEL_DEFAULT_PORT, err);
     if (rc == 0)
         rc = open_agents(d, err);
     if (rc < 0) {
@@ -924,7 +924,8 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     doc.fault_st = RESULTS_SET;
     str(&doc.kind, drill_fault_str(o->fault));
     if (d->hole.path[0]) {
-        str(&doc.netns, d->hole.path);
+        if (!d->hole.owned)
+            str(&doc.netns, d->hole.path);
         if (d->hole.dev[0])
             str(&doc.device, d->hole.dev);
     }

@@ -29,6 +29,7 @@ struct drill_opts {
     const char *key_file;  /* for peer (NULL: the default lookup) */
     const char *netns;     /* blackhole, link-down: the namespace the drill owns (drill_netns.h) */
     const char *device;    /* link-down: its netdev (NULL: the one routing to the data peer) */
+    bool owned;            /* link-down: device is the caller's in this process's namespace */
     const char *data_peer; /* the agent's address on a data path of its own (NULL: peer's) */
     /* When it points at true, the drill stops: the repetition running is dropped (its lanes
      * end at once, the fault is undone), the ones done stay, drill_run returns -ECANCELED.

@@ -53,7 +53,7 @@ static int resolve(const char *host, char *out, size_t len, struct ft_err *err)
     return 0;
 }
 
-int drill_netns_init(struct drill_netns *h, enum drill_netns_kind kind, const char *ns,
+int drill_netns_init(struct drill_netns *h, enum drill_netns_kind kind, const char *ns, bool owned,
                      const char *ctl_hp, const char *data_host, const char *dev,
                      unsigned default_port, struct ft_err *err)
 {
@@ -62,6 +62,9 @@ int drill_netns_init(struct drill_netns *h, enum drill_netns_kind kind, const ch
     h->kind = kind;
     bool hole = kind == DRILL_NETNS_BLACKHOLE;
     const char *what = hole ? "a blackhole" : "a link-down";
+    h->owned = owned && !hole && (!ns || !*ns) && dev && *dev;
+    if (h->owned) /* the guardian enters this process's own namespace: a no-op */
+        ns = "/proc/self/ns/net";
     if (!ns || !*ns)
         return ft_err_set(err, -EINVAL,
                           "--fault %s needs --netns NAME: a network namespace this drill owns, "
@@ -81,8 +84,10 @@ int drill_netns_init(struct drill_netns *h, enum drill_netns_kind kind, const ch
                           "shows, or its path",
                           ns, strerror(e), h->path);
     }
-    /* The host's namespace is PID 1's; a drill never faults anything there. */
-    if (stat("/proc/1/ns/net", &host) == 0 && st.st_dev == host.st_dev && st.st_ino == host.st_ino)
+    /* The host's namespace is PID 1's; a drill never faults anything there, but a netdev
+     * the caller said it owns (--device DEV --owned). */
+    if (!h->owned && stat("/proc/1/ns/net", &host) == 0 && st.st_dev == host.st_dev &&
+        st.st_ino == host.st_ino)
         return ft_err_set(err, -EPERM,
                           "--netns %s is the host's network namespace (PID 1's): %s goes "
                           "only into a namespace the drill owns",
@@ -332,7 +337,7 @@ static int run_nft(const char *nft, const char *text, int errfd)
 static int guard_error(const struct drill_netns *h, int code, int e, const char *text,
                        struct ft_err *err)
 {
-    const char *ns = h->path;
+    const char *ns = h->owned ? "this process's namespace" : h->path;
     switch (code) {
     case G_SETNS_PERM:
         return ft_err_set(err, -EPERM,

@@ -29,6 +29,7 @@ struct drill_netns {
     bool v6;           /* peer is IPv6 */
     unsigned ctl_port; /* the agent's control port: not dropped */
     char dev[16];      /* link-down: the netdev (given, or the one routing to peer) */
+    bool owned;        /* link-down of --device DEV --owned in this process's own namespace */
     pid_t guard;       /* the guardian while a fault is on, else 0 */
     int ctl;           /* its pipe (closing it undoes the fault), else -1 */
 };
@@ -36,12 +37,14 @@ struct drill_netns {
 /* Check the namespace (name or path) and what the fault needs there; ctl_hp is the agent's
  * HOST[:PORT] (default port port), data_host the agent's address on a data path of its own
  * (NULL: the same host), dev the netdev to take down (link-down; NULL: the one that routes to
- * the data path's peer). 0, or -errno with one line: no such namespace (-ENOENT), the host's
+ * the data path's peer). owned (link-down, ns NULL, dev given): the caller owns dev in this
+ * process's own namespace (a VM's data NIC), which may be the host's; the netdev's refusals
+ * still hold. 0, or -errno with one line: no such namespace (-ENOENT), the host's
  * namespace, a namespace with a default route (blackhole), the interface of a default route or
  * of the control connection (link-down) (-EPERM), no such netdev or no route to the peer there
  * (-ENODEV), an IPv6 data path for link-down (-EAFNOSUPPORT), no nft (-ELIBACC, "install
  * nftables"), a peer that does not resolve. */
-int drill_netns_init(struct drill_netns *h, enum drill_netns_kind kind, const char *ns,
+int drill_netns_init(struct drill_netns *h, enum drill_netns_kind kind, const char *ns, bool owned,
                      const char *ctl_hp, const char *data_host, const char *dev,
                      unsigned default_port, struct ft_err *err);
 /* Set the fault for at most max_s seconds (the guardian's own deadline). 0, or -errno with

@@ -104,6 +104,10 @@ refused 64 "--fault link-down needs --netns NAME" --mix "$pp" --fault link-down
 refused 64 "--netns goes with --fault blackhole or link-down" --mix "$pp" --fault peer-kill \
     --netns x
 refused 64 "--device goes with --fault link-down" --mix "$pp" --fault peer-kill --device eth0
+refused 64 "--owned goes with --fault link-down and --device DEV, without --netns" --mix "$pp" \
+    --fault link-down --owned
+refused 64 "--owned goes with --fault link-down and --device DEV, without --netns" --mix "$pp" \
+    --fault link-down --device eth0 --owned --netns x
 refused 66 "--netns fabtop-no-such-ns: No such file or directory" --mix "$pp" --fault blackhole \
     --netns fabtop-no-such-ns
 sed 's/"attempts"/"atempts"/' "$pp" >"$tmp/badkey.json"

@@ -202,3 +202,19 @@ nsx a ip link set da up
 ldrefused 69 "cannot listen at data_addr 10.91.1.99: Cannot assign requested address (not an address of this agent)" \
     --fault peer-kill --data-peer 10.91.1.99
 pass "link-down refusals: the control connection's netdev and a default route's (77), no such netdev and a link down already (69), not the agent's address (69)"
+
+# --device DEV --owned: the drill takes down a netdev of its own namespace (as in a VM, its
+# data NIC), here the drill's process in a with da; no namespace is named in the document,
+# the refusals still hold (va carries the control connection).
+out="$TMP/owned.json"
+nsx a timeout 60 "$FABTOP" drill --mix "$src/tests/ctl/data/drill-rr.json" --fault link-down \
+    --device da --owned --data-peer 10.91.1.2 --at 0.3 --for 0.6 \
+    --expect 'detect<0.6s,recover<8s' --peer 10.91.0.2:7470 --key-file "$key" -o "$out" \
+    >"$TMP/text" 2>"$TMP/err" || fail "--owned: status $?: $(cat "$TMP/err" "$TMP/text")"
+[ "$(jq -r '.fault.device + " " + (.fault.netns // "none") + " " +
+        ([.repetitions[].flows[] | select(.recovered | not)] | length | tostring)' "$out")" = \
+    "da none 0" ] || fail "--owned: $(jq -c '.fault' "$out") $(cat "$TMP/text")"
+nsx a ip link show da | grep -q "[<,]UP[,>]" || fail "--owned: da is not up after the drill"
+ldrefused 77 "va in this process's namespace carries the control connection to 10.91.0.2" \
+    --fault link-down --device va --owned
+pass "link-down of an owned netdev in the drill's own namespace, and its refusal"
