@@ -347,6 +347,7 @@ struct flow_rt *flow_new(const struct mix *mix, int index, int phase, const stru
     f->host = host;
     f->xp = xp;
     pthread_mutex_init(&f->lock, NULL);
+    pthread_mutex_init(&f->xp_lock, NULL);
     f->fail_bound_s = mix->fail_bound_s;
     f->progress_deadline_s = mix->progress_deadline_s;
     atomic_init(&f->state, FLOW_ST_SETUP);
@@ -402,6 +403,7 @@ void flow_free(struct flow_rt *f)
     free(f->own);
     cJSON_Delete(f->own_report);
     pthread_mutex_destroy(&f->lock);
+    pthread_mutex_destroy(&f->xp_lock);
     free(f);
 }
 

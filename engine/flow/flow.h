@@ -126,6 +126,10 @@ struct flow_rt {
     uint64_t failed_ns;        /* when the failure was detected */
     uint64_t last_progress_ns; /* latest progress of any worker at that moment */
     pthread_mutex_t lock;      /* guards error/failed_ns */
+    /* The transport's state between the sampler (xp->sample, another thread) and its
+     * teardown, which frees it: xp_gone once torn down. */
+    pthread_mutex_t xp_lock;
+    bool xp_gone;
 
     double setup_s, teardown_s; /* timed apart from the transfer */
     double fail_bound_s;        /* detect a dead peer or path within this (mix setting) */

@@ -174,11 +174,15 @@ static uint64_t delivered(const struct flow_rt *f, uint64_t tx, uint64_t rx,
     return out;
 }
 
+/* The sampler thread's look at the transport's counters; never once the flow's driver has
+ * torn the transport down (it frees what sample reads). */
 static void sample_wire(struct flow_rt *f, struct flow_wire *w)
 {
     memset(w, 0, sizeof(*w));
-    if (f->xp && f->xp->sample)
+    pthread_mutex_lock(&f->xp_lock);
+    if (!f->xp_gone && f->xp && f->xp->sample)
         f->xp->sample(f, w);
+    pthread_mutex_unlock(&f->xp_lock);
 }
 
 /* The run was stopped or the flow failed. */
@@ -382,7 +386,10 @@ out_stop:
     record_cpu(f);
 out_teardown:
     t = flow_now_ns();
+    pthread_mutex_lock(&f->xp_lock);
     f->xp->teardown(f);
+    f->xp_gone = true;
+    pthread_mutex_unlock(&f->xp_lock);
     f->teardown_s = (flow_now_ns() - t) / 1e9;
 out:
     if (f->ctl) {
