@@ -1,20 +1,34 @@
 /* cli_drill: `fabtop drill`: a fault drill of a mix's TCP request/response flows against the
- * in-process agent or a `fabtop serve` (--peer): the fault, the detection and recovery times
+ * in-process agent or a `fabtop serve` (--peer), or of its NCCL collectives against a victim
+ * agent the drill starts and kills (rank-loss): the fault, the detection and recovery times
  * against their bounds, every request's outcome, --expect, and the "fabtop-drill" document
  * (-o FILE, written again after every repetition). */
 #include "cli/cli.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli_opts.h"
 #include "common/jsonutil.h"
 #include "engine/flow/mix.h"
 #include "engine/run/drill.h"
+
+/* Ctrl-C / SIGTERM: the drill stops (drill_opts.cancel), what it measured is kept, then the
+ * command ends by that signal. */
+static atomic_bool stop_drill;
+static volatile sig_atomic_t caught;
+
+static void on_signal(int sig)
+{
+    caught = sig;
+    atomic_store(&stop_drill, true);
+}
 
 struct drill_args {
     const char *mix, *expect, *peer, *key_file, *output, *netns, *device, *data_peer;
@@ -24,24 +38,26 @@ struct drill_args {
     bool json, owned;
 };
 
-static const struct cli_enum fault_kinds[] = {{"peer-stall", DRILL_PEER_STALL, 0},
-                                              {"peer-kill", DRILL_PEER_KILL, 0},
-                                              {"blackhole", DRILL_BLACKHOLE, 0},
-                                              {"link-down", DRILL_LINK_DOWN, 0},
-                                              {NULL, 0, 0}};
+static const struct cli_enum fault_kinds[] = {
+    {"peer-stall", DRILL_PEER_STALL, 0}, {"peer-kill", DRILL_PEER_KILL, 0},
+    {"blackhole", DRILL_BLACKHOLE, 0},   {"link-down", DRILL_LINK_DOWN, 0},
+    {"rank-loss", DRILL_RANK_LOSS, 0},   {NULL, 0, 0}};
 
 #define A(f) offsetof(struct drill_args, f)
 static const struct cli_opt drill_opts[] = {
     {"mix", 'm', CLI_ARG_REQUIRED, "NAME|FILE",
-     "a preset or a mix JSON file: TCP pingpong and rr flows,\neach with its \"recover\" policy",
+     "a preset or a mix JSON file: TCP pingpong and rr flows\n(NCCL collectives for rank-loss), "
+     "each with its\n\"recover\" policy",
      CLI_V_STRING, CLI_C_FILE, .off = A(mix)},
     {"fault", 0, CLI_ARG_REQUIRED, "KIND",
      "peer-stall: the agent answers none of this client's\nsessions for --for seconds; "
      "peer-kill: it ends them\nand refuses new ones meanwhile; blackhole: the test\n"
      "traffic to and from the peer is dropped in --netns;\nlink-down: the data path's netdev in "
-     "--netns is set\ndown, then up again",
+     "--netns is set\ndown, then up again; rank-loss: NCCL collectives with\nthe ranks of "
+     "a victim agent the drill starts, then\nkills; the survivors shrink their communicators "
+     "or\nreconnect to it, restarted after --for",
      CLI_V_ENUM, .values = fault_kinds,
-     .bad = "--fault takes peer-stall, peer-kill, blackhole or link-down, not '%s'",
+     .bad = "--fault takes peer-stall, peer-kill, blackhole, link-down or rank-loss, not '%s'",
      .off = A(fault)},
     {"at", 0, CLI_ARG_REQUIRED, "S", "inject this long into each repetition (default {default})",
      CLI_V_NUMBER, .min = 0.2, .max = 3600, .def = 1, .off = A(at)},
@@ -87,19 +103,24 @@ int cli_drill_main(int argc, char **argv);
 
 const struct cli_command cli_drill_command = {
     .name = "drill",
-    .summary = "fault drill: detection and recovery times of TCP flows",
+    .summary = "fault drill: detection and recovery times of TCP and NCCL flows",
     .synopsis = "Usage: fabtop drill --mix NAME|FILE --fault peer-stall|peer-kill [OPTIONS]\n"
                 "       fabtop drill --mix NAME|FILE --fault blackhole --netns NAME [OPTIONS]\n"
                 "       fabtop drill --mix NAME|FILE --fault link-down --netns NAME\n"
                 "                    [--device DEV] --peer HOST --data-peer HOST [OPTIONS]\n"
                 "       fabtop drill --mix NAME|FILE --fault link-down --device DEV --owned\n"
                 "                    --peer HOST --data-peer HOST [OPTIONS]\n"
+                "       fabtop drill --mix NAME|FILE --fault rank-loss [OPTIONS]\n"
                 "Run the mix's TCP pingpong and rr flows, inject a fault into this client's own\n"
                 "sessions on the agent (fault.inject, capped by `fabtop serve --max-fault`),\n"
                 "drop their traffic in a namespace the drill owns (blackhole) or take its data\n"
                 "path's netdev down there (link-down), and\n"
                 "time the detection (the first error or request deadline) against the mix's\n"
-                "fail_bound_s and the recovery against each flow's \"recover\" deadline.\n",
+                "fail_bound_s and the recovery against each flow's \"recover\" deadline.\n"
+                "rank-loss runs the mix's NCCL collectives with the ranks of a victim agent the\n"
+                "drill starts (fabtop serve on 127.0.0.1), kills it, and times the survivors'\n"
+                "detection and their recovery (ncclCommShrink, or a new communicator with the\n"
+                "victim restarted after --for).\n",
     .opts = drill_opts,
     .nopts = sizeof(drill_opts) / sizeof(drill_opts[0]),
     .epilogue = "Exit status: 0 every --expect holds, 1 one does not, 2 a flow never recovered,\n"
@@ -107,7 +128,9 @@ const struct cli_command cli_drill_command = {
                 "agent, no nft, no such netdev or a link down already, 73 cannot write FILE,\n"
                 "77 the agent refused the fault, or the namespace's fault has no permission,\n"
                 "names the host's namespace or the netdev of a default route or of the control\n"
-                "connection.\n",
+                "connection. Ctrl-C / SIGTERM: the drill stops (a fault it set is undone, a\n"
+                "victim agent ends), the repetitions done stay in FILE, then fabtop ends by that\n"
+                "signal (130 / 143 in sh).\n",
     .help_col = 24,
     .main = cli_drill_main,
 };
@@ -199,7 +222,8 @@ static void print_text(const cJSON *doc)
             printf(", %s), back at the quiet p99 (",
                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "recover_ok")) ? "ok"
                                                                                    : "BROKEN");
-            print_num(f, "quiet_p99_us", "%.1f us round trip");
+            bool coll = !strcmp(jsonutil_str_or(f, "op", ""), "collective");
+            print_num(f, "quiet_p99_us", coll ? "%.1f us per operation" : "%.1f us round trip");
             printf(") at ");
             print_num(f, "returned_at_s", "%.3f s");
             printf("\n    requests: ");
@@ -209,6 +233,12 @@ static void print_text(const cJSON *doc)
             print_num(rq, "abandoned", "%.0f abandoned at their deadline, ");
             print_num(rq, "hanging", "%.0f hanging");
             printf("\n");
+            const cJSON *rb = cJSON_GetObjectItemCaseSensitive(f, "ranks_before");
+            if (cJSON_IsNumber(rb)) {
+                printf("    ranks: %.0f before, ", rb->valuedouble);
+                print_num(f, "ranks_after", "%.0f after");
+                printf("; rebuilt by %s\n", jsonutil_str_or(f, "rebuilt", "nothing"));
+            }
             const cJSON *fo = cJSON_GetObjectItemCaseSensitive(f, "failovers");
             if (cJSON_IsNumber(fo))
                 printf("    failed over: %.0f of its connections recovered on %s\n",
@@ -226,6 +256,8 @@ static void print_text(const cJSON *doc)
             print_num(lo, "reconnects", "%.0f reconnects\n");
         }
         const cJSON *ag = cJSON_GetObjectItemCaseSensitive(r, "agent");
+        if (!ag)
+            continue; /* rank-loss: the victim is gone, nothing counted its answers */
         printf("  the agent answered ");
         print_num(ag, "answered", "%.0f");
         printf(", the client completed ");
@@ -265,7 +297,8 @@ static int drill(struct drill_args *o)
         return cli_usage_error("drill", "--mix is required");
     if (!o->fault)
         return cli_usage_error(
-            "drill", "--fault is required (peer-stall, peer-kill, blackhole or link-down)");
+            "drill",
+            "--fault is required (peer-stall, peer-kill, blackhole, link-down or rank-loss)");
     bool in_ns = o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN;
     if (o->netns && !in_ns)
         return cli_usage_error("drill", "--netns goes with --fault blackhole or link-down");
@@ -280,6 +313,9 @@ static int drill(struct drill_args *o)
         return cli_usage_error("drill", "--device goes with --fault link-down");
     if (o->key_file && !o->peer)
         return cli_usage_error("drill", "--key-file goes with --peer");
+    if (o->fault == DRILL_RANK_LOSS && (o->peer || o->data_peer))
+        return cli_usage_error("drill", "--fault rank-loss kills its victim agent, which the drill "
+                                        "starts itself: no --peer or --data-peer");
     struct expect ex[16];
     int nex = 0;
     if (o->expect) {
@@ -296,11 +332,19 @@ static int drill(struct drill_args *o)
     struct mix m;
     if (mix_load(o->mix, &m, &err) < 0)
         return cli_fail(&err);
-    if (drill_check_mix(&m, &err) < 0) {
+    if (drill_check_mix_fault(&m, (enum drill_fault)o->fault, &err) < 0) {
         mix_free(&m);
         return cli_fail(&err);
     }
     signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* rank-loss: the victim is this same fabtop, as `fabtop serve` */
+    char self[4096] = "";
+    ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[sn > 0 ? sn : 0] = '\0';
     struct progress pr = {o->output, 0};
     struct drill_opts d = {.mix = &m,
                            .fault = (enum drill_fault)o->fault,
@@ -313,12 +357,23 @@ static int drill(struct drill_args *o)
                            .device = o->device,
                            .owned = o->owned,
                            .data_peer = o->data_peer,
+                           .agent_exe = self,
+                           .cancel = &stop_drill,
                            .progress = on_progress,
                            .arg = &pr};
     cJSON *doc = NULL;
     struct drill_summary sum;
     int rc = drill_run(&d, &doc, &sum, &err);
     mix_free(&m);
+    if (rc < 0 && caught) {
+        /* The repetitions done are in FILE already (written after each one). */
+        cJSON_Delete(doc);
+        fprintf(stderr, "fabtop drill: %s\n", err.msg);
+        fflush(stdout);
+        fflush(stderr);
+        signal(caught, SIG_DFL);
+        raise(caught);
+    }
     if (rc < 0) {
         cJSON_Delete(doc);
         return cli_fail(&err);

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli_opts.h"
 #include "engine/doctor/doctor.h"
@@ -43,6 +45,7 @@ struct serve_args {
     const char *site; /* --site */
     double max_rate, max_duration, max_fault;
     long max_sessions, max_streams, max_flows;
+    bool with_parent; /* --exit-with-parent */
 };
 
 /* --listen ADDR[:PORT] */
@@ -114,6 +117,10 @@ static const struct cli_opt serve_opts[] = {
      CLI_V_STRING, CLI_C_FILE, .off = A(gen_key)},
     {"log", 0, CLI_ARG_REQUIRED, "FILE", "append the session lines to FILE instead of stderr",
      CLI_V_STRING, CLI_C_FILE, .off = A(log_file)},
+    {"exit-with-parent", 0, CLI_ARG_NONE, NULL,
+     "stop when the process that started this one ends\n(a drill's victim agent: none outlives "
+     "its drill)",
+     CLI_V_SET, .off = A(with_parent)},
 };
 #undef A
 
@@ -239,6 +246,17 @@ static int serve(struct serve_args *o, int nrest, char **rest)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* SIGTERM when the starting thread's process goes (prctl(2) PR_SET_PDEATHSIG), waited for
+     * below as any SIGTERM; a parent already gone leaves us to init: stop at once. */
+    pid_t parent = getppid();
+    if (o->with_parent &&
+        (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent || parent == 1)) {
+        for (int i = 0; i < nkeys; i++)
+            channel_key_wipe(&cfg.keys[i].key);
+        if (logf != stderr)
+            fclose(logf);
+        return CLI_OK;
+    }
 
     int nh = 0;
     const struct agent_handler *const *xh = xport_agent_handlers(&nh);

@@ -31,6 +31,11 @@ struct results_drill_flow {
      * HOST[:PORT]; "several" when they went to different ones). Absent without failover. */
     struct results_num failovers;
     struct results_str recovered_on;
+    /* NCCL (rank-loss): the ranks of its communicators before the fault and after the
+     * recovery, and how they were rebuilt ("ncclCommShrink": the survivors went on alone;
+     * "new communicator": with an agent restarted after --for). Absent for TCP. */
+    struct results_num ranks_before, ranks_after;
+    struct results_str rebuilt;
     enum results_state requests_st;
     struct results_num issued, completed, late, failed, abandoned, hanging;
 };

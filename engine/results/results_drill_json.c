@@ -56,7 +56,10 @@ static const struct fd flow_f[] = {S(results_drill_flow, name),
                                    B(results_drill_flow, recovered),
                                    N(results_drill_flow, reconnects),
                                    N(results_drill_flow, failovers),
-                                   S(results_drill_flow, recovered_on)};
+                                   S(results_drill_flow, recovered_on),
+                                   N(results_drill_flow, ranks_before),
+                                   N(results_drill_flow, ranks_after),
+                                   S(results_drill_flow, rebuilt)};
 static const struct fd req_f[] = {
     N(results_drill_flow, issued),    N(results_drill_flow, completed),
     N(results_drill_flow, late),      N(results_drill_flow, failed),

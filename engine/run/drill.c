@@ -4,15 +4,22 @@
  * outcome and the agent's count of answers go into the "fabtop-drill" document. */
 #include "engine/run/drill.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/jsonutil.h"
 #include "engine/peer/agent.h"
@@ -20,6 +27,7 @@
 #include "engine/results/results_drill.h"
 #include "engine/run/drill_netns.h"
 #include "common/xalloc.h"
+#include "engine/xport/nccl/nccl_drill.h"
 #include "engine/xport/tcp/tcp_drill.h"
 #include "engine/xport/xport.h"
 
@@ -51,6 +59,12 @@ struct lane {
     bool gave_up;
     uint64_t *quiet; /* round trips before the injection, ns */
     size_t nquiet, capquiet;
+    /* rank-loss: the NCCL lane (instead of tl), its ranks before the fault and after the
+     * recovery, how it was rebuilt, and why the survivors could not shrink */
+    struct nccl_drill *nl;
+    int ranks_before, ranks_after;
+    const char *rebuilt;
+    char shrink_error[300];
 };
 
 /* A background stream of the mix, run as load beside the lanes, one per connection: its
@@ -84,6 +98,12 @@ struct drill {
     struct channel_conn *agents[MAX_AGENTS]; /* [0]: the peer's */
     char agent_hp[MAX_AGENTS][300];
     int nagents;
+    /* rank-loss: the victim, a `fabtop serve` of the drill's own on 127.0.0.1 (its key file
+     * and log in a private directory); killed at the injection, started again after --for
+     * on the same port (a restarted worker) */
+    pid_t victim;
+    uint16_t victim_port;
+    char victim_dir[256];
 };
 
 static uint64_t now_ns(void)
@@ -105,6 +125,7 @@ const char *drill_fault_str(enum drill_fault f)
     return f == DRILL_PEER_KILL   ? "peer-kill"
            : f == DRILL_BLACKHOLE ? "blackhole"
            : f == DRILL_LINK_DOWN ? "link-down"
+           : f == DRILL_RANK_LOSS ? "rank-loss"
                                   : "peer-stall";
 }
 
@@ -118,18 +139,57 @@ int drill_fault_parse(const char *s, enum drill_fault *out)
         *out = DRILL_BLACKHOLE;
     else if (!strcmp(s, "link-down"))
         *out = DRILL_LINK_DOWN;
+    else if (!strcmp(s, "rank-loss"))
+        *out = DRILL_RANK_LOSS;
     else
         return -EINVAL;
     return 0;
 }
 
+/* rank-loss: NCCL collectives of one fixed size with the victim's ranks, nothing else. */
+static int check_rank_loss(const struct mix *m, struct ft_err *err)
+{
+    for (int i = 0; i < m->nflows; i++) {
+        const struct mix_flow *f = &m->flows[i];
+        if (f->role == MIX_ROLE_BACKGROUND || strcmp(f->transport, "nccl") ||
+            f->op != MIX_OP_COLLECTIVE)
+            return ft_err_set(err, -EINVAL,
+                              "%s: flow %s: a rank-loss drill runs NCCL collectives (foreground) "
+                              "only, not %s %s%s",
+                              m->source, f->name, f->transport, mix_op_str(f->op),
+                              f->role == MIX_ROLE_BACKGROUND ? " as background" : "");
+        if (f->size.kind != MIX_SIZE_FIXED)
+            return ft_err_set(err, -EINVAL, "%s: flow %s: a drill takes one fixed size", m->source,
+                              f->name);
+        if (strcmp(f->peer, "loopback"))
+            return ft_err_set(err, -EINVAL,
+                              "%s: flow %s: a rank-loss drill's ranks are on its own victim "
+                              "agent, not on %s",
+                              m->source, f->name, f->peer);
+    }
+    if (m->nflows < 1)
+        return ft_err_set(err, -EINVAL, "%s: no flow: nothing for the drill to time", m->source);
+    return 0;
+}
+
 int drill_check_mix(const struct mix *m, struct ft_err *err)
 {
+    return drill_check_mix_fault(m, DRILL_PEER_STALL, err);
+}
+
+int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft_err *err)
+{
+    if (fault == DRILL_RANK_LOSS)
+        return check_rank_loss(m, err);
     int lanes = 0;
     int drilled = 0;
     for (int i = 0; i < m->nflows; i++) {
         const struct mix_flow *f = &m->flows[i];
         bool load = f->role == MIX_ROLE_BACKGROUND;
+        if (!strcmp(f->transport, "nccl"))
+            return ft_err_set(err, -EINVAL,
+                              "%s: flow %s: NCCL flows are drilled with --fault rank-loss",
+                              m->source, f->name);
         if (load && (strcmp(f->transport, "tcp") || f->op != MIX_OP_STREAM ||
                      (f->dir != MIX_DIR_TX && f->dir != MIX_DIR_RX)))
             return ft_err_set(err, -EINVAL,
@@ -197,16 +257,43 @@ static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill
                      int timeout_ms, struct ft_err *err)
 {
     const struct mix_flow *s = l->spec;
-    int rc = dconnect(target_hp(l, l->target), timeout_ms, ctl, &l->d->key, err);
+    const char *hp = target_hp(l, l->target);
+    int rc = dconnect(hp, timeout_ms, ctl, &l->d->key, err);
     if (rc < 0)
         return rc;
-    rc = tcp_drill_open(*ctl, l->target == 0 ? l->d->o->data_peer : NULL, s->op, s->size.bytes[0],
-                        s->size.response_bytes, l->d->o->mix->fail_bound_s, timeout_ms, tl, err);
+    if (l->d->o->fault == DRILL_RANK_LOSS) {
+        char desc[160];
+        snprintf(desc, sizeof(desc), "%s %s", l->target ? "failover agent" : "victim agent", hp);
+        rc = nccl_drill_open(*ctl, desc, l->d->o->mix, l->flow, &l->nl, err);
+    } else {
+        rc = tcp_drill_open(*ctl, l->target == 0 ? l->d->o->data_peer : NULL, s->op,
+                            s->size.bytes[0], s->size.response_bytes, l->d->o->mix->fail_bound_s,
+                            timeout_ms, tl, err);
+    }
     if (rc < 0) {
         channel_close(*ctl);
         *ctl = NULL;
     }
     return rc;
+}
+
+/* One request (TCP) or collective operation (NCCL) of the lane, within timeout_ms. */
+static int lane_request(struct lane *l, struct tcp_drill_lane *tl, int timeout_ms, uint64_t *ns,
+                        struct ft_err *err)
+{
+    return l->nl ? nccl_drill_op(l->nl, timeout_ms, ns, err)
+                 : tcp_drill_request(tl, timeout_ms, ns, err);
+}
+
+static void lane_close(struct lane *l, struct channel_conn **ctl, struct tcp_drill_lane **tl)
+{
+    tcp_drill_close(*tl);
+    *tl = NULL;
+    nccl_drill_close(l->nl);
+    l->nl = NULL;
+    if (*ctl)
+        channel_close(*ctl);
+    *ctl = NULL;
 }
 
 /* A lane's backoff: ns, or less when the repetition ends (d->stop). */
@@ -267,13 +354,15 @@ static void *lane_main(void *arg)
         atomic_store(&l->ready, true);
         return NULL;
     }
+    if (l->nl)
+        l->ranks_before = nccl_drill_ranks(l->nl);
     atomic_store(&l->ready, true);
     uint64_t p99 = 0;
     int run = 0;
     while (!atomic_load(&d->stop)) {
         uint64_t rtt = 0;
         ft_err_clear(&err);
-        int rc = tcp_drill_request(tl, tmo, &rtt, &err);
+        int rc = lane_request(l, tl, tmo, &rtt, &err);
         uint64_t now = now_ns(), inj = atomic_load(&d->inject_ns);
         l->issued++;
         if (rc == 0) {
@@ -316,14 +405,24 @@ static void *lane_main(void *arg)
                 free(copy);
             }
         }
-        tcp_drill_close(tl);
-        tl = NULL;
-        channel_close(ctl);
-        ctl = NULL;
         if (!pol->set) {
             l->gave_up = true;
             break;
         }
+        /* NCCL: the survivors go on alone when this NCCL can shrink its communicators, on
+         * the same control session (the victim's ranks are gone, and nothing waits on it). */
+        if (l->nl && !l->rebuilt) {
+            struct ft_err se = {0};
+            int src = nccl_drill_shrink(l->nl, pol->deadline_s, &se);
+            if (src == 0) {
+                l->rebuilt = "ncclCommShrink";
+                l->ranks_after = nccl_drill_ranks(l->nl);
+                run = 0;
+                continue;
+            }
+            snprintf(l->shrink_error, sizeof(l->shrink_error), "%s", se.msg);
+        }
+        lane_close(l, &ctl, &tl);
         /* Reconnect: a new control session and data connection, backing off; the first
          * attempt to the agent that failed, then round its failover agents and back. */
         uint64_t deadline = now + (uint64_t)(pol->deadline_s * 1e9);
@@ -341,6 +440,10 @@ static void *lane_main(void *arg)
             if (lane_open(l, &ctl, &tl, left < tmo ? left : tmo, &err) == 0) {
                 ok = true;
                 l->reconnects++;
+                if (l->nl) {
+                    l->rebuilt = "new communicator";
+                    l->ranks_after = nccl_drill_ranks(l->nl);
+                }
                 break;
             }
             backoff = backoff * 2 > pol->backoff_max_ms ? pol->backoff_max_ms : backoff * 2;
@@ -351,9 +454,7 @@ static void *lane_main(void *arg)
         }
         run = 0;
     }
-    tcp_drill_close(tl);
-    if (ctl)
-        channel_close(ctl);
+    lane_close(l, &ctl, &tl);
     atomic_store(&l->settled, true);
     return NULL;
 }
@@ -572,6 +673,111 @@ static void put_load(struct drill *d, struct results_drill_rep *r, uint64_t t0, 
 
 /* One repetition: its object in reps, the summary's counts updated; the detection and
  * recovery times into det/rec. */
+/* rank-loss: start the victim agent (`fabtop serve` on 127.0.0.1, the drill's key, NCCL
+ * allowed) and wait until it answers; on the port it had before, when it is a restart. */
+static int victim_start(struct drill *d, struct ft_err *err)
+{
+    const struct drill_opts *o = d->o;
+    if (!d->victim_port) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof(sa);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+            getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            return ft_err_set(err, -e, "rank-loss: no free port on 127.0.0.1: %s", strerror(e));
+        }
+        close(fd);
+        d->victim_port = ntohs(sa.sin_port);
+    }
+    char listen[32], key[300], log[300];
+    snprintf(listen, sizeof(listen), "127.0.0.1:%u", d->victim_port);
+    snprintf(key, sizeof(key), "%s/key", d->victim_dir);
+    snprintf(log, sizeof(log), "%s/victim.log", d->victim_dir);
+    const char *args[] = {
+        o->agent_exe,     "serve",       "--listen", listen,  "--key-file", key,
+        "--allow-nccl",   "--max-fault", "0",        "--log", log,          "--exit-with-parent",
+        "--max-duration", "86400",       NULL};
+    char *argv[sizeof(args) / sizeof(args[0])];
+    memcpy(argv, args, sizeof(args)); /* posix_spawn's argv is char *const[]; never written */
+    extern char **environ;
+    pid_t pid;
+    int rc = posix_spawn(&pid, o->agent_exe, NULL, NULL, argv, environ);
+    if (rc)
+        return ft_err_set(err, -rc, "rank-loss: cannot start the victim agent %s serve: %s",
+                          o->agent_exe, strerror(rc));
+    d->victim = pid;
+    snprintf(d->hp, sizeof(d->hp), "%s", listen);
+    /* Up when it completes a handshake (it exits at once on a bad argument). */
+    for (int i = 0; i < 200; i++) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            d->victim = 0;
+            return ft_err_set(err, -ECHILD,
+                              "rank-loss: the victim agent (%s serve) exited at its start with "
+                              "status %d: see its log %s",
+                              o->agent_exe, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+                              log);
+        }
+        struct channel_conn *c = NULL;
+        struct ft_err e = {0};
+        if (channel_connect(d->hp, CHANNEL_DEFAULT_PORT, &d->key, 1000, &c, &e) == 0) {
+            channel_close(c);
+            return 0;
+        }
+        sleep_ns(50000000);
+    }
+    return ft_err_set(err, -ETIMEDOUT, "rank-loss: the victim agent on %s did not answer in 10 s",
+                      d->hp);
+}
+
+/* The rank loss itself: SIGKILL to the victim, a process of the drill's own (by its PID). */
+static void victim_kill(struct drill *d)
+{
+    if (d->victim <= 0)
+        return;
+    kill(d->victim, SIGKILL);
+    while (waitpid(d->victim, NULL, 0) < 0 && errno == EINTR)
+        ;
+    d->victim = 0;
+}
+
+/* The victim's private directory (mode 0700) and key: 0 or -errno. */
+static int victim_prepare(struct drill *d, struct ft_err *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(d->victim_dir, sizeof(d->victim_dir), "%s/fabtop-drill-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(d->victim_dir)) {
+        int e = errno;
+        d->victim_dir[0] = '\0';
+        return ft_err_set(err, -e, "rank-loss: cannot make a directory for the victim's key: %s",
+                          strerror(e));
+    }
+    char key[300];
+    snprintf(key, sizeof(key), "%s/key", d->victim_dir);
+    int rc = channel_key_generate_file(key, err);
+    if (rc == 0)
+        rc = channel_key_load(key, &d->key, err);
+    return rc;
+}
+
+static void victim_cleanup(struct drill *d)
+{
+    victim_kill(d);
+    if (!d->victim_dir[0])
+        return;
+    char p[300];
+    snprintf(p, sizeof(p), "%s/key", d->victim_dir);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s/victim.log", d->victim_dir);
+    unlink(p);
+    rmdir(d->victim_dir);
+    d->victim_dir[0] = '\0';
+}
+
 static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
                    struct drill_summary *sum, double *det, double *rec, int *ndet, int *nrec,
                    struct ft_err *err)
@@ -580,7 +786,10 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     const struct mix *m = o->mix;
     struct channel_conn *fc = d->agents[0];
     double a0 = 0, a1 = 0;
-    int rc = answered_all(d, &a0, err);
+    bool rank_loss = o->fault == DRILL_RANK_LOSS;
+    int rc = rank_loss && !d->victim ? victim_start(d, err) : 0;
+    if (rc == 0)
+        rc = answered_all(d, &a0, err);
     if (rc < 0)
         return rc;
     memset(d->lanes, 0, sizeof(d->lanes));
@@ -591,7 +800,8 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     d->nloads = 0;
     for (int i = 0; i < m->nflows; i++) {
         const struct mix_flow *f = &m->flows[i];
-        int n = f->op == MIX_OP_PINGPONG ? 1 : f->concurrency;
+        /* NCCL: one lane drives all of the flow's communicator sets */
+        int n = f->op == MIX_OP_PINGPONG || o->fault == DRILL_RANK_LOSS ? 1 : f->concurrency;
         for (int k = 0; k < n; k++) {
             if (f->role == MIX_ROLE_BACKGROUND) {
                 struct load *l = &d->loads[d->nloads++];
@@ -642,6 +852,8 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
             /* Injected once the guardian has set it (a fork, an nft run or an ioctl). */
             tinj = now_ns();
             atomic_store(&d->inject_ns, tinj);
+        } else if (rank_loss) {
+            victim_kill(d);
         } else {
             cJSON *req = cJSON_CreateObject(), *resp = NULL;
             cJSON_AddStringToObject(req, "type", "fault.inject");
@@ -657,6 +869,12 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
                 uint64_t now = now_ns();
                 if (hole && now >= tinj + (uint64_t)(o->for_s * 1e9))
                     drill_netns_off(&d->hole); /* lifted after --for */
+                /* The worker restarted after --for (what a lane without shrink recovers on). */
+                if (rank_loss && !d->victim && now >= tinj + (uint64_t)(o->for_s * 1e9)) {
+                    struct ft_err ve = {0};
+                    if (victim_start(d, &ve) < 0 && rc == 0)
+                        rc = ft_err_set(err, ve.code, "%s", ve.msg);
+                }
                 bool all = true;
                 for (int i = 0; i < d->nlanes; i++)
                     all &= atomic_load(&d->lanes[i].settled);
@@ -778,6 +996,19 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
             results_drill_num(&fo->failovers, (double)failovers);
             str(&fo->recovered_on, on);
         }
+        if (rank_loss) {
+            const struct lane *l = NULL;
+            for (int k = 0; k < d->nlanes && !l; k++)
+                l = d->lanes[k].flow == i ? &d->lanes[k] : NULL;
+            num(&fo->ranks_before, l && l->ranks_before, l ? l->ranks_before : 0);
+            num(&fo->ranks_after, l && l->ranks_after, l ? l->ranks_after : 0);
+            char how[400];
+            if (l && l->rebuilt && l->shrink_error[0])
+                snprintf(how, sizeof(how), "%s (no shrink: %s)", l->rebuilt, l->shrink_error);
+            else
+                snprintf(how, sizeof(how), "%s", l && l->rebuilt ? l->rebuilt : "");
+            str(&fo->rebuilt, how[0] ? how : NULL);
+        }
         fo->requests_st = RESULTS_SET;
         results_drill_num(&fo->issued, (double)issued);
         results_drill_num(&fo->completed, (double)completed);
@@ -803,6 +1034,10 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         if (abandoned > sum->abandoned_max)
             sum->abandoned_max = abandoned;
     }
+    for (int i = 0; i < d->nlanes; i++)
+        free(d->lanes[i].quiet);
+    if (rank_loss)
+        return rc; /* the victim is gone: no count of its answers */
     r->agent_st = RESULTS_SET;
     num(&r->answered, rc == 0, a1 - a0);
     results_drill_num(&r->client_completed, (double)completed_all);
@@ -814,8 +1049,6 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     bool agree = rc == 0 && lost >= 0 && lost <= lost_max;
     flag(&r->agree, agree);
     sum->disagree += !agree;
-    for (int i = 0; i < d->nlanes; i++)
-        free(d->lanes[i].quiet);
     return rc;
 }
 
@@ -886,14 +1119,22 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
 {
     memset(sum, 0, sizeof(*sum));
     *docp = NULL;
-    int rc = drill_check_mix(o->mix, err);
+    int rc = drill_check_mix_fault(o->mix, o->fault, err);
     if (rc < 0)
         return rc;
+    bool rank_loss = o->fault == DRILL_RANK_LOSS;
+    if (rank_loss && (o->peer || !o->agent_exe))
+        return ft_err_set(err, -EINVAL, "%s",
+                          o->peer ? "rank-loss kills its victim agent: the drill starts one of "
+                                    "its own (give no --peer)"
+                                  : "rank-loss: no fabtop executable to start the victim agent");
     struct drill *d = calloc(1, sizeof(*d));
     if (!d)
         return ft_err_set(err, -ENOMEM, "out of memory");
     d->o = o;
-    if (o->peer) {
+    if (rank_loss) {
+        rc = victim_prepare(d, err);
+    } else if (o->peer) {
         snprintf(d->hp, sizeof(d->hp), "%s", o->peer);
         rc = channel_key_load(o->key_file, &d->key, err);
     } else {
@@ -903,10 +1144,11 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
         rc = drill_netns_init(
             &d->hole, o->fault == DRILL_BLACKHOLE ? DRILL_NETNS_BLACKHOLE : DRILL_NETNS_LINK_DOWN,
             o->netns, o->owned, d->hp, o->data_peer, o->device, CHANNEL_DEFAULT_PORT, err);
-    if (rc == 0)
+    if (rc == 0 && !rank_loss)
         rc = open_agents(d, err);
     if (rc < 0) {
         close_agents(d);
+        victim_cleanup(d);
         agent_stop(d->agent);
         channel_key_wipe(&d->key);
         free(d);
@@ -916,10 +1158,12 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     struct results_drill_doc doc = {0};
     str(&doc.fabtop, FABTOP_VERSION);
     str(&doc.mix, o->mix->name[0] ? o->mix->name : o->mix->source);
-    str(&doc.peer, o->peer ? o->peer : "in-process agent");
+    str(&doc.peer, o->peer     ? o->peer
+                   : rank_loss ? "victim agent (fabtop serve on 127.0.0.1, started by the drill)"
+                               : "in-process agent");
     if (o->data_peer)
         str(&doc.data_peer, o->data_peer);
-    str(&doc.transport, "tcp");
+    str(&doc.transport, rank_loss ? "nccl" : "tcp");
     results_drill_num(&doc.fail_bound_s, o->mix->fail_bound_s);
     doc.fault_st = RESULTS_SET;
     str(&doc.kind, drill_fault_str(o->fault));
@@ -978,6 +1222,7 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     free(det);
     free(rec);
     close_agents(d);
+    victim_cleanup(d);
     agent_stop(d->agent);
     channel_key_wipe(&d->key);
     free(d);

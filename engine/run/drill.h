@@ -4,8 +4,10 @@
  * drill owns, a blackhole or a link-down of the data path, drill_netns.h); each flow detects the
  * fault (the first error or request deadline), reconnects under its recovery policy and goes on;
  * every request is accounted for, and the times are set against bounds computed from the
- * mix (fail_bound_s). The "fabtop-drill" document (engine/results/results_drill.h) is
- * written after every repetition. */
+ * mix (fail_bound_s). rank-loss drills a mix's NCCL collectives with the ranks of a victim
+ * agent, a process the drill starts and kills (SIGKILL): the survivors shrink their
+ * communicators (ncclCommShrink), or reconnect to the agent restarted after --for. The
+ * "fabtop-drill" document (engine/results/results_drill.h) is written after every repetition. */
 #ifndef DRILL_H
 #define DRILL_H
 
@@ -17,7 +19,13 @@
 #include "common/ft_err.h"
 #include "engine/flow/mix.h"
 
-enum drill_fault { DRILL_PEER_STALL = 1, DRILL_PEER_KILL, DRILL_BLACKHOLE, DRILL_LINK_DOWN };
+enum drill_fault {
+    DRILL_PEER_STALL = 1,
+    DRILL_PEER_KILL,
+    DRILL_BLACKHOLE,
+    DRILL_LINK_DOWN,
+    DRILL_RANK_LOSS /* NCCL: the victim agent's process killed; its ranks are lost */
+};
 
 struct drill_opts {
     const struct mix *mix;
@@ -31,6 +39,7 @@ struct drill_opts {
     const char *device;    /* link-down: its netdev (NULL: the one routing to the data peer) */
     bool owned;            /* link-down: device is the caller's in this process's namespace */
     const char *data_peer; /* the agent's address on a data path of its own (NULL: peer's) */
+    const char *agent_exe; /* rank-loss: the fabtop executable that starts the victim agent */
     /* When it points at true, the drill stops: the repetition running is dropped (its lanes
      * end at once, the fault is undone), the ones done stay, drill_run returns -ECANCELED.
      * NULL: it runs to its end. */
@@ -51,10 +60,13 @@ struct drill_summary {
 };
 
 const char *drill_fault_str(enum drill_fault f);
-/* "peer-stall" / "peer-kill" / "blackhole" / "link-down": 0, or -EINVAL. */
+/* "peer-stall" / "peer-kill" / "blackhole" / "link-down" / "rank-loss": 0, or -EINVAL. */
 int drill_fault_parse(const char *s, enum drill_fault *out);
-/* Can the mix be drilled (TCP pingpong and rr flows only, for now)? 0 or -EINVAL. */
+/* Can the mix be drilled with the agent's faults (TCP pingpong and rr flows, TCP streams as
+ * load)? 0 or -EINVAL. */
 int drill_check_mix(const struct mix *m, struct ft_err *err);
+/* The same for a fault: rank-loss takes NCCL collectives only, the others no NCCL. */
+int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft_err *err);
 /* Run the drill: the document in *doc (the caller frees it) and its summary. 0, or -errno
  * with the message: the agent refused the fault (-EPERM), could not be reached, a flow
  * could not start, it was cancelled (-ECANCELED). *doc may hold what was measured before a

@@ -97,7 +97,7 @@ pp="$src/tests/ctl/data/drill-pingpong.json"
 # shellcheck disable=SC2086
 refused 77 "6 s is longer than this agent's limit (fabtop serve --max-fault 5)" --mix "$pp" \
     --fault peer-stall --at 0.2 --for 6 $peer
-refused 64 "--fault takes peer-stall, peer-kill, blackhole or link-down, not 'peer-explode'" \
+refused 64 "--fault takes peer-stall, peer-kill, blackhole, link-down or rank-loss, not 'peer-explode'" \
     --mix "$pp" --fault peer-explode
 refused 64 "--fault blackhole needs --netns NAME" --mix "$pp" --fault blackhole
 refused 64 "--fault link-down needs --netns NAME" --mix "$pp" --fault link-down

@@ -7,7 +7,8 @@
  * no data). Knobs: FAKE_CUDA_DEVICES (2), FAKE_OP_NS (3000), FAKE_NCCL_HANG_AFTER=N (the
  * collective after the N-th never completes), FAKE_CUDA_NO_DEVICE=1, FAKE_NCCL_ID_LOG=FILE
  * (appends "made UID pid P" per ncclGetUniqueId and "init UID rank R pid P" per
- * communicator, so a test can tell which process made the ids). Test code only. */
+ * communicator, so a test can tell which process made the ids). ncclCommShrink as NCCL 2.27
+ * has it, unless built with -DFAKE_NO_SHRINK (an older NCCL). Test code only. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -489,7 +490,11 @@ void ncclResetDebugInit(void)
 
 int ncclGetVersion(int *v)
 {
+#ifdef FAKE_NO_SHRINK
+    *v = 22605;
+#else
     *v = 22809;
+#endif
     return 0;
 }
 
@@ -545,24 +550,21 @@ static struct shm_seg *shm_attach(uint64_t uid, int *fd)
     *fd = shm_open(name, O_RDWR | O_CREAT, 0600);
     if (*fd < 0)
         return NULL;
-    if (ftruncate(*fd, sizeof(struct shm_seg)) < 0)
+    if (ftruncate(*fd, sizeof(struct shm_seg)) < 0) {
+        close(*fd);
+        *fd = -1;
         return NULL;
+    }
     void *p = mmap(NULL, sizeof(struct shm_seg), PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    close(*fd); /* the mapping stays */
+    *fd = -1;
     return p == MAP_FAILED ? NULL : p;
 }
 
-int ncclCommInitRankConfig(struct ncclComm **comm, int nranks, struct cudart_nccl_id id, int rank,
-                           struct cudart_nccl_config *cfg)
+/* A new communicator: rank of the set of unique id uid (made with nranks at its first rank in
+ * this process), on device dev. Lock held. */
+static struct ncclComm *join_set(uint64_t uid, int nranks, int rank, int dev)
 {
-    /* The configuration must be what NCCL_CONFIG_INITIALIZER makes, non-blocking. */
-    if (!cfg || cfg->magic != CUDART_NCCL_CONFIG_MAGIC || cfg->size < 16 + 4 || cfg->blocking != 0)
-        return 4;
-    if (nranks < 1 || nranks > FAKE_MAXR || rank < 0 || rank >= nranks)
-        return 4;
-    uint64_t uid;
-    memcpy(&uid, id.internal, 8);
-    id_log("init", uid, rank);
-    pthread_mutex_lock(&lock);
     struct fake_set *s = sets;
     while (s && s->uid != uid)
         s = s->next;
@@ -577,9 +579,25 @@ int ncclCommInitRankConfig(struct ncclComm **comm, int nranks, struct cudart_ncc
     struct ncclComm *c = calloc(1, sizeof(*c));
     c->set = s;
     c->rank = rank;
-    c->dev = cur_dev;
+    c->dev = dev;
     c->init_polls = 2;
     s->local[s->nlocal++] = c;
+    return c;
+}
+
+int ncclCommInitRankConfig(struct ncclComm **comm, int nranks, struct cudart_nccl_id id, int rank,
+                           struct cudart_nccl_config *cfg)
+{
+    /* The configuration must be what NCCL_CONFIG_INITIALIZER makes, non-blocking. */
+    if (!cfg || cfg->magic != CUDART_NCCL_CONFIG_MAGIC || cfg->size < 16 + 4 || cfg->blocking != 0)
+        return 4;
+    if (nranks < 1 || nranks > FAKE_MAXR || rank < 0 || rank >= nranks)
+        return 4;
+    uint64_t uid;
+    memcpy(&uid, id.internal, 8);
+    id_log("init", uid, rank);
+    pthread_mutex_lock(&lock);
+    struct ncclComm *c = join_set(uid, nranks, rank, cur_dev);
     *comm = c;
     INFO("comm %p rank %d nRanks %d nNodes 1 localRanks %d localRank %d MNNVL 0", (void *)c, rank,
          nranks, nranks, rank);
@@ -631,6 +649,47 @@ int ncclCommAbort(struct ncclComm *c)
     pthread_mutex_unlock(&lock);
     return 0;
 }
+
+#ifndef FAKE_NO_SHRINK
+/* ncclCommShrink (NCCL 2.27): a child communicator without the excluded ranks, the survivors
+ * renumbered in order. Every surviving rank calls it, in any process: the child's id follows
+ * from the parent's and the list, so ranks of two processes meet again. NCCL_SHRINK_ABORT
+ * first ends the parent's open operations (no data: they complete, so the streams drain,
+ * as NCCL's abort ends their kernels) and aborts the parent. Built without it
+ * (-DFAKE_NO_SHRINK), the library is an NCCL before 2.27. */
+int ncclCommShrink(struct ncclComm *c, int *excl, int nexcl, struct ncclComm **out,
+                   struct cudart_nccl_config *cfg, int flags)
+{
+    if (!c || !out || nexcl < 1 || !excl ||
+        (cfg && (cfg->magic != CUDART_NCCL_CONFIG_MAGIC || cfg->blocking != 0)))
+        return 4; /* ncclInvalidArgument */
+    pthread_mutex_lock(&lock);
+    struct fake_set *p = c->set;
+    int rank = c->rank;
+    uint64_t uid = p->uid * 1000003ull + 0x5348524b;
+    for (int i = 0; i < nexcl; i++) {
+        if (excl[i] < 0 || excl[i] >= p->nranks || excl[i] == c->rank) {
+            pthread_mutex_unlock(&lock);
+            return 4;
+        }
+        rank -= excl[i] < c->rank;
+        uid ^= 1ull << (excl[i] % 64);
+    }
+    if (flags & CUDART_NCCL_SHRINK_ABORT) {
+        for (int k = 0; k < 64; k++)
+            if (p->slots[k])
+                p->slots[k]->done = true;
+        for (int k = 0; k < p->nlocal; k++)
+            p->local[k]->aborted = true;
+    }
+    struct ncclComm *n = join_set(uid, p->nranks - nexcl, rank, c->dev);
+    *out = n;
+    INFO("comm %p shrunk from %d to %d ranks: rank %d is now %d", (void *)n, p->nranks,
+         n->set->nranks, c->rank, rank);
+    pthread_mutex_unlock(&lock);
+    return group_depth ? 0 : NCCL_R_IN_PROGRESS;
+}
+#endif
 
 int ncclCommFinalize(struct ncclComm *c)
 {

@@ -64,6 +64,7 @@ _Static_assert(NCCL_OP_SUM == ncclSum && NCCL_OP_PROD == ncclProd && NCCL_OP_MAX
                    NCCL_OP_MIN == ncclMin && NCCL_OP_AVG == ncclAvg,
                "reduction operations");
 
+_Static_assert(CUDART_NCCL_SHRINK_ABORT == NCCL_SHRINK_ABORT, "NCCL_SHRINK_ABORT");
 _Static_assert(CUDART_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "NCCL_UNIQUE_ID_BYTES");
 _Static_assert(sizeof(struct cudart_nccl_id) == sizeof(ncclUniqueId), "ncclUniqueId size");
 _Static_assert(CUDART_NCCL_UNDEF_INT == NCCL_CONFIG_UNDEF_INT, "NCCL_CONFIG_UNDEF_INT");

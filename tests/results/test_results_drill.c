@@ -1,6 +1,7 @@
 /* test_results_drill: the fabtop-drill document's reader and writer (results_drill.h): a
  * document `fabtop drill -o` wrote reads back and writes out byte for byte; so does a sparse
- * one (absent members, nulls); malformed ones are refused with the key named. */
+ * one (absent members, nulls), and a rank-loss drill's; malformed ones are refused with the key
+ * named. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,6 +90,27 @@ static void test_loaded_document(void **state)
     cJSON_Delete(in);
 }
 
+/* A rank-loss drill of an NCCL all-reduce (the stand-in NCCL): its ranks before and after,
+ * how they were rebuilt, and no agent count (the victim was killed). */
+static void test_rank_loss_document(void **state)
+{
+    (void)state;
+    struct results_drill_doc d;
+    cJSON *in = fixture("drill-rank-loss.json", &d);
+    assert_string_equal(d.transport.s, "nccl");
+    assert_string_equal(d.kind.s, "rank-loss");
+    assert_int_equal(d.nreps, 2);
+    for (int i = 0; i < d.nreps; i++) {
+        const struct results_drill_flow *f = &d.reps[i].flows[0];
+        assert_int_equal(d.reps[i].agent_st, RESULTS_ABSENT);
+        assert_true(f->ranks_before.st == RESULTS_SET && f->ranks_before.v == 4);
+        assert_true(f->ranks_after.st == RESULTS_SET && f->ranks_after.v == 2);
+        assert_string_equal(f->rebuilt.s, "ncclCommShrink");
+    }
+    results_drill_free(&d);
+    cJSON_Delete(in);
+}
+
 static void test_sparse(void **state)
 {
     (void)state;
@@ -133,6 +155,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_written_document),
         cmocka_unit_test(test_loaded_document),
+        cmocka_unit_test(test_rank_loss_document),
         cmocka_unit_test(test_sparse),
         cmocka_unit_test(test_refused),
     };

@@ -116,7 +116,8 @@ enum {
     NCCL_OP_PROD = 1,
     NCCL_OP_MAX = 2,
     NCCL_OP_MIN = 3,
-    NCCL_OP_AVG = 4, /* NCCL >= 2.10 */
+    NCCL_OP_AVG = 4,              /* NCCL >= 2.10 */
+    CUDART_NCCL_SHRINK_ABORT = 1, /* ncclCommShrink's flag (nccl.h 2.27: NCCL_SHRINK_ABORT 0x01) */
 };
 
 /* X(return type, name, parameters): the CUDA runtime functions (all required). */
@@ -194,13 +195,19 @@ enum {
        cu_stream_t stream))
 
 /* NCCL functions that only some versions have (NULL when absent): ncclAlltoAll (2.28; else
- * alltoall is grouped send/recv) and ncclResetDebugInit (re-reads NCCL_DEBUG*, which lets the
- * transport log tuning choices for one probe operation and then turn logging off). */
+ * alltoall is grouped send/recv), ncclResetDebugInit (re-reads NCCL_DEBUG*, which lets the
+ * transport log tuning choices for one probe operation and then turn logging off) and
+ * ncclCommShrink (2.27: a child communicator without the ranks in the list, the survivors
+ * renumbered in order; with NCCL_SHRINK_ABORT the parent's outstanding operations are
+ * aborted first, so a parent hung on a vanished rank can be shrunk; nccl.h of 2.27). */
 #define CUDART_NCCL_OPT_FUNCS(X)                                                                   \
     X(nccl_result_t, ncclAlltoAll,                                                                 \
       (const void *sendbuff, void *recvbuff, size_t count, nccl_dtype_t datatype,                  \
        nccl_comm_t comm, cu_stream_t stream))                                                      \
-    X(void, ncclResetDebugInit, (void))
+    X(void, ncclResetDebugInit, (void))                                                            \
+    X(nccl_result_t, ncclCommShrink,                                                               \
+      (nccl_comm_t comm, int *excludeRanksList, int excludeRanksCount, nccl_comm_t *newcomm,       \
+       nccl_config_t *config, int shrinkFlags))
 
 struct cudart {
     struct dynlib rt, nccl;

@@ -37,9 +37,8 @@ static void coll_op_done(void *arg, int c, int nops, uint64_t bytes)
     flow_progress(w, bytes * (uint64_t)nops, 0, (uint64_t)nops);
 }
 
-/* The peer's side of a batch: it issues the same operations in the same order. */
-static int remote_batch(struct nccl_flow *x, int p, int sync, int n, bool graph, bool check,
-                        uint64_t est_op_ns)
+int nccl_coll_remote_batch(struct nccl_flow *x, int p, int sync, int n, bool graph, bool check,
+                           uint64_t est_op_ns)
 {
     if (!x->remote)
         return 0;
@@ -97,7 +96,7 @@ static int coll_probe(struct nccl_flow *x, int p)
     }
     uint64_t t0 = flow_now_ns();
     k->waiting_by_design = true;
-    int rc = remote_batch(x, p, 1, 0, false, false, 0);
+    int rc = nccl_coll_remote_batch(x, p, 1, 0, false, false, 0);
     for (int c = 0; c < k->ncomms && !rc; c++)
         rc = nccl_core_issue(k, c, p, flow_now_ns() + (uint64_t)(NC_INIT_TIMEOUT * 1e9));
     /* The first operation of a size may connect new channels (NCCL connects at run time):
@@ -151,7 +150,7 @@ static int coll_begin_point(struct nccl_flow *x, int p)
     int rc = coll_probe(x, p);
     if (!rc && x->prm.check) {
         k->waiting_by_design = true;
-        rc = remote_batch(x, p, 0, 0, false, true, pt->est_op_ns);
+        rc = nccl_coll_remote_batch(x, p, 0, 0, false, true, pt->est_op_ns);
         if (!rc)
             rc = nccl_core_check(k, p, &pt->wrong, &pt->checked);
         k->waiting_by_design = false;
@@ -238,7 +237,7 @@ void *nccl_coll_main(void *arg)
                                .lat_ns = x->lat,
                                .op_done = coll_op_done,
                                .arg = f};
-        rc = remote_batch(x, p, b.sync, n, b.graph, false, est);
+        rc = nccl_coll_remote_batch(x, p, b.sync, n, b.graph, false, est);
         if (rc)
             break;
         rc = nccl_core_batch(k, &b);

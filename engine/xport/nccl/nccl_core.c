@@ -247,18 +247,16 @@ static void *closer_main(void *arg)
     return NULL;
 }
 
-/* Returns false when it did not finish in time (the helper thread is left running). */
-static bool core_close_comms(struct nccl_core *k, bool abort)
+/* Close (or abort) the n communicators of the list (taken over by the helper, which the list
+ * must fit); false when it did not finish in time (the helper thread is left running). */
+static bool close_list(const struct cudart *a, const nccl_comm_t *comms, int n, bool abort)
 {
     struct nccl_closer *c = xalloc_zero(1, sizeof(*c));
-    c->a = k->a;
+    c->a = a;
     c->abort = abort;
-    for (int i = 0; i < k->nlocal; i++)
-        for (int s = 0; s < k->ncomms; s++)
-            if (k->ranks[i].comm[s]) {
-                c->comms[c->n++] = k->ranks[i].comm[s];
-                k->ranks[i].comm[s] = NULL;
-            }
+    for (int i = 0; i < n; i++)
+        if (comms[i])
+            c->comms[c->n++] = comms[i];
     if (!c->n) {
         free(c);
         return true;
@@ -281,6 +279,19 @@ static bool core_close_comms(struct nccl_core *k, bool abort)
     pthread_join(t, NULL);
     free(c);
     return true;
+}
+
+static bool core_close_comms(struct nccl_core *k, bool abort)
+{
+    nccl_comm_t comms[NC_MAX_GPUS * NC_MAX_COMMS];
+    int n = 0;
+    for (int i = 0; i < k->nlocal; i++)
+        for (int s = 0; s < k->ncomms; s++)
+            if (k->ranks[i].comm[s]) {
+                comms[n++] = k->ranks[i].comm[s];
+                k->ranks[i].comm[s] = NULL;
+            }
+    return close_list(k->a, comms, n, abort);
 }
 
 /* Abort once (the issuing thread or the watchdog, whichever claims it first). */
@@ -354,6 +365,78 @@ int nccl_core_init_comms(struct nccl_core *k, const nccl_id_t *ids, double timeo
     if (!rc)
         rc = core_wait_comms(k, -1, now_ns() + (uint64_t)(timeout_s * 1e9),
                              "communicator initialisation");
+    return rc;
+}
+
+int nccl_core_shrink(struct nccl_core *k, double timeout_s)
+{
+    const struct cudart *a = k->a;
+    char ver[32];
+    cudart_version_str(a->nccl_version, true, ver, sizeof(ver));
+    pthread_mutex_lock(&k->err_lock);
+    k->err[0] = '\0'; /* the failure that led here is the caller's to keep */
+    pthread_mutex_unlock(&k->err_lock);
+    if (!a->ncclCommShrink) {
+        nccl_core_seterr(k, "NCCL %s has no ncclCommShrink (NCCL 2.27 and later)", ver);
+        return -ENOTSUP;
+    }
+    int nx = k->nranks - k->nlocal, excl[2 * NC_MAX_GPUS];
+    if (nx < 1 || nx > 2 * NC_MAX_GPUS || atomic_load(&k->abort_claim)) {
+        nccl_core_seterr(k, "%s",
+                         nx < 1 ? "no rank of another process to leave out"
+                                : "the communicators were aborted: nothing to shrink");
+        return -EINVAL;
+    }
+    for (int i = 0; i < nx; i++)
+        excl[i] = k->nlocal + i; /* this process's ranks come first (remote_init's first_rank) */
+    nccl_comm_t old[NC_MAX_GPUS * NC_MAX_COMMS];
+    int nold = 0;
+    struct cudart_nccl_config cfg;
+    cudart_nccl_config_init(&cfg);
+    cfg.blocking = k->blocking;
+    int rc = 0;
+    pthread_mutex_lock(&issue_lock);
+    CALL_BEGIN(k);
+    nccl_result_t r = a->ncclGroupStart();
+    bool grouped = r == NCCL_R_SUCCESS;
+    if (!grouped)
+        rc = nccl_core_fail(k, r, "ncclGroupStart", NULL);
+    for (int i = 0; i < k->nlocal && !rc; i++) {
+        struct nccl_rank *rk = &k->ranks[i];
+        cu_err_t e = a->cudaSetDevice(rk->dev);
+        if (e) {
+            rc = cu_fail(k, e, "cudaSetDevice", rk->dev);
+            break;
+        }
+        for (int c = 0; c < k->ncomms && !rc; c++) {
+            nccl_comm_t parent = rk->comm[c];
+            old[nold++] = parent;
+            rk->comm[c] = NULL;
+            r = a->ncclCommShrink(parent, excl, nx, &rk->comm[c], (nccl_config_t *)&cfg,
+                                  CUDART_NCCL_SHRINK_ABORT);
+            if (r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
+                rc = nccl_core_fail(k, r, "ncclCommShrink", parent);
+        }
+    }
+    if (grouped) {
+        r = a->ncclGroupEnd();
+        if (!rc && r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
+            rc = nccl_core_fail(k, r, "ncclGroupEnd (ncclCommShrink)", NULL);
+    }
+    CALL_END(k);
+    pthread_mutex_unlock(&issue_lock);
+    k->nranks = k->nlocal;
+    if (!rc)
+        rc = core_wait_comms(k, -1, now_ns() + (uint64_t)(timeout_s * 1e9), "ncclCommShrink");
+    /* The parents go after their children exist (ncclCommAbort of a parent first would leave
+     * nothing to shrink). */
+    if (!close_list(a, old, nold, true) && !rc) {
+        nccl_core_seterr(k, "NCCL did not abort the old communicators within %.0f s",
+                         NC_TEARDOWN_S);
+        rc = -ETIMEDOUT;
+    }
+    if (!rc)
+        rc = nccl_core_layouts(k);
     return rc;
 }
 

@@ -198,6 +198,11 @@ bool nccl_core_abort(struct nccl_core *k);
 bool nccl_core_watchdog(struct nccl_core *k);
 /* One NCCL group over every local rank and communicator set, with the unique ids. */
 int nccl_core_init_comms(struct nccl_core *k, const nccl_id_t *ids, double timeout_s);
+/* After the ranks of the other process vanished: every communicator set rebuilt with this
+ * process's ranks only (their numbers stay: they come first), by ncclCommShrink with
+ * NCCL_SHRINK_ABORT in one group, the parents aborted after; the layouts follow the new rank
+ * count. 0; -ENOTSUP when this NCCL has no ncclCommShrink (before 2.27); else -errno (k->err). */
+int nccl_core_shrink(struct nccl_core *k, double timeout_s);
 /* Enqueue one operation of point p on communicator set c (one group over the local ranks). */
 int nccl_core_issue(struct nccl_core *k, int c, int p, uint64_t deadline);
 /* Until every local stream is idle, or the deadline (then the error names what). */
@@ -224,6 +229,11 @@ int nccl_coll_pick_gpus(const struct cudart *a, bool all, int n, const int *list
                         const char *flow, const char *where, struct ft_err *err);
 /* A unique id as hex (2 * CUDART_NCCL_ID_BYTES + 1 bytes), as the control channel carries it. */
 void nccl_coll_id_hex(const nccl_id_t *id, char *hex);
+/* Remote mode: announce a batch (point p: sync untimed, then n timed operations) to the peer
+ * agent, whose ranks issue the same operations in the same order; 0 when not remote. On a
+ * failure of the control channel: -errno, the core's error set and the flow failed. */
+int nccl_coll_remote_batch(struct nccl_flow *x, int p, int sync, int n, bool graph, bool check,
+                           uint64_t est_op_ns);
 /* Set up a collective flow: GPUs, communicators (with the peer agent's ranks if remote). */
 int nccl_coll_setup(struct flow_rt *f, struct nccl_flow *x, struct ft_err *err);
 
