@@ -60,12 +60,16 @@ static void host_event(const struct flow_rt *f, const char *fmt, ...)
 
 /* ---- worker-side helpers ---- */
 
-/* This thread's time on a CPU and waiting on a run queue, ns (Documentation/scheduler/
- * sched-stats.rst: /proc/<pid>/schedstat is "time spent on the cpu", "time spent waiting on
- * a runqueue", "# of timeslices run on this cpu"). false when the kernel has none. */
-static bool sched_read(uint64_t *run, uint64_t *wait)
+/* Documentation/scheduler/sched-stats.rst: /proc/<pid>/schedstat is "time spent on the cpu",
+ * "time spent waiting on a runqueue", "# of timeslices run on this cpu". */
+bool flow_sched_read(int tid, uint64_t *run, uint64_t *wait)
 {
-    FILE *fp = fopen("/proc/thread-self/schedstat", "re");
+    char path[64];
+    if (tid > 0)
+        snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+    else
+        snprintf(path, sizeof(path), "/proc/thread-self/schedstat");
+    FILE *fp = fopen(path, "re");
     if (!fp)
         return false;
     unsigned long long r = 0, q = 0;
@@ -81,9 +85,9 @@ static void *worker_thread(void *arg)
 {
     struct flow_worker *w = arg;
     uint64_t r0 = 0, q0 = 0, r1 = 0, q1 = 0, t0 = flow_now_ns();
-    bool ok = sched_read(&r0, &q0);
+    bool ok = flow_sched_read(0, &r0, &q0);
     void *ret = w->main(w);
-    ok = ok && sched_read(&r1, &q1) && r1 >= r0 && q1 >= q0;
+    ok = ok && flow_sched_read(0, &r1, &q1) && r1 >= r0 && q1 >= q0;
     w->wall_ns = flow_now_ns() - t0;
     w->run_ns = ok ? r1 - r0 : 0;
     w->wait_ns = ok ? q1 - q0 : 0;
@@ -91,19 +95,44 @@ static void *worker_thread(void *arg)
     return ret;
 }
 
+void flow_cpu_add(struct flow_cpu *c, uint64_t wall_ns, uint64_t run_ns, uint64_t wait_ns)
+{
+    if (!wall_ns)
+        return;
+    c->workers++;
+    c->wall_s += wall_ns / 1e9;
+    c->run_s += run_ns / 1e9;
+    c->wait_s += wait_ns / 1e9;
+    double pct = 100.0 * (double)run_ns / (double)wall_ns;
+    if (pct > c->busiest_run_pct)
+        c->busiest_run_pct = pct > 100 ? 100 : pct;
+}
+
 bool flow_cpu_sum(const struct flow_rt *f, struct flow_cpu *out)
 {
     memset(out, 0, sizeof(*out));
     for (int i = 0; i < f->nworkers; i++) {
         const struct flow_worker *w = &f->workers[i];
-        if (!w->sched_ok || !w->wall_ns)
-            continue;
-        out->workers++;
-        out->wall_s += w->wall_ns / 1e9;
-        out->run_s += w->run_ns / 1e9;
-        out->wait_s += w->wait_ns / 1e9;
+        if (w->sched_ok)
+            flow_cpu_add(out, w->wall_ns, w->run_ns, w->wait_ns);
     }
     return out->workers > 0;
+}
+
+cJSON *flow_cpu_json(const struct flow_cpu *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "workers", c->workers);
+    cJSON_AddNumberToObject(o, "wall_s", c->wall_s);
+    cJSON_AddNumberToObject(o, "run_s", c->run_s);
+    cJSON_AddNumberToObject(o, "runqueue_wait_s", c->wait_s);
+    /* Of the time the workers wanted a CPU (on one or waiting for one), the share waited. */
+    double want = c->run_s + c->wait_s;
+    cJSON_AddNumberToObject(o, "runqueue_wait_pct", want > 0 ? 100 * c->wait_s / want : 0);
+    /* The one worker most often on a CPU, as a share of its own life: near 100 % it was
+     * bound by its core. */
+    cJSON_AddNumberToObject(o, "busiest_run_pct", c->busiest_run_pct);
+    return o;
 }
 
 int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err)

@@ -59,6 +59,7 @@ struct flow_worker {
 struct flow_cpu {
     int workers;                  /* those with a reading */
     double wall_s, run_s, wait_s; /* summed over them */
+    double busiest_run_pct;       /* the largest run / wall of one of them, % */
 };
 
 /* Counters a transport samples from the kernel (TCP_INFO, ...), cumulative. */
@@ -191,6 +192,14 @@ void flow_fail(struct flow_rt *f, const char *fmt, ...) __attribute__((format(pr
 /* The workers' CPU time, once they are joined: false when no worker has a reading (no
  * schedstat: a kernel without CONFIG_SCHED_INFO, or no worker threads). */
 bool flow_cpu_sum(const struct flow_rt *f, struct flow_cpu *out);
+/* Add one thread's reading (its life, its time on a CPU, its run-queue wait) to c. */
+void flow_cpu_add(struct flow_cpu *c, uint64_t wall_ns, uint64_t run_ns, uint64_t wait_ns);
+/* c as conditions.cpu writes it ({workers, wall_s, run_s, runqueue_wait_s,
+ * runqueue_wait_pct, busiest_run_pct}); the caller's. */
+cJSON *flow_cpu_json(const struct flow_cpu *c);
+/* Thread tid's (0: this thread's) time on a CPU and waiting on a run queue so far, ns, from
+ * /proc's schedstat; false when the kernel keeps none (no CONFIG_SCHED_INFO) or tid is gone. */
+bool flow_sched_read(int tid, uint64_t *run, uint64_t *wait);
 /* Start one thread per worker running fn(worker); 0 or -errno (workers already started
  * are joined by flow_join_workers). */
 int flow_start_workers(struct flow_rt *f, void *(*fn)(void *), struct ft_err *err);

@@ -445,6 +445,60 @@ static void check_busy_cpu(const struct judge_flow *jf, struct judge_causes *out
     judge_ev_num(k, "workers", n, "threads");
 }
 
+/* A thread on a CPU this share of its life or more was bound by its core. */
+#define CPU_BOUND_RUN_PCT 90
+
+static void cpu_ev(struct judge_cause *k, const char *side, const cJSON *c)
+{
+    double v;
+    char name[64];
+    snprintf(name, sizeof(name), "%s run-queue wait", side);
+    if (jsonutil_num(c, "runqueue_wait_pct", &v))
+        judge_ev_num(k, name, v, "%");
+    snprintf(name, sizeof(name), "%s busiest thread on a CPU", side);
+    if (jsonutil_num(c, "busiest_run_pct", &v))
+        judge_ev_num(k, name, v, "%");
+    snprintf(name, sizeof(name), "%s threads", side);
+    if (jsonutil_num(c, "workers", &v))
+        judge_ev_num(k, name, v, "threads");
+}
+
+/* The peer's side of the flow was the CPU-bound end: its data-connection threads
+ * (conditions.peer_cpu, the agent's answer to tcp.cpu from the same schedstat as
+ * conditions.cpu) waited for a CPU as busy-cpu counts, or one of them was on a CPU nearly
+ * all its life, while this side's did neither. */
+static void check_peer_cpu(const struct judge_flow *jf, struct judge_causes *out)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(jf->flow->conditions, "peer_cpu");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(jf->flow->conditions, "cpu");
+    double pw, pb, lw = 0, lb = 0;
+    if (!jsonutil_num(p, "runqueue_wait_pct", &pw) || !jsonutil_num(p, "busiest_run_pct", &pb))
+        return;
+    jsonutil_num(c, "runqueue_wait_pct", &lw);
+    jsonutil_num(c, "busiest_run_pct", &lb);
+    bool waited = pw >= BUSY_CPU_WAIT_PCT && lw < BUSY_CPU_WAIT_PCT;
+    bool bound = pb >= CPU_BOUND_RUN_PCT && lb < CPU_BOUND_RUN_PCT;
+    if (!waited && !bound)
+        return;
+    struct judge_cause *k =
+        waited ? judge_cause_add(out, jf, "peer-bottleneck",
+                                 "look at the peer: give its agent's threads cores of their own "
+                                 "(move the other load off them, or run fewer busy threads than "
+                                 "cores there)",
+                                 "flow %s's peer was the bottleneck: its threads waited %.0f%% of "
+                                 "their runnable time for a CPU (this side %.0f%%)",
+                                 fname(jf), pw, lw)
+               : judge_cause_add(out, jf, "peer-bottleneck",
+                                 "look at the peer: spread the flow over more connections (one "
+                                 "thread per connection there) or more peers",
+                                 "flow %s's peer was the bottleneck: one of its threads was on a "
+                                 "CPU %.0f%% of its life, bound by its core (this side's busiest "
+                                 "%.0f%%)",
+                                 fname(jf), pb, lb);
+    cpu_ev(k, "the peer's", p);
+    cpu_ev(k, "this side's", c);
+}
+
 /* The best point's TCP figures, or NULL. */
 static const struct results_tcp *best_tcp(const struct judge_flow *jf)
 {
@@ -520,6 +574,7 @@ const struct judge_rule judge_rules[] = {
      check_numa_remote},
     {"gpu-nic-sys", "a GPU whose nearest NIC is SYS", 65, check_gpu_sys},
     {"busy-cpu", "the workers waited for a CPU held by other work", 62, check_busy_cpu},
+    {"peer-bottleneck", "the peer's side was the CPU-bound end", 61, check_peer_cpu},
     {"tcp-buffers", "TCP socket buffer limits below the bandwidth-delay product", 60,
      check_tcp_buffers},
     {"roce-v1-gid", "a RoCE v1 GID", 55, check_roce_v1},

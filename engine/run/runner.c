@@ -280,14 +280,7 @@ static void record_cpu(struct flow_rt *f)
     struct flow_cpu c;
     if (!f->conditions || !flow_cpu_sum(f, &c))
         return;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "workers", c.workers);
-    cJSON_AddNumberToObject(o, "wall_s", c.wall_s);
-    cJSON_AddNumberToObject(o, "run_s", c.run_s);
-    cJSON_AddNumberToObject(o, "runqueue_wait_s", c.wait_s);
-    /* Of the time the workers wanted a CPU (on one or waiting for one), the share waited. */
-    double want = c.run_s + c.wait_s;
-    cJSON_AddNumberToObject(o, "runqueue_wait_pct", want > 0 ? 100 * c.wait_s / want : 0);
+    cJSON *o = flow_cpu_json(&c);
     pthread_mutex_lock(&f->lock);
     cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "cpu");
     cJSON_AddItemToObject(f->conditions, "cpu", o);

@@ -480,14 +480,66 @@ static void busy_cpu(void **state)
     fx_free(f);
 }
 
+/* The peer's threads waited for a CPU 66% of their runnable time while this side's waited
+ * 7%: the peer is the bottleneck. One peer thread on a CPU 97% of its life: the same rule, the
+ * other reason. Quiet when both sides wait alike (busy-cpu's case), when neither does, and
+ * without the peer's times (an agent without tcp.cpu). */
+static void peer_bottleneck(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(TCP_DOC);
+    cJSON *cpu = cJSON_AddObjectToObject(cond_of(f->doc), "cpu");
+    set_num(cpu, "workers", 2);
+    set_num(cpu, "runqueue_wait_pct", 7);
+    set_num(cpu, "busiest_run_pct", 12);
+    cJSON *pc = cJSON_AddObjectToObject(cond_of(f->doc), "peer_cpu");
+    set_num(pc, "workers", 2);
+    set_num(pc, "runqueue_wait_pct", 66);
+    set_num(pc, "busiest_run_pct", 23);
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *c = find(f, "peer-bottleneck");
+    assert_non_null(c);
+    assert_float_equal(ev(c, "the peer's run-queue wait"), 66, 0);
+    assert_float_equal(ev(c, "this side's run-queue wait"), 7, 0);
+    assert_float_equal(ev(c, "the peer's threads"), 2, 0);
+    assert_non_null(strstr(c->msg, "waited 66% of their runnable time for a CPU (this side 7%)"));
+    set_num(pc, "runqueue_wait_pct", 3);
+    set_num(pc, "busiest_run_pct", 97);
+    judge(f);
+    assert_int_equal(f->c.n, 1);
+    const struct judge_cause *b = find(f, "peer-bottleneck");
+    assert_non_null(b);
+    char msg[sizeof(b->msg)];
+    snprintf(msg, sizeof(msg), "%s", b->msg);
+    assert_non_null(strstr(msg, "on a CPU 97% of its life"));
+    assert_float_equal(ev(b, "the peer's busiest thread on a CPU"), 97, 0);
+    set_num(pc, "busiest_run_pct", 40);
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    /* Both sides waited: this host's busy-cpu, not the peer. */
+    set_num(pc, "runqueue_wait_pct", 60);
+    set_num(cpu, "runqueue_wait_pct", 55);
+    set_num(cpu, "run_s", 2);
+    set_num(cpu, "runqueue_wait_s", 2.4);
+    judge(f);
+    assert_null(find(f, "peer-bottleneck"));
+    assert_non_null(find(f, "busy-cpu"));
+    cJSON_DeleteItemFromObject(cond_of(f->doc), "peer_cpu");
+    set_num(cpu, "runqueue_wait_pct", 7);
+    judge(f);
+    assert_int_equal(f->c.n, 0);
+    fx_free(f);
+}
+
 /* Every rule in the table has its trigger above. */
 static void every_rule_tested(void **state)
 {
     (void)state;
     static const char *const tested[] = {
-        "one-connection",     "depth-1",     "mtu-below-link", "roce-v1-gid", "pcie-downtrained",
-        "numa-remote-buffer", "gpu-nic-sys", "pfc-off",        "ecn-off",     "tcp-buffers",
-        "tcp-loss-cc",        "busy-cpu",    "roce-ecn-off"};
+        "one-connection",     "depth-1",     "mtu-below-link", "roce-v1-gid",    "pcie-downtrained",
+        "numa-remote-buffer", "gpu-nic-sys", "pfc-off",        "ecn-off",        "tcp-buffers",
+        "tcp-loss-cc",        "busy-cpu",    "roce-ecn-off",   "peer-bottleneck"};
     assert_int_equal(judge_nrules, (int)(sizeof(tested) / sizeof(tested[0])));
     for (int i = 0; i < judge_nrules; i++) {
         bool found = false;
@@ -609,6 +661,7 @@ int main(void)
         cmocka_unit_test(tcp_buffers),
         cmocka_unit_test(tcp_loss_cc),
         cmocka_unit_test(busy_cpu),
+        cmocka_unit_test(peer_bottleneck),
         cmocka_unit_test(roce_ecn_off),
         cmocka_unit_test(every_rule_tested),
         cmocka_unit_test(ranked_and_round_trip),

@@ -775,9 +775,34 @@ static int tcp_start(struct flow_rt *f, struct ft_err *err)
     return flow_start_workers(f, worker_main, err);
 }
 
+/* The peer's side of the flow, its data-connection threads' scheduler times (tcp.cpu), into
+ * conditions.peer_cpu: what says whether the peer was the CPU-bound end. An agent that does
+ * not know the request leaves it out. */
+static void peer_cpu(struct flow_rt *f)
+{
+    if (!f->ctl || !f->conditions)
+        return;
+    cJSON *req = cJSON_CreateObject(), *resp = NULL;
+    cJSON_AddStringToObject(req, "type", "tcp.cpu");
+    if (channel_request(f->ctl, req, &resp, 2000, NULL) == 0) {
+        cJSON *c = cJSON_DetachItemFromObjectCaseSensitive(resp, "cpu");
+        if (cJSON_IsObject(c)) {
+            pthread_mutex_lock(&f->lock);
+            cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "peer_cpu");
+            cJSON_AddItemToObject(f->conditions, "peer_cpu", c);
+            pthread_mutex_unlock(&f->lock);
+        } else {
+            cJSON_Delete(c);
+        }
+    }
+    cJSON_Delete(resp);
+}
+
 static void tcp_stop(struct flow_rt *f)
 {
     flow_join_workers(f);
+    if (atomic_load(&f->status) != FLOW_FAILED)
+        peer_cpu(f);
 }
 
 /* A kv flow's own figures per point (conditions.point_figures, merged into the points). */
@@ -972,6 +997,12 @@ struct srv_conn {
     bool sender;
     pthread_t thread;
     bool started;
+    /* Its thread's scheduler times (tcp.cpu): cpu_state 0 not begun, 1 running (tid, t0_ns,
+     * r0/q0 set), 2 ended (wall/run/wait set); written by the thread itself. */
+    _Atomic int cpu_state;
+    int tid;
+    bool sched0, cpu_ok;
+    uint64_t t0_ns, r0, q0, wall_ns, run_ns, wait_ns;
 };
 
 struct srv_flow {
@@ -1184,7 +1215,7 @@ static void srv_ring(struct srv_conn *c, uint64_t limit)
     pagebuf_free(rbuf, BUF_BYTES);
 }
 
-static void *srv_conn_main(void *arg)
+static void *srv_conn_serve(void *arg)
 {
     struct srv_conn *c = arg;
     struct srv_flow *sf = c->flow;
@@ -1263,6 +1294,24 @@ static void *srv_conn_main(void *arg)
     shutdown(c->fd, SHUT_RDWR);
     pagebuf_free(buf, BUF_BYTES);
     return NULL;
+}
+
+/* A data connection's thread: srv_conn_serve, timed by the scheduler for tcp.cpu. */
+static void *srv_conn_main(void *arg)
+{
+    struct srv_conn *c = arg;
+    c->t0_ns = flow_now_ns();
+    c->tid = (int)gettid();
+    c->sched0 = flow_sched_read(0, &c->r0, &c->q0);
+    atomic_store_explicit(&c->cpu_state, 1, memory_order_release);
+    void *ret = srv_conn_serve(arg);
+    uint64_t r1 = 0, q1 = 0;
+    c->cpu_ok = c->sched0 && flow_sched_read(0, &r1, &q1) && r1 >= c->r0 && q1 >= c->q0;
+    c->wall_ns = flow_now_ns() - c->t0_ns;
+    c->run_ns = c->cpu_ok ? r1 - c->r0 : 0;
+    c->wait_ns = c->cpu_ok ? q1 - c->q0 : 0;
+    atomic_store_explicit(&c->cpu_state, 2, memory_order_release);
+    return ret;
 }
 
 static void *srv_acceptor(void *arg)
@@ -1530,9 +1579,41 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     return 0;
 }
 
+/* {"type": "tcp.cpu"}: the scheduler times of this session's data-connection threads so far
+ * (a live one's read now), as conditions.cpu has them: {"cpu": {...}}, or {"cpu": null}
+ * when the kernel keeps none. What tells a client whether the peer's side was CPU-bound. */
+static int handle_cpu(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
+{
+    (void)req;
+    (void)err;
+    struct flow_cpu cpu = {0};
+    struct srv_state *st = agent_session_state(s, &state_tag);
+    if (st) {
+        pthread_mutex_lock(&st->lock);
+        for (struct srv_flow *sf = st->flows; sf; sf = sf->next)
+            for (size_t i = 0; i < sizeof(sf->conns) / sizeof(sf->conns[0]); i++) {
+                const struct srv_conn *c = &sf->conns[i];
+                int state = atomic_load_explicit(&c->cpu_state, memory_order_acquire);
+                uint64_t r = 0, q = 0;
+                if (state == 2 && c->cpu_ok)
+                    flow_cpu_add(&cpu, c->wall_ns, c->run_ns, c->wait_ns);
+                else if (state == 1 && c->sched0 && flow_sched_read(c->tid, &r, &q) && r >= c->r0 &&
+                         q >= c->q0)
+                    flow_cpu_add(&cpu, flow_now_ns() - c->t0_ns, r - c->r0, q - c->q0);
+            }
+        pthread_mutex_unlock(&st->lock);
+    }
+    if (cpu.workers)
+        cJSON_AddItemToObject(resp, "cpu", flow_cpu_json(&cpu));
+    else
+        cJSON_AddNullToObject(resp, "cpu");
+    return 0;
+}
+
 static const struct agent_handler tcp_open_handler = {"tcp.open", handle_open};
+static const struct agent_handler tcp_cpu_handler = {"tcp.cpu", handle_cpu};
 static const struct agent_handler *const tcp_handlers[] = {
-    &tcp_open_handler, &tcp_path_counters_handler, &tcp_path_ttl_handler, NULL};
+    &tcp_open_handler, &tcp_cpu_handler, &tcp_path_counters_handler, &tcp_path_ttl_handler, NULL};
 
 static const char *const *tcp_param_keys(enum mix_op op)
 {
