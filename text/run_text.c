@@ -328,11 +328,17 @@ static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *
     strbuf_printf(sb, "    %-30s", "comm p50 (us)");
     lat_tcell(sb, hq, &q->comm_p50_us);
     lat_tcell(sb, hl, &l->comm_p50_us);
-    /* One term: the step's own p99; several: each at its own p99 (score.c). */
+    /* One term: the step's own p99; several: the terms' distributions summed, and beside it
+     * each term at its own p99, summed (score.c). */
     strbuf_printf(sb, "\n    %-30s",
-                  st->nterms > 1 ? "comm p99 (us, terms at p99)" : "comm p99 (us)");
+                  st->nterms > 1 ? "comm p99 (us, terms summed)" : "comm p99 (us)");
     lat_tcell(sb, hq, &q->comm_p99_us);
     lat_tcell(sb, hl, &l->comm_p99_us);
+    if (st->nterms > 1) {
+        strbuf_printf(sb, "\n    %-30s", "comm p99 upper (us, each p99)");
+        lat_tcell(sb, hq, &q->comm_p99_upper_us);
+        lat_tcell(sb, hl, &l->comm_p99_upper_us);
+    }
     strbuf_printf(sb, "\n    %-30s", "steps measured (fewest term)");
     tcell(sb, &q->steps_measured, 10, "%.0f");
     tcell(sb, &l->steps_measured, 10, "%.0f");

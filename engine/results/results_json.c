@@ -377,6 +377,7 @@ static void write_step_phase(cJSON *o, const char *k, const struct results_score
         return;
     results_field_put_num(e, "comm_p50_us", &p->comm_p50_us);
     results_field_put_num(e, "comm_p99_us", &p->comm_p99_us);
+    results_field_put_num(e, "comm_p99_upper_us", &p->comm_p99_upper_us);
     results_field_put_num(e, "steps_measured", &p->steps_measured);
     results_field_put_num(e, "budget_share_p50", &p->budget_share_p50);
     results_field_put_num(e, "budget_share_p99", &p->budget_share_p99);
@@ -818,6 +819,7 @@ static void read_step_phase(struct results_rd *r, const cJSON *o, const char *k,
     const cJSON *e = results_field_obj(r, o, "scoreboard.step", k, &p->st);
     results_field_get_num(r, e, sub, "comm_p50_us", &p->comm_p50_us);
     results_field_get_num(r, e, sub, "comm_p99_us", &p->comm_p99_us);
+    results_field_get_num(r, e, sub, "comm_p99_upper_us", &p->comm_p99_upper_us);
     results_field_get_num(r, e, sub, "steps_measured", &p->steps_measured);
     results_field_get_num(r, e, sub, "budget_share_p50", &p->budget_share_p50);
     results_field_get_num(r, e, sub, "budget_share_p99", &p->budget_share_p99);

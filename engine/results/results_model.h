@@ -237,7 +237,9 @@ struct results_score_term {
 };
 struct results_score_step_phase {
     enum results_state st;
-    struct results_num comm_p50_us, comm_p99_us; /* sums of each term's step p50 / p99 */
+    /* The step's p50 / p99: its terms summed (several: their distributions convolved) */
+    struct results_num comm_p50_us, comm_p99_us;
+    struct results_num comm_p99_upper_us; /* each term's own p99, summed */
     /* The fewest measured steps of a term that has them (absent: none measured); under 100
      * the step's p99 is the largest of them (nearest rank). */
     struct results_num steps_measured;

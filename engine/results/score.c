@@ -297,6 +297,75 @@ static void class_phase(struct results_score_class *c, const struct results_phas
     }
 }
 
+/* A step's communication as a distribution: the probability of each histogram bucket (hist.h's
+ * geometry, values at bucket midpoints) and of overflow (at or past HIST_RANGE_END). */
+struct step_dist {
+    double w[HIST_NBUCKETS];
+    double over;
+};
+
+static double mid_ns(int b)
+{
+    return ((double)hist_bucket_low(b) + (double)hist_bucket_high(b)) / 2;
+}
+
+/* Add probability w at value v (ns) to d. */
+static void dist_put(struct step_dist *d, double v, double w)
+{
+    int b = v < (double)HIST_RANGE_END ? hist_bucket_of((uint64_t)llround(v)) : -ERANGE;
+    if (b < 0)
+        d->over += w;
+    else
+        d->w[b] += w;
+}
+
+/* A term's samples as a distribution: its histogram, each value scaled (per_step x an
+ * operation's latency, for a term without whole steps; else 1). */
+static void dist_of_hist(struct step_dist *d, const struct hist *h, double scale)
+{
+    memset(d, 0, sizeof(*d));
+    double n = (double)atomic_load(&h->count);
+    for (int b = 0; b < HIST_NBUCKETS; b++) {
+        uint64_t c = atomic_load(&h->b[b]);
+        if (c)
+            dist_put(d, scale * mid_ns(b), (double)c / n);
+    }
+    d->over += (double)atomic_load(&h->overflow) / n;
+}
+
+/* acc = the distribution of (acc + t), the two independent: every pair of buckets (tmp: the
+ * caller's scratch). What was overflow on either side stays overflow. */
+static void dist_add(struct step_dist *acc, const struct step_dist *t, struct step_dist *tmp)
+{
+    int *ia = xalloc(2 * HIST_NBUCKETS * sizeof(int)), *it = ia + HIST_NBUCKETS;
+    int na = 0, nt = 0;
+    for (int b = 0; b < HIST_NBUCKETS; b++) {
+        if (acc->w[b] > 0)
+            ia[na++] = b;
+        if (t->w[b] > 0)
+            it[nt++] = b;
+    }
+    memset(tmp, 0, sizeof(*tmp));
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nt; j++)
+            dist_put(tmp, mid_ns(ia[i]) + mid_ns(it[j]), acc->w[ia[i]] * t->w[it[j]]);
+    tmp->over += acc->over + t->over - acc->over * t->over; /* either one overflowed */
+    memcpy(acc, tmp, sizeof(*acc));
+    free(ia);
+}
+
+/* The nearest-rank percentile p of d, ns (NaN past the buckets). */
+static double dist_percentile(const struct step_dist *d, double p)
+{
+    double want = p / 100, cum = 0;
+    for (int b = 0; b < HIST_NBUCKETS; b++) {
+        cum += d->w[b];
+        if (d->w[b] > 0 && cum >= want - 1e-12)
+            return mid_ns(b);
+    }
+    return NAN;
+}
+
 static void step_phase(const struct results_run *run, const struct results_phase *ph,
                        const struct mix *m, double budget_ms, struct results_score_step_phase *o,
                        struct hist *h)
@@ -306,6 +375,12 @@ static void step_phase(const struct results_run *run, const struct results_phase
         return;
     double c50 = 0, c99 = 0, fewest = 0;
     bool any = false, all = true;
+    /* The terms run one after another on the step's critical path: the step's time is their
+     * sum. Its percentiles come from the terms' distributions summed as independent
+     * (convolved); each term at its own p99, summed, is the upper figure. */
+    struct step_dist *acc = xalloc(sizeof(*acc)), *t = xalloc(sizeof(*t)),
+                     *tmp = xalloc(sizeof(*tmp));
+    int nterms = 0;
     for (int i = 0; i < m->nflows; i++) {
         if (!(m->flows[i].per_step > 0))
             continue;
@@ -317,29 +392,40 @@ static void step_phase(const struct results_run *run, const struct results_phase
         if (!f)
             continue; /* not in this phase (quiet: the foreground alone) */
         any = true;
+        double scale = 1;
         if (flow_hist(f, true, h)) { /* whole steps, measured */
             double n = (double)atomic_load(&h->count);
             fewest = fewest > 0 && fewest < n ? fewest : n;
-            c50 += hist_percentile(h, 50) / 1e3;
-            c99 += hist_percentile(h, 99) / 1e3;
-            continue;
-        }
-        if (!flow_hist(f, false, h)) {
+        } else if (flow_hist(f, false, h)) {
+            scale = m->flows[i].per_step;
+        } else {
             all = false;
             continue;
         }
-        c50 += m->flows[i].per_step * hist_percentile(h, 50) / 1e3;
-        c99 += m->flows[i].per_step * hist_percentile(h, 99) / 1e3;
+        c50 += scale * hist_percentile(h, 50) / 1e3;
+        c99 += scale * hist_percentile(h, 99) / 1e3;
+        dist_of_hist(nterms++ ? t : acc, h, scale);
+        if (nterms > 1)
+            dist_add(acc, t, tmp);
     }
+    double u99 = c99;
+    if (nterms > 1) {
+        c50 = dist_percentile(acc, 50) / 1e3;
+        c99 = dist_percentile(acc, 99) / 1e3;
+    }
+    free(acc);
+    free(t);
+    free(tmp);
     if (!any)
         return;
     o->st = RESULTS_SET;
     double share, tps;
     /* A term without samples leaves the step unknown, not shorter. */
     if (!all)
-        c50 = c99 = NAN;
+        c50 = c99 = u99 = NAN;
     num(&o->comm_p50_us, c50);
     num(&o->comm_p99_us, c99);
+    num(&o->comm_p99_upper_us, u99);
     if (fewest > 0)
         results_num_set(&o->steps_measured, true, fewest);
     score_step(c50, budget_ms, &share, &tps);
@@ -424,17 +510,18 @@ void score_build(struct results_run *run, const struct mix *m, const struct scor
         struct results_score_step *s = &b->step;
         s->st = RESULTS_SET;
         results_str_set(
-            &s->basis,
-            "one decode step's communication on the critical path: the sum over "
-            "terms of each term's step time at p50 (comm_p50_us) and at p99 "
-            "(comm_p99_us). A term's step time is measured: per_step consecutive "
-            "operations of one connection summed into one sample (the flow's "
-            "points' \"step\"); a term without whole steps counts per_step x its "
-            "operations' latency. With one term (a dense model without PP) "
-            "comm_p99_us is the step's own p99; with several, each term at its own "
-            "p99, an upper figure; budget_share: comm over the step budget; tokens_per_s: "
-            "1 / comm, the most tokens per second one sequence decodes (one token "
-            "per step) were communication all a step did");
+            &s->basis, "one decode step's communication on the critical path: the sum of its "
+                       "terms' step times, at p50 (comm_p50_us) and p99 (comm_p99_us). A term's "
+                       "step time is measured: per_step consecutive operations of one connection "
+                       "summed into one sample (the flow's points' \"step\"); a term without whole "
+                       "steps counts per_step x its operations' latency. With one term (a dense "
+                       "model without PP) these are the step's own percentiles; with several, the "
+                       "percentiles of the terms' measured distributions summed as independent "
+                       "(convolved, histogram buckets at their midpoints), and comm_p99_upper_us "
+                       "each term at its own p99, summed: the bound if their tails always met; "
+                       "budget_share: comm over the step budget; tokens_per_s: "
+                       "1 / comm, the most tokens per second one sequence decodes (one token "
+                       "per step) were communication all a step did");
         if (o->step_budget_ms > 0) {
             results_num_set(&s->budget_ms, true, o->step_budget_ms);
             results_str_set(&s->budget_from, o->budget_from);

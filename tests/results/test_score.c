@@ -308,11 +308,17 @@ static void measured_step(void **state)
     score_build(&r, &m, NULL);
     const struct results_score_step *st = &r.scoreboard.step;
     assert_int_equal(st->nterms, 2);
-    /* Loaded: tp's step p50 1300 and p99 2000 us; kv-a 2 x 1000 us and 2 x 50 ms. */
+    /* Loaded: tp's steps 95% 1300 and 5% 2000 us; kv-a 90% 2 x 1000 us and 10% 2 x 50 ms.
+     * Summed as independent: 85.5% 3300, 4.5% 4000, 9.5% 101300 and 0.5% 102000 us, so the
+     * p50 is 3300 and the p99 101300 (each within a bucket: 0.4%, twice); each term at its
+     * own p99, 2000 + 100000 us, is the upper figure. */
     assert_float_equal(st->loaded.comm_p50_us.v, 1300 + 2000, 15);
-    assert_float_equal(st->loaded.comm_p99_us.v, 2000 + 100000, 600);
+    assert_float_equal(st->loaded.comm_p99_us.v, 1300 + 100000, 800);
+    assert_true(st->loaded.comm_p99_us.v < 101300 + 400);
+    assert_float_equal(st->loaded.comm_p99_upper_us.v, 2000 + 100000, 600);
     /* Quiet: no steps measured, kv-a absent there: 64 x 20 us. */
     assert_float_equal(st->quiet.comm_p99_us.v, 1280, 10);
+    assert_float_equal(st->quiet.comm_p99_upper_us.v, 1280, 10); /* one term: the same */
     assert_float_equal(st->loaded.steps_measured.v, 100, 0);
     assert_int_equal(st->quiet.steps_measured.st, RESULTS_ABSENT);
     assert_non_null(strstr(r.scoreboard.step.basis.s, "consecutive"));
