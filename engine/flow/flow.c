@@ -34,15 +34,6 @@ void flow_sleep_ns(uint64_t ns)
         ;
 }
 
-/* splitmix64: a small, fast, seedable generator for size draws. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* An event line for the run's log (through the host). */
 static void host_event(const struct flow_rt *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -230,16 +221,7 @@ uint64_t flow_next_size(struct flow_worker *w)
         int p = atomic_load_explicit(&w->flow->point, memory_order_relaxed);
         return w->flow->points[p].size;
     }
-    double total = 0;
-    for (int i = 0; i < s->n; i++)
-        total += s->weight[i];
-    double x = (double)(rng_next(&w->rng) >> 11) / 9007199254740992.0 * total;
-    for (int i = 0; i < s->n; i++) {
-        if (x < s->weight[i])
-            return s->bytes[i];
-        x -= s->weight[i];
-    }
-    return s->bytes[s->n - 1];
+    return mix_sizes_draw(s, &w->rng);
 }
 
 bool flow_pace(struct flow_worker *w, uint64_t bytes)

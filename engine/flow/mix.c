@@ -20,6 +20,39 @@ static const char *const op_names[] = {"pingpong", "stream", "rr", "collective",
 static const char *const role_names[] = {"foreground", "background"};
 static const char *const dir_names[] = {"tx", "rx", "bidir"};
 
+/* splitmix64: a small, fast, seedable generator for size draws. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t mix_sizes_draw(const struct mix_sizes *s, uint64_t *rng)
+{
+    if (s->kind != MIX_SIZE_DIST || s->n < 1)
+        return s->bytes[0];
+    double total = 0;
+    for (int i = 0; i < s->n; i++)
+        total += s->weight[i];
+    double x = (double)(rng_next(rng) >> 11) / 9007199254740992.0 * total;
+    for (int i = 0; i < s->n; i++) {
+        if (x < s->weight[i])
+            return s->bytes[i];
+        x -= s->weight[i];
+    }
+    return s->bytes[s->n - 1];
+}
+
+uint64_t mix_sizes_largest(const struct mix_sizes *s)
+{
+    uint64_t m = s->bytes[0];
+    for (int i = 1; i < s->n && s->kind != MIX_SIZE_FIXED; i++)
+        m = s->bytes[i] > m ? s->bytes[i] : m;
+    return m;
+}
+
 const char *mix_op_str(enum mix_op op)
 {
     return (unsigned)op < MIX_OP_COUNT ? op_names[op] : "?";

@@ -151,6 +151,11 @@ void mix_set_size(struct mix *m, uint64_t bytes);
 /* Apply `--duration S` to every flow (measured time per size point). */
 void mix_set_duration(struct mix *m, double s);
 
+/* One message size: a distribution's, drawn by its weights with the generator state *rng
+ * (splitmix64, seeded by the caller); otherwise the first size. */
+uint64_t mix_sizes_draw(const struct mix_sizes *s, uint64_t *rng);
+/* The largest size it can give. */
+uint64_t mix_sizes_largest(const struct mix_sizes *s);
 const char *mix_op_str(enum mix_op op);
 const char *mix_latency_kind_str(enum mix_latency_kind k);
 enum mix_latency_kind mix_latency_kind_of(const struct mix_flow *f);

@@ -57,6 +57,7 @@ struct lane {
     uint64_t detect_ns, recovered_ns, returned_ns;
     char detect_kind[300];
     bool gave_up;
+    uint64_t rng;    /* the lane's size draws (a size distribution) */
     uint64_t *quiet; /* round trips before the injection, ns */
     size_t nquiet, capquiet;
     /* rank-loss: the NCCL lane (instead of tl), its ranks before the fault and after the
@@ -204,9 +205,11 @@ int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft
                 "%s: flow %s: drills run TCP pingpong and rr flows for now, not %s %s", m->source,
                 f->name, f->transport, mix_op_str(f->op));
         drilled += !load;
-        if (f->size.kind != MIX_SIZE_FIXED)
-            return ft_err_set(err, -EINVAL, "%s: flow %s: a drill takes one fixed size", m->source,
-                              f->name);
+        if (f->size.kind == MIX_SIZE_SWEEP || (load && f->size.kind != MIX_SIZE_FIXED))
+            return ft_err_set(err, -EINVAL,
+                              "%s: flow %s: a drill takes one fixed size or a size distribution "
+                              "(its neighbours one fixed size), not a sweep",
+                              m->source, f->name);
         if (strcmp(f->peer, "loopback"))
             return ft_err_set(err, -EINVAL,
                               "%s: flow %s: a drill's flows use loopback or --peer, not their own "
@@ -267,8 +270,8 @@ static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill
         rc = nccl_drill_open(*ctl, desc, l->d->o->mix, l->flow, &l->nl, err);
     } else {
         rc = tcp_drill_open(*ctl, l->target == 0 ? l->d->o->data_peer : NULL, s->op,
-                            s->size.bytes[0], s->size.response_bytes, l->d->o->mix->fail_bound_s,
-                            timeout_ms, tl, err);
+                            mix_sizes_largest(&s->size), s->size.response_bytes,
+                            l->d->o->mix->fail_bound_s, timeout_ms, tl, err);
     }
     if (rc < 0) {
         channel_close(*ctl);
@@ -282,7 +285,8 @@ static int lane_request(struct lane *l, struct tcp_drill_lane *tl, int timeout_m
                         struct ft_err *err)
 {
     return l->nl ? nccl_drill_op(l->nl, timeout_ms, ns, err)
-                 : tcp_drill_request(tl, timeout_ms, ns, err);
+                 : tcp_drill_request(tl, mix_sizes_draw(&l->spec->size, &l->rng), timeout_ms, ns,
+                                     err);
 }
 
 static void lane_close(struct lane *l, struct channel_conn **ctl, struct tcp_drill_lane **tl)
@@ -814,6 +818,8 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
             l->d = d;
             l->spec = f;
             l->flow = i;
+            /* Its sizes differ between lanes and repetitions, and repeat with the seed. */
+            l->rng = f->seed * 1000003u + (uint64_t)k * 7919u + (uint64_t)rep + 1;
         }
     }
     /* The neighbours first: the quiet p99 is then the loaded one, as in a deployment. */

@@ -4,7 +4,8 @@
 # detection within its bound, every recovery within the policy's deadline, every request
 # accounted for and the agent's count of answers the same as the client's, no descriptor or
 # thread left in the drill process; the -o document; a data path of its own (--data-peer);
-# failover to a second agent; drills under load (quiet-vs-loaded's neighbours) and of api;
+# failover to a second agent; drills under load (quiet-vs-loaded's neighbours), of api and of
+# kv-transfer (a size distribution);
 # refusals (--max-fault, --max-fault 0,
 # an unknown kind, an unknown recover key) with one line and their status; --expect 1, a
 # flow without a policy 2; an interrupted drill keeps its finished repetitions in -o FILE.
@@ -127,9 +128,13 @@ refused 77 "this agent takes no faults (fabtop serve --max-fault 0)" --mix "$pp"
 # Under load: the quiet-vs-loaded preset's two bulk neighbours (tx and rx streams) run beside
 # the drilled ping-pong; both streams carry data before the fault, nearly nothing during a
 # kill (their sessions ended, new ones refused), and again after it; the probe recovers.
-# The api preset (32 rr connections) the same way, every request accounted for.
-for mix in quiet-vs-loaded api; do
-    jq '.fail_bound_s = 0.5' "$src/engine/mixes/$mix.json" \
+# The api preset (32 rr connections) the same way, every request accounted for; and
+# kv-transfer (4 connections, requests of 4, 16 or 64 MiB drawn from its size distribution,
+# its own 2 s bound: a 64 MiB round trip takes a good part of 0.5 s on a busy machine).
+for mix in quiet-vs-loaded api kv-transfer; do
+    bound=0.5
+    [ "$mix" = kv-transfer ] && bound=2
+    jq --argjson b "$bound" '.fail_bound_s = $b' "$src/engine/mixes/$mix.json" \
         >"$tmp/$mix.json"
     # shellcheck disable=SC2086
     timeout 60 "$bin" drill --mix "$tmp/$mix.json" --fault peer-kill --at 0.5 --for 0.6 \

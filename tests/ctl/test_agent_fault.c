@@ -167,12 +167,12 @@ static void test_expired_not_answered(void **state)
     struct ft_err err = {0};
     uint64_t rtt = 0;
     assert_int_equal(tcp_drill_open(ctl, NULL, MIX_OP_PINGPONG, 64, 0, 2, 300, &l, &err), 0);
-    assert_int_equal(tcp_drill_request(l, 300, &rtt, &err), 0);
+    assert_int_equal(tcp_drill_request(l, 0, 300, &rtt, &err), 0);
     sleep_ms(50); /* the answer is counted once its last byte is written */
     double a0 = answered(fc);
     assert_true(a0 >= 1);
     assert_int_equal(inject(fc, "peer-stall", 0.6, 0, &err), 0);
-    assert_int_equal(tcp_drill_request(l, 300, &rtt, &err), -ETIMEDOUT);
+    assert_int_equal(tcp_drill_request(l, 0, 300, &rtt, &err), -ETIMEDOUT);
     sleep_ms(700); /* the stall ends while the lane still holds its connection */
     assert_float_equal(answered(fc), a0, 0);
     assert_true(log_wait(&t->f->log, "stalled past the client's 300 ms deadline", 2000));

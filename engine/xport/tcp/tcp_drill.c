@@ -26,12 +26,15 @@
 #define TD_HELLO 0x4654484cu /* "FTHL": data connection greeting */
 #define TD_HDR   16
 #define TD_TOKEN 32
-#define TD_MAX   (4u << 20) /* a lane's largest message */
+#define TD_MAX   (1ull << 30) /* a lane's largest message: the agent's (xport_tcp.c) */
+#define TD_BUF   (4u << 20)   /* a lane's buffer: larger messages move through it in pieces */
 
 struct tcp_drill_lane {
     int fd;
-    uint64_t size, resp;
+    uint64_t size, resp; /* the largest request; the response (echo: each request's size) */
+    bool echo;
     char *buf;
+    size_t cap; /* buf's bytes */
     /* a load stream */
     bool tx;
     double rate_bps;    /* tx paced at this many bit/s, 0 unpaced */
@@ -68,6 +71,20 @@ static int io_all(int fd, void *buf, size_t n, bool out, uint64_t deadline)
         int ms = (int)((deadline - now + 999999) / 1000000);
         if (poll(&pf, 1, ms) < 0 && errno != EINTR)
             return -errno;
+    }
+    return 0;
+}
+
+/* Move n bytes through buf (cap bytes, sent again and again, or received over) before
+ * deadline: io_all's results. */
+static int io_pieces(int fd, char *buf, size_t cap, uint64_t n, bool out, uint64_t deadline)
+{
+    while (n) {
+        size_t k = n > cap ? cap : (size_t)n;
+        int rc = io_all(fd, buf, k, out, deadline);
+        if (rc < 0)
+            return rc;
+        n -= k;
     }
     return 0;
 }
@@ -218,6 +235,7 @@ static int new_lane(int fd, size_t len, struct tcp_drill_lane **out, struct ft_e
     memset(buf, 0, len);
     l->fd = fd;
     l->buf = buf;
+    l->cap = len;
     *out = l;
     return 0;
 }
@@ -227,20 +245,23 @@ int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op 
                    struct tcp_drill_lane **out, struct ft_err *err)
 {
     *out = NULL;
-    if (!resp || op == MIX_OP_PINGPONG)
+    bool echo = !resp || op == MIX_OP_PINGPONG;
+    if (echo)
         resp = size;
     if ((op != MIX_OP_PINGPONG && op != MIX_OP_RR) || size < TD_HDR || resp < TD_HDR ||
         size > TD_MAX || resp > TD_MAX)
         return ft_err_set(err, -EINVAL,
-                          "a drill lane runs pingpong or rr of %d B to 4 MiB each way", TD_HDR);
+                          "a drill lane runs pingpong or rr of %d B to 1 GiB each way", TD_HDR);
+    uint64_t most = size > resp ? size : resp;
     int fd = -1;
-    int rc = open_data(ctl, data_host, op, MIX_DIR_TX, size > resp ? size : resp, 0, user_timeout_s,
-                       timeout_ms, timeout_ms, &fd, err);
+    int rc = open_data(ctl, data_host, op, MIX_DIR_TX, most > TD_BUF ? TD_BUF : most, 0,
+                       user_timeout_s, timeout_ms, timeout_ms, &fd, err);
     if (rc == 0)
-        rc = new_lane(fd, size > resp ? size : resp, out, err);
+        rc = new_lane(fd, most > TD_BUF ? TD_BUF : most, out, err);
     if (rc == 0) {
         (*out)->size = size;
         (*out)->resp = resp;
+        (*out)->echo = echo;
     }
     return rc;
 }
@@ -250,7 +271,7 @@ int tcp_drill_stream_open(struct channel_conn *ctl, const char *data_host, enum 
                           struct tcp_drill_lane **out, struct ft_err *err)
 {
     *out = NULL;
-    if ((dir != MIX_DIR_TX && dir != MIX_DIR_RX) || chunk < 1 || chunk > TD_MAX)
+    if ((dir != MIX_DIR_TX && dir != MIX_DIR_RX) || chunk < 1 || chunk > TD_BUF)
         return ft_err_set(err, -EINVAL,
                           "a drill's load streams one way (tx or rx) in chunks of 1 B to 4 MiB");
     int fd = -1;
@@ -303,15 +324,26 @@ int tcp_drill_stream(struct tcp_drill_lane *l, int ms, uint64_t *bytes, struct f
     }
 }
 
-int tcp_drill_request(struct tcp_drill_lane *l, int timeout_ms, uint64_t *rtt_ns,
+int tcp_drill_request(struct tcp_drill_lane *l, uint64_t size, int timeout_ms, uint64_t *rtt_ns,
                       struct ft_err *err)
 {
-    uint32_t h[4] = {htonl(TD_MAGIC), htonl((uint32_t)l->size), htonl((uint32_t)l->resp), 0};
-    memcpy(l->buf, h, sizeof(h));
+    if (!size)
+        size = l->size;
+    if (size < TD_HDR || size > l->size)
+        return ft_err_set(err, -EINVAL, "a request of %llu B on a lane of %d B to %llu B",
+                          (unsigned long long)size, TD_HDR, (unsigned long long)l->size);
+    uint64_t resp = l->echo ? size : l->resp;
+    size_t cap = l->cap;
+    uint32_t h[4] = {htonl(TD_MAGIC), htonl((uint32_t)size), htonl((uint32_t)resp), 0};
     uint64_t t0 = now_ns(), deadline = t0 + (uint64_t)timeout_ms * 1000000ull;
-    int rc = io_all(l->fd, l->buf, l->size, true, deadline);
+    /* The header leads the first piece; the pieces after it carry the buffer as it is. */
+    memcpy(l->buf, h, sizeof(h));
+    size_t first = size > cap ? cap : (size_t)size;
+    int rc = io_all(l->fd, l->buf, first, true, deadline);
     if (rc == 0)
-        rc = io_all(l->fd, l->buf, l->resp, false, deadline);
+        rc = io_pieces(l->fd, l->buf, cap, size - first, true, deadline);
+    if (rc == 0)
+        rc = io_pieces(l->fd, l->buf, cap, resp, false, deadline);
     if (rc == 0) {
         *rtt_ns = now_ns() - t0;
         return 0;

@@ -15,18 +15,20 @@
 struct tcp_drill_lane;
 
 /* Open a lane on ctl (an authenticated session, still the caller's): op pingpong or rr,
- * request size bytes, response resp bytes (0: the same), TCP_USER_TIMEOUT user_timeout_s on
- * the data connection; timeout_ms for the request and the connection. data_host: the data
- * connection goes to this address of the agent (another link than the control connection's:
- * the agent listens there and accepts only this host's address on that path); NULL: to the
- * control connection's host. 0 or -errno with the message. */
+ * requests of up to size bytes (16 B to 1 GiB), response resp bytes (0: the same), TCP_USER_TIMEOUT
+ * user_timeout_s on the data connection; timeout_ms for the request and the connection. data_host:
+ * the data connection goes to this address of the agent (another link than the control
+ * connection's: the agent listens there and accepts only this host's address on that path); NULL:
+ * to the control connection's host. 0 or -errno with the message. */
 int tcp_drill_open(struct channel_conn *ctl, const char *data_host, enum mix_op op, uint64_t size,
                    uint64_t resp, double user_timeout_s, int timeout_ms,
                    struct tcp_drill_lane **out, struct ft_err *err);
-/* One request and its whole response within timeout_ms: 0 (round trip in *rtt_ns),
- * -ETIMEDOUT when the deadline passed first (the request is abandoned: the lane must be
- * closed), or the connection's -errno (-ENODATA: the peer closed it). */
-int tcp_drill_request(struct tcp_drill_lane *l, int timeout_ms, uint64_t *rtt_ns,
+/* One request of size bytes (0: the lane's size; at most it, which is the largest a lane of
+ * a size distribution opens with) and its whole response within timeout_ms: 0 (round trip in
+ * *rtt_ns), -ETIMEDOUT when the deadline passed first (the request is abandoned: the lane
+ * must be closed), or the connection's -errno (-ENODATA: the peer closed it). A ping-pong's
+ * answer is as large as its request; an rr's is the lane's response size. */
+int tcp_drill_request(struct tcp_drill_lane *l, uint64_t size, int timeout_ms, uint64_t *rtt_ns,
                       struct ft_err *err);
 /* A load stream beside the drilled lanes (a mix's background flow): op stream in direction
  * dir (tx: this side sends, rx: the agent does), chunk bytes at a time, at rate_gbps (0:
