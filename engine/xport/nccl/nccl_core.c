@@ -328,18 +328,13 @@ bool nccl_core_watchdog(struct nccl_core *k)
  * in the same order. Uncontended with one flow: a few tens of ns. */
 static pthread_mutex_t issue_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Create the communicators: one NCCL group over every local rank and communicator set. */
-int nccl_core_init_comms(struct nccl_core *k, const nccl_id_t *ids, double timeout_s)
+/* One NCCL group over every local rank (its GPU current) and communicator set: each(k, rank,
+ * set, arg) makes that rank's communicator of the set. 0, or the first -errno (what names the
+ * group's end in the message). */
+typedef int (*comm_maker_fn)(struct nccl_core *k, struct nccl_rank *rk, int c, void *arg);
+static int group_over_comms(struct nccl_core *k, comm_maker_fn each, void *arg, const char *what)
 {
     const struct cudart *a = k->a;
-    struct cudart_nccl_config cfg;
-    cudart_nccl_config_init(&cfg);
-    /* Non-blocking by default: operations return ncclInProgress instead of blocking, so a
-     * vanished rank can be aborted. params.blocking makes blocking communicators (as
-     * nccl-tests uses) to compare the two; a hung enqueue is then left to the watchdog. On
-     * H200 with NCCL's socket transport the two differed by less than the run-to-run spread
-     * (64 KiB: 117 vs 130 us in one run, 123 vs 119 us in the next; bench/device/). */
-    cfg.blocking = k->blocking;
     nccl_result_t r = a->ncclGroupStart();
     if (r)
         return nccl_core_fail(k, r, "ncclGroupStart", NULL);
@@ -351,21 +346,68 @@ int nccl_core_init_comms(struct nccl_core *k, const nccl_id_t *ids, double timeo
             rc = cu_fail(k, e, "cudaSetDevice", rk->dev);
             break;
         }
-        for (int c = 0; c < k->ncomms && !rc; c++) {
-            r = a->ncclCommInitRankConfig(&rk->comm[c], k->nranks, ids[c], rk->rank,
-                                          (nccl_config_t *)&cfg);
-            if (r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
-                rc = nccl_core_fail(k, r, "ncclCommInitRankConfig", NULL);
-        }
+        for (int c = 0; c < k->ncomms && !rc; c++)
+            rc = each(k, rk, c, arg);
     }
     r = a->ncclGroupEnd();
     if (!rc && r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
-        rc = nccl_core_fail(k, r, "ncclGroupEnd (communicator initialisation)", NULL);
+        rc = nccl_core_fail(k, r, what, NULL);
+    return rc;
+}
+
+struct init_arg {
+    const nccl_id_t *ids;
+    struct cudart_nccl_config *cfg;
+};
+
+static int init_one(struct nccl_core *k, struct nccl_rank *rk, int c, void *arg)
+{
+    struct init_arg *ia = arg;
+    nccl_result_t r = k->a->ncclCommInitRankConfig(&rk->comm[c], k->nranks, ia->ids[c], rk->rank,
+                                                   (nccl_config_t *)ia->cfg);
+    return r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS
+               ? nccl_core_fail(k, r, "ncclCommInitRankConfig", NULL)
+               : 0;
+}
+
+/* Create the communicators: one NCCL group over every local rank and communicator set. */
+int nccl_core_init_comms(struct nccl_core *k, const nccl_id_t *ids, double timeout_s)
+{
+    struct cudart_nccl_config cfg;
+    cudart_nccl_config_init(&cfg);
+    /* Non-blocking by default: operations return ncclInProgress instead of blocking, so a
+     * vanished rank can be aborted. params.blocking makes blocking communicators (as
+     * nccl-tests uses) to compare the two; a hung enqueue is then left to the watchdog. On
+     * H200 with NCCL's socket transport the two differed by less than the run-to-run spread
+     * (64 KiB: 117 vs 130 us in one run, 123 vs 119 us in the next; bench/device/). */
+    cfg.blocking = k->blocking;
+    struct init_arg ia = {ids, &cfg};
+    int rc = group_over_comms(k, init_one, &ia, "ncclGroupEnd (communicator initialisation)");
     k->inited = true;
     if (!rc)
         rc = core_wait_comms(k, -1, now_ns() + (uint64_t)(timeout_s * 1e9),
                              "communicator initialisation");
     return rc;
+}
+
+struct shrink_arg {
+    int *excl, nx;
+    struct cudart_nccl_config *cfg;
+    nccl_comm_t *old; /* the parents, for their abort after */
+    int nold;
+};
+
+static int shrink_one(struct nccl_core *k, struct nccl_rank *rk, int c, void *arg)
+{
+    struct shrink_arg *sa = arg;
+    nccl_comm_t parent = rk->comm[c];
+    sa->old[sa->nold++] = parent;
+    rk->comm[c] = NULL;
+    nccl_result_t r = k->a->ncclCommShrink(parent, sa->excl, sa->nx, &rk->comm[c],
+                                           (nccl_config_t *)sa->cfg, CUDART_NCCL_SHRINK_ABORT);
+    return r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS
+               ? nccl_core_fail(k, r, "ncclCommShrink", parent)
+               : 0;
 }
 
 int nccl_core_shrink(struct nccl_core *k, double timeout_s)
@@ -390,39 +432,13 @@ int nccl_core_shrink(struct nccl_core *k, double timeout_s)
     for (int i = 0; i < nx; i++)
         excl[i] = k->nlocal + i; /* this process's ranks come first (remote_init's first_rank) */
     nccl_comm_t old[NC_MAX_GPUS * NC_MAX_COMMS];
-    int nold = 0;
     struct cudart_nccl_config cfg;
     cudart_nccl_config_init(&cfg);
     cfg.blocking = k->blocking;
-    int rc = 0;
+    struct shrink_arg sa = {excl, nx, &cfg, old, 0};
     pthread_mutex_lock(&issue_lock);
     CALL_BEGIN(k);
-    nccl_result_t r = a->ncclGroupStart();
-    bool grouped = r == NCCL_R_SUCCESS;
-    if (!grouped)
-        rc = nccl_core_fail(k, r, "ncclGroupStart", NULL);
-    for (int i = 0; i < k->nlocal && !rc; i++) {
-        struct nccl_rank *rk = &k->ranks[i];
-        cu_err_t e = a->cudaSetDevice(rk->dev);
-        if (e) {
-            rc = cu_fail(k, e, "cudaSetDevice", rk->dev);
-            break;
-        }
-        for (int c = 0; c < k->ncomms && !rc; c++) {
-            nccl_comm_t parent = rk->comm[c];
-            old[nold++] = parent;
-            rk->comm[c] = NULL;
-            r = a->ncclCommShrink(parent, excl, nx, &rk->comm[c], (nccl_config_t *)&cfg,
-                                  CUDART_NCCL_SHRINK_ABORT);
-            if (r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
-                rc = nccl_core_fail(k, r, "ncclCommShrink", parent);
-        }
-    }
-    if (grouped) {
-        r = a->ncclGroupEnd();
-        if (!rc && r != NCCL_R_SUCCESS && r != NCCL_R_IN_PROGRESS)
-            rc = nccl_core_fail(k, r, "ncclGroupEnd (ncclCommShrink)", NULL);
-    }
+    int rc = group_over_comms(k, shrink_one, &sa, "ncclGroupEnd (ncclCommShrink)");
     CALL_END(k);
     pthread_mutex_unlock(&issue_lock);
     k->nranks = k->nlocal;
@@ -430,7 +446,7 @@ int nccl_core_shrink(struct nccl_core *k, double timeout_s)
         rc = core_wait_comms(k, -1, now_ns() + (uint64_t)(timeout_s * 1e9), "ncclCommShrink");
     /* The parents go after their children exist (ncclCommAbort of a parent first would leave
      * nothing to shrink). */
-    if (!close_list(a, old, nold, true) && !rc) {
+    if (!close_list(a, old, sa.nold, true) && !rc) {
         nccl_core_seterr(k, "NCCL did not abort the old communicators within %.0f s",
                          NC_TEARDOWN_S);
         rc = -ETIMEDOUT;
