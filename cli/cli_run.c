@@ -16,6 +16,7 @@
 #include "cli/cli_mix.h"
 #include "engine/run/mix_model.h"
 #include "cli/cli_opts.h"
+#include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "engine/run/thresholds.h"
 #include "engine/flow/mix.h"
@@ -23,6 +24,7 @@
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
 #include "engine/results/score.h"
+#include "engine/path/path_sites.h"
 #include "engine/run/runner.h"
 #include "topology/topo_load.h"
 #include "text/judge_text.h"
@@ -41,7 +43,8 @@ static void on_signal(int sig)
 /* What the command line sets. */
 struct run_args {
     const char *mix, *peer, *key, *out, *expect, *nccl;
-    const char *site; /* --site: this host's site label, for the path's class */
+    const char *site;  /* --site: this host's site label, for the path's class */
+    const char *sites; /* --sites FILE: sites by address prefix (engine/path/path_sites.h) */
     const char *slo, *step_budget, *target_tps; /* the scoreboard (engine/results/score.h) */
     const char *baseline;                       /* --baseline NAME (cli_baseline.h) */
     double duration;
@@ -74,6 +77,10 @@ static const struct cli_opt run_opts[] = {
      "this host's site label; a peer agent with another --site\nmakes the path wide area "
      "(docs/diagnosis.md)",
      CLI_V_STRING, .off = A(site)},
+    {"sites", 0, CLI_ARG_REQUIRED, "FILE",
+     "sites by address: lines of NAME CIDR [CIDR ...]; an end\nwithout --site takes the site "
+     "of its address on the path",
+     CLI_V_STRING, CLI_C_FILE, .off = A(sites)},
     {"duration", 'd', CLI_ARG_REQUIRED, "S",
      "measured seconds per size point (every foreground flow)", CLI_V_NUMBER, .min = 0,
      .min_open = 1, .max = 86400, .bad = "--duration takes seconds (0 < S <= 86400), not '%s'",
@@ -367,6 +374,20 @@ int cli_run_main(int argc, char **argv)
         mix_free(&mix);
         return cli_fail(&err);
     }
+    /* Process-long: the runner reads it at the end of the run. */
+    static struct path_sites sites;
+    if (o.sites) {
+        char *text = NULL;
+        size_t len = 0;
+        int src = jsonutil_slurp(o.sites, &text, &len, 16u << 20, &err);
+        if (src == 0)
+            src = path_sites_parse(text, o.sites, &sites, &err);
+        free(text);
+        if (src < 0) {
+            mix_free(&mix);
+            return cli_fail(&err);
+        }
+    }
     int blrc = o.baseline ? cli_baseline_check(o.baseline) : 0;
     if (blrc) {
         mix_free(&mix);
@@ -412,6 +433,8 @@ int cli_run_main(int argc, char **argv)
                              .topo = topo,
                              .pin = pin,
                              .site = o.site,
+                             .sites = o.sites ? &sites : NULL,
+                             .sites_file = o.sites,
                              .score = &score};
     struct runner *r;
     if (runner_start(&ro, &r, &err) < 0) {

@@ -285,6 +285,7 @@ struct results_path {
     struct results_str evidence; /* in words */
     struct results_num min_rtt_us, ttl, ttl_initial, hops;
     struct results_str site_local, site_peer;
+    struct results_str site_from; /* a sites file gave a label: "FILE: this host A in P, ..." */
     int nrtt;
     struct results_path_rtt *rtt; /* per phase, in the run's order */
     struct results_path_end local, peer;

@@ -209,6 +209,8 @@ void results_path_fill(struct results_run *run, const struct mix *mix,
         results_str_set(&p->site_local, e.site_local);
     if (e.site_peer && *e.site_peer)
         results_str_set(&p->site_peer, e.site_peer);
+    if (in && in->site_from)
+        results_str_set(&p->site_from, in->site_from);
 
     /* The transport's RTT per phase, and the queues of the loaded phase (the last one). */
     const char *fg = results_str_get(&run->summary.foreground);

@@ -15,10 +15,11 @@ struct mix;
 /* What the runner learnt of the path beside the run's figures. */
 struct results_path_in {
     const char *site_local, *site_peer; /* --site labels (NULL: none) */
-    int ttl;                            /* a probe from the peer arrived with it; < 0 unknown */
-    int ttl_initial;                    /* the peer's default TTL, when it said; 0 unknown */
-    const cJSON *peer_counters[2];      /* per phase, the peer agent's counters (deltas) */
-    int same_leaf;                      /* 1 / 0 / -1 unknown (fabric, LLDP, --groups) */
+    const char *site_from;         /* a sites file gave one of them: which, for which address */
+    int ttl;                       /* a probe from the peer arrived with it; < 0 unknown */
+    int ttl_initial;               /* the peer's default TTL, when it said; 0 unknown */
+    const cJSON *peer_counters[2]; /* per phase, the peer agent's counters (deltas) */
+    int same_leaf;                 /* 1 / 0 / -1 unknown (fabric, LLDP, --groups) */
 };
 
 /* Fill run->path from its phases, summary and mix (run->mix) and in (NULL: nothing more). */

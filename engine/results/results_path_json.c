@@ -15,8 +15,9 @@ static void sfree(struct results_str *f)
 
 void results_path_free(struct results_path *p)
 {
-    struct results_str *s[] = {&p->cls,          &p->evidence,    &p->site_local, &p->site_peer,
-                               &p->local.netdev, &p->peer.netdev, &p->queue,      &p->verdict};
+    struct results_str *s[] = {&p->cls,         &p->evidence,  &p->site_local,
+                               &p->site_peer,   &p->site_from, &p->local.netdev,
+                               &p->peer.netdev, &p->queue,     &p->verdict};
     for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
         sfree(s[i]);
     for (int i = 0; i < p->nrtt; i++)
@@ -51,6 +52,7 @@ void results_path_write(cJSON *o, const struct results_path *p)
     results_field_put_num(o, "hops", &p->hops);
     results_field_put_str(o, "site_local", &p->site_local);
     results_field_put_str(o, "site_peer", &p->site_peer);
+    results_field_put_str(o, "site_from", &p->site_from);
     if (p->nrtt) {
         cJSON *a = cJSON_AddObjectToObject(o, "transport_rtt");
         for (int i = 0; i < p->nrtt; i++) {
@@ -102,6 +104,7 @@ void results_path_read(struct results_rd *r, const cJSON *o, struct results_path
     results_field_get_num(r, o, "path", "hops", &p->hops);
     results_field_get_str(r, o, "path", "site_local", &p->site_local);
     results_field_get_str(r, o, "path", "site_peer", &p->site_peer);
+    results_field_get_str(r, o, "path", "site_from", &p->site_from);
     enum results_state st;
     const cJSON *a = results_field_obj(r, o, "path", "transport_rtt", &st);
     if (a) {

@@ -6,12 +6,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include "engine/peer/channel.h"
 #include "engine/run/run_path.h"
 #include "engine/flow/flow.h"
+#include "engine/path/path_sites.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
 #include "engine/results/score.h"
@@ -101,6 +104,8 @@ struct runner {
     int npub;
     cJSON *phase_ctrs[2];
     struct run_path path; /* the foreground's peer: TTL, site, its counters (run_path.h) */
+    char site_local[64];  /* this end's site: --site, or the sites file's */
+    char site_from[300];  /* where the labels came from, when a sites file gave one */
 };
 
 /* ---- clocks and small helpers ---- */
@@ -797,6 +802,43 @@ static void run_phase(struct runner *r, int phi)
     run_path_phase(&r->path, phi, false);
 }
 
+/* The ends' site labels: each end's own --site, else the sites file's site of its address
+ * on the path (this host's from the path session's local address, the peer's from the
+ * address it answered on). */
+static void apply_sites(struct runner *r)
+{
+    snprintf(r->site_local, sizeof(r->site_local), "%s", r->o.site ? r->o.site : "");
+    if (!r->o.sites || !r->path.ctl)
+        return;
+    char here[INET6_ADDRSTRLEN] = "";
+    struct sockaddr_storage a;
+    socklen_t al = sizeof(a);
+    if (getsockname(channel_conn_fd(r->path.ctl), (struct sockaddr *)&a, &al) == 0)
+        getnameinfo((struct sockaddr *)&a, al, here, sizeof(here), NULL, 0, NI_NUMERICHOST);
+    const char *there = channel_peer_host(r->path.ctl);
+    const struct path_site_prefix *pl = NULL, *pp = NULL;
+    if (!r->site_local[0])
+        pl = path_sites_lookup(r->o.sites, here);
+    if (!r->path.site_peer[0])
+        pp = path_sites_lookup(r->o.sites, there);
+    struct strbuf sb;
+    strbuf_init(&sb);
+    if (pl) {
+        snprintf(r->site_local, sizeof(r->site_local), "%s", pl->name);
+        strbuf_printf(&sb, "this host %s in %s", here, pl->text);
+    }
+    if (pp) {
+        snprintf(r->path.site_peer, sizeof(r->path.site_peer), "%s", pp->name);
+        strbuf_printf(&sb, "%sthe peer %s in %s", pl ? ", " : "", there, pp->text);
+    }
+    if (sb.len)
+        snprintf(r->site_from, sizeof(r->site_from), "%s: %s", r->o.sites_file, sb.s);
+    else if (!r->site_local[0] || !r->path.site_peer[0])
+        revent(r, "sites file %s: no prefix of it holds %s", r->o.sites_file,
+               !r->site_local[0] ? (here[0] ? here : "this host's address") : there);
+    strbuf_free(&sb);
+}
+
 static void *runner_main(void *arg)
 {
     struct runner *r = arg;
@@ -814,6 +856,7 @@ static void *runner_main(void *arg)
         if (r->path.note[0])
             revent(r, "%s", r->path.note);
     }
+    apply_sites(r);
     for (int p = 0; p < r->nphases && !atomic_load(&r->stop); p++)
         run_phase(r, p);
     r->interrupted = atomic_load(&r->stop);
@@ -857,7 +900,8 @@ static void *runner_main(void *arg)
         }
     }
     struct results_path_in pin;
-    run_path_input(&r->path, r->o.site, &pin);
+    run_path_input(&r->path, r->site_local[0] ? r->site_local : NULL, &pin);
+    pin.site_from = r->site_from[0] ? r->site_from : NULL;
     in.path = &pin;
     results_build(&in, &r->doc);
     r->results = results_json_write(&r->doc);

@@ -36,6 +36,11 @@ struct runner_opts {
     const struct score_opts *score;
     /* This host's site label (`fabtop run --site NAME`) for the path's class; NULL: none. */
     const char *site;
+    /* A sites file (`--sites FILE`, engine/path/path_sites.h): the site of an end that has
+     * no label of its own, from its address on the path; NULL: none. Kept by the caller for
+     * the runner's life; sites_file names it in the results. */
+    const struct path_sites *sites;
+    const char *sites_file;
 };
 
 enum run_phase {

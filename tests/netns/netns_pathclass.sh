@@ -4,7 +4,9 @@
 # user-space delay line over two TUN devices (tun_delay.py; this kernel has no netem):
 #   DELAY 4 ms each way: a quiet minimum RTT above 8 ms and 2 router hops -> "wan", with the
 #     rule's warning for the tp flow, the peer's --site label recorded;
-#   no delay: 2 router hops, a short RTT -> "site", no warning;
+#   no delay: 2 router hops, a short RTT -> "site", no warning; with a sites file (--sites)
+#     placing the ends in two sites -> "wan" (this host's label from the file, the agent's
+#     own --site kept; then an agent without one placed by the file too), in one -> "site";
 #   the same client against a loopback peer -> "host".
 # (A heavily loaded rack path staying "leaf" is netns_queue's check: every run there.)
 . "$(dirname "$0")/lib.sh"
@@ -100,6 +102,34 @@ pass "4 ms each way: wan, the tp flow warned"
 relay 0
 check site 0 || fail "no delay"
 pass "no delay: site"
+
+# A sites file (--sites): an end without --site takes its address's site. The agent keeps its
+# own label (far); this host's comes from the file: two sites, so wide area however near.
+printf '# the test fabric\neast 10.82.1.0/24\nwest 10.82.2.0/24 # the peer\n' >"$TMP/sites"
+check wan 1 --sites "$TMP/sites" || fail "sites file, the agent labelled"
+python3 - "$TMP/res.json" "$TMP/sites" <<'PY' || fail "sites file: the labels"
+import json, sys
+p = json.load(open(sys.argv[1]))["path"]
+assert p["site_local"] == "east" and p["site_peer"] == "far", p
+assert p["site_from"] == sys.argv[2] + ": this host 10.82.1.2 in 10.82.1.0/24", p
+PY
+pass "sites file: this host in east, the agent's own label far: wan"
+# The agent again without a label: the file places it too.
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
+serve p 10.82.2.2 "$TMP/serve2.log"
+check wan 1 --sites "$TMP/sites" || fail "sites file, two sites"
+python3 - "$TMP/res.json" <<'PY' || fail "sites file: both labels"
+import json, sys
+p = json.load(open(sys.argv[1]))["path"]
+assert p["site_local"] == "east" and p["site_peer"] == "west", p
+assert p["site_from"].endswith(": this host 10.82.1.2 in 10.82.1.0/24, the peer 10.82.2.2 in 10.82.2.0/24"), p
+PY
+printf 'hall 10.82.0.0/16\n' >"$TMP/sites1"
+check site 0 --sites "$TMP/sites1" || fail "sites file, one site"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["path"]; sys.exit(0 if p["site_local"] == p["site_peer"] == "hall" else 1)' \
+    "$TMP/res.json" || fail "sites file: one site's labels"
+pass "sites file: east against west wan, one hall site"
 
 sed 's/"peer": "10.82.2.2"/"peer": "loopback"/g' "$TMP/mix.json" >"$TMP/mix.lo" && mv "$TMP/mix.lo" "$TMP/mix.json"
 check host 0 || fail "loopback"
