@@ -52,6 +52,9 @@ void path_text(struct strbuf *sb, const struct results_path *p)
     const char *sl = results_str_get(&p->site_local), *sp = results_str_get(&p->site_peer);
     if (sl || sp)
         strbuf_printf(sb, "    sites: here %s, peer %s\n", sl ? sl : "n/a", sp ? sp : "n/a");
+    const char *from = results_str_get(&p->site_from);
+    if (from)
+        strbuf_printf(sb, "      from the sites file %s\n", from);
     bool any = false;
     for (int i = 0; i < p->nrtt; i++)
         any |= p->rtt[i].st == RESULTS_SET;

@@ -113,6 +113,8 @@ p = json.load(open(sys.argv[1]))["path"]
 assert p["site_local"] == "east" and p["site_peer"] == "far", p
 assert p["site_from"] == sys.argv[2] + ": this host 10.82.1.2 in 10.82.1.0/24", p
 PY
+grep -q "from the sites file $TMP/sites: this host 10.82.1.2 in 10.82.1.0/24" "$TMP/run.out" ||
+    fail "sites file: the summary does not say where the label came from"
 pass "sites file: this host in east, the agent's own label far: wan"
 # The agent again without a label: the file places it too.
 kill "$SERVE_PID"
