@@ -117,6 +117,8 @@ const struct cli_command cli_drill_command = {
                 "path's netdev down there (link-down), and\n"
                 "time the detection (the first error or request deadline) against the mix's\n"
                 "fail_bound_s and the recovery against each flow's \"recover\" deadline.\n"
+                "A verbs ping-pong is drilled under peer-kill: its queue pair's completion error\n"
+                "is the detection, new queue pairs the recovery.\n"
                 "rank-loss runs the mix's NCCL collectives with the ranks of a victim agent the\n"
                 "drill starts (fabtop serve on 127.0.0.1), kills it, and times the survivors'\n"
                 "detection and their recovery (ncclCommShrink, or a new communicator with the\n"

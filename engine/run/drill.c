@@ -29,6 +29,7 @@
 #include "common/xalloc.h"
 #include "engine/xport/nccl/nccl_drill.h"
 #include "engine/xport/tcp/tcp_drill.h"
+#include "engine/xport/verbs/verbs_drill.h"
 #include "engine/xport/xport.h"
 
 /* A detection may come this long after the request deadline (fail_bound_s): the request in
@@ -63,6 +64,9 @@ struct lane {
     /* rank-loss: the NCCL lane (instead of tl), its ranks before the fault and after the
      * recovery, how it was rebuilt, and why the survivors could not shrink */
     struct nccl_drill *nl;
+    struct verbs_drill *vl; /* a verbs ping-pong's lane (instead of tl) */
+    double bound_s;         /* the verbs queue pair's own detection bound (0: the mix's) */
+    double timeout_s;       /* verbs: its requests' deadline (0: the mix's fail_bound_s) */
     int ranks_before, ranks_after;
     const char *rebuilt;
     char shrink_error[300];
@@ -191,6 +195,27 @@ int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft
             return ft_err_set(err, -EINVAL,
                               "%s: flow %s: NCCL flows are drilled with --fault rank-loss",
                               m->source, f->name);
+        if (!strcmp(f->transport, "verbs")) {
+            /* A ping-pong's queue pair: the agent's gone, its retries run out. A stall or a
+             * hole would need the agent's responder (or the NIC) to take part: not yet. */
+            if (load || f->op != MIX_OP_PINGPONG || fault != DRILL_PEER_KILL)
+                return ft_err_set(err, -EINVAL,
+                                  "%s: flow %s: verbs flows are drilled as foreground ping-pongs "
+                                  "under --fault peer-kill for now, not %s%s under %s",
+                                  m->source, f->name, mix_op_str(f->op),
+                                  load ? " as background" : "", drill_fault_str(fault));
+            if (f->size.kind != MIX_SIZE_FIXED)
+                return ft_err_set(err, -EINVAL, "%s: flow %s: a verbs lane takes one fixed size",
+                                  m->source, f->name);
+            if (strcmp(f->peer, "loopback"))
+                return ft_err_set(err, -EINVAL,
+                                  "%s: flow %s: a drill's flows use loopback or --peer, not their "
+                                  "own peer (%s)",
+                                  m->source, f->name, f->peer);
+            drilled++;
+            lanes++;
+            continue;
+        }
         if (load && (strcmp(f->transport, "tcp") || f->op != MIX_OP_STREAM ||
                      (f->dir != MIX_DIR_TX && f->dir != MIX_DIR_RX)))
             return ft_err_set(err, -EINVAL,
@@ -268,6 +293,12 @@ static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill
         char desc[160];
         snprintf(desc, sizeof(desc), "%s %s", l->target ? "failover agent" : "victim agent", hp);
         rc = nccl_drill_open(*ctl, desc, l->d->o->mix, l->flow, &l->nl, err);
+    } else if (!strcmp(s->transport, "verbs")) {
+        char desc[160];
+        snprintf(desc, sizeof(desc), "agent %s", hp);
+        rc = verbs_drill_open(*ctl, desc, l->d->o->mix, l->flow, &l->vl, err);
+        if (rc == 0)
+            l->bound_s = verbs_drill_bound_s(l->vl, &l->timeout_s);
     } else {
         rc = tcp_drill_open(*ctl, l->target == 0 ? l->d->o->data_peer : NULL, s->op,
                             mix_sizes_largest(&s->size), s->size.response_bytes,
@@ -284,6 +315,8 @@ static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill
 static int lane_request(struct lane *l, struct tcp_drill_lane *tl, int timeout_ms, uint64_t *ns,
                         struct ft_err *err)
 {
+    if (l->vl)
+        return verbs_drill_op(l->vl, l->spec->size.bytes[0], timeout_ms, ns, err);
     return l->nl ? nccl_drill_op(l->nl, timeout_ms, ns, err)
                  : tcp_drill_request(tl, mix_sizes_draw(&l->spec->size, &l->rng), timeout_ms, ns,
                                      err);
@@ -295,6 +328,8 @@ static void lane_close(struct lane *l, struct channel_conn **ctl, struct tcp_dri
     *tl = NULL;
     nccl_drill_close(l->nl);
     l->nl = NULL;
+    verbs_drill_close(l->vl);
+    l->vl = NULL;
     if (*ctl)
         channel_close(*ctl);
     *ctl = NULL;
@@ -360,6 +395,10 @@ static void *lane_main(void *arg)
     }
     if (l->nl)
         l->ranks_before = nccl_drill_ranks(l->nl);
+    /* A verbs queue pair reports a vanished peer within its own bound: each request waits
+     * that long, so the completion's status, not the lane's clock, is what detects. */
+    if (l->timeout_s > 0)
+        tmo = (int)(l->timeout_s * 1000);
     atomic_store(&l->ready, true);
     uint64_t p99 = 0;
     int run = 0;
@@ -974,7 +1013,12 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         free(q);
         completed_all += completed;
         unanswered_all += failed + abandoned;
-        double bound = m->fail_bound_s + DETECT_SLACK_S;
+        double bound = m->fail_bound_s + DETECT_SLACK_S, qp_bound = 0;
+        for (int k = 0; k < d->nlanes; k++)
+            if (d->lanes[k].flow == i && d->lanes[k].bound_s > qp_bound)
+                qp_bound = d->lanes[k].bound_s;
+        if (qp_bound > 0)
+            bound = qp_bound + DETECT_SLACK_S; /* verbs: the queue pair's own */
         bool detected = det_ns != 0;
         bool recovered = detected && all_rec && !gave_up;
         double det_s = detected ? rel_s(det_ns, tinj) : 0;
@@ -1042,8 +1086,12 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     }
     for (int i = 0; i < d->nlanes; i++)
         free(d->lanes[i].quiet);
-    if (rank_loss)
-        return rc; /* the victim is gone: no count of its answers */
+    bool verbs = false;
+    for (int i = 0; i < d->nlanes; i++)
+        verbs |= !strcmp(d->lanes[i].spec->transport, "verbs");
+    /* The victim is gone; a verbs agent's replies are the NIC's writes, not counted. */
+    if (rank_loss || verbs)
+        return rc;
     r->agent_st = RESULTS_SET;
     num(&r->answered, rc == 0, a1 - a0);
     results_drill_num(&r->client_completed, (double)completed_all);

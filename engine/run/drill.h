@@ -1,10 +1,10 @@
-/* drill: fault drills (`fabtop drill`): a mix's request/response flows (TCP pingpong and rr)
- * run against an agent while it takes a fault that fabtop controls (fault.inject: a
- * peer-stall or a peer-kill of this client's own sessions; or, in a network namespace the
- * drill owns, a blackhole or a link-down of the data path, drill_netns.h); each flow detects the
- * fault (the first error or request deadline), reconnects under its recovery policy and goes on;
- * every request is accounted for, and the times are set against bounds computed from the
- * mix (fail_bound_s). rank-loss drills a mix's NCCL collectives with the ranks of a victim
+/* drill: fault drills (`fabtop drill`): a mix's request/response flows (TCP pingpong and rr;
+ * verbs ping-pongs under peer-kill, verbs_drill.h) run against an agent while it takes a fault that
+ * fabtop controls (fault.inject: a peer-stall or a peer-kill of this client's own sessions; or, in
+ * a network namespace the drill owns, a blackhole or a link-down of the data path, drill_netns.h);
+ * each flow detects the fault (the first error or request deadline), reconnects under its recovery
+ * policy and goes on; every request is accounted for, and the times are set against bounds computed
+ * from the mix (fail_bound_s). rank-loss drills a mix's NCCL collectives with the ranks of a victim
  * agent, a process the drill starts and kills (SIGKILL): the survivors shrink their
  * communicators (ncclCommShrink), or reconnect to the agent restarted after --for. The
  * "fabtop-drill" document (engine/results/results_drill.h) is written after every repetition. */

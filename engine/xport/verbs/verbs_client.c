@@ -83,6 +83,8 @@ struct verbs_client_flow {
     /* collective: the emulated ring (ranks 0: not one), its measured steps per point */
     struct ring_params ring;
     struct ring_acc *racc;
+    /* a drill's lane (verbs_client_drill_op): the ping-pong state of its one queue pair */
+    struct verbs_drill_qp *drill;
 };
 
 /* Report a failed completion: the status text, and the bound it should have come within. */
@@ -184,89 +186,126 @@ static int tell_size(struct flow_rt *f, int qp, uint64_t size)
     return rc;
 }
 
-static void run_pingpong(struct flow_worker *w)
+/* A ping-pong's state between its operations (one queue pair's). */
+struct pp_state {
+    uint64_t cur; /* the size the agent was told */
+    uint8_t seq;  /* the last byte's marker of the latest message */
+    struct verbs_client_probe probe;
+};
+
+/* One ping-pong operation of size bytes on queue pair qp (the agent's reply, or the
+ * completion alone: per latency mode), until deadline (ns; UINT64_MAX: while the flow runs):
+ * 0 with its time in *dt_ns, -ETIMEDOUT at the deadline (nothing failed: the queue pair may
+ * still hold the request), -ECANCELED when the flow stops, -EIO after a failure (the flow
+ * failed, f->error says why: a completion error names the status and its bound). */
+static int pingpong_once(struct flow_rt *f, struct verbs_client_flow *v, int qp,
+                         struct pp_state *st, uint64_t size, uint64_t deadline, uint64_t *dt_ns)
 {
-    struct flow_rt *f = w->flow;
-    struct verbs_client_flow *v = f->xdata;
     struct verbs_res *r = &v->res;
-    const int qp = w->idx;
     const size_t h = verbs_res_half(r);
     char *L = r->buf ? r->buf + (size_t)qp * r->slot : NULL, *R = L ? L + h : NULL;
     uint64_t raddr = v->peer.addr + (uint64_t)qp * v->peer.slot + v->peer.slot / 2;
     uint64_t rsend = v->peer.addr + (uint64_t)qp * v->peer.slot;
     struct ibv_wc wc[4];
-    uint64_t cur = 0;
-    uint8_t seq = 0;
-    struct verbs_client_probe probe = {0};
     /* Only a WRITE lands where we can poll it; a SEND's reply is a receive completion. */
     const bool imm = v->cfg.lat == VERBS_LAT_IMM,
                poll_mem = v->cfg.verb == VERBS_WRITE && v->cfg.lat == VERBS_LAT_POLL;
-    while (flow_wait_running(w)) {
-        uint64_t size = flow_next_size(w);
-        if (size != cur) {
-            if ((v->cfg.verb == VERBS_WRITE || imm) && tell_size(f, qp, size) < 0)
-                break;
-            cur = size;
-        }
-        seq = (uint8_t)(seq % 255 + 1);
-        bool ok = true, sent = false, got = false;
-        uint64_t t0 = 0;
-        if (v->cfg.verb == VERBS_SEND || imm)
-            ok = verbs_res_post_recv(r, qp, (size_t)qp * r->slot + h, h) == 0;
-        if (L)
-            L[h - 1] = (char)seq;
-        t0 = flow_now_ns();
-        if (ok) {
-            if (v->cfg.verb == VERBS_READ)
-                ok = verbs_res_post_op(r, qp, IBV_WR_RDMA_READ, (size_t)qp * r->slot + h, rsend,
-                                       v->peer.rkey, size, true, 1, 0) == 0;
-            else if (v->cfg.verb == VERBS_SEND)
-                ok = verbs_res_post_op(r, qp, IBV_WR_SEND, (size_t)qp * r->slot + h - size, 0, 0,
-                                       size, true, 1, 0) == 0;
-            else
-                /* The message ends at the last byte of the peer's receive area, whatever its
-                 * size, so the peer polls one fixed byte (as ib_write_lat does). */
-                ok = verbs_res_post_op(r, qp, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
-                                       (size_t)qp * r->slot + h - size, raddr + h - size,
-                                       v->peer.rkey, size, true, 1, seq) == 0;
-        }
-        if (!ok) {
-            flow_fail(f, "queue pair %d: posting a work request failed: %s", qp, strerror(errno));
-            break;
-        }
-        bool need_reply = v->cfg.verb != VERBS_READ && v->cfg.lat != VERBS_LAT_COMPLETION;
-        /* Wait for our completion and, for a ping-pong, the peer's reply. */
-        uint64_t spins = 0;
-        probe.since_ns = t0;
-        while (!(sent && (got || !need_reply))) {
-            int k = poll_send(f, v, qp, &probe, wc, 4);
-            if (k < 0)
-                goto out;
-            sent |= k > 0;
-            if (sent && need_reply && !got && (spins & 0x3ff) == 0 &&
-                probe_tick(f, v, qp, &probe, flow_now_ns()) < 0)
-                goto out;
-            if (need_reply && !got) {
-                if (poll_mem && R) {
-                    got = *(volatile char *)&R[h - 1] == (char)seq;
-                } else {
-                    k = poll_cq(f, v, r->rcq[qp], qp, wc, 1);
-                    if (k < 0)
-                        goto out;
-                    got = k > 0;
-                }
+    if (size != st->cur) {
+        if ((v->cfg.verb == VERBS_WRITE || imm) && tell_size(f, qp, size) < 0)
+            return -EIO;
+        st->cur = size;
+    }
+    st->seq = (uint8_t)(st->seq % 255 + 1);
+    bool ok = true, sent = false, got = false;
+    if (v->cfg.verb == VERBS_SEND || imm)
+        ok = verbs_res_post_recv(r, qp, (size_t)qp * r->slot + h, h) == 0;
+    if (L)
+        L[h - 1] = (char)st->seq;
+    uint64_t t0 = flow_now_ns();
+    if (ok) {
+        if (v->cfg.verb == VERBS_READ)
+            ok = verbs_res_post_op(r, qp, IBV_WR_RDMA_READ, (size_t)qp * r->slot + h, rsend,
+                                   v->peer.rkey, size, true, 1, 0) == 0;
+        else if (v->cfg.verb == VERBS_SEND)
+            ok = verbs_res_post_op(r, qp, IBV_WR_SEND, (size_t)qp * r->slot + h - size, 0, 0, size,
+                                   true, 1, 0) == 0;
+        else
+            /* The message ends at the last byte of the peer's receive area, whatever its
+             * size, so the peer polls one fixed byte (as ib_write_lat does). */
+            ok = verbs_res_post_op(r, qp, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+                                   (size_t)qp * r->slot + h - size, raddr + h - size, v->peer.rkey,
+                                   size, true, 1, st->seq) == 0;
+    }
+    if (!ok) {
+        flow_fail(f, "queue pair %d: posting a work request failed: %s", qp, strerror(errno));
+        return -EIO;
+    }
+    bool need_reply = v->cfg.verb != VERBS_READ && v->cfg.lat != VERBS_LAT_COMPLETION;
+    /* Wait for our completion and, for a ping-pong, the peer's reply. */
+    uint64_t spins = 0;
+    st->probe.since_ns = t0;
+    while (!(sent && (got || !need_reply))) {
+        int k = poll_send(f, v, qp, &st->probe, wc, 4);
+        if (k < 0)
+            return -EIO;
+        sent |= k > 0;
+        if (sent && need_reply && !got && (spins & 0x3ff) == 0 &&
+            probe_tick(f, v, qp, &st->probe, flow_now_ns()) < 0)
+            return -EIO;
+        if (need_reply && !got) {
+            if (poll_mem && R) {
+                got = *(volatile char *)&R[h - 1] == (char)st->seq;
+            } else {
+                k = poll_cq(f, v, r->rcq[qp], qp, wc, 1);
+                if (k < 0)
+                    return -EIO;
+                got = k > 0;
             }
-            if ((++spins & 0xfffff) == 0 && flow_state(f) == FLOW_ST_STOP)
-                goto out;
         }
-        uint64_t dt = flow_now_ns() - t0;
-        bool half_rtt = need_reply; /* ping-pong: half the round trip, as perftest reports */
-        flow_record(w, half_rtt ? dt / 2 : dt);
+        if ((++spins & 0x3ff) == 0 && deadline != UINT64_MAX && flow_now_ns() >= deadline)
+            return -ETIMEDOUT;
+        if ((spins & 0xfffff) == 0 && flow_state(f) == FLOW_ST_STOP)
+            return -ECANCELED;
+    }
+    *dt_ns = flow_now_ns() - t0;
+    return 0;
+}
+
+static void run_pingpong(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct verbs_client_flow *v = f->xdata;
+    struct pp_state st = {0};
+    bool need_reply = v->cfg.verb != VERBS_READ && v->cfg.lat != VERBS_LAT_COMPLETION;
+    while (flow_wait_running(w)) {
+        uint64_t size = flow_next_size(w), dt = 0;
+        if (pingpong_once(f, v, w->idx, &st, size, UINT64_MAX, &dt) < 0)
+            break;
+        /* ping-pong: half the round trip, as perftest reports */
+        flow_record(w, need_reply ? dt / 2 : dt);
         bool read = v->cfg.verb == VERBS_READ;
         flow_progress(w, read ? 0 : size, need_reply || read ? size : 0, 1);
     }
-out:
-    return;
+}
+
+/* The drill's single operations (xport_verbs_int.h). */
+struct verbs_drill_qp {
+    struct pp_state st;
+};
+
+double verbs_client_detect_bound_s(const struct flow_rt *f)
+{
+    const struct verbs_client_flow *v = f->xdata;
+    return v->bound_s + v->probe_after_ns / 1e9;
+}
+
+int verbs_client_drill_op(struct flow_rt *f, uint64_t size, int timeout_ms, uint64_t *ns)
+{
+    struct verbs_client_flow *v = f->xdata;
+    if (!v->drill)
+        v->drill = xalloc_zero(1, sizeof(*v->drill));
+    uint64_t deadline = flow_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    return pingpong_once(f, v, 0, &v->drill->st, size, deadline, ns);
 }
 
 /* Bandwidth: keep up to depth requests outstanding, signal every cq_mod. Post-to-completion
@@ -875,6 +914,7 @@ void verbs_client_teardown(struct flow_rt *f)
         pthread_mutex_unlock(&f->lock);
     }
     free(v->racc);
+    free(v->drill);
     free(v);
     f->xdata = NULL;
 }

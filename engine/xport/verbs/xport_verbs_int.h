@@ -44,6 +44,14 @@ int verbs_client_start(struct flow_rt *f, struct ft_err *err);
 void verbs_client_stop(struct flow_rt *f);
 void verbs_client_teardown(struct flow_rt *f);
 void verbs_client_conditions(const struct flow_rt *f, cJSON *out);
+/* A drill's operation (verbs_drill.h): one ping-pong of size bytes on the flow's first queue
+ * pair within timeout_ms: 0 (its time in *ns), -ETIMEDOUT (abandoned at the deadline), -EIO
+ * (the flow failed: f->error names the completion's status and its bound). */
+int verbs_client_drill_op(struct flow_rt *f, uint64_t size, int timeout_ms, uint64_t *ns);
+/* Within this long (s) a queue pair of the flow reports a vanished peer: (retry_cnt + 1) x 4 x
+ * T_o (verbs_res_timeout_bound_s) and the liveness probe's wait; INFINITY with retry_cnt 7 on
+ * rdma_rxe. */
+double verbs_client_detect_bound_s(const struct flow_rt *f);
 
 /* verbs_agent.c */
 extern const struct agent_handler *const verbs_agent_handlers[];

@@ -1,0 +1,32 @@
+# Runs inside the rxe-vm guest (busybox sh): `fabtop drill --fault peer-kill` of a verbs
+# WRITE ping-pong over rxe0 against a `fabtop serve` in the guest (rxe loops the packets
+# back; the control channel on 127.0.0.1). The agent ends the drill's sessions and with them
+# its queue pairs; the client's queue pair runs out of retries (timeout 14: T_o 67 ms,
+# retry_cnt 3), the lane opens new queue pairs once the agent takes sessions again. Then a
+# verbs flow under peer-stall, refused. Results land in $OUT for drill_verbs.sh on the host.
+command -v fabtop >/dev/null || { echo "fabtop was not carried into the guest"; exit 1; }
+key=/tmp/key
+fabtop serve --gen-key $key >/dev/null || exit 1
+fabtop serve --listen 127.0.0.1:7470 --key-file $key --max-fault 10 >>"$OUT/serve.log" 2>&1 &
+n=0
+until netstat -ltn 2>/dev/null | grep -q '127.0.0.1:7470 '; do
+    n=$((n + 1)); [ $n -le 400 ] || { echo "fabtop serve never listened"; cat "$OUT/serve.log"; exit 1; }
+    sleep 0.05
+done
+cat >/tmp/vpp.json <<'J'
+{"format": "fabtop-mix", "version": 1, "name": "verbs-pp", "fail_bound_s": 2,
+ "flows": [{"name": "vpp", "transport": "verbs", "op": "pingpong", "size": 64,
+            "params": {"verb": "write", "timeout": 14, "retry_cnt": 3},
+            "recover": {"attempts": 40, "backoff_ms": [50, 250], "deadline_s": 8}}]}
+J
+s0=$(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/retry_exceeded_err 2>/dev/null || echo -1)
+fabtop drill --mix /tmp/vpp.json --fault peer-kill --at 1 --for 1 --repeat 3 \
+    --peer 127.0.0.1 --key-file $key -o "$OUT/drill.json" >"$OUT/drill.out" 2>&1
+echo $? >"$OUT/drill.rc"
+s1=$(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/retry_exceeded_err 2>/dev/null || echo -1)
+echo "$s0 $s1" >"$OUT/retry_exceeded"
+echo "--- drill (exit $(cat "$OUT/drill.rc"))"; cat "$OUT/drill.out"
+fabtop drill --mix /tmp/vpp.json --fault peer-stall --peer 127.0.0.1 --key-file $key \
+    >"$OUT/stall.out" 2>&1
+echo $? >"$OUT/stall.rc"
+exit 0

@@ -1,0 +1,72 @@
+#!/bin/sh
+# vm_drill_verbs: a fault drill of a verbs ping-pong on Soft-RoCE in the VM
+# (drill_verbs.guest.sh), judged here: three peer-kills, each detected by the queue pair's
+# own completion error (retry exceeded) within the verbs bound the transport computes from
+# timeout and retry_cnt, new queue pairs connected and the ping-pong back at its quiet p99
+# within the policy's deadline, every request accounted for, nothing left in the drill
+# process, rxe0's retry_exceeded_err counter moved; a verbs flow under peer-stall refused
+# with its line (65). Exit 0 pass, 77 skip, 1 fail.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+[ -x "${FABTOP_BIN:-}" ] || { echo "vm_drill_verbs: FABTOP_BIN is not an executable" >&2; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vm_drill_verbs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+logdir=${FABTOP_BUILD:-$tmp}/vm-logs
+out=$logdir/vm_drill_verbs.out
+rm -rf "$out"
+rc=0
+sh "$here/rxe-vm.sh" --pkg python3 --timeout 420 --bin "$FABTOP_BIN" \
+    --guest-script "$here/drill_verbs.guest.sh" --outdir "$out" \
+    --log "$logdir/vm_drill_verbs.console.log" || rc=$?
+[ $rc != 77 ] || exit 77
+[ $rc = 0 ] || { echo "vm_drill_verbs: the VM run failed (exit $rc); console log in $logdir" >&2; exit 1; }
+cat "$out/drill.out" 2>/dev/null || true
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+bad = []
+rc = open(out + "/drill.rc").read().strip()
+if rc != "0":
+    bad.append("fabtop drill exited %s" % rc)
+d = json.load(open(out + "/drill.json"))
+if d["complete"] is not True or len(d["repetitions"]) != 3:
+    bad.append("complete %s, %d repetitions" % (d["complete"], len(d["repetitions"])))
+for r in d["repetitions"]:
+    f = r["flows"][0]
+    q = f["requests"]
+    i = r["index"]
+    # The queue pair's bound: (retry_cnt 3 + 1) x 4 x T_o (4.096 us x 2^14 = 67.1 ms) =
+    # 1.074 s, and the liveness probe sent after one T_o: 1.141 s; the drill adds 0.1 s.
+    if not (1.2 < f["detect_bound_s"] < 1.3):
+        bad.append("rep %d: detect bound %s s, not the verbs bound" % (i, f["detect_bound_s"]))
+    if not f["detect_ok"] or "retry exceeded" not in (f["detection"] or "").lower() and \
+            "retry counter" not in (f["detection"] or "").lower():
+        bad.append("rep %d: detected %s after %s s by %r" % (i, f["detect_ok"], f["detect_s"], f["detection"]))
+    if not (f["recovered"] and f["recover_ok"] and f["reconnects"] >= 1):
+        bad.append("rep %d: recovered %s (%s s), %s reconnects" % (i, f["recovered"], f["recover_s"], f["reconnects"]))
+    if f["returned_at_s"] is None:
+        bad.append("rep %d: never back at the quiet p99" % i)
+    lost = q["failed"] + q["abandoned"]
+    if q["hanging"] != 0 or q["issued"] != q["completed"] + lost or lost != 1 or q["completed"] < 20:
+        bad.append("rep %d: requests %s" % (i, q))
+    if "agent" in r:
+        bad.append("rep %d: an agent count for verbs replies" % i)
+p = d["process"]
+if p["fds_after"] > p["fds_before"] or p["threads_after"] > p["threads_before"]:
+    bad.append("left behind: %s" % p)
+s0, s1 = (int(x) for x in open(out + "/retry_exceeded").read().split())
+if s0 >= 0 and s1 - s0 < 3:
+    bad.append("rxe0 retry_exceeded_err moved %d, not at least 3" % (s1 - s0))
+st = open(out + "/stall.rc").read().strip()
+msg = open(out + "/stall.out").read()
+if st != "65" or "verbs flows are drilled as foreground ping-pongs under --fault peer-kill" not in msg:
+    bad.append("peer-stall: exit %s: %s" % (st, msg.strip()))
+for b in bad:
+    print("FAIL: " + b)
+if bad:
+    sys.exit(1)
+det = [r["flows"][0]["detect_s"] for r in d["repetitions"]]
+rec = [r["flows"][0]["recover_s"] for r in d["repetitions"]]
+print("PASS: 3 verbs peer-kills: detected in %.3f-%.3f s (bound %.2f s), recovered in %.3f-%.3f s, retry_exceeded_err +%d"
+      % (min(det), max(det), d["repetitions"][0]["flows"][0]["detect_bound_s"], min(rec), max(rec), s1 - s0))
+PY
