@@ -196,14 +196,30 @@ int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft
                               "%s: flow %s: NCCL flows are drilled with --fault rank-loss",
                               m->source, f->name);
         if (!strcmp(f->transport, "verbs")) {
-            /* A ping-pong's queue pair: the agent's gone, its retries run out. A stall or a
-             * hole would need the agent's responder (or the NIC) to take part: not yet. */
-            if (load || f->op != MIX_OP_PINGPONG || fault != DRILL_PEER_KILL)
+            /* A ping-pong's queue pair: the agent's gone, its retries run out (peer-kill); or
+             * its responder holds the reply (peer-stall). A hole or a downed link needs the
+             * two-VM data path: not yet. */
+            if (load || f->op != MIX_OP_PINGPONG ||
+                (fault != DRILL_PEER_KILL && fault != DRILL_PEER_STALL))
                 return ft_err_set(err, -EINVAL,
                                   "%s: flow %s: verbs flows are drilled as foreground ping-pongs "
-                                  "under --fault peer-kill for now, not %s%s under %s",
+                                  "under --fault peer-kill or peer-stall for now, not %s%s "
+                                  "under %s",
                                   m->source, f->name, mix_op_str(f->op),
                                   load ? " as background" : "", drill_fault_str(fault));
+            const char *verb = jsonutil_str(f->params, "verb"),
+                       *lat = jsonutil_str(f->params, "latency");
+            /* One-sided READ is served by the peer's NIC, and a completion-latency
+             * ping-pong waits for no reply: neither can see a stalled agent. */
+            if (fault == DRILL_PEER_STALL &&
+                ((verb && !strcmp(verb, "read")) || (lat && !strcmp(lat, "completion"))))
+                return ft_err_set(err, -EINVAL,
+                                  "%s: flow %s: a peer-stall cannot be seen on a %s: the peer's "
+                                  "NIC answers it without the agent (drill a WRITE or SEND "
+                                  "ping-pong with a reply)",
+                                  m->source, f->name,
+                                  verb && !strcmp(verb, "read") ? "one-sided READ"
+                                                                : "completion-latency ping-pong");
             if (f->size.kind != MIX_SIZE_FIXED)
                 return ft_err_set(err, -EINVAL, "%s: flow %s: a verbs lane takes one fixed size",
                                   m->source, f->name);
@@ -1013,12 +1029,17 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         free(q);
         completed_all += completed;
         unanswered_all += failed + abandoned;
+        /* verbs: a vanished peer within the queue pair's own bound; a stalled one at the
+         * request's deadline (the queue pair sees nothing wrong: the NIC still answers). */
         double bound = m->fail_bound_s + DETECT_SLACK_S, qp_bound = 0;
         for (int k = 0; k < d->nlanes; k++)
-            if (d->lanes[k].flow == i && d->lanes[k].bound_s > qp_bound)
-                qp_bound = d->lanes[k].bound_s;
+            if (d->lanes[k].flow == i) {
+                double b =
+                    o->fault == DRILL_PEER_STALL ? d->lanes[k].timeout_s : d->lanes[k].bound_s;
+                qp_bound = b > qp_bound ? b : qp_bound;
+            }
         if (qp_bound > 0)
-            bound = qp_bound + DETECT_SLACK_S; /* verbs: the queue pair's own */
+            bound = qp_bound + DETECT_SLACK_S;
         bool detected = det_ns != 0;
         bool recovered = detected && all_rec && !gave_up;
         double det_s = detected ? rel_s(det_ns, tinj) : 0;

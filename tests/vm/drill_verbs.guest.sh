@@ -3,7 +3,8 @@
 # back; the control channel on 127.0.0.1). The agent ends the drill's sessions and with them
 # its queue pairs; the client's queue pair runs out of retries (timeout 14: T_o 67 ms,
 # retry_cnt 3), the lane opens new queue pairs once the agent takes sessions again. Then a
-# verbs flow under peer-stall, refused. Results land in $OUT for drill_verbs.sh on the host.
+# peer-stall (the replies held), and a READ ping-pong under peer-stall, refused. Results
+# land in $OUT for drill_verbs.sh on the host.
 command -v fabtop >/dev/null || { echo "fabtop was not carried into the guest"; exit 1; }
 key=/tmp/key
 fabtop serve --gen-key $key >/dev/null || exit 1
@@ -26,7 +27,15 @@ echo $? >"$OUT/drill.rc"
 s1=$(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/retry_exceeded_err 2>/dev/null || echo -1)
 echo "$s0 $s1" >"$OUT/retry_exceeded"
 echo "--- drill (exit $(cat "$OUT/drill.rc"))"; cat "$OUT/drill.out"
-fabtop drill --mix /tmp/vpp.json --fault peer-stall --peer 127.0.0.1 --key-file $key \
-    >"$OUT/stall.out" 2>&1
+# A stalled agent: its responder holds the replies for 3 s, longer than a request's 2 s
+# deadline; the queue pair sees nothing wrong (the NIC still acknowledges the WRITEs).
+fabtop drill --mix /tmp/vpp.json --fault peer-stall --at 1 --for 3 --repeat 2 \
+    --peer 127.0.0.1 --key-file $key -o "$OUT/stall.json" >"$OUT/stall.out" 2>&1
 echo $? >"$OUT/stall.rc"
+echo "--- stall (exit $(cat "$OUT/stall.rc"))"; cat "$OUT/stall.out"
+# One-sided READ cannot see a stall: refused with the reason.
+sed 's/"verb": "write"/"verb": "read"/' /tmp/vpp.json >/tmp/vread.json
+fabtop drill --mix /tmp/vread.json --fault peer-stall --peer 127.0.0.1 --key-file $key \
+    >"$OUT/read-stall.out" 2>&1
+echo $? >"$OUT/read-stall.rc"
 exit 0

@@ -4,8 +4,10 @@
 # own completion error (retry exceeded) within the verbs bound the transport computes from
 # timeout and retry_cnt, new queue pairs connected and the ping-pong back at its quiet p99
 # within the policy's deadline, every request accounted for, nothing left in the drill
-# process, rxe0's retry_exceeded_err counter moved; a verbs flow under peer-stall refused
-# with its line (65). Exit 0 pass, 77 skip, 1 fail.
+# process, rxe0's retry_exceeded_err counter moved; then two peer-stalls of 3 s, each detected
+# at the request's 2 s deadline (the queue pair itself sees nothing: the NIC acknowledges)
+# and recovered once the stall ends; a READ ping-pong under peer-stall refused with its line
+# (65: the NIC answers a READ without the agent). Exit 0 pass, 77 skip, 1 fail.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 [ -x "${FABTOP_BIN:-}" ] || { echo "vm_drill_verbs: FABTOP_BIN is not an executable" >&2; exit 1; }
@@ -58,9 +60,29 @@ s0, s1 = (int(x) for x in open(out + "/retry_exceeded").read().split())
 if s0 >= 0 and s1 - s0 < 3:
     bad.append("rxe0 retry_exceeded_err moved %d, not at least 3" % (s1 - s0))
 st = open(out + "/stall.rc").read().strip()
-msg = open(out + "/stall.out").read()
-if st != "65" or "verbs flows are drilled as foreground ping-pongs under --fault peer-kill" not in msg:
-    bad.append("peer-stall: exit %s: %s" % (st, msg.strip()))
+if st != "0":
+    bad.append("peer-stall: exit %s: %s" % (st, open(out + "/stall.out").read().strip()))
+else:
+    ds = json.load(open(out + "/stall.json"))
+    for r in ds["repetitions"]:
+        f = r["flows"][0]
+        q = f["requests"]
+        i = r["index"]
+        # Detected at the request's deadline (2 s: the mix's fail_bound_s, above the queue
+        # pair's 1.14 s plus margin), after 2 s and before the stall's 3 s end.
+        if not (f["detect_ok"] and (f["detection"] or "").startswith("timeout: no reply within 2000 ms")
+                and 1.5 <= f["detect_s"] <= f["detect_bound_s"] and abs(f["detect_bound_s"] - 2.1) < 1e-6):
+            bad.append("stall rep %d: detected %s after %s s (bound %s) by %r"
+                       % (i, f["detect_ok"], f["detect_s"], f["detect_bound_s"], f["detection"]))
+        since = (f["recovered_at_s"] or 0) - r["injected_at_s"]
+        if not (f["recovered"] and f["recover_ok"] and since >= 2.9):
+            bad.append("stall rep %d: recovered %s, %s s after the injection" % (i, f["recovered"], since))
+        if q["hanging"] != 0 or q["abandoned"] < 1 or q["issued"] != q["completed"] + q["failed"] + q["abandoned"]:
+            bad.append("stall rep %d: requests %s" % (i, q))
+st = open(out + "/read-stall.rc").read().strip()
+msg = open(out + "/read-stall.out").read()
+if st != "65" or "a peer-stall cannot be seen on a one-sided READ" not in msg:
+    bad.append("READ under peer-stall: exit %s: %s" % (st, msg.strip()))
 for b in bad:
     print("FAIL: " + b)
 if bad:

@@ -109,6 +109,11 @@ static void srv_pong(struct verbs_agent_srv *s, int qp)
             continue;
         }
         idle = 0;
+        /* A drill's peer-stall of this client (fault.inject): the reply waits, as a hung
+         * worker's would; the NIC still acknowledges what arrives. */
+        agent_session_stall_wait(s->session, &s->stop);
+        if (atomic_load(&s->stop))
+            return;
         int rc =
             send ? verbs_res_post_op(r, qp, IBV_WR_SEND, (size_t)qp * r->slot + h - size, 0, 0,
                                      size, true, 0, 0)
