@@ -52,7 +52,8 @@ static const struct cli_opt drill_opts[] = {
     {"fault", 0, CLI_ARG_REQUIRED, "KIND",
      "peer-stall: the agent answers none of this client's\nsessions for --for seconds; "
      "peer-kill: it ends them\nand refuses new ones meanwhile; blackhole: the test\n"
-     "traffic to and from the peer is dropped in --netns;\nlink-down: the data path's netdev in "
+     "traffic to and from the peer is dropped in --netns\n(verbs ping-pongs without --netns: the "
+     "agent moves\ntheir queue pairs to the error state);\nlink-down: the data path's netdev in "
      "--netns is set\ndown, then up again; rank-loss: NCCL collectives with\nthe ranks of "
      "a victim agent the drill starts, then\nkills; the survivors shrink their communicators "
      "or\nreconnect to it, restarted after --for",
@@ -308,7 +309,10 @@ static int drill(struct drill_args *o)
     if (o->owned && (o->fault != DRILL_LINK_DOWN || !o->device || o->netns))
         return cli_usage_error("drill", "--owned goes with --fault link-down and --device DEV, "
                                         "without --netns");
-    if (in_ns && !o->netns && !o->owned)
+    /* A blackhole without a namespace is the agent's, for verbs lanes alone (their queue
+     * pairs to the error state): checked once the mix is read. */
+    bool agent_hole = o->fault == DRILL_BLACKHOLE && !o->netns;
+    if (in_ns && !o->netns && !o->owned && !agent_hole)
         return cli_usage_error("drill",
                                "--fault %s needs --netns NAME: a network namespace this drill owns",
                                o->fault == DRILL_BLACKHOLE ? "blackhole" : "link-down");
@@ -335,6 +339,14 @@ static int drill(struct drill_args *o)
     struct mix m;
     if (mix_load(o->mix, &m, &err) < 0)
         return cli_fail(&err);
+    for (int i = 0; agent_hole && i < m.nflows; i++)
+        if (m.flows[i].role != MIX_ROLE_BACKGROUND && strcmp(m.flows[i].transport, "verbs")) {
+            mix_free(&m);
+            return cli_usage_error("drill",
+                                   "--fault blackhole needs --netns NAME: a network namespace "
+                                   "this drill owns (a mix of verbs ping-pongs alone takes it "
+                                   "from the agent: their queue pairs to the error state)");
+        }
     if (drill_check_mix_fault(&m, (enum drill_fault)o->fault, &err) < 0) {
         mix_free(&m);
         return cli_fail(&err);

@@ -182,11 +182,23 @@ void agent_session_set_timer(struct agent_session *s, int ms,
 
 /* Fault drills (fault.inject, agent_fault.c): the faults a client may inject into its own
  * test sessions (same key, same address), never another client's. */
-enum agent_fault_kind { AGENT_FAULT_NONE = 0, AGENT_FAULT_STALL, AGENT_FAULT_KILL };
+enum agent_fault_kind {
+    AGENT_FAULT_NONE = 0,
+    AGENT_FAULT_STALL,
+    AGENT_FAULT_KILL,
+    /* "qp-error": the client's RDMA queue pairs on this agent moved to the error state, and new
+     * ones as soon as they exist, while it lasts: what arrives for them is dropped without an
+     * answer, a verbs black hole (IBTA: a QP in the Error state neither responds nor
+     * acknowledges). Transports without queue pairs are not touched. */
+    AGENT_FAULT_QP_ERROR,
+};
 /* While a peer-stall holds this session, wait (checking *stop, the agent's stop and the
  * stall's end every 10 ms); returns at once when none does. For a transport's data threads
  * before they answer. True when it waited. */
 bool agent_session_stall_wait(struct agent_session *s, const _Atomic bool *stop);
+/* Is a fault of kind on this session now (its client's, not its controller's)? *left_ms (may
+ * be NULL): how much longer, the longest of them. */
+bool agent_fault_active(struct agent_session *s, int kind, int64_t *left_ms);
 /* Count one request answered in full for this session's client (fault.stats reports the
  * client's total, so a drill can check both sides agree). */
 void agent_session_count_answer(struct agent_session *s);

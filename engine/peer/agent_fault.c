@@ -13,7 +13,7 @@
 
 #include "common/jsonutil.h"
 
-static const char *const kind_names[] = {"", "peer-stall", "peer-kill"};
+static const char *const kind_names[] = {"", "peer-stall", "peer-kill", "qp-error"};
 
 static bool same_client(const struct agent_session *s, int key, const char *host)
 {
@@ -84,7 +84,7 @@ void agent_fault_session_end(struct agent_session *s)
     pthread_mutex_unlock(&a->fmu);
 }
 
-/* {"kind": "peer-stall"|"peer-kill", "for_s": S, "session": N (optional: one of this
+/* {"kind": "peer-stall"|"peer-kill"|"qp-error", "for_s": S, "session": N (optional: one of this
  * client's sessions; default every one of them)} */
 static int h_inject(struct agent_session *s, const cJSON *req, cJSON *resp, struct ft_err *err)
 {
@@ -93,13 +93,13 @@ static int h_inject(struct agent_session *s, const cJSON *req, cJSON *resp, stru
     const char *kind = jsonutil_str(req, "kind");
     double for_s = 0, sid = 0;
     int k = 0;
-    for (int i = 1; kind && i <= AGENT_FAULT_KILL; i++)
+    for (int i = 1; kind && i <= AGENT_FAULT_QP_ERROR; i++)
         if (!strcmp(kind, kind_names[i]))
             k = i;
     if (!k)
         return ft_err_set(err, -EINVAL,
-                          "fault.inject: unknown fault kind '%s' (peer-stall or "
-                          "peer-kill)",
+                          "fault.inject: unknown fault kind '%s' (peer-stall, peer-kill or "
+                          "qp-error)",
                           kind ? kind : "");
     if (!jsonutil_num(req, "for_s", &for_s) || !(for_s > 0))
         return ft_err_set(err, -EINVAL, "fault.inject: for_s must be a number of seconds above 0");

@@ -198,7 +198,6 @@ void *agent_admit_main(void *arg);
 /* fault.inject and fault.stats. */
 extern const struct agent_handler agent_fault_inject_handler, agent_fault_stats_handler;
 /* Is s (not a drill's controller) under a fault of kind now? ms left in *left_ms. */
-bool agent_fault_active(struct agent_session *s, int kind, int64_t *left_ms);
 /* A session ends: add what it answered to its client's total. */
 void agent_fault_session_end(struct agent_session *s);
 

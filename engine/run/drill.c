@@ -151,6 +151,13 @@ int drill_fault_parse(const char *s, enum drill_fault *out)
     return 0;
 }
 
+/* Is the fault the drill's own in a network namespace (drill_netns.h)? A blackhole without
+ * --netns is the agent's: its queue pairs to the error state (verbs lanes). */
+static bool netns_fault(const struct drill_opts *o)
+{
+    return (o->fault == DRILL_BLACKHOLE && o->netns) || o->fault == DRILL_LINK_DOWN;
+}
+
 /* rank-loss: NCCL collectives of one fixed size with the victim's ranks, nothing else. */
 static int check_rank_loss(const struct mix *m, struct ft_err *err)
 {
@@ -196,28 +203,30 @@ int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft
                               "%s: flow %s: NCCL flows are drilled with --fault rank-loss",
                               m->source, f->name);
         if (!strcmp(f->transport, "verbs")) {
-            /* A ping-pong's queue pair: the agent's gone, its retries run out (peer-kill); or
-             * its responder holds the reply (peer-stall). A hole or a downed link needs the
-             * two-VM data path: not yet. */
+            /* A ping-pong's queue pair: the agent's gone, its retries run out (peer-kill); its
+             * responder holds the reply (peer-stall); its queue pairs in the error state drop
+             * what arrives (blackhole, by the agent). A downed link needs the two-VM data
+             * path: not yet. */
             if (load || f->op != MIX_OP_PINGPONG ||
-                (fault != DRILL_PEER_KILL && fault != DRILL_PEER_STALL))
+                (fault != DRILL_PEER_KILL && fault != DRILL_PEER_STALL && fault != DRILL_BLACKHOLE))
                 return ft_err_set(err, -EINVAL,
                                   "%s: flow %s: verbs flows are drilled as foreground ping-pongs "
-                                  "under --fault peer-kill or peer-stall for now, not %s%s "
-                                  "under %s",
+                                  "under --fault peer-kill, peer-stall or blackhole for now, "
+                                  "not %s%s under %s",
                                   m->source, f->name, mix_op_str(f->op),
                                   load ? " as background" : "", drill_fault_str(fault));
             const char *verb = jsonutil_str(f->params, "verb"),
                        *lat = jsonutil_str(f->params, "latency");
             /* One-sided READ is served by the peer's NIC, and a completion-latency
-             * ping-pong waits for no reply: neither can see a stalled agent. */
-            if (fault == DRILL_PEER_STALL &&
+             * ping-pong waits for no reply: neither can see a stalled agent, and the agent
+             * holds no worker of theirs to move their queue pairs. */
+            if ((fault == DRILL_PEER_STALL || fault == DRILL_BLACKHOLE) &&
                 ((verb && !strcmp(verb, "read")) || (lat && !strcmp(lat, "completion"))))
                 return ft_err_set(err, -EINVAL,
-                                  "%s: flow %s: a peer-stall cannot be seen on a %s: the peer's "
+                                  "%s: flow %s: a %s cannot be seen on a %s: the peer's "
                                   "NIC answers it without the agent (drill a WRITE or SEND "
                                   "ping-pong with a reply)",
-                                  m->source, f->name,
+                                  m->source, f->name, drill_fault_str(fault),
                                   verb && !strcmp(verb, "read") ? "one-sided READ"
                                                                 : "completion-latency ping-pong");
             if (f->size.kind != MIX_SIZE_FIXED)
@@ -903,7 +912,7 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         if (m->flows[i].recover.deadline_s > max_deadline)
             max_deadline = m->flows[i].recover.deadline_s;
     uint64_t tinj = 0;
-    bool hole = o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN; /* drill_netns */
+    bool hole = netns_fault(o); /* drill_netns */
     bool stopped = false;
     if (!start_err[0] && !(stopped = !nap(d, (uint64_t)(o->at_s * 1e9)))) {
         tinj = now_ns();
@@ -918,7 +927,9 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         } else {
             cJSON *req = cJSON_CreateObject(), *resp = NULL;
             cJSON_AddStringToObject(req, "type", "fault.inject");
-            cJSON_AddStringToObject(req, "kind", drill_fault_str(o->fault));
+            /* A blackhole without a namespace: verbs lanes' queue pairs, by the agent. */
+            cJSON_AddStringToObject(
+                req, "kind", o->fault == DRILL_BLACKHOLE ? "qp-error" : drill_fault_str(o->fault));
             cJSON_AddNumberToObject(req, "for_s", o->for_s);
             rc = channel_request(fc, req, &resp, 5000, err);
             cJSON_Delete(resp);
@@ -1215,7 +1226,7 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     } else {
         rc = start_local_agent(d, err);
     }
-    if (rc == 0 && (o->fault == DRILL_BLACKHOLE || o->fault == DRILL_LINK_DOWN))
+    if (rc == 0 && netns_fault(o))
         rc = drill_netns_init(
             &d->hole, o->fault == DRILL_BLACKHOLE ? DRILL_NETNS_BLACKHOLE : DRILL_NETNS_LINK_DOWN,
             o->netns, o->owned, d->hp, o->data_peer, o->device, CHANNEL_DEFAULT_PORT, err);

@@ -33,6 +33,16 @@ fabtop drill --mix /tmp/vpp.json --fault peer-stall --at 1 --for 3 --repeat 2 \
     --peer 127.0.0.1 --key-file $key -o "$OUT/stall.json" >"$OUT/stall.out" 2>&1
 echo $? >"$OUT/stall.rc"
 echo "--- stall (exit $(cat "$OUT/stall.rc"))"; cat "$OUT/stall.out"
+# A blackhole by the agent (no namespace here: the guest's one rxe loops back): its queue
+# pairs of this client to the error state for 2 s, and new ones as they come.
+s2=$(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/retry_exceeded_err 2>/dev/null || echo -1)
+fabtop drill --mix /tmp/vpp.json --fault blackhole --at 1 --for 2 --repeat 2 \
+    --peer 127.0.0.1 --key-file $key -o "$OUT/hole.json" >"$OUT/hole.out" 2>&1
+echo $? >"$OUT/hole.rc"
+s3=$(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/retry_exceeded_err 2>/dev/null || echo -1)
+echo "$s2 $s3" >"$OUT/hole_retry_exceeded"
+echo "--- hole (exit $(cat "$OUT/hole.rc"))"; cat "$OUT/hole.out"
+grep "error state" "$OUT/serve.log" | head -3
 # One-sided READ cannot see a stall: refused with the reason.
 sed 's/"verb": "write"/"verb": "read"/' /tmp/vpp.json >/tmp/vread.json
 fabtop drill --mix /tmp/vread.json --fault peer-stall --peer 127.0.0.1 --key-file $key \

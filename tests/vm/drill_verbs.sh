@@ -6,7 +6,9 @@
 # within the policy's deadline, every request accounted for, nothing left in the drill
 # process, rxe0's retry_exceeded_err counter moved; then two peer-stalls of 3 s, each detected
 # at the request's 2 s deadline (the queue pair itself sees nothing: the NIC acknowledges)
-# and recovered once the stall ends; a READ ping-pong under peer-stall refused with its line
+# and recovered once the stall ends; two blackholes by the agent (its queue pairs to the
+# error state for 2 s, new ones too): retry exceeded within the bound, recovered on new queue
+# pairs once it ends; a READ ping-pong under peer-stall refused with its line
 # (65: the NIC answers a READ without the agent). Exit 0 pass, 77 skip, 1 fail.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,6 +81,29 @@ else:
             bad.append("stall rep %d: recovered %s, %s s after the injection" % (i, f["recovered"], since))
         if q["hanging"] != 0 or q["abandoned"] < 1 or q["issued"] != q["completed"] + q["failed"] + q["abandoned"]:
             bad.append("stall rep %d: requests %s" % (i, q))
+st = open(out + "/hole.rc").read().strip()
+if st != "0":
+    bad.append("blackhole: exit %s: %s" % (st, open(out + "/hole.out").read().strip()))
+else:
+    dh = json.load(open(out + "/hole.json"))
+    for r in dh["repetitions"]:
+        f = r["flows"][0]
+        q = f["requests"]
+        i = r["index"]
+        # The queue pair in the error state answers nothing: retry exceeded within its bound.
+        if not (f["detect_ok"] and "retry counter exceeded" in (f["detection"] or "")
+                and f["detect_s"] <= f["detect_bound_s"] < 1.3):
+            bad.append("hole rep %d: detected %s after %s s (bound %s) by %r"
+                       % (i, f["detect_ok"], f["detect_s"], f["detect_bound_s"], f["detection"]))
+        since = (f["recovered_at_s"] or 0) - r["injected_at_s"]
+        if not (f["recovered"] and f["recover_ok"] and since >= 1.9 and f["reconnects"] >= 1):
+            bad.append("hole rep %d: recovered %s %s s after the injection, %s reconnects"
+                       % (i, f["recovered"], since, f["reconnects"]))
+        if q["hanging"] != 0 or q["issued"] != q["completed"] + q["failed"] + q["abandoned"]:
+            bad.append("hole rep %d: requests %s" % (i, q))
+    h0, h1 = (int(x) for x in open(out + "/hole_retry_exceeded").read().split())
+    if h0 >= 0 and h1 - h0 < 2:
+        bad.append("blackhole: rxe0 retry_exceeded_err moved %d, not at least 2" % (h1 - h0))
 st = open(out + "/read-stall.rc").read().strip()
 msg = open(out + "/read-stall.out").read()
 if st != "65" or "a peer-stall cannot be seen on a one-sided READ" not in msg:

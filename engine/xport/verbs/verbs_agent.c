@@ -73,6 +73,21 @@ struct srv_arg {
     int qp;
 };
 
+/* A drill's qp-error of this client (fault.inject): queue pair qp to the Error state, where
+ * it neither answers nor acknowledges what arrives (IBTA 10.3.1; ibv_modify_qp(3)), so the
+ * client's requests run out of retries as on a black-holed path. Checked every 1024 calls
+ * (*tick counts them): true when it is on and the worker should stop. */
+static bool srv_holed(struct verbs_agent_srv *s, int qp, unsigned *tick)
+{
+    if ((++*tick & 1023) != 1 || !agent_fault_active(s->session, AGENT_FAULT_QP_ERROR, NULL))
+        return false;
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+    int rc = ibv_modify_qp(s->res.qp[qp], &a, IBV_QP_STATE);
+    agent_session_log(s->session, "fault: queue pair %d (QPN %u) to the error state%s", qp,
+                      s->res.qp[qp]->qp_num, rc ? " failed" : "");
+    return true;
+}
+
 /* Echo ping-pongs: WRITE (poll the last byte), SEND (receive completions) or WRITE with
  * immediate (receive completions). Idle for a while: back off to short sleeps. */
 static void srv_pong(struct verbs_agent_srv *s, int qp)
@@ -84,7 +99,8 @@ static void srv_pong(struct verbs_agent_srv *s, int qp)
     bool imm = s->cfg.lat == VERBS_LAT_IMM, send = s->cfg.verb == VERBS_SEND;
     char last = 0;
     uint64_t idle = 0;
-    while (!atomic_load(&s->stop)) {
+    unsigned tick = 0;
+    while (!atomic_load(&s->stop) && !srv_holed(s, qp, &tick)) {
         uint64_t size = 0;
         uint32_t seq = 0;
         int n = 0;
@@ -134,7 +150,8 @@ static void srv_sink(struct verbs_agent_srv *s, int qp)
 {
     struct verbs_res *r = &s->res;
     const size_t h = verbs_res_half(r);
-    while (!atomic_load(&s->stop)) {
+    unsigned tick = 0;
+    while (!atomic_load(&s->stop) && !srv_holed(s, qp, &tick)) {
         int n = 0;
         if (!srv_poll_ok(s, r->rcq[qp], &n))
             return;
@@ -157,7 +174,8 @@ static void srv_source(struct verbs_agent_srv *s, int qp)
     uint64_t posted = 0, done = 0, t0 = flow_now_ns();
     double bps = s->rate_gbps > 0 ? s->rate_gbps * 1e9 / 8 / s->res.nqp : 0;
     enum ibv_wr_opcode op = s->cfg.verb == VERBS_SEND ? IBV_WR_SEND : IBV_WR_RDMA_WRITE_WITH_IMM;
-    while (!atomic_load(&s->stop)) {
+    unsigned tick = 0;
+    while (!atomic_load(&s->stop) && !srv_holed(s, qp, &tick)) {
         while (posted - done < (uint64_t)depth) {
             if (bps > 0 && (double)(posted * size) > bps * (flow_now_ns() - t0) / 1e9)
                 break;
@@ -191,7 +209,8 @@ static void srv_ring(struct verbs_agent_srv *s, int qp)
     struct verbs_res *r = &s->res;
     const size_t h = verbs_res_half(r), chunk = s->cfg.msg;
     uint64_t sent = 0, rcvd = 0, done = 0, idle = 0;
-    while (!atomic_load(&s->stop)) {
+    unsigned tick = 0;
+    while (!atomic_load(&s->stop) && !srv_holed(s, qp, &tick)) {
         bool moved = false;
         if (sent <= rcvd && sent - done < 2) {
             if (!agent_session_pace(s->session, chunk, &s->stop))
