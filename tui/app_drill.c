@@ -83,7 +83,7 @@ static void *drill_main(void *arg)
 int app_drill_start(const struct app_drill_opts *o, struct app_drill **out, struct ft_err *err)
 {
     *out = NULL;
-    int rc = drill_check_mix(o->mix, err);
+    int rc = drill_check_mix_fault(o->mix, o->fault, err);
     if (rc < 0)
         return rc;
     if (o->fault != DRILL_PEER_STALL && o->fault != DRILL_PEER_KILL)

@@ -3,7 +3,7 @@
  * (engine/run/mix_build.h: the preset plus the knobs, validated there), which starts the
  * mix, remembers the settings in the config and shows the equivalent `fabtop run` command
  * line with its flags. D drills the same mix instead (the Drill field's fault, its length
- * and repetitions; app_drill.h) when drill_check_mix takes it, in the background, with the
+ * and repetitions; app_drill.h) when drill_check_mix_fault takes it, in the background, with the
  * live view following. After the mix presets the Preset field offers the model presets
  * (engine/model/): then the form is the model's layout (TP, PP, EP, batch, context, prompt,
  * page, KV dtype, engine, transport) with the sizes it derives, and Start runs the mix
@@ -893,7 +893,7 @@ static int drill(struct app *a)
     struct ft_err err = {0};
     double for_s;
     int repeat;
-    if (drill_check_mix(&m, &err) < 0) {
+    if (drill_check_mix_fault(&m, s->drill_fault ? s->drill_fault : DRILL_PEER_STALL, &err) < 0) {
         app_message(a, ROLE_ERROR, "%s", err.msg);
     } else if (!s->drill_fault) {
         app_message(a, ROLE_WARN,
