@@ -337,21 +337,28 @@ static void dist_of_hist(struct step_dist *d, const struct hist *h, double scale
  * caller's scratch). What was overflow on either side stays overflow. */
 static void dist_add(struct step_dist *acc, const struct step_dist *t, struct step_dist *tmp)
 {
-    int *ia = xalloc(2 * HIST_NBUCKETS * sizeof(int)), *it = ia + HIST_NBUCKETS;
+    /* The non-empty buckets of each side, with their midpoints and weights. */
+    double *m = xalloc(4 * HIST_NBUCKETS * sizeof(double));
+    double *ma = m, *wa = m + HIST_NBUCKETS, *mt = m + 2 * HIST_NBUCKETS,
+           *wt = m + 3 * HIST_NBUCKETS;
     int na = 0, nt = 0;
     for (int b = 0; b < HIST_NBUCKETS; b++) {
-        if (acc->w[b] > 0)
-            ia[na++] = b;
-        if (t->w[b] > 0)
-            it[nt++] = b;
+        if (acc->w[b] > 0) {
+            ma[na] = mid_ns(b);
+            wa[na++] = acc->w[b];
+        }
+        if (t->w[b] > 0) {
+            mt[nt] = mid_ns(b);
+            wt[nt++] = t->w[b];
+        }
     }
     memset(tmp, 0, sizeof(*tmp));
     for (int i = 0; i < na; i++)
         for (int j = 0; j < nt; j++)
-            dist_put(tmp, mid_ns(ia[i]) + mid_ns(it[j]), acc->w[ia[i]] * t->w[it[j]]);
+            dist_put(tmp, ma[i] + mt[j], wa[i] * wt[j]);
     tmp->over += acc->over + t->over - acc->over * t->over; /* either one overflowed */
     memcpy(acc, tmp, sizeof(*acc));
-    free(ia);
+    free(m);
 }
 
 /* The nearest-rank percentile p of d, ns (NaN past the buckets). */

@@ -1209,6 +1209,14 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     if (rc < 0)
         return rc;
     bool rank_loss = o->fault == DRILL_RANK_LOSS;
+    /* Without a namespace a blackhole is the agent's qp-error, which only verbs lanes see. */
+    for (int i = 0; o->fault == DRILL_BLACKHOLE && !o->netns && i < o->mix->nflows; i++)
+        if (o->mix->flows[i].role != MIX_ROLE_BACKGROUND &&
+            strcmp(o->mix->flows[i].transport, "verbs"))
+            return ft_err_set(err, -EINVAL,
+                              "%s: flow %s: a blackhole of a %s flow needs a network namespace "
+                              "the drill owns (--netns NAME)",
+                              o->mix->source, o->mix->flows[i].name, o->mix->flows[i].transport);
     if (rank_loss && (o->peer || !o->agent_exe))
         return ft_err_set(err, -EINVAL, "%s",
                           o->peer ? "rank-loss kills its victim agent: the drill starts one of "

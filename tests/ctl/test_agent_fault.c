@@ -207,6 +207,15 @@ static void test_drill_leaves_nothing(void **state)
     struct mix m;
     struct ft_err err = {0};
     assert_int_equal(mix_load(path, &m, &err), 0);
+    /* A blackhole without a namespace is the agent's qp-error, which a TCP flow never sees:
+     * refused by the library too, not only by the command line. */
+    struct drill_opts bh = {
+        .mix = &m, .fault = DRILL_BLACKHOLE, .at_s = 0.3, .for_s = 0.6, .repeat = 1};
+    cJSON *bdoc = NULL;
+    struct drill_summary bsum;
+    assert_int_equal(drill_run(&bh, &bdoc, &bsum, &err), -EINVAL);
+    assert_null(bdoc);
+    assert_non_null(strstr(err.msg, "a blackhole of a tcp flow needs a network namespace"));
     int fds0 = count_dir("/proc/self/fd"), thr0 = count_dir("/proc/self/task");
     for (int k = 0; k < 2; k++) {
         struct drill_opts o = {.mix = &m,

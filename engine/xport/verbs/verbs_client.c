@@ -60,6 +60,8 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+struct pp_state; /* a ping-pong's state between its operations (pingpong_once) */
+
 struct verbs_client_flow {
     struct verbs_params cfg;
     struct verbs_res res;
@@ -84,7 +86,7 @@ struct verbs_client_flow {
     struct ring_params ring;
     struct ring_acc *racc;
     /* a drill's lane (verbs_client_drill_op): the ping-pong state of its one queue pair */
-    struct verbs_drill_qp *drill;
+    struct pp_state *drill;
 };
 
 /* Report a failed completion: the status text, and the bound it should have come within. */
@@ -289,10 +291,6 @@ static void run_pingpong(struct flow_worker *w)
 }
 
 /* The drill's single operations (xport_verbs_int.h). */
-struct verbs_drill_qp {
-    struct pp_state st;
-};
-
 double verbs_client_detect_bound_s(const struct flow_rt *f)
 {
     const struct verbs_client_flow *v = f->xdata;
@@ -305,7 +303,7 @@ int verbs_client_drill_op(struct flow_rt *f, uint64_t size, int timeout_ms, uint
     if (!v->drill)
         v->drill = xalloc_zero(1, sizeof(*v->drill));
     uint64_t deadline = flow_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    return pingpong_once(f, v, 0, &v->drill->st, size, deadline, ns);
+    return pingpong_once(f, v, 0, v->drill, size, deadline, ns);
 }
 
 /* Bandwidth: keep up to depth requests outstanding, signal every cq_mod. Post-to-completion
