@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_opts.h"
+#include "common/datadir.h"
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "engine/judge/judge.h"
@@ -407,9 +408,9 @@ void cli_baseline_show(struct strbuf *sb, const struct results_run *run, const c
 
 static void load_refs(struct topo_refs *refs)
 {
-    char dirs[3][512], path[600];
+    char dirs[DATADIR_MAX][DATADIR_LEN], path[600];
     memset(refs, 0, sizeof(*refs));
-    int n = fsutil_search_dirs("refs", FABTOP_REFS_INSTALL_DIR, FABTOP_REFS_SOURCE_DIR, dirs);
+    int n = datadir_search("refs", FABTOP_REFS_SOURCE_DIR, dirs);
     for (int i = 0; i < n; i++) {
         struct ft_err err = {0};
         snprintf(path, sizeof(path), "%s/reference.json", dirs[i]);

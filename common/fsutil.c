@@ -196,17 +196,3 @@ void fsutil_free_list(char **names)
         free(*p);
     free(names);
 }
-
-int fsutil_search_dirs(const char *sub, const char *install_dir, const char *source_dir,
-                       char dirs[3][512])
-{
-    int n = 0;
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        snprintf(dirs[n++], 512, "%s/fabtop/%s", xdg, sub);
-    else if (home && *home)
-        snprintf(dirs[n++], 512, "%s/.config/fabtop/%s", home, sub);
-    snprintf(dirs[n++], 512, "%s", install_dir);
-    snprintf(dirs[n++], 512, "%s", source_dir);
-    return n;
-}

@@ -33,11 +33,6 @@ void fsutil_add_json_names(const char *dir, const char *prefix, char ***names, i
 
 /* Is there anything at root/rel? */
 int fsutil_exists(const char *root, const char *rel);
-/* The directories fabtop's shipped files (mixes, simulator topologies) are searched in, most
- * personal first: $XDG_CONFIG_HOME/fabtop/SUB (else ~/.config/fabtop/SUB) when either is
- * set, then install_dir, then source_dir. Returns how many were written (2 or 3). */
-int fsutil_search_dirs(const char *sub, const char *install_dir, const char *source_dir,
-                       char dirs[3][512]);
 
 /* Parse an unsigned integer written in decimal or 0x hex; -EINVAL if s is not one. */
 int fsutil_parse_u64(const char *s, uint64_t *out);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/datadir.h"
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
@@ -316,17 +317,9 @@ static int theme_from_json(const cJSON *doc, const char *what, struct theme *t, 
     return 0;
 }
 
-static int theme_dirs(char dirs[3][512])
+static int theme_dirs(char dirs[DATADIR_MAX][DATADIR_LEN])
 {
-    int n = 0;
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        snprintf(dirs[n++], 512, "%s/fabtop/themes", xdg);
-    else if (home && *home)
-        snprintf(dirs[n++], 512, "%s/.config/fabtop/themes", home);
-    snprintf(dirs[n++], 512, "%s", FABTOP_THEME_INSTALL_DIR);
-    snprintf(dirs[n++], 512, "%s", FABTOP_THEME_SOURCE_DIR);
-    return n;
+    return datadir_search("themes", FABTOP_THEME_SOURCE_DIR, dirs);
 }
 
 /* The theme's name: the file name without directory and ".json". */
@@ -347,7 +340,7 @@ int theme_load(const char *name_or_path, struct theme *t, struct ft_err *err)
     if (strchr(name_or_path, '/') || strstr(name_or_path, ".json")) {
         snprintf(path, sizeof(path), "%s", name_or_path);
     } else {
-        char dirs[3][512];
+        char dirs[DATADIR_MAX][DATADIR_LEN];
         int n = theme_dirs(dirs);
         for (int i = 0; i < n && !path[0]; i++) {
             char p[700];
@@ -398,7 +391,7 @@ static int name_cmp(const void *a, const void *b)
 
 char **theme_list(void)
 {
-    char dirs[3][512];
+    char dirs[DATADIR_MAX][DATADIR_LEN];
     int n = theme_dirs(dirs), count = 1;
     /* The compiled-in default is always there, with or without a file. */
     char **out = xalloc_zero(2, sizeof(char *));

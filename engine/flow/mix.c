@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/datadir.h"
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
@@ -561,9 +562,9 @@ int mix_load_file(const char *path, struct mix *m, struct ft_err *err)
 }
 
 /* Directories searched for presets, most personal first. */
-static int preset_dirs(char dirs[3][512])
+static int preset_dirs(char dirs[DATADIR_MAX][DATADIR_LEN])
 {
-    return fsutil_search_dirs("mixes", FABTOP_MIX_INSTALL_DIR, FABTOP_MIX_SOURCE_DIR, dirs);
+    return datadir_search("mixes", FABTOP_MIX_SOURCE_DIR, dirs);
 }
 
 int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err)
@@ -575,7 +576,7 @@ int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err)
     if ((stat(name_or_path, &st) == 0 && !S_ISDIR(st.st_mode)) || name_or_path[0] == '/' ||
         name_or_path[0] == '.' || strstr(name_or_path, ".json"))
         return mix_load_file(name_or_path, m, err);
-    char dirs[3][512];
+    char dirs[DATADIR_MAX][DATADIR_LEN];
     int n = preset_dirs(dirs);
     for (int i = 0; i < n; i++) {
         char path[700];
@@ -606,7 +607,7 @@ static void add_presets(const char *dir, const char *sub, char ***out, int *coun
 
 char **mix_list_presets(void)
 {
-    char dirs[3][512];
+    char dirs[DATADIR_MAX][DATADIR_LEN];
     int n = preset_dirs(dirs), count = 0;
     char **out = xalloc_zero(1, sizeof(char *));
     /* The top level first, then one level of subfolders ("sim/incast-pfc"); deeper folders

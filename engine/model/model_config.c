@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "common/datadir.h"
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
@@ -172,9 +173,9 @@ int model_config_load_file(const char *path, struct model_config *m, struct ft_e
     return rc;
 }
 
-static int preset_dirs(char dirs[3][512])
+static int preset_dirs(char dirs[DATADIR_MAX][DATADIR_LEN])
 {
-    return fsutil_search_dirs("models", FABTOP_MODEL_INSTALL_DIR, FABTOP_MODEL_SOURCE_DIR, dirs);
+    return datadir_search("models", FABTOP_MODEL_SOURCE_DIR, dirs);
 }
 
 int model_config_load(const char *name_or_path, struct model_config *m, struct ft_err *err)
@@ -183,7 +184,7 @@ int model_config_load(const char *name_or_path, struct model_config *m, struct f
     if ((stat(name_or_path, &st) == 0 && !S_ISDIR(st.st_mode)) || strchr(name_or_path, '/') ||
         strstr(name_or_path, ".json"))
         return model_config_load_file(name_or_path, m, err);
-    char dirs[3][512];
+    char dirs[DATADIR_MAX][DATADIR_LEN];
     int n = preset_dirs(dirs);
     for (int i = 0; i < n; i++) {
         char path[700];
@@ -209,7 +210,7 @@ int model_config_load(const char *name_or_path, struct model_config *m, struct f
 
 char **model_config_presets(void)
 {
-    char dirs[3][512];
+    char dirs[DATADIR_MAX][DATADIR_LEN];
     int n = preset_dirs(dirs), count = 0;
     char **out = xalloc_zero(1, sizeof(char *));
     for (int i = 0; i < n; i++)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/datadir.h"
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
@@ -47,8 +48,8 @@ int sim_topology_load(const char *name_or_path, cJSON **out, struct ft_err *err)
 {
     if (strchr(name_or_path, '/') || strstr(name_or_path, ".json"))
         return jsonutil_load(name_or_path, out, err);
-    char dirs[3][512];
-    int n = fsutil_search_dirs("mixes", FABTOP_MIX_INSTALL_DIR, FABTOP_MIX_SOURCE_DIR, dirs);
+    char dirs[DATADIR_MAX][DATADIR_LEN];
+    int n = datadir_search("mixes", FABTOP_MIX_SOURCE_DIR, dirs);
     for (int i = 0; i < n; i++) {
         char path[700];
         snprintf(path, sizeof(path), "%s/sim/topologies/%s.json", dirs[i], name_or_path);
@@ -57,8 +58,8 @@ int sim_topology_load(const char *name_or_path, cJSON **out, struct ft_err *err)
     }
     return ft_err_set(err, -ENOENT,
                       "simulator topology '%s': no such file, and no %s.json in "
-                      "sim/topologies/ of the mix search path (%s)",
-                      name_or_path, name_or_path, FABTOP_MIX_SOURCE_DIR);
+                      "sim/topologies/ of the mix search path (%s, ...)",
+                      name_or_path, name_or_path, datadir_installed());
 }
 
 static int topo_num(const cJSON *t, const char *what, const char *key, double dflt, double lo,

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "common/atomicfile.h"
+#include "common/datadir.h"
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
 #include "common/suggest.h"
@@ -389,26 +390,49 @@ static void test_suggest(void **state)
     cJSON_Delete(o);
 }
 
-/* Where shipped files are searched: the user's XDG directory, else ~/.config, then the
- * install and source directories, in that order. */
+/* Where shipped files are searched: the user's XDG directories (else under ~), the source
+ * tree for a program in the build tree, PREFIX/share for PREFIX/bin, the configured data
+ * directory, $XDG_DATA_DIRS (default /usr/local/share:/usr/share), without repeats. */
 static void test_search_dirs(void **state)
 {
     (void)state;
-    char d[3][512];
+    char d[DATADIR_MAX][DATADIR_LEN];
+    char inst[DATADIR_LEN + 16];
+    snprintf(inst, sizeof(inst), "%s/mixes", datadir_installed());
     setenv("XDG_CONFIG_HOME", "/x/cfg", 1);
+    setenv("XDG_DATA_HOME", "/x/data", 1);
     setenv("HOME", "/x/home", 1);
-    assert_int_equal(fsutil_search_dirs("mixes", "/inst", "/src", d), 3);
+    setenv("XDG_DATA_DIRS", "/a/share/:/b:relative::/a/share", 1);
+    int n = datadir_search_exe("mixes", "/src", "/opt/ft/bin/fabtop", d);
+    assert_int_equal(n, 6);
     assert_string_equal(d[0], "/x/cfg/fabtop/mixes");
-    assert_string_equal(d[1], "/inst");
-    assert_string_equal(d[2], "/src");
+    assert_string_equal(d[1], "/x/data/fabtop/mixes");
+    assert_string_equal(d[2], "/opt/ft/share/fabtop/mixes");
+    assert_string_equal(d[3], inst);
+    assert_string_equal(d[4], "/a/share/fabtop/mixes");
+    assert_string_equal(d[5], "/b/fabtop/mixes");
+    /* In the build tree: the source directory comes before anything installed. */
+    char exe[DATADIR_LEN + 16];
+    snprintf(exe, sizeof(exe), "%s/bin/fabtop", datadir_build_dir());
     setenv("XDG_CONFIG_HOME", "", 1);
-    assert_int_equal(fsutil_search_dirs("mixes", "/inst", "/src", d), 3);
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("XDG_DATA_DIRS");
+    n = datadir_search_exe("mixes", "/src", exe, d);
     assert_string_equal(d[0], "/x/home/.config/fabtop/mixes");
+    assert_string_equal(d[1], "/x/home/.local/share/fabtop/mixes");
+    if (datadir_build_dir()[0])
+        assert_string_equal(d[2], "/src");
+    assert_string_equal(d[n - 2], "/usr/local/share/fabtop/mixes");
+    assert_string_equal(d[n - 1], "/usr/share/fabtop/mixes");
+    /* A program elsewhere never reads the build tree's sources; no HOME, no user dirs. */
     unsetenv("XDG_CONFIG_HOME");
     unsetenv("HOME");
-    assert_int_equal(fsutil_search_dirs("mixes", "/inst", "/src", d), 2);
-    assert_string_equal(d[0], "/inst");
-    assert_string_equal(d[1], "/src");
+    n = datadir_search_exe("mixes", "/src", "/usr/bin/fabtop", d);
+    for (int i = 0; i < n; i++) {
+        assert_string_not_equal(d[i], "/src");
+        assert_null(strstr(d[i], "/x/"));
+    }
+    assert_string_equal(d[0], "/usr/share/fabtop/mixes");
 }
 
 int main(void)
