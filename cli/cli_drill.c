@@ -48,7 +48,7 @@ static const struct cli_opt drill_opts[] = {
     {"mix", 'm', CLI_ARG_REQUIRED, "NAME|FILE",
      "a preset or a mix JSON file: TCP pingpong and rr flows\n(NCCL collectives for rank-loss), "
      "each with its\n\"recover\" policy",
-     CLI_V_STRING, CLI_C_FILE, .off = A(mix)},
+     CLI_V_STRING, CLI_C_MIX, .off = A(mix)},
     {"fault", 0, CLI_ARG_REQUIRED, "KIND",
      "peer-stall: the agent answers none of this client's\nsessions for --for seconds; "
      "peer-kill: it ends them\nand refuses new ones meanwhile; blackhole: the test\n"

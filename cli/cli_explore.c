@@ -40,7 +40,7 @@ static const struct cli_opt explore_opts[] = {
      "--publish), re-read when it changes",
      CLI_V_STRING, CLI_C_FILE, .off = A(app.attach)},
     {"theme", 0, CLI_ARG_REQUIRED, "NAME|FILE",
-     "colour theme (default, high-contrast, monochrome, light)", CLI_V_STRING, CLI_C_FILE,
+     "colour theme (default, high-contrast, monochrome, light)", CLI_V_STRING, CLI_C_THEME,
      .off = A(app.theme)},
     {"no-color", 0, CLI_ARG_NONE, NULL, "monochrome (also when NO_COLOR is set)", CLI_V_SET,
      .off = A(app.no_color)},
@@ -51,7 +51,7 @@ static const struct cli_opt explore_opts[] = {
     {"config-dir", 0, CLI_ARG_REQUIRED, "DIR", NULL, CLI_V_STRING, CLI_C_DIR,
      .off = A(app.config_dir)},
     {"run", 0, CLI_ARG_REQUIRED, "NAME|FILE", "start this mix at once and show it live (F4)",
-     CLI_V_STRING, CLI_C_FILE, .off = A(run)},
+     CLI_V_STRING, CLI_C_MIX, .off = A(run)},
 };
 #undef A
 

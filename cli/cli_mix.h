@@ -31,7 +31,7 @@ extern const struct cli_enum cli_mix_engines[];
      "NAME|FILE",                                                                                  \
      "a model preset (Llama-3.1-70B, DeepSeek-V3, ...) or a\nHugging Face config.json",            \
      CLI_V_STRING,                                                                                 \
-     CLI_C_FILE,                                                                                   \
+     CLI_C_MODEL,                                                                                  \
      .off = (base) + offsetof(struct cli_mix_model, model)},                                       \
         {"tp",                                                                                     \
          0,                                                                                        \

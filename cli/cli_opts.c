@@ -235,8 +235,7 @@ void cli_opt_label(const struct cli_opt *o, char *buf, size_t len)
     snprintf(buf + n, len - (size_t)n, "--%s%s%s", o->name, sep, arg);
 }
 
-/* Help text with "{default}" and "{max}" filled in. */
-static void fill_help(const struct cli_opt *o, char *out, size_t len)
+void cli_opt_help(const struct cli_opt *o, char *out, size_t len)
 {
     size_t n = 0;
     for (const char *s = o->help; *s && n + 1 < len;) {
@@ -257,7 +256,7 @@ static void print_opt(const struct cli_opt *o, int col, FILE *f)
 {
     char label[128], help[1024];
     cli_opt_label(o, label, sizeof(label));
-    fill_help(o, help, sizeof(help));
+    cli_opt_help(o, help, sizeof(help));
     int w = fprintf(f, "  %s", label);
     /* A label that leaves no room: its help starts on the next line. */
     if (w >= col) {
@@ -280,6 +279,15 @@ void cli_print_help(const struct cli_command *cmd, FILE *f)
 {
     fputs(cmd->synopsis, f);
     fputc('\n', f);
+    cli_print_options(cmd, f);
+    if (cmd->epilogue) {
+        fputc('\n', f);
+        fputs(cmd->epilogue, f);
+    }
+}
+
+void cli_print_options(const struct cli_command *cmd, FILE *f)
+{
     for (int i = 0; i < cmd->nopts; i++) {
         const struct cli_opt *o = &cmd->opts[i];
         if (o->kind == CLI_V_SECTION)
@@ -289,8 +297,4 @@ void cli_print_help(const struct cli_command *cmd, FILE *f)
     }
     for (int i = 0; i < 2; i++)
         print_opt(&cli_std_opts[i], cmd->help_col, f);
-    if (cmd->epilogue) {
-        fputc('\n', f);
-        fputs(cmd->epilogue, f);
-    }
 }

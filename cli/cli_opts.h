@@ -27,7 +27,15 @@ enum cli_kind {
 
 /* How a shell completes the argument (man pages name it too). The command checks that a
  * file exists when it opens it, with that failure's own exit status (66, 65, 77). */
-enum cli_complete { CLI_C_NONE, CLI_C_FILE, CLI_C_DIR, CLI_C_HOST };
+enum cli_complete {
+    CLI_C_NONE,
+    CLI_C_FILE,
+    CLI_C_DIR,
+    CLI_C_HOST,
+    CLI_C_MIX,   /* a mix preset's name or a mix file (fabtop __complete mixes) */
+    CLI_C_THEME, /* a theme's name or file (fabtop __complete themes) */
+    CLI_C_MODEL, /* a model preset's name or a config.json (fabtop __complete models) */
+};
 
 /* One name of an enum option; aliases are accepted but not offered. */
 struct cli_enum {
@@ -114,8 +122,12 @@ int cli_parse_args(const struct cli_command *cmd, int argc, char **argv, void *a
 void cli_args_free(const struct cli_command *cmd, void *args);
 /* Print cmd's --help text. */
 void cli_print_help(const struct cli_command *cmd, FILE *f);
+/* Its options alone, as --help lists them (-h and -V last). */
+void cli_print_options(const struct cli_command *cmd, FILE *f);
 /* "--name ARG" (with "-x, " before it when it has a short name), as --help shows it. */
 void cli_opt_label(const struct cli_opt *o, char *buf, size_t len);
+/* o's help text with "{default}" and "{max}" filled in (lines split by '\n'). */
+void cli_opt_help(const struct cli_opt *o, char *out, size_t len);
 
 extern const struct cli_command cli_explore_command;
 extern const struct cli_command cli_topo_command;

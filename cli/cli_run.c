@@ -66,7 +66,7 @@ static const struct cli_enum on_off[] = {{"on", 1, 0}, {"off", 2, 0}, {NULL, 0, 
 #define A(f) offsetof(struct run_args, f)
 static const struct cli_opt run_opts[] = {
     {"mix", 'm', CLI_ARG_REQUIRED, "NAME|FILE", "a preset (see --list) or a mix JSON file",
-     CLI_V_STRING, CLI_C_FILE, .off = A(mix)},
+     CLI_V_STRING, CLI_C_MIX, .off = A(mix)},
     {"peer", 'p', CLI_ARG_REQUIRED, "HOST[:PORT]",
      "a `fabtop serve` agent for flows whose peer is loopback\n(default: an agent started "
      "inside this process)",

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_gendoc.h"
 #include "cli/cli_opts.h"
 
 static void usage(FILE *f)
@@ -17,7 +18,9 @@ static void usage(FILE *f)
     for (int i = 0; i < n; i++)
         if (commands[i]->name[0])
             fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
-    fprintf(f, "\nRun 'fabtop COMMAND --help' for a command's options.\n");
+    fprintf(f, "\nThe explorer's options:\n");
+    cli_print_options(&cli_explore_command, f);
+    fprintf(f, "\nRun 'fabtop COMMAND --help' for a command's options; man fabtop-COMMAND.\n");
 }
 
 int main(int argc, char **argv)
@@ -34,6 +37,9 @@ int main(int argc, char **argv)
         cli_print_version();
         return CLI_OK;
     }
+    /* What the completion scripts offer at Tab time (cli_gendoc.h); not in --help. */
+    if (!strcmp(argv[1], "__complete"))
+        return argc == 3 ? cli_gendoc_complete(argv[2], stdout) : CLI_USAGE;
     const struct cli_command *cmd = argv[1][0] ? cli_command_find(argv[1]) : NULL;
     if (cmd)
         return cmd->main(argc - 1, argv + 1);

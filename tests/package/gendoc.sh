@@ -1,0 +1,122 @@
+#!/bin/sh
+# The man pages and completion scripts the build generates from the option tables
+# (cli/cli_gendoc.c): mandoc -Tlint finds nothing in any page, every command has a page
+# and every option --help shows is on it; bash completion (sourced into a real bash and
+# driven the way bash drives it: COMP_WORDS, COMP_CWORD, the function `complete -p`
+# names) offers the commands, every option of every command, the preset mixes, themes
+# and models fabtop lists, enum values and files; zsh parses its function.
+set -eu
+FABTOP=${FABTOP_BIN:?}
+BUILD=${FABTOP_BUILD:?}
+MAN=$BUILD/doc/man1
+COMP=$BUILD/doc/completion
+command -v mandoc >/dev/null || { echo "skip: no mandoc (Debian package mandoc)"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# ---- man pages ----
+[ -f "$MAN/fabtop.1" ] || fail "no $MAN/fabtop.1: the build did not generate the pages"
+for p in "$MAN"/*.1; do
+    out=$(mandoc -Tlint "$p" 2>&1 || true)
+    [ -z "$out" ] || fail "mandoc -Tlint $p: $out"
+done
+# The explorer's options and every command's, each on its page (rendered, so the test reads
+# what a reader sees, not the roff source).
+opts_of() { # --help's options of a command, one per line
+    "$FABTOP" "$@" --help | sed -n 's/^  \(-[A-Za-z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p'
+}
+check_page() { # page-file command...
+    page=$1
+    shift
+    mandoc -Tascii -O width=300 "$page" | col -b > "$T/page.txt"
+    n=0
+    for o in $(opts_of "$@"); do
+        grep -q -e "$o" "$T/page.txt" || fail "$page lacks $o (fabtop $* --help has it)"
+        n=$((n + 1))
+    done
+    [ "$n" -ge 2 ] || fail "fabtop $* --help listed only $n options"
+}
+check_page "$MAN/fabtop.1"
+ncmd=0
+for c in $("$FABTOP" __complete commands); do
+    [ -f "$MAN/fabtop-$c.1" ] || fail "no page for fabtop $c"
+    check_page "$MAN/fabtop-$c.1" "$c"
+    grep -q "fabtop\\\\-$c" "$MAN/fabtop.1" || fail "fabtop(1) does not name fabtop-$c(1)"
+    ncmd=$((ncmd + 1))
+done
+# Every command fabtop --help lists has completion's name for it too.
+"$FABTOP" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' > "$T/help_cmds"
+"$FABTOP" __complete commands > "$T/comp_cmds"
+cmp -s "$T/help_cmds" "$T/comp_cmds" || fail "fabtop --help and __complete commands differ"
+[ "$ncmd" -ge 10 ] || fail "only $ncmd commands"
+# man(1) renders the page the way a reader gets it.
+if command -v man >/dev/null; then
+    MANWIDTH=100 man -l "$MAN/fabtop-run.1" 2>/dev/null | grep -q "measured seconds per size point" ||
+        fail "man -l fabtop-run.1 lacks --duration's help"
+fi
+
+# ---- bash completion ----
+[ -f "$COMP/fabtop" ] || fail "no bash completion script"
+cat > "$T/drive.bash" <<'EOS'
+# complete WORD...: what bash's programmable completion offers for the last word.
+source "$COMP_SCRIPT"
+fn=$(complete -p fabtop | sed -n 's/.*-F \([^ ]*\) fabtop$/\1/p')
+[ -n "$fn" ] || { echo "no complete -F for fabtop" >&2; exit 2; }
+COMP_WORDS=("$FABTOP" "$@")
+COMP_CWORD=$#
+COMP_LINE="${COMP_WORDS[*]}"
+COMP_POINT=${#COMP_LINE}
+"$fn" fabtop "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}" | sort -u
+EOS
+complete_() { COMP_SCRIPT="$COMP/fabtop" FABTOP="$FABTOP" bash "$T/drive.bash" "$@"; }
+has() { # has WORD WORDS...: WORDS' completion offers WORD
+    w=$1
+    shift
+    complete_ "$@" | grep -qx -e "$w" || fail "completing '$*' does not offer $w: $(complete_ "$@" | tr '\n' ' ')"
+}
+has run ru
+has counters c
+has --mix run --mi
+has -m run -
+# Only the command's own options: --dur offers --duration, nothing of another command's.
+[ "$(complete_ run --mix quiet-vs-loaded --dur)" = "--duration" ] || fail "run --dur offers more than --duration"
+has --duration run --mix quiet-vs-loaded --dur
+# --mix offers exactly the presets `fabtop run --list` names.
+"$FABTOP" run --list | awk '{print $1}' | sort -u > "$T/presets"
+[ -s "$T/presets" ] || fail "run --list printed no presets"
+complete_ run --mix "" | sort -u > "$T/offered"
+for m in $(cat "$T/presets"); do grep -qx -e "$m" "$T/offered" || fail "--mix <Tab> lacks $m"; done
+has quiet-vs-loaded run --mix qu
+has incast drill --mix inc
+has high-contrast --theme hi
+has monochrome --theme ""
+"$FABTOP" mix --list | awk 'NR>0 {print $1}' | grep -v '^$' | head -1 > "$T/model"
+m=$(cat "$T/model")
+[ -n "$m" ] && has "$m" mix --model "$(printf %s "$m" | cut -c1-3)"
+# Files where the table says FILE; directories for DIR.
+mkdir -p "$T/d/sub"
+: > "$T/d/results.json"
+has "$T/d/results.json" report --json "$T/d/res"
+has "$T/d/results.json" run --mix quiet-vs-loaded --output "$T/d/re"
+# Every option of every command is offered after a dash.
+for c in "" $("$FABTOP" __complete commands); do
+    # shellcheck disable=SC2086
+    complete_ $c - > "$T/offered_opts"
+    for o in $(opts_of $c); do
+        grep -qx -e "$o" "$T/offered_opts" || fail "fabtop $c -<Tab> lacks $o"
+    done
+done
+# An enum option offers its values, the table's names.
+has verbs run --transport v
+has nccl run --transport ""
+has off run --neighbours o
+[ "$(complete_ run --transport t)" = "tcp" ] || fail "run --transport t offers more than tcp"
+
+# ---- zsh ----
+if command -v zsh >/dev/null; then
+    zsh -n "$COMP/_fabtop" || fail "zsh cannot parse _fabtop"
+    head -1 "$COMP/_fabtop" | grep -qx "#compdef fabtop" || fail "_fabtop lacks #compdef"
+fi
+echo "ok: $(ls "$MAN" | wc -l) pages lint-clean, $ncmd commands, completion offers presets, themes, models, files and every option"
