@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,9 +25,25 @@
 
 #define MAX_ALLOW AGENT_MAX_ALLOW
 
+/* Is f the journal's stream? systemd sets JOURNAL_STREAM to "DEVICE:INODE" of the stream
+ * stderr is connected to (systemd.exec(5)); the journal stamps each line itself. */
+static bool is_journal(FILE *f)
+{
+    const char *js = getenv("JOURNAL_STREAM");
+    struct stat st;
+    unsigned long long dev, ino;
+    return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(fileno(f), &st) == 0 &&
+           (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 static void log_line(void *arg, const char *line)
 {
     FILE *f = arg;
+    if (is_journal(f)) {
+        fprintf(f, "%s\n", line);
+        fflush(f);
+        return;
+    }
     char ts[32];
     time_t now = time(NULL);
     struct tm tm;
@@ -81,8 +98,9 @@ static const struct cli_opt serve_opts[] = {
      "this agent's site label, reported to clients for the\npath's class (docs/diagnosis.md)",
      CLI_V_STRING, .off = A(site)},
     {"key-file", 0, CLI_ARG_REQUIRED, "FILE",
-     "a pre-shared key (default: FABTOP_KEY in hex, then\n$XDG_CONFIG_HOME/fabtop/key or "
-     "~/.config/fabtop/key);\nrepeat for several client keys (up to {max}), each with\nits own "
+     "a pre-shared key (default: FABTOP_KEY in hex, then\n$CREDENTIALS_DIRECTORY/key (a "
+     "systemd credential),\nthen $XDG_CONFIG_HOME/fabtop/key or ~/.config/fabtop/key);\nrepeat for "
+     "several client keys (up to {max}), each with\nits own "
      "rate cap",
      CLI_V_LIST, CLI_C_FILE, .max_count = AGENT_MAX_KEYS, .bad = "at most %d --key-file entries",
      .off = A(keys)},

@@ -164,6 +164,12 @@ int channel_key_load(const char *path, struct channel_key *key, struct ft_err *e
     if (env && *env)
         return key_parse("FABTOP_KEY", (const unsigned char *)env, strlen(env), false, key, err);
     char p[4096];
+    /* A service's credential (systemd.exec(5), LoadCredential=key:/etc/fabtop/key): systemd's
+     * private copy, readable by the service's user alone, checked like any key file. */
+    const char *creds = getenv("CREDENTIALS_DIRECTORY");
+    if (creds && *creds && snprintf(p, sizeof(p), "%s/key", creds) < (int)sizeof(p) &&
+        access(p, F_OK) == 0)
+        return key_load_file(p, key, err);
     const char *xdg = getenv("XDG_CONFIG_HOME");
     const char *home = getenv("HOME");
     if (xdg && *xdg)
