@@ -14,12 +14,15 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # (llvm-14) for the symbolized stacks the fuzz runs blame crashes by; OpenMPI
 # (libopenmpi-dev, openmpi-bin) for fabtop-sweep and its tests (tests/sweep_start) and the test
 # rack (tests/rack: mpirun, rack_hello), Slurm (slurmctld, slurmd, srun with its pmix plugin),
-# munge, and util-linux for unshare. The main job does not need OpenMPI: fabtop-sweep is built
-# when it is found (FABTOP_SWEEP=AUTO), and a node that runs `fabtop sweep` installs
+# munge, and util-linux for unshare and setpriv. The package's tests (tests/package): mandoc
+# for -Tlint, man-db, zsh for the zsh completion, debhelper, dpkg-dev and lintian to build and
+# check the .deb, adduser for its postinst, systemd for systemd-analyze verify. The main job
+# does not need OpenMPI: fabtop-sweep is built when it is found (FABTOP_SWEEP=AUTO), and a node that runs `fabtop sweep` installs
 # libopenmpi-dev and openmpi-bin.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 jq iproute2 procps nftables \
 ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
-openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux"
+openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux \
+mandoc man-db zsh debhelper dpkg-dev lintian adduser systemd"
 
 fabtop_missing() {
     missing=""
