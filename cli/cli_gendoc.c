@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli/cli.h"
 #include "engine/flow/mix.h"
 #include "engine/model/model_config.h"
@@ -274,6 +276,204 @@ int cli_gendoc_man(const struct cli_command *cmd, const char *date, FILE *out)
         fputs(" (1),\n", f);
     }
     fputs(".BR fabtop\\-mix (5),\n.BR fabtop\\-results (5)\n", f);
+    if (fclose(f) != 0) {
+        free(text);
+        return -EIO;
+    }
+    write_wrapped(text, out);
+    free(text);
+    return ferror(out) ? -EIO : 0;
+}
+
+/* ---- file formats, from their schemas ---- */
+
+/* A local reference ("#/$defs/NAME") resolved in root; the node itself otherwise. */
+static const cJSON *schema_resolve(const cJSON *root, const cJSON *node)
+{
+    for (int hops = 0; hops < 8 && node; hops++) {
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(node, "$ref");
+        if (!cJSON_IsString(ref) || strncmp(ref->valuestring, "#/$defs/", 8))
+            return node;
+        const cJSON *defs = cJSON_GetObjectItemCaseSensitive(root, "$defs");
+        const cJSON *to = cJSON_GetObjectItemCaseSensitive(defs, ref->valuestring + 8);
+        if (!to)
+            return node;
+        node = to;
+    }
+    return node;
+}
+
+/* A JSON value as the page shows it (a default, an enum member). */
+static void schema_value(FILE *f, const cJSON *v)
+{
+    char *t = cJSON_PrintUnformatted(v);
+    if (t) {
+        roff_str(f, t, false);
+        cJSON_free(t);
+    }
+}
+
+/* "string", "number or null", with the range, default and unit after it. */
+static void schema_kind(FILE *f, const cJSON *n)
+{
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(n, "type");
+    fputc('(', f);
+    if (cJSON_IsString(type)) {
+        roff_str(f, type->valuestring, false);
+    } else if (cJSON_IsArray(type)) {
+        const cJSON *t;
+        bool first = true;
+        cJSON_ArrayForEach(t, type)
+        {
+            if (!cJSON_IsString(t))
+                continue;
+            fputs(first ? "" : " or ", f);
+            roff_str(f, t->valuestring, false);
+            first = false;
+        }
+    } else {
+        fputs("see below", f);
+    }
+    const cJSON *min = cJSON_GetObjectItemCaseSensitive(n, "minimum");
+    const cJSON *max = cJSON_GetObjectItemCaseSensitive(n, "maximum");
+    if (cJSON_IsNumber(min) && cJSON_IsNumber(max))
+        fprintf(f, ", %g to %g", min->valuedouble, max->valuedouble);
+    else if (cJSON_IsNumber(min))
+        fprintf(f, ", at least %g", min->valuedouble);
+    else if (cJSON_IsNumber(max))
+        fprintf(f, ", at most %g", max->valuedouble);
+    const cJSON *unit = cJSON_GetObjectItemCaseSensitive(n, "x-unit");
+    if (cJSON_IsString(unit)) {
+        fputs(", in ", f);
+        roff_str(f, unit->valuestring, false);
+    }
+    const cJSON *cst = cJSON_GetObjectItemCaseSensitive(n, "const");
+    if (cst) {
+        fputs(", always \\fB", f);
+        schema_value(f, cst);
+        fputs("\\fR", f);
+    }
+    const cJSON *def = cJSON_GetObjectItemCaseSensitive(n, "default");
+    if (def) {
+        fputs(", default \\fB", f);
+        schema_value(f, def);
+        fputs("\\fR", f);
+    }
+    fputs(")\n", f);
+}
+
+static void schema_keys(FILE *f, const cJSON *root, const cJSON *node, const char *prefix,
+                        int depth);
+
+/* One key's entry, then the keys under it (an object's, or an array's items'). */
+static void schema_key(FILE *f, const cJSON *root, const char *name, const cJSON *n,
+                       const char *prefix, int depth)
+{
+    n = schema_resolve(root, n);
+    char path[512];
+    snprintf(path, sizeof(path), "%s%s", prefix, name);
+    fputs(".TP\n\\fB", f);
+    roff_str(f, path, false);
+    fputs("\\fR ", f);
+    schema_kind(f, n);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(n, "description");
+    if (cJSON_IsString(d)) {
+        roff_lines(f, d->valuestring);
+    }
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(n, "enum");
+    if (cJSON_IsArray(e)) {
+        fputs(".br\nOne of:", f);
+        const cJSON *v;
+        bool first = true;
+        cJSON_ArrayForEach(v, e)
+        {
+            fputs(first ? " \\fB" : ", \\fB", f);
+            schema_value(f, v);
+            fputs("\\fR", f);
+            first = false;
+        }
+        fputs(".\n", f);
+    }
+    char sub[512];
+    const cJSON *items = schema_resolve(root, cJSON_GetObjectItemCaseSensitive(n, "items"));
+    if (items && cJSON_GetObjectItemCaseSensitive(items, "properties")) {
+        snprintf(sub, sizeof(sub), "%s[].", path);
+        schema_keys(f, root, items, sub, depth + 1);
+    }
+    snprintf(sub, sizeof(sub), "%s.", path);
+    schema_keys(f, root, n, sub, depth + 1);
+}
+
+/* The keys of an object node: its properties, then those of its alternatives (anyOf, oneOf,
+ * allOf, if-then), each key once. */
+static void schema_keys(FILE *f, const cJSON *root, const cJSON *node, const char *prefix,
+                        int depth)
+{
+    node = schema_resolve(root, node);
+    if (!node || depth > 8)
+        return;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(node, "properties"))
+        schema_key(f, root, p->string, p, prefix, depth);
+    static const char *const alts[] = {"allOf", "anyOf", "oneOf", NULL};
+    for (int a = 0; alts[a]; a++) {
+        const cJSON *b;
+        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(node, alts[a]))
+            schema_keys(f, root, b, prefix, depth + 1);
+    }
+    schema_keys(f, root, cJSON_GetObjectItemCaseSensitive(node, "then"), prefix, depth + 1);
+}
+
+int cli_gendoc_schema_man(const struct cJSON *schema, const char *page, const char *date, FILE *out)
+{
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *f = open_memstream(&text, &text_len);
+    if (!f)
+        return -errno;
+    char upper[64];
+    size_t i = 0;
+    for (; page[i] && i + 1 < sizeof(upper); i++)
+        upper[i] = (char)(page[i] >= 'a' && page[i] <= 'z' ? page[i] - 32 : page[i]);
+    upper[i] = '\0';
+    const cJSON *title = cJSON_GetObjectItemCaseSensitive(schema, "title");
+    const cJSON *desc = cJSON_GetObjectItemCaseSensitive(schema, "description");
+    fputs(".\\\" Generated by fabtop-gendoc from the format's JSON Schema (docs/schema/).\n", f);
+    fprintf(f, ".TH %s 5 %s \"fabtop %s\" \"fabtop manual\"\n.SH NAME\n", upper, date,
+            FABTOP_VERSION);
+    roff_str(f, page, true);
+    fputs(" \\- ", f);
+    roff_str(f, cJSON_IsString(title) ? title->valuestring : page, false);
+    fputs("\n.SH DESCRIPTION\n", f);
+    if (cJSON_IsString(desc))
+        roff_lines(f, desc->valuestring);
+    fputs(".PP\nThe JSON Schema this page is generated from is installed beside it as\n\\fB", f);
+    roff_str(f, page + (strncmp(page, "fabtop-", 7) ? 0 : 7), false);
+    fputs(".schema.json\\fR in the documentation directory.\n", f);
+    /* A document of several formats (one alternative per "format"): a section each. */
+    const cJSON *branches = cJSON_GetObjectItemCaseSensitive(schema, "oneOf");
+    if (!branches)
+        branches = cJSON_GetObjectItemCaseSensitive(schema, "anyOf");
+    if (cJSON_IsArray(branches) && !cJSON_GetObjectItemCaseSensitive(schema, "properties")) {
+        const cJSON *b;
+        cJSON_ArrayForEach(b, branches)
+        {
+            const cJSON *r = schema_resolve(schema, b);
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "title");
+            fputs(".SH \"", f);
+            roff_str(f, cJSON_IsString(t) ? t->valuestring : "KEYS", false);
+            fputs("\"\n", f);
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "description");
+            if (cJSON_IsString(d)) {
+                roff_lines(f, d->valuestring);
+            }
+            schema_keys(f, schema, r, "", 0);
+        }
+    } else {
+        fputs(".SH KEYS\n", f);
+        schema_keys(f, schema, schema, "", 0);
+    }
+    fputs(".SH SEE ALSO\n.BR fabtop (1),\n.BR fabtop\\-run (1),\n.BR fabtop\\-report (1)\n", f);
     if (fclose(f) != 0) {
         free(text);
         return -EIO;

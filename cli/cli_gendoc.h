@@ -14,6 +14,12 @@
 int cli_gendoc_man(const struct cli_command *cmd, const char *date, FILE *f);
 /* The page's name: "fabtop" or "fabtop-NAME". */
 void cli_gendoc_page_name(const struct cli_command *cmd, char *buf, size_t len);
+/* A file format's page, section 5, from its JSON Schema (docs/schema/): the title and
+ * description, then every key (nested ones by dotted path, "flows[].local.ip") with its
+ * type, default, range, unit (the "x-unit" annotation) and description. page is the page's
+ * name ("fabtop-mix"). */
+struct cJSON;
+int cli_gendoc_schema_man(const struct cJSON *schema, const char *page, const char *date, FILE *f);
 /* The bash and the zsh completion scripts for every command. */
 int cli_gendoc_bash(FILE *f);
 int cli_gendoc_zsh(FILE *f);
