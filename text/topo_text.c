@@ -369,6 +369,10 @@ void topo_text_matrix(struct strbuf *sb, const struct topo_model *m, const struc
                "PCIe Host Bridge)\n"
                "  PIX  = Connection traversing at most a single PCIe bridge\n"
                "  NV#  = Connection traversing a bonded set of # NVLinks (NV: count unknown)\n");
+    if (g >= 2 && !m->gpu_links_known)
+        strbuf_add(sb, "  NVLink unknown: this topology carries no NVLink or XGMI data (an hwloc\n"
+                       "       1.x export, or read without NVML): GPU pairs show their PCIe path\n"
+                       "       only, and may still be joined by NVLink\n");
     if (n) {
         strbuf_printf(sb, "\nNIC Legend (%s):\n",
                       a->rdma_only ? "RDMA devices" : "no RDMA device; network functions");
@@ -383,22 +387,18 @@ void topo_text_matrix(struct strbuf *sb, const struct topo_model *m, const struc
         strbuf_add(sb, "\nNearest NIC per GPU:\n");
         for (int i = 0; i < g; i++) {
             const struct topo_nearest *ne = &a->nearest[i];
-            strbuf_printf(sb, "  GPU%d: ", i);
-            if (!ne->n) {
-                strbuf_add(sb, "none (no NIC)\n");
-                continue;
-            }
-            for (int k = 0; k < ne->n; k++) {
-                topo_nic_name(m, ne->nics[k], name, sizeof(name));
-                strbuf_printf(sb, "%s%s", k ? ", " : "", name);
-            }
-            strbuf_printf(sb, " (%s%s)\n", topo_rel_str(ne->rel),
-                          ne->rel == TOPO_REL_SYS && ne->same_package ? ", same socket" : "");
+            char line[512];
+            topo_nearest_str(m, ne, line, sizeof(line));
+            strbuf_printf(sb, "  GPU%d: %s\n", i, line);
         }
     }
     bool nv = false;
     for (int i = 0; i < g * g; i++)
         nv |= a->gg[i].rel == TOPO_REL_NV;
+    if (g >= 2 && !m->gpu_links_known) {
+        strbuf_add(sb, "\nGPU links: unknown (no NVLink or XGMI data in this topology)\n");
+        return;
+    }
     if (!nv)
         return;
     strbuf_add(sb, "\nGPU links (bandwidth per direction, GB/s = 10^9 bytes/s):\n");

@@ -147,6 +147,95 @@ static void gpu_gpu_cell(const struct topo_model *m, int i, int j, struct topo_c
     }
 }
 
+enum topo_tristate topo_nic_up(const struct topo_model *m, int nic)
+{
+    const struct topo_nic *n = &m->nics[nic];
+    bool known = false;
+    for (int p = n->first_port; p < n->first_port + n->nports && p < m->nports; p++) {
+        const struct topo_port *pt = &m->ports[p];
+        if (!(pt->valid & TOPO_PORT_V_STATE) || pt->state == TOPO_PORT_STATE_UNKNOWN)
+            continue;
+        if (pt->state == TOPO_PORT_ACTIVE || pt->state == TOPO_PORT_ACTIVE_DEFER)
+            return TOPO_YES;
+        known = true;
+    }
+    if (known)
+        return TOPO_NO;
+    /* A plain network function (or an RDMA one whose ports say nothing): its netdevs. */
+    for (int d = 0; d < m->nnetdevs; d++) {
+        const struct topo_netdev *nd = &m->netdevs[d];
+        if (nd->nic != nic || !(nd->valid & TOPO_NET_V_OPER))
+            continue;
+        if (!strcmp(nd->operstate, "up"))
+            return TOPO_YES;
+        if (!strcmp(nd->operstate, "down"))
+            known = true;
+    }
+    return known ? TOPO_NO : TOPO_UNKNOWN;
+}
+
+/* Put the nearest NICs of GPU i that can carry traffic first (stable), count them, and when
+ * none can, find the nearest NIC that can. */
+static void rank_usable(const struct topo_model *m, struct topo_affinity *a, int i)
+{
+    struct topo_nearest *ne = &a->nearest[i];
+    int order[16], k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < ne->n; j++) {
+            enum topo_tristate up = topo_nic_up(m, ne->nics[j]);
+            if ((up != TOPO_NO) == (pass == 0))
+                order[k++] = ne->nics[j];
+        }
+    ne->nup = 0;
+    for (int j = 0; j < ne->n; j++) {
+        ne->nics[j] = order[j];
+        ne->up[j] = topo_nic_up(m, order[j]);
+        ne->nup += ne->up[j] != TOPO_NO;
+    }
+    ne->alt = -1;
+    if (ne->n == 0 || ne->nup > 0)
+        return;
+    for (int j = 0; j < a->ncols; j++) {
+        const struct topo_cell *c = &a->gn[i * a->ncols + j];
+        if (topo_nic_up(m, a->cols[j]) == TOPO_NO)
+            continue;
+        if (ne->alt < 0 || c->rel < ne->alt_rel ||
+            (c->rel == ne->alt_rel && c->same_package && !ne->alt_same_package)) {
+            ne->alt = a->cols[j];
+            ne->alt_rel = c->rel;
+            ne->alt_same_package = c->same_package;
+        }
+    }
+}
+
+void topo_nearest_str(const struct topo_model *m, const struct topo_nearest *ne, char *buf,
+                      size_t len)
+{
+    struct strbuf sb;
+    strbuf_init(&sb);
+    if (!ne->n) {
+        strbuf_add(&sb, "none (no NIC)");
+    } else {
+        char name[64];
+        for (int k = 0; k < ne->n; k++) {
+            topo_nic_name(m, ne->nics[k], name, sizeof(name));
+            strbuf_printf(&sb, "%s%s%s", k ? ", " : "", name, ne->up[k] == TOPO_NO ? " DOWN" : "");
+        }
+        strbuf_printf(&sb, " (%s%s)", topo_rel_str(ne->rel),
+                      ne->rel == TOPO_REL_SYS && ne->same_package ? ", same socket" : "");
+        if (ne->nup == 0 && ne->alt >= 0) {
+            topo_nic_name(m, ne->alt, name, sizeof(name));
+            strbuf_printf(&sb, "; usable: %s (%s%s)", name, topo_rel_str(ne->alt_rel),
+                          ne->alt_rel == TOPO_REL_SYS && ne->alt_same_package ? ", same socket"
+                                                                              : "");
+        } else if (ne->nup == 0) {
+            strbuf_add(&sb, "; no usable NIC");
+        }
+    }
+    snprintf(buf, len, "%s", sb.s);
+    strbuf_free(&sb);
+}
+
 int topo_affinity_compute(const struct topo_model *m, struct topo_affinity *a)
 {
     memset(a, 0, sizeof(*a));
@@ -192,6 +281,7 @@ int topo_affinity_compute(const struct topo_model *m, struct topo_affinity *a)
                 best->nics[best->n++] = a->cols[j];
         }
         best->same_package = best_same;
+        rank_usable(m, a, i);
     }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {

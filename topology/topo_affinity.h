@@ -33,7 +33,14 @@ struct topo_nearest {
     enum topo_rel rel; /* relation of the nearest NIC(s) */
     int n;             /* how many NICs tie for nearest */
     bool same_package; /* they sit in the GPU's own CPU package (socket) */
-    int nics[16];      /* indices into the model's nics */
+    int nics[16];      /* indices into the model's nics: those that can carry traffic first */
+    enum topo_tristate up[16]; /* per entry: topo_nic_up */
+    int nup;                   /* entries not known to be down */
+    /* When every one of the nearest is down: the nearest NIC that is not (-1: none), its
+     * relation and whether it is in the GPU's socket. */
+    int alt;
+    enum topo_rel alt_rel;
+    bool alt_same_package;
 };
 
 struct topo_affinity {
@@ -46,6 +53,17 @@ struct topo_affinity {
     struct topo_cell *nn;         /* ncols x ncols */
     struct topo_nearest *nearest; /* per GPU */
 };
+
+/* Can the NIC carry traffic now? TOPO_YES when a port of it is ACTIVE (or ACTIVE_DEFER), or,
+ * for a NIC without RDMA port states, a netdev of it is "up"; TOPO_NO when every port (or
+ * netdev) whose state is known is down; TOPO_UNKNOWN when no state is known (hwloc exports
+ * without Port<N>State). */
+enum topo_tristate topo_nic_up(const struct topo_model *m, int nic);
+/* One GPU's nearest NICs as the topology views print them: usable ones first, the others
+ * marked ("mlx5_0, mlx5_1 DOWN (PIX)"), and, when all of them are down, the nearest usable
+ * one ("; usable: mlx5_0 (SYS)"). */
+void topo_nearest_str(const struct topo_model *m, const struct topo_nearest *ne, char *buf,
+                      size_t len);
 
 /* PCIe relation between two PCI functions (model pci indices). */
 enum topo_rel topo_affinity_pci(const struct topo_model *m, int a, int b, bool *same_package);

@@ -131,6 +131,7 @@ static void nvml_links(struct topo_model *m, struct nvml_api *n, nvmlDevice_t de
         else
             switch_links++; /* NVSwitch: the remote end of the link is the switch */
     }
+    m->gpu_links_known = true; /* NVML answered for this GPU's links */
     int any = switch_links;
     for (int i = 0; i < 64; i++)
         any |= peer_links[i];

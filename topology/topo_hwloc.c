@@ -619,10 +619,13 @@ static void add_gpu_links(struct hw_ctx *c)
     if (hwloc_distances_get(c->topo, &nr, ds, 0, 0) == 0) {
         for (unsigned i = 0; i < nr; i++) {
             const char *name = hwloc_distances_get_name(c->topo, ds[i]);
-            if (name && !strcmp(name, "NVLinkBandwidth"))
+            if (name && !strcmp(name, "NVLinkBandwidth")) {
                 add_links_from(c, ds[i], "NVLink");
-            else if (name && !strcmp(name, "XGMIBandwidth"))
+                c->m->gpu_links_known = true;
+            } else if (name && !strcmp(name, "XGMIBandwidth")) {
                 add_links_from(c, ds[i], "XGMI");
+                c->m->gpu_links_known = true;
+            }
             hwloc_distances_release(c->topo, ds[i]);
         }
     }

@@ -250,6 +250,7 @@ cJSON *topo_json_from_model(const struct topo_model *m)
     a = cJSON_AddArrayToObject(doc, "gpus");
     for (int i = 0; i < m->ngpus; i++)
         cJSON_AddItemToArray(a, gpu_json(&m->gpus[i]));
+    cJSON_AddBoolToObject(doc, "gpu_links_known", m->gpu_links_known);
     a = cJSON_AddArrayToObject(doc, "gpulinks");
     for (int i = 0; i < m->ngpulinks; i++) {
         const struct topo_gpulink *l = &m->gpulinks[i];
@@ -637,6 +638,12 @@ int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what,
     for (int k = 0; k < m->nnuma; k++)
         if (m->numa[k].gpu >= m->ngpus)
             topo_jrd_bad(&c, "numa", k, "gpu", "must name a GPU entry");
+    /* Snapshots from before the flag: links known when any were recorded. */
+    const cJSON *glk = cJSON_GetObjectItemCaseSensitive(doc, "gpu_links_known");
+    m->gpu_links_known =
+        cJSON_IsBool(glk)
+            ? cJSON_IsTrue(glk)
+            : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "gpulinks")) > 0;
     i = 0;
     if ((a = topo_jrd_array(&c, doc, "gpulinks", false)))
         cJSON_ArrayForEach(o, a)

@@ -435,6 +435,10 @@ struct topo_model {
     char snapshot[512];     /* the fabtop JSON snapshot this was loaded from, "" if none;
                              * source/source_path then say where the snapshot came from */
     char hwloc_version[32]; /* hwloc that built the XML, where known */
+    /* GPU-to-GPU links were looked for: hwloc's NVLinkBandwidth or XGMIBandwidth matrix was
+     * in the topology (its NVML or RSMI component ran), or NVML answered for a GPU. false:
+     * nothing is known of NVLink (an hwloc 1.x export, no NVML), not that there is none. */
+    bool gpu_links_known;
     struct topo_host host;
     int npackages, nnuma, npci, ngpus, ngpulinks, nnics, nadapters, nports, nnetdevs;
     struct topo_package *packages;

@@ -364,16 +364,13 @@ static void detail_text(struct app *a, struct strbuf *sb)
         if (p->numa >= 0)
             snprintf(numa, sizeof(numa), "%d", p->numa);
         strbuf_printf(sb, "NUMA node %s, CPUs %s\n", numa, p->cpuset[0] ? p->cpuset : "n/a");
+        if (m->ngpus >= 2 && !m->gpu_links_known)
+            strbuf_add(sb, "NVLink: unknown (this topology carries no NVLink data)\n");
         const struct topo_nearest *ne = &a->aff.nearest[it->ref];
         if (ne->n) {
-            strbuf_printf(sb, "nearest NIC (%s%s):", topo_rel_str(ne->rel),
-                          ne->rel == TOPO_REL_SYS && ne->same_package ? ", same socket" : "");
-            for (int k = 0; k < ne->n; k++) {
-                char nn[64];
-                topo_nic_name(m, ne->nics[k], nn, sizeof(nn));
-                strbuf_printf(sb, " %s", nn);
-            }
-            strbuf_add(sb, "\n");
+            char line[512];
+            topo_nearest_str(m, ne, line, sizeof(line));
+            strbuf_printf(sb, "nearest NIC: %s\n", line);
         }
         break;
     }

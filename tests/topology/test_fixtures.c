@@ -368,6 +368,77 @@ static void test_nvlink(void **state)
     }
 }
 
+/* Each GPU's nearest NICs, usable first and the DOWN ones marked, with the nearest usable NIC
+ * when all of them are down (ipa20: mlx5_0's port is ACTIVE, mlx5_1..3's DOWN); an export
+ * without port states marks nothing. */
+static void test_nearest_up(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path;
+        int gpu;
+        const char *want;
+    } cases[] = {
+        {"hwloc-xml/flux-core_ipa20.xml", 0, "mlx5_0, mlx5_1 DOWN (PIX)"},
+        {"hwloc-xml/flux-core_ipa20.xml", 1,
+         "mlx5_2 DOWN (PIX); usable: mlx5_0 (SYS, same socket)"},
+        {"hwloc-xml/flux-core_ipa20.xml", 3, "mlx5_3 DOWN (PIX); usable: mlx5_0 (SYS)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct fixture fx = {.path = cases[i].path};
+        char *root;
+        struct topo_model *m = load_fixture(&fx, &root);
+        struct topo_affinity a;
+        topo_affinity_compute(m, &a);
+        char line[512];
+        topo_nearest_str(m, &a.nearest[cases[i].gpu], line, sizeof(line));
+        if (strcmp(line, cases[i].want))
+            fail_msg("%s GPU%d: \"%s\", want \"%s\"", cases[i].path, cases[i].gpu, line,
+                     cases[i].want);
+        topo_affinity_free(&a);
+        topo_model_free(m);
+    }
+    /* The DGX-2 export has no port states: nothing is called down. */
+    struct fixture fx = {.path = "hwloc-xml/hwloc-tests_nvidiaDGX2.xml"};
+    char *root;
+    struct topo_model *m = load_fixture(&fx, &root);
+    struct topo_affinity a;
+    topo_affinity_compute(m, &a);
+    for (int g = 0; g < a.ngpus; g++) {
+        char line[512];
+        topo_nearest_str(m, &a.nearest[g], line, sizeof(line));
+        assert_null(strstr(line, "DOWN"));
+        assert_int_equal(a.nearest[g].nup, a.nearest[g].n);
+    }
+    topo_affinity_free(&a);
+    topo_model_free(m);
+}
+
+/* Whether the export says anything of NVLink: jwb0001 (hwloc 1.11, four V100s) does not, so
+ * its SYS pairs are "unknown", not "no NVLink"; ipa20 and the DGX-2 carry the matrix. */
+static void test_links_known(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path;
+        bool known;
+    } cases[] = {
+        {"hwloc-xml/psmgmt_topo.jwb0001.xml", false},
+        {"hwloc-xml/flux-core_ipa20.xml", true},
+        {"hwloc-xml/hwloc-tests_nvidiaDGX2.xml", true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct fixture fx = {.path = cases[i].path};
+        char *root;
+        struct topo_model *m = load_fixture(&fx, &root);
+        if (m->gpu_links_known != cases[i].known)
+            fail_msg("%s: gpu_links_known %d, want %d", cases[i].path, m->gpu_links_known,
+                     cases[i].known);
+        assert_true(m->ngpus >= 2);
+        topo_model_free(m);
+    }
+}
+
 int main(void)
 {
     char probe[1024];
@@ -376,7 +447,7 @@ int main(void)
         printf("SKIP: shared reference data not found at %s\n", data_dir());
         return 77;
     }
-    struct CMUnitTest tests[sizeof(fixtures) / sizeof(fixtures[0]) + 1];
+    struct CMUnitTest tests[sizeof(fixtures) / sizeof(fixtures[0]) + 3];
     size_t n = 0;
     for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
         tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_fixture, (void *)&fixtures[i]);
@@ -384,5 +455,7 @@ int main(void)
         n++;
     }
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_nvlink);
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_nearest_up);
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_links_known);
     return _cmocka_run_group_tests("fixtures", tests, n, NULL, NULL);
 }
