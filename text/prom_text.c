@@ -115,8 +115,11 @@ void prom_text_value(struct strbuf *out, double v)
     } else if (v == floor(v) && fabs(v) < 1e18) {
         strbuf_printf(out, "%.0f", v);
     } else {
+        /* The shortest form that reads back exactly, at most 15 significant digits: a
+         * double holds 15 decimal digits faithfully, and what is measured has fewer; the
+         * last binary digit of a unit conversion (7.1835 us / 10^6) is noise to drop. */
         char buf[40];
-        for (int prec = 6; prec <= 17; prec++) {
+        for (int prec = 6; prec <= 15; prec++) {
             snprintf(buf, sizeof(buf), "%.*g", prec, v);
             if (strtod(buf, NULL) == v)
                 break;
@@ -207,6 +210,13 @@ void prom_text_render(const struct prom_text *p, struct strbuf *out)
 }
 
 /* ---- names and units ---- */
+
+double prom_text_convert(double v, double factor)
+{
+    /* Divide by 10^k rather than multiply by 10^-k, which is not exact in binary: 7.045 us
+     * is then 7.045e-06 s, not 7.0449999999999995e-06. */
+    return factor < 1 && factor > 0 ? v / round(1 / factor) : v * factor;
+}
 
 void prom_text_snake(const char *in, char *out, size_t len)
 {
@@ -632,10 +642,11 @@ static void latency_summary(struct prom_text *p, const char *family, const char 
         if (!results_num_get(qs[i].v, &x))
             continue;
         lab[nl] = (struct prom_label){"quantile", qs[i].q};
-        prom_text_add(p, family, "", PROM_SUMMARY, help, lab, nl + 1, x * f);
+        prom_text_add(p, family, "", PROM_SUMMARY, help, lab, nl + 1, prom_text_convert(x, f));
     }
     if (have_count && results_num_get(&l->mean, &mean)) {
-        prom_text_add(p, family, "_sum", PROM_SUMMARY, help, lab, nl, mean * count * f);
+        prom_text_add(p, family, "_sum", PROM_SUMMARY, help, lab, nl,
+                      prom_text_convert(mean * count, f));
         prom_text_add(p, family, "_count", PROM_SUMMARY, help, lab, nl, count);
     }
 }
@@ -773,7 +784,7 @@ void prom_text_sweep(struct prom_text *p, const struct results_sweep *s)
             prom_text_add(p, "fabtop_sweep_pair_latency_seconds", "", PROM_SUMMARY,
                           "Latency from src to dst in the sweep's latency test, of the kind "
                           "latency_kind names",
-                          lq, 8, x * 1e-6);
+                          lq, 8, x / 1e6);
         }
     }
 }

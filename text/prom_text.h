@@ -46,7 +46,8 @@ void prom_text_escape_label(struct strbuf *out, const char *value);
 /* HELP text: backslash and newline escaped (a double quote stays as it is). */
 void prom_text_escape_help(struct strbuf *out, const char *text);
 /* A value: integers exactly ("4000", "4294967295"), others in the shortest form that reads
- * back to the same double; NaN, +Inf, -Inf as the format spells them. */
+ * back to the same double, at most 15 significant digits; NaN, +Inf, -Inf as the format
+ * spells them. */
 void prom_text_value(struct strbuf *out, double v);
 /* snake_case of any name, for the metric names the format's linters accept: "TCPTimeouts" ->
  * "tcp_timeouts", "InECT0Pkts" -> "in_ect0_pkts", "VL15_dropped" -> "vl15_dropped";
@@ -56,6 +57,8 @@ void prom_text_snake(const char *in, char *out, size_t len);
  * ("bytes": 1 and "bytes"; "us": 1e-6 and "seconds"; "ms": 1e-3; "%": 0.01 and "ratio").
  * false for units that are counts of things (packets, events, frames...): factor 1, no suffix. */
 bool prom_text_unit(const char *unit, double *factor, const char **suffix);
+/* v times factor, a factor of 10^-k applied as a division by 10^k (exact where it can be). */
+double prom_text_convert(double v, double factor);
 
 /* Whether node_exporter's collectors that are on by default export this counter already
  * (infiniband: every PortCounter of counters/ and counters_ext/; netdev: every netdev
