@@ -462,8 +462,13 @@ bool prom_text_counter_name(const struct counters_value *v, struct prom_counter_
         family = v->source == COUNTERS_SRC_IB   ? "fabtop_port"
                  : v->source == COUNTERS_SRC_HW ? "fabtop_rdma"
                                                 : "fabtop_qp";
-        if (v->source == COUNTERS_SRC_IB && !strncmp(name, "port_", 5))
-            name += 5; /* port_xmit_wait -> fabtop_port_xmit_wait_total */
+        /* port_xmit_wait -> fabtop_port_xmit_wait_total; but counters_ext/'s
+         * port_unicast_rcv_packets keeps its prefix: unicast_rcv_packets is a counter of
+         * counters/ (and may differ from it). */
+        struct counters_info ci;
+        if (v->source == COUNTERS_SRC_IB && !strncmp(name, "port_", 5) &&
+            !counters_info_get(COUNTERS_SRC_IB, NULL, name + 5, &ci))
+            name += 5;
         break;
     }
     case COUNTERS_SRC_NETDEV:

@@ -70,6 +70,22 @@ if [ -n "${FABTOP_SHARED_DATA:-}" ] && [ -d "$D" ]; then
             >"$T/$set.all.prom" || fail "$set --overlap --all: exited $?"
         promcheck "$T/$set.all.prom"
     done
+    # Every readable counter is one series of its own (no two names meet in one family and
+    # label set), plus one saturation gauge per readable saturating counter.
+    for set in node_exporter prometheus-procfs hwloc-32em64t; do
+        "$FABTOP" counters --sysfs-root "$D/$set" --json --all >"$T/$set.json" || fail "$set --json"
+        python3 - "$T/$set.json" "$T/$set.all.prom" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = [c for c in d["counters"] if c["value"] is not None and not c.get("setting")]
+sat = [c for c in ok if c["behaviour"] == "saturates"]
+lines = [l for l in open(sys.argv[2]) if not l.startswith("#")]
+want = len(ok) + len(sat)
+assert len(lines) == want, (sys.argv[1], len(lines), len(ok), len(sat))
+PY
+    done
+    has "$T/node_exporter.all.prom" 'fabtop_port_multicast_rcv_packets_total{device="mlx4_0",port="2"} 0'
+    has "$T/node_exporter.all.prom" 'fabtop_port_port_multicast_rcv_packets_total{device="mlx4_0",port="2"} 93'
     # node_exporter's fixture has port_xmit_wait stuck at 2^32 - 1.
     has "$T/node_exporter.prom" \
         'fabtop_port_saturated{device="mlx4_0",port="1",counter="port_xmit_wait"} 1'
