@@ -656,6 +656,89 @@ static void latency_summary(struct prom_text *p, const char *family, const char 
     }
 }
 
+/* The source named as counters_source_str() names it. */
+static bool source_from_str(const char *s, enum counters_source *out)
+{
+    for (int i = 0; s && i < COUNTERS_SRC_COUNT; i++)
+        if (!strcmp(counters_source_str((enum counters_source)i), s)) {
+            *out = (enum counters_source)i;
+            return true;
+        }
+    return false;
+}
+
+/* A phase's counter deltas (counters_set_report_json with deltas: the port-wide counters of
+ * the ports and netdevs the test used, or a flow's own queue pairs' RDMA counter): each
+ * counter's growth over the phase, a gauge's peak, in base units, as gauges of the run. */
+static void phase_counters(struct prom_text *p, const cJSON *doc, const char *phase,
+                           const char *flow)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "counters");
+    const cJSON *e;
+    const cJSON *qdev = cJSON_GetObjectItemCaseSensitive(doc, "device");
+    const cJSON *qport = cJSON_GetObjectItemCaseSensitive(doc, "port");
+    cJSON_ArrayForEach(e, list)
+    {
+        struct counters_value v;
+        memset(&v, 0, sizeof(v));
+        const char *src = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "source"));
+        const char *obj = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "object"));
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "kind"));
+        const char *beh = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "behaviour"));
+        v.unit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "unit"));
+        if (!source_from_str(src, &v.source) || !obj || !name || !kind || !v.unit)
+            continue;
+        v.kind = !strcmp(kind, "gauge") ? COUNTERS_GAUGE : COUNTERS_COUNTER;
+        v.known = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "known"));
+        v.saturated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "saturated"));
+        if (v.source == COUNTERS_SRC_QP && cJSON_IsString(qdev) && cJSON_IsNumber(qport))
+            snprintf(v.object, sizeof(v.object), "%s/%d", qdev->valuestring, qport->valueint);
+        else
+            snprintf(v.object, sizeof(v.object), "%s", obj);
+        snprintf(v.name, sizeof(v.name), "%s", name);
+        struct prom_counter_name cn;
+        if (!prom_text_counter_name(&v, &cn) || strncmp(cn.family, "fabtop_", 7))
+            continue;
+        struct prom_label l[8] = {{"phase", phase}};
+        int nl = 1;
+        if (flow)
+            l[nl++] = (struct prom_label){"flow", flow};
+        for (int k = 0; k < cn.nlabels && nl < 8; k++)
+            l[nl++] = cn.labels[k];
+        const char *scope = v.source == COUNTERS_SRC_QP
+                                ? "the test's own queue pairs (an RDMA counter bound to them)"
+                                : "port-wide: everyone's traffic on the port or netdev";
+        if (beh && !strcmp(beh, "saturates")) {
+            struct prom_label sl[9];
+            memcpy(sl, l, sizeof(l[0]) * (size_t)nl);
+            sl[nl] = (struct prom_label){"counter", name};
+            prom_text_add(p, "fabtop_run_phase_saturated", "", PROM_GAUGE,
+                          "1 when the counter was stuck at its maximum in the phase: its growth "
+                          "is unknown",
+                          sl, nl + 1, v.saturated ? 1 : 0);
+        }
+        const cJSON *x =
+            cJSON_GetObjectItemCaseSensitive(e, v.kind == COUNTERS_GAUGE ? "peak" : "delta");
+        if (!cJSON_IsNumber(x))
+            continue; /* n/a, or saturated: no figure */
+        /* fabtop_rdma_out_of_sequence_total -> fabtop_run_phase_rdma_out_of_sequence;
+         * fabtop_qdisc_backlog_bytes -> fabtop_run_phase_peak_qdisc_backlog_bytes */
+        char core[160], family[200], help[400];
+        snprintf(core, sizeof(core), "%s", cn.family + 7);
+        size_t cl = strlen(core);
+        if (cl > 6 && !strcmp(core + cl - 6, "_total"))
+            core[cl - 6] = '\0';
+        snprintf(family, sizeof(family), "fabtop_run_phase_%s%s",
+                 v.kind == COUNTERS_GAUGE ? "peak_" : "", core);
+        snprintf(help, sizeof(help), "%s of %s %s over the phase (%s)",
+                 v.kind == COUNTERS_GAUGE ? "The highest level" : "The growth",
+                 counters_source_str(v.source), cn.pattern, scope);
+        prom_text_add(p, family, "", PROM_GAUGE, help, l, nl,
+                      prom_text_convert(x->valuedouble, cn.factor));
+    }
+}
+
 void prom_text_run(struct prom_text *p, const struct results_run *r)
 {
     double t;
@@ -679,9 +762,13 @@ void prom_text_run(struct prom_text *p, const struct results_run *r)
             prom_text_add(p, "fabtop_run_phase_duration_seconds", "", PROM_GAUGE,
                           "How long the phase measured", l, 1, t);
         }
+        if (phase->counters)
+            phase_counters(p, phase->counters, pname, NULL);
         for (int fi = 0; fi < phase->nflows; fi++) {
             const struct results_flow *fl = &phase->flows[fi];
             const char *fname = results_str_get(&fl->name);
+            if (fl->qp_counters)
+                phase_counters(p, fl->qp_counters, pname, fname ? fname : "");
             const char *tr = results_str_get(&fl->transport);
             const char *status = results_str_get(&fl->status);
             struct prom_label fl_l[3] = {

@@ -90,7 +90,9 @@ void prom_text_counters(struct prom_text *p, const struct counters_value *v, int
                         const struct prom_counters_opts *o);
 /* A run's results: its start time, duration, each flow's latency (a summary in seconds per
  * flow, phase and size, with the latency kind as a label), goodput in bytes per second,
- * operations per second, and whether it failed. */
+ * operations per second, and whether it failed; each phase's counter deltas (the port-wide
+ * counters of what the test used, and each flow's own queue pairs' RDMA counter) as gauges
+ * fabtop_run_phase_* in base units. */
 void prom_text_run(struct prom_text *p, const struct results_run *r);
 /* A sweep's results: its start time and each pair's latency and goodput per direction. */
 void prom_text_sweep(struct prom_text *p, const struct results_sweep *s);

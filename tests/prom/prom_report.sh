@@ -92,6 +92,55 @@ print("run ok: %d series; p99 %s" % (len(s), ", ".join(
     "%s/%s %.1f us" % (l["flow"], l["phase"], v * 1e6) for l, v in p99)))
 PY
 
+# The phases' counter deltas (port-wide, of lo here) as the document has them; a flow's own
+# queue pairs' RDMA counter and a saturated PortCounter (a verbs run's, written into the
+# document: this host has no RDMA device).
+python3 - "$T" <<'PY' || exit 1
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from parse import parse, close
+tmp = sys.argv[1]
+d = json.load(open(tmp + "/run.json"))
+s, types = parse(tmp + "/run.prom")
+n = 0
+for ph in d["phases"]:
+    for c in (ph.get("counters") or {}).get("counters", []):
+        if c["source"] == "netdev" and c["name"] == "rx_bytes" and c.get("delta") is not None:
+            v = s[("fabtop_run_phase_netdev_rx_bytes",
+                   frozenset({("phase", ph["name"]), ("device", c["object"])}))]
+            assert v == c["delta"], (v, c)
+            n += 1
+assert n == 2, n
+assert types["fabtop_run_phase_netdev_rx_bytes"] == "gauge"
+loaded = d["phases"][1]
+probe = next(f for f in loaded["flows"] if f["name"] == "probe")
+probe["qp_counters"] = {"scope": "this test's queue pairs", "objects": [], "notes": [],
+    "counters": [{"source": "qp_counter", "object": "probe: mlx5_0/1 counter 4",
+                  "name": "out_of_sequence", "group": "loss/retransmission", "kind": "counter",
+                  "unit": "packets", "width": 32, "behaviour": "wraps", "known": True,
+                  "error_like": True, "delta": 7, "saturated": False, "reset": False}],
+    "status": "bound", "reason": None, "errno": None, "device": "mlx5_0", "port": 1,
+    "driver": "mlx5", "counter_id": 4}
+loaded["counters"]["counters"].append(
+    {"source": "ib", "object": "mlx5_0/1", "name": "port_xmit_wait", "group": "congestion",
+     "kind": "counter", "unit": "ticks", "width": 32, "behaviour": "saturates", "known": True,
+     "error_like": False, "delta": None, "saturated": True, "reset": False})
+loaded["counters"]["counters"].append(
+    {"source": "ib", "object": "mlx5_0/1", "name": "port_xmit_data", "group": "traffic",
+     "kind": "counter", "unit": "bytes", "width": 64, "behaviour": "saturates", "known": True,
+     "error_like": False, "delta": 4000, "saturated": False, "reset": False})
+json.dump(d, open(tmp + "/verbs.json", "w"), indent=1)
+PY
+"$FABTOP" report "$T/verbs.json" --prometheus >"$T/verbs.prom" || fail "report of the edited document exited $?"
+promcheck "$T/verbs.prom"
+grep -qxF 'fabtop_run_phase_qp_out_of_sequence{phase="loaded",flow="probe",device="mlx5_0",port="1"} 7' "$T/verbs.prom" ||
+    { grep qp_ "$T/verbs.prom"; fail "no QP counter delta"; }
+grep -qxF 'fabtop_run_phase_saturated{phase="loaded",device="mlx5_0",port="1",counter="port_xmit_wait"} 1' "$T/verbs.prom" ||
+    fail "no saturation gauge for the phase"
+grep -qxF 'fabtop_run_phase_port_xmit_data_bytes{phase="loaded",device="mlx5_0",port="1"} 4000' "$T/verbs.prom" ||
+    fail "no port_xmit_data delta in bytes"
+! grep -q '^fabtop_run_phase_port_xmit_wait' "$T/verbs.prom" || fail "a saturated counter has no growth"
+
 # --textfile: the same exposition in DIR/fabtop_run.prom.
 mkdir "$T/tf"
 "$FABTOP" report "$T/run.json" --textfile "$T/tf" >"$T/tf.out" || fail "report --textfile exited $?"
