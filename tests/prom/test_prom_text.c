@@ -200,6 +200,10 @@ static void test_counter_names(void **state)
     assert_true(prom_text_counter_name(&v, &n));
     assert_string_equal(n.family, "fabtop_snmp_tcp_ext_tcp_lost_retransmit_total");
     assert_int_equal(n.nlabels, 0);
+    /* a token promtool would take for an abbreviated unit ("h": hours) is joined on */
+    v = cv(COUNTERS_SRC_SNMP, "MPTcpExt", "MPJoinAckHMacFailure", "count", COUNTERS_COUNTER, 1);
+    assert_true(prom_text_counter_name(&v, &n));
+    assert_string_equal(n.family, "fabtop_snmp_mp_tcp_ext_mp_join_ack_hmac_failure_total");
     v = cv(COUNTERS_SRC_NETDEV, "eth0", "rx_dropped", "packets", COUNTERS_COUNTER, 1);
     assert_true(prom_text_counter_name(&v, &n));
     assert_string_equal(n.family, "fabtop_netdev_rx_dropped_total");
