@@ -475,6 +475,16 @@ static int counters(struct counters_args *o, int nrest, char **rest)
     bool tty = isatty(STDOUT_FILENO);
     counters_set_sample_all(s);
     counters_set_mark(s);
+    if (o->textfile) {
+        /* The file is there from the start, not one interval later. */
+        struct counters_args first = *o;
+        first.prometheus = false;
+        rc = emit_prom(s, &first, false);
+        if (rc != CLI_OK) {
+            counters_set_close(s);
+            return rc;
+        }
+    }
     double t0 = mono_s();
     for (long frame = 1; !stop_flag && (!count || frame <= count); frame++) {
         sleep_s(interval);
