@@ -182,6 +182,8 @@ int prom_text_add(struct prom_text *p, const char *family, const char *sample_su
     }
     f->s[f->n].name = strbuf_steal(&name);
     f->s[f->n].labels = strbuf_steal(&lab);
+    strbuf_free(&name); /* steal leaves an empty buffer behind */
+    strbuf_free(&lab);
     f->s[f->n].value = value;
     f->n++;
     p->nsamples++;

@@ -234,7 +234,9 @@ static char *render(struct prom_text *p)
     struct strbuf sb;
     strbuf_init(&sb);
     prom_text_render(p, &sb);
-    return strbuf_steal(&sb);
+    char *t = strbuf_steal(&sb);
+    strbuf_free(&sb);
+    return t;
 }
 
 static void test_counters(void **state)
