@@ -41,6 +41,12 @@ int cli_save_json(const cJSON *doc, const char *path, const char *kind);
 /* Emit a JSON document: on stdout when json, and to out_path (cli_save_json) when set. */
 int cli_emit_json(const cJSON *doc, bool json, const char *out_path, const char *kind);
 void cli_print_version(void);
+/* --textfile DIR (node_exporter's textfile collector): DIR exists, is a directory this user
+ * may write, and DIR/file could be written (cli_check_output). 0, or one line on stderr and
+ * 73. */
+int cli_check_textfile_dir(const char *dir, const char *file);
+/* Write text as DIR/file atomically (common/atomicfile.h). 0 or -errno with err. */
+int cli_write_textfile(const char *dir, const char *file, const char *text, struct ft_err *err);
 
 struct mix;
 /* `fabtop run`'s mix from its command line as the run builds it (--mix, the setup form's

@@ -1,9 +1,12 @@
 /* cli_common: error printing, JSON output and version for the subcommands. */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/atomicfile.h"
 #include "common/jsonutil.h"
@@ -68,4 +71,42 @@ int cli_emit_json(const cJSON *doc, bool json, const char *out_path, const char 
 void cli_print_version(void)
 {
     printf("fabtop %s\n", FABTOP_VERSION);
+}
+
+int cli_check_textfile_dir(const char *dir, const char *file)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0) {
+        fprintf(stderr,
+                "fabtop: --textfile %s: %s (create it, or give the directory of node_exporter's "
+                "--collector.textfile.directory)\n",
+                dir, errno == ENOENT ? "no such directory" : strerror(errno));
+        return CLI_CANTCREAT;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr,
+                "fabtop: --textfile %s: not a directory (give the directory the file "
+                "goes in)\n",
+                dir);
+        return CLI_CANTCREAT;
+    }
+    if (access(dir, W_OK | X_OK) < 0) {
+        fprintf(stderr,
+                "fabtop: --textfile %s: no permission to write there (run as a user who may, "
+                "or choose another directory)\n",
+                dir);
+        return CLI_CANTCREAT;
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    return cli_check_output(path);
+}
+
+int cli_write_textfile(const char *dir, const char *file, const char *text, struct ft_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    /* atomicfile writes "DIR/.fabtop.prom.tmp.PID.N" and renames it into place: the
+     * temporary name does not end in .prom, so the textfile collector never reads it. */
+    return atomicfile_write(path, text, strlen(text), err);
 }

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "engine/counters/counters.h"
+#include "text/prom_text.h"
 
 #define MAX_PORTS 64
 
@@ -41,11 +43,15 @@ static bool parse_secs(const char *s, double *out)
 struct counters_args {
     struct counters_opts co;
     struct cli_list ports;
-    bool watch, json, all;
+    bool watch, json, all, prometheus, overlap;
     double interval;
     long count;
     const char *out;
+    const char *textfile;
 };
+
+/* The file --textfile writes in its directory. */
+#define TEXTFILE_NAME "fabtop.prom"
 
 /* --watch=SEC, or --watch SEC when the next word is a number. */
 static int parse_watch(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
@@ -100,6 +106,18 @@ static const struct cli_opt counters_opts[] = {
      CLI_V_SET, .off = A(json)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also save the JSON document to FILE (atomically)",
      CLI_V_STRING, CLI_C_FILE, .off = A(out)},
+    {"prometheus", 0, CLI_ARG_NONE, NULL,
+     "print the Prometheus text exposition format on stdout\n(with --watch: one exposition per "
+     "redraw);\nwhat node_exporter exports already is left out",
+     CLI_V_SET, .off = A(prometheus)},
+    {"textfile", 0, CLI_ARG_REQUIRED, "DIR",
+     "write the exposition to DIR/" TEXTFILE_NAME " atomically for\nnode_exporter's textfile "
+     "collector (with --watch:\nat every interval)",
+     CLI_V_STRING, CLI_C_DIR, .off = A(textfile)},
+    {"overlap", 0, CLI_ARG_NONE, NULL,
+     "with --prometheus or --textfile: also export what\nnode_exporter exports (IB "
+     "PortCounters, netdev\nstatistics, its netstat fields), for hosts without it",
+     CLI_V_SET, .off = A(overlap)},
     {"sysfs-root", 0, CLI_ARG_REQUIRED, "DIR",
      "read a captured /sys tree (DIR/sys/...), not the live one", CLI_V_STRING, CLI_C_DIR,
      .off = A(co.sys_root)},
@@ -122,8 +140,12 @@ const struct cli_command cli_counters_command = {
                 "n/a: not readable (never shown as 0). saturated: stuck at its maximum, the true\n"
                 "count is unknown. reset: it went down (cleared), no rate for that interval.\n"
                 "IB data counters count 4-byte words; fabtop shows bytes.\n"
+                "--prometheus and --textfile: base units (bytes, seconds), counters as counters\n"
+                "(_total), gauges as gauges, fabtop_port_saturated 1 for a saturated\n"
+                "counter; the metrics and what is left to node_exporter: docs/prometheus.md.\n"
                 "\n"
-                "Exit status: 0 ok, 64 usage, 66 no such port or no counters, 73 cannot write.\n",
+                "Exit status: 0 ok, 64 usage, 66 no such port or no counters, 73 cannot write\n"
+                "(-o FILE, or --textfile DIR missing, not a directory or not writable).\n",
     .help_col = 22,
     .main = cli_counters_main,
 };
@@ -320,6 +342,45 @@ static void raise_nofile(void)
 
 static int counters(struct counters_args *o, int nrest, char **rest);
 
+/* The exposition of the set as last sampled: on stdout (--prometheus) and to the textfile
+ * directory. A write that fails keeps what was measured: the JSON document goes to a fallback
+ * file (jsonutil_save_fallback), and the status is 73. */
+static int emit_prom(const struct counters_set *s, const struct counters_args *o, bool say)
+{
+    int n;
+    const struct counters_value *v = counters_set_values(s, &n);
+    struct prom_text *p = prom_text_new();
+    struct prom_counters_opts po = {.all = o->all, .overlap = o->overlap};
+    prom_text_counters(p, v, n, &po);
+    struct strbuf sb;
+    strbuf_init(&sb);
+    prom_text_render(p, &sb);
+    int samples = prom_text_count(p);
+    prom_text_free(p);
+    int rc = CLI_OK;
+    if (o->prometheus) {
+        fputs(sb.s, stdout);
+        fflush(stdout);
+    }
+    if (o->textfile) {
+        struct ft_err err = {0};
+        if (cli_write_textfile(o->textfile, TEXTFILE_NAME, sb.s, &err) < 0) {
+            fprintf(stderr, "fabtop: --textfile: %s\n", err.msg);
+            cJSON *doc = counters_set_report_json(s, false);
+            cJSON_AddStringToObject(doc, "format", "fabtop-counters");
+            char fallback[1200];
+            if (jsonutil_save_fallback(doc, "counters", fallback, sizeof(fallback)) == 0)
+                fprintf(stderr, "fabtop: the counters are saved in %s instead\n", fallback);
+            cJSON_Delete(doc);
+            rc = CLI_CANTCREAT;
+        } else if (say && !o->prometheus) {
+            printf("Wrote %d samples to %s/%s\n", samples, o->textfile, TEXTFILE_NAME);
+        }
+    }
+    strbuf_free(&sb);
+    return rc;
+}
+
 int cli_counters_main(int argc, char **argv)
 {
     struct counters_args o = {.interval = 1.0};
@@ -345,7 +406,14 @@ static int counters(struct counters_args *o, int nrest, char **rest)
         return cli_usage_error("counters", "--count goes with --watch");
     if (out && watch)
         return cli_usage_error("counters", "-o writes one document; it does not go with --watch");
+    bool prom = o->prometheus || o->textfile;
+    if (prom && json)
+        return cli_usage_error("counters", "--json and --prometheus are two formats: choose one");
+    if (o->overlap && !prom)
+        return cli_usage_error("counters", "--overlap goes with --prometheus or --textfile");
     if (out && cli_check_output(out) != CLI_OK)
+        return CLI_CANTCREAT;
+    if (o->textfile && cli_check_textfile_dir(o->textfile, TEXTFILE_NAME) != CLI_OK)
         return CLI_CANTCREAT;
     co.only = o->ports.n ? o->ports.v : NULL;
     co.nonly = o->ports.n;
@@ -358,6 +426,20 @@ static int counters(struct counters_args *o, int nrest, char **rest)
         return cli_fail(&err);
 
     int rc = CLI_OK;
+    if (!watch && prom) {
+        /* Prometheus takes rates itself: one reading is enough. */
+        counters_set_sample_all(s);
+        rc = emit_prom(s, o, true);
+        if (rc == CLI_OK && out) {
+            cJSON *doc = counters_set_report_json(s, false);
+            cJSON_AddStringToObject(doc, "format", "fabtop-counters");
+            cJSON_AddNumberToObject(doc, "interval_s", 0);
+            rc = cli_save_json(doc, out, "counters");
+            cJSON_Delete(doc);
+        }
+        counters_set_close(s);
+        return rc;
+    }
     if (!watch) {
         counters_set_sample_all(s);
         counters_set_mark(s);
@@ -393,13 +475,27 @@ static int counters(struct counters_args *o, int nrest, char **rest)
     bool tty = isatty(STDOUT_FILENO);
     counters_set_sample_all(s);
     counters_set_mark(s);
+    if (o->textfile) {
+        /* The file is there from the start, not one interval later. */
+        struct counters_args first = *o;
+        first.prometheus = false;
+        rc = emit_prom(s, &first, false);
+        if (rc != CLI_OK) {
+            counters_set_close(s);
+            return rc;
+        }
+    }
     double t0 = mono_s();
     for (long frame = 1; !stop_flag && (!count || frame <= count); frame++) {
         sleep_s(interval);
         if (stop_flag)
             break;
         counters_set_sample(s);
-        if (json) {
+        if (prom) {
+            rc = emit_prom(s, o, false);
+            if (rc != CLI_OK)
+                break;
+        } else if (json) {
             cJSON *doc = counters_set_report_json(s, false);
             cJSON_AddStringToObject(doc, "format", "fabtop-counters");
             cJSON_AddNumberToObject(doc, "t_s", mono_s() - t0);
@@ -422,5 +518,5 @@ static int counters(struct counters_args *o, int nrest, char **rest)
         fflush(stdout);
     }
     counters_set_close(s);
-    return CLI_OK;
+    return rc;
 }
