@@ -16,13 +16,15 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # rack (tests/rack: mpirun, rack_hello), Slurm (slurmctld, slurmd, srun with its pmix plugin),
 # munge, and util-linux for unshare and setpriv. The package's tests (tests/package): mandoc
 # for -Tlint, man-db, zsh for the zsh completion, debhelper, dpkg-dev and lintian to build and
-# check the .deb, adduser for its postinst, systemd for systemd-analyze verify. The main job
+# check the .deb, adduser for its postinst, systemd for systemd-analyze verify; the Prometheus
+# tests (tests/prom): promtool (in prometheus), node_exporter and curl to scrape it. The main job
 # does not need OpenMPI: fabtop-sweep is built when it is found (FABTOP_SWEEP=AUTO), and a node that runs `fabtop sweep` installs
 # libopenmpi-dev and openmpi-bin.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 jq iproute2 procps nftables \
 ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
 openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux \
-mandoc man-db zsh debhelper dpkg-dev lintian adduser systemd"
+mandoc man-db zsh debhelper dpkg-dev lintian adduser systemd prometheus \
+prometheus-node-exporter curl"
 
 fabtop_missing() {
     missing=""
@@ -46,4 +48,16 @@ fabtop_install() {
     apt-get update -qq
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    # The tests need promtool and the node_exporter binary, not the servers: where systemd
+    # runs and these packages were just installed (and so started), stop and disable them.
+    for p in $missing; do
+        case $p in
+        prometheus | prometheus-node-exporter)
+            if [ -d /run/systemd/system ]; then
+                systemctl disable --now "$p.service" >/dev/null 2>&1 &&
+                    echo "fabtop: stopped and disabled $p.service (the tests run their own)"
+            fi
+            ;;
+        esac
+    done
 }
