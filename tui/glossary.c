@@ -1,7 +1,9 @@
 /* glossary: the terms the explorer uses, and the counters' meanings from their tables. */
 #include "tui/glossary.h"
 
+#include <ctype.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,10 @@
 #include "engine/counters/counters.h"
 #include "topology/topo_ibcounters.h"
 
-static const struct glossary_entry terms[] = {
+/* The terms (a counter's entry comes from the counter tables). */
+static const struct {
+    const char *term, *text;
+} terms[] = {
     {"PIX", "At most one PCIe switch between the two devices: the shortest PCIe path. GPUDirect "
             "RDMA traffic between them stays inside the switch."},
     {"PXB", "Several PCIe switches between the devices, but not the CPU's host bridge."},
@@ -76,8 +81,10 @@ static void build(void)
     int nctr;
     const struct counters_info *ctr = counters_table(&nctr);
     all = xalloc_zero((size_t)(nterms + topo_ibcounters_n + nctr), sizeof(*all));
-    for (int i = 0; i < nterms; i++)
-        all[nall++] = terms[i];
+    for (int i = 0; i < nterms; i++) {
+        all[nall].term = terms[i].term;
+        all[nall++].text = terms[i].text;
+    }
     for (int i = 0; i < topo_ibcounters_n; i++) {
         const struct topo_ibcounter *c = &topo_ibcounters[i];
         char buf[1024];
@@ -88,14 +95,19 @@ static void build(void)
                  c->action);
         all[nall].term = c->name;
         all[nall].text = xalloc_strdup(buf);
+        all[nall].where = "ib";
         nall++;
     }
-    /* The other counters (engine/counters/counters.h): once per name, '#' standing for a number. */
+    /* The other counters (engine/counters/counters.h): once per name and source, '#' standing
+     * for a number. */
     for (int i = 0; i < nctr; i++) {
         const struct counters_info *c = &ctr[i];
+        char where[64];
+        snprintf(where, sizeof(where), "%s%s%s", counters_source_str(c->source),
+                 c->provider ? " " : "", c->provider ? c->provider : "");
         bool dup = false;
         for (int j = 0; j < nall && !dup; j++)
-            dup = !strcmp(all[j].term, c->name);
+            dup = !strcmp(all[j].term, c->name) && all[j].where && !strcmp(all[j].where, where);
         if (dup)
             continue;
         char buf[1024], width[48] = "";
@@ -108,6 +120,7 @@ static void build(void)
                  c->kind == COUNTERS_GAUGE ? "a level in " : "", c->unit, width);
         all[nall].term = c->name;
         all[nall].text = xalloc_strdup(buf);
+        all[nall].where = xalloc_strdup(where);
         nall++;
     }
 }
@@ -117,6 +130,50 @@ const struct glossary_entry *glossary_all(int *n)
     pthread_once(&once, build);
     *n = nall;
     return all;
+}
+
+/* Does the counter name match the entry's name, '#' standing for one or more digits? */
+static bool name_match(const char *pat, const char *name)
+{
+    while (*pat && *name) {
+        if (*pat == '#') {
+            if (!isdigit((unsigned char)*name))
+                return false;
+            while (isdigit((unsigned char)*name))
+                name++;
+            pat++;
+        } else if (tolower((unsigned char)*pat++) != tolower((unsigned char)*name++)) {
+            return false;
+        }
+    }
+    return !*pat && !*name;
+}
+
+const struct glossary_entry *glossary_counter(enum counters_source src, const char *name)
+{
+    int n;
+    const struct glossary_entry *e = glossary_all(&n);
+    const char *want = counters_source_str(src == COUNTERS_SRC_QP ? COUNTERS_SRC_HW : src);
+    size_t wl = strlen(want);
+    const struct glossary_entry *any = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!e[i].where || !name_match(e[i].term, name))
+            continue;
+        /* "hw_counters mlx5" is a hw_counters entry. */
+        if (!strncmp(e[i].where, want, wl) && (!e[i].where[wl] || e[i].where[wl] == ' '))
+            return &e[i];
+        if (!any)
+            any = &e[i];
+    }
+    return any;
+}
+
+void glossary_label(const struct glossary_entry *e, char *buf, size_t len)
+{
+    if (e->where)
+        snprintf(buf, len, "%s (%s)", e->term, e->where);
+    else
+        snprintf(buf, len, "%s", e->term);
 }
 
 const char *glossary_lookup(const char *term)

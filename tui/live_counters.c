@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/xalloc.h"
+#include "tui/glossary.h"
 #include "tui/live_plot.h"
 #include "tui/views.h"
 
@@ -181,10 +182,15 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
     }
     s->sel_term[0] = '\0';
     if (sel_line >= 0) {
-        if (lines[sel_line].kind == CL_CTR)
-            snprintf(s->sel_term, sizeof(s->sel_term), "%s",
-                     snap->counters[lines[sel_line].ref].name);
-        else
+        if (lines[sel_line].kind == CL_CTR) {
+            /* The glossary entry of this counter's own source ("rx_bytes (netdev)"). */
+            const struct counters_value *c = &snap->counters[lines[sel_line].ref];
+            const struct glossary_entry *g = glossary_counter(c->source, c->name);
+            if (g)
+                glossary_label(g, s->sel_term, sizeof(s->sel_term));
+            else
+                snprintf(s->sel_term, sizeof(s->sel_term), "%s", c->name);
+        } else
             snprintf(s->sel_term, sizeof(s->sel_term), "retrans");
     }
     /* The list scrolls over lines, the selection over items: up to a selection, its

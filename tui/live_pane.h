@@ -52,7 +52,7 @@ struct live_state {
     bool all_counters; /* also those known not to have moved since the test started */
     int ctr_moved;     /* counters shown / in the snapshot at the last draw */
     int ctr_total;
-    char sel_term[64]; /* the selected counter's name, for ? */
+    char sel_term[128]; /* the selected counter's glossary label, for ? */
     /* which run the memory belongs to */
     const struct runner *runner;
     uint64_t last_gen;

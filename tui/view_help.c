@@ -94,8 +94,9 @@ static void render(struct app *a, int width)
     int n;
     const struct glossary_entry *g = glossary_all(&n);
     for (int i = 0; i < n; i++) {
-        char lead[96];
-        snprintf(lead, sizeof(lead), "  %s: ", g[i].term);
+        char lead[160], label[140];
+        glossary_label(&g[i], label, sizeof(label));
+        snprintf(lead, sizeof(lead), "  %s: ", label);
         wrap(&h->text, lead, g[i].text, width);
     }
     h->width = width;
@@ -183,7 +184,9 @@ static void find(struct app *a, bool from_next)
 void help_show_term(struct app *a, const char *term)
 {
     struct help_state *h = st(a);
-    snprintf(h->search.text, sizeof(h->search.text), "%s: ", term);
+    /* Its entry's line: "  TERM: " at the start (a bare "TERM: " is also found inside
+     * "  half TERM: "). */
+    snprintf(h->search.text, sizeof(h->search.text), "  %s: ", term);
     app_switch(a, VIEW_HELP);
     if (!h->width)
         render(a, a->ui.cols > 4 ? a->ui.cols - 4 : 76);
