@@ -295,6 +295,35 @@ static void tl_build(const struct results_run *r, enum tl_what what, struct tl_f
         t->f.nspans = 0;
 }
 
+/* One paragraph: what ran, when, where, and how it ended. */
+static void headline(struct strbuf *sb, const struct results_run *r)
+{
+    strbuf_add(sb, "<p id=\"headline\">");
+    escf(sb, "Mix %s: %s", jsonutil_str_or(r->mix, "name", "n/a"),
+         jsonutil_str_or(r->mix, "description", ""));
+    strbuf_add(sb, "<br>");
+    double d = numv(&r->duration_s);
+    escf(sb, "Started %s on %s", sget(&r->started_at, "n/a"), sget(&r->host_local, "n/a"));
+    if (isfinite(d))
+        escf(sb, ", %.1f s", d);
+    if (r->npeers && r->peers[0])
+        escf(sb, ", peer %s", r->peers[0]);
+    int failed = 0;
+    for (int p = 0; p < r->nphases; p++)
+        for (int i = 0; i < r->phases[p].nflows; i++) {
+            const char *st = results_str_get(&r->phases[p].flows[i].status);
+            failed += st && strcmp(st, "ok");
+        }
+    strbuf_add(sb, ". ");
+    if (results_bool_true(&r->interrupted))
+        strbuf_add(sb, "<span class=\"bad\">INTERRUPTED: partial results.</span> ");
+    if (failed)
+        strbuf_printf(sb, "<span class=\"bad\">%d flow(s) not ok.</span>", failed);
+    else
+        strbuf_add(sb, "Every flow ok.");
+    strbuf_add(sb, "</p>\n");
+}
+
 static void conditions(struct strbuf *sb, const struct results_run *r, const char *what)
 {
     char b[256];
@@ -541,7 +570,9 @@ static int run_figures(struct strbuf *sb, const struct results_run *r, int *nfig
                "both axes log), with p50, p99 and p99.9 marked.",
                err) < 0 ||
         figure(sb, report_plot_cdf, &lf, nfig,
-               "The same operations cumulatively: the share at or under each latency.", err) < 0)
+               "The same operations cumulatively: the share at or under each latency, on an axis "
+               "that spreads the tail (90%, 99%, 99.9%, ... evenly spaced).",
+               err) < 0)
         return err->code;
     strbuf_add(sb, "<h2 id=\"timelines\">Timelines</h2>\n");
     enum tl_what whats[] = {TL_GOODPUT, TL_OPS};
@@ -566,17 +597,18 @@ int report_html_run(struct strbuf *sb, const struct results_run *r, const char *
     char title[200];
     snprintf(title, sizeof(title), "fabtop report: mix %s", jsonutil_str_or(r->mix, "name", "n/a"));
     head(sb, title);
-    strbuf_add(sb, "<p>Contents: <a href=\"#conditions\">conditions</a>, "
+    strbuf_add(sb, "<p>Contents: <a href=\"#quiet-vs-loaded\">quiet vs loaded</a>, "
                    "<a href=\"#latency\">latency</a>, <a href=\"#timelines\">timelines</a>, "
-                   "<a href=\"#quiet-vs-loaded\">quiet vs loaded</a>, "
+                   "<a href=\"#conditions\">conditions</a>, "
                    "<a href=\"#summary\">summary</a>, <a href=\"#counters\">counters</a>, "
                    "<a href=\"#judgement\">judgement</a>, <a href=\"#topology\">topology</a>."
                    "</p>\n");
-    conditions(sb, r, what);
+    headline(sb, r);
+    qvl_table(sb, r);
     int nfig = 0;
     if (run_figures(sb, r, &nfig, err) < 0)
         return err->code;
-    qvl_table(sb, r);
+    conditions(sb, r, what);
     struct strbuf t;
     strbuf_init(&t);
     run_text_summary(&t, r);

@@ -368,6 +368,16 @@ void report_plot_hist(cairo_t *cr, double w, double h, const void *fig)
     lat_markers(cr, &a, d0, d1, f);
 }
 
+/* The CDF's y: the share at or under a latency on a tail-stretched axis, -log10(1 - F), so
+ * 90%, 99%, 99.9% and 99.99% are evenly spaced (the axis of HdrHistogram's percentile plots). */
+static double cdf_y(const struct area *a, int top, double share)
+{
+    double t = share >= 1 ? top : -log10(1 - share);
+    if (t > top)
+        t = top;
+    return a->y1 - t / top * (a->y1 - a->y0);
+}
+
 void report_plot_cdf(cairo_t *cr, double w, double h, const void *fig)
 {
     const struct report_lat_fig *f = fig;
@@ -376,19 +386,26 @@ void report_plot_cdf(cairo_t *cr, double w, double h, const void *fig)
         no_data(cr, w, h, f->title);
         return;
     }
+    /* The top of the y axis: the decade of the largest series (99.99% for 10^4 samples). */
+    uint64_t most = 0;
+    for (int i = 0; i < f->n; i++)
+        if (hcount(f->s[i].h) > most)
+            most = hcount(f->s[i].h);
+    int top = (int)ceil(log10((double)most));
+    top = top < 2 ? 2 : top > 6 ? 6 : top;
     background(cr, w, h);
     lat_legend(cr, w, f);
     struct area a = lat_area(w, h, f);
     font(cr, 11, false);
-    for (int p = 0; p <= 100; p += 20) {
-        double y = a.y1 - p / 100.0 * (a.y1 - a.y0);
+    for (int e = 0; e <= top; e++) {
+        double share = 1 - pow(10, -e), y = cdf_y(&a, top, share);
         grid_line(cr, a.x0, y, a.x1, y);
         char b[16];
-        snprintf(b, sizeof(b), "%d%%", p);
+        snprintf(b, sizeof(b), "%.*f%%", e > 2 ? e - 2 : 0, share * 100);
         cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
         text(cr, a.x0 - 5, y + 4, 1, b);
     }
-    y_label(cr, &a, "operations at or under the latency");
+    y_label(cr, &a, "operations at or under (tail-stretched)");
     char xl[96];
     snprintf(xl, sizeof(xl), "latency (%s), log scale", f->kind ? f->kind : "n/a");
     log_x_axis(cr, &a, d0, d1, xl);
@@ -407,9 +424,11 @@ void report_plot_cdf(cairo_t *cr, double w, double h, const void *fig)
             uint64_t c = atomic_load_explicit(&hh->b[b], memory_order_relaxed);
             if (!c)
                 continue;
+            double x = lx(&a, d0, d1, ((double)hist_bucket_high(b) + 1) / 1000);
+            /* A step: the share stays until the bucket's end, then rises. */
+            cairo_line_to(cr, x, cdf_y(&a, top, (double)cum / total));
             cum += c;
-            double us = ((double)hist_bucket_high(b) + 1) / 1000;
-            cairo_line_to(cr, lx(&a, d0, d1, us), a.y1 - (double)cum / total * (a.y1 - a.y0));
+            cairo_line_to(cr, x, cdf_y(&a, top, (double)cum / total));
         }
         colour(cr, f->s[i].colour, 1);
         cairo_set_line_width(cr, 2);

@@ -46,7 +46,8 @@ struct report_lat_fig {
 };
 /* The share of operations per bin (20 bins per decade), log x, log y, markers labelled. */
 void report_plot_hist(cairo_t *cr, double w, double h, const void *lat_fig);
-/* The cumulative share of operations, log x, linear y 0-100%, markers labelled. */
+/* The cumulative share of operations, log x, y tail-stretched (90%, 99%, 99.9% evenly
+ * spaced), markers labelled. */
 void report_plot_cdf(cairo_t *cr, double w, double h, const void *lat_fig);
 
 /* Lines over x (a timeline), with shaded spans (phases). */
