@@ -21,6 +21,7 @@
 #include "engine/results/results_drill.h"
 #include "engine/results/results_sweep.h"
 #include "report/report_html.h"
+#include "report/report_trace.h"
 #include "text/judge_text.h"
 #include "text/run_text.h"
 #include "text/text_sweep.h"
@@ -31,7 +32,7 @@ enum report_kind { REPORT_KIND_RUN, REPORT_KIND_SWEEP, REPORT_KIND_DRILL };
 /* What the command line sets. */
 struct report_args {
     bool json;
-    const char *html, *png, *svg;
+    const char *html, *png, *svg, *trace;
 };
 
 static const struct cli_opt report_opts[] = {
@@ -50,6 +51,10 @@ static const struct cli_opt report_opts[] = {
      CLI_V_STRING, CLI_C_FILE, .off = offsetof(struct report_args, png)},
     {"svg", 0, CLI_ARG_REQUIRED, "OUT", "the same figure as SVG", CLI_V_STRING, CLI_C_FILE,
      .off = offsetof(struct report_args, svg)},
+    {"trace", 0, CLI_ARG_REQUIRED, "OUT",
+     "write a run's timeline as Chrome trace events (JSON, for\nPerfetto), as fabtop run "
+     "--trace does",
+     CLI_V_STRING, CLI_C_FILE, .off = offsetof(struct report_args, trace)},
 };
 
 const struct cli_command cli_report_command = {
@@ -59,7 +64,8 @@ const struct cli_command cli_report_command = {
                 "Print the summary of a saved results file, as `fabtop run` printed it;\n"
                 "for a sweep's document (fabtop sweep), its heat maps, verdicts and summary.\n"
                 "With --html, --png or --svg, the report or its main figure is written to\n"
-                "files instead (also for a drill's document, fabtop drill).\n",
+                "files instead (also for a drill's document, fabtop drill); with --trace,\n"
+                "a run's timeline as Chrome trace events.\n",
     .opts = report_opts,
     .nopts = sizeof(report_opts) / sizeof(report_opts[0]),
     .epilogue = "Latency is in microseconds with its kind named; Gb/s = 10^9 bit/s.\n"
@@ -122,8 +128,8 @@ static int report_write(const char *path, const struct strbuf *sb)
 /* Each output asked for, checked before anything is rendered (73: cannot be created). */
 static int report_check_outputs(const struct report_args *o)
 {
-    const char *outs[] = {o->html, o->png, o->svg};
-    for (int i = 0; i < 3; i++) {
+    const char *outs[] = {o->html, o->png, o->svg, o->trace};
+    for (int i = 0; i < 4; i++) {
         struct ft_err err = {0};
         if (outs[i] && atomicfile_check(outs[i], &err) < 0) {
             fprintf(stderr,
@@ -140,8 +146,12 @@ static int report_check_outputs(const struct report_args *o)
 static int report_files(const struct report_args *o, enum report_kind kind, const void *doc,
                         const char *what)
 {
-    const char *outs[] = {o->html, o->png, o->svg};
-    for (int i = 0; i < 3; i++) {
+    const char *outs[] = {o->html, o->png, o->svg, o->trace};
+    if (o->trace && kind != REPORT_KIND_RUN) {
+        fprintf(stderr, "fabtop: %s: --trace needs a run's results file (fabtop run -o)\n", what);
+        return CLI_DATAERR;
+    }
+    for (int i = 0; i < 4; i++) {
         if (!outs[i])
             continue;
         struct strbuf sb;
@@ -149,7 +159,20 @@ static int report_files(const struct report_args *o, enum report_kind kind, cons
         struct ft_err err = {0};
         int rc;
         enum report_format fmt = i == 1 ? REPORT_PNG : REPORT_SVG;
-        if (kind == REPORT_KIND_RUN)
+        if (i == 3) {
+            cJSON *t = report_trace_run(doc);
+            char *text = t ? cJSON_Print(t) : NULL;
+            cJSON_Delete(t);
+            if (!text) {
+                strbuf_free(&sb);
+                fprintf(stderr, "fabtop: %s: out of memory\n", outs[i]);
+                return CLI_SOFTWARE;
+            }
+            strbuf_add(&sb, text);
+            strbuf_add(&sb, "\n");
+            cJSON_free(text);
+            rc = 0;
+        } else if (kind == REPORT_KIND_RUN)
             rc = i == 0 ? report_html_run(&sb, doc, what, &err)
                         : report_figure_run(&sb, fmt, doc, &err);
         else if (kind == REPORT_KIND_SWEEP)
@@ -186,7 +209,7 @@ int cli_report_main(int argc, char **argv)
     bool json = o.json;
     if (argc - first != 1)
         return cli_usage_error("report", "needs one results file (got %d)", argc - first);
-    bool files = o.html || o.png || o.svg;
+    bool files = o.html || o.png || o.svg || o.trace;
     if (files && json)
         return cli_usage_error("report", "--json prints the document; it does not go with "
                                          "--html, --png or --svg");
