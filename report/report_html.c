@@ -177,9 +177,30 @@ static double numv(const struct results_num *f)
     return results_num_get(f, &v) ? v : NAN;
 }
 
-/* One latency series per phase of the foreground flow; quiet blue, loaded vermillion. */
-static void lat_fig(const struct results_run *r, struct report_lat_fig *f, char *title, size_t tlen)
+/* One latency series per phase of the foreground flow; quiet blue, loaded vermillion (or,
+ * with one phase and several sizes, one per size point). */
+static void size_text(double b, char *buf, size_t len)
 {
+    if (!isfinite(b))
+        snprintf(buf, len, "n/a");
+    else if (b >= 1048576 && fmod(b, 1048576) == 0)
+        snprintf(buf, len, "%.0f MiB", b / 1048576);
+    else if (b >= 1024 && fmod(b, 1024) == 0)
+        snprintf(buf, len, "%.0f KiB", b / 1024);
+    else
+        snprintf(buf, len, "%.0f B", b);
+}
+
+/* The figure's title and its series' labels when they are size points. */
+struct lat_text {
+    char title[160];
+    char sizes[REPORT_PLOT_MAX_SERIES][24];
+};
+
+static void lat_fig(const struct results_run *r, struct report_lat_fig *f, struct lat_text *lt)
+{
+    char *title = lt->title;
+    size_t tlen = sizeof(lt->title);
     memset(f, 0, sizeof(*f));
     const char *fg = foreground(r);
     snprintf(title, tlen, "%s: latency, quiet vs loaded", fg ? fg : "foreground");
@@ -203,6 +224,39 @@ static void lat_fig(const struct results_run *r, struct report_lat_fig *f, char 
         if (!f->kind)
             f->kind = results_str_get(&fl->latency_kind);
         f->n++;
+    }
+    /* One phase and a sweep of sizes (tp-decode): a series per size point instead. */
+    const struct results_flow *only = NULL;
+    int nph = 0, only_p = -1;
+    for (int p = 0; p < r->nphases; p++) {
+        const struct results_flow *fl = NULL;
+        if (fg_point(&r->phases[p], fg, &fl)) {
+            nph++;
+            only = fl;
+            only_p = p;
+        }
+    }
+    int npts = 0;
+    for (int k = 0; only && k < only->npoints; k++)
+        npts += results_bool_true(&only->points[k].measured) && only->points[k].histogram;
+    if (nph == 1 && npts > 1) {
+        snprintf(title, tlen, "%s: latency per message size (%s)", fg,
+                 sget(&r->phases[only_p].name, "phase"));
+        f->n = 0;
+        for (int k = 0; k < only->npoints && f->n < REPORT_PLOT_MAX_SERIES; k++) {
+            const struct results_point *pt = &only->points[k];
+            if (!results_bool_true(&pt->measured) || !pt->histogram)
+                continue;
+            struct report_lat_series *sr = &f->s[f->n];
+            size_text(numv(&pt->size_bytes), lt->sizes[f->n], sizeof(lt->sizes[f->n]));
+            sr->label = lt->sizes[f->n];
+            sr->h = pt->histogram;
+            sr->colour = (enum report_colour)f->n;
+            sr->p50_us = numv(&pt->latency.p50);
+            sr->p99_us = numv(&pt->latency.p99);
+            sr->p999_us = numv(&pt->latency.p999);
+            f->n++;
+        }
     }
     if (f->kind && !strcmp(f->kind, "half_round_trip"))
         f->kind = "half round trip";
@@ -552,8 +606,8 @@ static int run_figures(struct strbuf *sb, const struct results_run *r, int *nfig
                        struct ft_err *err)
 {
     struct report_lat_fig lf;
-    char title[160];
-    lat_fig(r, &lf, title, sizeof(title));
+    struct lat_text lt;
+    lat_fig(r, &lf, &lt);
     strbuf_add(sb, "<h2 id=\"latency\">Latency</h2>\n");
     if (lf.n) {
         strbuf_add(sb, "<p>");
@@ -597,8 +651,10 @@ int report_html_run(struct strbuf *sb, const struct results_run *r, const char *
     char title[200];
     snprintf(title, sizeof(title), "fabtop report: mix %s", jsonutil_str_or(r->mix, "name", "n/a"));
     head(sb, title);
-    strbuf_add(sb, "<p>Contents: <a href=\"#quiet-vs-loaded\">quiet vs loaded</a>, "
-                   "<a href=\"#latency\">latency</a>, <a href=\"#timelines\">timelines</a>, "
+    bool qvl = sum_phase(&r->summary, "quiet") && sum_phase(&r->summary, "loaded");
+    strbuf_add(sb, qvl ? "<p>Contents: <a href=\"#quiet-vs-loaded\">quiet vs loaded</a>, "
+                       : "<p>Contents: ");
+    strbuf_add(sb, "<a href=\"#latency\">latency</a>, <a href=\"#timelines\">timelines</a>, "
                    "<a href=\"#conditions\">conditions</a>, "
                    "<a href=\"#summary\">summary</a>, <a href=\"#counters\">counters</a>, "
                    "<a href=\"#judgement\">judgement</a>, <a href=\"#topology\">topology</a>."
@@ -652,8 +708,8 @@ int report_figure_run(struct strbuf *out, enum report_format fmt, const struct r
                       struct ft_err *err)
 {
     struct report_lat_fig lf;
-    char title[160];
-    lat_fig(r, &lf, title, sizeof(title));
+    struct lat_text lt;
+    lat_fig(r, &lf, &lt);
     return emit(out, fmt, report_plot_hist, &lf, err);
 }
 

@@ -87,26 +87,36 @@ struct area {
     double x0, y0, x1, y1;
 };
 
-/* The title (bold, top left) and a legend of series on its line, right-aligned. */
-static void title_legend(cairo_t *cr, double w, const char *title, int n, const char *const *labels,
-                         const enum report_colour *cols)
+/* The title (bold, top left) and a legend of series on its line, right-aligned, or on a
+ * line of its own under it when both do not fit; returns the header's bottom (y). */
+static double title_legend(cairo_t *cr, double w, const char *title, int n,
+                           const char *const *labels, const enum report_colour *cols)
 {
     cairo_set_source_rgb(cr, 0, 0, 0);
     font(cr, 14, true);
     text(cr, 12, 20, 0, title ? title : "");
+    double tw = text_width(cr, title ? title : "");
     font(cr, 12, false);
+    double lw = 0;
+    for (int i = 0; i < n; i++)
+        lw += text_width(cr, labels[i]) + 20 + 14;
+    double y = 20, bottom = 26;
+    if (12 + tw + 24 + lw > w - 12) {
+        y = 40;
+        bottom = 46;
+    }
     double x = w - 12;
     for (int i = n - 1; i >= 0; i--) {
-        double tw = text_width(cr, labels[i]);
-        x -= tw;
+        x -= text_width(cr, labels[i]);
         cairo_set_source_rgb(cr, 0, 0, 0);
-        text(cr, x, 20, 0, labels[i]);
+        text(cr, x, y, 0, labels[i]);
         x -= 20;
         colour(cr, cols[i], 1);
-        cairo_rectangle(cr, x, 10, 14, 12);
+        cairo_rectangle(cr, x, y - 10, 14, 12);
         cairo_fill(cr);
         x -= 14;
     }
+    return bottom;
 }
 
 static void frame(cairo_t *cr, const struct area *a)
@@ -228,7 +238,7 @@ static void no_data(cairo_t *cr, double w, double h, const char *title)
 }
 
 /* The legend's labels: "quiet (38,584 ops)". */
-static void lat_legend(cairo_t *cr, double w, const struct report_lat_fig *f)
+static double lat_legend(cairo_t *cr, double w, const struct report_lat_fig *f)
 {
     char lab[REPORT_PLOT_MAX_SERIES][64];
     const char *labs[REPORT_PLOT_MAX_SERIES];
@@ -239,7 +249,13 @@ static void lat_legend(cairo_t *cr, double w, const struct report_lat_fig *f)
         labs[i] = lab[i];
         cols[i] = f->s[i].colour;
     }
-    title_legend(cr, w, f->title, f->n, labs, cols);
+    return title_legend(cr, w, f->title, f->n, labs, cols);
+}
+
+/* Markers per series: p50, p99 and p99.9 for up to two series, p99 alone for more. */
+static int lat_marks(const struct report_lat_fig *f)
+{
+    return f->n > 2 ? 1 : 3;
 }
 
 /* Each series' p50 / p99 / p99.9 as a dashed line over the area with its label in a row of
@@ -252,13 +268,14 @@ static void lat_markers(cairo_t *cr, const struct area *a, int d0, int d1,
     font(cr, 11, false);
     for (int i = 0; i < f->n; i++) {
         const double v[] = {f->s[i].p50_us, f->s[i].p99_us, f->s[i].p999_us};
-        for (int k = 0; k < 3; k++) {
+        int nm = lat_marks(f);
+        for (int k = nm == 1 ? 1 : 0; k < (nm == 1 ? 2 : 3); k++) {
             if (!isfinite(v[k]) || v[k] <= 0 || !hcount(f->s[i].h))
                 continue;
             double x = lx(a, d0, d1, v[k]);
             if (x < a->x0 || x > a->x1)
                 continue;
-            double y = a->y0 - 6 - 13.0 * ((f->n - 1 - i) * 3 + (2 - k));
+            double y = a->y0 - 6 - 13.0 * (nm == 1 ? f->n - 1 - i : (f->n - 1 - i) * 3 + (2 - k));
             colour(cr, f->s[i].colour, 1);
             cairo_set_line_width(cr, 1.2);
             cairo_set_dash(cr, dashes, 2, 0);
@@ -275,10 +292,10 @@ static void lat_markers(cairo_t *cr, const struct area *a, int d0, int d1,
     }
 }
 
-/* The area under the title and the marker band (3 rows per series). */
-static struct area lat_area(double w, double h, const struct report_lat_fig *f)
+/* The area under the header and the marker band (a row per marker). */
+static struct area lat_area(double w, double h, double top, const struct report_lat_fig *f)
 {
-    struct area a = {72, 34 + 13.0 * 3 * f->n + 8, w - 24, h - 48};
+    struct area a = {72, top + 8 + 13.0 * lat_marks(f) * f->n + 8, w - 24, h - 48};
     return a;
 }
 
@@ -320,8 +337,8 @@ void report_plot_hist(cairo_t *cr, double w, double h, const void *fig)
     if (e1 > 0)
         e1 = 0;
     background(cr, w, h);
-    lat_legend(cr, w, f);
-    struct area a = lat_area(w, h, f);
+    double top = lat_legend(cr, w, f);
+    struct area a = lat_area(w, h, top, f);
     /* y: the share of the series' operations in a bin, log. */
     font(cr, 11, false);
     for (int e = e0; e <= e1; e++) {
@@ -394,8 +411,8 @@ void report_plot_cdf(cairo_t *cr, double w, double h, const void *fig)
     int top = (int)ceil(log10((double)most));
     top = top < 2 ? 2 : top > 6 ? 6 : top;
     background(cr, w, h);
-    lat_legend(cr, w, f);
-    struct area a = lat_area(w, h, f);
+    double head = lat_legend(cr, w, f);
+    struct area a = lat_area(w, h, head, f);
     font(cr, 11, false);
     for (int e = 0; e <= top; e++) {
         double share = 1 - pow(10, -e), y = cdf_y(&a, top, share);
@@ -464,7 +481,7 @@ void report_plot_lines(cairo_t *cr, double w, double h, const void *fig)
         cols[i] = f->s[i].colour;
     }
     background(cr, w, h);
-    title_legend(cr, w, f->title, f->n, labs, cols);
+    double top = title_legend(cr, w, f->title, f->n, labs, cols);
     if (!isfinite(x0)) {
         font(cr, 14, false);
         cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
@@ -475,7 +492,7 @@ void report_plot_lines(cairo_t *cr, double w, double h, const void *fig)
         x1 = x0 + 1;
     double ystep = nice_step(ymax > 0 ? ymax : 1, 5);
     double ytop = ystep * ceil((ymax > 0 ? ymax * 1.05 : 1) / ystep);
-    struct area a = {72, 40, w - 24, h - 48};
+    struct area a = {72, top + 14, w - 24, h - 48};
     /* Phases: shaded bands, named at their top. */
     for (int i = 0; i < f->nspans; i++) {
         double sa = a.x0 + (f->spans[i].x0 - x0) / (x1 - x0) * (a.x1 - a.x0),
