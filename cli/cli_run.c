@@ -17,6 +17,7 @@
 #include "engine/run/mix_model.h"
 #include "cli/cli_opts.h"
 #include "common/jsonutil.h"
+#include "common/xalloc.h"
 #include "common/strbuf.h"
 #include "engine/run/thresholds.h"
 #include "engine/flow/mix.h"
@@ -112,7 +113,8 @@ static const struct cli_opt run_opts[] = {
     {"trace", 0, CLI_ARG_REQUIRED, "FILE",
      "also save the run's timeline as Chrome trace events (JSON;\nPerfetto and chrome://tracing "
      "open it): phases, each flow's\nsetup and size points, goodput and ops/s counter tracks,"
-     "\nevents and failures (operations are not traced one by one)",
+     "\nevents and failures, and sampled operations (one in N\nof each worker's, a clock read "
+     "each)",
      CLI_V_STRING, CLI_C_FILE, .off = A(trace)},
     {"json", 0, CLI_ARG_NONE, NULL, "print the results JSON on stdout instead of the table",
      CLI_V_SET, .off = A(json)},
@@ -333,6 +335,25 @@ static bool slo_missed(const struct results_scoreboard *b)
     return any;
 }
 
+/* The operations the runner sampled for --trace, named by their flows. */
+struct trace_ops {
+    const struct mix *mix;
+    struct report_trace_op *v;
+    int n, cap;
+};
+
+static void trace_op(void *arg, int phase, int flow, int worker, double t0_s, double t1_s,
+                     int point)
+{
+    struct trace_ops *t = arg;
+    (void)point;
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 4096;
+        t->v = xalloc_resize(t->v, (size_t)t->cap * sizeof(*t->v));
+    }
+    t->v[t->n++] = (struct report_trace_op){phase, t->mix->flows[flow].name, worker, t0_s, t1_s};
+}
+
 int cli_run_main(int argc, char **argv)
 {
     struct run_args o = {0};
@@ -443,7 +464,8 @@ int cli_run_main(int argc, char **argv)
                              .site = o.site,
                              .sites = o.sites ? &sites : NULL,
                              .sites_file = o.sites,
-                             .score = &score};
+                             .score = &score,
+                             .trace_ops = o.trace != NULL};
     struct runner *r;
     if (runner_start(&ro, &r, &err) < 0) {
         mix_free(&mix);
@@ -501,7 +523,10 @@ int cli_run_main(int argc, char **argv)
                                        : run_doc && run_doc->nruns ? &run_doc->runs[0]
                                                                    : NULL;
     if (o.trace && traced) {
-        cJSON *tr = report_trace_run(traced);
+        struct trace_ops ops = {.mix = &mix};
+        runner_trace_ops(r, trace_op, &ops);
+        cJSON *tr = report_trace_run_ops(traced, ops.v, ops.n);
+        free(ops.v);
         if (!tr || cli_save_json(tr, o.trace, "trace") != CLI_OK)
             rc = CLI_CANTCREAT;
         cJSON_Delete(tr);

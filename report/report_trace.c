@@ -23,6 +23,9 @@
 #include "common/jsonutil.h"
 
 #define MAX_TIDS 64
+/* engine/flow/flow.h's FLOW_OPS_MAX, named in the document (report/ stays off the engine's
+ * internals). */
+#define FLOW_OPS_MAX_DOC 2048
 
 /* An event line's time (s) and text; false for a line without one. */
 static bool event_time(const char *line, double *t, const char **text)
@@ -165,7 +168,42 @@ static void counters(cJSON *evs, const struct results_flow *fl, const char *name
     }
 }
 
+/* The sampled operations: a "b" and an "e" each, their id unique in the document. */
+static void trace_ops(cJSON *evs, const struct results_run *r, const struct report_trace_op *ops,
+                      int n, const char *names[], int nnames)
+{
+    for (int i = 0; i < n; i++) {
+        const struct report_trace_op *op = &ops[i];
+        if (op->phase < 0 || op->phase >= r->nphases || !op->flow || !(op->t1_s >= op->t0_s))
+            continue;
+        int tid = 0;
+        for (int k = 0; k < nnames; k++)
+            if (!strcmp(names[k], op->flow))
+                tid = k + 1;
+        if (!tid)
+            continue;
+        char name[200], id[24];
+        snprintf(name, sizeof(name), "op %s", op->flow);
+        snprintf(id, sizeof(id), "0x%x", i + 1);
+        cJSON *b = event(evs, "b", name, op->t0_s, tid);
+        cJSON_AddStringToObject(b, "cat", "op");
+        cJSON_AddStringToObject(b, "id", id);
+        cJSON *a = cJSON_AddObjectToObject(b, "args");
+        cJSON_AddNumberToObject(a, "worker", op->worker);
+        cJSON_AddNumberToObject(a, "us", (double)(ns(op->t1_s) - ns(op->t0_s)) / 1e3);
+        cJSON *e = event(evs, "e", name, op->t1_s, tid);
+        cJSON_AddStringToObject(e, "cat", "op");
+        cJSON_AddStringToObject(e, "id", id);
+    }
+}
+
 cJSON *report_trace_run(const struct results_run *r)
+{
+    return report_trace_run_ops(r, NULL, 0);
+}
+
+cJSON *report_trace_run_ops(const struct results_run *r, const struct report_trace_op *ops,
+                            int nops)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON *evs = cJSON_AddArrayToObject(doc, "traceEvents");
@@ -177,9 +215,18 @@ cJSON *report_trace_run(const struct results_run *r)
     add_str(other, "host", &r->host_local);
     cJSON_AddStringToObject(other, "fabtop", FABTOP_VERSION);
     cJSON_AddStringToObject(other, "times", "microseconds since the run started");
-    cJSON_AddStringToObject(other, "operations",
-                            "not traced one by one: fabtop's workers record latency histograms "
-                            "(the points' args carry their percentiles)");
+    if (nops) {
+        char ob[200];
+        snprintf(ob, sizeof(ob),
+                 "%d sampled evenly: one in N of each worker's operations, N doubling each "
+                 "time its %d fill; async events of category op",
+                 nops, FLOW_OPS_MAX_DOC);
+        cJSON_AddStringToObject(other, "operations", ob);
+    } else {
+        cJSON_AddStringToObject(other, "operations",
+                                "not sampled (a saved results file holds histograms only: "
+                                "fabtop run --trace samples them as it runs)");
+    }
     char b[300];
     snprintf(b, sizeof(b), "fabtop run %s", mix);
     meta(evs, "process_name", 0, b);
@@ -314,6 +361,7 @@ cJSON *report_trace_run(const struct results_run *r)
         }
         start = t1;
     }
+    trace_ops(evs, r, ops, nops, names, nnames);
     for (int i = 0; i < r->nevents; i++) {
         double t;
         const char *text;

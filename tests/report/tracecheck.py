@@ -2,7 +2,7 @@
 """tracecheck: check a Chrome trace event document (fabtop run --trace) for what Perfetto
 needs and against the results document of the same run.
 
-usage: tracecheck.py TRACE RESULTS
+usage: tracecheck.py TRACE RESULTS [--ops]
   structure: a JSON object with a "traceEvents" list; every event has ph, ts, pid, tid
   (numbers, ts >= 0); X events have dur >= 0 and on one (pid, tid) never overlap unless
   one holds the other; b/e async events pair up by (cat, id); C events carry numeric args;
@@ -10,7 +10,9 @@ usage: tracecheck.py TRACE RESULTS
   content: one X event per phase (named "phase NAME", lasting its duration_s); one X event
   per flow and phase on that flow's thread, named and with its status; a point per measured
   size point with its ops and p99; a goodput counter sample per timeline entry with the
-  timeline's value at its time; an instant per timed event of the document."""
+  timeline's value at its time; an instant per timed event of the document; sampled
+  operations (async events "op FLOW") inside their flow's span, their median duration near
+  the flow's p50 (twice it for a half round trip). With --ops there must be some."""
 import json
 import sys
 
@@ -109,6 +111,25 @@ def main():
                     continue
                 if samples.get(round(t * 1e6)) != g:
                     fail("%s at %s s: %r, want %r" % (track, t, samples.get(round(t * 1e6)), g))
+            # Sampled operations (fabtop run --trace): inside the flow's span, and their
+            # median as long as the flow's p50 says (a half round trip is half of one).
+            bs = [e for e in evs if e["ph"] == "b" and e["tid"] == tid and
+                  e["name"] == "op " + fl["name"] and f0 <= e["ts"] <= f1]
+            ends = {e["id"]: e["ts"] for e in evs if e["ph"] == "e" and e["tid"] == tid}
+            for b in bs:
+                if not b["ts"] <= ends.get(b["id"], -1) <= f1:
+                    fail("op %s of %s ends outside its flow's span" % (b["id"], fl["name"]))
+            pts = [pt for pt in fl.get("points", []) if pt.get("measured") and
+                   (pt.get("latency") or {}).get("p50")]
+            if len(bs) >= 100 and len(pts) == 1:
+                k = 2 if fl.get("latency_kind") == "half_round_trip" else 1
+                want = pts[0]["latency"]["p50"] * k
+                got = sorted(b["args"]["us"] for b in bs)[len(bs) // 2]
+                if not want / 2 <= got <= want * 2:
+                    fail("%s in %s: sampled operations' median %s us, p50 x %d is %s us" %
+                         (fl["name"], ph["name"], got, k, want))
+                print("ok: %s in %s: %d sampled operations, median %.2f us (p50 x %d: %.2f us)"
+                      % (fl["name"], ph["name"], len(bs), got, k, want))
         print("ok: phase %s: its span, %d flows with their points and goodput tracks" %
               (ph["name"], len(ph["flows"])))
     timed = [line for line in doc.get("events", []) if line.strip().split(" ")[0].endswith("s")
@@ -117,6 +138,8 @@ def main():
     if len(inst) != len(timed):
         fail("%d instant events for %d timed events" % (len(inst), len(timed)))
     print("ok: %d events as instants" % len(inst))
+    if "--ops" in sys.argv[3:] and not counts.get("b"):
+        fail("no sampled operations")
     print("PASS: %s" % sys.argv[1])
 
 
