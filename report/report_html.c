@@ -538,8 +538,12 @@ static void counters(struct strbuf *sb, const struct results_run *r)
     if (!first)
         return;
     strbuf_add(sb, "<h2 id=\"counters\">Counters per phase</h2>\n<p>");
-    esc(sb, jsonutil_str_or(first, "scope", ""));
-    strbuf_add(sb, " Counters that did not move in any phase are left out.</p>\n"
+    const char *scope = jsonutil_str_or(first, "scope", "");
+    esc(sb, scope);
+    if (*scope && scope[strlen(scope) - 1] != '.')
+        strbuf_add(sb, ".");
+    strbuf_add(sb, " Counters that did not move in any phase are left out; n/a: not recorded "
+                   "in that phase.</p>\n"
                    "<table id=\"counter-table\">\n<tr><th>source</th><th>object</th>"
                    "<th>counter</th><th>unit</th>");
     for (int p = 0; p < nph; p++) {
