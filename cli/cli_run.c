@@ -17,6 +17,7 @@
 #include "engine/run/mix_model.h"
 #include "cli/cli_opts.h"
 #include "common/jsonutil.h"
+#include "common/xalloc.h"
 #include "common/strbuf.h"
 #include "engine/run/thresholds.h"
 #include "engine/flow/mix.h"
@@ -28,6 +29,7 @@
 #include "engine/run/runner.h"
 #include "topology/topo_load.h"
 #include "text/judge_text.h"
+#include "report/report_trace.h"
 #include "text/run_text.h"
 
 static int sig_pipe[2] = {-1, -1};
@@ -43,6 +45,7 @@ static void on_signal(int sig)
 /* What the command line sets. */
 struct run_args {
     const char *mix, *peer, *key, *out, *expect, *nccl;
+    const char *trace; /* --trace FILE: the timeline as Chrome trace events */
     const char *site;  /* --site: this host's site label, for the path's class */
     const char *sites; /* --sites FILE: sites by address prefix (engine/path/path_sites.h) */
     const char *slo, *step_budget, *target_tps; /* the scoreboard (engine/results/score.h) */
@@ -107,6 +110,12 @@ static const struct cli_opt run_opts[] = {
      "save the results JSON (atomically; also when interrupted):\na regular file or a symlink "
      "to one (written through),\nchecked before the run starts",
      CLI_V_STRING, CLI_C_FILE, .off = A(out)},
+    {"trace", 0, CLI_ARG_REQUIRED, "FILE",
+     "also save the run's timeline as Chrome trace events (JSON;\nPerfetto and chrome://tracing "
+     "open it): phases, each flow's\nsetup and size points, goodput and ops/s counter tracks,"
+     "\nevents and failures, and sampled operations (one in N\nof each worker's, a clock read "
+     "each)",
+     CLI_V_STRING, CLI_C_FILE, .off = A(trace)},
     {"json", 0, CLI_ARG_NONE, NULL, "print the results JSON on stdout instead of the table",
      CLI_V_SET, .off = A(json)},
     {"reproducible", 0, CLI_ARG_NONE, NULL,
@@ -326,6 +335,25 @@ static bool slo_missed(const struct results_scoreboard *b)
     return any;
 }
 
+/* The operations the runner sampled for --trace, named by their flows. */
+struct trace_ops {
+    const struct mix *mix;
+    struct report_trace_op *v;
+    int n, cap;
+};
+
+static void trace_op(void *arg, int phase, int flow, int worker, double t0_s, double t1_s,
+                     int point)
+{
+    struct trace_ops *t = arg;
+    (void)point;
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 4096;
+        t->v = xalloc_resize(t->v, (size_t)t->cap * sizeof(*t->v));
+    }
+    t->v[t->n++] = (struct report_trace_op){phase, t->mix->flows[flow].name, worker, t0_s, t1_s};
+}
+
 int cli_run_main(int argc, char **argv)
 {
     struct run_args o = {0};
@@ -366,7 +394,8 @@ int cli_run_main(int argc, char **argv)
         return cli_usage_error("run", "%s", err.msg);
     }
     /* Know before the test runs that its results can be saved and its peers answer. */
-    if (out && cli_check_output(out) != CLI_OK) {
+    if ((out && cli_check_output(out) != CLI_OK) ||
+        (o.trace && cli_check_output(o.trace) != CLI_OK)) {
         mix_free(&mix);
         return CLI_CANTCREAT;
     }
@@ -435,7 +464,8 @@ int cli_run_main(int argc, char **argv)
                              .site = o.site,
                              .sites = o.sites ? &sites : NULL,
                              .sites_file = o.sites,
-                             .score = &score};
+                             .score = &score,
+                             .trace_ops = o.trace != NULL};
     struct runner *r;
     if (runner_start(&ro, &r, &err) < 0) {
         mix_free(&mix);
@@ -489,6 +519,18 @@ int cli_run_main(int argc, char **argv)
     const cJSON *res = repro_res ? repro_res : run_res;
     if (out && res && cli_save_json(res, out, "results") != CLI_OK)
         rc = CLI_CANTCREAT;
+    const struct results_run *traced = repro_res                   ? &repro_doc.runs[0]
+                                       : run_doc && run_doc->nruns ? &run_doc->runs[0]
+                                                                   : NULL;
+    if (o.trace && traced) {
+        struct trace_ops ops = {.mix = &mix};
+        runner_trace_ops(r, trace_op, &ops);
+        cJSON *tr = report_trace_run_ops(traced, ops.v, ops.n);
+        free(ops.v);
+        if (!tr || cli_save_json(tr, o.trace, "trace") != CLI_OK)
+            rc = CLI_CANTCREAT;
+        cJSON_Delete(tr);
+    }
     if (json && res) {
         char *text = cJSON_Print(res);
         puts(text);

@@ -6,7 +6,7 @@ set -eu
 # Build and run.
 FABTOP_BUILD_DEPS="build-essential cmake pkg-config libhwloc-dev hwloc-nox libibverbs-dev \
 librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev libsodium-dev \
-libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
+libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev libcairo2-dev"
 # Tests: unit framework, formatting, terminal tests, fixtures (python3, jq), network
 # namespaces and nftables (the doctor's and the drill's rules), the
 # InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd; the libFuzzer
@@ -17,14 +17,15 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev"
 # munge, and util-linux for unshare and setpriv. The package's tests (tests/package): mandoc
 # for -Tlint, man-db, zsh for the zsh completion, debhelper, dpkg-dev and lintian to build and
 # check the .deb, adduser for its postinst, systemd for systemd-analyze verify; the Prometheus
-# tests (tests/prom): promtool (in prometheus), node_exporter and curl to scrape it. The main job
+# tests (tests/prom): promtool (in prometheus), node_exporter and curl to scrape it; the
+# report tests (tests/report): headless chromium renders the HTML. The main job
 # does not need OpenMPI: fabtop-sweep is built when it is found (FABTOP_SWEEP=AUTO), and a node that runs `fabtop sweep` installs
 # libopenmpi-dev and openmpi-bin.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 jq iproute2 procps nftables \
 ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
 openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux \
 mandoc man-db zsh debhelper dpkg-dev lintian adduser systemd prometheus \
-prometheus-node-exporter curl"
+prometheus-node-exporter curl chromium"
 
 fabtop_missing() {
     missing=""

@@ -44,9 +44,24 @@ static void tcell(struct strbuf *sb, const struct results_num *f, int width, con
 }
 
 /* A latency in microseconds with as many decimals as fit the column. */
+static const char *lat_fmt(bool have, double v)
+{
+    return !have || v < 1000 ? "%.2f" : v < 100000 ? "%.1f" : "%.0f";
+}
+
 static void lat_val(struct strbuf *sb, bool have, double v)
 {
-    cell_val(sb, have, v, 10, !have || v < 1000 ? "%.2f" : v < 100000 ? "%.1f" : "%.0f");
+    cell_val(sb, have, v, 10, lat_fmt(have, v));
+}
+
+void run_text_lat(char *buf, size_t len, const struct results_num *f)
+{
+    double v = 0;
+    bool have = results_num_get(f, &v);
+    if (have)
+        snprintf(buf, len, lat_fmt(have, v), v);
+    else
+        snprintf(buf, len, "n/a");
 }
 
 static void lat_cell(struct strbuf *sb, const cJSON *o, const char *key)

@@ -173,9 +173,38 @@ void flow_record(struct flow_worker *w, uint64_t ns)
     flow_record_point(w, atomic_load_explicit(&f->point, memory_order_relaxed), ns);
 }
 
+/* Keep one operation in trace_every; a full ring drops every other one and halves the rate. */
+static void sample_op(struct flow_worker *w, int p, uint64_t ns)
+{
+    if (++w->trace_skip < w->trace_every)
+        return;
+    w->trace_skip = 0;
+    if (w->ntrace == FLOW_OPS_MAX) {
+        for (unsigned i = 0; i < FLOW_OPS_MAX / 2; i++)
+            w->trace[i] = w->trace[2 * i + 1];
+        w->ntrace = FLOW_OPS_MAX / 2;
+        w->trace_every *= 2;
+    }
+    w->trace[w->ntrace++] = (struct flow_op){flow_now_ns(), ns, p};
+}
+
+void flow_trace_ops(struct flow_rt *f)
+{
+    for (int i = 0; i < f->nworkers_alloc; i++) {
+        struct flow_worker *w = &f->workers[i];
+        if (!w->trace)
+            w->trace = xalloc((size_t)FLOW_OPS_MAX * sizeof(*w->trace));
+        w->ntrace = 0;
+        w->trace_every = 1;
+        w->trace_skip = 0;
+    }
+}
+
 void flow_record_point(struct flow_worker *w, int p, uint64_t ns)
 {
     hist_record(&w->lat[p], ns);
+    if (w->trace)
+        sample_op(w, p, ns);
     if (!w->step)
         return;
     /* Back-to-back operations of one connection: their latencies add up to the time the
@@ -408,6 +437,7 @@ void flow_free(struct flow_rt *f)
     for (int i = 0; i < f->nworkers_alloc; i++) {
         free(f->workers[i].lat);
         free(f->workers[i].step);
+        free(f->workers[i].trace);
     }
     free(f->workers);
     cJSON_Delete(f->conditions);

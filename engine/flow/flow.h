@@ -22,6 +22,16 @@ struct channel_conn;
 struct xport_ops;
 struct counters_value;
 
+/* An operation sampled for a trace (fabtop run --trace): when it ended (flow_now_ns), the
+ * value recorded for it (ns) and its size point. A worker keeps at most FLOW_OPS_MAX; when
+ * full, every other one is dropped and it samples half as often from then on, so what is kept
+ * spans the whole flow, one operation in trace_every. */
+#define FLOW_OPS_MAX 2048
+struct flow_op {
+    uint64_t end_ns, lat_ns;
+    int point;
+};
+
 struct flow_worker {
     struct flow_rt *flow;
     int idx;
@@ -52,6 +62,10 @@ struct flow_worker {
     void *(*main)(void *);
     bool sched_ok;
     uint64_t wall_ns, run_ns, wait_ns;
+    /* Sampled operations (flow_trace_ops; NULL: none), written by the worker, read once it
+     * is joined. */
+    struct flow_op *trace;
+    unsigned ntrace, trace_every, trace_skip;
 };
 
 /* The workers' CPU time over their lives (flow_cpu_sum): a worker that waited on the run
@@ -159,6 +173,9 @@ void flow_sleep_ns(uint64_t ns);
 struct flow_rt *flow_new(const struct mix *mix, int index, int phase, const struct xport_ops *xp,
                          const struct flow_host *host);
 void flow_free(struct flow_rt *f);
+/* Sample f's operations for a trace from now on (before its workers start): each recorded
+ * operation of a worker, then one in 2, 4, ... as its FLOW_OPS_MAX fill (a clock read each). */
+void flow_trace_ops(struct flow_rt *f);
 /* Payload and operations of all workers, cumulative. */
 void flow_sum_counters(const struct flow_rt *f, uint64_t *tx, uint64_t *rx, uint64_t *ops);
 /* When the flow last showed it is alive (CLOCK_MONOTONIC ns): received bytes, completed

@@ -780,6 +780,8 @@ static void run_phase(struct runner *r, int phi)
             continue;
         ph->tl[i] = xalloc_zero(1, sizeof(struct flow_tl));
         ph->flows[i] = flow_new(&r->mix, i, phi, xport_find(r->mix.flows[i].transport), &r->host);
+        if (r->o.trace_ops && strcmp(r->mix.flows[i].transport, "sim"))
+            flow_trace_ops(ph->flows[i]);
     }
     /* Background flows start first so the foreground is measured under load. */
     for (int pass = 0; pass < 2; pass++)
@@ -1214,6 +1216,32 @@ const struct results_doc *runner_results(struct runner *r)
 int runner_status(const struct runner *r)
 {
     return r->status;
+}
+
+void runner_trace_ops(const struct runner *r,
+                      void (*fn)(void *arg, int phase, int flow, int worker, double t0_s,
+                                 double t1_s, int point),
+                      void *arg)
+{
+    for (int p = 0; p < r->nphases; p++)
+        for (int i = 0; i < r->mix.nflows; i++) {
+            const struct flow_rt *f = r->phases[p].flows[i];
+            if (!f)
+                continue;
+            /* A half round trip records half the operation's time. */
+            unsigned k = mix_latency_kind_of(f->spec) == MIX_LAT_HALF_RTT ? 2 : 1;
+            for (int w = 0; w < f->nworkers_alloc; w++) {
+                const struct flow_worker *fw = &f->workers[w];
+                for (unsigned j = 0; fw->trace && j < fw->ntrace; j++) {
+                    const struct flow_op *op = &fw->trace[j];
+                    uint64_t span = op->lat_ns * k;
+                    if (op->end_ns < r->t_start_ns + span)
+                        continue;
+                    fn(arg, p, i, w, (double)(op->end_ns - span - r->t_start_ns) / 1e9,
+                       (double)(op->end_ns - r->t_start_ns) / 1e9, op->point);
+                }
+            }
+        }
 }
 
 void runner_free(struct runner *r)

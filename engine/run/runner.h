@@ -41,6 +41,9 @@ struct runner_opts {
      * the runner's life; sites_file names it in the results. */
     const struct path_sites *sites;
     const char *sites_file;
+    /* Sample operations for a trace (fabtop run --trace; flow_trace_ops), of every flow but
+     * simulated ones (whose times are the fabric's, not this host's); runner_trace_ops. */
+    bool trace_ops;
 };
 
 enum run_phase {
@@ -187,5 +190,14 @@ const struct results_doc *runner_results(struct runner *r);
 /* Worst outcome: 0 all flows ok, 2 some flow failed. */
 int runner_status(const struct runner *r);
 void runner_free(struct runner *r);
+
+/* The operations sampled for runner_opts.trace_ops, once runner_wait returned: fn for each
+ * with its phase, the flow's index in the mix, the worker, its start and end in seconds since
+ * the run started (the span the latency recorded: a half round trip is half of it) and its
+ * size point. */
+void runner_trace_ops(const struct runner *r,
+                      void (*fn)(void *arg, int phase, int flow, int worker, double t0_s,
+                                 double t1_s, int point),
+                      void *arg);
 
 #endif
