@@ -120,5 +120,46 @@ kill -TERM "$pid"
 wait "$pid"
 pid=""
 
+# As a systemd service: the key from $CREDENTIALS_DIRECTORY/key (LoadCredential=; a readable
+# one refused like any key file), and lines without a timestamp when stderr is the journal's
+# stream (JOURNAL_STREAM=DEVICE:INODE of stderr, systemd.exec(5)).
+mkdir -m 700 "$tmp/creds"
+cp "$key" "$tmp/creds/key" && chmod 400 "$tmp/creds/key"
+: >"$tmp/journal"
+js=$(stat -c '%d:%i' "$tmp/journal")
+HOME=$tmp/home XDG_CONFIG_HOME='' FABTOP_KEY='' CREDENTIALS_DIRECTORY=$tmp/creds JOURNAL_STREAM=$js \
+    "$bin" serve --listen 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/journal" &
+pid=$!
+for _ in $(seq 1 100); do
+    grep -q "listening on" "$tmp/journal" 2>/dev/null && break
+    sleep 0.05
+done
+fp=$(sed -n 's/.*key fingerprint \([0-9a-f]\{16\}\);.*/\1/p' "$tmp/journal")
+kill -TERM "$pid"
+wait "$pid"
+pid=""
+if [ -n "$fp" ] && grep -q "^listening on 127.0.0.1:" "$tmp/journal" &&
+    ! grep -q "^[0-9]\{4\}-" "$tmp/journal" && grep -qx "stopped" "$tmp/journal"; then
+    echo "PASS: the credential's key, journal lines without timestamps"
+else
+    fail "credential/journal: $(cat "$tmp/journal")"
+fi
+# The same run with stderr elsewhere keeps the timestamps.
+HOME=$tmp/home XDG_CONFIG_HOME='' FABTOP_KEY='' CREDENTIALS_DIRECTORY=$tmp/creds JOURNAL_STREAM=$js \
+    "$bin" serve --listen 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/plain" &
+pid=$!
+for _ in $(seq 1 100); do
+    grep -q "listening on" "$tmp/plain" 2>/dev/null && break
+    sleep 0.05
+done
+kill -TERM "$pid"
+wait "$pid"
+pid=""
+grep -q "^[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T.* fabtop serve: listening on" "$tmp/plain" ||
+    fail "not the journal, no timestamp: $(cat "$tmp/plain")"
+chmod 444 "$tmp/creds/key"
+HOME=$tmp/home XDG_CONFIG_HOME='' FABTOP_KEY='' CREDENTIALS_DIRECTORY=$tmp/creds \
+    expect 77 "$tmp/creds/key: the key file is accessible by group or others" -- --listen 127.0.0.1:0
+
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all passed"
