@@ -1,0 +1,100 @@
+#!/bin/sh
+# validate: docs/schema/mix.schema.json and results.schema.json against real documents, with
+# python3-jsonschema (validate.py): both are valid draft 2020-12 schemas; every shipped mix
+# (engine/mixes/**, not sim/topologies) and the mix `fabtop mix --model` writes are valid
+# mixes; the committed samples of tests/results and the documents this test makes with the
+# real binary are valid results documents: loopback TCP (quiet-vs-loaded), a simulated run
+# (and --reproducible, whose times are null), kv-transfer and kv-requests, a run --model with
+# a scoreboard, a peer-kill drill and `report --json` of a sweep. Negative: a mix with a
+# misspelled key (which `fabtop run` refuses too, 65) and documents with a string where a
+# number belongs are refused.
+set -u
+bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
+src=${FABTOP_SRC:?FABTOP_SRC must point at the source tree}
+here=$(dirname "$0")
+schemas=$src/docs/schema
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+python3 -c 'import jsonschema' 2>/dev/null || {
+    echo "SKIP: python3-jsonschema is not installed"
+    exit 77
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+v() { python3 "$here/validate.py" "$schemas" "$@"; }
+
+v check-schemas || fail "the schema files are not valid draft 2020-12 schemas"
+
+# Every shipped mix (the topologies one folder down are simulator documents, traces .jsonl).
+mixes=$(find "$src/engine/mixes" -name '*.json' ! -path '*/topologies/*' | sort)
+[ "$(echo "$mixes" | wc -l)" -ge 20 ] || fail "fewer than 20 shipped mixes found under engine/mixes"
+# shellcheck disable=SC2086
+v mix $mixes || fail "a shipped mix is not valid against mix.schema.json"
+
+# Documents made here with the real binary. run NAME ARGS...: the document must be written.
+run() {
+    name=$1
+    shift
+    "$bin" "$@" >"$tmp/$name.out" 2>&1
+    [ -s "$tmp/$name.json" ] || fail "$name: no document ($(tail -2 "$tmp/$name.out"))"
+}
+run qvl run --mix quiet-vs-loaded --duration 0.3 -o "$tmp/qvl.json"
+sim=$("$bin" run --list | awk '/^sim\// {print $1}' | head -n 1)
+[ -n "$sim" ] || fail "fabtop run --list lists no sim/ mix"
+run sim run --mix "${sim:-sim/baseline}" -o "$tmp/sim.json"
+run sim-victim run --mix sim/victim-pfc --reproducible -o "$tmp/sim-victim.json"
+run kv run --mix kv-transfer --duration 0.2 -o "$tmp/kv.json"
+run kvreq run --mix kv-requests --duration 0.2 -o "$tmp/kvreq.json"
+run model run --model Llama-3.1-8B --tp 2 --transport tcp -d 0.2 --slo 'tp:p99<50ms' \
+    --step-budget 25ms -o "$tmp/model.json"
+run drill drill --mix "$src/tests/ctl/data/drill-rr.json" --fault peer-kill --at 0.3 --for 0.3 \
+    -o "$tmp/drill.json"
+"$bin" report --json "$src/tests/results/sweep-4ranks.json" >"$tmp/sweep.json" 2>"$tmp/sweep.err" ||
+    fail "report --json of the sweep sample: $(cat "$tmp/sweep.err")"
+"$bin" mix --model Llama-3.1-8B --tp 2 --transport tcp --json -o "$tmp/model-mix.mix" \
+    >/dev/null 2>"$tmp/mix.err" || fail "mix --model: $(cat "$tmp/mix.err")"
+grep -q '"scoreboard"' "$tmp/model.json" || fail "run --model with --slo: no scoreboard to check"
+grep -q '"reproducible"' "$tmp/sim-victim.json" || fail "--reproducible: no reproducible key"
+
+v mix "$tmp/model-mix.mix" || fail "the mix of fabtop mix --model is not valid"
+v results "$src"/tests/results/*.json "$tmp"/*.json ||
+    fail "a results document is not valid against results.schema.json"
+
+# Negative: the schema refuses what the reader refuses.
+python3 - "$src/engine/mixes/api.json" "$tmp" <<'PY' || fail "could not make the bad documents"
+import json, sys
+src, tmp = sys.argv[1], sys.argv[2]
+m = json.load(open(src))
+m["flows"][0]["concurrencyy"] = m["flows"][0].pop("concurrency", 4)
+json.dump(m, open(tmp + "/misspelled-flow.mixbad", "w"))
+m = json.load(open(src))
+m["flows"][0]["params"] = {"congestion_contrl": "cubic"}
+json.dump(m, open(tmp + "/misspelled-param.mixbad", "w"))
+m = json.load(open(src))
+m["duration"] = 1
+json.dump(m, open(tmp + "/misspelled-top.mixbad", "w"))
+r = json.load(open(tmp + "/qvl.json"))
+r["phases"][0]["flows"][0]["points"][0]["goodput_gbps"] = "3.7 Gb/s"
+json.dump(r, open(tmp + "/string-goodput.resbad", "w"))
+r = json.load(open(tmp + "/qvl.json"))
+r["phases"][0]["flows"][0]["points"][0]["latency"]["p99"] = "12"
+json.dump(r, open(tmp + "/string-p99.resbad", "w"))
+d = json.load(open(tmp + "/drill.json"))
+d["repetitions"][0]["flows"][0]["detect_s"] = "fast"
+json.dump(d, open(tmp + "/string-detect.resbad", "w"))
+PY
+for f in "$tmp"/*.mixbad; do
+    "$bin" run --mix "$f" -d 0.01 >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ "$rc" = 65 ] && grep -q "unknown key" "$tmp/err" ||
+        fail "fabtop run does not refuse $(basename "$f") as an unknown key (exit $rc)"
+done
+v not-mix "$tmp"/*.mixbad || fail "the mix schema accepts a misspelled key"
+v not-results "$tmp"/*.resbad || fail "the results schema accepts a string for a number"
+
+[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "PASS: schemas valid, $(echo "$mixes" | wc -l) shipped mixes and every results document validate"
