@@ -5,9 +5,10 @@
 # mixes; the committed samples of tests/results and the documents this test makes with the
 # real binary are valid results documents: loopback TCP (quiet-vs-loaded), a simulated run
 # (and --reproducible, whose times are null), kv-transfer and kv-requests, a run --model with
-# a scoreboard, a peer-kill drill and `report --json` of a sweep. Negative: a mix with a
-# misspelled key (which `fabtop run` refuses too, 65) and documents with a string where a
-# number belongs are refused.
+# a scoreboard, a peer-kill drill and `report --json` of a sweep. Negative: mixes that
+# `fabtop run` refuses (65: a misspelled key at each level, a value out of range or of an
+# enum, a size's unit, no foreground flow) and documents with a string where a number
+# belongs are refused by the schemas too.
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 src=${FABTOP_SRC:?FABTOP_SRC must point at the source tree}
@@ -77,6 +78,13 @@ json.dump(m, open(tmp + "/misspelled-param.mixbad", "w"))
 m = json.load(open(src))
 m["duration"] = 1
 json.dump(m, open(tmp + "/misspelled-top.mixbad", "w"))
+# Values the reader refuses: a range, an enum, a size's unit, no foreground flow.
+for name, key, val in (("concurrency-0", "concurrency", 0), ("direction-up", "direction", "up"),
+                       ("size-unit", "size", "4XB"), ("background-only", "role", "background")):
+    m = json.load(open(src))
+    for f in m["flows"]:
+        f[key] = val
+    json.dump(m, open(tmp + "/" + name + ".mixbad", "w"))
 r = json.load(open(tmp + "/qvl.json"))
 r["phases"][0]["flows"][0]["points"][0]["goodput_gbps"] = "3.7 Gb/s"
 json.dump(r, open(tmp + "/string-goodput.resbad", "w"))
@@ -90,10 +98,12 @@ PY
 for f in "$tmp"/*.mixbad; do
     "$bin" run --mix "$f" -d 0.01 >/dev/null 2>"$tmp/err"
     rc=$?
-    [ "$rc" = 65 ] && grep -q "unknown key" "$tmp/err" ||
-        fail "fabtop run does not refuse $(basename "$f") as an unknown key (exit $rc)"
+    [ "$rc" = 65 ] || fail "fabtop run does not refuse $(basename "$f") (exit $rc, not 65)"
+    case $f in
+    */misspelled-*) grep -q "unknown key" "$tmp/err" || fail "$(basename "$f"): no unknown key named" ;;
+    esac
 done
-v not-mix "$tmp"/*.mixbad || fail "the mix schema accepts a misspelled key"
+v not-mix "$tmp"/*.mixbad || fail "the mix schema accepts what the mix reader refuses"
 v not-results "$tmp"/*.resbad || fail "the results schema accepts a string for a number"
 
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
