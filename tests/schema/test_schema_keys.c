@@ -1,8 +1,11 @@
 /* test_schema_keys: docs/schema/mix.schema.json declares exactly the keys the mix reader
  * accepts: the document's, a flow's, its local, size and recover objects' (mix.h's lists), and
  * for params, per transport and op, what each transport's param_keys returns (the schema's
- * x-accepted-by). A key added to a reader without the schema (or the other way) fails here,
- * naming the key; the ops and transports the schema enumerates are the registry's. */
+ * x-accepted-by). The nested objects whose lists are a reader's own (a kv flow's arrival, the
+ * simulator's fabric settings and their parts, playback, an inline topology) are read from
+ * the reader itself: a key no list is near is refused with "(known: ...)", every key it
+ * takes. A key added to a reader without the schema (or the other way) fails here, naming
+ * the key; the ops and transports the schema enumerates are the registry's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +19,9 @@
 #include <cjson/cJSON.h>
 
 #include "common/jsonutil.h"
+#include "engine/flow/kv.h"
 #include "engine/flow/mix.h"
+#include "engine/sim/sim.h"
 #include "engine/xport/xport.h"
 
 #ifndef MIX_SCHEMA
@@ -234,11 +239,148 @@ static void test_params(void **state)
     }
 }
 
+/* ---- nested objects: the reader's own list, from its refusal of a key near none ---- */
+
+#define FAR_KEY "qqqqqqqqqqqqqqqqqqqqqqqq"
+
+/* The list in "... unknown key 'K' (known: a, b, c)" as a NULL-terminated array in buf. */
+static void known_list(const char *what, const char *msg, char *buf, size_t len, const char **keys,
+                       int max)
+{
+    const char *k = strstr(msg, "(known: ");
+    size_t n = strlen(msg);
+    if (!k || !n || msg[n - 1] != ')')
+        fail_msg("%s: the reader did not list its keys for an unknown one: \"%s\"", what, msg);
+    snprintf(buf, len, "%.*s", (int)(n - 1 - (size_t)(k + 8 - msg)), k + 8);
+    int i = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ", ", &save); t && i < max - 1;
+         t = strtok_r(NULL, ", ", &save))
+        keys[i++] = t;
+    keys[i] = NULL;
+}
+
+/* Wrap an object {FAR_KEY: 0} in the members of path (NULL-terminated; "[]" makes an array
+ * of it), outermost first. */
+static cJSON *probe_doc(const char *const *path)
+{
+    int n = 0;
+    while (path[n])
+        n++;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, FAR_KEY, 0);
+    for (int i = n - 1; i >= 0; i--) {
+        cJSON *up;
+        if (!strcmp(path[i], "[]")) {
+            up = cJSON_CreateArray();
+            cJSON_AddItemToArray(up, o);
+        } else {
+            up = cJSON_CreateObject();
+            cJSON_AddItemToObject(up, path[i], o);
+        }
+        o = up;
+    }
+    return o;
+}
+
+/* The schema object at $defs.name, then down properties.K for each K of path ("[]": items). */
+static const cJSON *schema_at(const char *name, const char *const *path)
+{
+    const cJSON *o = def(name);
+    for (; *path; path++)
+        o = !strcmp(*path, "[]") ? cJSON_GetObjectItemCaseSensitive(o, "items")
+                                 : cJSON_GetObjectItemCaseSensitive(props_of(o), *path);
+    if (!o)
+        fail_msg("the schema has no %s at that path", name);
+    return o;
+}
+
+static void compare_reader(const char *what, const cJSON *schema_obj, const char *msg)
+{
+    char buf[512];
+    const char *keys[64];
+    known_list(what, msg, buf, sizeof(buf), keys, 64);
+    same_keys(what, props_of(schema_obj), keys, NULL, NULL);
+}
+
+/* kv: params.arrival (kv_params_from_json). */
+static void test_kv_arrival(void **state)
+{
+    (void)state;
+    cJSON *p = probe_doc((const char *const[]){"arrival", NULL});
+    struct kv_params kp;
+    struct ft_err err = {0};
+    assert_int_not_equal(kv_params_from_json(p, "probe", &kp, &err), 0);
+    compare_reader("params.arrival", def("kv_arrival"), err.msg);
+    cJSON_Delete(p);
+}
+
+/* sim: params.fabric and its parts (sim_params_from_json). */
+static void test_sim_fabric(void **state)
+{
+    (void)state;
+    static const char *const paths[][4] = {
+        {NULL},
+        {"pfc", NULL},
+        {"ecn", NULL},
+        {"dcqcn", NULL},
+        {"ibcc", NULL},
+        {"ibcc", "SwitchCongestionSetting", NULL},
+        {"ibcc", "CACongestionSetting", NULL},
+        {"ibcc", "CongestionControlTable", NULL},
+        {"link_events", "[]", NULL},
+    };
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        cJSON *p = probe_doc(paths[i]);
+        struct sim_params sp;
+        struct ft_err err = {0};
+        sim_params_default(&sp, SIM_FABRIC_ROCE);
+        assert_int_not_equal(sim_params_from_json(p, "probe", &sp, &err), 0);
+        char what[96];
+        snprintf(what, sizeof(what), "params.fabric%s%s%s%s", paths[i][0] ? "." : "",
+                 paths[i][0] ? paths[i][0] : "", paths[i][0] && paths[i][1] ? "." : "",
+                 paths[i][0] && paths[i][1] ? paths[i][1] : "");
+        compare_reader(what, schema_at("sim_fabric", paths[i]), err.msg);
+        cJSON_Delete(p);
+    }
+}
+
+/* sim: params.playback (the sim transport's validate) and an inline topology (sim_new). */
+static void test_sim_playback_topology(void **state)
+{
+    (void)state;
+    const struct xport_ops *sim = xport_find("sim");
+    assert_non_null(sim);
+    assert_non_null(sim->validate);
+    struct mix_flow *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    snprintf(f->name, sizeof(f->name), "probe");
+    snprintf(f->transport, sizeof(f->transport), "sim");
+    f->local_gpu = -1;
+    f->params = probe_doc((const char *const[]){"playback", NULL});
+    struct ft_err err = {0};
+    assert_int_not_equal(sim->validate(f, &err), 0);
+    compare_reader("params.playback", def("sim_playback"), err.msg);
+    cJSON_Delete(f->params);
+    free(f);
+
+    cJSON *t = probe_doc((const char *const[]){NULL});
+    cJSON_AddStringToObject(t, "format", "fabtop-sim-topology");
+    struct sim_params sp;
+    sim_params_default(&sp, SIM_FABRIC_ROCE);
+    struct sim *s = NULL;
+    struct ft_err terr = {0};
+    assert_int_not_equal(sim_new(t, "probe", &sp, &s, &terr), 0);
+    compare_reader("params.topology (inline)", def("sim_topology"), terr.msg);
+    cJSON_Delete(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_document), cmocka_unit_test(test_flow),   cmocka_unit_test(test_size),
-        cmocka_unit_test(test_enums),    cmocka_unit_test(test_params),
+        cmocka_unit_test(test_document),   cmocka_unit_test(test_flow),
+        cmocka_unit_test(test_size),       cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_params),     cmocka_unit_test(test_kv_arrival),
+        cmocka_unit_test(test_sim_fabric), cmocka_unit_test(test_sim_playback_topology),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
