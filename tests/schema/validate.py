@@ -6,6 +6,8 @@ Usage: validate.py SCHEMA_DIR check-schemas
        validate.py SCHEMA_DIR results FILE...   each FILE must be a valid results document
        validate.py SCHEMA_DIR not-mix FILE...   each FILE must be refused by the mix schema
        validate.py SCHEMA_DIR not-results FILE...
+       validate.py SCHEMA_DIR auto FILE...      by each FILE's "format": a mix, a results
+                                                document, or skipped (another document)
 
 Prints one line per file (ok, or the first errors with their JSON path) and exits 1 when any
 file does not come out as asked, 2 on bad usage. Works with python3-jsonschema 4.10 (Debian
@@ -69,7 +71,7 @@ def main(argv):
             jsonschema.Draft202012Validator.check_schema(s)
             print("ok: %s is a valid draft 2020-12 schema" % name)
         return 0
-    if mode not in ("mix", "results", "not-mix", "not-results"):
+    if mode not in ("mix", "results", "not-mix", "not-results", "auto"):
         print("unknown mode %s" % mode)
         return 2
     v = vmix if mode.endswith("mix") else vres
@@ -82,10 +84,19 @@ def main(argv):
             print("FAIL: %s: cannot read it: %s" % (f, e))
             bad += 1
             continue
+        if mode == "auto":
+            fmt = doc.get("format") if isinstance(doc, dict) else None
+            if fmt == "fabtop-mix":
+                v = vmix
+            elif fmt in ("fabtop-results", "fabtop-drill", "fabtop-sweep"):
+                v = vres
+            else:
+                print("skip: %s (format %r)" % (f, fmt))
+                continue
         errs = sorted(v.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
         if want_valid and errs:
             bad += 1
-            print("FAIL: %s: %d error(s) against the %s schema" % (f, len(errs), mode))
+            print("FAIL: %s: %d error(s) against the %s schema" % (f, len(errs), "mix" if v is vmix else "results"))
             for e in errs[:5]:
                 d = deepest(e)
                 print("    at %s: %s" % (where(d), d.message[:300]))

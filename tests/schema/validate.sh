@@ -5,7 +5,8 @@
 # mixes; the committed samples of tests/results and the documents this test makes with the
 # real binary are valid results documents: loopback TCP (quiet-vs-loaded), a simulated run
 # (and --reproducible, whose times are null), kv-transfer and kv-requests, a run --model with
-# a scoreboard, a peer-kill drill and `report --json` of a sweep. Negative: mixes that
+# a scoreboard, a peer-kill drill and `report --json` of a sweep; the mixes and results
+# committed under bench/, docs/ and tests/ (not the fuzz corpus). Negative: mixes that
 # `fabtop run` refuses (65: a misspelled key at each level, a value out of range or of an
 # enum, a size's unit, no foreground flow) and documents with a string where a number
 # belongs are refused by the schemas too.
@@ -64,6 +65,17 @@ grep -q '"reproducible"' "$tmp/sim-victim.json" || fail "--reproducible: no repr
 v mix "$tmp/model-mix.mix" || fail "the mix of fabtop mix --model is not valid"
 v results "$src"/tests/results/*.json "$tmp"/*.json ||
     fail "a results document is not valid against results.schema.json"
+
+# Documents committed beside the code: GPU runs recorded on H200s (bench/device), mixes and
+# samples of the tests (the fuzz corpus, malformed on purpose, is left out).
+committed=$(find "$src/bench" "$src/docs" "$src/tests" -name '*.json' ! -path '*/docs/schema/*' \
+    ! -path '*/tests/fuzz/*' | sort)
+# shellcheck disable=SC2086
+v auto $committed >"$tmp/committed.out" || {
+    grep -v '^ok\|^skip' "$tmp/committed.out"
+    fail "a committed document is not valid against its schema"
+}
+echo "committed documents: $(grep -c '^ok' "$tmp/committed.out") validated, $(grep -c '^skip' "$tmp/committed.out") of other formats skipped"
 
 # Negative: the schema refuses what the reader refuses.
 python3 - "$src/engine/mixes/api.json" "$tmp" <<'PY' || fail "could not make the bad documents"
