@@ -10,9 +10,13 @@
 # `fabtop run` refuses (65: a misspelled key at each level, a value out of range or of an
 # enum, a size's unit, no foreground flow) and documents with a string where a number
 # belongs are refused by the schemas too.
+# Usage: validate.sh WRITE_DOC [FAKE_CUDANCCL] (the compare tests' document writer: verbs-shaped
+# documents; the stand-in CUDA/NCCL library: nccl runs, collective and copy).
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 src=${FABTOP_SRC:?FABTOP_SRC must point at the source tree}
+wd=${1:?the compare tests write_doc program}
+fake=${2:-}
 here=$(dirname "$0")
 schemas=$src/docs/schema
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
@@ -59,6 +63,20 @@ run drill drill --mix "$src/tests/ctl/data/drill-rr.json" --fault peer-kill --at
     fail "report --json of the sweep sample: $(cat "$tmp/sweep.err")"
 "$bin" mix --model Llama-3.1-8B --tp 2 --transport tcp --json -o "$tmp/model-mix.mix" \
     >/dev/null 2>"$tmp/mix.err" || fail "mix --model: $(cat "$tmp/mix.err")"
+"$wd" "$tmp/verbs-ib.json" || fail "write_doc"
+"$wd" "$tmp/verbs-eth.json" ll=Ethernet mtu=1024 fw=28.39.1002 size=65536 neighbour=1 mix=other ||
+    fail "write_doc ll=Ethernet"
+if [ -n "$fake" ] && [ -f "$fake" ]; then
+    FABTOP_CUDART=$fake FABTOP_NCCL=$fake FAKE_CUDA_DEVICES=2
+    export FABTOP_CUDART FABTOP_NCCL FAKE_CUDA_DEVICES
+    for m in nccl-decode nccl-contention; do
+        run "$m" run --mix "$m" -d 0.1 -o "$tmp/$m.json"
+    done
+    unset FABTOP_CUDART FABTOP_NCCL FAKE_CUDA_DEVICES
+    grep -q busbw_GBps "$tmp/nccl-decode.json" || fail "nccl-decode: no point figures (busbw_GBps)"
+else
+    echo "note: no stand-in CUDA/NCCL library built: no nccl run checked"
+fi
 grep -q '"scoreboard"' "$tmp/model.json" || fail "run --model with --slo: no scoreboard to check"
 grep -q '"reproducible"' "$tmp/sim-victim.json" || fail "--reproducible: no reproducible key"
 
