@@ -146,6 +146,22 @@ int mix_parse_bytes(const char *s, uint64_t *out)
 
 /* ---- parsing ---- */
 
+/* The keys each object of a mix may hold (mix.h; docs/schema/mix.schema.json documents each,
+ * and tests/schema checks that the two agree). */
+const char *const mix_doc_keys[] = {
+    "format",       "version", "name", "description", "lesson", "phases", "progress_deadline_s",
+    "fail_bound_s", "flows",   NULL};
+/* latency_kind is written by mix_to_json (derived from op and params) and read back as is. */
+const char *const mix_flow_keys[] = {
+    "name",      "transport", "op",           "role",          "direction",
+    "local",     "peer",      "size",         "response_size", "concurrency",
+    "rate_gbps", "warmup_s",  "duration_s",   "iterations",    "start_s",
+    "seed",      "params",    "latency_kind", "class",         "per_step",
+    "recover",   NULL};
+const char *const mix_local_keys[] = {"ip", "netdev", "rdma", "gpu", NULL};
+const char *const mix_size_keys[] = {"sweep", "dist", NULL};
+const char *const mix_recover_keys[] = {"attempts", "backoff_ms", "deadline_s", "failover", NULL};
+
 struct pctx {
     const char *what;
     struct ft_err *err;
@@ -218,7 +234,7 @@ static void parse_sizes(struct pctx *c, int fi, const cJSON *v, struct mix_sizes
     }
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(v, "sweep");
     const cJSON *dist = cJSON_GetObjectItemCaseSensitive(v, "dist");
-    check_keys(c, fi, "size", v, (const char *const[]){"sweep", "dist", NULL});
+    check_keys(c, fi, "size", v, mix_size_keys);
     if (cJSON_IsObject(sw)) {
         /* Like perftest -a / nccl-tests -b -e -f: from, to, factor (default 2). */
         check_keys(c, fi, "size.sweep", sw, (const char *const[]){"from", "to", "factor", NULL});
@@ -342,8 +358,7 @@ static void parse_recover(struct pctx *c, int fi, const cJSON *o, struct mix_rec
         perr(c, fi, "recover", "must be an object with attempts, backoff_ms and deadline_s");
         return;
     }
-    check_keys(c, fi, "recover", v,
-               (const char *const[]){"attempts", "backoff_ms", "deadline_s", "failover", NULL});
+    check_keys(c, fi, "recover", v, mix_recover_keys);
     r->set = true;
     r->attempts = (int)recover_num(c, fi, v, "attempts", 5, 1, 1000);
     r->deadline_s = recover_num(c, fi, v, "deadline_s", 10, 0.1, 3600);
@@ -398,14 +413,7 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
         perr(c, fi, "", "must be an object");
         return;
     }
-    /* latency_kind is written by mix_to_json (derived from op and params) and read back as is. */
-    static const char *const flow_keys[] = {
-        "name",      "transport", "op",           "role",          "direction",
-        "local",     "peer",      "size",         "response_size", "concurrency",
-        "rate_gbps", "warmup_s",  "duration_s",   "iterations",    "start_s",
-        "seed",      "params",    "latency_kind", "class",         "per_step",
-        "recover",   NULL};
-    check_keys(c, fi, "", o, flow_keys);
+    check_keys(c, fi, "", o, mix_flow_keys);
     str_field(c, fi, o, "name", f->name, sizeof(f->name));
     str_field(c, fi, o, "transport", f->transport, sizeof(f->transport));
     str_field(c, fi, o, "class", f->class_name, sizeof(f->class_name));
@@ -435,8 +443,7 @@ static void parse_flow(struct pctx *c, int fi, const cJSON *o, struct mix_flow *
         if (!cJSON_IsObject(local)) {
             perr(c, fi, "local", "must be an object with ip, netdev, rdma or gpu");
         } else {
-            check_keys(c, fi, "local", local,
-                       (const char *const[]){"ip", "netdev", "rdma", "gpu", NULL});
+            check_keys(c, fi, "local", local, mix_local_keys);
             str_field(c, fi, local, "ip", f->local_ip, sizeof(f->local_ip));
             str_field(c, fi, local, "netdev", f->local_netdev, sizeof(f->local_netdev));
             str_field(c, fi, local, "rdma", f->local_rdma, sizeof(f->local_rdma));
@@ -503,9 +510,7 @@ int mix_from_json(const cJSON *doc, const char *what, struct mix *m, struct ft_e
     if (ver != MIX_VERSION)
         return ft_err_set(err, -EPROTO, "%s: mix version %lld, this fabtop reads version %d", what,
                           (long long)ver, MIX_VERSION);
-    check_keys(&c, -1, "", doc,
-               (const char *const[]){"format", "version", "name", "description", "lesson", "phases",
-                                     "progress_deadline_s", "fail_bound_s", "flows", NULL});
+    check_keys(&c, -1, "", doc, mix_doc_keys);
     str_field(&c, -1, doc, "name", m->name, sizeof(m->name));
     str_field(&c, -1, doc, "description", m->description, sizeof(m->description));
     str_field(&c, -1, doc, "lesson", m->lesson, sizeof(m->lesson));

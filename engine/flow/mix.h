@@ -124,6 +124,15 @@ struct mix {
     struct mix_flow flows[MIX_MAX_FLOWS];
 };
 
+/* The keys (NULL-terminated) the reader accepts in the document, a flow, its local, its size
+ * object and its recover; any other is refused, naming the nearest. A flow's params are the
+ * transport's (xport_ops.param_keys). docs/schema/mix.schema.json documents every one. */
+extern const char *const mix_doc_keys[];
+extern const char *const mix_flow_keys[];
+extern const char *const mix_local_keys[];
+extern const char *const mix_size_keys[];
+extern const char *const mix_recover_keys[];
+
 /* Parse and validate; every error names the file (what), the flow and the field. */
 int mix_from_json(const cJSON *doc, const char *what, struct mix *m, struct ft_err *err);
 int mix_load_file(const char *path, struct mix *m, struct ft_err *err);
