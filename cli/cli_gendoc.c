@@ -313,8 +313,57 @@ static void schema_value(FILE *f, const cJSON *v)
     }
 }
 
+/* A JSON value's type name. */
+static const char *json_type(const cJSON *v)
+{
+    return cJSON_IsString(v)   ? "string"
+           : cJSON_IsNumber(v) ? "number"
+           : cJSON_IsBool(v)   ? "boolean"
+           : cJSON_IsNull(v)   ? "null"
+           : cJSON_IsArray(v)  ? "array"
+                               : "object";
+}
+
+/* What a node without "type" holds: its const's or enum's type, its alternatives' types
+ * ("integer or string"), or the other file it refers to ("see mix.schema.json"). */
+static void schema_untyped(FILE *f, const cJSON *root, const cJSON *n, int depth)
+{
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(n, "$ref");
+    if (cJSON_IsString(ref) && strncmp(ref->valuestring, "#/", 2)) {
+        fputs("as ", f);
+        roff_str(f, ref->valuestring, false);
+        fputs(" describes", f);
+        return;
+    }
+    n = schema_resolve(root, n);
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(n, "type");
+    const cJSON *cst = cJSON_GetObjectItemCaseSensitive(n, "const");
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(n, "enum");
+    const cJSON *alt = cJSON_GetObjectItemCaseSensitive(n, "oneOf");
+    if (!alt)
+        alt = cJSON_GetObjectItemCaseSensitive(n, "anyOf");
+    if (cJSON_IsString(type)) {
+        roff_str(f, type->valuestring, false);
+    } else if (cst) {
+        fputs(json_type(cst), f);
+    } else if (cJSON_IsArray(en) && cJSON_GetArraySize(en) > 0) {
+        fputs(json_type(cJSON_GetArrayItem(en, 0)), f);
+    } else if (cJSON_IsArray(alt) && depth < 3) {
+        const cJSON *b;
+        bool first = true;
+        cJSON_ArrayForEach(b, alt)
+        {
+            fputs(first ? "" : " or ", f);
+            schema_untyped(f, root, b, depth + 1);
+            first = false;
+        }
+    } else {
+        fputs("any JSON value", f);
+    }
+}
+
 /* "string", "number or null", with the range, default and unit after it. */
-static void schema_kind(FILE *f, const cJSON *n)
+static void schema_kind(FILE *f, const cJSON *root, const cJSON *n)
 {
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(n, "type");
     fputc('(', f);
@@ -332,7 +381,7 @@ static void schema_kind(FILE *f, const cJSON *n)
             first = false;
         }
     } else {
-        fputs("see below", f);
+        schema_untyped(f, root, n, 0);
     }
     const cJSON *min = cJSON_GetObjectItemCaseSensitive(n, "minimum");
     const cJSON *max = cJSON_GetObjectItemCaseSensitive(n, "maximum");
@@ -375,7 +424,7 @@ static void schema_key(FILE *f, const cJSON *root, const char *name, const cJSON
     fputs(".TP\n\\fB", f);
     roff_str(f, path, false);
     fputs("\\fR ", f);
-    schema_kind(f, n);
+    schema_kind(f, root, n);
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(n, "description");
     if (cJSON_IsString(d)) {
         roff_lines(f, d->valuestring);
@@ -424,6 +473,26 @@ static void schema_keys(FILE *f, const cJSON *root, const cJSON *node, const cha
     schema_keys(f, root, cJSON_GetObjectItemCaseSensitive(node, "then"), prefix, depth + 1);
 }
 
+/* The format an allOf branch selects: {"if": {"properties": {"format": {"const": X}}}}. */
+static const char *branch_format(const cJSON *b)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, "if"),
+                                             "properties"),
+            "format"),
+        "const");
+    return cJSON_IsString(c) ? c->valuestring : NULL;
+}
+
+static bool has_format_branches(const cJSON *schema)
+{
+    const cJSON *b;
+    cJSON_ArrayForEach(
+        b, cJSON_GetObjectItemCaseSensitive(schema, "allOf")) if (branch_format(b)) return true;
+    return false;
+}
+
 int cli_gendoc_schema_man(const struct cJSON *schema, const char *page, const char *date, FILE *out)
 {
     char *text = NULL;
@@ -468,6 +537,32 @@ int cli_gendoc_schema_man(const struct cJSON *schema, const char *page, const ch
                 roff_lines(f, d->valuestring);
             }
             schema_keys(f, schema, r, "", 0);
+        }
+    } else if (has_format_branches(schema)) {
+        /* One document kind per "format" (allOf: if format is X then $defs/X): the common
+         * keys, then a section per kind. */
+        fputs(".SH KEYS\n", f);
+        const cJSON *p;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(schema, "properties"))
+            schema_key(f, schema, p->string, p, "", 0);
+        const cJSON *b;
+        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(schema, "allOf"))
+        {
+            const char *fmt = branch_format(b);
+            const cJSON *then = schema_resolve(schema, cJSON_GetObjectItemCaseSensitive(b, "then"));
+            if (!fmt || !then)
+                continue;
+            fputs(".SH \"", f);
+            for (const char *c = fmt; *c; c++)
+                fputc(*c >= 'a' && *c <= 'z' ? *c - 32 : *c, f);
+            fputs(" DOCUMENTS\"\n", f);
+            fputs("Documents whose \\fBformat\\fR is \\fB\"", f);
+            roff_str(f, fmt, false);
+            fputs("\"\\fR.\n", f);
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(then, "description");
+            if (cJSON_IsString(d))
+                roff_lines(f, d->valuestring);
+            schema_keys(f, schema, then, "", 0);
         }
     } else {
         fputs(".SH KEYS\n", f);

@@ -8,6 +8,7 @@
 set -eu
 FABTOP=${FABTOP_BIN:?}
 BUILD=${FABTOP_BUILD:?}
+: "${FABTOP_SRC:?}"
 MAN=$BUILD/doc/man1
 COMP=$BUILD/doc/completion
 command -v mandoc >/dev/null || { echo "skip: no mandoc (Debian package mandoc)"; exit 77; }
@@ -17,7 +18,16 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # ---- man pages ----
 [ -f "$MAN/fabtop.1" ] || fail "no $MAN/fabtop.1: the build did not generate the pages"
-for p in "$MAN"/*.1; do
+# The file formats' pages, from docs/schema: every key of the mix's flows is on fabtop-mix(5).
+for f in mix results; do
+    [ -f "$BUILD/doc/man5/fabtop-$f.5" ] || fail "no fabtop-$f(5)"
+done
+mandoc -Tascii -O width=300 "$BUILD/doc/man5/fabtop-mix.5" | col -b > "$T/mix5.txt"
+for k in $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["$defs"]["flow"]["properties"]; print(" ".join(f))' "$FABTOP_SRC/docs/schema/mix.schema.json"); do
+    grep -q "flows\[\]\.$k (" "$T/mix5.txt" || fail "fabtop-mix(5) lacks flows[].$k"
+done
+grep -q "flows\[\]\.rate_gbps (.*Gb/s" "$T/mix5.txt" || fail "fabtop-mix(5): rate_gbps without its unit"
+for p in "$MAN"/*.1 "$BUILD"/doc/man5/*.5; do
     out=$(mandoc -Tlint "$p" 2>&1 || true)
     [ -z "$out" ] || fail "mandoc -Tlint $p: $out"
 done
