@@ -18,14 +18,15 @@ libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev libcairo2-dev"
 # for -Tlint, man-db, zsh for the zsh completion, debhelper, dpkg-dev and lintian to build and
 # check the .deb, adduser for its postinst, systemd for systemd-analyze verify; the Prometheus
 # tests (tests/prom): promtool (in prometheus), node_exporter and curl to scrape it; the
-# report tests (tests/report): headless chromium renders the HTML. The main job
+# report tests (tests/report): headless chromium renders the HTML; python3-jsonschema for the
+# schema tests (tests/schema). The main job
 # does not need OpenMPI: fabtop-sweep is built when it is found (FABTOP_SWEEP=AUTO), and a node that runs `fabtop sweep` installs
 # libopenmpi-dev and openmpi-bin.
 FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 jq iproute2 procps nftables \
 ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
 openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux \
 mandoc man-db zsh debhelper dpkg-dev lintian adduser systemd prometheus \
-prometheus-node-exporter curl chromium"
+prometheus-node-exporter curl chromium python3-jsonschema"
 
 fabtop_missing() {
     missing=""

@@ -136,8 +136,9 @@ extern const char *const mix_recover_keys[];
 /* Parse and validate; every error names the file (what), the flow and the field. */
 int mix_from_json(const cJSON *doc, const char *what, struct mix *m, struct ft_err *err);
 int mix_load_file(const char *path, struct mix *m, struct ft_err *err);
-/* NAME (a preset in the search path) or a FILE path. Search path: $XDG_CONFIG_HOME/fabtop/
- * mixes, the installed share/fabtop/mixes, then this source tree's engine/mixes. */
+/* NAME (a preset in the search path) or a FILE path. Search path: common/datadir.h's for
+ * "mixes" (the user's directories, the build tree's engine/mixes for a program run from it,
+ * the installed share/fabtop/mixes, $XDG_DATA_DIRS). */
 int mix_load(const char *name_or_path, struct mix *m, struct ft_err *err);
 /* List preset names (NULL-terminated, caller frees with mix_free_names): those at the top of
  * the search path first, then those one folder down as "FOLDER/NAME" ("sim/incast-pfc"). */
