@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/cli_mix.h"
@@ -31,6 +32,7 @@
 #include "text/judge_text.h"
 #include "report/report_trace.h"
 #include "text/run_text.h"
+#include "text/text_units.h"
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -194,7 +196,18 @@ static void list_presets(void)
     mix_free_names(names);
 }
 
-/* One line, rewritten in place, on a terminal. */
+/* The terminal's width on stderr, less one column (a line as wide as the terminal wraps on
+ * some terminals, and then each rewrite lands on a new line); 79 when it is not known. */
+static int progress_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
+        return ws.ws_col - 1 < 255 ? ws.ws_col - 1 : 255;
+    return 79;
+}
+
+/* One line, rewritten in place, on a terminal: cut to the terminal's width, the elapsed time
+ * never past the phase's total. */
 static void progress(const struct runner_snapshot *s, bool tty)
 {
     static const char *const ph[] = {"setup", "warm-up", "measure", "teardown", "done"};
@@ -202,16 +215,23 @@ static void progress(const struct runner_snapshot *s, bool tty)
         return;
     const struct snap_flow *f = &s->flows[s->fg];
     char line[256];
-    int n = snprintf(line, sizeof(line), "[%s %s] %.1f/%.0f s %s", s->phase_name, ph[s->run_phase],
-                     s->phase_elapsed_s, s->phase_total_s, f->name);
+    double el = s->phase_elapsed_s;
+    if (s->phase_total_s > 0 && el > s->phase_total_s)
+        el = s->phase_total_s;
+    int n = snprintf(line, sizeof(line), "[%s %s] %.1f/%g s %s", s->phase_name, ph[s->run_phase],
+                     el, s->phase_total_s, f->name);
     if (f->npoints > 1)
         n += snprintf(line + n, sizeof(line) - (size_t)n, " %d/%d", f->point + 1, f->npoints);
-    if (f->valid & SNAP_V_LAT)
-        n += snprintf(line + n, sizeof(line) - (size_t)n, " p50 %.1fus p99 %.1fus",
-                      f->lat.p50 / 1e3, f->lat.p99 / 1e3);
+    if (f->valid & SNAP_V_LAT) {
+        char p50[32], p99[32];
+        text_lat_auto(p50, sizeof(p50), f->lat.p50 / 1e3);
+        text_lat_auto(p99, sizeof(p99), f->lat.p99 / 1e3);
+        n += snprintf(line + n, sizeof(line) - (size_t)n, " p50 %s p99 %s", p50, p99);
+    }
     if (f->valid & SNAP_V_RATE)
-        n += snprintf(line + n, sizeof(line) - (size_t)n, " %.3f Gb/s", f->goodput_gbps);
-    fprintf(stderr, "\r%-100.100s", line);
+        snprintf(line + n, sizeof(line) - (size_t)n, " %.3f Gb/s", f->goodput_gbps);
+    int w = progress_width();
+    fprintf(stderr, "\r%-*.*s", w, w, line);
     fflush(stderr);
 }
 
@@ -500,7 +520,7 @@ int cli_run_main(int argc, char **argv)
     if (!caught && poll(&sp, 1, 0) == 1 && read(sig_pipe[0], &sb0, 1) == 1)
         caught = sb0;
     if (tty)
-        fprintf(stderr, "\r%-100s\r", "");
+        fprintf(stderr, "\r%-*s\r", progress_width(), "");
     const cJSON *run_res = runner_wait(r);
     const struct results_doc *run_doc = runner_results(r);
     int rc = runner_status(r) ? CLI_FAILED : CLI_OK;

@@ -2,6 +2,7 @@
  * sockperf tradition, rendered from a results document (so saved results print alike). */
 #include "text/run_text.h"
 #include "text/path_text.h"
+#include "text/text_units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -76,6 +77,35 @@ static void lat_tcell(struct strbuf *sb, bool present, const struct results_num 
     double v = 0;
     bool have = present && results_num_get(f, &v);
     lat_val(sb, have, v);
+}
+
+/* A latency cell in the table's unit u (microseconds are formatted as they always were). */
+static void lat_ucell(struct strbuf *sb, bool present, const struct results_num *f,
+                      struct text_lat_unit u)
+{
+    double v = 0;
+    bool have = present && results_num_get(f, &v);
+    if (u.us == 1 || !have) {
+        lat_val(sb, have, v);
+        return;
+    }
+    char c[32];
+    text_lat_in(c, sizeof(c), v, u);
+    strbuf_printf(sb, " %9s", c);
+}
+
+/* The unit of a flow's latency table: the one its largest p99 reads best in. */
+static struct text_lat_unit flow_lat_unit(const struct results_flow *fl)
+{
+    double top = 0;
+    for (int p = 0; p < fl->npoints; p++) {
+        const struct results_point *pt = &fl->points[p];
+        double v;
+        if (results_bool_true(&pt->measured) && pt->latency_st == RESULTS_SET &&
+            results_num_get(&pt->latency.p99, &v) && v > top)
+            top = v;
+    }
+    return text_lat_unit_for(top);
 }
 
 static const char *str_or(const struct results_str *f, const char *dflt)
@@ -184,15 +214,18 @@ static void flow_table(struct strbuf *sb, const struct results_flow *fl)
     bool coll = tr && !strcmp(tr, "nccl") && op && !strcmp(op, "collective");
     /* Host<->GPU copies: GB/s per direction, as the copy engines are rated. */
     bool copy = tr && !strcmp(tr, "nccl") && op && !strcmp(op, "copy");
+    struct text_lat_unit u = flow_lat_unit(fl);
+    char unit_note[32];
+    snprintf(unit_note, sizeof(unit_note), " (%s), ", u.abbr);
     if (sim)
         strbuf_printf(sb, "    in simulated time: %s%s%sgoodput, last completion (end)\n",
-                      lat ? "latency " : "", lat ? kind : "", lat ? " (us), " : "");
+                      lat ? "latency " : "", lat ? kind : "", lat ? unit_note : "");
     else if (lat)
-        strbuf_printf(sb, "    latency: %s, microseconds\n", kind);
+        strbuf_printf(sb, "    latency: %s, %s\n", kind, u.word);
     strbuf_printf(sb, "    %9s %9s", "size", "ops");
     if (lat)
-        strbuf_printf(sb, " %9s %9s %9s %9s %9s %9s", "p50", "p90", "p99", "p99.9", "p99.99",
-                      "max");
+        strbuf_printf(sb, " %9s %9s %9s %9s %9s %9s %9s %9s %9s", "min", "p50", "p90", "p99",
+                      "p99.9", "p99.99", "max", "mean", "stdev");
     if (sim)
         strbuf_printf(sb, " %9s %10s\n", "sim Gb/s", "end us");
     else if (coll)
@@ -212,10 +245,11 @@ static void flow_table(struct strbuf *sb, const struct results_flow *fl)
         if (lat) {
             const struct results_latency *l = &pt->latency;
             bool have = pt->latency_st == RESULTS_SET;
-            const struct results_num *v[] = {&l->p50,  &l->p90,   &l->p99,
-                                             &l->p999, &l->p9999, &l->max};
-            for (int k = 0; k < 6; k++)
-                lat_tcell(sb, have, v[k]);
+            /* perftest's columns too: the minimum, the mean and the standard deviation. */
+            const struct results_num *v[] = {&l->min,   &l->p50, &l->p90,  &l->p99,  &l->p999,
+                                             &l->p9999, &l->max, &l->mean, &l->stdev};
+            for (int k = 0; k < 9; k++)
+                lat_ucell(sb, have, v[k], u);
         }
         if (sim) {
             cell(sb, simres, "goodput_gbps", 10, "%.3f");
@@ -394,6 +428,42 @@ static void scoreboard_text(struct strbuf *sb, const struct results_scoreboard *
                                : "loaded");
 }
 
+/* Several bulk flows in one phase (incast's senders, neighbours): their total goodput and
+ * Jain's fairness index, (sum x)^2 / (n sum x^2), 1 when every sender gets the same share and
+ * 1/n when one takes it all (R. Jain, D. Chiu, W. Hawe, DEC-TR-301, 1984). Each flow's goodput
+ * is its last measured point's, payload per second as the table shows it. */
+static void senders_line(struct strbuf *sb, const struct results_phase *ph)
+{
+    int n = 0;
+    double sum = 0, sumsq = 0;
+    bool simulated = false;
+    for (int i = 0; i < ph->nflows; i++) {
+        const struct results_flow *fl = &ph->flows[i];
+        const char *op = results_str_get(&fl->op);
+        if (!op || strcmp(op, "stream"))
+            continue;
+        const struct results_point *last = NULL;
+        for (int p = 0; p < fl->npoints; p++)
+            if (results_bool_true(&fl->points[p].measured))
+                last = &fl->points[p];
+        double g;
+        bool sim = false;
+        if (!last || !results_point_goodput(fl, last, &g, &sim) || !(g >= 0))
+            continue;
+        simulated |= sim;
+        n++;
+        sum += g;
+        sumsq += g * g;
+    }
+    if (n < 2)
+        return;
+    strbuf_printf(sb,
+                  "  %d bulk flows: total %.3f Gb/s%s, Jain's fairness %.3f (1 = equal shares, "
+                  "%.2f = one takes all)\n",
+                  n, sum, simulated ? " (simulated time)" : "",
+                  sumsq > 0 ? sum * sum / (n * sumsq) : 1.0, 1.0 / n);
+}
+
 void run_text_summary(struct strbuf *sb, const struct results_run *results)
 {
     const cJSON *mix = results->mix;
@@ -415,21 +485,26 @@ void run_text_summary(struct strbuf *sb, const struct results_run *results)
             strbuf_printf(sb, "\nPhase %s\n", str_or(&ph->name, "n/a"));
         for (int i = 0; i < ph->nflows; i++)
             flow_table(sb, &ph->flows[i]);
+        senders_line(sb, ph);
     }
     const struct results_summary *sum = &results->summary;
     const struct results_summary_phase *q = summary_phase(sum, "quiet"),
                                        *l = summary_phase(sum, "loaded");
     if (q && l) {
-        strbuf_printf(sb, "\nQuiet vs loaded, %s (last size point, us):\n",
-                      results_str_get(&sum->foreground));
+        double qt = 0, lt = 0;
+        results_num_get(&q->p99, &qt);
+        results_num_get(&l->p99, &lt);
+        struct text_lat_unit u = text_lat_unit_for(qt > lt ? qt : lt);
+        strbuf_printf(sb, "\nQuiet vs loaded, %s (last size point, %s):\n",
+                      results_str_get(&sum->foreground), u.abbr);
         strbuf_printf(sb, "    %-8s %10s %10s\n", "", "quiet", "loaded");
         static const char *const keys[] = {"p50", "p99", "p99.9", "max"};
         const struct results_num *qv[] = {&q->p50, &q->p99, &q->p999, &q->max},
                                  *lv[] = {&l->p50, &l->p99, &l->p999, &l->max};
         for (int k = 0; k < 4; k++) {
             strbuf_printf(sb, "    %-8s", keys[k]);
-            lat_tcell(sb, true, qv[k]);
-            lat_tcell(sb, true, lv[k]);
+            lat_ucell(sb, true, qv[k], u);
+            lat_ucell(sb, true, lv[k], u);
             strbuf_add(sb, "\n");
         }
         double r, qp50, lp50;

@@ -9,6 +9,7 @@
 
 #include "common/jsonutil.h"
 #include "common/xalloc.h"
+#include "text/text_units.h"
 #include "tui/live_plot.h"
 
 /* After the run: flow's histogram of its last measured point in the results' last phase,
@@ -45,6 +46,15 @@ static const struct hist *results_hist(struct app *a, struct live_state *s, int 
         hist_snapshot(h, s->res_hist);
     s->res_hist_ok = h != NULL;
     return s->res_hist_ok ? s->res_hist : NULL;
+}
+
+/* A latency of ns nanoseconds in unit u (microseconds as live_fmt_us writes them). */
+static void fmt_lat(char *buf, size_t len, double ns, struct text_lat_unit u)
+{
+    if (u.us == 1)
+        live_fmt_us(buf, len, ns);
+    else
+        text_lat_in(buf, len, ns / 1000, u);
 }
 
 static void draw_hist(struct app *a, struct live_state *s, struct ui *u, const struct rect *r,
@@ -165,11 +175,13 @@ static void draw_hist(struct app *a, struct live_state *s, struct ui *u, const s
                     ticks[i].label);
     if (!legend)
         return;
-    /* Legend: each marker with its value in us, then the maximum and the count. */
+    /* Legend: each marker with its value, then the maximum and the count, in the unit the
+     * p99.9 reads best in (text_units.h). */
+    struct text_lat_unit unit = text_lat_unit_for(p[2] / 1000);
     int x = in.x, end = in.x + in.w;
     for (int i = 0; i < 3 && x < end; i++) {
         char v[32], seg[64];
-        live_fmt_us(v, sizeof(v), p[i]);
+        fmt_lat(v, sizeof(v), p[i], unit);
         snprintf(seg, sizeof(seg), "%s %s ", mname[i], v);
         if (x + 1 + ui_width(seg) > end)
             break;
@@ -178,13 +190,13 @@ static void draw_hist(struct app *a, struct live_state *s, struct ui *u, const s
         x += 1 + ui_width(seg);
     }
     char v[32], cnt[32], seg[96];
-    live_fmt_us(v, sizeof(v), mx);
+    fmt_lat(v, sizeof(v), mx, unit);
     live_fmt_si(cnt, sizeof(cnt), (double)count);
-    snprintf(seg, sizeof(seg), "max %s us, n=%s", v, cnt);
+    snprintf(seg, sizeof(seg), "max %s %s, n=%s", v, unit.abbr, cnt);
     if (x + ui_width(seg) > end)
-        snprintf(seg, sizeof(seg), "max %s us", v);
+        snprintf(seg, sizeof(seg), "max %s %s", v, unit.abbr);
     if (x + ui_width(seg) > end)
-        snprintf(seg, sizeof(seg), "us");
+        snprintf(seg, sizeof(seg), "%s", unit.abbr);
     ui_text(u, ay + 2, x, end - x, ROLE_NORMAL, seg);
 }
 

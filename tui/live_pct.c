@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "text/text_units.h"
 #include "tui/live_plot.h"
 
 static void pcol_clear(struct live_pcol *c, const char *head)
@@ -146,7 +147,8 @@ static double pfield_val(const struct live_pcol *c, enum pfield f)
 }
 
 /* A cell's text for a column colw - 1 wide. */
-static void pcell(char *buf, size_t len, const struct live_pcol *c, enum pfield f, int width)
+static void pcell(char *buf, size_t len, const struct live_pcol *c, enum pfield f, int width,
+                  struct text_lat_unit u)
 {
     if (c->ratio) {
         double v = pfield_val(c, f);
@@ -184,7 +186,11 @@ static void pcell(char *buf, size_t len, const struct live_pcol *c, enum pfield 
         live_pane_fmt_gbps(buf, len, c->busbw); /* GB/s, same digits as Gb/s */
         break;
     default:
-        live_fmt_us(buf, len, pfield_val(c, f));
+        /* Latencies in the table's unit (text_units.h: ms once the p99s pass 10 ms). */
+        if (u.us == 1)
+            live_fmt_us(buf, len, pfield_val(c, f));
+        else
+            text_lat_in(buf, len, pfield_val(c, f) / 1000, u);
     }
 }
 
@@ -254,16 +260,23 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
     struct live_pcol cols[MIX_MAX_FLOWS + 3];
     int ncols = build_cols(a, s, cols, MIX_MAX_FLOWS + 3);
     bool two = snap->nphases == 2 && snap->fg >= 0;
+    /* One unit for the table's latencies: the one its largest p99 reads best in. */
+    double top = 0;
+    for (int j = 0; j < ncols; j++)
+        if (!cols[j].ratio && cols[j].p99 > top)
+            top = cols[j].p99;
+    struct text_lat_unit unit = text_lat_unit_for(top / 1000);
+    const char *us = unit.abbr;
     char t[3][160];
     const char *fname = snap->fg >= 0 ? snap->flows[snap->fg].name : "";
     if (two) {
-        snprintf(t[0], sizeof(t[0]), "Percentiles, us: %s quiet vs loaded, other flows", fname);
-        snprintf(t[1], sizeof(t[1]), "Percentiles, us: %s quiet vs loaded", fname);
-        snprintf(t[2], sizeof(t[2]), "us: quiet vs loaded");
+        snprintf(t[0], sizeof(t[0]), "Percentiles, %s: %s quiet vs loaded, other flows", us, fname);
+        snprintf(t[1], sizeof(t[1]), "Percentiles, %s: %s quiet vs loaded", us, fname);
+        snprintf(t[2], sizeof(t[2]), "%s: quiet vs loaded", us);
     } else {
-        snprintf(t[0], sizeof(t[0]), "Percentiles per flow, us (latency), Gb/s, ops/s");
-        snprintf(t[1], sizeof(t[1]), "Percentiles per flow, us");
-        snprintf(t[2], sizeof(t[2]), "Per flow, us");
+        snprintf(t[0], sizeof(t[0]), "Percentiles per flow, %s (latency), Gb/s, ops/s", us);
+        snprintf(t[1], sizeof(t[1]), "Percentiles per flow, %s", us);
+        snprintf(t[2], sizeof(t[2]), "Per flow, %s", us);
     }
     live_pane_box(u, r, focus, (const char *const[]){t[0], t[1], t[2]}, 3);
     struct rect in = ui_inner(r);
@@ -301,7 +314,7 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
     if (a->runner && !runner_done(a->runner))
         runner_show_hist(a->runner, s->hist_want);
     int first = s->list[LIVE_PCT].top;
-    ui_text(u, in.y, in.x, labw, ROLE_DIM, "us");
+    ui_text(u, in.y, in.x, labw, ROLE_DIM, us);
     for (int j = 0; j < fit && first + j < ncols; j++) {
         const struct live_pcol *c = &cols[first + j];
         char h[40];
@@ -319,7 +332,7 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
         for (int j = 0; j < fit && first + j < ncols; j++) {
             const struct live_pcol *c = &cols[first + j];
             char v[40], cell[48];
-            pcell(v, sizeof(v), c, (enum pfield)f, colw - 1);
+            pcell(v, sizeof(v), c, (enum pfield)f, colw - 1, unit);
             snprintf(cell, sizeof(cell), "%*s", colw - 1, v);
             enum theme_role role = !strcmp(v, "n/a") ? ROLE_DIM
                                    : f == F_P50      ? ROLE_P50
