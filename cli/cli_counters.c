@@ -11,9 +11,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "common/xalloc.h"
 #include "common/jsonutil.h"
 #include "common/strbuf.h"
 #include "engine/counters/counters.h"
@@ -100,8 +102,10 @@ static const struct cli_opt counters_opts[] = {
      .off = A(co.with_qdisc)},
     {"ethtool", 0, CLI_ARG_NONE, NULL, "add ethtool statistics (PFC pause per priority, discards)",
      CLI_V_SET, .off = A(co.with_ethtool)},
-    {"all", 0, CLI_ARG_NONE, NULL, "also show unknown counters that did not move", CLI_V_SET,
-     .off = A(all)},
+    {"all", 0, CLI_ARG_NONE, NULL,
+     "also show unknown counters that did not move; with\n--watch at a terminal: every counter by "
+     "object, not\nthe table of what moved (sorted by rate, fitting the\nscreen)",
+     CLI_V_SET, .off = A(all)},
     {"json", 0, CLI_ARG_NONE, NULL, "print JSON on stdout (with --watch: one line per redraw)",
      CLI_V_SET, .off = A(json)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also save the JSON document to FILE (atomically)",
@@ -316,6 +320,115 @@ static void render(struct strbuf *sb, const struct counters_set *s, bool watch, 
                    "value.\n");
 }
 
+/* ---- --watch at a terminal: what moved ---- */
+
+/* Did the counter move over the last interval or since the start? */
+static bool moved(const struct counters_value *v)
+{
+    if (v->setting || !(v->valid & COUNTERS_V_VALUE))
+        return false;
+    if (v->kind == COUNTERS_GAUGE)
+        return v->value != 0;
+    return v->saturated || v->reset || ((v->valid & COUNTERS_V_RATE) && v->rate != 0) ||
+           ((v->valid & COUNTERS_V_DELTA) && v->delta != 0);
+}
+
+static bool alarmed(const struct counters_value *v)
+{
+    return v->error_like && (((v->valid & COUNTERS_V_RATE) && v->rate > 0) ||
+                             ((v->valid & COUNTERS_V_DELTA) && v->delta > 0));
+}
+
+static int group_rank(enum counters_group g)
+{
+    for (size_t i = 0; i < sizeof(group_order) / sizeof(group_order[0]); i++)
+        if (group_order[i] == g)
+            return (int)i;
+    return (int)(sizeof(group_order) / sizeof(group_order[0]));
+}
+
+/* Errors that rose first, then congestion, loss, errors, traffic; in each, the fastest first. */
+static int moved_cmp(const void *a, const void *b)
+{
+    const struct counters_value *x = *(const struct counters_value *const *)a,
+                                *y = *(const struct counters_value *const *)b;
+    if (alarmed(x) != alarmed(y))
+        return alarmed(x) ? -1 : 1;
+    int gx = group_rank(x->group), gy = group_rank(y->group);
+    if (gx != gy)
+        return gx < gy ? -1 : 1;
+    double rx = (x->valid & COUNTERS_V_RATE) ? x->rate : 0;
+    double ry = (y->valid & COUNTERS_V_RATE) ? y->rate : 0;
+    if (rx != ry)
+        return rx > ry ? -1 : 1;
+    int c = strcmp(x->object, y->object);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+/* The counters that moved, one table sorted as moved_cmp says, cut to rows x cols (as sar -n
+ * DEV and mlnx_perf show a live host): what a console needs at a glance; --all gives the
+ * full list by object. */
+static void render_moved(struct strbuf *sb, const struct counters_set *s, double interval,
+                         double since_s, int rows, int cols)
+{
+    int n;
+    const struct counters_value *v = counters_set_values(s, &n);
+    const struct counters_value **m = xalloc_zero((size_t)(n ? n : 1), sizeof(*m));
+    int nm = 0;
+    for (int i = 0; i < n; i++)
+        if (moved(&v[i]))
+            m[nm++] = &v[i];
+    qsort(m, (size_t)nm, sizeof(*m), moved_cmp);
+    char line[512];
+    snprintf(line, sizeof(line),
+             "fabtop counters: %d of %d moved (rates over %.2f s, growth over %.1f s)", nm, n,
+             interval, since_s);
+    strbuf_printf(sb, "%.*s\n", cols, line);
+    snprintf(line, sizeof(line), "  %-16s %-30s %12s %13s", "object", "counter", "rate",
+             "since start");
+    strbuf_printf(sb, "%.*s\n", cols, line);
+    int fit = rows - 4 > 1 ? rows - 4 : 1, shown = 0;
+    for (int i = 0; i < nm && shown < fit; i++, shown++) {
+        const struct counters_value *c = m[i];
+        char rate[48], delta[48];
+        if (c->kind == COUNTERS_GAUGE) {
+            fmt_value(c->value, c->unit, rate, sizeof(rate));
+            snprintf(delta, sizeof(delta), "(level)");
+        } else {
+            if (c->saturated)
+                snprintf(rate, sizeof(rate), "saturated");
+            else if (c->reset)
+                snprintf(rate, sizeof(rate), "reset");
+            else if (c->valid & COUNTERS_V_RATE)
+                fmt_short(c->rate, c->unit, "", "/s", rate, sizeof(rate));
+            else
+                snprintf(rate, sizeof(rate), "n/a");
+            if (c->valid & COUNTERS_V_DELTA)
+                fmt_short(c->delta, c->unit, "+", "", delta, sizeof(delta));
+            else
+                snprintf(delta, sizeof(delta), "n/a");
+        }
+        /* A unit that is not bytes goes after the rate ("12/s packets" reads badly). */
+        char name[64];
+        snprintf(name, sizeof(name), "%s%s%s", c->name, strcmp(c->unit, "bytes") ? " " : "",
+                 strcmp(c->unit, "bytes") ? c->unit : "");
+        snprintf(line, sizeof(line), "%c %-16.16s %-30.30s %12s %13s", alarmed(c) ? '!' : ' ',
+                 c->object, name, rate, delta);
+        strbuf_printf(sb, "%.*s\n", cols, line);
+    }
+    if (nm == 0)
+        strbuf_add(sb, "  nothing moved yet\n");
+    if (nm > shown)
+        snprintf(line, sizeof(line),
+                 "%d more moved (the terminal is full); --all lists every counter by object",
+                 nm - shown);
+    else
+        snprintf(line, sizeof(line),
+                 "'!' an error-like counter that rose; --all lists every counter by object");
+    strbuf_printf(sb, "%.*s\n", cols, line);
+    free(m);
+}
+
 static void sleep_s(double secs)
 {
     struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
@@ -507,11 +620,15 @@ static int counters(struct counters_args *o, int nrest, char **rest)
         } else {
             struct strbuf sb;
             strbuf_init(&sb);
+            struct winsize ws;
             if (tty)
                 strbuf_add(&sb, "\033[H\033[2J");
             else if (frame > 1)
                 strbuf_add(&sb, "\n");
-            render(&sb, s, true, all, interval, mono_s() - t0, true);
+            if (tty && !all && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
+                render_moved(&sb, s, interval, mono_s() - t0, ws.ws_row, ws.ws_col);
+            else
+                render(&sb, s, true, all, interval, mono_s() - t0, true);
             fputs(sb.s, stdout);
             strbuf_free(&sb);
         }
