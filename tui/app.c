@@ -487,21 +487,33 @@ static void draw_header(struct app *a, const struct layout *l)
         ui_text(u, l->header.y, l->cols - rw - 1, rw, ROLE_HEADER, right);
 }
 
+/* The view whose function key is Fn (and digit n), or -1: one scheme for the tabs' order,
+ * their labels, the function keys and the digits (htop's F1 Help first). */
+static int view_of_fkey(int n)
+{
+    for (int v = 0; v < VIEW_COUNT; v++)
+        if (app_views[v] && app_views[v]->fkey == n)
+            return v;
+    return -1;
+}
+
 static void draw_tabs(struct app *a, const struct layout *l)
 {
-    static const enum view_id order[] = {VIEW_TOPO,    VIEW_SETUP, VIEW_LIVE, VIEW_FABRIC,
-                                         VIEW_RESULTS, VIEW_SWEEP, VIEW_HELP};
     struct ui *u = &a->ui;
     ui_text_pad(u, l->tabs.y, 0, l->cols, ROLE_TAB, "");
     int x = 1;
-    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-        const struct view_ops *v = app_views[order[i]];
+    for (int k = 1; k <= 12; k++) {
+        int vi = view_of_fkey(k);
+        if (vi < 0)
+            continue;
+        enum view_id order_i = (enum view_id)vi;
+        const struct view_ops *v = app_views[order_i];
         /* The sweep's tab only while a sweep is open (or shown). */
-        if (!v || (order[i] == VIEW_SWEEP && !a->sweep_path[0] && a->view != VIEW_SWEEP))
+        if (order_i == VIEW_SWEEP && !a->sweep_path[0] && a->view != VIEW_SWEEP)
             continue;
         char t[48];
         snprintf(t, sizeof(t), " F%d %s ", v->fkey, v->name);
-        ui_text(u, l->tabs.y, x, l->cols - x, order[i] == a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, t);
+        ui_text(u, l->tabs.y, x, l->cols - x, order_i == a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, t);
         x += ui_width(t) + 1;
     }
 }
@@ -613,10 +625,9 @@ static int global_key(struct app *a, int ch)
     case KEY_RESIZE:
         return REACT_REDRAW;
     default:
-        if (ch >= '1' && ch <= '7') {
-            static const enum view_id order[] = {VIEW_TOPO, VIEW_SETUP,  VIEW_LIVE, VIEW_RESULTS,
-                                                 VIEW_HELP, VIEW_FABRIC, VIEW_SWEEP};
-            app_switch(a, order[ch - '1']);
+        /* Digit n is Fn (for terminals whose function keys do not arrive). */
+        if (ch >= '1' && ch <= '9' && view_of_fkey(ch - '0') >= 0) {
+            app_switch(a, (enum view_id)view_of_fkey(ch - '0'));
             return REACT_REDRAW;
         }
         return REACT_NONE;

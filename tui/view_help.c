@@ -27,10 +27,11 @@ static struct help_state *st(struct app *a)
 
 static const char *const key_lines[] = {
     "Keys (htop/nvtop style; every view lists its own keys in the bottom line)",
-    "  F1 or ?    this help           F2 or 2    test setup",
-    "  F3 or 1    topology            F4 or 3    live run",
-    "  F5 or 4    results, compare    F6 or 6    simulated fabric",
+    "  F1 or 1, ? this help           F2 or 2    test setup",
+    "  F3 or 3    topology            F4 or 4    live run",
+    "  F5 or 5    results, compare    F6 or 6    simulated fabric",
     "  F7 or 7    rack sweep          F10 or q   quit",
+    "  (digit n is Fn, the tabs run F1 to F7; in the setup form digits go to the field)",
     "  Tab        next pane           Shift-Tab  previous pane",
     "  Up/Down, j/k   move            PgUp/PgDn  page",
     "  Enter      open / go to        /          search, n next",

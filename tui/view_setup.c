@@ -1210,6 +1210,26 @@ static int setup_key(struct app *a, int ch)
     case 'D':
         return drill(a);
     default:
+        /* A digit belongs to the form, never to the view shortcuts: on a field that takes
+         * typing it starts the edit with itself ("64KiB" typed on Size), elsewhere (a choice,
+         * Start) it is refused with a word, so typing a size on the wrong row neither starts
+         * a run nor jumps to another view. */
+        if (ch >= '0' && ch <= '9') {
+            long lo, hi;
+            bool typed = model_mode(s) ? model_long(s, s->fields.sel, &lo, &hi) != NULL
+                                       : is_text_field(s->fields.sel);
+            if (typed) {
+                s->edit[0] = (char)ch;
+                s->edit[1] = '\0';
+                s->editing = true;
+            } else {
+                app_message(a, ROLE_WARN,
+                            "'%c': this row takes no typing (Left/Right choose; F1-F7 switch "
+                            "views)",
+                            ch);
+            }
+            return REACT_REDRAW;
+        }
         return REACT_NONE;
     }
 }
