@@ -585,6 +585,50 @@ static void test_key_line(void **state)
     screen_close(&s);
 }
 
+/* Key routing: digit n is Fn everywhere but in the setup form, where a digit typed on a
+ * field goes into the field and one typed on a row that takes no typing (Start, a choice)
+ * is refused with a word, neither starting a run nor leaving the view (issue 21: "64KiB"
+ * typed on Start used to start a run and jump to the live view). */
+static void test_key_routing(void **state)
+{
+    (void)state;
+    struct app_opts o = synth_opts();
+    struct screen s;
+    char row[512];
+    assert_int_equal(screen_open(&s, NULL, 24, 80, &o), 0);
+    /* The digits follow the tabs' F-keys: 3 is F3 Topology, 1 is F1 Help, 2 is F2 Setup. */
+    screen_keys(&s, "3");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "Topology") >= 0);
+    screen_keys(&s, "1");
+    screen_draw(&s);
+    screen_row(&s, 2, row, sizeof(row));
+    assert_non_null(strstr(row, "Help"));
+    screen_keys(&s, "2");
+    screen_draw(&s);
+    screen_row(&s, 2, row, sizeof(row));
+    assert_non_null(strstr(row, "Test setup"));
+    /* Typed on Message size (five rows down), the digits are the field's. */
+    screen_keys(&s, "Down Down Down Down Down 6 4 K i B Enter");
+    screen_draw(&s);
+    int y = screen_find_row(&s, "Message size");
+    assert_true(y >= 0);
+    screen_row(&s, y, row, sizeof(row));
+    assert_non_null(strstr(row, "64KiB"));
+    assert_non_null(strstr(row, "preset: 512 B"));
+    screen_row(&s, 2, row, sizeof(row));
+    assert_non_null(strstr(row, "Test setup"));
+    /* On Start (six rows further) a digit is refused: the view stays, no run starts. */
+    screen_keys(&s, "Down Down Down Down Down Down 4");
+    screen_draw(&s);
+    screen_row(&s, 2, row, sizeof(row));
+    assert_non_null(strstr(row, "Test setup"));
+    assert_true(screen_find_row(&s, "this row takes no typing") >= 0);
+    assert_int_equal(screen_find_row(&s, "Live run"), -1);
+    assert_int_equal(screen_find_row(&s, "measuring"), -1);
+    screen_close(&s);
+}
+
 /* ---- real topology exports (--shared) ---- */
 
 static void shared_scenario(const char *file, const char *name, const char *keys, int rows,
@@ -700,7 +744,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_no_color),         cmocka_unit_test(test_colour_fallbacks),
         cmocka_unit_test(test_theme_key),        cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_key_line),         cmocka_unit_test(test_sweep_view),
-        cmocka_unit_test(test_sweep_many_ranks),
+        cmocka_unit_test(test_sweep_many_ranks), cmocka_unit_test(test_key_routing),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
