@@ -63,6 +63,7 @@ struct counters_value {
     bool reset;            /* went down since the last sample (someone cleared it) */
     bool reset_since_mark; /* a reset happened since the mark (the delta counts from it) */
     bool error_like;       /* any increase is bad (errors, drops, discards) */
+    bool simulated;        /* from the fabric simulator (engine/sim/): rate is per simulated s */
     double value;          /* current value in unit (4-byte words already x4) */
     double rate;           /* per second over the last interval, in unit/s */
     double delta;          /* growth since counters_set_mark, in unit (resets and wraps handled) */

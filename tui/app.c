@@ -467,10 +467,23 @@ static void draw_header(struct app *a, const struct layout *l)
         static const char *const ph[] = {"setup", "warm-up", "measuring", "teardown", "done"};
         /* Tenths for phases under 10 s ("0.3/0.5 s", not "0/0 s"). */
         int d = a->snap->phase_total_s < 10 ? 1 : 0;
-        snprintf(right, sizeof(right), "%s %s: %s %.*f/%.*f s%s",
-                 a->have_run_mix ? a->run_mix.name : "", a->snap->phase_name,
-                 ph[a->snap->run_phase], d, a->snap->phase_elapsed_s, d, a->snap->phase_total_s,
-                 a->display_paused ? " [display paused]" : "");
+        const struct fabric_snap *fab = a->snap->fabric;
+        if (a->snap->phase_total_s <= 0 && fab && (fab->valid & FABRIC_SNAP_V_STATE))
+            /* A simulated run ends with its operations, not a duration: its clock. */
+            snprintf(right, sizeof(right), "%s %s: %s, simulated %.1f us%s",
+                     a->have_run_mix ? a->run_mix.name : "", a->snap->phase_name,
+                     ph[a->snap->run_phase], (double)fab->sim_now_ps / 1e6,
+                     a->display_paused ? " [display paused]" : "");
+        else if (a->snap->phase_total_s <= 0)
+            snprintf(right, sizeof(right), "%s %s: %s %.1f s%s",
+                     a->have_run_mix ? a->run_mix.name : "", a->snap->phase_name,
+                     ph[a->snap->run_phase], a->snap->phase_elapsed_s,
+                     a->display_paused ? " [display paused]" : "");
+        else
+            snprintf(right, sizeof(right), "%s %s: %s %.*f/%.*f s%s",
+                     a->have_run_mix ? a->run_mix.name : "", a->snap->phase_name,
+                     ph[a->snap->run_phase], d, a->snap->phase_elapsed_s, d, a->snap->phase_total_s,
+                     a->display_paused ? " [display paused]" : "");
     }
     char left[256];
     snprintf(left, sizeof(left), " fabtop %s  %s%s%s", FABTOP_VERSION,

@@ -60,6 +60,15 @@ static void ctr_num(char *buf, size_t len, double v, const char *unit, bool vali
     snprintf(buf, len, "%s%s%s", n, *us ? " " : "", us);
 }
 
+/* Keep a blank between columns w wide: a number whose unit does not fit loses the unit
+ * ("19.7k frames" -> "19.7k"; the other columns of the row carry it). */
+static void ctr_fit(char *buf, int w)
+{
+    char *sp = strrchr(buf, ' ');
+    if ((int)strlen(buf) > w - 1 && sp)
+        *sp = '\0';
+}
+
 /* By default only counters that moved during the test (or whose state is unknown or odd)
  * are listed: a node has hundreds, nearly all of them still. */
 static bool ctr_shown(const struct live_state *s, const struct counters_value *c)
@@ -117,13 +126,17 @@ static int build_clines(struct app *a, struct live_state *s, int h, struct cline
         if (nctr == 0 && n < max)
             out[n++] = (struct cline){CL_NOTE, -1, "(none moved during the test; z: all)"};
         const char *obj = NULL;
+        enum counters_source src = COUNTERS_SRC_COUNT;
         for (int i = 0; i < snap->ncounters && n < max; i++) {
             const struct counters_value *c = &snap->counters[i];
             if (!ctr_shown(s, c))
                 continue;
-            if ((!obj || strcmp(obj, c->object)) && n < max) {
+            /* A heading per object and source: a RoCE NIC's IB port counters and its
+             * ethtool pause counters are headed each by their own source. */
+            if ((!obj || strcmp(obj, c->object) || src != c->source) && n < max) {
                 out[n++] = (struct cline){CL_OBJECT, i, NULL};
                 obj = c->object;
+                src = c->source;
             }
             if (n < max)
                 out[n++] = (struct cline){CL_CTR, i, NULL};
@@ -222,6 +235,9 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
                          "RTT us", tcpw, "cwnd");
             } else {
                 int nw = in.w - (wide ? 3 : 2) * numw;
+                /* The simulator's rates are averages per simulated second. */
+                bool sim = snap->ncounters > 0 && snap->counters[0].simulated;
+                const char *per = sim ? "per sim s" : "per s";
                 char what[96];
                 if (s->all_counters)
                     snprintf(what, sizeof(what), "all %d counters%s", s->ctr_total,
@@ -231,9 +247,9 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
                              wide ? " (z: all)" : "");
                 if (wide)
                     snprintf(buf, sizeof(buf), "%-*.*s%*s%*s%*s", nw, nw, what, numw, "total", numw,
-                             "per s", numw, "in test");
+                             per, numw, "in test");
                 else
-                    snprintf(buf, sizeof(buf), "%-*.*s%*s%*s", nw, nw, what, numw, "per s", numw,
+                    snprintf(buf, sizeof(buf), "%-*.*s%*s%*s", nw, nw, what, numw, per, numw,
                              "in test");
             }
             ui_text(u, y, in.x, in.w, ROLE_DIM, buf);
@@ -243,7 +259,8 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
             break;
         case CL_OBJECT: {
             const struct counters_value *c = &snap->counters[l->ref];
-            snprintf(buf, sizeof(buf), "%s (%s)", c->object, source_str(c->source));
+            snprintf(buf, sizeof(buf), "%s (%s%s)", c->object, c->simulated ? "simulated, " : "",
+                     source_str(c->source));
             ui_text(u, y, in.x, in.w, ROLE_INFO, buf);
             break;
         }
@@ -292,6 +309,9 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
             } else {
                 ctr_num(delta, sizeof(delta), c->delta, c->unit, c->valid & COUNTERS_V_DELTA);
             }
+            ctr_fit(val, numw);
+            ctr_fit(rate, numw);
+            ctr_fit(delta, numw);
             int nw = in.w - (wide ? 3 : 2) * numw;
             char name[80];
             snprintf(name, sizeof(name), " %s%s", c->name,

@@ -47,6 +47,18 @@ static double progress_text(const struct app *a, char *buf, size_t len)
         snprintf(buf, len, "%swarm-up, %.1f of %.1f s", ph, el, tot);
         break;
     case RUN_PH_MEASURE:
+        if (tot <= 0) {
+            /* No duration: the run ends when its operations are done (a simulated fabric,
+             * an iteration count); the share done where the fabric says it. */
+            double done = live_pane_sim_done(snap);
+            if (done >= 0 && (snap->fabric->valid & FABRIC_SNAP_V_STATE)) {
+                snprintf(buf, len, "%smeasuring, sim time %.1f us, %.0f%% done", ph,
+                         (double)snap->fabric->sim_now_ps / 1e6, done * 100);
+                return done;
+            }
+            snprintf(buf, len, "%smeasuring, %.1f s (until its operations are done)", ph, el);
+            return 0;
+        }
         snprintf(buf, len, "%smeasuring, %.1f of %.1f s, %.1f s left", ph, el, tot,
                  tot > el ? tot - el : 0);
         break;

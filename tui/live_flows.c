@@ -1,6 +1,7 @@
 /* live_flows: the live view's goodput timelines, one row (or up to four) per flow, each on
  * its own scale, with the current and highest goodput; why a flow has none (failed,
- * pending, connecting). */
+ * pending, connecting). A simulated flow's goodput is in simulated time (its wall-clock
+ * rate says only how fast the playback runs): its average so far and its progress. */
 #include "tui/live_pane.h"
 
 #include <math.h>
@@ -22,7 +23,13 @@ static void draw_flows(struct app *a, struct live_state *s, struct ui *u, const 
         }
     }
     char t[2][128];
-    if (t1 >= t0) {
+    const struct fabric_snap *fab = snap->fabric;
+    bool sim = fab && (fab->valid & FABRIC_SNAP_V_FLOWS) && fab->nflows > 0;
+    if (sim) {
+        snprintf(t[0], sizeof(t[0]), "Goodput per flow, Gb/s in simulated time, %.1f us",
+                 (double)fab->sim_now_ps / 1e6);
+        snprintf(t[1], sizeof(t[1]), "Goodput, sim Gb/s");
+    } else if (t1 >= t0) {
         snprintf(t[0], sizeof(t[0]), "Goodput per flow, Gb/s, %.1f-%.1f s of the run", t0, t1);
         snprintf(t[1], sizeof(t[1]), "Goodput, Gb/s, %.1f-%.1f s", t0, t1);
     } else {
@@ -74,6 +81,28 @@ static void draw_flows(struct app *a, struct live_state *s, struct ui *u, const 
                       : "waiting to start";
         } else if (f->ntl == 0) {
             why = f->state == FLOW_ST_SETUP ? "connecting (setup)..." : "no samples yet";
+        }
+        const struct fabric_snap_flow *ff = sim ? fabric_snap_flow(fab, f->name) : NULL;
+        if (ff && !why) {
+            /* Average since its first post, in simulated time, and the share of its
+             * operations done (a background flow runs until the foreground is done). */
+            char avg[24], line[160];
+            live_pane_fmt_gbps(avg, sizeof(avg), fabric_snap_gbps(fab, ff));
+            double done = live_pane_sim_flow_done(f, ff);
+            if (done >= 0)
+                snprintf(line, sizeof(line), "%3.0f%%, %llu/%llu ops", done * 100,
+                         (unsigned long long)ff->st.ops, (unsigned long long)ff->target);
+            else
+                snprintf(line, sizeof(line), "%llu ops, background",
+                         (unsigned long long)ff->st.ops);
+            char right[64];
+            snprintf(right, sizeof(right), "%*s%*s", numw, avg, numw, "");
+            ui_text(u, y, chart_x + chart_w, 2 * numw, ROLE_NORMAL, right);
+            int lw = ui_width(line) + 1, bw = chart_w - lw;
+            if (done >= 0 && bw >= 4)
+                ui_hbar(u, y, chart_x, bw - 1, done, bar);
+            ui_text(u, y, chart_x + (bw >= 4 ? bw : 0), chart_w, ROLE_DIM, line);
+            continue;
         }
         double mx = 0;
         for (int j = 0; j < f->ntl; j++)

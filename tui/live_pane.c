@@ -83,3 +83,27 @@ int live_pane_sel_move(struct live_state *s, int pane, int d)
         s->ev_follow = s->list[pane].sel >= s->nsel[pane] - 1;
     return moved || pane == LIVE_EV ? REACT_REDRAW : REACT_HANDLED;
 }
+
+double live_pane_sim_flow_done(const struct snap_flow *f, const struct fabric_snap_flow *ff)
+{
+    if (ff->background || !ff->target)
+        return -1;
+    double d = f->size ? (double)ff->st.tx_acked / ((double)ff->target * (double)f->size)
+                       : (double)ff->st.ops / (double)ff->target;
+    return d < 0 ? 0 : d > 1 ? 1 : d;
+}
+
+double live_pane_sim_done(const struct runner_snapshot *snap)
+{
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < snap->nflows; i++) {
+        const struct fabric_snap_flow *ff = fabric_snap_flow(snap->fabric, snap->flows[i].name);
+        double d = ff ? live_pane_sim_flow_done(&snap->flows[i], ff) : -1;
+        if (d >= 0) {
+            sum += d;
+            n++;
+        }
+    }
+    return n ? sum / n : -1;
+}

@@ -124,6 +124,11 @@ void live_pane_box(struct ui *u, const struct rect *r, bool focus, const char *c
 /* Move pane's selection by d (clamped to its items at the last draw; the events pane
  * follows the newest again at the end): REACT_REDRAW, or REACT_HANDLED when nothing moved. */
 int live_pane_sel_move(struct live_state *s, int pane, int d);
+/* A simulated flow's share done (0 to 1): bytes acknowledged of its operations' bytes
+ * (operations done where its size is a distribution); -1 for a background flow. */
+double live_pane_sim_flow_done(const struct snap_flow *f, const struct fabric_snap_flow *ff);
+/* The share of the simulated foreground flows done, -1 when the run simulates none. */
+double live_pane_sim_done(const struct runner_snapshot *snap);
 /* Columns of vertical bars (fractions of height rows) with their bottom at y_bottom. */
 void live_pane_vbars(struct ui *u, int y_bottom, int x, int height, const double *frac, int n,
                      enum theme_role role);

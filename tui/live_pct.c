@@ -247,6 +247,17 @@ static int build_cols(struct app *a, struct live_state *s, struct live_pcol *col
             live_pct_from_snap(c, f, f->name);
         c->role = f->status == FLOW_FAILED ? ROLE_ERROR : ROLE_BORDER;
         c->flow = i;
+        /* A simulated flow's rates in simulated time (wall-clock ones would measure the
+         * playback), from the fabric's final or current state. */
+        const struct fabric_snap_flow *ff = fabric_snap_flow(snap->fabric, f->name);
+        if (ff) {
+            c->gbps = fabric_snap_gbps(snap->fabric, ff);
+            uint64_t end =
+                ff->st.done && ff->st.last_done ? ff->st.last_done : snap->fabric->sim_now_ps;
+            c->ops = end > ff->st.first_post
+                         ? (double)ff->st.ops / ((double)(end - ff->st.first_post) / 1e12)
+                         : NAN;
+        }
         if (live_pane_kind_of(a, i) == MIX_LAT_NONE)
             c->count = c->p50 = c->p90 = c->p99 = c->p999 = c->max = NAN;
     }
@@ -274,7 +285,8 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
         snprintf(t[1], sizeof(t[1]), "Percentiles, %s: %s quiet vs loaded", us, fname);
         snprintf(t[2], sizeof(t[2]), "%s: quiet vs loaded", us);
     } else {
-        snprintf(t[0], sizeof(t[0]), "Percentiles per flow, %s (latency), Gb/s, ops/s", us);
+        snprintf(t[0], sizeof(t[0]), "Percentiles per flow, %s (latency), Gb/s, ops/s%s", us,
+                 snap->fabric ? ", simulated time" : "");
         snprintf(t[1], sizeof(t[1]), "Percentiles per flow, %s", us);
         snprintf(t[2], sizeof(t[2]), "Per flow, %s", us);
     }

@@ -1342,7 +1342,16 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
             snprintf(val, vlen, "%g s", bf ? bf->duration_s : 0.0);
         snprintf(hint, hlen, "per size, after %g s warm-up", bf ? bf->warmup_s : 0.0);
         break;
-    case F_SENDERS:
+    case F_SENDERS: {
+        char into[32];
+        int ns = mix_build_sim_incast(bld(s), into, sizeof(into));
+        if (ns) {
+            /* The scenario's senders are its own flows between simulated hosts. */
+            snprintf(val, vlen, "%d", ns);
+            snprintf(hint, hlen, "simulated, into %s (fixed)", into);
+            *dim = true;
+            break;
+        }
         if (!mix_build_senders(bld(s))) {
             snprintf(val, vlen, "n/a");
             snprintf(hint, hlen, "no incast senders here");
@@ -1358,6 +1367,7 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
         }
         *dim = !field_applies(s, f);
         break;
+    }
     case F_NEIGHBOURS: {
         int bg = mix_build_background(bld(s));
         if (!bg) {

@@ -64,5 +64,10 @@ enum fabric_play {
 
 /* Free the arrays (the struct itself is the caller's). */
 void fabric_snap_free(struct fabric_snap *s);
+/* The flow of the mix called name, or NULL. */
+const struct fabric_snap_flow *fabric_snap_flow(const struct fabric_snap *s, const char *name);
+/* Flow f's payload goodput in simulated time, Gb/s: bytes acknowledged to its sender over
+ * the simulated time since its first post (NAN before any). */
+double fabric_snap_gbps(const struct fabric_snap *s, const struct fabric_snap_flow *f);
 
 #endif

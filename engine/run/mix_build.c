@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "engine/xport/xport.h"
 
 const struct mix_knob_info mix_build_knobs[MIX_KNOB_COUNT] = {
@@ -228,6 +230,37 @@ bool mix_build_sim(const struct mix_build *b)
 {
     int fg = mix_build_fg(b);
     return fg >= 0 && !strcmp(b->base.flows[fg].transport, "sim");
+}
+
+/* The simulated host flow f sends to (params.dst), or NULL. */
+static const char *sim_dst(const struct mix_flow *f)
+{
+    const cJSON *d = f->params ? cJSON_GetObjectItemCaseSensitive(f->params, "dst") : NULL;
+    return cJSON_IsString(d) ? d->valuestring : NULL;
+}
+
+int mix_build_sim_incast(const struct mix_build *b, char *dst, size_t len)
+{
+    int best = 0;
+    if (len)
+        dst[0] = '\0';
+    if (!mix_build_sim(b))
+        return 0;
+    for (int i = 0; i < b->base.nflows; i++) {
+        const char *di = sim_dst(&b->base.flows[i]);
+        if (!di || b->base.flows[i].op != MIX_OP_STREAM)
+            continue;
+        int n = 0;
+        for (int j = 0; j < b->base.nflows; j++) {
+            const char *dj = sim_dst(&b->base.flows[j]);
+            n += dj && b->base.flows[j].op == MIX_OP_STREAM && !strcmp(di, dj);
+        }
+        if (n > best) {
+            best = n;
+            snprintf(dst, len, "%s", di);
+        }
+    }
+    return best >= 2 ? best : 0;
 }
 
 bool mix_build_applies(const struct mix_build *b, enum mix_knob k)

@@ -127,6 +127,9 @@ int mix_build_senders(const struct mix_build *b);    /* incast senders (backgrou
 int mix_build_max_senders(const struct mix_build *b);
 /* A sim/ preset: flows between simulated hosts (no endpoint, peer, key file, duration). */
 bool mix_build_sim(const struct mix_build *b);
+/* In a sim/ preset, the most simulated streams that converge on one host (its name into
+ * dst), when two or more do: the scenario's incast, fixed by the scenario. 0 otherwise. */
+int mix_build_sim_incast(const struct mix_build *b, char *dst, size_t len);
 /* Does knob k apply to this preset and these settings (senders: only with neighbours)? */
 bool mix_build_applies(const struct mix_build *b, enum mix_knob k);
 /* Does flow f run with these settings (background flows only with neighbours on)? */

@@ -628,6 +628,13 @@ int sim_counters(const struct sim *s, struct counters_value *out, int max)
             c->delta = c->value; /* every counter starts at 0 with the simulation */
             c->valid = COUNTERS_V_VALUE | COUNTERS_V_DELTA;
             c->error_like = d[i].error_like;
+            c->simulated = true;
+            /* A rate per wall-clock second would say how fast the playback runs, not the
+             * fabric: the average per simulated second since the start instead. */
+            if (s->now > 0 && c->kind == COUNTERS_COUNTER) {
+                c->rate = c->value / ((double)s->now / 1e12);
+                c->valid |= COUNTERS_V_RATE;
+            }
         }
     }
     return out ? (total < max ? total : max) : total;

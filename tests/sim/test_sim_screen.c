@@ -306,6 +306,10 @@ static void test_incast(void **state)
     assert_on_screen(&s, "Peer           n/a");
     assert_on_screen(&s, "Transport      < sim >");
     assert_on_screen(&s, "$ fabtop run --mix sim/incast-pfc");
+    /* The scenario's fifteen senders, not "n/a" (issue 21), and no file users lack. */
+    assert_on_screen(&s, "Incast senders 15 ");
+    assert_on_screen(&s, "simulated, into h0 (fixed)");
+    assert_int_equal(screen_find_row(&s, "sim-reference"), -1);
     screen_keys(&s, "S");
     assert_non_null(s.app.runner);
     assert_int_equal(s.app.view, VIEW_FABRIC);
@@ -411,6 +415,36 @@ static void test_incast(void **state)
     assert_on_screen(&s, "port_xmit_data");
     assert_on_screen(&s, "h1 (");
     assert_on_screen(&s, "rx_prio3_pause "); /* the senders were paused */
+    /* Issue 21's sim facts: goodput in simulated time (on a 100 Gb/s fabric fifteen
+     * senders get about 6 Gb/s each, not the 0.003 Gb/s of a wall-clock rate), the
+     * run's clock and share done instead of "1.8/0.0 s", a heading per source and
+     * columns that never run together. */
+    assert_on_screen(&s, "Goodput per flow, Gb/s in simulated time");
+    {
+        char fr[1024];
+        int fy = screen_find_row(&s, "\u2502sender1 ");
+        assert_true(fy >= 0);
+        screen_row(&s, fy, fr, sizeof(fr));
+        const char *ops = strstr(fr, " ops ");
+        assert_non_null(ops);
+        double g = strtod(ops + 5, NULL);
+        if (!(g > 1 && g < 100))
+            fail_msg("sender1's simulated goodput %g Gb/s is not within 1-100: '%s'", g, fr);
+        int hy = screen_find_row(&s, "measuring, simulated ");
+        assert_true(hy == 0);
+        assert_true(screen_find_row(&s, "% done") >= 0);
+        assert_int_equal(screen_find_row(&s, "/0.0 s"), -1);
+    }
+    assert_on_screen(&s, "h1 (simulated, IB port counters)");
+    assert_on_screen(&s, "h1 (simulated, ethtool)");
+    assert_on_screen(&s, "per sim s");
+    {
+        char cr[1024];
+        screen_row(&s, screen_find_row(&s, "rx_prio3_pause "), cr, sizeof(cr));
+        for (const char *q = strstr(cr, "rx_prio3_pause ") + 15; *q; q++)
+            if (q[0] >= 'a' && q[0] <= 'z' && q[1] >= '0' && q[1] <= '9')
+                fail_msg("columns run together: '%s'", cr);
+    }
     screen_keys(&s, "F6");
     pump(&s);
     /* 132x43: the flows' progress too. */
