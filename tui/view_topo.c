@@ -1,6 +1,8 @@
 /* view_topo: the topology view: the tree of packages, NUMA nodes, host bridges, PCIe
  * switches, GPUs, NICs and ports; a detail pane for the selected object (or the affinity
- * matrix); the lint findings coloured by severity, Enter on one jumps to its object. */
+ * matrix, its heads frozen while its rows and columns scroll); the lint findings coloured by
+ * severity, the selected one whole with its fix in the detail pane, Enter on one jumps to
+ * its object. Long detail lines wrap. */
 #include "tui/views.h"
 
 #include <stdio.h>
@@ -46,6 +48,10 @@ struct topo_state {
     struct ui_list find;   /* findings selection and scroll */
     struct ui_list detail; /* detail scroll (top only) */
     bool matrix;           /* show the matrix instead of the detail */
+    int left;              /* the matrix's first visible column (Left/Right) */
+    int ncols, nvis;       /* its columns, and how many fitted at the last draw */
+    int detail_rows;       /* rows of the detail pane's text at the last draw */
+    int detail_h;          /* and the rows it had to show them */
     struct ui_search search;
 };
 
@@ -432,21 +438,160 @@ static void detail_text(struct app *a, struct strbuf *sb)
                       p->cur_speed_gts, p->max_width, p->max_speed_gts);
 }
 
-static void draw_lines(struct ui *u, const struct rect *in, const char *text, int top)
+/* Lines of text (a strbuf's, '\n' separated) wrapped to w columns: a line longer than w
+ * breaks at a space, its continuations indented two more than the line itself. The rows go
+ * into rows (at most max); returns how many the text needs. */
+static int wrap_text(const char *text, int w, char (*rows)[512], int max)
 {
-    int row = 0, line = 0;
-    for (const char *s = text; *s && row < in->h;) {
+    int n = 0;
+    char line[1024];
+    char(*parts)[512] = xalloc_zero(32, sizeof(*parts));
+    for (const char *s = text; *s;) {
         const char *e = strchr(s, '\n');
-        size_t n = e ? (size_t)(e - s) : strlen(s);
-        if (line >= top) {
-            char buf[512];
-            snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
-            ui_text(u, in->y + row, in->x, in->w, ROLE_NORMAL, buf);
-            row++;
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        snprintf(line, sizeof(line), "%.*s", (int)len, s);
+        s += len + (e ? 1 : 0);
+        int ind = (int)strspn(line, " ");
+        if (ui_width(line) <= w || w <= ind + 8) {
+            if (n < max)
+                snprintf(rows[n], sizeof(rows[n]), "%s", line);
+            n++;
+            continue;
         }
-        line++;
-        s += n + (e ? 1 : 0);
+        int np = ui_wrap_lines(line + ind, w - ind - 2, parts, 32);
+        for (int k = 0; k < np && k < 32; k++, n++)
+            if (n < max)
+                snprintf(rows[n], sizeof(rows[n]), "%*s%s", ind + (k ? 2 : 0), "", parts[k]);
     }
+    free(parts);
+    return n;
+}
+
+/* Wrapped text from row top on; the rows it has (for scrolling). */
+static int draw_wrapped(struct ui *u, const struct rect *in, const char *text, int top)
+{
+    enum { MAXROWS = 400 };
+    char(*rows)[512] = xalloc_zero(MAXROWS, sizeof(*rows));
+    int n = wrap_text(text, in->w, rows, MAXROWS);
+    for (int r = 0; r < in->h && top + r < n && top + r < MAXROWS; r++)
+        ui_text(u, in->y + r, in->x, in->w, ROLE_NORMAL, rows[top + r]);
+    free(rows);
+    return n;
+}
+
+/* The affinity matrix's grid: its first line (the column heads) and the row labels (the
+ * first frozen columns) stay while the cells scroll, by whole columns from column left on;
+ * the legend after the first blank line is wrapped below. Vertical scroll (top) moves the
+ * grid's rows and then the legend. *leftp is clamped to where the last columns fill the
+ * pane; how many columns there are and how many fit go into ncols and nvis. */
+static int draw_matrix(struct ui *u, const struct rect *in, const char *text, int top, int *leftp,
+                       int *ncols, int *nvis)
+{
+    const char *blank = strstr(text, "\n\n");
+    size_t glen = blank ? (size_t)(blank - text) : strlen(text);
+    char *grid = strndup(text, glen);
+    const char *legend = blank ? blank + 2 : "";
+    /* Columns start where the head line's names do; the label column is what precedes
+     * the first of them. */
+    char *head = grid, *nl = strchr(grid, '\n');
+    if (nl)
+        *nl = '\0';
+    int pos[64], nc = 0;
+    /* A column starts where a head does and a cell of some row does too ("CPU Affinity"
+     * is one head: no cell starts under "Affinity"). */
+    for (int x = 1; head[x] && nc < 64; x++) {
+        if (head[x] == ' ' || head[x - 1] != ' ')
+            continue;
+        bool cell = false;
+        for (const char *ln = nl ? nl + 1 : ""; *ln && !cell;) {
+            const char *e = strchr(ln, '\n');
+            int L = e ? (int)(e - ln) : (int)strlen(ln);
+            cell = x < L && ln[x] != ' ' && ln[x - 1] == ' ';
+            ln += L + (e ? 1 : 0);
+        }
+        if (cell)
+            pos[nc++] = x;
+    }
+    int label = nc ? pos[0] : 0;
+    /* Not past the place where the last columns fill the pane. */
+    int most = nc ? nc - 1 : 0;
+    while (most > 0 && label + (int)strlen(head) - pos[most - 1] <= in->w)
+        most--;
+    int left = *leftp < 0 ? 0 : *leftp > most ? most : *leftp;
+    *leftp = left;
+    int x0 = nc ? pos[left] : 0;
+    int vis = 0;
+    for (int c = left; c < nc; c++) {
+        int end = c + 1 < nc ? pos[c + 1] : (int)strlen(head);
+        if (label + (end - x0) > in->w && vis > 0)
+            break;
+        vis++;
+    }
+    *ncols = nc;
+    *nvis = vis;
+    int endx = left + vis < nc ? pos[left + vis] : 100000;
+    /* One row of the grid: its label, then the visible cells. */
+    char buf[1024];
+    int y = in->y, rows_total = 0;
+    char *lines = nl ? nl + 1 : NULL;
+    for (int r = -1;; r++) {
+        const char *ln;
+        char *next = NULL;
+        if (r < 0)
+            ln = head;
+        else if (lines && *lines) {
+            ln = lines;
+            next = strchr(lines, '\n');
+            if (next)
+                *next = '\0';
+        } else
+            break;
+        if (r >= 0)
+            rows_total++;
+        if ((r < 0 || r >= top) && y < in->y + in->h) {
+            int L = (int)strlen(ln);
+            int a = x0 < L ? x0 : L, b = endx < L ? endx : L;
+            snprintf(buf, sizeof(buf), "%-*.*s%.*s", label, label, ln, b - a, ln + a);
+            ui_text(u, y++, in->x, in->w, r < 0 ? ROLE_DIM : ROLE_NORMAL, buf);
+        }
+        if (r >= 0)
+            lines = next ? next + 1 : NULL;
+    }
+    /* The legend, wrapped, after a blank row. */
+    if (*legend) {
+        struct rect lr = *in;
+        int skip = top > rows_total ? top - rows_total : 0;
+        lr.y = y + 1;
+        lr.h = in->y + in->h - lr.y;
+        if (lr.h > 0)
+            rows_total += 1 + draw_wrapped(u, &lr, legend, skip);
+        else
+            rows_total += 1 + wrap_text(legend, in->w, NULL, 0);
+    }
+    free(grid);
+    return rows_total;
+}
+
+/* The selected finding whole: what is wrong and the fix. */
+static void finding_text(const struct app *a, int i, struct strbuf *sb)
+{
+    static const char *const sev[] = {"note", "warning", "error"};
+    const struct topo_finding *f = &a->findings.v[i];
+    strbuf_printf(sb, "%s: %s (%s)\n\n%s\n", f->object, sev[f->sev], f->rule, f->msg);
+    if (f->remedy[0])
+        strbuf_printf(sb, "\nfix: %s\n", f->remedy);
+    strbuf_printf(sb, "\nEnter: go to %s in the tree", f->object);
+}
+
+/* Scrolled no further than the text's last rows fill the pane: true when top moved. */
+static bool clamp_top(struct topo_state *s)
+{
+    int most = s->detail_rows - s->detail_h;
+    most = most > 0 ? most : 0;
+    if (s->detail.top <= most)
+        return false;
+    s->detail.top = most;
+    return true;
 }
 
 static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool focus)
@@ -454,13 +599,43 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool 
     struct topo_state *s = st(a);
     struct strbuf sb;
     strbuf_init(&sb);
-    if (s->matrix)
-        topo_text_matrix(&sb, a->topo, &a->aff);
-    else
-        detail_text(a, &sb);
-    ui_box(u, r, s->matrix ? "Affinity matrix (m: detail)" : "Detail (m: matrix)", focus);
     struct rect in = ui_inner(r);
-    draw_lines(u, &in, sb.s, s->detail.top);
+    s->detail_h = in.h - (s->matrix ? 1 : 0); /* the matrix's head row stays */
+    char title[160];
+    bool finding = a->focus == 2 && s->find.sel < a->findings.n;
+    if (s->matrix && !finding) {
+        topo_text_matrix(&sb, a->topo, &a->aff);
+        int nc = 0, nv = 0;
+        /* Drawn first to know what fits; the title then says which columns show. */
+        s->detail_rows = draw_matrix(u, &in, sb.s, s->detail.top, &s->left, &nc, &nv);
+        if (clamp_top(s)) {
+            ui_fill(u, &in, ROLE_NORMAL);
+            draw_matrix(u, &in, sb.s, s->detail.top, &s->left, &nc, &nv);
+        }
+        s->ncols = nc;
+        s->nvis = nv;
+        if (nv < nc && nv == 1)
+            snprintf(title, sizeof(title), "Matrix: column %d of %d", s->left + 1, nc);
+        else if (nv < nc)
+            snprintf(title, sizeof(title), "Matrix: columns %d-%d of %d", s->left + 1, s->left + nv,
+                     nc);
+        else
+            snprintf(title, sizeof(title), "Affinity matrix (m: detail)");
+    } else if (finding) {
+        finding_text(a, s->find.sel, &sb);
+        s->detail_rows = draw_wrapped(u, &in, sb.s, 0);
+        snprintf(title, sizeof(title), "Finding %d of %d", s->find.sel + 1, a->findings.n);
+    } else {
+        detail_text(a, &sb);
+        s->detail_rows = draw_wrapped(u, &in, sb.s, s->detail.top);
+        if (clamp_top(s)) {
+            ui_fill(u, &in, ROLE_NORMAL);
+            draw_wrapped(u, &in, sb.s, s->detail.top);
+        }
+        snprintf(title, sizeof(title), "Detail (m: matrix)");
+    }
+    /* The box last: its title over the rows drawn. */
+    ui_box(u, r, title, focus);
     strbuf_free(&sb);
 }
 
@@ -565,6 +740,7 @@ static int topo_key(struct app *a, int ch)
         case 'm':
             s->matrix = !s->matrix;
             s->detail.top = 0;
+            s->left = 0;
             return REACT_REDRAW;
         case '/':
             ui_search_start(&s->search);
@@ -579,10 +755,20 @@ static int topo_key(struct app *a, int ch)
             return REACT_HANDLED;
         case 'l':
         case KEY_RIGHT:
+            /* In the matrix Left/Right scroll its columns (Tab leaves the pane). */
+            if (a->focus == 1 && s->matrix) {
+                s->left++; /* clamped where the last columns fill the pane */
+                return REACT_REDRAW;
+            }
             a->focus = (a->focus + 1) % 3;
             return REACT_REDRAW;
         case 'h':
         case KEY_LEFT:
+            if (a->focus == 1 && s->matrix) {
+                if (s->left > 0)
+                    s->left--;
+                return REACT_REDRAW;
+            }
             a->focus = (a->focus + 2) % 3;
             return REACT_REDRAW;
         default:
@@ -592,6 +778,7 @@ static int topo_key(struct app *a, int ch)
     if (a->focus == 2)
         return ui_list_move(&s->find, a->findings.n, d) ? REACT_REDRAW : REACT_HANDLED;
     if (a->focus == 1) {
+        /* Scroll the text (clamped at its last rows when drawn). */
         ui_list_scroll(&s->detail, d);
         return REACT_REDRAW;
     }
@@ -603,8 +790,9 @@ static int topo_key(struct app *a, int ch)
 
 static const char *topo_keys(const struct app *a)
 {
-    (void)a;
     /* Most used first: at 80 columns the key line drops whole keys from the end. */
+    if (a->focus == 1 && st((struct app *)a)->matrix)
+        return "Up/Down rows  Left/Right columns  Tab pane  m detail  / search  F2 setup";
     return "Up/Down move  Tab pane  Enter go to finding  m matrix  / search  n next  F2 setup";
 }
 
