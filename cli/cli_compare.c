@@ -89,7 +89,9 @@ static void text(struct strbuf *sb, const struct compare_result *r, const char *
         strbuf_printf(sb, "\n%d condition%s the same (--all lists them).\n", nsame,
                       nsame == 1 ? " is" : "s are");
     }
-    strbuf_add(sb, "\nOutcome (latency in microseconds of the kind named; Gb/s = 10^9 bit/s)\n");
+    strbuf_add(sb, "\nOutcome (latency in microseconds of the kind named; Gb/s = 10^9 bit/s;"
+                   " B/A: better or worse by 10 % or more, much worse by 2x, latency lower is"
+                   " better, goodput higher)\n");
     if (r->nrows == 0)
         strbuf_add(sb, "  no measured points\n");
     for (int i = 0; i < r->nrows; i++) {
@@ -110,12 +112,15 @@ static void text(struct strbuf *sb, const struct compare_result *r, const char *
             if (w->in_b)
                 metric_value(y, sizeof(y), w->valid_b[m], w->b[m], m);
             double ratio;
-            if (compare_ratio(w, m, &ratio))
+            const char *word = "";
+            if (compare_ratio(w, m, &ratio)) {
                 snprintf(q, sizeof(q), "x%.2f", ratio);
-            char line[96];
+                word = compare_change_str(compare_change_of(compare_metric_lower_better(m), ratio));
+            }
+            char line[128];
             const char *name =
                 m == COMPARE_GBPS && (w->sim_a || w->sim_b) ? "sim Gb/s" : compare_metric_str(m);
-            int n = snprintf(line, sizeof(line), "    %-10s %12s %12s %9s", name, x, y, q);
+            int n = snprintf(line, sizeof(line), "    %-10s %12s %12s %9s %s", name, x, y, q, word);
             while (n > 0 && line[n - 1] == ' ')
                 line[--n] = '\0';
             strbuf_printf(sb, "%s\n", line);

@@ -352,10 +352,11 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
                                    : f == F_P999     ? ROLE_P999
                                                      : ROLE_NORMAL;
             if (c->ratio && strcmp(v, "n/a") && f != F_SIZE && f != F_COUNT) {
-                /* Loaded more than 10% worse than quiet: a warning colour. */
-                double x = pfield_val(c, (enum pfield)f);
-                bool worse = f == F_GBPS || f == F_OPS || f == F_BUSBW ? x < 0.9 : x > 1.1;
-                role = worse ? ROLE_WARN : ROLE_OK;
+                /* Loaded against quiet, by direction: latency up is worse, goodput down;
+                 * 2x or more worse stands out from 10 % (compare_change_of). */
+                bool lower = !(f == F_GBPS || f == F_OPS || f == F_BUSBW);
+                role =
+                    theme_role_of_change(compare_change_of(lower, pfield_val(c, (enum pfield)f)));
             }
             ui_text(u, in.y + row, in.x + labw + j * colw, colw, role, cell);
         }

@@ -203,9 +203,13 @@ void theme_default(struct theme *t)
     set(t, ROLE_SWITCH, 13, -1, 0, 0);
     set(t, ROLE_BAR, 6, -1, 0, 0);
     set(t, ROLE_BAR_LOADED, 3, -1, 0, 0);
-    set(t, ROLE_P50, 2, -1, THEME_A_BOLD, THEME_A_BOLD);
-    set(t, ROLE_P99, 3, -1, THEME_A_BOLD, THEME_A_BOLD);
-    set(t, ROLE_P999, 1, -1, THEME_A_BOLD, THEME_A_UNDERLINE);
+    /* Markers are told apart by hue, never by the good/bad colours. */
+    set(t, ROLE_P50, 14, -1, THEME_A_BOLD, THEME_A_BOLD);
+    set(t, ROLE_P99, 13, -1, THEME_A_BOLD, THEME_A_BOLD);
+    set(t, ROLE_P999, 15, -1, THEME_A_BOLD | THEME_A_UNDERLINE, THEME_A_UNDERLINE);
+    set(t, ROLE_BETTER, 2, -1, THEME_A_BOLD, THEME_A_BOLD);
+    set(t, ROLE_WORSE, 3, -1, THEME_A_BOLD, THEME_A_UNDERLINE);
+    set(t, ROLE_MUCH_WORSE, 1, -1, THEME_A_BOLD, THEME_A_BOLD | THEME_A_UNDERLINE);
     set(t, ROLE_DIFF, 0, 3, THEME_A_BOLD, THEME_A_REVERSE);
     set(t, ROLE_INPUT, 15, 8, 0, THEME_A_UNDERLINE);
     set(t, ROLE_KEY, 0, 6, THEME_A_BOLD, THEME_A_REVERSE);
@@ -436,4 +440,18 @@ int theme_next(struct theme *t, struct ft_err *err)
         theme_default(t);
     theme_free_names(names);
     return rc;
+}
+
+enum theme_role theme_role_of_change(enum compare_change c)
+{
+    switch (c) {
+    case COMPARE_CHANGE_BETTER:
+        return ROLE_BETTER;
+    case COMPARE_CHANGE_WORSE:
+        return ROLE_WORSE;
+    case COMPARE_CHANGE_MUCH_WORSE:
+        return ROLE_MUCH_WORSE;
+    default:
+        return ROLE_NORMAL;
+    }
 }

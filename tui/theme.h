@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "common/ft_err.h"
+#include "engine/results/compare.h"
 
 /* Every role the UI draws with: X(name, "json-key", what it is for). */
 #define THEME_ROLES(X)                                                                             \
@@ -28,9 +29,12 @@
     X(SWITCH, "switch", "PCIe and fabric switches")                                                \
     X(BAR, "bar", "histogram and throughput bars")                                                 \
     X(BAR_LOADED, "bar_loaded", "the loaded phase's bars beside the quiet ones")                   \
-    X(P50, "p50", "the p50 marker")                                                                \
-    X(P99, "p99", "the p99 marker")                                                                \
-    X(P999, "p999", "the p99.9 marker")                                                            \
+    X(P50, "p50", "the p50 marker (identity, not a rating)")                                       \
+    X(P99, "p99", "the p99 marker (identity, not a rating)")                                       \
+    X(P999, "p999", "the p99.9 marker (identity, not a rating)")                                   \
+    X(BETTER, "better", "a change for the better (compare_change_of: 10 % or more)")               \
+    X(WORSE, "worse", "a change for the worse, by 10 % up to 2x")                                  \
+    X(MUCH_WORSE, "much_worse", "a change for the worse by 2x or more")                            \
     X(DIFF, "diff", "a test condition that differs between compared results")                      \
     X(INPUT, "input", "an editable field")                                                         \
     X(KEY, "key", "a key name in the help and the key bar")
@@ -78,6 +82,9 @@ char **theme_list(void);
 int theme_next(struct theme *t, struct ft_err *err);
 void theme_free_names(char **names);
 const char *theme_role_name(enum theme_role r);
+/* The role that shows a change (compare_change_of, engine/results/compare.h): better,
+ * worse, much worse; no change is NORMAL. */
+enum theme_role theme_role_of_change(enum compare_change c);
 const char *theme_role_what(enum theme_role r);
 /* Parse "red", "brightblue", "default", "208", "#ff8700" into 0-255 / -1. */
 int theme_parse_color(const char *s, short *out);

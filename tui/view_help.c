@@ -36,7 +36,12 @@ static const char *const key_lines[] = {
     "  Up/Down, j/k   move            PgUp/PgDn  page",
     "  Enter      open / go to        /          search, n next",
     "  t          next colour theme (remembered for the next start)",
-    "Topology: m toggles the affinity matrix; Enter on a lint finding jumps to its object.",
+    "Topology: m toggles the affinity matrix (in its pane Left/Right scroll the columns, the "
+    "heads stay); Tab to the lint list shows the selected finding whole with its fix; Enter "
+    "on a finding jumps to its object.",
+    "Colours of changes (live l/q column, compare B/A): green better, yellow worse by 10 % up "
+    "to 2x, red worse by 2x or more; within 10 % no colour. Latency lower is better, goodput "
+    "higher. The p50/p99/p99.9 markers are told apart by hue only: they rate nothing.",
     "Setup: S starts the test, D a fault drill of its mix (TCP pingpong and rr flows) with the "
     "Drill field's fault at 1 s (Left/Right; Enter types FOR x TIMES); F4 shows each "
     "repetition's detection and recovery, w saves the drill.",

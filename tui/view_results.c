@@ -534,6 +534,8 @@ static void outcome_lines(const struct compare_result *r, bool both, struct line
             continue;
         }
         lines_add(ls, ROLE_DIM, "  %-8s %9s %9s %6s", "", "A", "B", "B/A");
+        /* Each metric's line in the colour of its change, with the word (latency down is
+         * better, goodput up; compare_change_of's thresholds, stated in the help). */
         for (int m = 0; m < COMPARE_NMETRICS; m++) {
             if (m != COMPARE_GBPS && !w->valid_a[m] && !w->valid_b[m])
                 continue;
@@ -541,11 +543,14 @@ static void outcome_lines(const struct compare_result *r, bool both, struct line
             fmt_metric(x, sizeof(x), w->in_a, w->valid_a[m], w->a[m], m);
             fmt_metric(y, sizeof(y), w->in_b, w->valid_b[m], w->b[m], m);
             double ratio;
-            if (compare_ratio(w, m, &ratio))
+            enum compare_change ch = COMPARE_CHANGE_NONE;
+            if (compare_ratio(w, m, &ratio)) {
                 snprintf(q, sizeof(q), "x%.2f", ratio);
-            lines_add(ls, ROLE_NORMAL, "  %-8s %9s %9s %6s",
+                ch = compare_change_of(compare_metric_lower_better(m), ratio);
+            }
+            lines_add(ls, theme_role_of_change(ch), "  %-8s %9s %9s %6s %s",
                       m == COMPARE_GBPS && (w->sim_a || w->sim_b) ? "sim Gb/s" : short_metric(m), x,
-                      y, q);
+                      y, q, compare_change_str(ch));
         }
     }
 }

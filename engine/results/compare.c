@@ -4,6 +4,7 @@
 #include "engine/results/compare.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,33 @@ static void outcome(struct compare_cond_builder *b, const struct results_run *A,
                     outcome_flow(b, name, label, fa, fb);
             }
         }
+}
+
+enum compare_change compare_change_of(bool lower_is_better, double ratio)
+{
+    if (!(ratio > 0) || isinf(ratio))
+        return COMPARE_CHANGE_NONE;
+    /* As "how many times worse": > 1 is worse whichever way the metric points. */
+    double worse = lower_is_better ? ratio : 1.0 / ratio;
+    double same = 1.0 + COMPARE_CHANGE_SAME_PCT / 100.0;
+    if (worse >= COMPARE_CHANGE_MUCH)
+        return COMPARE_CHANGE_MUCH_WORSE;
+    if (worse >= same)
+        return COMPARE_CHANGE_WORSE;
+    if (worse <= 1.0 / same)
+        return COMPARE_CHANGE_BETTER;
+    return COMPARE_CHANGE_NONE;
+}
+
+bool compare_metric_lower_better(int m)
+{
+    return m != COMPARE_GBPS;
+}
+
+const char *compare_change_str(enum compare_change c)
+{
+    static const char *const w[] = {"", "better", "worse", "much worse"};
+    return (unsigned)c < sizeof(w) / sizeof(w[0]) ? w[c] : "";
 }
 
 bool compare_ratio(const struct compare_row *r, int m, double *ratio)

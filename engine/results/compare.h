@@ -107,6 +107,23 @@ cJSON *compare_to_json(const struct compare_result *r);
 /* B over A for metric m of row r; false when either side is missing or A is 0, or for a
  * goodput in simulated time against one in wall-clock time. */
 bool compare_ratio(const struct compare_row *r, int m, double *ratio);
+/* What a ratio B/A says about B, by the metric's direction: latency lower is better,
+ * goodput higher. Within COMPARE_CHANGE_SAME_PCT percent either way it is no change; worse
+ * by COMPARE_CHANGE_MUCH times or more is much worse (the colours of the explorer and the
+ * words of compare's text, documented in its help). */
+enum compare_change {
+    COMPARE_CHANGE_NONE = 0,
+    COMPARE_CHANGE_BETTER,
+    COMPARE_CHANGE_WORSE,
+    COMPARE_CHANGE_MUCH_WORSE,
+};
+#define COMPARE_CHANGE_SAME_PCT 10.0
+#define COMPARE_CHANGE_MUCH     2.0
+enum compare_change compare_change_of(bool lower_is_better, double ratio);
+/* Is metric m better when lower (the latencies) or higher (goodput)? */
+bool compare_metric_lower_better(int m);
+/* "better", "worse", "much worse", or "" for no change. */
+const char *compare_change_str(enum compare_change c);
 const char *compare_severity_str(enum compare_severity s);
 const char *compare_metric_str(int m); /* "p50 us", "p99 us", "p99.9 us", "Gb/s" */
 /* Key facts of one run (missing facts stay empty / invalid). */

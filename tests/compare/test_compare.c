@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <errno.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,9 +438,43 @@ static void test_brief_out_of_range(void **state)
     cJSON_Delete(c);
 }
 
+/* The colour roles' choice (issue 21): direction-aware, 10 % either way is no change,
+ * worse by 2x or more is much worse; 44.55x and 3.86x are both much worse, 1.5x only worse. */
+static void test_change_of(void **state)
+{
+    (void)state;
+    /* Latency: lower is better. */
+    assert_int_equal(compare_change_of(true, 1.0), COMPARE_CHANGE_NONE);
+    assert_int_equal(compare_change_of(true, 1.09), COMPARE_CHANGE_NONE);
+    assert_int_equal(compare_change_of(true, 1.1), COMPARE_CHANGE_WORSE);
+    assert_int_equal(compare_change_of(true, 1.5), COMPARE_CHANGE_WORSE);
+    assert_int_equal(compare_change_of(true, 1.99), COMPARE_CHANGE_WORSE);
+    assert_int_equal(compare_change_of(true, 2.0), COMPARE_CHANGE_MUCH_WORSE);
+    assert_int_equal(compare_change_of(true, 3.86), COMPARE_CHANGE_MUCH_WORSE);
+    assert_int_equal(compare_change_of(true, 44.55), COMPARE_CHANGE_MUCH_WORSE);
+    assert_int_equal(compare_change_of(true, 0.95), COMPARE_CHANGE_NONE);
+    assert_int_equal(compare_change_of(true, 0.5), COMPARE_CHANGE_BETTER);
+    /* Goodput: higher is better, the same thresholds on 1/ratio. */
+    assert_int_equal(compare_change_of(false, 0.5), COMPARE_CHANGE_MUCH_WORSE);
+    assert_int_equal(compare_change_of(false, 0.8), COMPARE_CHANGE_WORSE);
+    assert_int_equal(compare_change_of(false, 0.95), COMPARE_CHANGE_NONE);
+    assert_int_equal(compare_change_of(false, 1.2), COMPARE_CHANGE_BETTER);
+    assert_int_equal(compare_change_of(false, 40.0), COMPARE_CHANGE_BETTER);
+    /* Not a ratio: no judgement. */
+    assert_int_equal(compare_change_of(true, 0.0), COMPARE_CHANGE_NONE);
+    assert_int_equal(compare_change_of(true, -1.0), COMPARE_CHANGE_NONE);
+    assert_int_equal(compare_change_of(true, NAN), COMPARE_CHANGE_NONE);
+    assert_int_equal(compare_change_of(true, INFINITY), COMPARE_CHANGE_NONE);
+    assert_true(compare_metric_lower_better(COMPARE_P99));
+    assert_false(compare_metric_lower_better(COMPARE_GBPS));
+    assert_string_equal(compare_change_str(COMPARE_CHANGE_MUCH_WORSE), "much worse");
+    assert_string_equal(compare_change_str(COMPARE_CHANGE_NONE), "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_change_of),
         cmocka_unit_test(test_identical),
         cmocka_unit_test(test_mtu),
         cmocka_unit_test(test_verbs_conditions),

@@ -202,7 +202,37 @@ static void test_shipped_load(void **state)
         assert_true(th.role[ROLE_ERROR].mono & (THEME_A_BOLD | THEME_A_UNDERLINE));
         assert_true(th.role[ROLE_WARN].mono & (THEME_A_BOLD | THEME_A_UNDERLINE));
         assert_true(th.role[ROLE_BORDER_FOCUS].mono != th.role[ROLE_BORDER].mono);
+        /* Colour is judgement (issue 21): the change roles are three looks; worse and much
+         * worse differ without colour too; the percentile markers share no colour with
+         * the good/bad roles (where the theme has colour at all). */
+        assert_true(th.role[ROLE_WORSE].mono != th.role[ROLE_MUCH_WORSE].mono);
+        static const enum theme_role marks[] = {ROLE_P50, ROLE_P99, ROLE_P999};
+        static const enum theme_role judge[] = {ROLE_OK,     ROLE_WARN,  ROLE_ERROR,
+                                                ROLE_BETTER, ROLE_WORSE, ROLE_MUCH_WORSE};
+        for (size_t m = 0; m < 3; m++)
+            for (size_t j = 0; j < 6; j++) {
+                short mf, mb, jf, jb;
+                theme_resolve(&th.role[marks[m]], 256, true, &mf, &mb);
+                theme_resolve(&th.role[judge[j]], 256, true, &jf, &jb);
+                if (mf >= 0 && mf == jf && mb == jb)
+                    fail_msg("%s: %s has the colour of %s", shipped[t], theme_role_name(marks[m]),
+                             theme_role_name(judge[j]));
+            }
     }
+}
+
+/* Which role shows which change. */
+static void test_change_roles(void **state)
+{
+    (void)state;
+    assert_int_equal(theme_role_of_change(COMPARE_CHANGE_NONE), ROLE_NORMAL);
+    assert_int_equal(theme_role_of_change(COMPARE_CHANGE_BETTER), ROLE_BETTER);
+    assert_int_equal(theme_role_of_change(COMPARE_CHANGE_WORSE), ROLE_WORSE);
+    assert_int_equal(theme_role_of_change(COMPARE_CHANGE_MUCH_WORSE), ROLE_MUCH_WORSE);
+    /* 3.86x and 44.55x worse latency look the same (much worse), 1.5x does not. */
+    assert_int_equal(theme_role_of_change(compare_change_of(true, 3.86)), ROLE_MUCH_WORSE);
+    assert_int_equal(theme_role_of_change(compare_change_of(true, 44.55)), ROLE_MUCH_WORSE);
+    assert_int_equal(theme_role_of_change(compare_change_of(true, 1.5)), ROLE_WORSE);
 }
 
 static void test_default_file_is_default(void **state)
@@ -412,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_partial_and_numbers),
         cmocka_unit_test(test_list_and_next),
+        cmocka_unit_test(test_change_roles),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
