@@ -44,6 +44,9 @@ static const struct cli_opt explore_opts[] = {
      .off = A(app.theme)},
     {"no-color", 0, CLI_ARG_NONE, NULL, "monochrome (also when NO_COLOR is set)", CLI_V_SET,
      .off = A(app.no_color)},
+    {"no-mouse", 0, CLI_ARG_NONE, NULL,
+     "leave the mouse to the terminal (select and paste) instead of clicks and the wheel",
+     CLI_V_SET, .off = A(app.no_mouse)},
     {"iterations", 0, CLI_ARG_REQUIRED, "N", "draw N frames and exit (smoke tests)", CLI_V_INTEGER,
      .min = 1, .max = 1e9, .bad = "--iterations takes a positive number", .off = A(iterations)},
     /* Test hooks, left out of --help: keys to replay, and where the config lives. */
@@ -177,6 +180,12 @@ int cli_explore_main(int argc, char **argv)
     cbreak();
     noecho();
     keypad(stdscr, TRUE);
+    /* Clicks and the wheel as htop and btop have them (--no-mouse leaves the mouse to the
+     * terminal). The wheel arrives as buttons 4 and 5 (ncurses curs_mouse(3X)). */
+    if (!a.o.no_mouse) {
+        mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+        mouseinterval(0);
+    }
     nodelay(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);

@@ -515,6 +515,7 @@ static void draw_tabs(struct app *a, const struct layout *l)
     struct ui *u = &a->ui;
     ui_text_pad(u, l->tabs.y, 0, l->cols, ROLE_TAB, "");
     int x = 1;
+    a->ntab_hits = 0;
     for (int k = 1; k <= 12; k++) {
         int vi = view_of_fkey(k);
         if (vi < 0)
@@ -527,13 +528,52 @@ static void draw_tabs(struct app *a, const struct layout *l)
         char t[48];
         snprintf(t, sizeof(t), " F%d %s ", v->fkey, v->name);
         ui_text(u, l->tabs.y, x, l->cols - x, order_i == a->view ? ROLE_TAB_ACTIVE : ROLE_TAB, t);
+        if (a->ntab_hits < APP_MAX_HITS && x < l->cols)
+            a->tab_hits[a->ntab_hits++] = (struct app_hit){x, x + ui_width(t), order_i};
         x += ui_width(t) + 1;
+    }
+}
+
+/* The key a key-line entry names by its first word ("F5", "Tab", "p", "/"), or -1 for
+ * one that names several ("Up/Down") or none. */
+static int key_of_word(const char *w, size_t n)
+{
+    static const struct {
+        const char *name;
+        int key;
+    } names[] = {
+        {"Tab", '\t'}, {"Enter", '\n'}, {"Space", ' '}, {"Esc", 27}, {"Shift-Tab", KEY_BTAB}};
+    if (n >= 2 && n <= 3 && w[0] == 'F' && w[1] >= '1' && w[1] <= '9')
+        return KEY_F(atoi(w + 1));
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strlen(names[i].name) == n && !strncmp(w, names[i].name, n))
+            return names[i].key;
+    return n == 1 ? (unsigned char)w[0] : -1;
+}
+
+/* Remember where each key of the key line is (entries are two blanks apart). */
+static void key_hits(struct app *a, const char *keys, int cols)
+{
+    a->nkey_hits = 0;
+    for (const char *p = keys; *p && a->nkey_hits < APP_MAX_HITS;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        const char *e = strstr(p, "  ");
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int x0 = (int)(p - keys), x1 = x0 + (int)len;
+        int k = key_of_word(p, strcspn(p, " "));
+        if (k >= 0 && x0 < cols)
+            a->key_hits[a->nkey_hits++] = (struct app_hit){x0, x1, k};
+        p += len;
     }
 }
 
 static void draw_status(struct app *a, const struct layout *l)
 {
     struct ui *u = &a->ui;
+    a->nkey_hits = 0;
     if (a->msg[0] && now_ns() < a->msg_until_ns) {
         ui_text_pad(u, l->status.y, 0, l->cols, a->msg_role, a->msg);
         return;
@@ -555,6 +595,7 @@ static void draw_status(struct app *a, const struct layout *l)
     }
     strncat(keys, quit, sizeof(keys) - strlen(keys) - 1);
     ui_text_pad(u, l->status.y, 0, l->cols, ROLE_STATUS, keys);
+    key_hits(a, keys, l->cols);
 }
 
 void app_draw(struct app *a)
@@ -647,8 +688,57 @@ static int global_key(struct app *a, int ch)
     }
 }
 
+void app_mouse(struct app *a, int y, int x, unsigned long bstate)
+{
+    struct layout l;
+    if (layout_compute(app_views[a->view]->layout, a->ui.rows, a->ui.cols, &l) < 0)
+        return;
+    bool wheel_up = bstate & BUTTON4_PRESSED, wheel_down = bstate & BUTTON5_PRESSED;
+    bool click = bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED);
+    if (click && y == l.tabs.y) {
+        for (int i = 0; i < a->ntab_hits; i++)
+            if (x >= a->tab_hits[i].x0 && x < a->tab_hits[i].x1) {
+                app_switch(a, (enum view_id)a->tab_hits[i].what);
+                a->dirty = true;
+            }
+        return;
+    }
+    if (click && y == l.status.y) {
+        for (int i = 0; i < a->nkey_hits; i++)
+            if (x >= a->key_hits[i].x0 && x < a->key_hits[i].x1) {
+                app_key(a, a->key_hits[i].what);
+                return;
+            }
+        return;
+    }
+    for (int p = 0; p < l.npanes; p++) {
+        const struct rect *r = &l.pane[p];
+        if (y < r->y || y >= r->y + r->h || x < r->x || x >= r->x + r->w)
+            continue;
+        a->focus = p;
+        a->dirty = true;
+        /* The wheel: three rows at a time, as the arrows would move them. */
+        for (int k = 0; (wheel_up || wheel_down) && k < 3; k++)
+            app_key(a, wheel_up ? KEY_UP : KEY_DOWN);
+        const struct view_ops *v = app_views[a->view];
+        if (click && v->click && y > r->y && y < r->y + r->h - 1 && x > r->x &&
+            x < r->x + r->w - 1) {
+            int react = v->click(a, p, y - r->y - 1, x - r->x - 1);
+            if (react & REACT_QUIT)
+                a->quit = true;
+        }
+        return;
+    }
+}
+
 void app_key(struct app *a, int ch)
 {
+    if (ch == KEY_MOUSE) {
+        MEVENT ev;
+        if (getmouse(&ev) == OK)
+            app_mouse(a, ev.y, ev.x, (unsigned long)ev.bstate);
+        return;
+    }
     int r = app_views[a->view]->key ? app_views[a->view]->key(a, ch) : REACT_NONE;
     if (r == REACT_NONE)
         r = global_key(a, ch);

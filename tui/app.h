@@ -64,6 +64,9 @@ struct view_ops {
     void (*observe)(struct app *a);
     /* The status line's key hints for this view. */
     const char *(*keys)(const struct app *a);
+    /* A click at row, col inside pane (its frame excluded), after the pane got the focus:
+     * select what is there; REACT_*. May be NULL (the focus alone). */
+    int (*click)(struct app *a, int pane, int row, int col);
 };
 
 struct app_opts {
@@ -76,7 +79,16 @@ struct app_opts {
     int iterations;         /* > 0: draw this many frames and exit (tests, sanitizers) */
     const char *keys;       /* scripted keys for tests, processed before the keyboard */
     const char *config_dir; /* override $XDG_CONFIG_HOME/fabtop (tests) */
+    bool no_mouse;          /* --no-mouse: no clicks, no wheel */
 };
+
+/* Where the mouse can act, as the last frame drew it: the tabs and the keys of the key
+ * line (x0 <= x < x1 on their row). */
+struct app_hit {
+    int x0, x1;
+    int what; /* a view (tabs) or a key code (the key line) */
+};
+#define APP_MAX_HITS 24
 
 struct app {
     struct app_opts o;
@@ -120,6 +132,9 @@ struct app {
     uint64_t msg_until_ns;
     bool quit;
     bool dirty;
+    /* the mouse's targets in the last frame */
+    struct app_hit tab_hits[APP_MAX_HITS], key_hits[APP_MAX_HITS];
+    int ntab_hits, nkey_hits;
 };
 
 extern const struct view_ops *const app_views[VIEW_COUNT];
@@ -136,6 +151,10 @@ void app_poll(struct app *a);
 void app_draw(struct app *a);
 /* Feed one key as the loop would (screen tests). */
 void app_key(struct app *a, int ch);
+/* A mouse event at screen row y, column x (ncurses bstate bits): a tab switches views, a
+ * key of the key line acts as that key, a click in a pane focuses it and selects what is
+ * under it, the wheel scrolls the pane under the pointer. KEY_MOUSE comes here too. */
+void app_mouse(struct app *a, int y, int x, unsigned long bstate);
 
 void app_switch(struct app *a, enum view_id v);
 void app_message(struct app *a, enum theme_role r, const char *fmt, ...)

@@ -36,6 +36,8 @@ static const char *const key_lines[] = {
     "  Up/Down, j/k   move            PgUp/PgDn  page",
     "  Enter      open / go to        /          search, n next",
     "  t          next colour theme (remembered for the next start)",
+    "  mouse      click a tab, a row or a key of the bottom line; the wheel scrolls the "
+    "pane under it (fabtop --no-mouse leaves the mouse to the terminal)",
     "Topology: m toggles the affinity matrix (in its pane Left/Right scroll the columns, the "
     "heads stay); Tab to the lint list shows the selected finding whole with its fix; Enter "
     "on a finding jumps to its object.",

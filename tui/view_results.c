@@ -888,6 +888,17 @@ static void results_fini(struct app *a)
     free(s);
 }
 
+/* A click on a saved result selects it (the list's first row is its column heads). */
+static int results_click(struct app *a, int pane, int row, int col)
+{
+    (void)col;
+    struct res_state *s = st(a);
+    if (pane != 0 || row < 1 || s->list.top + row - 1 >= s->n || (s->report && s->mode == M_OPEN))
+        return REACT_HANDLED;
+    s->list.sel = s->list.top + row - 1;
+    return REACT_REDRAW;
+}
+
 const struct view_ops view_results = {
     .name = "Results",
     .fkey = 5,
@@ -899,4 +910,5 @@ const struct view_ops view_results = {
     .key = results_key,
     .tick = results_tick,
     .keys = results_keys,
+    .click = results_click,
 };

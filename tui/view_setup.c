@@ -1654,6 +1654,19 @@ static const char *setup_keys(const struct app *a)
     return "Up/Down field  Left/Right change  Enter edit  S start  D drill  Del reset";
 }
 
+/* A click on a field's row selects it (a field that does not apply stays unselected); the
+ * form's rows start on the pane's first row. Not while a field is being edited. */
+static int setup_click(struct app *a, int pane, int row, int col)
+{
+    (void)pane;
+    (void)col;
+    struct setup_state *s = st(a);
+    if (s->editing || row < 0 || row >= nfields(s) || !field_selectable(s, row))
+        return REACT_HANDLED;
+    s->fields.sel = row;
+    return REACT_REDRAW;
+}
+
 const struct view_ops view_setup = {
     .name = "Setup",
     .fkey = 2,
@@ -1664,4 +1677,5 @@ const struct view_ops view_setup = {
     .draw = setup_draw,
     .key = setup_key,
     .keys = setup_keys,
+    .click = setup_click,
 };

@@ -788,6 +788,20 @@ static int topo_key(struct app *a, int ch)
     return REACT_REDRAW;
 }
 
+/* A click on a tree row or a finding selects it (the detail follows). */
+static int topo_click(struct app *a, int pane, int row, int col)
+{
+    (void)col;
+    struct topo_state *s = st(a);
+    if (pane == 0 && s->tree.top + row < s->nitems) {
+        s->tree.sel = s->tree.top + row;
+        s->detail.top = 0;
+    } else if (pane == 2 && s->find.top + row < a->findings.n) {
+        s->find.sel = s->find.top + row;
+    }
+    return REACT_REDRAW;
+}
+
 static const char *topo_keys(const struct app *a)
 {
     /* Most used first: at 80 columns the key line drops whole keys from the end. */
@@ -805,4 +819,5 @@ const struct view_ops view_topo = {
     .draw = topo_draw,
     .key = topo_key,
     .keys = topo_keys,
+    .click = topo_click,
 };
