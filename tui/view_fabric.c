@@ -6,6 +6,7 @@
  * speed. Settings made here also apply to the next sim run started in the explorer. */
 #include "tui/views.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,24 @@ struct fab_state {
     uint64_t last_slow;   /* the slow-motion scale 'f' returns to */
     struct ui_list ports; /* the port table's scroll (top only) */
     bool active_only, lesson_full;
+    int sort;                /* enum port_sort: > (or F6) and < cycle it, as htop's F6 */
+    struct ui_search filter; /* \ or /: only ports whose name or peer holds the text */
 };
+
+/* The port table's orders: where they sit (switch ports first), by name, or the deepest,
+ * most held, most dropping or busiest first. */
+enum port_sort {
+    SORT_PLACE = 0,
+    SORT_NAME,
+    SORT_QUEUE,
+    SORT_WMARK,
+    SORT_PAUSE,
+    SORT_DROPS,
+    SORT_UTIL,
+    SORT_COUNT
+};
+static const char *const sort_name[SORT_COUNT] = {"place", "name",  "queue", "watermark",
+                                                  "pause", "drops", "util"};
 
 static struct fab_state *st(struct app *a)
 {
@@ -228,8 +246,69 @@ static bool live(struct app *a)
 
 /* ---- drawing ---- */
 
+/* Does text hold needle, in any case? */
+static bool holds(const char *text, const char *needle)
+{
+    char t[64], n[64];
+    size_t i;
+    for (i = 0; text[i] && i < sizeof(t) - 1; i++)
+        t[i] = (char)tolower((unsigned char)text[i]);
+    t[i] = '\0';
+    for (i = 0; needle[i] && i < sizeof(n) - 1; i++)
+        n[i] = (char)tolower((unsigned char)needle[i]);
+    n[i] = '\0';
+    return strstr(t, n) != NULL;
+}
+
+/* Does port i's name or its peer's hold the filter text (any case)? */
+static bool port_matches(const struct fab_state *s, int i)
+{
+    if (!s->filter.text[0])
+        return true;
+    char a[64], b[64];
+    port_label(&s->v, &s->v.ports[i], a, sizeof(a));
+    peer_label(&s->v, &s->v.ports[i], b, sizeof(b));
+    return holds(a, s->filter.text) || holds(b, s->filter.text);
+}
+
+/* Port i's key in the order s->sort (larger first; names compare as text). */
+static double sort_key(const struct fab_state *s, int i)
+{
+    const struct sim_port_snap *p = &s->v.ports[i];
+    char lab[64];
+    switch (s->sort) {
+    case SORT_QUEUE:
+        return (double)p->queue_bytes;
+    case SORT_WMARK:
+        return (double)p->watermark_bytes;
+    case SORT_PAUSE: /* held first, then pausing its peer */
+        return (p->paused ? 2 : 0) + (p->pausing ? 1 : 0);
+    case SORT_DROPS:
+        port_label(&s->v, p, lab, sizeof(lab));
+        return port_drops(&s->v, lab);
+    case SORT_UTIL:
+        return s->util[i];
+    default:
+        return 0;
+    }
+}
+
+/* Does port i come before port j in the order (ties keep their places)? */
+static bool sorts_before(const struct fab_state *s, int i, int j)
+{
+    if (s->sort == SORT_NAME) {
+        char a[64], b[64];
+        port_label(&s->v, &s->v.ports[i], a, sizeof(a));
+        port_label(&s->v, &s->v.ports[j], b, sizeof(b));
+        return strcmp(a, b) < 0;
+    }
+    return sort_key(s, i) > sort_key(s, j);
+}
+
 /* Which ports are listed: switch ports first, then adapters; with active_only those with a
- * queue, a watermark, a pause, marks, drops, traffic or a dead link. */
+ * queue, a watermark, a pause, marks, drops, traffic or a dead link; with a filter those
+ * whose name or peer holds it; then in the order chosen (a stable insertion sort: the
+ * tables are tens of ports). */
 static int list_ports(const struct fab_state *s, int *idx)
 {
     int n = 0;
@@ -241,8 +320,18 @@ static int list_ports(const struct fab_state *s, int *idx)
             if (s->active_only && !(p->queue_bytes || p->watermark_bytes || p->paused ||
                                     p->pausing || p->ecn_marked || !p->up || s->util[i] > 0))
                 continue;
+            if (!port_matches(s, i))
+                continue;
             idx[n++] = i;
         }
+    for (int k = 1; s->sort != SORT_PLACE && k < n; k++) {
+        int x = idx[k], j = k;
+        while (j > 0 && sorts_before(s, x, idx[j - 1])) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = x;
+    }
     return n;
 }
 
@@ -433,10 +522,14 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
     if (n == 0)
         ui_text(u, in.y + 2, in.x, in.w, ROLE_DIM, "(no port active yet: a shows them all)");
     if (legend) {
-        char q[16], pos[48];
+        char q[16], pos[160];
         live_fmt_queue(q, sizeof(q), qmax);
-        snprintf(pos, sizeof(pos), "%d-%d/%d", n ? s->ports.top + 1 : 0,
-                 s->ports.top + (rows < n - s->ports.top ? rows : n - s->ports.top), n);
+        int np = snprintf(pos, sizeof(pos), "%d-%d/%d", n ? s->ports.top + 1 : 0,
+                          s->ports.top + (rows < n - s->ports.top ? rows : n - s->ports.top), n);
+        if (s->sort != SORT_PLACE)
+            np += snprintf(pos + np, sizeof(pos) - (size_t)np, " by %s", sort_name[s->sort]);
+        if (s->filter.text[0])
+            snprintf(pos + np, sizeof(pos) - (size_t)np, " '%s'", s->filter.text);
         const char *pl = ib ? "nocred: no credits from the peer (port_xmit_wait)"
                             : "held: the peer's PFC pause holds it, XOFF: it pauses the peer";
         snprintf(buf, sizeof(buf), "%s  bar: queue, full at the deepest watermark (%s)  %s", pos, q,
@@ -599,6 +692,12 @@ static void fabric_draw(struct app *a, struct ui *u, const struct layout *l)
         struct rect lr = {b->y + b->h - lh, b->x, lh, b->w};
         draw_lesson(a, u, &lr);
     }
+    if (s->filter.active) {
+        struct ui_search shown = s->filter;
+        ui_search_draw(u, l->status.y - 1, &shown);
+        ui_text(u, l->status.y - 1, 2 + ui_width(s->filter.text), l->cols, ROLE_DIM,
+                "  (filter: port or peer name; Enter or Esc closes)");
+    }
 }
 
 /* ---- keys ---- */
@@ -617,7 +716,24 @@ static int fabric_key(struct app *a, int ch)
     struct sim_ctl_state c, d = a->playback;
     current_ctl(a, &c);
     char sc[48];
+    if (s->filter.active) {
+        /* Typing the filter: it applies as typed; Esc or Enter closes the line. */
+        ui_search_key(&s->filter, ch);
+        s->ports.top = 0;
+        return REACT_REDRAW;
+    }
     switch (ch) {
+    case '>':
+    case '<':
+    case KEY_F(6): /* F6 on the fabric view sorts, as in htop */
+        s->sort = (s->sort + (ch == '<' ? SORT_COUNT - 1 : 1)) % SORT_COUNT;
+        s->ports.top = 0;
+        app_message(a, ROLE_INFO, "Ports in order of %s (> next, < previous).", sort_name[s->sort]);
+        return REACT_REDRAW;
+    case '\\':
+    case '/':
+        ui_search_start(&s->filter);
+        return REACT_REDRAW;
     case '+':
     case '=':
     case '-':
@@ -722,7 +838,7 @@ static const char *fabric_keys(const struct app *a)
     const struct fab_state *s = a->vstate[VIEW_FABRIC];
     if (!s->have || s->from != a->runner)
         return "F2 set up a test  Space start paused  -/+ speed  f full speed  i skip idle";
-    return "Space pause  n/e step  -/+ speed  f full  i skip idle  l lesson";
+    return "Space pause  n/e step  -/+ speed  f full  i skip idle  l lesson  > sort  \\ filter";
 }
 
 static void fabric_init(struct app *a)

@@ -392,6 +392,28 @@ static void test_incast(void **state)
     screen_draw(&s);
     assert_on_screen(&s, "(a: all ports)");
     screen_keys(&s, "a");
+    /* Sort (> cycles, as htop's F6) and filter (\\, as htop's): by name h0 comes first; by
+     * watermark the incast's egress toward h0; the filter h15 leaves h15 and its switch
+     * port; an empty filter and < back to the table's own order. */
+    int head = screen_find_row(&s, "link to");
+    screen_keys(&s, ">");
+    screen_draw(&s);
+    assert_on_screen(&s, " by name");
+    assert_int_equal(screen_find_row(&s, "\u2502h0 "), head + 1);
+    screen_keys(&s, "> >");
+    screen_draw(&s);
+    assert_on_screen(&s, " by watermark");
+    assert_int_equal(screen_find_row(&s, "\u2502sw0/0 "), head + 1);
+    screen_keys(&s, "\\ h 1 5 Enter");
+    screen_draw(&s);
+    assert_on_screen(&s, "1-2/2 by watermark 'h15'");
+    assert_true(screen_find_row(&s, "\u2502h15 ") > head);
+    assert_true(screen_find_row(&s, "\u2502sw0/15 ") > head);
+    assert_int_equal(screen_find_row(&s, "\u2502sw0/0 "), -1);
+    screen_keys(&s, "\\ Enter < < <");
+    screen_draw(&s);
+    assert_int_equal(screen_find_row(&s, " by watermark"), -1);
+    assert_int_equal(screen_find_row(&s, "\u2502sw0/0 "), head + 1);
     /* l: the whole lesson, and back. */
     const char *lesson = s.app.run_mix.lesson;
     const char *tail = lesson + strlen(lesson);
