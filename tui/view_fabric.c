@@ -20,7 +20,7 @@
 static const uint64_t scales[] = {10000,   20000,   50000,    100000,   200000,   500000,   1000000,
                                   2000000, 5000000, 10000000, 20000000, 50000000, 100000000};
 #define NSCALES      (int)(sizeof(scales) / sizeof(scales[0]))
-#define DEFAULT_SCAL 1000000 /* 1 us per 1 ms: a 2.6 ms incast plays in 2.6 s */
+#define DEFAULT_SCAL SIM_SCALE_LESSON
 #define STEP_PS      1000000ull
 
 struct fab_state {

@@ -252,6 +252,18 @@ struct sim_ctl_state {
     bool paused, skip_idle;
 };
 void sim_ctl_get(const struct sim *s, struct sim_ctl_state *out);
+/* A scenario's key moments: stretches of simulated time [from, to) in ps that play at the
+ * scale; outside them playback runs at SIM_SCALE_STEADY (1 us per 10 us), so that a lesson's
+ * idle or steady stretches pass quickly (at most SIM_MAX_MOMENTS, sorted, not overlapping;
+ * n = 0: all of the run plays at the scale). Set before the simulation plays; -EINVAL. */
+#define SIM_MAX_MOMENTS  8
+#define SIM_SCALE_STEADY 10000ull
+/* The explorer's default pace for a lesson: 1 us per 1 ms (a 2.6 ms incast plays in 2.6 s). */
+#define SIM_SCALE_LESSON 1000000ull
+int sim_ctl_moments(struct sim *s, const uint64_t (*ps)[2], int n);
+/* Wall ns that sim_ps of simulated time from 0 takes at scale with those moments (the
+ * playback's plan, without skipped idle stretches: an upper bound). */
+double sim_playback_wall_ns(uint64_t scale, const uint64_t (*moments)[2], int n, uint64_t sim_ps);
 /* Advance as the controls say, given the wall clock (ns, any monotonic origin): at full
  * speed runs up to max_events; at a scale, runs what is due by wall_ns. Returns events run. */
 uint64_t sim_play(struct sim *s, uint64_t wall_ns, uint64_t max_events);

@@ -240,6 +240,8 @@ struct sim {
     _Atomic uint64_t ctl_gen;  /* bumped on every change: re-anchor the clocks */
     uint64_t play_gen, anchor_wall, anchor_sim;
     bool anchored;
+    uint64_t moments[SIM_MAX_MOMENTS][2]; /* sim_ctl_moments, ps */
+    int nmoments;
 };
 
 /* sim_evq.c: two binary heaps over arrays that double when full (never per event): the hot

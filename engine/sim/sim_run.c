@@ -382,6 +382,70 @@ void sim_ctl_get(const struct sim *s, struct sim_ctl_state *out)
     out->skip_idle = atomic_load(&((struct sim *)s)->ctl_skip);
 }
 
+int sim_ctl_moments(struct sim *s, const uint64_t (*ps)[2], int n)
+{
+    if (n < 0 || n > SIM_MAX_MOMENTS)
+        return -EINVAL;
+    for (int i = 0; i < n; i++)
+        if (ps[i][1] <= ps[i][0] || (i && ps[i][0] < ps[i - 1][1]))
+            return -EINVAL;
+    memcpy(s->moments, ps, (size_t)n * sizeof(ps[0]));
+    s->nmoments = n;
+    atomic_fetch_add(&s->ctl_gen, 1);
+    return 0;
+}
+
+/* The scale at simulated time t and where it next changes (UINT64_MAX: never). */
+static uint64_t scale_at(uint64_t scale, const uint64_t (*m)[2], int n, uint64_t t, uint64_t *until)
+{
+    *until = UINT64_MAX;
+    if (n == 0)
+        return scale;
+    uint64_t steady = scale < SIM_SCALE_STEADY ? scale : SIM_SCALE_STEADY;
+    for (int i = 0; i < n; i++) {
+        if (t < m[i][0]) {
+            *until = m[i][0];
+            return steady;
+        }
+        if (t < m[i][1]) {
+            *until = m[i][1];
+            return scale;
+        }
+    }
+    return steady;
+}
+
+/* Simulated time reached from sim time t after dw wall ns, the scale piecewise. */
+static uint64_t sim_after(uint64_t scale, const uint64_t (*m)[2], int n, uint64_t t, double dw)
+{
+    while (dw > 0) {
+        uint64_t until;
+        double sc = (double)scale_at(scale, m, n, t, &until);
+        /* Wall ns per simulated us: ps of simulated time per wall ns is 1e6 / sc. */
+        double reach = until == UINT64_MAX ? INFINITY : (double)(until - t) / 1e6 * sc;
+        if (dw < reach)
+            return t + (uint64_t)(dw * 1e6 / sc);
+        dw -= reach;
+        t = until;
+    }
+    return t;
+}
+
+double sim_playback_wall_ns(uint64_t scale, const uint64_t (*moments)[2], int n, uint64_t sim_ps)
+{
+    if (!scale)
+        return 0;
+    double wall = 0;
+    for (uint64_t t = 0; t < sim_ps;) {
+        uint64_t until;
+        double sc = (double)scale_at(scale, moments, n, t, &until);
+        uint64_t end = until < sim_ps ? until : sim_ps;
+        wall += (double)(end - t) / 1e6 * sc;
+        t = end;
+    }
+    return wall;
+}
+
 uint64_t sim_play(struct sim *s, uint64_t wall_ns, uint64_t max_events)
 {
     uint64_t gen = atomic_load(&s->ctl_gen);
@@ -411,7 +475,7 @@ uint64_t sim_play(struct sim *s, uint64_t wall_ns, uint64_t max_events)
         s->anchored = true;
     }
     double dw = wall_ns > s->anchor_wall ? (double)(wall_ns - s->anchor_wall) : 0;
-    uint64_t target = s->anchor_sim + (uint64_t)(dw * 1e6 / (double)scale);
+    uint64_t target = sim_after(scale, s->moments, s->nmoments, s->anchor_sim, dw);
     uint64_t next = sim_next_time(s);
     if (atomic_load(&s->ctl_skip) && s->live == 0 && next != UINT64_MAX && next > target) {
         /* Nothing on a wire or in a queue: jump to the next event (a timer). */

@@ -3,6 +3,7 @@
  * bound and headroom, pause quanta, the RED curve, DCQCN updates, IB credit-limited
  * throughput and IB CC, the RC timeout tail), the two reference runs (the 16-host 100 G star
  * with PFC only, the k=4 fat tree's same-rack sender), and bit-for-bit determinism. */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -681,6 +682,45 @@ static void test_determinism(void **state)
 
 /* ---- playback ---- */
 
+/* Moments: inside one the scale holds (1 us per 1 ms), outside playback runs at 1 us per
+ * 10 us; the plan's wall time is the sum of both. The wall clock is the caller's, so the
+ * pacing is checked exactly. */
+static void test_moments(void **state)
+{
+    (void)state;
+    struct sim_params p;
+    sim_params_default(&p, SIM_FABRIC_ROCE);
+    struct sim *s = make_named("star8-100g", &p);
+    add(s, 1, 0, SIM_OP_STREAM, 100000000, 1);
+    const uint64_t m[2][2] = {{100 * US, 200 * US}, {1000 * US, 1100 * US}};
+    assert_int_equal(sim_ctl_moments(s, m, 2), 0);
+    const uint64_t bad[2][2] = {{100 * US, 200 * US}, {150 * US, 300 * US}};
+    assert_int_equal(sim_ctl_moments(s, bad, 2), -EINVAL);
+    assert_int_equal(sim_ctl_set_scale(s, SIM_SCALE_LESSON), 0);
+    uint64_t w = 1000000000;
+    sim_play(s, w, UINT64_MAX);
+    /* Before the first moment: 1 ms of wall is 100 us of simulated time. */
+    w += 1000000;
+    sim_play(s, w, UINT64_MAX);
+    assert_int_equal(sim_now(s), 100 * US);
+    /* In it: 1 ms of wall is 1 us. */
+    w += 1000000;
+    sim_play(s, w, UINT64_MAX);
+    assert_int_equal(sim_now(s), 101 * US);
+    /* 99 ms more reach its end, then 1 ms is 100 us again. */
+    w += 99000000;
+    sim_play(s, w, UINT64_MAX);
+    assert_int_equal(sim_now(s), 200 * US);
+    w += 1000000;
+    sim_play(s, w, UINT64_MAX);
+    assert_int_equal(sim_now(s), 300 * US);
+    /* The plan: 1200 us with 200 us of moments: 200 ms + 1000 us at 10 us/us = 210 ms. */
+    assert_true(fabs(sim_playback_wall_ns(SIM_SCALE_LESSON, m, 2, 1200 * US) - 210e6) < 1);
+    assert_true(fabs(sim_playback_wall_ns(SIM_SCALE_LESSON, NULL, 0, 1200 * US) - 1200e6) < 1);
+    assert_true(sim_playback_wall_ns(0, m, 2, 1200 * US) == 0);
+    sim_free(s);
+}
+
 static void test_playback(void **state)
 {
     (void)state;
@@ -784,6 +824,7 @@ int main(void)
         cmocka_unit_test(test_rc_timeout),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_playback),
+        cmocka_unit_test(test_moments),
         cmocka_unit_test(test_counters_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -264,6 +264,72 @@ static void test_snapshot_counters(void **state)
 
 /* Back to full speed for the next tests, also when one fails half-way: playback is the
  * run's own (runner_opts.playback), so nothing carries over. */
+/* ---- the lessons' pace ---- */
+
+/* Each shipped scenario at the explorer's default pace (SIM_SCALE_LESSON) with its moments
+ * (params.playback.moments of its flows) plays in under 60 s of wall time (issue 21: a
+ * lesson must make its point within a minute): its simulated time, from a run at full
+ * speed, through the playback's plan (an upper bound: skipped idle stretches only shorten
+ * it). The table goes to stdout for the record. */
+static void test_lesson_pace(void **state)
+{
+    (void)state;
+    char **names = mix_list_presets();
+    int checked = 0;
+    for (int i = 0; names[i]; i++) {
+        if (strncmp(names[i], "sim/", 4))
+            continue;
+        struct mix m;
+        struct ft_err err = {0};
+        if (mix_load(names[i], &m, &err) < 0)
+            fail_msg("%s: %s", names[i], err.msg);
+        uint64_t mo[SIM_MAX_MOMENTS][2];
+        int nm = 0;
+        for (int f = 0; f < m.nflows; f++) {
+            const cJSON *pm =
+                cJSON_GetObjectItem(cJSON_GetObjectItem(m.flows[f].params, "playback"), "moments");
+            const cJSON *e;
+            cJSON_ArrayForEach(e, pm)
+            {
+                double a = 0, b = 0;
+                jsonutil_num(e, "from_us", &a);
+                jsonutil_num(e, "to_us", &b);
+                assert_true(nm < SIM_MAX_MOMENTS);
+                mo[nm][0] = (uint64_t)(a * 1e6);
+                mo[nm][1] = (uint64_t)(b * 1e6);
+                nm++;
+            }
+        }
+        struct runner *r = run(&m);
+        const cJSON *res = runner_wait(r);
+        double sim_us = 0;
+        const cJSON *ph;
+        cJSON_ArrayForEach(ph, cJSON_GetObjectItem(res, "phases"))
+        {
+            double t = 0;
+            const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(ph, "flows"), 0);
+            const cJSON *sim = cJSON_GetObjectItem(cJSON_GetObjectItem(f0, "conditions"), "sim");
+            if (jsonutil_num(cJSON_GetObjectItem(sim, "fabric"), "sim_time_us", &t))
+                sim_us += t;
+        }
+        assert_true(sim_us > 0);
+        double wall =
+            sim_playback_wall_ns(SIM_SCALE_LESSON, mo, nm, (uint64_t)(sim_us * 1e6)) / 1e9;
+        printf("%-20s %10.1f us simulated, %d moment%s, plays in %5.1f s at 1 us per 1 ms\n",
+               names[i], sim_us, nm, nm == 1 ? "" : "s", wall);
+        if (!(wall < 60))
+            fail_msg("%s plays %.1f s at the default pace (> 60 s): mark its moments", names[i],
+                     wall);
+        runner_free(r);
+        mix_free(&m);
+        checked++;
+    }
+    for (int i = 0; names[i]; i++)
+        free(names[i]);
+    free(names);
+    assert_true(checked >= 12);
+}
+
 static int full_speed(void **state)
 {
     (void)state;
@@ -414,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_no_host_counters),
         cmocka_unit_test_teardown(test_snapshot_counters, full_speed),
         cmocka_unit_test(test_goodput),
+        cmocka_unit_test(test_lesson_pace),
         cmocka_unit_test(test_reproducible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

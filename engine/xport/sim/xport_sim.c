@@ -118,13 +118,57 @@ static int load_fabric(const cJSON *params, const char *what, cJSON **topo, stru
     return rc;
 }
 
+/* params.playback.moments of flow f: up to SIM_MAX_MOMENTS {"from_us", "to_us"} in order,
+ * not overlapping, into ps (NULL: check only). Returns how many, or -EINVAL naming the
+ * flow and the moment. */
+static int parse_moments(const struct mix_flow *f, uint64_t (*ps)[2], struct ft_err *err)
+{
+    const cJSON *pb = cJSON_GetObjectItemCaseSensitive(f->params, "playback");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(pb, "moments");
+    if (!m)
+        return 0;
+    int n = cJSON_GetArraySize(m);
+    if (!cJSON_IsArray(m) || n < 1 || n > SIM_MAX_MOMENTS)
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: params.playback.moments must be a list of 1 to %d "
+                          "{\"from_us\", \"to_us\"} stretches of simulated time",
+                          f->name, SIM_MAX_MOMENTS);
+    double prev = -1;
+    for (int i = 0; i < n; i++) {
+        const cJSON *e = cJSON_GetArrayItem(m, i);
+        double a, b;
+        char where[96];
+        snprintf(where, sizeof(where), "flow %s: params.playback.moments[%d]", f->name, i);
+        int krc =
+            jsonutil_check_keys(e, (const char *const[]){"from_us", "to_us", NULL}, where, err);
+        if (krc < 0)
+            return krc;
+        if (!jsonutil_num(e, "from_us", &a) || !jsonutil_num(e, "to_us", &b) || !(a >= 0) ||
+            !(b > a) || !(b <= 1e9) || a < prev)
+            return ft_err_set(err, -EINVAL,
+                              "%s: from_us and to_us must be 0 <= from_us < to_us <= 1e9, in "
+                              "order and not overlapping",
+                              where);
+        prev = b;
+        if (ps) {
+            ps[i][0] = (uint64_t)llround(a * SIM_PS_PER_US);
+            ps[i][1] = (uint64_t)llround(b * SIM_PS_PER_US);
+        }
+    }
+    return n;
+}
+
 static int sim_validate(const struct mix_flow *f, struct ft_err *err)
 {
     char where[96];
     snprintf(where, sizeof(where), "flow %s: params.playback", f->name);
     int krc = jsonutil_check_keys(
         cJSON_GetObjectItemCaseSensitive(f->params, "playback"),
-        (const char *const[]){"scale_ns_per_us", "skip_idle", "paused", NULL}, where, err);
+        (const char *const[]){"scale_ns_per_us", "skip_idle", "paused", "moments", NULL}, where,
+        err);
+    if (krc < 0)
+        return krc;
+    krc = parse_moments(f, NULL, err);
     if (krc < 0)
         return krc;
     int src = host_num(jsonutil_str(f->params, "src"));
@@ -478,6 +522,12 @@ static int sess_create(const struct flow_rt *f, int phase, struct sess **out, st
         sim_ctl_skip_idle(ss->sim, b);
     if (rc == 0 && jsonutil_bool(pb, "paused", &b))
         sim_ctl_pause(ss->sim, b);
+    uint64_t moments[SIM_MAX_MOMENTS][2];
+    int nm = rc == 0 ? parse_moments(def, moments, err) : 0;
+    if (nm < 0)
+        rc = nm;
+    else if (nm > 0)
+        rc = sim_ctl_moments(ss->sim, (const uint64_t(*)[2])moments, nm);
     if (rc < 0) {
         sim_free(ss->sim);
         pthread_mutex_destroy(&ss->lock);
