@@ -206,6 +206,11 @@ int app_start_run(struct app *a, const struct mix *m, const char *peer, struct f
     int rc = runner_start(&ro, &a->runner, err);
     if (rc < 0)
         return rc;
+    /* "Start paused" (Space on the fabric view before a run) was set for this run: a sim
+     * run takes it (the runner copied it), and the one after it plays unless asked again. */
+    for (int i = 0; i < m->nflows; i++)
+        if (!strcmp(m->flows[i].transport, "sim"))
+            a->playback.paused = false;
     cJSON_Delete(a->results);
     a->results = NULL;
     app_results_run(a); /* drops the model of the results deleted */
