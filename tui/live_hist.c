@@ -1,8 +1,11 @@
 /* live_hist: the live view's histogram pane: the latency histogram of the foreground (or of
  * the flow picked in the percentile table) on a log axis with p50/p99/p99.9 markers, counts
- * on a log or linear scale (y), the transport's conditions on the bottom edge. */
+ * on a log or linear scale (y), or the cumulative distribution (d); in the loaded phase of a
+ * quiet-vs-loaded run the quiet phase's distribution over it as dots, on the same axis and
+ * as shares of each phase's samples; the transport's conditions on the bottom edge. */
 #include "tui/live_pane.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,13 +85,31 @@ static void draw_hist(struct app *a, struct live_state *s, struct ui *u, const s
     snprintf(name, sizeof(name), "%s%s", fname,
              snap->nphases == 2 && fg == snap->fg ? (quiet_phase ? " quiet" : " loaded") : "");
     enum mix_latency_kind k = live_pane_kind_of(a, fg);
+    /* The quiet phase over the loaded one (the foreground's, kept while the quiet phase ran). */
+    const struct hist *q = NULL;
+    if (snap->nphases == 2 && fg == snap->fg && !quiet_phase && s->quiet_hist_ok &&
+        atomic_load_explicit(&s->quiet_hist->count, memory_order_relaxed))
+        q = s->quiet_hist;
     char t[3][160];
     const char *yscale = s->ylog ? "log" : "linear";
-    snprintf(t[0], sizeof(t[0]), "Latency %s, %s, us; count on a %s scale", name,
-             live_pane_kind_words(k, false), yscale);
-    snprintf(t[1], sizeof(t[1]), "Latency %s, %s, us, %s y", name, live_pane_kind_words(k, false),
-             yscale);
-    snprintf(t[2], sizeof(t[2]), "%s %s us, %s y", name, live_pane_kind_words(k, true), yscale);
+    /* The dots' own number in the title: the quiet phase's p99, in us like the axis. */
+    char dots[64] = "";
+    if (q)
+        snprintf(dots, sizeof(dots), ", quiet %s p99 %.1f", u->utf8 ? "\u2022" : "*",
+                 hist_percentile(q, 99) / 1000);
+    if (s->cdf) {
+        snprintf(t[0], sizeof(t[0]), "CDF %s, %s, us; share of samples at or below%s", name,
+                 live_pane_kind_words(k, false), dots);
+        snprintf(t[1], sizeof(t[1]), "CDF %s, %s, us%s", name, live_pane_kind_words(k, false),
+                 dots);
+        snprintf(t[2], sizeof(t[2]), "CDF %s %s us", name, live_pane_kind_words(k, true));
+    } else {
+        snprintf(t[0], sizeof(t[0]), "Latency %s, %s, us; %s on a %s scale%s", name,
+                 live_pane_kind_words(k, false), q ? "share of samples" : "count", yscale, dots);
+        snprintf(t[1], sizeof(t[1]), "Latency %s, %s, us, %s y%s", name,
+                 live_pane_kind_words(k, false), yscale, dots);
+        snprintf(t[2], sizeof(t[2]), "%s %s us, %s y", name, live_pane_kind_words(k, true), yscale);
+    }
     live_pane_box(u, r, focus, (const char *const[]){t[0], t[1], t[2]}, 3);
     /* What the transport chose (device, GID, MTU, DSCP and its priority...) on the bottom
      * edge: the conditions every number above depends on. */
@@ -128,11 +149,27 @@ static void draw_hist(struct app *a, struct live_state *s, struct ui *u, const s
     struct live_axis ax;
     double mn = (double)atomic_load_explicit(&h->min, memory_order_relaxed);
     double mx = (double)atomic_load_explicit(&h->max, memory_order_relaxed);
-    live_axis_fit(&ax, mn, mx, in.w);
-    uint64_t cols[512];
+    double axmn = mn, axmx = mx; /* one axis for both phases */
+    if (q) {
+        double qmn = (double)atomic_load_explicit(&q->min, memory_order_relaxed);
+        double qmx = (double)atomic_load_explicit(&q->max, memory_order_relaxed);
+        axmn = qmn < axmn ? qmn : axmn;
+        axmx = qmx > axmx ? qmx : axmx;
+    }
+    live_axis_fit(&ax, axmn, axmx, in.w);
+    uint64_t cols[512], qcols[512];
     if (ax.width > 512)
-        live_axis_fit(&ax, mn, mx, 512);
+        live_axis_fit(&ax, axmn, axmx, 512);
     uint64_t top = live_bin(h, &ax, cols);
+    uint64_t qcount = q ? atomic_load_explicit(&q->count, memory_order_relaxed) : 0;
+    if (q) {
+        /* The quiet counts on the loaded phase's scale: equal shares draw equal heights. */
+        live_bin(q, &ax, qcols);
+        for (int c = 0; c < ax.width; c++) {
+            qcols[c] = (uint64_t)((double)qcols[c] * (double)count / (double)qcount + 0.5);
+            top = qcols[c] > top ? qcols[c] : top;
+        }
+    }
     double p[3] = {hist_percentile(h, 50), hist_percentile(h, 99), hist_percentile(h, 99.9)};
     static const enum theme_role mrole[3] = {ROLE_P50, ROLE_P99, ROLE_P999};
     static const char *const mname[3] = {"p50", "p99", "p99.9"};
@@ -140,15 +177,33 @@ static void draw_hist(struct app *a, struct live_state *s, struct ui *u, const s
     for (int i = 0; i < 3; i++)
         mcol[i] = live_axis_col(&ax, p[i]);
     bool loaded = snap->nphases == 2 && !quiet_phase;
-    double frac[512];
+    double frac[512], qfrac[512];
+    uint64_t cum = 0, qcum = 0;
     for (int c = 0; c < ax.width; c++) {
+        cum += cols[c];
+        qcum += q ? qcols[c] : 0;
+        if (s->cdf) {
+            /* The share of samples at or below the column's values. */
+            frac[c] = (double)cum / (double)count;
+            qfrac[c] = q ? (double)qcum / (double)count : 0;
+            continue;
+        }
         frac[c] = live_bar_frac(cols[c], top, s->ylog);
+        qfrac[c] = q ? live_bar_frac(qcols[c], top, s->ylog) : 0;
         /* A non-empty column always shows at least one eighth of a row. */
         if (cols[c] && frac[c] * bars_h * 8 < 1)
             frac[c] = 1.0 / (bars_h * 8);
     }
     live_pane_vbars(u, in.y + bars_h - 1, in.x, bars_h, frac, ax.width,
                     loaded ? ROLE_BAR_LOADED : ROLE_BAR);
+    /* The quiet phase as a dot at its height in each column that has any. */
+    for (int c = 0; q && c < ax.width; c++) {
+        if (qfrac[c] <= 0 || (!s->cdf && !qcols[c]))
+            continue;
+        int kq = (int)ceil(qfrac[c] * bars_h) - 1;
+        kq = kq < 0 ? 0 : kq >= bars_h ? bars_h - 1 : kq;
+        ui_text(u, in.y + bars_h - 1 - kq, in.x + c, 1, ROLE_BAR, u->utf8 ? "•" : "*");
+    }
     /* The columns holding the percentiles again, in the markers' colours. */
     for (int i = 0; i < 3; i++)
         ui_vbar(u, in.y + bars_h - 1, in.x + mcol[i], bars_h, frac[mcol[i]], mrole[i]);

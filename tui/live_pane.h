@@ -48,6 +48,11 @@ struct live_state {
     int nsel[LIVE_NPANES];            /* selectable items in each pane at the last draw */
     bool ev_follow;                   /* the events pane shows the newest lines */
     bool ylog;                        /* histogram counts on a log scale */
+    bool cdf;                         /* d: the cumulative distribution instead */
+    /* The foreground's quiet-phase histogram, kept from the quiet phase for the loaded one's
+     * pane (drawn over it on the same axis). */
+    struct hist *quiet_hist;
+    bool quiet_hist_ok;
     bool ctr_tcp;      /* on a small screen: show the TCP lines instead of the counters */
     bool all_counters; /* also those known not to have moved since the test started */
     int ctr_moved;     /* counters shown / in the snapshot at the last draw */

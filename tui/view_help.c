@@ -49,7 +49,9 @@ static const char *const key_lines[] = {
     "repetition's detection and recovery, w saves the drill.",
     "Live run: p pauses the display, s stops the test, w saves the results, ? on a counter "
     "explains it; in the percentile table (Tab to it), Left/Right picks the flow whose "
-    "histogram is shown.",
+    "histogram is shown; y switches the counts between log and linear, d between the "
+    "histogram and the CDF; in the loaded phase the quiet phase's distribution is drawn as "
+    "dots on the same axis (shares of each phase's samples).",
     "Results: Space marks a result for comparison, c compares the two marked, Enter opens.",
     "Sweep (fabtop --results SWEEP.json, --attach FILE): arrows move over the matrix, b/l/p "
     "bandwidth, latency p50, p99; Left of the first column the rank itself; Tab to the verdicts, "

@@ -38,8 +38,10 @@ static void live_init(struct app *a)
 static void live_fini(struct app *a)
 {
     struct live_state *s = a->vstate[VIEW_LIVE];
-    if (s)
+    if (s) {
         free(s->res_hist);
+        free(s->quiet_hist);
+    }
     free(a->vstate[VIEW_LIVE]);
     a->vstate[VIEW_LIVE] = NULL;
 }
@@ -54,6 +56,7 @@ static void observe(struct app *a)
     if (a->runner != s->runner || (snap && snap->gen < s->last_gen)) {
         s->runner = a->runner;
         s->quiet.valid = false;
+        s->quiet_hist_ok = false;
         s->pct_chosen = false;
         s->hist_want = -1;
         s->ev_follow = true;
@@ -69,6 +72,12 @@ static void observe(struct app *a)
         snap->flows[snap->fg].state == FLOW_ST_MEASURE) {
         live_pct_from_snap(&s->quiet.col, &snap->flows[snap->fg], "quiet");
         s->quiet.valid = true;
+        if (snap->hist_flow == snap->fg) {
+            if (!s->quiet_hist)
+                s->quiet_hist = xalloc(sizeof(*s->quiet_hist));
+            hist_snapshot(&snap->hist, s->quiet_hist);
+            s->quiet_hist_ok = true;
+        }
     }
 }
 
@@ -210,6 +219,9 @@ static int live_key(struct app *a, int ch)
     case 'y':
         s->ylog = !s->ylog;
         return REACT_REDRAW;
+    case 'd':
+        s->cdf = !s->cdf;
+        return REACT_REDRAW;
     case 'c':
         s->ctr_tcp = !s->ctr_tcp;
         s->list[LIVE_CTR] = (struct ui_list){0};
@@ -251,7 +263,7 @@ static const char *live_keys(const struct app *a)
         return "F2 set up a test  F3 topology  F5 results";
     /* Most used first: at 80 columns the key line drops whole keys from the end. */
     return "p pause  s stop  w save  ? explain  Tab pane  Up/Down select  y lin/log  "
-           "c TCP/counters  z all counters";
+           "d histogram/CDF  c TCP/counters  z all counters";
 }
 
 /* The running repetition's seconds go up. */

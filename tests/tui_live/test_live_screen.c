@@ -427,6 +427,13 @@ static void quiet_vs_loaded(void **state)
             if (n >= 2 && !isnan(v[1])) {
                 print_screen("quiet vs loaded, loaded phase");
                 assert_false(isnan(v[0]));
+                /* The quiet phase's distribution over the loaded one, as dots on the same
+                 * axis (issue 21). */
+                int ty = find_line("probe loaded"), dots = 0;
+                assert_true(ty >= 0);
+                for (int y = ty + 1; y < ty + 8 && y < screen_rows; y++)
+                    dots += strstr(screen[y], "\u2022") != NULL;
+                assert_true(dots > 0);
                 checked_loaded = true;
             }
         }
@@ -460,8 +467,21 @@ static void quiet_vs_loaded(void **state)
     frame(&a);
     assert_false(on_screen("phase quiet"));
     assert_on_screen("bulk: done");
-    /* After the run the loaded histogram is shown; picking the quiet column in the table
-     * shows the quiet phase's, from the results (its count, not the loaded one's). */
+    /* After the run the loaded histogram is shown (the quiet dots with their p99 where the
+     * legend has room: 132 columns); picking the quiet column in the table shows the quiet
+     * phase's, from the results (its count, not the loaded one's). */
+    assert_non_null(strstr(hist_title(), "Latency probe loaded,"));
+    assert_non_null(strstr(hist_title(), "quiet \u2022 p99 "));
+    /* d: the CDF, which reaches all samples (a full column) at the largest latency. */
+    app_key(&a, 'd');
+    frame(&a);
+    {
+        int cy = find_line("CDF probe loaded,");
+        assert_true(cy >= 0);
+        assert_non_null(strstr(screen[cy + 1], "\u2588"));
+    }
+    app_key(&a, 'd');
+    frame(&a);
     assert_non_null(strstr(hist_title(), "Latency probe loaded,"));
     a.focus = 1;
     app_key(&a, KEY_HOME);
