@@ -90,27 +90,32 @@ static void draw_hist(struct app *a, struct live_state *s, struct ui *u, const s
     if (snap->nphases == 2 && fg == snap->fg && !quiet_phase && s->quiet_hist_ok &&
         atomic_load_explicit(&s->quiet_hist->count, memory_order_relaxed))
         q = s->quiet_hist;
-    char t[3][160];
+    char t[4][160];
     const char *yscale = s->ylog ? "log" : "linear";
     /* The dots' own number in the title: the quiet phase's p99, in us like the axis. */
     char dots[64] = "";
     if (q)
         snprintf(dots, sizeof(dots), ", quiet %s p99 %.1f", u->utf8 ? "\u2022" : "*",
                  hist_percentile(q, 99) / 1000);
+    /* The first that fits: all of it, then without the words, then without the dots'
+     * number, then the short form. */
     if (s->cdf) {
         snprintf(t[0], sizeof(t[0]), "CDF %s, %s, us; share of samples at or below%s", name,
                  live_pane_kind_words(k, false), dots);
         snprintf(t[1], sizeof(t[1]), "CDF %s, %s, us%s", name, live_pane_kind_words(k, false),
                  dots);
-        snprintf(t[2], sizeof(t[2]), "CDF %s %s us", name, live_pane_kind_words(k, true));
+        snprintf(t[2], sizeof(t[2]), "CDF %s, %s, us", name, live_pane_kind_words(k, false));
+        snprintf(t[3], sizeof(t[3]), "CDF %s %s us", name, live_pane_kind_words(k, true));
     } else {
         snprintf(t[0], sizeof(t[0]), "Latency %s, %s, us; %s on a %s scale%s", name,
                  live_pane_kind_words(k, false), q ? "share of samples" : "count", yscale, dots);
         snprintf(t[1], sizeof(t[1]), "Latency %s, %s, us, %s y%s", name,
                  live_pane_kind_words(k, false), yscale, dots);
-        snprintf(t[2], sizeof(t[2]), "%s %s us, %s y", name, live_pane_kind_words(k, true), yscale);
+        snprintf(t[2], sizeof(t[2]), "Latency %s, %s, us, %s y", name,
+                 live_pane_kind_words(k, false), yscale);
+        snprintf(t[3], sizeof(t[3]), "%s %s us, %s y", name, live_pane_kind_words(k, true), yscale);
     }
-    live_pane_box(u, r, focus, (const char *const[]){t[0], t[1], t[2]}, 3);
+    live_pane_box(u, r, focus, (const char *const[]){t[0], t[1], t[2], t[3]}, 4);
     /* What the transport chose (device, GID, MTU, DSCP and its priority...) on the bottom
      * edge: the conditions every number above depends on. */
     if (fg >= 0 && fg < snap->nflows && snap->flows[fg].brief[0] && r->w > 12 && r->h > 2) {

@@ -7,12 +7,15 @@
 #include "tui/views.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "text/text_units.h"
 #include "common/xalloc.h"
+#include "tui/live_pane.h"
 #include "tui/live_plot.h"
 #include "tui/ui_list.h"
 
@@ -471,6 +474,65 @@ static void status_line(struct app *a, char *buf, size_t len)
              sc, v->ctl.skip_idle ? ", skip idle" : "", (unsigned long long)v->events);
 }
 
+/* What is left, from the share of the foreground's work done so far: the simulated time at
+ * this rate, and the wall time that plays at this scale with the scenario's moments
+ * (sim_playback_wall_ns; skipped idle stretches only shorten it). "" while unknown. */
+static void left_text(struct app *a, char *buf, size_t len)
+{
+    struct fab_state *s = st(a);
+    const struct fabric_snap *v = &s->v;
+    buf[0] = '\0';
+    double done = a->snap ? live_pane_sim_done(a->snap) : -1;
+    if (v->finished || !(done > 0.02 && done < 1))
+        return;
+    double now = (double)v->sim_now_ps, total = now / done;
+    if (!v->ctl.scale) {
+        snprintf(buf, len, "%.0f%% done, ~%.0f us left", done * 100, (total - now) / 1e6);
+        return;
+    }
+    double wall = (sim_playback_wall_ns(v->ctl.scale, v->moments, v->nmoments, (uint64_t)total) -
+                   sim_playback_wall_ns(v->ctl.scale, v->moments, v->nmoments, v->sim_now_ps)) /
+                  1e9;
+    snprintf(buf, len, "%.0f%% done, ~%.0f us and ~%.0f s left", done * 100, (total - now) / 1e6,
+             wall);
+}
+
+/* When the run is over, its answer on the fabric view: the foreground's p99 in each phase
+ * (quiet -> loaded with the ratio) from the results, in the unit it reads best in; false
+ * when the results have none. */
+static bool result_line(const struct app *a, char *buf, size_t len)
+{
+    const struct results_run *run = app_results_run(a);
+    if (!run || !a->snap || a->snap->fg < 0 || a->snap->fg >= a->snap->nflows)
+        return false;
+    const char *fg = a->snap->flows[a->snap->fg].name;
+    double p99[2] = {NAN, NAN};
+    int np = 0;
+    for (int p = 0; p < run->nphases && np < 2; p++)
+        for (int i = 0; i < run->phases[p].nflows; i++) {
+            const struct results_flow *fl = &run->phases[p].flows[i];
+            const char *fn = results_str_get(&fl->name);
+            if (!fn || strcmp(fn, fg))
+                continue;
+            for (int k = 0; k < fl->npoints; k++)
+                if (results_bool_true(&fl->points[k].measured))
+                    results_num_get(&fl->points[k].latency.p99, &p99[np]);
+            np++;
+        }
+    if (np == 0 || isnan(p99[0]))
+        return false;
+    char x[32], y[32];
+    text_lat_auto(x, sizeof(x), p99[0]);
+    if (np == 2 && !isnan(p99[1])) {
+        text_lat_auto(y, sizeof(y), p99[1]);
+        snprintf(buf, len, "Result: %s p99 quiet %s -> loaded %s (%.1fx)", fg, x, y,
+                 p99[1] / p99[0]);
+    } else {
+        snprintf(buf, len, "Result: %s p99 %s (simulated time)", fg, x);
+    }
+    return true;
+}
+
 static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
 {
     struct fab_state *s = st(a);
@@ -503,6 +565,13 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
             : v->ctl.paused ? ROLE_WARN
                             : ROLE_NORMAL,
             buf);
+    /* The run's answer once it is over (one row taken from the table). */
+    char res[256];
+    if (v->finished && in.h >= 6 && result_line(a, res, sizeof(res))) {
+        ui_text(u, in.y + 1, in.x, in.w, ROLE_INFO, res);
+        in.y++;
+        in.h--;
+    }
     if (in.h < 3)
         return 0;
     struct cols c;
@@ -529,7 +598,11 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
         if (s->sort != SORT_PLACE)
             np += snprintf(pos + np, sizeof(pos) - (size_t)np, " by %s", sort_name[s->sort]);
         if (s->filter.text[0])
-            snprintf(pos + np, sizeof(pos) - (size_t)np, " '%s'", s->filter.text);
+            np += snprintf(pos + np, sizeof(pos) - (size_t)np, " '%s'", s->filter.text);
+        char left[96];
+        left_text(a, left, sizeof(left));
+        if (left[0])
+            snprintf(pos + np, sizeof(pos) - (size_t)np, "  %s", left);
         const char *pl = ib ? "nocred: no credits from the peer (port_xmit_wait)"
                             : "held: the peer's PFC pause holds it, XOFF: it pauses the peer";
         snprintf(buf, sizeof(buf), "%s  bar: queue, full at the deepest watermark (%s)  %s", pos, q,

@@ -41,6 +41,8 @@ struct fabric_snap {
     enum sim_cc cc;
     uint64_t buffer_bytes; /* shared switch buffer (RoCE) */
     struct sim_ctl_state ctl;
+    uint64_t moments[SIM_MAX_MOMENTS][2]; /* the scenario's key moments, ps (sim_ctl_moments) */
+    int nmoments;
     int nflows;
     struct fabric_snap_flow *flows;
     int nnodes;

@@ -261,6 +261,8 @@ void sim_ctl_get(const struct sim *s, struct sim_ctl_state *out);
 /* The explorer's default pace for a lesson: 1 us per 1 ms (a 2.6 ms incast plays in 2.6 s). */
 #define SIM_SCALE_LESSON 1000000ull
 int sim_ctl_moments(struct sim *s, const uint64_t (*ps)[2], int n);
+/* The moments set (into ps, SIM_MAX_MOMENTS rows); returns how many. */
+int sim_ctl_get_moments(const struct sim *s, uint64_t (*ps)[2]);
 /* Wall ns that sim_ps of simulated time from 0 takes at scale with those moments (the
  * playback's plan, without skipped idle stretches: an upper bound). */
 double sim_playback_wall_ns(uint64_t scale, const uint64_t (*moments)[2], int n, uint64_t sim_ps);

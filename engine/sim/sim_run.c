@@ -395,6 +395,12 @@ int sim_ctl_moments(struct sim *s, const uint64_t (*ps)[2], int n)
     return 0;
 }
 
+int sim_ctl_get_moments(const struct sim *s, uint64_t (*ps)[2])
+{
+    memcpy(ps, s->moments, (size_t)s->nmoments * sizeof(s->moments[0]));
+    return s->nmoments;
+}
+
 /* The scale at simulated time t and where it next changes (UINT64_MAX: never). */
 static uint64_t scale_at(uint64_t scale, const uint64_t (*m)[2], int n, uint64_t t, uint64_t *until)
 {

@@ -368,6 +368,9 @@ static void test_incast(void **state)
     }
     assert_true(v.ctl.paused);
     assert_on_screen(&s, "PAUSED");
+    /* What is left, from the share done: simulated time, and wall time at this scale. */
+    assert_on_screen(&s, "% done, ~");
+    assert_on_screen(&s, " s left");
     int held = 0;
     int rows = check_port_rows(&s, &v, &held);
     assert_true(rows >= 8); /* 80x24 shows 9 port rows */
@@ -480,6 +483,8 @@ static void test_incast(void **state)
     }
     assert_non_null(s.app.results);
     assert_wait_for(&s, "finished");
+    /* The run's answer on the fabric view (issue 21). */
+    assert_on_screen(&s, "Result: sender1 p99 ");
     /* The paused start was this run's: the next one plays (issue 21). */
     assert_false(s.app.playback.paused);
     const cJSON *fl = cJSON_GetArrayItem(

@@ -749,6 +749,7 @@ static int sim_snapshot(const struct flow_host *run, struct fabric_snap *out)
     out->cc = ss->params.cc;
     out->buffer_bytes = ss->params.buffer_bytes;
     sim_ctl_get(ss->sim, &out->ctl);
+    out->nmoments = sim_ctl_get_moments(ss->sim, out->moments);
     out->nflows = ss->published ? ss->nflows : 0;
     out->flows = xalloc_zero((size_t)out->nflows + 1, sizeof(*out->flows));
     for (int k = 0; k < out->nflows; k++) {
