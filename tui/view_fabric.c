@@ -15,6 +15,7 @@
 #include "common/strbuf.h"
 #include "text/text_units.h"
 #include "common/xalloc.h"
+#include "tui/fabric_draw.h"
 #include "tui/live_pane.h"
 #include "tui/live_plot.h"
 #include "tui/ui_list.h"
@@ -41,6 +42,7 @@ struct fab_state {
     uint64_t last_slow;   /* the slow-motion scale 'f' returns to */
     struct ui_list ports; /* the port table's scroll (top only) */
     bool active_only, lesson_full;
+    bool table;              /* v: the port table instead of the drawing */
     int sort;                /* enum port_sort: > (or F6) and < cycle it, as htop's F6 */
     struct ui_search filter; /* \ or /: only ports whose name or peer holds the text */
 };
@@ -574,6 +576,23 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
     }
     if (in.h < 3)
         return 0;
+    if (!s->table) {
+        /* The fabric drawn: tiers, buses, a mark per port; the legend on the last row. */
+        uint64_t qm = 0;
+        for (int i = 0; i < v->nports; i++)
+            qm = v->ports[i].watermark_bytes > qm ? v->ports[i].watermark_bytes : qm;
+        struct rect dr = {in.y + 1, in.x, in.h - 2, in.w};
+        fabric_draw_topology(u, &dr, v, s->util, qm);
+        char q[16], leg[256];
+        live_fmt_queue(q, sizeof(q), qm);
+        snprintf(leg, sizeof(leg),
+                 "v: port table  marks per port: %s queue (full = %s), H %s, X pausing the "
+                 "peer, ! down, + traffic, %s idle",
+                 u->utf8 ? "\u2581-\u2588" : "1-8", q, ib ? "no credits" : "held by PFC",
+                 u->utf8 ? "\u00b7" : ".");
+        ui_text(u, in.y + in.h - 1, in.x, in.w, ROLE_DIM, leg);
+        return v->nports;
+    }
     struct cols c;
     table_cols(v, in.w, &c);
     draw_header_row(u, in.y + 1, in.x, in.w, &c, ib, v->finished);
@@ -796,6 +815,10 @@ static int fabric_key(struct app *a, int ch)
         return REACT_REDRAW;
     }
     switch (ch) {
+    case 'v':
+        s->table = !s->table;
+        s->ports.top = 0;
+        return REACT_REDRAW;
     case '>':
     case '<':
     case KEY_F(6): /* F6 on the fabric view sorts, as in htop */
@@ -911,7 +934,8 @@ static const char *fabric_keys(const struct app *a)
     const struct fab_state *s = a->vstate[VIEW_FABRIC];
     if (!s->have || s->from != a->runner)
         return "F2 set up a test  Space start paused  -/+ speed  f full speed  i skip idle";
-    return "Space pause  n/e step  -/+ speed  f full  i skip idle  l lesson  > sort  \\ filter";
+    return "Space pause  n/e step  -/+ speed  f full  i skip idle  l lesson  v table/drawing  "
+           "> sort  \\ filter";
 }
 
 static void fabric_init(struct app *a)

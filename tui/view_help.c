@@ -58,7 +58,9 @@ static const char *const key_lines[] = {
     "Enter jumps to the cell.",
     "Fabric (sim runs): Space pauses, n steps 1 us and e one event, -/+ slower/faster "
     "(1 us per 10 us to 100 ms), f full speed, i skips idle stretches, a active ports, l the "
-    "lesson; > (or F6) and < sort the ports (name, queue, watermark, pause, drops, util), \\ "
+    "lesson; v switches between the fabric drawn (tiers, buses, a mark per port: a queue bar, "
+    "H held, X pausing its peer, ! down) and the port table; > (or F6) and < sort the ports (name, "
+    "queue, watermark, pause, drops, util), \\ "
     "or / filters them by port or peer name.",
     "",
     "Command-line equivalents: fabtop topo [--matrix|--lint|--json], fabtop run --mix NAME,",
