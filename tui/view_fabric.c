@@ -582,7 +582,10 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
         for (int i = 0; i < v->nports; i++)
             qm = v->ports[i].watermark_bytes > qm ? v->ports[i].watermark_bytes : qm;
         struct rect dr = {in.y + 1, in.x, in.h - 2, in.w};
-        fabric_draw_topology(u, &dr, v, s->util, qm);
+        struct fabric_draw_graph g;
+        fabric_draw_from_sim(v, s->util, qm, u->utf8, &g);
+        fabric_draw_render(u, &dr, &g);
+        fabric_draw_free(&g);
         char q[16], leg[256];
         live_fmt_queue(q, sizeof(q), qm);
         snprintf(leg, sizeof(leg),

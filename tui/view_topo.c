@@ -14,6 +14,7 @@
 #include "topology/topo_fabric.h"
 #include "text/fabric_text.h"
 #include "text/topo_text.h"
+#include "tui/fabric_draw.h"
 #include "tui/ui_list.h"
 
 enum item_kind {
@@ -626,6 +627,19 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool 
         s->detail_rows = draw_wrapped(u, &in, sb.s, 0);
         snprintf(title, sizeof(title), "Finding %d of %d", s->find.sel + 1, a->findings.n);
     } else {
+        /* The fabric section and its routes: the subnet drawn above the text, the route's
+         * ports marked. */
+        const struct item *it = s->tree.sel < s->nitems ? &s->items[s->tree.sel] : NULL;
+        if (it && (it->kind == IT_FABRIC || it->kind == IT_FROUTE) && a->topo->fabric.valid &&
+            a->topo->fabric.nnodes > 0 && s->detail.top == 0) {
+            struct fabric_draw_graph g;
+            fabric_draw_from_ib(&a->topo->fabric, it->kind == IT_FROUTE ? it->ref : -1, u->utf8,
+                                &g);
+            int used = fabric_draw_render(u, &in, &g);
+            fabric_draw_free(&g);
+            in.y += used + 1;
+            in.h -= used + 1;
+        }
         detail_text(a, &sb);
         s->detail_rows = draw_wrapped(u, &in, sb.s, s->detail.top);
         if (clamp_top(s)) {

@@ -36,6 +36,43 @@ done
     fail "two HCAs on one leaf should be 1 switch apart"
 pass "5 routes follow the forwarding tables OpenSM programmed (ibtracert agrees hop by hop)"
 
+# The explorer draws the subnet (issue 21): fabtop --input r.json in tmux, the first route
+# selected: spines above leaves above the HCAs, and the route's ports marked '*': the
+# source HCA's port and the port each of its three switches forwards on.
+if command -v tmux >/dev/null 2>&1; then
+    tsock=fabtop-ib-$$
+    tmux -L "$tsock" -f /dev/null new-session -d -s d -x 132 -y 43 -e TERM=tmux-256color \
+        -e LANG=C.UTF-8 -e HOME="$TMP" -e XDG_CONFIG_HOME="$TMP/xdg" \
+        "\"$FABTOP\" --input \"$TMP/r.json\" 2>\"$TMP/explore.err\"; sleep 30"
+    shot() { tmux -L "$tsock" capture-pane -p -t d; }
+    n=0
+    until shot | grep -q "Fabric: 6 switches"; do
+        n=$((n + 1))
+        [ $n -lt 100 ] || { tmux -L "$tsock" kill-server; fail "the explorer did not show the fabric: $(shot)"; }
+        sleep 0.1
+    done
+    tmux -L "$tsock" send-keys -t d / && tmux -L "$tsock" send-keys -t d -l "route " &&
+        tmux -L "$tsock" send-keys -t d Enter
+    n=0
+    # The detail pane is the right half (from column 73 at 132 columns).
+    until shot | cut -c73- | grep -q "spine-1"; do
+        n=$((n + 1))
+        [ $n -lt 100 ] || { tmux -L "$tsock" kill-server; fail "no drawing for the route: $(shot)"; }
+        sleep 0.1
+    done
+    shot | cut -c73- >"$TMP/drawn.txt"
+    tmux -L "$tsock" kill-server
+    sp=$(grep -n "spine-1" "$TMP/drawn.txt" | head -1 | cut -d: -f1)
+    lf=$(grep -n "leaf-1" "$TMP/drawn.txt" | head -1 | cut -d: -f1)
+    hc=$(grep -n "node01" "$TMP/drawn.txt" | grep -v route | head -1 | cut -d: -f1)
+    [ -n "$sp" ] && [ -n "$lf" ] && [ -n "$hc" ] && [ "$sp" -lt "$lf" ] && [ "$lf" -lt "$hc" ] ||
+        fail "the drawing's tiers are out of order (spine $sp, leaf $lf, HCAs $hc): $(cat "$TMP/drawn.txt")"
+    grep "spine-2" "$TMP/drawn.txt" | grep -q "leaf-1" && fail "spines and leaves share a row"
+    stars=$(sed -n "${sp},${hc}p" "$TMP/drawn.txt" | tr -cd '*' | wc -c)
+    [ "$stars" -eq 4 ] || fail "the route's ports: $stars marked, expected 4: $(cat "$TMP/drawn.txt")"
+    pass "the explorer draws the subnet in tiers with route 1's four ports marked"
+fi
+
 # The file itself as the plan: clean. Then two plans that differ.
 sim timeout 60 "$FABTOP" topo --fabric --json --window 0 --cabling "$NETS/fat-tree.net" \
     --lldp-socket "$TMP/none.sock" >"$TMP/p0.json" 2>/dev/null

@@ -375,7 +375,7 @@ static void test_incast(void **state)
         uint64_t qm = 0;
         for (int i = 0; i < v.nports; i++)
             qm = v.ports[i].watermark_bytes > qm ? v.ports[i].watermark_bytes : qm;
-        char want_sw[512] = "sw0 \u2193", want_h[512] = "h0-h15 ";
+        char want_sw[512] = "sw0 \u2193", want_h[512] = "h0-15 ";
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < v.nports; i++) {
                 const struct sim_port_snap *p = &v.ports[i];
@@ -400,14 +400,14 @@ static void test_incast(void **state)
             }
         for (int which = 0; which < 2; which++) {
             const char *want = which ? want_h : want_sw;
-            int y = screen_find_row(&s, which ? "h0-h15 " : "sw0 \u2193");
+            int y = screen_find_row(&s, which ? "h0-15 " : "sw0 \u2193");
             if (y < 0) {
                 print_screen(&s, "the drawing");
                 fail_msg("no row for %s", which ? "the hosts" : "sw0");
             }
             char row[1024];
             screen_row(&s, y, row, sizeof(row));
-            const char *got = strstr(row, which ? "h0-h15 " : "sw0 \u2193");
+            const char *got = strstr(row, which ? "h0-15 " : "sw0 \u2193");
             /* Compare mark by mark (UTF-8 sequences), '?' matching '+' or the dot. */
             const char *w = want, *g = got;
             while (*w && *g) {
