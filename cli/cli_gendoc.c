@@ -175,6 +175,19 @@ static void write_wrapped(const char *page, FILE *out)
     }
 }
 
+/* A page written into the memory stream f (text its buffer) goes to out with its long
+ * lines wrapped; -EIO when either fails. */
+static int page_flush(FILE *f, char **text, FILE *out)
+{
+    if (fclose(f) != 0) {
+        free(*text);
+        return -EIO;
+    }
+    write_wrapped(*text, out);
+    free(*text);
+    return ferror(out) ? -EIO : 0;
+}
+
 int cli_gendoc_man(const struct cli_command *cmd, const char *date, FILE *out)
 {
     char *text = NULL;
@@ -276,13 +289,7 @@ int cli_gendoc_man(const struct cli_command *cmd, const char *date, FILE *out)
         fputs(" (1),\n", f);
     }
     fputs(".BR fabtop\\-mix (5),\n.BR fabtop\\-results (5)\n", f);
-    if (fclose(f) != 0) {
-        free(text);
-        return -EIO;
-    }
-    write_wrapped(text, out);
-    free(text);
-    return ferror(out) ? -EIO : 0;
+    return page_flush(f, &text, out);
 }
 
 /* ---- file formats, from their schemas ---- */
@@ -569,13 +576,7 @@ int cli_gendoc_schema_man(const struct cJSON *schema, const char *page, const ch
         schema_keys(f, schema, schema, "", 0);
     }
     fputs(".SH SEE ALSO\n.BR fabtop (1),\n.BR fabtop\\-run (1),\n.BR fabtop\\-report (1)\n", f);
-    if (fclose(f) != 0) {
-        free(text);
-        return -EIO;
-    }
-    write_wrapped(text, out);
-    free(text);
-    return ferror(out) ? -EIO : 0;
+    return page_flush(f, &text, out);
 }
 
 /* ---- completion ---- */

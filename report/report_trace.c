@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "common/jsonutil.h"
+#include "text/text_units.h"
 
 #define MAX_TIDS 64
 /* engine/flow/flow.h's FLOW_OPS_MAX, named in the document (report/ stays off the engine's
@@ -112,12 +113,8 @@ static void size_name(char *buf, size_t len, double b)
 {
     if (!isfinite(b))
         snprintf(buf, len, "point");
-    else if (b >= 1048576 && fmod(b, 1048576) == 0)
-        snprintf(buf, len, "%.0fMiB", b / 1048576);
-    else if (b >= 1024 && fmod(b, 1024) == 0)
-        snprintf(buf, len, "%.0fKiB", b / 1024);
     else
-        snprintf(buf, len, "%.0fB", b);
+        text_size(buf, len, b);
 }
 
 /* The thread of flow name (1...), named on first use; 0 when there are too many. */

@@ -118,12 +118,8 @@ static void size_text(double b, char *buf, size_t len)
 {
     if (b < 0)
         snprintf(buf, len, "mixed");
-    else if (b >= 1048576 && fmod(b, 1048576) == 0)
-        snprintf(buf, len, "%.0fMiB", b / 1048576);
-    else if (b >= 1024 && fmod(b, 1024) == 0)
-        snprintf(buf, len, "%.0fKiB", b / 1024);
     else
-        snprintf(buf, len, "%.0fB", b);
+        text_size(buf, len, b);
 }
 
 /* The flow's path ceiling (docs/diagnosis.md) and the goodput of its largest measured point

@@ -38,3 +38,13 @@ void text_lat_auto(char *buf, size_t len, double us)
     text_lat_in(v, sizeof(v), us, u);
     snprintf(buf, len, "%s %s", v, u.abbr);
 }
+
+void text_size(char *buf, size_t len, double b)
+{
+    if (b >= 1048576 && fmod(b, 1048576) == 0)
+        snprintf(buf, len, "%.0fMiB", b / 1048576);
+    else if (b >= 1024 && fmod(b, 1024) == 0)
+        snprintf(buf, len, "%.0fKiB", b / 1024);
+    else
+        snprintf(buf, len, "%.0fB", b);
+}

@@ -21,5 +21,7 @@ struct text_lat_unit text_lat_unit_for(double us);
 void text_lat_in(char *buf, size_t len, double us, struct text_lat_unit u);
 /* A lone latency with its own unit: "8.84 us", "271.58 ms"; "n/a" for NaN. */
 void text_lat_auto(char *buf, size_t len, double us);
+/* A message size as the tables name it: "4KiB", "1MiB" for whole multiples, else "1500B". */
+void text_size(char *buf, size_t len, double bytes);
 
 #endif

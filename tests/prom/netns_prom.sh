@@ -24,12 +24,7 @@ nsx a tc qdisc add dev va parent 1:10 handle 10: bfifo limit 64000
 mkkey >/dev/null
 serve b 10.83.0.2 "$TMP/serve.log"
 
-promcheck() {
-    out=$(promtool check metrics <"$1" 2>&1)
-    prc=$?
-    [ "$prc" -eq 0 ] && [ -z "$out" ] || { echo "$out" | head -20; fail "promtool check metrics on $1: exit $prc"; }
-    [ -s "$1" ] || fail "$1 is empty"
-}
+. "$(dirname "$0")/prom_lib.sh"
 
 mkdir "$TMP/tf"
 ip netns exec "$NSP-a" "$FABTOP" counters --port va --qdisc --ethtool --snmp --textfile "$TMP/tf" \

@@ -16,13 +16,7 @@ T=$(mktemp -d /tmp/fabtop-promctr.XXXXXX)
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
 
-# promcheck FILE: promtool must accept FILE and say nothing at all.
-promcheck() {
-    out=$(promtool check metrics <"$1" 2>&1)
-    prc=$?
-    [ "$prc" -eq 0 ] && [ -z "$out" ] || { echo "$out" | head -20; fail "promtool check metrics on $1: exit $prc"; }
-    [ -s "$1" ] || fail "$1 is empty"
-}
+. "$(dirname "$0")/prom_lib.sh"
 # has FILE LINE: the exposition holds exactly this sample line.
 has() { grep -qxF "$2" "$1" || { grep -F "${2%%\{*}" "$1" | head -5; fail "$1 lacks: $2"; }; }
 hasnt() { ! grep -qF "$2" "$1" || fail "$1 should not hold '$2'"; }

@@ -14,12 +14,7 @@ command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 7
 T=$(mktemp -d /tmp/fabtop-promrep.XXXXXX)
 trap 'rm -rf "$T"' EXIT INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
-promcheck() {
-    out=$(promtool check metrics <"$1" 2>&1)
-    prc=$?
-    [ "$prc" -eq 0 ] && [ -z "$out" ] || { echo "$out" | head -20; fail "promtool check metrics on $1: exit $prc"; }
-    [ -s "$1" ] || fail "$1 is empty"
-}
+. "$(dirname "$0")/prom_lib.sh"
 
 "$FABTOP" run --mix quiet-vs-loaded --duration 1 -o "$T/run.json" >"$T/run.out" 2>&1 ||
     { tail -20 "$T/run.out"; fail "fabtop run exited $?"; }

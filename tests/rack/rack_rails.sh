@@ -69,7 +69,10 @@ ms = sorted(min(p["bw_ab_gbps"], p["bw_ba_gbps"]) * 1000 for p in slow)
 mf = sorted(min(p["bw_ab_gbps"], p["bw_ba_gbps"]) * 1000 for p in fast)
 print("rail of eth1: %d; %s's eth1 pairs %s Mbit/s; the others' median %.1f" % (
     rail_of_eth1, deg, " ".join("%.1f" % x for x in ms), mf[len(mf) // 2]))
-if not all(15 <= x <= 30 for x in ms) or not 80 <= mf[len(mf) // 2] <= 105:
+# The shaped rail: none faster than its 24 Mbit/s allows, their median near it (one test of
+# a second may collapse when the machine is loaded; it is still slow, and the verdict below
+# must still name the rank).
+if not all(x <= 30 for x in ms) or not 15 <= ms[len(ms) // 2] <= 30 or not 80 <= mf[len(mf) // 2] <= 105:
     bad.append("bandwidths: slow %s, fast median %.1f" % (ms, mf[len(mf) // 2]))
 named = [v for v in d["verdicts"] if v["kind"] == "rank" and v["state"] == "named"]
 for v in named:

@@ -15,25 +15,7 @@ here=$src/tests/report
 for t in chromium python3; do
     command -v "$t" >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
 done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
-# run STATUS ARGS...: fabtop's status; stdout in $tmp/out, stderr in $tmp/err.
-run() {
-    want=$1
-    shift
-    COLUMNS=80 "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "fabtop $* -> status $got (want $want): $(head -5 "$tmp/err")"
-        return 1
-    fi
-    echo "PASS: fabtop $* -> $got"
-}
+. "$src/tests/common/cli_lib.sh"
 # bad STATUS NEEDLE ARGS...: one line on stderr holding NEEDLE, nothing on stdout.
 bad() {
     want=$1 needle=$2

@@ -7,25 +7,7 @@ set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 src=${FABTOP_SRC:?}
 doc=$src/tests/results/sweep-4ranks.json
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
-# run STATUS ARGS...: fabtop's status; stdout in $tmp/out, stderr in $tmp/err.
-run() {
-    want=$1
-    shift
-    COLUMNS=80 "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "fabtop $* -> status $got (want $want): $(head -5 "$tmp/err")"
-        return 1
-    fi
-    echo "PASS: fabtop $* -> $got"
-}
+. "$src/tests/common/cli_lib.sh"
 has() {
     f=$1
     shift

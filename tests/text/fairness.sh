@@ -2,13 +2,8 @@
 # A many-sender run's summary: incast's four senders (real loopback TCP streams into this host)
 # get one line with their total goodput and Jain's fairness index, both recomputed here from
 # the results JSON ((sum x)^2 / (n sum x^2) over the senders' goodputs).
-set -eu
-FABTOP=${FABTOP_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-HOME=$T XDG_CONFIG_HOME=$T/cfg XDG_DATA_HOME=$T/data \
-    "$FABTOP" run --mix incast --duration 0.5 -o "$T/r.json" > "$T/run.txt" 2>&1 ||
+. "$(dirname "$0")/text_lib.sh"
+fabtop run --mix incast --duration 0.5 -o "$T/r.json" > "$T/run.txt" 2>&1 ||
     { cat "$T/run.txt"; fail "run --mix incast"; }
 "$FABTOP" report "$T/r.json" > "$T/rep.txt"
 line=$(grep "4 bulk flows: total" "$T/rep.txt" | tail -1)

@@ -47,6 +47,17 @@ static void test_cells(void **state)
     assert_string_equal(b, "271.58 ms");
     text_lat_auto(b, sizeof(b), 12e6);
     assert_string_equal(b, "12.00 s");
+    /* Sizes: whole KiB and MiB by name, the rest in bytes. */
+    text_size(b, sizeof(b), 4096);
+    assert_string_equal(b, "4KiB");
+    text_size(b, sizeof(b), 1048576);
+    assert_string_equal(b, "1MiB");
+    text_size(b, sizeof(b), 3 * 1048576 + 1024);
+    assert_string_equal(b, "3073KiB");
+    text_size(b, sizeof(b), 1500);
+    assert_string_equal(b, "1500B");
+    text_size(b, sizeof(b), 0);
+    assert_string_equal(b, "0B");
 }
 
 int main(void)

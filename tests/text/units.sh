@@ -3,13 +3,8 @@
 # loopback run's results with its latencies scaled by 1000 (as kv-transfer's 4-64 MiB blocks
 # measure) shows its tables "milliseconds" with the same digits, the JSON keeps microseconds;
 # the run as measured (tens of us) stays in microseconds.
-set -eu
-FABTOP=${FABTOP_BIN:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-HOME=$T XDG_CONFIG_HOME=$T/cfg XDG_DATA_HOME=$T/data \
-    "$FABTOP" run --mix quiet-vs-loaded --duration 0.3 -o "$T/us.json" > "$T/run.txt" 2>&1 ||
+. "$(dirname "$0")/text_lib.sh"
+fabtop run --mix quiet-vs-loaded --duration 0.3 -o "$T/us.json" > "$T/run.txt" 2>&1 ||
     { cat "$T/run.txt"; fail "run"; }
 "$FABTOP" report "$T/us.json" > "$T/us.txt"
 grep -q "latency: half_round_trip, microseconds" "$T/us.txt" || fail "the measured run is not in microseconds"
