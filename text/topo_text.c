@@ -167,8 +167,12 @@ static void device_line(struct strbuf *sb, const struct topo_model *m, int pci, 
         const struct topo_nic *nic = &m->nics[n];
         topo_nic_name(m, n, name, sizeof(name));
         indent(sb, depth);
-        strbuf_printf(sb, "NIC %s %s %s", name, bdf,
-                      p->device_name[0] ? p->device_name : m->adapters[nic->adapter].model);
+        /* A NIC read back from a document may name no adapter (adapter -1). */
+        const char *model = p->device_name[0] ? p->device_name
+                            : nic->adapter >= 0 && nic->adapter < m->nadapters
+                                ? m->adapters[nic->adapter].model
+                                : "";
+        strbuf_printf(sb, "NIC %s %s %s", name, bdf, model);
         if (nic->fw_ver[0])
             strbuf_printf(sb, ", fw %s", nic->fw_ver);
         link_text(sb, p);

@@ -53,7 +53,7 @@ static void graph_alloc(struct fabric_draw_graph *g, int nnodes, int nports)
 }
 
 void fabric_draw_from_sim(const struct fabric_snap *v, const double *util, uint64_t qmax, bool utf8,
-                          struct fabric_draw_graph *g)
+                          const char *const *hl, int nhl, struct fabric_draw_graph *g)
 {
     graph_alloc(g, v->nnodes, v->nports);
     for (int i = 0; i < v->nnodes; i++) {
@@ -63,7 +63,16 @@ void fabric_draw_from_sim(const struct fabric_snap *v, const double *util, uint6
     for (int i = 0; i < v->nports; i++) {
         const struct sim_port_snap *p = &v->ports[i];
         const char *m = fabric_draw_mark(p, util ? util[i] : 0, qmax, utf8);
-        g->ports[i] = (struct fabric_draw_port){p->node, p->peer_node, m, mark_role(m)};
+        char lab[64];
+        if (p->host)
+            snprintf(lab, sizeof(lab), "%s", v->node_names[p->node]);
+        else
+            snprintf(lab, sizeof(lab), "%s/%d", v->node_names[p->node], p->port);
+        bool lit = false;
+        for (int k = 0; k < nhl; k++)
+            lit |= !strcmp(hl[k], lab);
+        g->ports[i] =
+            (struct fabric_draw_port){p->node, p->peer_node, m, lit ? ROLE_SELECTED : mark_role(m)};
     }
 }
 
@@ -107,6 +116,29 @@ void fabric_draw_from_ib(const struct topo_fabric *f, int route, bool utf8,
                                                   : !strcmp(m, "+") ? ROLE_OK
                                                                     : ROLE_WARN};
     }
+}
+
+void fabric_draw_from_lldp(const struct topo_fabric *f, const char *host,
+                           struct fabric_draw_graph *g)
+{
+    /* Node 0 is this host; then one node per neighbour system (by name, else chassis). */
+    graph_alloc(g, f->nneighbours + 1, 2 * f->nneighbours);
+    snprintf(g->names[0], sizeof(g->names[0]), "%s", host && *host ? host : "this host");
+    g->host[0] = true;
+    int nn = 1, np = 0;
+    for (int i = 0; i < f->nneighbours; i++) {
+        const struct topo_neighbour *nb = &f->neighbours[i];
+        const char *who = nb->sysname[0] ? nb->sysname : nb->chassis_id;
+        int k = 1;
+        while (k < nn && strcmp(g->names[k], who))
+            k++;
+        if (k == nn)
+            snprintf(g->names[nn++], sizeof(g->names[0]), "%s", who);
+        g->ports[np++] = (struct fabric_draw_port){0, k, "+", ROLE_OK};
+        g->ports[np++] = (struct fabric_draw_port){k, 0, "+", ROLE_OK};
+    }
+    g->nnodes = nn;
+    g->nports = np;
 }
 
 void fabric_draw_free(struct fabric_draw_graph *g)

@@ -42,7 +42,9 @@ struct fab_state {
     uint64_t last_slow;   /* the slow-motion scale 'f' returns to */
     struct ui_list ports; /* the port table's scroll (top only) */
     bool active_only, lesson_full;
-    bool table;              /* v: the port table instead of the drawing */
+    bool table;         /* v: the port table instead of the drawing */
+    const char *hl[16]; /* the ports the lesson names, as of the last draw */
+    int nhl;
     int sort;                /* enum port_sort: > (or F6) and < cycle it, as htop's F6 */
     struct ui_search filter; /* \ or /: only ports whose name or peer holds the text */
 };
@@ -310,17 +312,47 @@ static bool sorts_before(const struct fab_state *s, int i, int j)
     return sort_key(s, i) > sort_key(s, j);
 }
 
-/* Which ports are listed: switch ports first, then adapters; with active_only those with a
- * queue, a watermark, a pause, marks, drops, traffic or a dead link; with a filter those
- * whose name or peer holds it; then in the order chosen (a stable insertion sort: the
- * tables are tens of ports). */
+/* The ports the lesson names (params.playback.highlight of the run's sim flows), at most
+ * max of them into out; returns how many. */
+static int lesson_ports(const struct app *a, const char **out, int max)
+{
+    int n = 0;
+    for (int i = 0; a->have_run_mix && i < a->run_mix.nflows; i++) {
+        const cJSON *hl = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(a->run_mix.flows[i].params, "playback"), "highlight");
+        const cJSON *e;
+        cJSON_ArrayForEach(e, hl)
+        {
+            if (cJSON_IsString(e) && n < max)
+                out[n++] = e->valuestring;
+        }
+    }
+    return n;
+}
+
+/* Is port i one the lesson names? */
+static bool port_lit(const struct fab_state *s, int i)
+{
+    char lab[64];
+    port_label(&s->v, &s->v.ports[i], lab, sizeof(lab));
+    for (int k = 0; k < s->nhl; k++)
+        if (!strcmp(s->hl[k], lab))
+            return true;
+    return false;
+}
+
+/* Which ports are listed: the lesson's ports first, then switch ports, then adapters; with
+ * active_only those with a queue, a watermark, a pause, marks, drops, traffic or a dead link; with
+ * a filter those whose name or peer holds it; then in the order chosen (a stable insertion sort:
+ * the tables are tens of ports). */
 static int list_ports(const struct fab_state *s, int *idx)
 {
     int n = 0;
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < s->v.nports; i++) {
             const struct sim_port_snap *p = &s->v.ports[i];
-            if (p->host != (pass == 1))
+            bool lit = port_lit(s, i);
+            if (pass == 0 ? !lit : lit || p->host != (pass == 2))
                 continue;
             if (s->active_only && !(p->queue_bytes || p->watermark_bytes || p->paused ||
                                     p->pausing || p->ecn_marked || !p->up || s->util[i] > 0))
@@ -437,6 +469,9 @@ static void draw_port_row(struct app *a, struct ui *u, int y, int x, int w, cons
     snprintf(buf, sizeof(buf), "%-*.*s%-*.*s", c->name, c->name - 1, name, c->peer, c->peer - 1,
              peer);
     ui_text(u, y, x, w, role, buf);
+    /* A port the lesson names: its name selected. */
+    if (port_lit(s, pi))
+        ui_text(u, y, x, c->name - 1, ROLE_SELECTED, name);
     int bx = x + c->name + c->peer;
     /* The bar: the queue against the deepest watermark of the fabric; '|' marks this port's
      * watermark. */
@@ -576,6 +611,7 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
     }
     if (in.h < 3)
         return 0;
+    s->nhl = lesson_ports(a, s->hl, 16);
     if (!s->table) {
         /* The fabric drawn: tiers, buses, a mark per port; the legend on the last row. */
         uint64_t qm = 0;
@@ -583,16 +619,16 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
             qm = v->ports[i].watermark_bytes > qm ? v->ports[i].watermark_bytes : qm;
         struct rect dr = {in.y + 1, in.x, in.h - 2, in.w};
         struct fabric_draw_graph g;
-        fabric_draw_from_sim(v, s->util, qm, u->utf8, &g);
+        fabric_draw_from_sim(v, s->util, qm, u->utf8, s->hl, s->nhl, &g);
         fabric_draw_render(u, &dr, &g);
         fabric_draw_free(&g);
         char q[16], leg[256];
         live_fmt_queue(q, sizeof(q), qm);
         snprintf(leg, sizeof(leg),
-                 "v: port table  marks per port: %s queue (full = %s), H %s, X pausing the "
+                 "v: port table  %smarks per port: %s queue (full = %s), H %s, X pausing the "
                  "peer, ! down, + traffic, %s idle",
-                 u->utf8 ? "\u2581-\u2588" : "1-8", q, ib ? "no credits" : "held by PFC",
-                 u->utf8 ? "\u00b7" : ".");
+                 s->nhl ? "reversed: the lesson's ports  " : "", u->utf8 ? "\u2581-\u2588" : "1-8",
+                 q, ib ? "no credits" : "held by PFC", u->utf8 ? "\u00b7" : ".");
         ui_text(u, in.y + in.h - 1, in.x, in.w, ROLE_DIM, leg);
         return v->nports;
     }

@@ -386,7 +386,8 @@ static void detail_text(struct app *a, struct strbuf *sb)
         char name[64];
         topo_nic_name(m, it->ref, name, sizeof(name));
         strbuf_printf(sb, "NIC %s\n%s\n", name,
-                      n->adapter >= 0 ? m->adapters[n->adapter].model : "");
+                      n->adapter >= 0 && n->adapter < m->nadapters ? m->adapters[n->adapter].model
+                                                                   : "");
         if (p)
             strbuf_printf(sb, "PCI %s (%04x:%04x), NUMA %d, CPUs %s\n", bdf, p->vendor_id,
                           p->device_id, p->numa, p->cpuset);
@@ -628,13 +629,19 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool 
         snprintf(title, sizeof(title), "Finding %d of %d", s->find.sel + 1, a->findings.n);
     } else {
         /* The fabric section and its routes: the subnet drawn above the text, the route's
-         * ports marked. */
+         * ports marked; or, for the LLDP neighbours, the systems this node's ports hear. */
         const struct item *it = s->tree.sel < s->nitems ? &s->items[s->tree.sel] : NULL;
-        if (it && (it->kind == IT_FABRIC || it->kind == IT_FROUTE) && a->topo->fabric.valid &&
-            a->topo->fabric.nnodes > 0 && s->detail.top == 0) {
+        const struct topo_fabric *fab = &a->topo->fabric;
+        bool ib =
+            it && (it->kind == IT_FABRIC || it->kind == IT_FROUTE) && fab->valid && fab->nnodes > 0;
+        bool lldp = it && fab->valid && fab->nneighbours > 0 &&
+                    (it->kind == IT_FNEIGH || (it->kind == IT_FABRIC && fab->nnodes == 0));
+        if ((ib || lldp) && s->detail.top == 0) {
             struct fabric_draw_graph g;
-            fabric_draw_from_ib(&a->topo->fabric, it->kind == IT_FROUTE ? it->ref : -1, u->utf8,
-                                &g);
+            if (ib)
+                fabric_draw_from_ib(fab, it->kind == IT_FROUTE ? it->ref : -1, u->utf8, &g);
+            else
+                fabric_draw_from_lldp(fab, a->topo->host.hostname, &g);
             int used = fabric_draw_render(u, &in, &g);
             fabric_draw_free(&g);
             in.y += used + 1;

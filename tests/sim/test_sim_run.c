@@ -285,9 +285,13 @@ static void test_lesson_pace(void **state)
             fail_msg("%s: %s", names[i], err.msg);
         uint64_t mo[SIM_MAX_MOMENTS][2];
         int nm = 0;
+        const cJSON *hl = NULL;
         for (int f = 0; f < m.nflows; f++) {
             const cJSON *pm =
                 cJSON_GetObjectItem(cJSON_GetObjectItem(m.flows[f].params, "playback"), "moments");
+            if (!hl)
+                hl = cJSON_GetObjectItem(cJSON_GetObjectItem(m.flows[f].params, "playback"),
+                                         "highlight");
             const cJSON *e;
             cJSON_ArrayForEach(e, pm)
             {
@@ -313,6 +317,21 @@ static void test_lesson_pace(void **state)
                 sim_us += t;
         }
         assert_true(sim_us > 0);
+        /* The ports a lesson highlights are ports of its fabric that moved: each has
+         * counters in the last phase's fabric. */
+        const cJSON *phs = cJSON_GetObjectItem(res, "phases");
+        const cJSON *last = cJSON_GetArrayItem(phs, cJSON_GetArraySize(phs) - 1);
+        const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(last, "flows"), 0);
+        const cJSON *fab = cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(f0, "conditions"), "sim"), "fabric");
+        const cJSON *ctrs = cJSON_GetObjectItem(fab, "counters");
+        const cJSON *h;
+        cJSON_ArrayForEach(h, hl)
+        {
+            if (!cJSON_GetObjectItem(ctrs, h->valuestring))
+                fail_msg("%s highlights %s, which is no port of its fabric that moved", names[i],
+                         h->valuestring);
+        }
         double wall =
             sim_playback_wall_ns(SIM_SCALE_LESSON, mo, nm, (uint64_t)(sim_us * 1e6)) / 1e9;
         printf("%-20s %10.1f us simulated, %d moment%s, plays in %5.1f s at 1 us per 1 ms\n",

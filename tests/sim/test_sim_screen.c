@@ -423,8 +423,17 @@ static void test_incast(void **state)
             assert_int_equal(*w, '\0');
         }
         assert_on_screen(&s, "v: port table");
+        /* The lesson's port (sw0/0, the egress toward h0) is highlighted: in the table (v)
+         * its name is drawn selected, first, and the next port's is not. (The drawing's
+         * marks are multi-byte characters, whose attributes winch cannot report.) */
+        assert_on_screen(&s, "reversed: the lesson's ports");
         screen_keys(&s, "v");
         screen_draw(&s);
+        int ly = screen_find_row(&s, "\u2502sw0/0 ");
+        assert_int_equal(ly, screen_find_row(&s, "link to") + 1);
+        attr_t sel = s.app.ui.attr[ROLE_SELECTED];
+        assert_true((screen_attr(&s, ly, 1) & A_COLOR) == (sel & A_COLOR));
+        assert_true((screen_attr(&s, ly + 1, 1) & A_COLOR) != (sel & A_COLOR));
     }
     /* What is left, from the share done: simulated time, and wall time at this scale. */
     assert_on_screen(&s, "% done, ~");

@@ -162,15 +162,32 @@ static int sim_validate(const struct mix_flow *f, struct ft_err *err)
 {
     char where[96];
     snprintf(where, sizeof(where), "flow %s: params.playback", f->name);
-    int krc = jsonutil_check_keys(
-        cJSON_GetObjectItemCaseSensitive(f->params, "playback"),
-        (const char *const[]){"scale_ns_per_us", "skip_idle", "paused", "moments", NULL}, where,
-        err);
+    int krc = jsonutil_check_keys(cJSON_GetObjectItemCaseSensitive(f->params, "playback"),
+                                  (const char *const[]){"scale_ns_per_us", "skip_idle", "paused",
+                                                        "moments", "highlight", NULL},
+                                  where, err);
     if (krc < 0)
         return krc;
     krc = parse_moments(f, NULL, err);
     if (krc < 0)
         return krc;
+    /* highlight: the ports that prove the lesson, by the names the counters give them. */
+    const cJSON *hl = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(f->params, "playback"), "highlight");
+    const cJSON *e;
+    if (hl && (!cJSON_IsArray(hl) || cJSON_GetArraySize(hl) > 16))
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: params.playback.highlight must be a list of at most 16 port "
+                          "names (\"sw0/0\", \"leaf1/8\", \"h3\")",
+                          f->name);
+    cJSON_ArrayForEach(e, hl)
+    {
+        if (!cJSON_IsString(e) || !e->valuestring[0] || strlen(e->valuestring) > 31)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: params.playback.highlight holds a port name that is not "
+                              "a string of 1 to 31 characters",
+                              f->name);
+    }
     int src = host_num(jsonutil_str(f->params, "src"));
     int dst = host_num(jsonutil_str(f->params, "dst"));
     if (src < 0 || dst < 0 || src == dst)
