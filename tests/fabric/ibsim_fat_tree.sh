@@ -40,28 +40,13 @@ pass "5 routes follow the forwarding tables OpenSM programmed (ibtracert agrees 
 # selected: spines above leaves above the HCAs, and the route's ports marked '*': the
 # source HCA's port and the port each of its three switches forwards on.
 if command -v tmux >/dev/null 2>&1; then
-    tsock=fabtop-ib-$$
-    tmux -L "$tsock" -f /dev/null new-session -d -s d -x 132 -y 43 -e TERM=tmux-256color \
-        -e LANG=C.UTF-8 -e HOME="$TMP" -e XDG_CONFIG_HOME="$TMP/xdg" \
-        "\"$FABTOP\" --input \"$TMP/r.json\" 2>\"$TMP/explore.err\"; sleep 30"
-    shot() { tmux -L "$tsock" capture-pane -p -t d; }
-    n=0
-    until shot | grep -q "Fabric: 6 switches"; do
-        n=$((n + 1))
-        [ $n -lt 100 ] || { tmux -L "$tsock" kill-server; fail "the explorer did not show the fabric: $(shot)"; }
-        sleep 0.1
-    done
-    tmux -L "$tsock" send-keys -t d / && tmux -L "$tsock" send-keys -t d -l "route " &&
-        tmux -L "$tsock" send-keys -t d Enter
-    n=0
-    # The detail pane is the right half (from column 73 at 132 columns).
-    until shot | cut -c73- | grep -q "spine-1"; do
-        n=$((n + 1))
-        [ $n -lt 100 ] || { tmux -L "$tsock" kill-server; fail "no drawing for the route: $(shot)"; }
-        sleep 0.1
-    done
-    shot | cut -c73- >"$TMP/drawn.txt"
-    tmux -L "$tsock" kill-server
+    . "$(dirname "$0")/explore_lib.sh"
+    explore_start "$TMP/r.json"
+    explore_wait explore_shot "Fabric: 6 switches" "the explorer did not show the fabric"
+    explore_search "route "
+    explore_wait explore_detail "spine-1" "no drawing for the route"
+    explore_detail >"$TMP/drawn.txt"
+    explore_stop
     sp=$(grep -n "spine-1" "$TMP/drawn.txt" | head -1 | cut -d: -f1)
     lf=$(grep -n "leaf-1" "$TMP/drawn.txt" | head -1 | cut -d: -f1)
     hc=$(grep -n "node01" "$TMP/drawn.txt" | grep -v route | head -1 | cut -d: -f1)

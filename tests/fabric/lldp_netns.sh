@@ -85,27 +85,13 @@ pass "the snapshot carries the neighbour"
 # The explorer draws the neighbour (issue 21): the snapshot in tmux, the LLDP line selected:
 # leaf-sw-7 above this node in the detail pane, a "+" for the interface that hears it.
 if command -v tmux >/dev/null 2>&1; then
-    tsock=fabtop-lldp-$$
-    tmux -L "$tsock" -f /dev/null new-session -d -s d -x 132 -y 43 -e TERM=tmux-256color \
-        -e LANG=C.UTF-8 -e HOME="$TMP" -e XDG_CONFIG_HOME="$TMP/xdg" \
-        "\"$FABTOP\" --input \"$TMP/snap.json\" 2>\"$TMP/explore.err\"; sleep 30"
-    shot() { tmux -L "$tsock" capture-pane -p -t d; }
-    n=0
-    until shot | grep -q "LLDP eth-h"; do
-        n=$((n + 1))
-        [ $n -lt 100 ] || { tmux -L "$tsock" kill-server; fail "the explorer lists no LLDP line: $(shot)"; }
-        sleep 0.1
-    done
-    tmux -L "$tsock" send-keys -t d / && tmux -L "$tsock" send-keys -t d -l "LLDP eth-h" &&
-        tmux -L "$tsock" send-keys -t d Enter
-    n=0
-    until shot | cut -c73- | grep -q "leaf-sw-7 .*+"; do
-        n=$((n + 1))
-        [ $n -lt 100 ] || { tmux -L "$tsock" kill-server; fail "no drawing of the neighbour: $(shot)"; }
-        sleep 0.1
-    done
-    shot | cut -c73- >"$TMP/drawn.txt"
-    tmux -L "$tsock" kill-server
+    . "$(dirname "$0")/explore_lib.sh"
+    explore_start "$TMP/snap.json"
+    explore_wait explore_shot "LLDP eth-h" "the explorer lists no LLDP line"
+    explore_search "LLDP eth-h"
+    explore_wait explore_detail "leaf-sw-7 .*+" "no drawing of the neighbour"
+    explore_detail >"$TMP/drawn.txt"
+    explore_stop
     sw=$(grep -n "leaf-sw-7 .*+" "$TMP/drawn.txt" | head -1 | cut -d: -f1)
     me=$(sed -n "$((sw + 1)),$((sw + 3))p" "$TMP/drawn.txt" | grep -n " +" | head -1 | cut -d: -f1)
     [ -n "$me" ] || fail "no row for this node under leaf-sw-7: $(cat "$TMP/drawn.txt")"

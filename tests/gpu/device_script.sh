@@ -11,13 +11,7 @@ src=${FABTOP_SRC:?FABTOP_SRC must point at the source tree}
 build=${FABTOP_BUILD:-$(dirname "$(dirname "$bin")")}
 command -v bash >/dev/null 2>&1 || { echo "no bash: skipped"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(dirname "$0")/../common/cli_lib.sh"
 mkdir -p "$tmp/nogpu" "$tmp/gpu2" "$tmp/mixes"
 
 # (1) No GPU: a nvidia-smi that lists none.

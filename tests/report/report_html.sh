@@ -15,7 +15,7 @@ here=$src/tests/report
 for t in chromium python3; do
     command -v "$t" >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
 done
-. "$src/tests/common/cli_lib.sh"
+. "$(dirname "$0")/../common/cli_lib.sh"
 # bad STATUS NEEDLE ARGS...: one line on stderr holding NEEDLE, nothing on stdout.
 bad() {
     want=$1 needle=$2

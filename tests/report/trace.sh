@@ -10,7 +10,7 @@ set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 src=${FABTOP_SRC:?}
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
-. "$src/tests/common/cli_lib.sh"
+. "$(dirname "$0")/../common/cli_lib.sh"
 
 "$bin" run --mix quiet-vs-loaded --duration 0.5 -o "$tmp/run.json" --trace "$tmp/trace.json" \
     >"$tmp/run.out" 2>&1 || fail "fabtop run --trace: $(tail -5 "$tmp/run.out")"

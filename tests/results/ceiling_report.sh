@@ -7,13 +7,7 @@
 # (skipped without the shared data).
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(dirname "$0")/../common/cli_lib.sh"
 cat >"$tmp/doc.json" <<'DOC'
 {"format":"fabtop-results","version":1,"phases":[{"name":"loaded","flows":[{"name":"f","transport":"verbs","op":"stream","role":"foreground","direction":"tx","latency_kind":"none","points":[{"size_bytes":65536,"measured":true,"complete":true,"goodput_gbps":50},{"size_bytes":1048576,"measured":true,"complete":true,"goodput_gbps":90}],"ceiling":{"path":"mlx5_0 port 1, RoCE v2, 1 MiB messages","gbps":98.0359,"narrowest":"port payload","terms":[{"name":"port payload","kind":"limit","value":98.0359,"unit":"Gb/s"}]},"conditions":{}},{"name":"g","transport":"verbs","op":"stream","role":"background","direction":"tx","latency_kind":"none","points":[],"ceiling":{"path":"mlx5_1 port 1, InfiniBand, 1 MiB messages","gbps":null,"terms":[]},"conditions":{}}]}]}
 DOC

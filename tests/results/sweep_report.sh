@@ -7,7 +7,7 @@ set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 src=${FABTOP_SRC:?}
 doc=$src/tests/results/sweep-4ranks.json
-. "$src/tests/common/cli_lib.sh"
+. "$(dirname "$0")/../common/cli_lib.sh"
 has() {
     f=$1
     shift

@@ -7,13 +7,7 @@
 # Loopback TCP only.
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN is not set}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(dirname "$0")/../common/cli_lib.sh"
 
 # refused STATUS NEEDLE ARGS...: fabtop run ARGS exits STATUS at once (well under the mix's
 # 3 s) with one line on stderr containing NEEDLE and nothing on stdout.

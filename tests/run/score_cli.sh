@@ -10,13 +10,7 @@
 set -u
 bin=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
 command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(dirname "$0")/../common/cli_lib.sh"
 
 # 1. A model mix over loopback TCP.
 "$bin" run --model Llama-3.1-8B --tp 2 --transport tcp --duration 1 --slo 'tp:p99<50ms' \

@@ -24,7 +24,7 @@ python3 -c 'import jsonschema' 2>/dev/null || {
     echo "SKIP: python3-jsonschema is not installed"
     exit 77
 }
-. "$src/tests/common/cli_lib.sh"
+. "$(dirname "$0")/../common/cli_lib.sh"
 v() { python3 "$here/validate.py" "$schemas" "$@"; }
 
 v check-schemas || fail "the schema files are not valid draft 2020-12 schemas"
