@@ -53,7 +53,7 @@ static void graph_alloc(struct fabric_draw_graph *g, int nnodes, int nports)
 }
 
 void fabric_draw_from_sim(const struct fabric_snap *v, const double *util, uint64_t qmax, bool utf8,
-                          const char *const *hl, int nhl, struct fabric_draw_graph *g)
+                          const bool *lit, struct fabric_draw_graph *g)
 {
     graph_alloc(g, v->nnodes, v->nports);
     for (int i = 0; i < v->nnodes; i++) {
@@ -63,16 +63,9 @@ void fabric_draw_from_sim(const struct fabric_snap *v, const double *util, uint6
     for (int i = 0; i < v->nports; i++) {
         const struct sim_port_snap *p = &v->ports[i];
         const char *m = fabric_draw_mark(p, util ? util[i] : 0, qmax, utf8);
-        char lab[64];
-        if (p->host)
-            snprintf(lab, sizeof(lab), "%s", v->node_names[p->node]);
-        else
-            snprintf(lab, sizeof(lab), "%s/%d", v->node_names[p->node], p->port);
-        bool lit = false;
-        for (int k = 0; k < nhl; k++)
-            lit |= !strcmp(hl[k], lab);
+        bool sel = lit && lit[i];
         g->ports[i] =
-            (struct fabric_draw_port){p->node, p->peer_node, m, lit ? ROLE_SELECTED : mark_role(m)};
+            (struct fabric_draw_port){p->node, p->peer_node, m, sel ? ROLE_SELECTED : mark_role(m)};
     }
 }
 

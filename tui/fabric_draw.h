@@ -34,10 +34,10 @@ struct fabric_draw_graph {
  * pausing its peer, a bar of eighths for a queue (of qmax), "+" for traffic over the last
  * interval (util > 0), "." idle; UTF-8 bars and a middle dot where the terminal has them. */
 const char *fabric_draw_mark(const struct sim_port_snap *p, double util, uint64_t qmax, bool utf8);
-/* The simulated fabric v (util: per port, 0..1, over the last interval); the ports named in
- * hl (nhl of them, "sw0/0", "h3": the lesson's) are drawn selected. */
+/* The simulated fabric v (util: per port, 0..1, over the last interval; lit: per port, the
+ * ones the lesson names, drawn selected; either may be NULL). */
 void fabric_draw_from_sim(const struct fabric_snap *v, const double *util, uint64_t qmax, bool utf8,
-                          const char *const *hl, int nhl, struct fabric_draw_graph *g);
+                          const bool *lit, struct fabric_draw_graph *g);
 /* A discovered subnet, its cabled ports only: "+" active, "!" down, "?" another state, "*"
  * a port the route (an index into f->routes, -1 none) leaves by. */
 void fabric_draw_from_ib(const struct topo_fabric *f, int route, bool utf8,

@@ -619,7 +619,11 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
             qm = v->ports[i].watermark_bytes > qm ? v->ports[i].watermark_bytes : qm;
         struct rect dr = {in.y + 1, in.x, in.h - 2, in.w};
         struct fabric_draw_graph g;
-        fabric_draw_from_sim(v, s->util, qm, u->utf8, s->hl, s->nhl, &g);
+        bool *lit = xalloc_zero((size_t)v->nports + 1, sizeof(bool));
+        for (int i = 0; i < v->nports; i++)
+            lit[i] = port_lit(s, i);
+        fabric_draw_from_sim(v, s->util, qm, u->utf8, lit, &g);
+        free(lit);
         fabric_draw_render(u, &dr, &g);
         fabric_draw_free(&g);
         char q[16], leg[256];

@@ -50,7 +50,6 @@ struct topo_state {
     struct ui_list detail; /* detail scroll (top only) */
     bool matrix;           /* show the matrix instead of the detail */
     int left;              /* the matrix's first visible column (Left/Right) */
-    int ncols, nvis;       /* its columns, and how many fitted at the last draw */
     int detail_rows;       /* rows of the detail pane's text at the last draw */
     int detail_h;          /* and the rows it had to show them */
     struct ui_search search;
@@ -614,8 +613,6 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r, bool 
             ui_fill(u, &in, ROLE_NORMAL);
             draw_matrix(u, &in, sb.s, s->detail.top, &s->left, &nc, &nv);
         }
-        s->ncols = nc;
-        s->nvis = nv;
         if (nv < nc && nv == 1)
             snprintf(title, sizeof(title), "Matrix: column %d of %d", s->left + 1, nc);
         else if (nv < nc)
