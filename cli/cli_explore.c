@@ -181,12 +181,23 @@ int cli_explore_main(int argc, char **argv)
     noecho();
     keypad(stdscr, TRUE);
     /* Clicks and the wheel as htop and btop have them (--no-mouse leaves the mouse to the
-     * terminal). The wheel arrives as buttons 4 and 5 (ncurses curs_mouse(3X)). */
+     * terminal). The wheel arrives as buttons 4 and 5 (ncurses curs_mouse(3X)). The release
+     * is in the mask although nothing acts on it: with a release outside the mask, wgetch
+     * in ncurses 6.4 goes on reading for a reportable event after it, and a read with no
+     * input behind it blocks even under nodelay, so the screen froze after a click until
+     * the next key (seen in e2e_mouse under TERM=tmux-256color). */
     if (!a.o.no_mouse) {
-        mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+        mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON1_CLICKED | BUTTON4_PRESSED |
+                      BUTTON5_PRESSED,
+                  NULL);
         mouseinterval(0);
     }
     nodelay(stdscr, TRUE);
+    /* No typeahead check: by default doupdate() stops part-way when input is pending
+     * (curs_inopts(3X), typeahead) and finishes only at the next doupdate(). The app draws
+     * only when something changed, so input that changes nothing (a mouse release) arriving
+     * mid-draw would leave a half-old screen up until the next change. */
+    typeahead(-1);
     set_escdelay(25);
     curs_set(0);
     int rc = app_run(&a);
