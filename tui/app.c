@@ -589,7 +589,7 @@ static void draw_status(struct app *a, const struct layout *l)
     snprintf(keys, sizeof(keys), " %s", v->keys ? v->keys(a) : "");
     /* Too wide: drop whole keys from the end (they are separated by two blanks), so that
      * no key is cut in half and the way out stays on screen. */
-    int room = l->cols - ui_width(quit);
+    int room = l->cols - 1 - ui_width(quit); /* the last column stays blank */
     char *cut;
     while (ui_width(keys) > room && (cut = strrchr(keys, ' ')) != NULL) {
         while (cut > keys && !(cut[0] == ' ' && cut[-1] == ' '))

@@ -117,3 +117,63 @@ void ui_search_draw(struct ui *u, int y, const struct ui_search *s)
     snprintf(q, sizeof(q), "/%s", s->text);
     ui_text_pad(u, y, 0, 40, ROLE_INPUT, q);
 }
+
+enum ui_order_step ui_order_key(struct ui_order *o, int ch)
+{
+    if (o->filter.active) {
+        ui_search_key(&o->filter, ch);
+        return UI_ORDER_FILTER;
+    }
+    switch (ch) {
+    case '>':
+    case '<':
+    case KEY_F(6): /* F6 sorts, as in htop */
+        if (o->nsorts > 1)
+            o->sort = (o->sort + (ch == '<' ? o->nsorts - 1 : 1)) % o->nsorts;
+        return UI_ORDER_SORT;
+    case '\\':
+    case '/':
+        ui_search_start(&o->filter);
+        return UI_ORDER_FILTER;
+    default:
+        return UI_ORDER_NONE;
+    }
+}
+
+void ui_order_sort(const struct ui_order *o, int *idx, int n, ui_order_before_fn before, void *ctx)
+{
+    /* An insertion sort: stable, and the lists are tens or hundreds of items. */
+    for (int k = 1; o->sort != 0 && k < n; k++) {
+        int x = idx[k], j = k;
+        while (j > 0 && before(ctx, x, idx[j - 1])) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = x;
+    }
+}
+
+bool ui_holds(const char *text, const char *needle)
+{
+    return !needle || !needle[0] || (text && strcasestr(text, needle));
+}
+
+void ui_order_text(const struct ui_order *o, char *buf, size_t len)
+{
+    int n = 0;
+    buf[0] = '\0';
+    if (o->sort > 0 && o->sort < o->nsorts && o->names)
+        n = snprintf(buf, len, " by %s", o->names[o->sort]);
+    if (o->filter.text[0] && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " '%s'", o->filter.text);
+}
+
+void ui_order_draw(struct ui *u, int y, int cols, const struct ui_order *o, const char *hint)
+{
+    if (!o->filter.active)
+        return;
+    ui_search_draw(u, y, &o->filter);
+    char h[160];
+    snprintf(h, sizeof(h), "  (filter: %s; Enter or Esc closes)", hint);
+    ui_text(u, y, 2 + ui_width(o->filter.text), cols, ROLE_DIM, h);
+}

@@ -65,4 +65,32 @@ enum ui_search_step ui_search_key(struct ui_search *s, int ch);
 /* "/text" on row y (the row above the key line) while typed. */
 void ui_search_draw(struct ui *u, int y, const struct ui_search *s);
 
+/* A list's order and filter, keyed as htop's: > (or F6) the next order, < the previous;
+ * \ or / opens the filter line, which applies as typed (Enter or Esc closes it; an empty
+ * filter keeps every item). names[0] is the list's own order; the view says which items
+ * pass the filter (ui_holds on their text) and which of two comes first (ui_order_sort). */
+struct ui_order {
+    int sort, nsorts;
+    const char *const *names;
+    struct ui_search filter;
+};
+enum ui_order_step {
+    UI_ORDER_NONE,   /* no key of the order's */
+    UI_ORDER_SORT,   /* the order changed */
+    UI_ORDER_FILTER, /* the filter line opened, changed or closed */
+};
+/* While the filter line is open every key is the line's. */
+enum ui_order_step ui_order_key(struct ui_order *o, int ch);
+/* Does item i come before item j in the order o->sort? */
+typedef bool (*ui_order_before_fn)(void *ctx, int i, int j);
+/* idx (n item numbers, in the list's own order) into o->sort's order: a stable sort (ties
+ * keep their places), nothing moves in order 0. */
+void ui_order_sort(const struct ui_order *o, int *idx, int n, ui_order_before_fn before, void *ctx);
+/* Does text hold needle, in any case? An empty needle is in every text. */
+bool ui_holds(const char *text, const char *needle);
+/* " by NAME" when not in the list's own order, then " 'FILTER'" when filtered, into buf. */
+void ui_order_text(const struct ui_order *o, char *buf, size_t len);
+/* The filter line on row y while it is typed, hint (what the filter matches) after it. */
+void ui_order_draw(struct ui *u, int y, int cols, const struct ui_order *o, const char *hint);
+
 #endif

@@ -45,8 +45,9 @@ struct fab_state {
     bool table;         /* v: the port table instead of the drawing */
     const char *hl[16]; /* the ports the lesson names, as of the last draw */
     int nhl;
-    int sort;                /* enum port_sort: > (or F6) and < cycle it, as htop's F6 */
-    struct ui_search filter; /* \ or /: only ports whose name or peer holds the text */
+    /* The port table's order (enum port_sort: > or F6 and <, as htop's) and filter (\ or
+     * /: only ports whose name or peer holds the text). */
+    struct ui_order order;
 };
 
 /* The port table's orders: where they sit (switch ports first), by name, or the deepest,
@@ -253,37 +254,24 @@ static bool live(struct app *a)
 
 /* ---- drawing ---- */
 
-/* Does text hold needle, in any case? */
-static bool holds(const char *text, const char *needle)
-{
-    char t[64], n[64];
-    size_t i;
-    for (i = 0; text[i] && i < sizeof(t) - 1; i++)
-        t[i] = (char)tolower((unsigned char)text[i]);
-    t[i] = '\0';
-    for (i = 0; needle[i] && i < sizeof(n) - 1; i++)
-        n[i] = (char)tolower((unsigned char)needle[i]);
-    n[i] = '\0';
-    return strstr(t, n) != NULL;
-}
-
 /* Does port i's name or its peer's hold the filter text (any case)? */
 static bool port_matches(const struct fab_state *s, int i)
 {
-    if (!s->filter.text[0])
+    const char *f = s->order.filter.text;
+    if (!f[0])
         return true;
     char a[64], b[64];
     port_label(&s->v, &s->v.ports[i], a, sizeof(a));
     peer_label(&s->v, &s->v.ports[i], b, sizeof(b));
-    return holds(a, s->filter.text) || holds(b, s->filter.text);
+    return ui_holds(a, f) || ui_holds(b, f);
 }
 
-/* Port i's key in the order s->sort (larger first; names compare as text). */
+/* Port i's key in the order s->order.sort (larger first; names compare as text). */
 static double sort_key(const struct fab_state *s, int i)
 {
     const struct sim_port_snap *p = &s->v.ports[i];
     char lab[64];
-    switch (s->sort) {
+    switch (s->order.sort) {
     case SORT_QUEUE:
         return (double)p->queue_bytes;
     case SORT_WMARK:
@@ -301,9 +289,10 @@ static double sort_key(const struct fab_state *s, int i)
 }
 
 /* Does port i come before port j in the order (ties keep their places)? */
-static bool sorts_before(const struct fab_state *s, int i, int j)
+static bool sorts_before(void *ctx, int i, int j)
 {
-    if (s->sort == SORT_NAME) {
+    const struct fab_state *s = ctx;
+    if (s->order.sort == SORT_NAME) {
         char a[64], b[64];
         port_label(&s->v, &s->v.ports[i], a, sizeof(a));
         port_label(&s->v, &s->v.ports[j], b, sizeof(b));
@@ -343,8 +332,7 @@ static bool port_lit(const struct fab_state *s, int i)
 
 /* Which ports are listed: the lesson's ports first, then switch ports, then adapters; with
  * active_only those with a queue, a watermark, a pause, marks, drops, traffic or a dead link; with
- * a filter those whose name or peer holds it; then in the order chosen (a stable insertion sort:
- * the tables are tens of ports). */
+ * a filter those whose name or peer holds it; then in the order chosen. */
 static int list_ports(const struct fab_state *s, int *idx)
 {
     int n = 0;
@@ -361,14 +349,7 @@ static int list_ports(const struct fab_state *s, int *idx)
                 continue;
             idx[n++] = i;
         }
-    for (int k = 1; s->sort != SORT_PLACE && k < n; k++) {
-        int x = idx[k], j = k;
-        while (j > 0 && sorts_before(s, x, idx[j - 1])) {
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        idx[j] = x;
-    }
+    ui_order_sort(&s->order, idx, n, sorts_before, (void *)s);
     return n;
 }
 
@@ -576,7 +557,7 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
     const struct fabric_snap *v = &s->v;
     bool ib = v->fabric == SIM_FABRIC_IB;
     int nhosts = v->nnodes - count_switches(v), nsw = count_switches(v);
-    char what[160], t[3][256];
+    char what[160];
     snprintf(what, sizeof(what), "%s%s%s%s, %d hosts, %d switch%s",
              ib ? "InfiniBand, credits" : "RoCE", !ib && v->pfc ? ", PFC" : "",
              !ib && v->ecn ? ", ECN" : "",
@@ -584,12 +565,22 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
              : v->cc == SIM_CC_IBCC ? ", IB CC"
                                     : "",
              nhosts, nsw, nsw == 1 ? "" : "es");
-    snprintf(t[0], sizeof(t[0]), "Fabric %s: %s (a: %s)", v->topology, what,
-             s->active_only ? "all ports" : "active only");
-    snprintf(t[1], sizeof(t[1]), "Fabric %s: %s", v->topology, what);
-    snprintf(t[2], sizeof(t[2]), "Fabric %s", v->topology);
+    /* The title says how much simulated and wall time is left while the run plays (in both
+     * modes): the longest form that fits. */
+    char left[96], sep[100] = "";
+    left_text(a, left, sizeof(left));
+    if (left[0])
+        snprintf(sep, sizeof(sep), ", %s", left);
+    char t[5][384];
+    snprintf(t[0], sizeof(t[0]), "Fabric %s: %s (a: %s)%s", v->topology, what,
+             s->active_only ? "all ports" : "active only", sep);
+    snprintf(t[1], sizeof(t[1]), "Fabric %s (a: %s)%s", v->topology,
+             s->active_only ? "all ports" : "active only", sep);
+    snprintf(t[2], sizeof(t[2]), "Fabric %s%s", v->topology, sep);
+    snprintf(t[3], sizeof(t[3]), "Fabric %s: %s", v->topology, what);
+    snprintf(t[4], sizeof(t[4]), "Fabric %s", v->topology);
     int tk = 0;
-    while (tk < 2 && ui_width(t[tk]) > r->w - 6)
+    while (tk < 4 && ui_width(t[tk]) > r->w - 6)
         tk++;
     ui_box(u, r, t[tk], true);
     struct rect in = ui_inner(r);
@@ -657,14 +648,7 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
         live_fmt_queue(q, sizeof(q), qmax);
         int np = snprintf(pos, sizeof(pos), "%d-%d/%d", n ? s->ports.top + 1 : 0,
                           s->ports.top + (rows < n - s->ports.top ? rows : n - s->ports.top), n);
-        if (s->sort != SORT_PLACE)
-            np += snprintf(pos + np, sizeof(pos) - (size_t)np, " by %s", sort_name[s->sort]);
-        if (s->filter.text[0])
-            np += snprintf(pos + np, sizeof(pos) - (size_t)np, " '%s'", s->filter.text);
-        char left[96];
-        left_text(a, left, sizeof(left));
-        if (left[0])
-            snprintf(pos + np, sizeof(pos) - (size_t)np, "  %s", left);
+        ui_order_text(&s->order, pos + np, sizeof(pos) - (size_t)np);
         const char *pl = ib ? "nocred: no credits from the peer (port_xmit_wait)"
                             : "held: the peer's PFC pause holds it, XOFF: it pauses the peer";
         snprintf(buf, sizeof(buf), "%s  bar: queue, full at the deepest watermark (%s)  %s", pos, q,
@@ -827,12 +811,7 @@ static void fabric_draw(struct app *a, struct ui *u, const struct layout *l)
         struct rect lr = {b->y + b->h - lh, b->x, lh, b->w};
         draw_lesson(a, u, &lr);
     }
-    if (s->filter.active) {
-        struct ui_search shown = s->filter;
-        ui_search_draw(u, l->status.y - 1, &shown);
-        ui_text(u, l->status.y - 1, 2 + ui_width(s->filter.text), l->cols, ROLE_DIM,
-                "  (filter: port or peer name; Enter or Esc closes)");
-    }
+    ui_order_draw(u, l->status.y - 1, l->cols, &s->order, "port or peer name");
 }
 
 /* ---- keys ---- */
@@ -851,27 +830,22 @@ static int fabric_key(struct app *a, int ch)
     struct sim_ctl_state c, d = a->playback;
     current_ctl(a, &c);
     char sc[48];
-    if (s->filter.active) {
-        /* Typing the filter: it applies as typed; Esc or Enter closes the line. */
-        ui_search_key(&s->filter, ch);
+    switch (ui_order_key(&s->order, ch)) {
+    case UI_ORDER_SORT:
+        s->ports.top = 0;
+        app_message(a, ROLE_INFO, "Ports in order of %s (> next, < previous).",
+                    sort_name[s->order.sort]);
+        return REACT_REDRAW;
+    case UI_ORDER_FILTER: /* it applies as typed */
         s->ports.top = 0;
         return REACT_REDRAW;
+    case UI_ORDER_NONE:
+        break;
     }
     switch (ch) {
     case 'v':
         s->table = !s->table;
         s->ports.top = 0;
-        return REACT_REDRAW;
-    case '>':
-    case '<':
-    case KEY_F(6): /* F6 on the fabric view sorts, as in htop */
-        s->sort = (s->sort + (ch == '<' ? SORT_COUNT - 1 : 1)) % SORT_COUNT;
-        s->ports.top = 0;
-        app_message(a, ROLE_INFO, "Ports in order of %s (> next, < previous).", sort_name[s->sort]);
-        return REACT_REDRAW;
-    case '\\':
-    case '/':
-        ui_search_start(&s->filter);
         return REACT_REDRAW;
     case '+':
     case '=':
@@ -984,6 +958,7 @@ static const char *fabric_keys(const struct app *a)
 static void fabric_init(struct app *a)
 {
     struct fab_state *s = xalloc_zero(1, sizeof(*s));
+    s->order = (struct ui_order){.nsorts = SORT_COUNT, .names = sort_name};
     a->vstate[VIEW_FABRIC] = s;
     s->last_slow = DEFAULT_SCAL;
     /* Runs started in the explorer play in slow motion, skipping idle stretches, so they can

@@ -52,7 +52,9 @@ static const char *const key_lines[] = {
     "histogram is shown; y switches the counts between log and linear, d between the "
     "histogram and the CDF; in the loaded phase the quiet phase's distribution is drawn as "
     "dots on the same axis (shares of each phase's samples).",
-    "Results: Space marks a result for comparison, c compares the two marked, Enter opens.",
+    "Results: Space marks a result for comparison, c compares the two marked, Enter opens; > "
+    "(or F6) and < sort the list (mix, peer, status, highest p99, highest goodput), \\ or / "
+    "filters it by any text of the row.",
     "Sweep (fabtop --results SWEEP.json, --attach FILE): arrows move over the matrix, b/l/p "
     "bandwidth, latency p50, p99; Left of the first column the rank itself; Tab to the verdicts, "
     "Enter jumps to the cell.",

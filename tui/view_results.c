@@ -49,8 +49,12 @@ struct lines {
 struct res_state {
     struct entry *e;
     int n, cap;
-    struct ui_list list; /* the saved results */
-    char mark[2][512];   /* marked entries by path ("" = the unsaved current run) */
+    struct ui_list list; /* the saved results: sel and top count rows of vis */
+    /* The rows: entries the filter keeps, in the order chosen (> or F6, <, \ or /). */
+    struct ui_order order;
+    int *vis, nvis;
+    int was_sel;       /* the entry selected before a filter listed no row (-1: none) */
+    char mark[2][512]; /* marked entries by path ("" = the unsaved current run) */
     int nmarks;
     enum mode mode;
     bool report; /* v: the full text report of the opened result */
@@ -77,6 +81,28 @@ struct res_state {
 static struct res_state *st(struct app *a)
 {
     return a->vstate[VIEW_RESULTS];
+}
+
+/* The list's orders: its own (the unsaved run, then newest first), then by name, peer,
+ * status (the ones that did not end ok first), the highest p99, the highest goodput. */
+enum res_sort { RS_NEWEST, RS_MIX, RS_PEER, RS_STATUS, RS_P99, RS_GBPS, RS_COUNT };
+static const char *const res_sort_name[RS_COUNT] = {"newest", "mix", "peer",
+                                                    "status", "p99", "goodput"};
+
+/* The entry the selection is on; -1 when no row is listed. */
+static int sel_entry(const struct res_state *s)
+{
+    return s->list.sel >= 0 && s->list.sel < s->nvis ? s->vis[s->list.sel] : -1;
+}
+
+static void relist(struct res_state *s);
+
+/* Select entry i's row, when it is listed. */
+static void select_entry(struct res_state *s, int i)
+{
+    for (int k = 0; k < s->nvis; k++)
+        if (s->vis[k] == i)
+            s->list.sel = k;
 }
 
 /* ---- lines of text with a role, built per draw ---- */
@@ -182,8 +208,8 @@ static void scan(struct app *a)
 {
     struct res_state *s = st(a);
     char keep[512] = "";
-    if (s->list.sel < s->n)
-        snprintf(keep, sizeof(keep), "%s", s->e[s->list.sel].path);
+    if (sel_entry(s) >= 0)
+        snprintf(keep, sizeof(keep), "%s", s->e[sel_entry(s)].path);
     s->n = 0;
     app_results_dir(s->dir, sizeof(s->dir));
     DIR *d = opendir(s->dir);
@@ -236,10 +262,12 @@ static void scan(struct app *a)
         qsort(s->e, (size_t)s->n, sizeof(*s->e), newest_first);
     s->seen_results = a->results;
     snprintf(s->seen_path, sizeof(s->seen_path), "%s", a->results_path);
-    s->list.sel = 0;
+    s->nvis = 0;
+    s->was_sel = -1;
+    relist(s);
     for (int i = 0; i < s->n; i++)
         if (!strcmp(s->e[i].path, keep))
-            s->list.sel = i;
+            select_entry(s, i);
     /* Marks of files that went away are dropped. */
     for (int m = 0; m < s->nmarks; m++) {
         bool found = false;
@@ -315,6 +343,47 @@ static void entry_line(const struct res_state *s, const struct entry *e, char *b
              !strcmp(e->brief.status, "interrupted") ? "partial" : e->brief.status, nums);
 }
 
+/* Does entry i come before entry j in the order chosen? (Larger numbers first; an entry
+ * without the number last.) */
+static bool entry_before(void *ctx, int i, int j)
+{
+    const struct res_state *s = ctx;
+    const struct compare_brief *a = &s->e[i].brief, *b = &s->e[j].brief;
+    switch (s->order.sort) {
+    case RS_MIX:
+        return strcmp(a->mix, b->mix) < 0;
+    case RS_PEER:
+        return strcmp(a->peer, b->peer) < 0;
+    case RS_STATUS:
+        return strcmp(a->status, "ok") && !strcmp(b->status, "ok");
+    case RS_P99:
+        return a->have_p99 && (!b->have_p99 || a->p99_us > b->p99_us);
+    case RS_GBPS:
+        return a->have_gbps && (!b->have_gbps || a->gbps > b->gbps);
+    default:
+        return false;
+    }
+}
+
+/* The rows again (after a scan, a new order or filter), the selection kept on its entry
+ * when it is still listed. */
+static void relist(struct res_state *s)
+{
+    int was = sel_entry(s) >= 0 ? sel_entry(s) : s->was_sel;
+    s->vis = xalloc_resize(s->vis, (size_t)(s->n ? s->n : 1) * sizeof(*s->vis));
+    s->nvis = 0;
+    for (int i = 0; i < s->n; i++) {
+        char line[512];
+        entry_line(s, &s->e[i], line, sizeof(line));
+        if (ui_holds(line, s->order.filter.text))
+            s->vis[s->nvis++] = i;
+    }
+    ui_order_sort(&s->order, s->vis, s->nvis, entry_before, s);
+    s->list.sel = 0;
+    select_entry(s, was);
+    s->was_sel = sel_entry(s) >= 0 ? sel_entry(s) : was;
+}
+
 /* ---- open and compare ---- */
 
 static void close_open(struct res_state *s)
@@ -382,9 +451,9 @@ static void compare_marked(struct app *a)
     if (s->nmarks == 2) {
         ia = find_entry(s, s->mark[0]);
         ib = find_entry(s, s->mark[1]);
-    } else if (s->nmarks == 1 && s->n > 0 && strcmp(s->e[s->list.sel].path, s->mark[0])) {
+    } else if (s->nmarks == 1 && sel_entry(s) >= 0 && strcmp(s->e[sel_entry(s)].path, s->mark[0])) {
         ia = find_entry(s, s->mark[0]);
-        ib = s->list.sel;
+        ib = sel_entry(s);
     }
     if (ia < 0 || ib < 0) {
         app_message(a, ROLE_WARN, "mark two results with Space first, then press c");
@@ -417,9 +486,9 @@ static void compare_marked(struct app *a)
 static void toggle_mark(struct app *a)
 {
     struct res_state *s = st(a);
-    if (s->n == 0)
+    if (sel_entry(s) < 0)
         return;
-    const struct entry *e = &s->e[s->list.sel];
+    const struct entry *e = &s->e[sel_entry(s)];
     int m = mark_of(s, e);
     if (m >= 0) {
         if (m == 0)
@@ -500,7 +569,6 @@ static void outcome_lines(const struct compare_result *r, bool both, struct line
         lines_add(ls, ROLE_DIM, "no measured points");
         return;
     }
-    bool wide = width >= 60;
     for (int i = 0; i < r->nrows; i++) {
         const struct compare_row *w = &r->rows[i];
         char stx[64] = "";
@@ -521,14 +589,24 @@ static void outcome_lines(const struct compare_result *r, bool both, struct line
                 w->valid_a[COMPARE_P50] || w->valid_a[COMPARE_P99] || w->valid_a[COMPARE_P999];
             /* A simulated flow's goodput is over simulated time, its latency too. */
             const char *gb = w->sim_a ? "Gb/s in simulated time" : "Gb/s";
+            /* Latency and goodput on one line when it fits the pane, else on two. */
+            char one[256];
+            snprintf(one, sizeof(one), "  p50 %s  p99 %s  p99.9 %s us (%s)  %s Gb/s", v[0], v[1],
+                     v[2], w->latency_kind, v[3]);
             if (!lat)
                 lines_add(ls, ROLE_NORMAL, "  %s %s", v[3], gb);
-            else if (wide && !w->sim_a)
-                lines_add(ls, ROLE_NORMAL, "  p50 %s  p99 %s  p99.9 %s us (%s)  %s Gb/s", v[0],
-                          v[1], v[2], w->latency_kind, v[3]);
+            else if (!w->sim_a && ui_width(one) <= width)
+                lines_add(ls, ROLE_NORMAL, "%s", one);
             else {
-                lines_add(ls, ROLE_NORMAL, "  p50 %s  p99 %s  p99.9 %s us%s", v[0], v[1], v[2],
-                          w->sim_a ? " (simulated)" : "");
+                /* The latency's kind after it when that fits, else on a line of its own. */
+                char kind[96];
+                snprintf(kind, sizeof(kind), " (%s%s)", w->sim_a ? "simulated " : "",
+                         w->latency_kind);
+                snprintf(one, sizeof(one), "  p50 %s  p99 %s  p99.9 %s us", v[0], v[1], v[2]);
+                bool after = ui_width(one) + ui_width(kind) <= width;
+                lines_add(ls, ROLE_NORMAL, "%s%s", one, after ? kind : "");
+                if (!after)
+                    lines_add(ls, ROLE_DIM, "   %s", kind + 1);
                 lines_add(ls, ROLE_NORMAL, "  %s %s", v[3], gb);
             }
             continue;
@@ -621,7 +699,7 @@ static void report_lines(const struct res_state *s, struct lines *ls)
 static void entry_row(void *ctx, struct ui *u, int y, int x, int w, int i, bool sel)
 {
     struct res_state *s = ctx;
-    const struct entry *e = &s->e[i];
+    const struct entry *e = &s->e[s->vis[i]];
     char line[512];
     entry_line(s, e, line, sizeof(line));
     enum theme_role role = e->bad                          ? ROLE_ERROR
@@ -638,9 +716,12 @@ static void draw_list(struct app *a, struct ui *u, const struct rect *r, bool fo
         saved += s->e[i].path[0] != 0;
         unsaved |= s->e[i].current && !s->e[i].path[0];
     }
-    char title[1024];
-    snprintf(title, sizeof(title), "Results: %d saved%s, %d marked  (%s)", saved,
-             unsaved ? " + this run, not saved (w saves)" : "", s->nmarks, s->dir);
+    char title[1024], order[96] = "", shown[48] = "";
+    ui_order_text(&s->order, order, sizeof(order));
+    if (s->nvis < s->n)
+        snprintf(shown, sizeof(shown), ", %d shown", s->nvis);
+    snprintf(title, sizeof(title), "Results: %d saved%s, %d marked%s%s  (%s)", saved,
+             unsaved ? " + this run, not saved (w saves)" : "", s->nmarks, shown, order, s->dir);
     ui_box(u, r, title, focus);
     struct rect in = ui_inner(r);
     if (in.h <= 0)
@@ -654,27 +735,47 @@ static void draw_list(struct app *a, struct ui *u, const struct rect *r, bool fo
                 "-o FILE and fabtop --results FILE.");
         return;
     }
+    if (s->nvis == 0) {
+        ui_text(u, in.y + 1, in.x, in.w, ROLE_DIM,
+                "No result holds the filter's text (\\ then Enter with nothing typed lists them "
+                "all).");
+        return;
+    }
     ui_list_follow(&s->list, h);
     struct rect rows = {in.y + 1, in.x, h, in.w};
-    ui_list_draw(u, &rows, &s->list, s->n, true, entry_row, s);
-    if (s->list.top + h < s->n)
+    ui_list_draw(u, &rows, &s->list, s->nvis, true, entry_row, s);
+    if (s->list.top + h < s->nvis)
         ui_text(u, r->y + r->h - 1, r->x + r->w - 8, 6, ROLE_BORDER, " more ");
 }
 
+/* hscroll < 0: a pane that does not scroll sideways (its lines are wrapped to fit). */
 static void draw_pane(struct ui *u, const struct rect *r, const char *title, bool focus,
                       const struct lines *ls, struct ui_list *sc, int hscroll)
 {
+    bool sideways = hscroll >= 0;
+    hscroll = sideways ? hscroll : 0;
     ui_box(u, r, title, focus);
     struct rect in = ui_inner(r);
     lines_draw(u, &in, ls, sc, hscroll);
     if (sc->top + in.h < ls->n)
         ui_text(u, r->y + r->h - 1, r->x + r->w - 8, 6, ROLE_BORDER, " more ");
+    /* Lines wider than the pane (the report's tables): say which way the rest is. */
+    int widest = 0;
+    for (int i = 0; i < ls->n; i++) {
+        int w = ui_width(ls->v[i].text);
+        widest = w > widest ? w : widest;
+    }
+    bool left = sideways && hscroll > 0, right = sideways && hscroll + in.w < widest;
+    if (left || right)
+        ui_text(u, r->y + r->h - 1, r->x + 2, 24, ROLE_BORDER,
+                left && right ? " <- more -> "
+                : left        ? " <- more "
+                              : " more -> ");
 }
 
-static void results_draw(struct app *a, struct ui *u, const struct layout *l)
+static void draw_lower(struct app *a, struct ui *u, const struct layout *l)
 {
     struct res_state *s = st(a);
-    draw_list(a, u, &l->pane[0], a->focus == 0);
     struct rect left = l->pane[1], right = l->pane[2];
     struct rect both = {left.y, left.x, left.h, right.x + right.w - left.x};
     struct lines lc = {0}, rc = {0};
@@ -713,15 +814,23 @@ static void results_draw(struct app *a, struct ui *u, const struct layout *l)
         snprintf(rt, sizeof(rt), "Outcome A|B (us, Gb/s; B/A)");
     }
     if (zl)
-        draw_pane(u, &both, lt, true, &lc, &s->lpane, 0);
+        draw_pane(u, &both, lt, true, &lc, &s->lpane, -1);
     else if (zr)
-        draw_pane(u, &both, rt, true, &rc, &s->rpane, 0);
+        draw_pane(u, &both, rt, true, &rc, &s->rpane, -1);
     else {
-        draw_pane(u, &left, lt, a->focus == 1, &lc, &s->lpane, 0);
-        draw_pane(u, &right, rt, a->focus == 2, &rc, &s->rpane, 0);
+        draw_pane(u, &left, lt, a->focus == 1, &lc, &s->lpane, -1);
+        draw_pane(u, &right, rt, a->focus == 2, &rc, &s->rpane, -1);
     }
     lines_free(&lc);
     lines_free(&rc);
+}
+
+static void results_draw(struct app *a, struct ui *u, const struct layout *l)
+{
+    struct res_state *s = st(a);
+    draw_list(a, u, &l->pane[0], a->focus == 0);
+    draw_lower(a, u, l);
+    ui_order_draw(u, l->status.y - 1, l->cols, &s->order, "any text of the row");
 }
 
 /* ---- keys ---- */
@@ -731,7 +840,7 @@ static void open_current_if_any(struct app *a)
     struct res_state *s = st(a);
     for (int i = 0; i < s->n; i++)
         if (s->e[i].current) {
-            s->list.sel = i;
+            select_entry(s, i);
             open_entry(a, i);
             return;
         }
@@ -793,13 +902,26 @@ static int results_key(struct app *a, int ch)
 {
     struct res_state *s = st(a);
     /* Up/Down, PgUp/PgDn, Home/End (and hjkl, g/G) move the selection; the rest here. */
+    /* The list's order and filter, from any pane but the report (they bring the focus
+     * back to the list). */
+    if (!(s->report && s->mode == M_OPEN) || s->order.filter.active) {
+        enum ui_order_step o = ui_order_key(&s->order, ch);
+        if (o != UI_ORDER_NONE) {
+            relist(s);
+            a->focus = 0;
+            if (o == UI_ORDER_SORT)
+                app_message(a, ROLE_INFO, "Results in order of %s (> next, < previous).",
+                            res_sort_name[s->order.sort]);
+            return REACT_REDRAW;
+        }
+    }
     int d = ui_nav_step(ch);
     if (!d) {
         switch (ch) {
         case '\n':
         case '\r':
         case KEY_ENTER:
-            open_entry(a, s->list.sel);
+            open_entry(a, sel_entry(s));
             return REACT_REDRAW;
         case ' ':
             toggle_mark(a);
@@ -852,7 +974,7 @@ static int results_key(struct app *a, int ch)
         }
     }
     if (a->focus == 0 && !(s->report && s->mode == M_OPEN)) {
-        return ui_list_move(&s->list, s->n, d) ? REACT_REDRAW : REACT_HANDLED;
+        return ui_list_move(&s->list, s->nvis, d) ? REACT_REDRAW : REACT_HANDLED;
     }
     /* Lower panes: scroll (drawing clamps at the end). */
     if (d > 1000)
@@ -866,13 +988,15 @@ static const char *results_keys(const struct app *a)
     if (s->mode == M_OPEN && s->report)
         return "Up/Down scroll  Left/Right sideways  v back  Esc close";
     if (a->results && !a->results_path[0])
-        return "Enter open  Space mark  c compare  v report  z zoom  w save";
-    return "Enter open  Space mark  c compare  v report  z zoom  r rescan";
+        return "Enter open  Space mark  c compare  v report  z zoom  w save  > sort  \\ filter";
+    return "Enter open  Space mark  c compare  v report  z zoom  r rescan  > sort  \\ filter";
 }
 
 static void results_init(struct app *a)
 {
     struct res_state *s = xalloc_zero(1, sizeof(*s));
+    s->order = (struct ui_order){.nsorts = RS_COUNT, .names = res_sort_name};
+    s->was_sel = -1;
     strbuf_init(&s->report_text);
     a->vstate[VIEW_RESULTS] = s;
 }
@@ -885,6 +1009,7 @@ static void results_fini(struct app *a)
     if (s->have_cmp)
         compare_free(&s->cmp);
     free(s->e);
+    free(s->vis);
     free(s);
 }
 
@@ -893,7 +1018,8 @@ static int results_click(struct app *a, int pane, int row, int col)
 {
     (void)col;
     struct res_state *s = st(a);
-    if (pane != 0 || row < 1 || s->list.top + row - 1 >= s->n || (s->report && s->mode == M_OPEN))
+    if (pane != 0 || row < 1 || s->list.top + row - 1 >= s->nvis ||
+        (s->report && s->mode == M_OPEN))
         return REACT_HANDLED;
     s->list.sel = s->list.top + row - 1;
     return REACT_REDRAW;

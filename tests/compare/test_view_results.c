@@ -397,18 +397,71 @@ static void test_expected_screens(void **state)
         ok &= matches(&s, "results-compare");
         keys(&s, (const int[]){27, KEY_HOME, '\n', 'v'}, 4);
         ok &= matches(&s, "results-report");
+        /* Sorted by name and filtered to the old runs (issue 21: sort and filter in every
+         * list). */
+        keys(&s, (const int[]){'v', 27, 27, KEY_HOME, '>', '\\', 'o', 'l', 'd', '\n'}, 10);
+        ok &= matches(&s, "results-filtered");
         close_screen(&s);
     }
     assert_true(ok);
 }
 
+/* Sort and filter in the list, as htop's: > (F6) and < step through the orders, \\ filters
+ * on the row's text as typed; the selection stays on its result; Enter opens the row
+ * selected, not the entry of the same number in the unfiltered list. */
+static void test_sort_filter(void **state)
+{
+    (void)state;
+    struct scr s;
+    open_screen(&s, 43, 132);
+    keys(&s, (const int[]){27, 27}, 2);
+    int yo = find_text("opened-run", 0, NULL);
+    assert_true(yo > 0);
+    /* By mix: the file that is no result (named after itself), old-run, opened-run,
+     * probe-mtu, probe-test. */
+    keys(&s, (const int[]){'>'}, 1);
+    s.app.msg[0] = '\0';
+    draw(&s);
+    expect_text(" by mix ");
+    int yg = find_text("garbage.json", 0, NULL), yd = find_text("old-run", 0, NULL),
+        ym = find_text("probe-mtu", 0, NULL), yt = find_text("probe-test", 0, NULL);
+    yo = find_text("opened-run", 0, NULL);
+    if (!(yg > 0 && yg < yd && yd < yo && yo < ym && ym < yt))
+        fail_msg("not in order of mix: garbage %d old %d opened %d mtu %d test %d", yg, yd, yo, ym,
+                 yt);
+    /* F6 steps on (peer), < comes back to mix. */
+    keys(&s, (const int[]){KEY_F(6), '<'}, 2);
+    expect_text(" by mix ");
+    /* The filter applies as typed: "probe-" leaves the two probe mixes. */
+    keys(&s, (const int[]){'\\', 'p', 'r', 'o', 'b', 'e', '-'}, 7);
+    expect_text("/probe-");
+    expect_text("2 shown by mix 'probe-'");
+    assert_int_equal(find_text("old-run", 0, NULL), -1);
+    keys(&s, (const int[]){'\n', KEY_DOWN, '\n'}, 3);
+    expect_text("Conditions: probe-test");
+    /* A filter that holds nothing says so; an empty one lists them all again. */
+    keys(&s, (const int[]){'\\', 'z', 'z', 'q'}, 4);
+    expect_text("No result holds the filter's text");
+    keys(&s, (const int[]){'\n', '\\', '\n'}, 3);
+    assert_true(find_text("old-run", 0, NULL) > 0);
+    assert_int_equal(find_text(" shown", 0, NULL), -1);
+    /* < back to the list's own order, newest first: the selection stays on probe-test. */
+    keys(&s, (const int[]){'<'}, 1);
+    s.app.msg[0] = '\0';
+    draw(&s);
+    assert_int_equal(find_text(" by ", 0, NULL), -1);
+    assert_true(find_text("probe-mtu", 0, NULL) < find_text("probe-test", 0, NULL));
+    keys(&s, (const int[]){'\n'}, 1);
+    expect_text("Conditions: probe-test");
+    close_screen(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_view_80x24),
-        cmocka_unit_test(test_view_large),
-        cmocka_unit_test(test_view_unsaved),
-        cmocka_unit_test(test_expected_screens),
+        cmocka_unit_test(test_view_80x24),   cmocka_unit_test(test_view_large),
+        cmocka_unit_test(test_view_unsaved), cmocka_unit_test(test_expected_screens),
+        cmocka_unit_test(test_sort_filter),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -32,7 +32,8 @@ void screen_draw(struct screen *s);
 /* The whole screen as text: one line per row, trailing blanks cut, line-drawing characters
  * as their Unicode box characters, FABTOP_VERSION in the header as "@VERSION@". */
 char *screen_dump(struct screen *s);
-/* Compare the dump with expected/NAME.txt (UPDATE_EXPECTED=1 rewrites it instead). On a
+/* Compare the dump, the actual directory (below) written $TMP in it, with expected/NAME.txt
+ * (UPDATE_EXPECTED=1 rewrites it instead). On a
  * difference the actual screen is written to NAME.actual.txt in the directory set with
  * screen_set_actual_dir (default: the working directory) and the differing lines are
  * printed. Returns true when they match. */

@@ -1,8 +1,9 @@
 /* test_ui_list: the list widget's arithmetic without a terminal: the selection clamped to the
  * items (empty lists too), the scroll offset that keeps the selection visible for every
  * selection, list length and height, the scroll-only lists clamped to their end, search
- * with and without wrapping, items that cannot be selected stepped over, and the search
- * line's editing keys. */
+ * with and without wrapping, items that cannot be selected stepped over, the search
+ * line's editing keys, and a list's order and filter (the keys that step through the orders,
+ * a stable sort, the case-blind match, the words the title shows). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,6 +161,72 @@ static void search_keys(void **state)
     assert_int_equal((int)strlen(s.text), (int)sizeof(s.text) - 1);
 }
 
+/* Items ordered by a key, larger first: values[i]. */
+static const int values[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+static bool larger_first(void *ctx, int i, int j)
+{
+    const int *v = ctx;
+    return v[i] > v[j];
+}
+
+static void order_keys_and_sort(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"place", "value", "name"};
+    struct ui_order o = {.nsorts = 3, .names = names};
+    char t[64];
+    ui_order_text(&o, t, sizeof(t));
+    assert_string_equal(t, ""); /* the list's own order, unfiltered */
+    /* Nothing moves in the list's own order. */
+    int idx[10];
+    for (int i = 0; i < 10; i++)
+        idx[i] = i;
+    ui_order_sort(&o, idx, 10, larger_first, (void *)values);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(idx[i], i);
+    /* > steps on, < back, both wrap round; F6 is >. */
+    assert_int_equal(ui_order_key(&o, '>'), UI_ORDER_SORT);
+    assert_int_equal(o.sort, 1);
+    assert_int_equal(ui_order_key(&o, KEY_F(6)), UI_ORDER_SORT);
+    assert_int_equal(o.sort, 2);
+    assert_int_equal(ui_order_key(&o, '>'), UI_ORDER_SORT);
+    assert_int_equal(o.sort, 0);
+    assert_int_equal(ui_order_key(&o, '<'), UI_ORDER_SORT);
+    assert_int_equal(o.sort, 2);
+    assert_int_equal(ui_order_key(&o, '<'), UI_ORDER_SORT);
+    assert_int_equal(o.sort, 1);
+    assert_int_equal(ui_order_key(&o, 'j'), UI_ORDER_NONE);
+    /* Larger first, and equal values keep their places (stable): 9 6 5(4) 5(8) 4 3(0) 3(9)
+     * 2 1(1) 1(3). */
+    ui_order_sort(&o, idx, 10, larger_first, (void *)values);
+    const int want[] = {5, 7, 4, 8, 2, 0, 9, 6, 1, 3};
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(idx[i], want[i]);
+    /* The filter line takes every key while open, > too; Enter closes it and keeps the text. */
+    assert_int_equal(ui_order_key(&o, '\\'), UI_ORDER_FILTER);
+    assert_true(o.filter.active);
+    assert_int_equal(ui_order_key(&o, 'm'), UI_ORDER_FILTER);
+    assert_int_equal(ui_order_key(&o, '>'), UI_ORDER_FILTER);
+    assert_int_equal(ui_order_key(&o, KEY_BACKSPACE), UI_ORDER_FILTER);
+    assert_int_equal(ui_order_key(&o, 'L'), UI_ORDER_FILTER);
+    assert_int_equal(o.sort, 1);
+    assert_int_equal(ui_order_key(&o, '\n'), UI_ORDER_FILTER);
+    assert_false(o.filter.active);
+    assert_string_equal(o.filter.text, "mL");
+    ui_order_text(&o, t, sizeof(t));
+    assert_string_equal(t, " by value 'mL'");
+    /* A case-blind match; an empty filter keeps everything. */
+    assert_true(ui_holds("mlx5_0", "ML"));
+    assert_true(ui_holds("sw0/mlx", "mL"));
+    assert_false(ui_holds("h15", "ml"));
+    assert_true(ui_holds("h15", ""));
+    assert_false(ui_holds(NULL, "x"));
+    /* / opens it too. */
+    assert_int_equal(ui_order_key(&o, '/'), UI_ORDER_FILTER);
+    assert_true(o.filter.active);
+    assert_string_equal(o.filter.text, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +236,7 @@ int main(void)
         cmocka_unit_test(fit_and_scroll),
         cmocka_unit_test(find),
         cmocka_unit_test(search_keys),
+        cmocka_unit_test(order_keys_and_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
