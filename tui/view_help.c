@@ -57,7 +57,8 @@ static const char *const key_lines[] = {
     "filters it by any text of the row.",
     "Sweep (fabtop --results SWEEP.json, --attach FILE): arrows move over the matrix, b/l/p "
     "bandwidth, latency p50, p99; Left of the first column the rank itself; Tab to the verdicts, "
-    "Enter jumps to the cell.",
+    "Enter jumps to the cell; > (or F6) and < sort the verdicts (state, kind, ratio), \\ or / "
+    "filters them.",
     "Fabric (sim runs): Space pauses, n steps 1 us and e one event, -/+ slower/faster "
     "(1 us per 10 us to 100 ms), f full speed, i skips idle stretches, a active ports, l the "
     "lesson; v switches between the fabric drawn (tiers, buses, a mark per port: a queue bar, "

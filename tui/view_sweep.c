@@ -27,8 +27,12 @@ struct sweep_state {
     int xport; /* the matrix shown: index into xports */
     struct sweep_grid_cursor cur;
     struct sweep_grid_layout fit;
-    struct ui_list vlist; /* the verdicts */
-    char problem[700];    /* why the file cannot be read now, "" when it can */
+    struct ui_list vlist; /* the verdicts: sel and top count rows of vis */
+    /* The verdict rows: those the filter keeps, in the order chosen (> or F6, <, \ or /). */
+    struct ui_order vorder;
+    int *vis, nvis;
+    int grid_y;        /* the matrix's first rank row, inside its pane (for clicks) */
+    char problem[700]; /* why the file cannot be read now, "" when it can */
     /* the file, and what it was when last read (--attach re-reads it when that changes) */
     char path[512];
     bool follow;
@@ -63,6 +67,17 @@ static struct sweep_state *st(struct app *a)
     return a->vstate[VIEW_SWEEP];
 }
 
+/* The verdict list's orders: the document's (worst first, as the sweep wrote them), by
+ * state (named, suspect, cleared), by kind, by the ratio furthest from the rack's. */
+enum verdict_sort { VS_DOC, VS_STATE, VS_KIND, VS_RATIO, VS_COUNT };
+static const char *const verdict_sort_name[VS_COUNT] = {"document", "state", "kind", "ratio"};
+
+/* The verdict the selection is on; -1 when no row is listed. */
+static int sel_verdict(const struct sweep_state *s)
+{
+    return s->vlist.sel >= 0 && s->vlist.sel < s->nvis ? s->vis[s->vlist.sel] : -1;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -95,6 +110,8 @@ static void rebuild(struct sweep_state *s)
     }
 }
 
+static void relist_verdicts(struct sweep_state *s);
+
 /* Read the file again; on failure keep the last good document and say why. */
 static void reload(struct sweep_state *s)
 {
@@ -121,7 +138,7 @@ static void reload(struct sweep_state *s)
     for (int m = 0; m < SWEEP_GRID_NMETRICS; m++)
         sweep_grid_build(&s->grid[m], &s->doc, (enum sweep_grid_metric)m, xports[s->xport]);
     sweep_grid_cursor_clamp(&s->cur, s->doc.nranks);
-    ui_list_clamp(&s->vlist, s->doc.nverdicts);
+    relist_verdicts(s);
     s->problem[0] = '\0';
 }
 
@@ -525,6 +542,7 @@ static void draw_matrix(struct app *a, struct ui *u, const struct rect *r)
     if (y >= ymax || s->doc.nranks == 0)
         return;
     sweep_grid_fit(&s->doc, in.w, ymax - y - 1, &s->cur, &s->fit);
+    s->grid_y = y + 1 - in.y; /* below the column numbers (or the summary's heads) */
     if (s->fit.summary)
         draw_summary(s, u, &in, y, focus);
     else
@@ -558,17 +576,73 @@ static void draw_detail(struct app *a, struct ui *u, const struct rect *r)
     free(ls);
 }
 
-static void verdict_row(void *ctx, struct ui *u, int y, int x, int w, int i, bool sel)
+/* Verdict i's row: its state in capitals, its kind, its message. */
+static void verdict_line(const struct results_sweep_verdict *v, char *line, size_t len, char *state,
+                         size_t slen)
 {
-    const struct results_sweep *d = ctx;
-    const struct results_sweep_verdict *v = &d->verdicts[i];
-    char state[16];
-    snprintf(state, sizeof(state), "%s", v->state ? v->state : "?");
+    snprintf(state, slen, "%s", v->state ? v->state : "?");
     for (char *c = state; *c; c++)
         *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
-    char line[512];
-    snprintf(line, sizeof(line), "%-7s %-11s %s", state, v->kind ? v->kind : "?",
+    snprintf(line, len, "%-7s %-11s %s", state, v->kind ? v->kind : "?",
              v->message ? v->message : "");
+}
+
+static int state_rank(const char *st)
+{
+    return !st ? 3 : !strcmp(st, "named") ? 0 : !strcmp(st, "suspect") ? 1 : 2;
+}
+
+/* How far verdict v's ratio is from the rack's (1): a ratio of 0.5 and one of 2 are as far. */
+static double ratio_off(const struct results_sweep_verdict *v)
+{
+    double q;
+    if (!results_num_get(&v->ratio.value, &q) || !(q > 0))
+        return -1;
+    return q >= 1 ? q : 1 / q;
+}
+
+static bool verdict_before(void *ctx, int i, int j)
+{
+    const struct sweep_state *s = ctx;
+    const struct results_sweep_verdict *a = &s->doc.verdicts[i], *b = &s->doc.verdicts[j];
+    switch (s->vorder.sort) {
+    case VS_STATE:
+        return state_rank(a->state) < state_rank(b->state);
+    case VS_KIND:
+        return strcmp(a->kind ? a->kind : "", b->kind ? b->kind : "") < 0;
+    case VS_RATIO:
+        return ratio_off(a) > ratio_off(b);
+    default:
+        return false;
+    }
+}
+
+/* The verdict rows again (a new document, order or filter), the selection kept on its
+ * verdict when it is still listed. */
+static void relist_verdicts(struct sweep_state *s)
+{
+    int was = sel_verdict(s), n = s->have ? s->doc.nverdicts : 0;
+    s->vis = xalloc_resize(s->vis, (size_t)(n ? n : 1) * sizeof(*s->vis));
+    s->nvis = 0;
+    for (int i = 0; i < n; i++) {
+        char line[512], state[16];
+        verdict_line(&s->doc.verdicts[i], line, sizeof(line), state, sizeof(state));
+        if (ui_holds(line, s->vorder.filter.text))
+            s->vis[s->nvis++] = i;
+    }
+    ui_order_sort(&s->vorder, s->vis, s->nvis, verdict_before, s);
+    int keep = 0;
+    for (int k = 0; k < s->nvis; k++)
+        if (s->vis[k] == was)
+            keep = k;
+    s->vlist.sel = keep;
+}
+
+static void verdict_row(void *ctx, struct ui *u, int y, int x, int w, int k, bool sel)
+{
+    const struct sweep_state *s = ctx;
+    char line[512], state[16];
+    verdict_line(&s->doc.verdicts[s->vis[k]], line, sizeof(line), state, sizeof(state));
     enum theme_role r = !strcmp(state, "NAMED")     ? ROLE_ERROR
                         : !strcmp(state, "SUSPECT") ? ROLE_WARN
                                                     : ROLE_DIM;
@@ -579,8 +653,12 @@ static void draw_verdicts(struct app *a, struct ui *u, const struct rect *r)
 {
     struct sweep_state *s = st(a);
     int n = s->have ? s->doc.nverdicts : 0;
-    char title[96];
-    snprintf(title, sizeof(title), "Verdicts (%d)%s", n, n ? ": Tab, Enter jumps to the cell" : "");
+    char title[192], order[96], shown[32] = "";
+    ui_order_text(&s->vorder, order, sizeof(order));
+    if (s->nvis < n)
+        snprintf(shown, sizeof(shown), ", %d shown", s->nvis);
+    snprintf(title, sizeof(title), "Verdicts (%d%s%s)%s", n, shown, order,
+             n ? ": Tab, Enter jumps to the cell" : "");
     ui_box(u, r, title, a->focus == 2);
     struct rect in = ui_inner(r);
     if (in.h <= 0)
@@ -590,10 +668,15 @@ static void draw_verdicts(struct app *a, struct ui *u, const struct rect *r)
         ui_text(u, in.y, in.x, in.w, ROLE_DIM, sum ? sum : "no verdicts");
         return;
     }
-    ui_list_clamp(&s->vlist, n);
+    if (!s->nvis) {
+        ui_text(u, in.y, in.x, in.w, ROLE_DIM,
+                "No verdict holds the filter's text (\\ then Enter lists them all).");
+        return;
+    }
+    ui_list_clamp(&s->vlist, s->nvis);
     ui_list_follow(&s->vlist, in.h);
-    ui_list_draw(u, &in, &s->vlist, n, a->focus == 2, verdict_row, &s->doc);
-    if (s->vlist.top + in.h < n)
+    ui_list_draw(u, &in, &s->vlist, s->nvis, a->focus == 2, verdict_row, s);
+    if (s->vlist.top + in.h < s->nvis)
         ui_text(u, r->y + r->h - 1, r->x + r->w - 8, 6, ROLE_BORDER, " more ");
 }
 
@@ -602,6 +685,7 @@ static void sweep_draw(struct app *a, struct ui *u, const struct layout *l)
     draw_matrix(a, u, &l->pane[0]);
     draw_detail(a, u, &l->pane[1]);
     draw_verdicts(a, u, &l->pane[2]);
+    ui_order_draw(u, l->status.y - 1, l->cols, &st(a)->vorder, "any text of the verdict");
 }
 
 /* ---- keys ---- */
@@ -610,11 +694,12 @@ static void jump(struct app *a)
 {
     struct sweep_state *s = st(a);
     struct sweep_grid_cursor c;
-    if (!s->have || !sweep_grid_verdict_target(&s->doc, s->vlist.sel, &c)) {
+    int vi = sel_verdict(s);
+    if (!s->have || vi < 0 || !sweep_grid_verdict_target(&s->doc, vi, &c)) {
         app_message(a, ROLE_WARN, "this verdict names no rank: nothing to jump to");
         return;
     }
-    const struct results_sweep_verdict *v = &s->doc.verdicts[s->vlist.sel];
+    const struct results_sweep_verdict *v = &s->doc.verdicts[vi];
     s->m = sweep_grid_metric_of(v->metric);
     const char *x = results_sweep_transport(&v->transport);
     for (int i = 0; i < NXPORTS; i++)
@@ -630,6 +715,16 @@ static int sweep_key(struct app *a, int ch)
 {
     struct sweep_state *s = st(a);
     int n = s->have ? s->doc.nranks : 0;
+    /* The verdicts' order and filter, from either pane (they bring the focus there). */
+    enum ui_order_step o = ui_order_key(&s->vorder, ch);
+    if (o != UI_ORDER_NONE) {
+        relist_verdicts(s);
+        a->focus = 2;
+        if (o == UI_ORDER_SORT)
+            app_message(a, ROLE_INFO, "Verdicts in order of %s (> next, < previous).",
+                        verdict_sort_name[s->vorder.sort]);
+        return REACT_REDRAW;
+    }
     switch (ch) {
     case '\t':
     case KEY_BTAB:
@@ -673,8 +768,7 @@ static int sweep_key(struct app *a, int ch)
     int d = ui_nav_step(ch);
     if (a->focus == 2) {
         if (d)
-            return ui_list_move(&s->vlist, s->have ? s->doc.nverdicts : 0, d) ? REACT_REDRAW
-                                                                              : REACT_HANDLED;
+            return ui_list_move(&s->vlist, s->nvis, d) ? REACT_REDRAW : REACT_HANDLED;
         if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
             jump(a);
             return REACT_REDRAW;
@@ -700,13 +794,42 @@ static const char *sweep_keys(const struct app *a)
 {
     const struct sweep_state *s = a->vstate[VIEW_SWEEP];
     if (a->focus == 2)
-        return "Up/Down verdict  Enter jump to its cell  Tab matrix  b/l/p metric";
+        return "Up/Down verdict  Enter jump to its cell  Tab matrix  b/l/p metric  > sort  \\ "
+               "filter";
     if (several_xports(s))
         return s->follow ? "arrows move  b/l/p metric  t transport  Tab verdicts  r re-read "
                            "(following)"
                          : "arrows move  b/l/p metric  t transport  Tab verdicts  r re-read";
     return s->follow ? "arrows move  b bw  l p50  p p99  Tab verdicts  r re-read (following)"
                      : "arrows move  b bw  l p50  p p99  Tab verdicts  r re-read";
+}
+
+/* A click on a cell moves the cursor there (on a rank's number: the rank itself), on a
+ * verdict selects it. */
+static int sweep_click(struct app *a, int pane, int row, int col)
+{
+    struct sweep_state *s = st(a);
+    if (!s->have)
+        return REACT_HANDLED;
+    const struct sweep_grid_layout *f = &s->fit;
+    if (pane == 0) {
+        int i = row - s->grid_y;
+        if (i < 0 || i >= f->nrows)
+            return REACT_HANDLED;
+        s->cur.row = f->row0 + i;
+        if (!f->summary) {
+            int j = col < f->label_w ? -1 : (col - f->label_w) / f->cell_w;
+            if (j >= f->ncols)
+                return REACT_REDRAW;
+            s->cur.col = j < 0 ? -1 : f->col0 + j;
+        }
+        return REACT_REDRAW;
+    }
+    if (pane == 2 && s->vlist.top + row < s->nvis) {
+        s->vlist.sel = s->vlist.top + row;
+        return REACT_REDRAW;
+    }
+    return REACT_HANDLED;
 }
 
 static void sweep_enter(struct app *a)
@@ -724,6 +847,7 @@ static void sweep_init(struct app *a)
     snprintf(s->path, sizeof(s->path), "%s", a->sweep_path);
     s->follow = a->sweep_follow;
     s->cur.col = -1; /* the first rank itself */
+    s->vorder = (struct ui_order){.nsorts = VS_COUNT, .names = verdict_sort_name};
     if (s->path[0])
         reload(s);
 }
@@ -734,6 +858,7 @@ static void sweep_fini(struct app *a)
     if (!s)
         return;
     drop_doc(s);
+    free(s->vis);
     free(s);
     a->vstate[VIEW_SWEEP] = NULL;
 }
@@ -749,4 +874,5 @@ const struct view_ops view_sweep = {
     .key = sweep_key,
     .tick = sweep_tick,
     .keys = sweep_keys,
+    .click = sweep_click,
 };

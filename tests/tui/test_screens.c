@@ -232,6 +232,69 @@ static void test_sweep_view(void **state)
     screen_close(&s);
 }
 
+/* The verdicts sort and filter as every list does (> or F6, <, \\), and a click on a cell
+ * or a verdict selects it (issue 21). */
+static void test_sweep_sort_click(void **state)
+{
+    (void)state;
+    const char *src = getenv("FABTOP_SRC");
+    char doc[1100];
+    snprintf(doc, sizeof(doc), "%s/tests/tui/data/sweep-8.json", src ? src : "..");
+    struct app_opts o = synth_opts();
+    o.results = doc;
+    struct screen s;
+    assert_int_equal(screen_open(&s, NULL, 43, 132, &o), 0);
+    screen_draw(&s);
+    int named = screen_find_row(&s, "NAMED   rank "), failed = screen_find_row(&s, "pair_failed");
+    assert_true(named > 0 && failed == named + 1);
+    /* By kind: pair_failed, rank, uplink. */
+    screen_keys(&s, "> >");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "Verdicts (3 by kind)") > 0);
+    assert_int_equal(screen_find_row(&s, "pair_failed"), named);
+    assert_int_equal(screen_find_row(&s, "NAMED   rank "), named + 1);
+    /* By ratio the rank's 0.25x (4x off the rack's) first. */
+    screen_keys(&s, ">");
+    screen_draw(&s);
+    assert_int_equal(screen_find_row(&s, "NAMED   rank "), named);
+    /* The filter rk-h1 leaves the failed pair; Enter jumps to its cell. */
+    screen_keys(&s, "\\ r k - h 1 Enter");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "Verdicts (3, 1 shown by ratio 'rk-h1')") > 0);
+    assert_int_equal(screen_find_row(&s, "NAMED   rank "), -1);
+    screen_keys(&s, "Enter");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "Pair 1 -> 3 \u2500") > 0);
+    /* Nothing holds zzz; an empty filter and < back to the document's order. */
+    screen_keys(&s, "\\ z z z Enter");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "No verdict holds the filter's text") > 0);
+    screen_keys(&s, "\\ Enter < < <");
+    s.app.msg[0] = '\0';
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "Verdicts (3): ") > 0);
+    assert_int_equal(screen_find_row(&s, "NAMED   rank "), named);
+    screen_close(&s);
+    /* Clicks at 80x24: cell [5][0] (the one test_sweep_view finds at row 12, column 12),
+     * then rank 2's number, then the second verdict, whose Enter jumps to pair 1 -> 3. */
+    assert_int_equal(screen_open(&s, NULL, 24, 80, &o), 0);
+    screen_draw(&s);
+    app_mouse(&s.app, 12, 12, BUTTON1_PRESSED);
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "Pair 5 -> 0 \u2500") > 0);
+    int r2 = screen_find_row(&s, "2 rk-h2");
+    assert_true(r2 > 0);
+    app_mouse(&s.app, r2, 3, BUTTON1_PRESSED);
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "rank 2  rk-h2") > 0);
+    int v2 = screen_find_row(&s, "pair_failed");
+    app_mouse(&s.app, v2, 10, BUTTON1_PRESSED);
+    screen_keys(&s, "Enter");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "Pair 1 -> 3 \u2500") > 0);
+    screen_close(&s);
+}
+
 /* Past SWEEP_GRID_SUMMARY_OVER ranks, one line per rank (sweep-8.json's ranks copied to 50,
  * the new ones not measured), scrolling with the cursor. */
 static void test_sweep_many_ranks(void **state)
@@ -762,7 +825,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_no_color),         cmocka_unit_test(test_colour_fallbacks),
         cmocka_unit_test(test_theme_key),        cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_key_line),         cmocka_unit_test(test_sweep_view),
-        cmocka_unit_test(test_sweep_many_ranks), cmocka_unit_test(test_key_routing),
+        cmocka_unit_test(test_sweep_many_ranks), cmocka_unit_test(test_sweep_sort_click),
+        cmocka_unit_test(test_key_routing),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
