@@ -18,10 +18,14 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "common/strbuf.h"
+#include "engine/counters/counters.h"
 #include "engine/doctor/doctor.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
+#include "engine/peer/metrics_http.h"
 #include "engine/xport/xport.h"
+#include "text/prom_text.h"
 
 #define MAX_ALLOW AGENT_MAX_ALLOW
 
@@ -63,6 +67,10 @@ struct serve_args {
     double max_rate, max_duration, max_fault;
     long max_sessions, max_streams, max_flows;
     bool with_parent; /* --exit-with-parent */
+    /* --metrics ADDR[:PORT] */
+    bool metrics;
+    char metrics_host[256];
+    uint16_t metrics_port;
 };
 
 /* --listen ADDR[:PORT] */
@@ -75,6 +83,20 @@ static int parse_listen(const struct cli_opt *o, const char *arg, void *args, st
     if (channel_split_host_port(arg, CHANNEL_DEFAULT_PORT, cfg->listen, sizeof(cfg->listen),
                                 &cfg->port, &err) < 0)
         return cli_usage_error("serve", "--listen: %s", err.msg);
+    return 0;
+}
+
+/* --metrics ADDR[:PORT] ("" host: every address) */
+static int parse_metrics(const struct cli_opt *o, const char *arg, void *args, struct cli_parse *p)
+{
+    (void)o;
+    (void)p;
+    struct serve_args *a = args;
+    struct ft_err err = {0};
+    if (channel_split_host_port(arg, METRICS_HTTP_DEFAULT_PORT, a->metrics_host,
+                                sizeof(a->metrics_host), &a->metrics_port, &err) < 0)
+        return cli_usage_error("serve", "--metrics: %s", err.msg);
+    a->metrics = true;
     return 0;
 }
 
@@ -135,6 +157,11 @@ static const struct cli_opt serve_opts[] = {
      CLI_V_STRING, CLI_C_FILE, .off = A(gen_key)},
     {"log", 0, CLI_ARG_REQUIRED, "FILE", "append the session lines to FILE instead of stderr",
      CLI_V_STRING, CLI_C_FILE, .off = A(log_file)},
+    {"metrics", 0, CLI_ARG_REQUIRED, "ADDR[:PORT]",
+     "also serve Prometheus metrics over HTTP at\nhttp://ADDR:PORT/metrics (port {default}; no "
+     "key: bind it\nto a management address): the agent's sessions and\nthis host's counters "
+     "node_exporter leaves out",
+     CLI_V_CUSTOM, CLI_C_HOST, .def = METRICS_HTTP_DEFAULT_PORT, .parse = parse_metrics},
     {"exit-with-parent", 0, CLI_ARG_NONE, NULL,
      "stop when the process that started this one ends\n(a drill's victim agent: none outlives "
      "its drill)",
@@ -154,12 +181,66 @@ const struct cli_command cli_serve_command = {
     .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
     .epilogue = "Exit status: 0 stopped by SIGINT or SIGTERM, 64 usage, 65 malformed key,\n"
                 "66 key file missing, 69 cannot listen, 73 cannot create the key file,\n"
-                "77 key file permissions.\n",
+                "77 key file permissions.\n"
+                "--metrics: GET /metrics in the Prometheus text format, each scrape read fresh: "
+                "\nfabtop_agent_* (sessions now, the limit, admitted and refused since the\n"
+                "start, the start time) and the counters `fabtop counters --prometheus --snmp\n"
+                "--qdisc --ethtool` prints (docs/prometheus.md).\n",
     .help_col = 24,
     .main = cli_serve_main,
 };
 
 static int serve(struct serve_args *o, int nrest, char **rest);
+
+/* What a scrape of --metrics reads: the agent (set once it listens) and this host's
+ * counters. Scrapes come one at a time (engine/peer/metrics_http.h), so nothing here
+ * needs a lock. */
+struct serve_metrics {
+    struct agent *a;
+    struct counters_set *cs;
+    double start_s; /* the wall-clock start, for fabtop_agent_start_time_seconds */
+};
+
+static void agent_gauge(struct prom_text *p, const char *name, enum prom_type t, const char *help,
+                        double v)
+{
+    prom_text_add(p, name, "", t, help, NULL, 0, v);
+}
+
+static int render_metrics(void *ctx, struct strbuf *out, struct ft_err *err)
+{
+    struct serve_metrics *m = ctx;
+    struct prom_text *p = prom_text_new();
+    if (m->a) {
+        struct agent_stats st;
+        agent_get_stats(m->a, &st);
+        agent_gauge(p, "fabtop_agent_sessions", PROM_GAUGE, "Authenticated test sessions now.",
+                    st.active);
+        agent_gauge(p, "fabtop_agent_max_sessions", PROM_GAUGE,
+                    "Sessions the agent admits at once (fabtop serve --max-sessions).", st.max);
+        agent_gauge(p, "fabtop_agent_sessions_admitted_total", PROM_COUNTER,
+                    "Test sessions admitted since the agent started.", (double)st.admitted_total);
+        agent_gauge(p, "fabtop_agent_connections_refused_total", PROM_COUNTER,
+                    "Connections refused since the agent started (bad key, address not allowed, "
+                    "busy, handshake cut off).",
+                    (double)st.refused_total);
+        agent_gauge(p, "fabtop_agent_start_time_seconds", PROM_GAUGE,
+                    "When the agent started, seconds since the epoch.", m->start_s);
+    }
+    if (m->cs) {
+        if (counters_set_sample_all(m->cs) < 0) {
+            prom_text_free(p);
+            return ft_err_set(err, -EIO, "no counter of this host is readable now");
+        }
+        int n;
+        const struct counters_value *v = counters_set_values(m->cs, &n);
+        struct prom_counters_opts po = {0};
+        prom_text_counters(p, v, n, &po);
+    }
+    prom_text_render(p, out);
+    prom_text_free(p);
+    return 0;
+}
 
 int cli_serve_main(int argc, char **argv)
 {
@@ -295,6 +376,31 @@ static int serve(struct serve_args *o, int nrest, char **rest)
             fclose(logf);
         return rc == -EINVAL ? CLI_USAGE : CLI_UNAVAILABLE;
     }
+    /* --metrics: this host's counters (a set that cannot open leaves the agent's own
+     * metrics), then the endpoint; one that cannot listen stops the agent (69). */
+    struct serve_metrics sm = {.a = a, .start_s = (double)time(NULL)};
+    struct metrics_http *mh = NULL;
+    if (o->metrics) {
+        struct counters_opts co = {.with_snmp = true, .with_qdisc = true, .with_ethtool = true};
+        struct ft_err cerr = {0};
+        if (counters_set_open(&co, &sm.cs, &cerr) < 0) {
+            char why[sizeof(cerr.msg) + 64];
+            snprintf(why, sizeof(why), "--metrics: no host counters (%s); serving the agent's",
+                     cerr.msg);
+            log_line(logf, why);
+            sm.cs = NULL;
+        }
+        if (metrics_http_start(o->metrics_host, o->metrics_port, render_metrics, &sm, &mh, &err) <
+            0) {
+            fprintf(stderr, "fabtop: %s\n", err.msg);
+            agent_stop(a);
+            if (sm.cs)
+                counters_set_close(sm.cs);
+            if (logf != stderr)
+                fclose(logf);
+            return CLI_UNAVAILABLE;
+        }
+    }
     char clients[1024] = "any with the key";
     for (int i = 0; i < nallow; i++) {
         size_t n = i ? strlen(clients) : 0;
@@ -322,6 +428,10 @@ static int serve(struct serve_args *o, int nrest, char **rest)
              : nn == nkeys ? "every key"
                            : nccl);
     log_line(logf, line);
+    if (mh) {
+        snprintf(line, sizeof(line), "metrics on http://%s/metrics", metrics_http_desc(mh));
+        log_line(logf, line);
+    }
 
     int sig = 0;
     while (sigwait(&set, &sig) != 0)
@@ -330,6 +440,9 @@ static int serve(struct serve_args *o, int nrest, char **rest)
              sig == SIGINT ? "SIGINT" : "SIGTERM", agent_sessions(a),
              agent_sessions(a) == 1 ? "" : "s");
     log_line(logf, line);
+    metrics_http_stop(mh);
+    if (sm.cs)
+        counters_set_close(sm.cs);
     agent_stop(a);
     log_line(logf, "stopped");
     if (logf != stderr)

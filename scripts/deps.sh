@@ -6,7 +6,7 @@ set -eu
 # Build and run.
 FABTOP_BUILD_DEPS="build-essential cmake pkg-config libhwloc-dev hwloc-nox libibverbs-dev \
 librdmacm-dev ibverbs-providers rdma-core libncurses-dev libcjson-dev libsodium-dev \
-libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev libcairo2-dev"
+libibnetdisc-dev libibumad-dev libibmad-dev liblldpctl-dev libcairo2-dev libmicrohttpd-dev"
 # Tests: unit framework, formatting, terminal tests, fixtures (python3, jq), network
 # namespaces and nftables (the doctor's and the drill's rules), the
 # InfiniBand fabric simulator (ibsim, OpenSM, infiniband-diags) and lldpd; the libFuzzer

@@ -309,6 +309,16 @@ int agent_sessions(struct agent *a)
     return n;
 }
 
+void agent_get_stats(struct agent *a, struct agent_stats *out)
+{
+    pthread_mutex_lock(&a->mu);
+    out->active = a->nactive;
+    out->max = a->cfg.max_sessions;
+    out->admitted_total = a->admitted_total;
+    pthread_mutex_unlock(&a->mu);
+    out->refused_total = atomic_load(&a->refused_total);
+}
+
 void agent_stop(struct agent *a)
 {
     if (!a)

@@ -130,6 +130,14 @@ uint16_t agent_port(const struct agent *a);
 const char *agent_listen_desc(const struct agent *a);
 /* Authenticated sessions now. */
 int agent_sessions(struct agent *a);
+/* What the agent's metrics report (fabtop serve --metrics): sessions now and the limit,
+ * sessions admitted and connections refused (a bad key, an address not allowed, busy, a
+ * handshake cut off) since the start. */
+struct agent_stats {
+    int active, max;
+    uint64_t admitted_total, refused_total;
+};
+void agent_get_stats(struct agent *a, struct agent_stats *out);
 /* Stop accepting, end every session (clients get "the agent is shutting down"), run the
  * state destructors, join every thread and free. Callable while sessions are active. */
 void agent_stop(struct agent *a);

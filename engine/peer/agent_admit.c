@@ -119,6 +119,7 @@ static int admit(void *arg, int key, struct ft_err *why)
     bool evicted = s->evicted;
     if (!evicted && n < max) {
         a->nactive++;
+        a->admitted_total++;
         s->admitted = true;
         s->key = key;
     }

@@ -140,6 +140,7 @@ struct agent {
     pthread_mutex_t mu; /* sessions, their handshake fields, nactive, npending, hand */
     struct agent_session *sessions;
     int nactive, npending;
+    uint64_t admitted_total; /* sessions admitted since the start */
     uint64_t next_id;
     atomic_bool stopping;
     pthread_mutex_t logmu;
@@ -163,6 +164,7 @@ struct agent {
     int nrl;
     unsigned rl_other, rl_other_logged; /* addresses beyond AGENT_LOG_ADDRS */
     unsigned accept_errors;             /* accept() failures in this window */
+    _Atomic uint64_t refused_total;     /* connections refused since the start */
     char accept_error[80];
     /* Fault drills (agent_fault.c) */
     pthread_mutex_t fmu;

@@ -100,6 +100,7 @@ int agent_log_rl_due_ms(struct agent *a)
  * 3 lines per address), otherwise counted for the summary. */
 void agent_log_note_refusal(struct agent *a, const char *host, unsigned port, const char *why)
 {
+    atomic_fetch_add(&a->refused_total, 1);
     pthread_mutex_lock(&a->rlmu);
     int64_t now = agent_log_mono_ms();
     if (a->rl_start && now - a->rl_start >= AGENT_LOG_WINDOW_S * 1000)

@@ -3,8 +3,8 @@
 # into .carry/ (git-ignored) for the device tool's `carry`. The device machines (Ubuntu 24.04)
 # have ncursesw, libibverbs and librdmacm at run time (their verbs providers must stay the
 # system's) but no libcjson or libsodium, and maybe not the InfiniBand management libraries
-# (libibnetdisc, libibmad, libibumad) or hwloc: those come along (self-contained, libc and
-# libudev only); everything else is listed in .carry/MANIFEST and tests/gpu/device_run.sh checks
+# (libibnetdisc, libibmad, libibumad), hwloc or libmicrohttpd: those come along (libc and
+# libudev only, libmicrohttpd GnuTLS too, which Ubuntu has); everything else is listed in .carry/MANIFEST and tests/gpu/device_run.sh checks
 # that it resolves there. Usage: tests/gpu/pack_carry.sh [BUILD_DIR]   (default: build;
 # CARRY_DIR overrides the destination, CARRY_LIBS adds soname prefixes).
 set -eu
@@ -25,7 +25,7 @@ rm -rf "$dest"
 mkdir -p "$dest/lib"
 cp "$bin" "$dest/fabtop"
 # Libraries to carry: by soname prefix (CARRY_LIBS adds more, space-separated prefixes).
-want="libcjson libsodium libibnetdisc libibmad libibumad libhwloc ${CARRY_LIBS:-}"
+want="libcjson libsodium libibnetdisc libibmad libibumad libhwloc libmicrohttpd ${CARRY_LIBS:-}"
 ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
     for w in $want; do
         case "$name" in
