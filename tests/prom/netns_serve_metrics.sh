@@ -7,7 +7,8 @@
 # qdisc's bytes grow between scrapes, a session shows while the run is on and is counted after
 # it, a client with the wrong key is counted as refused. HTTP: 404 off /metrics, 405 for a
 # POST, HEAD without a body; twenty idle connections that never send a request delay a scrape
-# by the idle timeout at most. A port in use: one line naming it and 69. SIGTERM: exit 0 and
+# by the idle timeout at most. A port in use: one line naming it and 69. A real Prometheus
+# server (Debian's prometheus) scrapes it and stores the agent's series. SIGTERM: exit 0 and
 # the port closed. Root only (77 otherwise).
 . "$FABTOP_SRC/tests/netns/lib.sh"
 need_netns
@@ -155,6 +156,37 @@ rc=$?
 grep -q '127.0.0.1:9470 for --metrics: Address already in use' "$TMP/dup.err" ||
     fail "the line does not name the port: $(cat "$TMP/dup.err")"
 scrape "$TMP/s5.prom"
+
+# A real Prometheus server scrapes it: the target is up and the agent's series are stored,
+# with the sessions the run was admitted in.
+cat >"$TMP/prometheus.yml" <<'Y'
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: fabtop
+    static_configs:
+      - targets: ['127.0.0.1:9470']
+Y
+nsx a prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
+    --web.listen-address=127.0.0.1:9091 >"$TMP/prometheus.log" 2>&1 &
+PROM=$!
+PIDS="$PIDS $PROM"
+q() { nsx a curl -sf --max-time 5 "http://127.0.0.1:9091/api/v1/query?query=$1"; }
+wait_for "Prometheus to scrape the agent" \
+    "q 'up%7Bjob%3D%22fabtop%22%7D' | grep -q '\"value\":\[[0-9.]*,\"1\"\]'" 30 ||
+    { tail -5 "$TMP/prometheus.log"; fail "Prometheus never scraped the agent"; }
+q fabtop_agent_sessions_admitted_total >"$TMP/q.json" || fail "query failed"
+python3 - "$TMP/q.json" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["data"]["result"]
+assert d["status"] == "success" and len(r) == 1, d
+v = float(r[0]["value"][1])
+assert v >= 1, v
+print("Prometheus %s: up, fabtop_agent_sessions_admitted_total %g" % (r[0]["metric"]["instance"], v))
+PY
+kill "$PROM"
+wait "$PROM" 2>/dev/null
 
 # SIGTERM: exit 0, the port closed.
 kill -TERM "$SERVE_PID"
