@@ -454,6 +454,8 @@ void kv_plan_free(struct kv_plan *k)
     free(k->desc);
     free((void *)k->late);
     free((void *)k->queued);
+    free((void *)k->measured);
+    free((void *)k->measured_bytes);
     free(k);
 }
 
@@ -540,6 +542,8 @@ int kv_plan_build(const struct mix_flow *s, int nworkers, int npoints, uint64_t 
         hist_init(&k->desc[i]);
     k->late = xalloc_zero(n, sizeof(*k->late));
     k->queued = xalloc_zero(n, sizeof(*k->queued));
+    k->measured = xalloc_zero(n, sizeof(*k->measured));
+    k->measured_bytes = xalloc_zero(n, sizeof(*k->measured_bytes));
     return 0;
 }
 
@@ -571,12 +575,14 @@ cJSON *kv_plan_figures(const struct kv_plan *k, const char *kind)
     struct hist *m = xalloc(sizeof(*m));
     for (int p = 0; p < k->npoints; p++) {
         hist_init(m);
-        uint64_t late = 0, queued = 0;
+        uint64_t late = 0, queued = 0, reqs = 0, bytes = 0;
         for (int w = 0; w < k->nworkers; w++) {
             size_t slot = (size_t)w * (size_t)k->npoints + (size_t)p;
             hist_merge(m, &k->desc[slot]);
             late += k->late[slot];
             queued += k->queued[slot];
+            reqs += k->measured[slot];
+            bytes += k->measured_bytes[slot];
         }
         struct hist_stats st;
         hist_stats(m, &st);
@@ -588,6 +594,10 @@ cJSON *kv_plan_figures(const struct kv_plan *k, const char *kind)
         cJSON_AddNumberToObject(kv, "descriptors_per_request_max", (double)k->desc_max);
         cJSON_AddNumberToObject(kv, "bytes_per_request_min", (double)k->bytes_min);
         cJSON_AddNumberToObject(kv, "bytes_per_request_max", (double)k->bytes_max);
+        /* The requests the point's latency holds and their bytes: the point's ops and
+         * payload (results.c takes them from here). */
+        cJSON_AddNumberToObject(kv, "requests_measured", (double)reqs);
+        cJSON_AddNumberToObject(kv, "bytes_measured", (double)bytes);
         cJSON_AddNumberToObject(kv, "requests_posted_over_1ms_late", (double)late);
         jsonutil_add_num_or_null(kv, "late_mean_wait_after_arrival_us", late > 0,
                                  late ? (double)queued / 1e3 / (double)late : 0);

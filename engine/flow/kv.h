@@ -139,6 +139,9 @@ struct kv_plan {
     struct hist *desc;        /* [worker][point]: per descriptor, request posted to done */
     _Atomic uint64_t *late;   /* [worker][point]: posted over 1 ms after its arrival */
     _Atomic uint64_t *queued; /* [worker][point]: their ns from arrival to post, summed */
+    /* [worker][point]: the requests whose time the point holds, and their bytes (one reading
+     * of the flow's state decides for a request's time, descriptors and count together). */
+    _Atomic uint64_t *measured, *measured_bytes;
 };
 
 /* The plan of kv flow s for nworkers workers and npoints points, its region at least

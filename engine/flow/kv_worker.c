@@ -43,10 +43,19 @@ void kv_worker_done(struct kv_worker *c, const struct kv_job *jb, uint64_t t0, c
                     bool pull)
 {
     struct flow_worker *w = c->w;
-    flow_record(w, flow_now_ns() - t0);
-    /* Its descriptors beside it, when the request counts (it ended while measuring). */
-    if (flow_state(w->flow) == FLOW_ST_MEASURE)
+    uint64_t ns = flow_now_ns() - t0;
+    /* One reading of the state decides whether the request counts (it ended while
+     * measuring): its time, its descriptors, it and its bytes all go into the point, or
+     * none of them. The point's ops and payload are these (kv_plan_figures), not the
+     * window's counter deltas, which a request ending as the window closes can reach on
+     * one side of the edge while its time lands on the other. */
+    if (flow_state(w->flow) == FLOW_ST_MEASURE) {
+        /* The point the request was posted in (c->slot's), for the time as for the rest. */
+        flow_record_point(w, (int)(c->slot % (size_t)w->flow->npoints), ns);
         for (long i = 0; i < jb->ndesc; i++)
             hist_record(&c->k->desc[c->slot], dts[i]);
+        atomic_fetch_add_explicit(&c->k->measured[c->slot], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->k->measured_bytes[c->slot], jb->bytes, memory_order_relaxed);
+    }
     flow_progress(w, pull ? 0 : jb->bytes, pull ? jb->bytes : 0, 1);
 }

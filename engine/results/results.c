@@ -151,6 +151,17 @@ static void point_fill(struct results_point *o, const struct flow_rt *f, int pi,
         cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f->conditions, "point_figures"), pi);
     if (pf && pf->child)
         o->figures = cJSON_Duplicate(pf, 1);
+    /* A kv flow counts its requests where it times them (engine/flow/kv_worker.c): the
+     * point's ops and payload are those requests', so that ops equals the latency's count. */
+    const cJSON *kvf = cJSON_GetObjectItemCaseSensitive(pf, "kv");
+    double reqs, bytes;
+    if (jsonutil_num(kvf, "requests_measured", &reqs) &&
+        jsonutil_num(kvf, "bytes_measured", &bytes)) {
+        results_num_set(&o->ops, true, reqs);
+        results_num_set(&o->ops_per_s, true, secs > 0 ? reqs / secs : 0);
+        results_num_set(&o->payload_bytes, true, bytes);
+        results_num_set(&o->goodput_gbps, true, secs > 0 ? bytes * 8 / secs / 1e9 : 0);
+    }
 }
 
 static void series_fill(struct results_series *s, int n, const float *v, bool ms)
