@@ -29,6 +29,22 @@ sys.exit(0 if strip(a) == strip(b) and not [e for e in b["traceEvents"] if e["ph
 ' "$tmp/trace.json" "$tmp/again.json" ||
     fail "fabtop report --trace differs from fabtop run --trace (operations aside)"
 
+# A flow whose setup, as timed, overruns its span (seen under load): every measured point
+# still has its event, with its ops, inside the flow's span, shortened to fit.
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for ph in d["phases"]:
+    for fl in ph["flows"]:
+        fl["setup_s"] = 1000.0
+json.dump(d, open(sys.argv[2], "w"))
+' "$tmp/run.json" "$tmp/overrun.json"
+"$bin" report "$tmp/overrun.json" --trace "$tmp/overrun-trace.json" >"$tmp/out" 2>&1 ||
+    fail "fabtop report --trace (setup overrun): $(cat "$tmp/out")"
+python3 "$src/tests/report/tracecheck.py" "$tmp/overrun-trace.json" "$tmp/overrun.json" ||
+    fail "the trace of a run whose setup overruns its flows' spans"
+grep -q 'shortened to fit' "$tmp/overrun-trace.json" || fail "the overrun's points do not say so"
+
 # Many connections at once (api): operations of one flow overlap, so they are async events.
 "$bin" run --mix api --duration 0.3 -o "$tmp/api.json" --trace "$tmp/api-trace.json" \
     >"$tmp/run.out" 2>&1 || fail "fabtop run --mix api --trace: $(tail -5 "$tmp/run.out")"
