@@ -220,6 +220,16 @@ static void draw_ctr(struct app *a, struct live_state *s, struct ui *u, const st
     if (sel_line >= 0 && sel_line < sc->top)
         sc->top = sel_line;
     int top = sc->top;
+    /* For clicks: each row's selection number (the selectable lines above it), -1 for a
+     * heading or a note. */
+    int k = 0;
+    for (int i = 0; i < top && i < n; i++)
+        k += lines[i].kind == CL_TCP || lines[i].kind == CL_CTR;
+    for (int row = 0; row < LIVE_MAX_CLICK_ROWS; row++) {
+        bool pick = row < in.h && top + row < n &&
+                    (lines[top + row].kind == CL_TCP || lines[top + row].kind == CL_CTR);
+        s->ctr_row_sel[row] = pick ? k++ : -1;
+    }
     bool wide = in.w >= 56;
     const int numw = wide ? 12 : 10, tcpw = wide ? 10 : 8;
     for (int row = 0; row < in.h && top + row < n; row++) {
@@ -345,4 +355,14 @@ static int key_ctr(struct app *a, struct live_state *s, int ch)
     return REACT_NONE;
 }
 
-const struct live_pane live_counters_pane = {.draw = draw_ctr, .key = key_ctr};
+/* A click on a counter's (or a flow's TCP) row selects it, for ? to explain. */
+static int click_ctr(struct app *a, struct live_state *s, int row, int col)
+{
+    (void)a;
+    (void)col;
+    if (row >= 0 && row < LIVE_MAX_CLICK_ROWS && s->ctr_row_sel[row] >= 0)
+        s->list[LIVE_CTR].sel = s->ctr_row_sel[row];
+    return REACT_REDRAW;
+}
+
+const struct live_pane live_counters_pane = {.draw = draw_ctr, .key = key_ctr, .click = click_ctr};

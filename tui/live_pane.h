@@ -43,6 +43,9 @@ struct live_pcol {
 };
 
 /* The view's state: what every pane draws from. */
+/* Rows of the counters pane a click can select (taller panes: the rows below are not). */
+#define LIVE_MAX_CLICK_ROWS 128
+
 struct live_state {
     struct ui_list list[LIVE_NPANES]; /* each pane's selection and scroll */
     int nsel[LIVE_NPANES];            /* selectable items in each pane at the last draw */
@@ -79,6 +82,11 @@ struct live_state {
     const cJSON *res_hist_doc; /* the results document res_hist was taken from (identity) */
     bool res_hist_ok;
     bool class_drawn; /* this frame's percentile table had room for the lines by class */
+    /* Where the last frame put things, for clicks: the percentile table's label width,
+     * column width, first column shown and columns shown; the selection number of each of
+     * the counters pane's rows (-1: a heading or a note). */
+    int pct_labw, pct_colw, pct_first, pct_fit;
+    int ctr_row_sel[LIVE_MAX_CLICK_ROWS];
     /* The drill's page: its scroll, following the newest lines unless scrolled back, for
      * the drill that started at drill_start_ns. */
     struct ui_list drill_scroll;
@@ -94,6 +102,9 @@ struct live_pane {
     /* A key while the pane has the focus, before the view's own keys: REACT_* (REACT_NONE
      * passes it on to the view). NULL: the pane takes none of its own. */
     int (*key)(struct app *a, struct live_state *s, int ch);
+    /* A click at row, col inside the pane (the pane has the focus already): REACT_*. NULL:
+     * a click only gives the focus. */
+    int (*click)(struct app *a, struct live_state *s, int row, int col);
 };
 
 extern const struct live_pane live_hist_pane;

@@ -326,6 +326,10 @@ static void draw_pct(struct app *a, struct live_state *s, struct ui *u, const st
     if (a->runner && !runner_done(a->runner))
         runner_show_hist(a->runner, s->hist_want);
     int first = s->list[LIVE_PCT].top;
+    s->pct_labw = labw;
+    s->pct_colw = colw;
+    s->pct_first = first;
+    s->pct_fit = fit;
     ui_text(u, in.y, in.x, labw, ROLE_DIM, us);
     for (int j = 0; j < fit && first + j < ncols; j++) {
         const struct live_pcol *c = &cols[first + j];
@@ -382,4 +386,19 @@ static int key_pct(struct app *a, struct live_state *s, int ch)
     return REACT_NONE;
 }
 
-const struct live_pane live_pct_pane = {.draw = draw_pct, .key = key_pct};
+/* A click on a flow's column picks it (the histogram shows that flow), as Left/Right would. */
+static int click_pct(struct app *a, struct live_state *s, int row, int col)
+{
+    (void)a;
+    (void)row;
+    if (col < s->pct_labw || s->pct_colw <= 0)
+        return REACT_REDRAW;
+    int j = (col - s->pct_labw) / s->pct_colw;
+    if (j >= s->pct_fit || s->pct_first + j >= s->nsel[LIVE_PCT])
+        return REACT_REDRAW;
+    s->list[LIVE_PCT].sel = s->pct_first + j;
+    s->pct_chosen = true;
+    return REACT_REDRAW;
+}
+
+const struct live_pane live_pct_pane = {.draw = draw_pct, .key = key_pct, .click = click_pct};

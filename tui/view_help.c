@@ -140,13 +140,22 @@ static int line_count(const char *s)
     return n;
 }
 
+static void find(struct app *a, bool from_next);
+
 static void help_draw(struct app *a, struct ui *u, const struct layout *l)
 {
     struct help_state *h = st(a);
     const struct rect *r = &l->pane[0];
     struct rect in = ui_inner(r);
-    if (h->width != in.w)
+    if (h->width != in.w) {
+        /* Wrapped anew, the lines move: the term searched for (? on a counter) is found
+         * again, else its entry would scroll off above. */
         render(a, in.w);
+        if (h->search.text[0] && !h->search.active) {
+            h->scroll.top = 0;
+            find(a, false);
+        }
+    }
     ui_box(u, r, "Help and glossary", true);
     int total = line_count(h->text.s);
     ui_list_fit(&h->scroll, total, in.h);

@@ -266,6 +266,16 @@ static const char *live_keys(const struct app *a)
            "d histogram/CDF  c TCP/counters  z all counters";
 }
 
+/* A click in a pane: the pane's own (a flow's column, a counter's row), nothing on a
+ * drill's page. */
+static int live_click(struct app *a, int pane, int row, int col)
+{
+    struct live_state *s = st(a);
+    if (a->drill || pane < 0 || pane >= LIVE_NPANES || !panes[pane]->click)
+        return REACT_REDRAW;
+    return panes[pane]->click(a, s, row, col);
+}
+
 /* The running repetition's seconds go up. */
 static int live_tick(struct app *a)
 {
@@ -283,4 +293,5 @@ const struct view_ops view_live = {
     .tick = live_tick,
     .observe = observe,
     .keys = live_keys,
+    .click = live_click,
 };

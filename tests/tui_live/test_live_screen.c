@@ -91,6 +91,18 @@ static int find_line(const char *needle)
     return -1;
 }
 
+/* The column (in characters) where needle starts in line, or -1. */
+static int text_col(const char *line, const char *needle)
+{
+    const char *p = strstr(line, needle);
+    if (!p)
+        return -1;
+    int x = 0;
+    for (const char *q = line; q < p; q++)
+        x += ((unsigned char)*q & 0xc0) != 0x80;
+    return x;
+}
+
 static bool on_screen(const char *needle)
 {
     return find_line(needle) >= 0;
@@ -684,6 +696,20 @@ static void counters(void **state)
     frame(&a);
     app_key(&a, '?');
     assert_int_equal(a.view, VIEW_HELP);
+    /* A click on a counter's row selects it: ? then explains that one (issue 21). */
+    app_switch(&a, VIEW_LIVE);
+    a.focus = 0;
+    frame(&a);
+    int cy = find_line("rx_dropped");
+    assert_true(cy >= 0);
+    app_mouse(&a, cy, text_col(screen[cy], "rx_dropped"), BUTTON1_PRESSED);
+    assert_int_equal(a.focus, 3);
+    frame(&a);
+    app_key(&a, '?');
+    assert_int_equal(a.view, VIEW_HELP);
+    frame(&a);
+    print_screen("? after a click on rx_dropped");
+    assert_on_screen("rx_dropped");
     app_fini(&a);
 }
 
@@ -751,6 +777,20 @@ static void hist_follows_selection(void **state)
     print_screen("the foreground's histogram from the results");
     if (!on_screen(legend))
         fail_msg("not on the screen: %s", legend);
+    /* A click on the other flow's column in the percentile table picks it, as Right does
+     * (issue 21); one on the first column's brings the foreground back. */
+    int py = find_line("Percentiles");
+    assert_true(py >= 0);
+    int ox = text_col(screen[py + 1], "other"), px = text_col(screen[py + 1], "   pp");
+    assert_true(ox > 0 && px > 0);
+    a.focus = 0;
+    app_mouse(&a, py + 1, ox, BUTTON1_PRESSED);
+    frame(&a);
+    assert_int_equal(a.focus, 1);
+    assert_non_null(strstr(hist_title(), "Latency other,"));
+    app_mouse(&a, py + 1, px + 3, BUTTON1_PRESSED);
+    frame(&a);
+    assert_non_null(strstr(hist_title(), "Latency pp,"));
     app_fini(&a);
 }
 
