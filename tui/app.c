@@ -41,6 +41,15 @@ void app_message(struct app *a, enum theme_role r, const char *fmt, ...)
     a->dirty = true;
 }
 
+enum ui_order_step app_order_key(struct app *a, struct ui_order *o, int ch, const char *what)
+{
+    enum ui_order_step step = ui_order_key(o, ch);
+    if (step == UI_ORDER_SORT)
+        app_message(a, ROLE_INFO, "%s in order of %s (> next, < previous).", what,
+                    o->names ? o->names[o->sort] : "?");
+    return step;
+}
+
 void app_switch(struct app *a, enum view_id v)
 {
     if (v < 0 || v >= VIEW_COUNT || !app_views[v])

@@ -20,6 +20,7 @@
 #include "tui/layout.h"
 #include "tui/theme.h"
 #include "tui/ui.h"
+#include "tui/ui_list.h"
 
 struct app;
 
@@ -159,6 +160,9 @@ void app_mouse(struct app *a, int y, int x, unsigned long bstate);
 void app_switch(struct app *a, enum view_id v);
 void app_message(struct app *a, enum theme_role r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A key for a list's order and filter (ui_order_key); a new order is said on the message
+ * line: "WHAT in order of NAME (> next, < previous)." */
+enum ui_order_step app_order_key(struct app *a, struct ui_order *o, int ch, const char *what);
 /* Start running a mix (the live view follows); -errno with a message on failure. */
 int app_start_run(struct app *a, const struct mix *m, const char *peer, struct ft_err *err);
 /* Stop the run in progress (results keep what was measured). */

@@ -830,17 +830,9 @@ static int fabric_key(struct app *a, int ch)
     struct sim_ctl_state c, d = a->playback;
     current_ctl(a, &c);
     char sc[48];
-    switch (ui_order_key(&s->order, ch)) {
-    case UI_ORDER_SORT:
-        s->ports.top = 0;
-        app_message(a, ROLE_INFO, "Ports in order of %s (> next, < previous).",
-                    sort_name[s->order.sort]);
+    if (app_order_key(a, &s->order, ch, "Ports") != UI_ORDER_NONE) {
+        s->ports.top = 0; /* a filter applies as typed */
         return REACT_REDRAW;
-    case UI_ORDER_FILTER: /* it applies as typed */
-        s->ports.top = 0;
-        return REACT_REDRAW;
-    case UI_ORDER_NONE:
-        break;
     }
     switch (ch) {
     case 'v':

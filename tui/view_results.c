@@ -901,20 +901,15 @@ static int scroll_hsideways(int *v, int d)
 static int results_key(struct app *a, int ch)
 {
     struct res_state *s = st(a);
-    /* Up/Down, PgUp/PgDn, Home/End (and hjkl, g/G) move the selection; the rest here. */
     /* The list's order and filter, from any pane but the report (they bring the focus
      * back to the list). */
-    if (!(s->report && s->mode == M_OPEN) || s->order.filter.active) {
-        enum ui_order_step o = ui_order_key(&s->order, ch);
-        if (o != UI_ORDER_NONE) {
-            relist(s);
-            a->focus = 0;
-            if (o == UI_ORDER_SORT)
-                app_message(a, ROLE_INFO, "Results in order of %s (> next, < previous).",
-                            res_sort_name[s->order.sort]);
-            return REACT_REDRAW;
-        }
+    if ((!(s->report && s->mode == M_OPEN) || s->order.filter.active) &&
+        app_order_key(a, &s->order, ch, "Results") != UI_ORDER_NONE) {
+        relist(s);
+        a->focus = 0;
+        return REACT_REDRAW;
     }
+    /* Up/Down, PgUp/PgDn, Home/End (and hjkl, g/G) move the selection; the rest here. */
     int d = ui_nav_step(ch);
     if (!d) {
         switch (ch) {

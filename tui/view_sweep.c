@@ -716,13 +716,9 @@ static int sweep_key(struct app *a, int ch)
     struct sweep_state *s = st(a);
     int n = s->have ? s->doc.nranks : 0;
     /* The verdicts' order and filter, from either pane (they bring the focus there). */
-    enum ui_order_step o = ui_order_key(&s->vorder, ch);
-    if (o != UI_ORDER_NONE) {
+    if (app_order_key(a, &s->vorder, ch, "Verdicts") != UI_ORDER_NONE) {
         relist_verdicts(s);
         a->focus = 2;
-        if (o == UI_ORDER_SORT)
-            app_message(a, ROLE_INFO, "Verdicts in order of %s (> next, < previous).",
-                        verdict_sort_name[s->vorder.sort]);
         return REACT_REDRAW;
     }
     switch (ch) {

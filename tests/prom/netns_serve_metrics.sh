@@ -30,21 +30,27 @@ URL=http://127.0.0.1:9470/metrics
 serve a 10.84.0.1 "$TMP/serve.log" --metrics 127.0.0.1:9470
 wait_for "the metrics line" "grep -q 'metrics on http://127.0.0.1:9470/metrics' $TMP/serve.log"
 scrape() { nsx a curl -sf --max-time 20 "$URL" >"$1" || fail "scrape $URL: curl exit $?"; }
-
-scrape "$TMP/s1.prom"
-promcheck "$TMP/s1.prom"
-nsx a "$FABTOP" counters --prometheus --snmp --qdisc --ethtool >"$TMP/ctr.prom" ||
-    fail "fabtop counters exited $?"
-python3 - "$TMP/s1.prom" "$TMP/ctr.prom" <<'PY' || exit 1
-import sys, time
-def series(path):
+# series FILE...: each exposition's samples as FILE.json, {"name{labels}": value}.
+series() {
+    python3 -c '
+import json, sys
+for path in sys.argv[1:]:
     s = {}
     for line in open(path).read().splitlines():
         if line and not line.startswith("#"):
             k, v = line.rsplit(" ", 1)
             s[k] = float(v)
-    return s
-m, c = series(sys.argv[1]), series(sys.argv[2])
+    json.dump(s, open(path + ".json", "w"))' "$@" || fail "cannot read the samples of $*"
+}
+
+scrape "$TMP/s1.prom"
+promcheck "$TMP/s1.prom"
+nsx a "$FABTOP" counters --prometheus --snmp --qdisc --ethtool >"$TMP/ctr.prom" ||
+    fail "fabtop counters exited $?"
+series "$TMP/s1.prom" "$TMP/ctr.prom"
+python3 - "$TMP/s1.prom" "$TMP/ctr.prom" <<'PY' || exit 1
+import json, sys, time
+m, c = (json.load(open(p + ".json")) for p in sys.argv[1:3])
 agent = {k: v for k, v in m.items() if k.startswith("fabtop_agent_")}
 rest = set(m) - set(agent)
 assert rest == set(c), ("series differ from fabtop counters", sorted(rest ^ set(c))[:10])
@@ -95,16 +101,10 @@ wait_for "the refusal counted" \
     "nsx a curl -sf $URL | grep -q '^fabtop_agent_connections_refused_total [1-9]'"
 scrape "$TMP/s3.prom"
 promcheck "$TMP/s3.prom"
+series "$TMP/s2.prom" "$TMP/s3.prom"
 python3 - "$TMP/s1.prom" "$TMP/s2.prom" "$TMP/s3.prom" <<'PY' || exit 1
-import sys
-def series(path):
-    s = {}
-    for line in open(path).read().splitlines():
-        if line and not line.startswith("#"):
-            k, v = line.rsplit(" ", 1)
-            s[k] = float(v)
-    return s
-s1, s2, s3 = (series(p) for p in sys.argv[1:])
+import json, sys
+s1, s2, s3 = (json.load(open(p + ".json")) for p in sys.argv[1:])
 qb = 'fabtop_qdisc_bytes_total{device="va",handle="1:",kind="htb"}'
 moved = s2[qb] - s1[qb]
 assert moved > 20e6, ("the stream went through the htb", s1[qb], s2[qb])

@@ -200,15 +200,22 @@ static void test_idle_views(void **state)
     both_sizes("fabric-idle", "F6");
 }
 
+/* tests/tui/data/sweep-8.json, the end-to-end test's 8-rank sweep document. */
+static const char *sweep8_path(void)
+{
+    static char doc[1100];
+    const char *src = getenv("FABTOP_SRC");
+    snprintf(doc, sizeof(doc), "%s/tests/tui/data/sweep-8.json", src ? src : "..");
+    return doc;
+}
+
 /* The sweep view on the 8-rank document of the end-to-end test: the same screen at 80x24,
  * the shades' colours (rk-h5's row red, a healthy pair green), the cursor's pair, a verdict
  * jump. */
 static void test_sweep_view(void **state)
 {
     (void)state;
-    const char *src = getenv("FABTOP_SRC");
-    char doc[1100];
-    snprintf(doc, sizeof(doc), "%s/tests/tui/data/sweep-8.json", src ? src : "..");
+    const char *doc = sweep8_path();
     struct app_opts o = synth_opts();
     o.results = doc;
     scenario("sweep", &o, "", 24, 80);
@@ -237,9 +244,7 @@ static void test_sweep_view(void **state)
 static void test_sweep_sort_click(void **state)
 {
     (void)state;
-    const char *src = getenv("FABTOP_SRC");
-    char doc[1100];
-    snprintf(doc, sizeof(doc), "%s/tests/tui/data/sweep-8.json", src ? src : "..");
+    const char *doc = sweep8_path();
     struct app_opts o = synth_opts();
     o.results = doc;
     struct screen s;
@@ -300,9 +305,7 @@ static void test_sweep_sort_click(void **state)
 static void test_sweep_many_ranks(void **state)
 {
     (void)state;
-    const char *src = getenv("FABTOP_SRC");
-    char doc[1100];
-    snprintf(doc, sizeof(doc), "%s/tests/tui/data/sweep-8.json", src ? src : "..");
+    const char *doc = sweep8_path();
     cJSON *j = NULL;
     assert_int_equal(jsonutil_load(doc, &j, NULL), 0);
     cJSON *ranks = cJSON_GetObjectItem(j, "ranks");
