@@ -617,14 +617,27 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
         free(lit);
         fabric_draw_render(u, &dr, &g);
         fabric_draw_free(&g);
-        char q[16], leg[256];
+        /* The legend: the longest form that fits, never one cut short (the full queue's
+         * size is the one number on it). */
+        char q[16], leg[4][256];
         live_fmt_queue(q, sizeof(q), qm);
-        snprintf(leg, sizeof(leg),
+        const char *bars = u->utf8 ? "\u2581-\u2588" : "1-8", *idle = u->utf8 ? "\u00b7" : ".",
+                   *held = ib ? "no credits" : "held by PFC";
+        snprintf(leg[0], sizeof(leg[0]),
                  "v: port table  %smarks per port: %s queue (full = %s), H %s, X pausing the "
                  "peer, ! down, + traffic, %s idle",
-                 s->nhl ? "reversed: the lesson's ports  " : "", u->utf8 ? "\u2581-\u2588" : "1-8",
-                 q, ib ? "no credits" : "held by PFC", u->utf8 ? "\u00b7" : ".");
-        ui_text(u, in.y + in.h - 1, in.x, in.w, ROLE_DIM, leg);
+                 s->nhl ? "reversed: the lesson's ports  " : "", bars, q, held, idle);
+        snprintf(leg[1], sizeof(leg[1]),
+                 "v: table  %s%s queue (full %s), H %s, X pausing, ! down, + traffic, %s idle",
+                 s->nhl ? "reversed: lesson's  " : "", bars, q, held, idle);
+        snprintf(leg[2], sizeof(leg[2]), "v: table  %s%s queue (full %s)  H %s  X pausing%s",
+                 s->nhl ? "reversed: lesson's  " : "", bars, q, ib ? "no credit" : "held",
+                 s->nhl ? "" : "  ! down");
+        snprintf(leg[3], sizeof(leg[3]), "v: table  %s queue, full %s", bars, q);
+        int lk = 0;
+        while (lk < 3 && ui_width(leg[lk]) > in.w)
+            lk++;
+        ui_text(u, in.y + in.h - 1, in.x, in.w, ROLE_DIM, leg[lk]);
         return v->nports;
     }
     struct cols c;
