@@ -445,7 +445,27 @@ static void current_hist(const struct flow_rt *f, int p, struct hist *out, struc
     }
 }
 
-static void check_progress(struct runner *r, struct flow_rt *f, uint64_t now)
+/* Another flow of the phase, to the same peer, that moved within the last `within_s`: proof
+ * that the peer and the path are up while f stands still (NULL: none). */
+static const struct flow_rt *live_sibling(const struct phase_rt *ph, const struct flow_rt *f,
+                                          uint64_t now, double within_s)
+{
+    for (int i = 0; i < MIX_MAX_FLOWS; i++) {
+        const struct flow_rt *o = ph->flows[i];
+        if (!o || o == f || o->xp != f->xp || strcmp(o->spec->peer, f->spec->peer) != 0)
+            continue;
+        enum flow_state st = flow_state(o);
+        if (st != FLOW_ST_WARMUP && st != FLOW_ST_MEASURE)
+            continue;
+        uint64_t last = flow_last_alive(o);
+        if (last && (now <= last || (now - last) / 1e9 <= within_s))
+            return o;
+    }
+    return NULL;
+}
+
+static void check_progress(struct runner *r, const struct phase_rt *ph, struct flow_rt *f,
+                           uint64_t now)
 {
     enum flow_state st = flow_state(f);
     if (st != FLOW_ST_WARMUP && st != FLOW_ST_MEASURE)
@@ -458,7 +478,20 @@ static void check_progress(struct runner *r, struct flow_rt *f, uint64_t now)
     double margin = 2.5 / r->o.snapshot_hz;
     if (deadline > f->fail_bound_s - margin)
         deadline = f->fail_bound_s - margin;
-    if (last && now > last && (now - last) / 1e9 > deadline)
+    if (!last || now <= last || (now - last) / 1e9 <= deadline)
+        return;
+    /* The stall is still a failure (the mix's bound is the longest silence it accepts), but
+     * when a flow to the same peer moved meanwhile the peer is not gone: say what fits, a flow
+     * starved behind a full queue (TCP's retransmission timeout doubles from 200 ms at each
+     * loss in a row, RFC 6298 5.5: four in a row are 3 s of silence) or a hung worker. */
+    const struct flow_rt *o = live_sibling(ph, f, now, deadline);
+    if (o)
+        flow_fail(f,
+                  "no progress for %.2f s (deadline %.2f s) while %s to the same peer moved: "
+                  "starved behind a full queue, or its worker hung? (fail_bound_s sets the "
+                  "longest stall accepted)",
+                  (now - last) / 1e9, deadline, o->spec->name);
+    else
         flow_fail(f, "no progress for %.2f s (deadline %.2f s): peer gone or path down?",
                   (now - last) / 1e9, deadline);
 }
@@ -704,7 +737,7 @@ static void *sampler(void *arg)
                 if (!f)
                     continue;
                 tl_add(ph->tl[i], r, f, now);
-                check_progress(r, f, now);
+                check_progress(r, ph, f, now);
             }
         }
         publish(r, build_snapshot(r, false));
