@@ -15,11 +15,12 @@
 #include "common/jsonutil.h"
 #include "engine/doctor/doctor.h"
 #include "engine/peer/channel.h"
+#include "engine/run/qp_walk.h"
 
 struct doctor_args {
     const char *peer, *key_file, *to, *device, *gid_type, *output;
     long port, gid_index, path_mtu;
-    bool json, no_probe;
+    bool json, no_probe, no_walk;
 };
 
 #define A(f) offsetof(struct doctor_args, f)
@@ -43,6 +44,10 @@ static const struct cli_opt doctor_opts[] = {
      CLI_V_INTEGER, .min = 256, .max = 4096, .def = 0, .off = A(path_mtu)},
     {"no-probe", 0, CLI_ARG_NONE, NULL, "skip the UDP path MTU probe", CLI_V_SET,
      .off = A(no_probe)},
+    {"no-walk", 0, CLI_ARG_NONE, NULL,
+     "with --device: skip the queue-pair walk (a real queue\npair to RTS, then messages of the "
+     "path MTU's size)",
+     CLI_V_SET, .off = A(no_walk)},
     {"output", 'o', CLI_ARG_REQUIRED, "FILE", "also write the fabtop-doctor document to FILE",
      CLI_V_STRING, CLI_C_FILE, .off = A(output)},
     {"json", 0, CLI_ARG_NONE, NULL, "print the document instead of text", CLI_V_SET,
@@ -58,7 +63,10 @@ const struct cli_command cli_doctor_command = {
     .synopsis = "Usage: fabtop doctor --peer HOST[:PORT] [--device DEV --port N --gid-index I]\n"
                 "Read this end's and the agent's facts (route, interface, MTU, rp_filter, ARP,\n"
                 "ECN, offloads, memlock, RDMA ports and GIDs), compare them with the queue\n"
-                "pair's attributes, and probe the path MTU with don't-fragment set.\n",
+                "pair's attributes, and probe the path MTU with don't-fragment set. With\n"
+                "--device, walk a real queue pair to the agent through INIT -> RTR -> RTS\n"
+                "with those attributes and send messages of the path MTU's size; when they\n"
+                "fail, walk again with the value that should work, to prove the fix.\n",
     .opts = doctor_opts,
     .nopts = sizeof(doctor_opts) / sizeof(doctor_opts[0]),
     .epilogue = "Exit status: 0 clean, 1 warnings, 2 errors, 64 usage, 69 no agent,\n"
@@ -219,6 +227,7 @@ static int doctor(struct doctor_args *o)
     const char *to = o->to ? o->to : channel_peer_host(c);
     struct doctor_facts *l = calloc(2, sizeof(*l)), *p = l ? l + 1 : NULL;
     cJSON *resp = NULL, *doc = NULL;
+    struct qp_walk *walk = NULL;
     int status = CLI_SOFTWARE;
     if (!l)
         goto out;
@@ -262,10 +271,36 @@ static int doctor(struct doctor_args *o)
         snprintf(qp.dev, sizeof(qp.dev), "%s", o->device);
     if (o->gid_type)
         snprintf(qp.gid_type, sizeof(qp.gid_type), "%s", o->gid_type);
-    struct doctor_finding f[32];
+    struct doctor_finding f[33];
     int n = doctor_compare(l, p, &qp, &pr, f, 32);
     if (n > 32)
         n = 32;
+    /* The walk: a real queue pair with those attributes, where both ends have RDMA ports. */
+    const struct doctor_rdma_port *lx = o->device ? port_named(l, o->device, (int)o->port) : NULL;
+    const struct doctor_rdma_port *px = o->device ? port_named(p, NULL, (int)o->port) : NULL;
+    struct qp_walk_want ww = {.port = (int)o->port,
+                              .gid_index = (int)o->gid_index,
+                              .path_mtu = (int)o->path_mtu,
+                              .messages = 5,
+                              .timeout = 14,
+                              .retry_cnt = 3};
+    if (o->device && !o->no_walk && lx && px) {
+        snprintf(ww.dev, sizeof(ww.dev), "%s", o->device);
+        if (lx->active_mtu > 0 && px->active_mtu > 0)
+            ww.smaller_active_mtu =
+                lx->active_mtu < px->active_mtu ? lx->active_mtu : px->active_mtu;
+        walk = calloc(1, sizeof(*walk));
+        if (walk && qp_walk_run(c, channel_peer_desc(c), &ww, walk, &err) < 0) {
+            fprintf(stderr, "fabtop doctor: no queue-pair walk: %s\n", err.msg);
+            free(walk);
+            walk = NULL;
+        }
+        if (walk)
+            n += qp_walk_finding(&ww, walk, &f[n]);
+    } else if (o->device && !o->no_walk) {
+        fprintf(stderr, "fabtop doctor: no queue-pair walk: %s has no RDMA port %ld\n",
+                lx ? "the peer" : o->device, o->port);
+    }
     int st = doctor_status(f, n);
     doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "format", "fabtop-doctor");
@@ -279,11 +314,18 @@ static int doctor(struct doctor_args *o)
         cJSON_AddNumberToObject(j, "largest_ok_bytes", pr.largest_ok);
         jsonutil_add_num_or_null(j, "icmp_mtu_bytes", pr.icmp_mtu > 0, pr.icmp_mtu);
     }
+    if (walk)
+        cJSON_AddItemToObject(doc, "qp_walk", qp_walk_json(walk));
     cJSON_AddItemToObject(doc, "findings", findings_json(f, n));
     cJSON_AddStringToObject(doc, "status", st == 2 ? "errors" : st == 1 ? "warnings" : "clean");
     if (!o->json) {
         print_table(l, p, o, &pr);
         printf("\n");
+        if (walk) {
+            char text[2048];
+            qp_walk_text(walk, text, sizeof(text));
+            printf("%s\n", text);
+        }
         for (int i = 0; i < n; i++)
             printf("%s: %s: %s\n", f[i].sev == DOCTOR_ERROR ? "error" : "warning", f[i].rule,
                    f[i].msg);
@@ -297,6 +339,7 @@ static int doctor(struct doctor_args *o)
     if (erc)
         status = erc;
 out:
+    free(walk);
     cJSON_Delete(doc);
     cJSON_Delete(resp);
     free(l);

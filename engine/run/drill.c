@@ -321,7 +321,7 @@ static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill
     } else if (!strcmp(s->transport, "verbs")) {
         char desc[160];
         snprintf(desc, sizeof(desc), "agent %s", hp);
-        rc = verbs_drill_open(*ctl, desc, l->d->o->mix, l->flow, &l->vl, err);
+        rc = verbs_drill_open(*ctl, desc, l->d->o->mix, l->flow, &l->vl, NULL, err);
         if (rc == 0)
             l->bound_s = verbs_drill_bound_s(l->vl, &l->timeout_s);
     } else {

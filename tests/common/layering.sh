@@ -98,7 +98,7 @@ check_files "engine/doctor" "$base engine/peer/ engine/doctor/" "$e"/doctor/*.[c
 check_files "engine/xport (registry)" "$transport engine/xport/" "$e"/xport/*.[ch]
 check_files "engine/results" "$counters engine/peer/ engine/xport/ engine/results/ engine/path/" \
     "$e"/results/*.[ch]
-check_files "engine/run" "$counters engine/peer/ engine/xport/ engine/results/ engine/model/ engine/path/ engine/run/" \
+check_files "engine/run" "$counters engine/peer/ engine/doctor/ engine/xport/ engine/results/ engine/model/ engine/path/ engine/run/" \
     "$e"/run/*.[ch]
 check_files "engine/judge" "$flow engine/results/ engine/judge/" "$e"/judge/*.[ch]
 check_files "engine/rack" \

@@ -114,6 +114,13 @@ static void validation(void **state)
     assert_true(check_flow("{\"gid_index\": 1e19}", &err) < 0);
     assert_non_null(strstr(err.msg, "gid_index -1-65535"));
     assert_int_equal(check_flow("{\"gid_index\": 3}", &err), 0);
+    /* path_mtu: one of the IB MTUs in bytes, nothing in between, nothing a double holds only. */
+    assert_int_equal(check_flow("{\"path_mtu\": 4096}", &err), 0);
+    assert_int_equal(check_flow("{\"path_mtu\": 256}", &err), 0);
+    assert_true(check_flow("{\"path_mtu\": 1500}", &err) < 0);
+    assert_non_null(strstr(err.msg, "params.path_mtu must be 256, 512, 1024, 2048 or 4096"));
+    assert_true(check_flow("{\"path_mtu\": 8192}", &err) < 0);
+    assert_true(check_flow("{\"path_mtu\": 1e19}", &err) < 0);
 }
 
 static void no_device_reason(void **state)

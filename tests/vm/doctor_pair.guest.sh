@@ -1,8 +1,9 @@
 # Runs in both guests of an rxe-vm pair (busybox sh; a 10.0.0.1, b 10.0.0.2, one virtio wire).
 # b serves with eth0 at MTU 4200; a runs `fabtop doctor` against it with eth0 at 1500 (the
 # mismatch, path MTU 4096 against a's RoCE MTU 1024), then with a GID index neither has,
-# then at 4200 on both (matched). Each run's document and exit status go to $OUT for
-# check_doctor_pair.py. No queue pair is walked (not done yet).
+# then at 4200 on both (matched). Each run walks a real queue pair to b (INIT -> RTR -> RTS,
+# then WRITE ping-pongs of the path MTU's size, and the fix tried when they fail). Each run's
+# document and exit status go to $OUT for check_doctor_pair.py.
 command -v fabtop >/dev/null || { echo "fabtop was not carried into the guest"; exit 1; }
 cp /usr/share/fabtop-test/key /tmp/key && chmod 600 /tmp/key
 # Registering memory needs more than the 8 MiB default (the doctor's memlock rule says so).

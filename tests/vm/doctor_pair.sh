@@ -1,7 +1,9 @@
 #!/bin/sh
 # vm_doctor_pair: `fabtop doctor` between two rxe-vm guests on one virtio wire
-# (doctor_pair.guest.sh): netdev MTU 1500 against 4200 named before any queue pair, a missing
-# GID index named, clean when matched; judged on the host (check_doctor_pair.py).
+# (doctor_pair.guest.sh): netdev MTU 1500 against 4200 named before any queue pair, then a
+# real queue pair walked at path MTU 4096 (rxe accepts it; the messages die: retry exceeded)
+# and the fix proven at 1024; a missing GID index named and the port's own GID proven; clean
+# when matched; judged on the host (check_doctor_pair.py).
 # Exit 0 pass, 77 skip, 1 fail.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

@@ -419,7 +419,7 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
     s->session = sess;
     const char *op = jsonutil_str(req, "op"), *dir = jsonutil_str(req, "direction"),
                *verb = jsonutil_str(req, "verb"), *lat = jsonutil_str(req, "latency");
-    double size = 0, depth = 0, timeout = 14, retry = 7, dscp = 26, sl = 0, rate = 0;
+    double size = 0, depth = 0, timeout = 14, retry = 7, dscp = 26, sl = 0, rate = 0, pmtu = 0;
     int v = verbs_params_name_idx(verb, verbs_params_verb_names, 3),
         l = verbs_params_name_idx(lat, verbs_params_lat_names, 3);
     int o = -1, d = -1;
@@ -434,6 +434,7 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
     jsonutil_num(req, "dscp", &dscp);
     jsonutil_num(req, "sl", &sl);
     jsonutil_num(req, "rate_gbps", &rate);
+    jsonutil_num(req, "path_mtu", &pmtu); /* the client's params.path_mtu: both ends use it */
     const char *conn = jsonutil_str(req, "connect");
     bool rdmacm = conn && !strcmp(conn, "rdmacm");
     struct verbs_res_peer peer;
@@ -443,6 +444,8 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
         d < 0 || !jsonutil_num(req, "size", &size) || size < 1 || size > (1u << 30) ||
         !jsonutil_num(req, "depth", &depth) || depth < 1 || depth > 4096 || timeout < 0 ||
         timeout > 31 || retry < 0 || retry > 7 || dscp < 0 || dscp > 63 || sl < 0 || sl > 15 ||
+        (pmtu != 0 &&
+         (pmtu < 256 || pmtu > 4096 || !verbs_res_mtu_of_bytes((int)pmtu) || pmtu != (int)pmtu)) ||
         verbs_res_peer_parse(cJSON_GetObjectItemCaseSensitive(req, "peer"), &peer, err) < 0) {
         free(s);
         return ft_err_set(err, -EINVAL, "verbs.open: malformed request");
@@ -463,6 +466,7 @@ static int handle_open(struct agent_session *sess, const cJSON *req, cJSON *resp
     s->cfg.timeout = (int)timeout;
     s->cfg.retry_cnt = (int)retry;
     s->cfg.want.gid_index = -1;
+    s->cfg.want.path_mtu = (int)pmtu;
     s->cfg.want.dscp = (int)dscp;
     s->cfg.want.sl = (int)sl;
     s->cfg.want.numa = -1;

@@ -297,6 +297,12 @@ double verbs_client_detect_bound_s(const struct flow_rt *f)
     return v->bound_s + v->probe_after_ns / 1e9;
 }
 
+const struct verbs_res *verbs_client_res(const struct flow_rt *f)
+{
+    const struct verbs_client_flow *v = f ? f->xdata : NULL;
+    return v ? &v->res : NULL;
+}
+
 int verbs_client_drill_op(struct flow_rt *f, uint64_t size, int timeout_ms, uint64_t *ns)
 {
     struct verbs_client_flow *v = f->xdata;
@@ -766,6 +772,8 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
     cJSON_AddNumberToObject(req, "depth", qdepth);
     cJSON_AddNumberToObject(req, "timeout", v->cfg.timeout);
     cJSON_AddNumberToObject(req, "retry_cnt", v->cfg.retry_cnt);
+    if (v->cfg.want.path_mtu)
+        cJSON_AddNumberToObject(req, "path_mtu", v->cfg.want.path_mtu);
     cJSON_AddNumberToObject(req, "dscp", v->cfg.want.dscp);
     cJSON_AddNumberToObject(req, "sl", v->cfg.want.sl);
     cJSON_AddNumberToObject(req, "rate_gbps", s->rate_gbps);

@@ -16,10 +16,28 @@ struct verbs_drill {
     struct flow_rt *f;
 };
 
+/* What the transport's set-up of f got to. */
+static void setup_state(const struct flow_rt *f, struct verbs_drill_setup *st)
+{
+    const struct verbs_res *r = verbs_client_res(f);
+    memset(st, 0, sizeof(*st));
+    st->gid_index = -1;
+    if (!r || !r->ctx)
+        return;
+    snprintf(st->qp_state, sizeof(st->qp_state), "%s", r->qp_state ? r->qp_state : "");
+    snprintf(st->dev, sizeof(st->dev), "%s", r->dev);
+    st->gid_index = r->gid_index;
+    if (r->qp_state && strcmp(r->qp_state, "INIT"))
+        st->path_mtu = verbs_res_mtu_bytes(r->active_mtu);
+}
+
 int verbs_drill_open(struct channel_conn *ctl, const char *peer_desc, const struct mix *m,
-                     int index, struct verbs_drill **out, struct ft_err *err)
+                     int index, struct verbs_drill **out, struct verbs_drill_setup *st,
+                     struct ft_err *err)
 {
     *out = NULL;
+    if (st)
+        setup_state(NULL, st);
     const struct mix_flow *s = &m->flows[index];
     if (strcmp(s->transport, "verbs") || s->op != MIX_OP_PINGPONG)
         return ft_err_set(err, -EINVAL, "flow %s: a drill's verbs lane is a ping-pong", s->name);
@@ -27,6 +45,8 @@ int verbs_drill_open(struct channel_conn *ctl, const char *peer_desc, const stru
     f->ctl = ctl;
     snprintf(f->peer_desc, sizeof(f->peer_desc), "%s", peer_desc);
     int rc = xport_verbs.setup(f, err);
+    if (st)
+        setup_state(f, st);
     if (rc < 0) {
         if (f->xdata)
             xport_verbs.teardown(f);

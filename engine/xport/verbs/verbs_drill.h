@@ -14,11 +14,21 @@
 
 struct verbs_drill;
 
+/* What a lane's set-up got to, also when it failed (`fabtop doctor`'s queue-pair walk). */
+struct verbs_drill_setup {
+    char qp_state[8]; /* the furthest state of the local queue pair: "", INIT, RTR, RTS */
+    char dev[64];     /* the RDMA device opened, "" none */
+    int gid_index;    /* the local GID index used, -1 none */
+    int path_mtu;     /* bytes, the queue pair's path MTU; 0 before RTR */
+};
+
 /* Open flow index of m (a verbs ping-pong) on ctl (an authenticated session to the agent,
  * still the caller's; peer_desc names it in messages): its resources, the queue pair and the
- * agent's side, as in a run. 0 or -errno with the message. */
+ * agent's side, as in a run. 0 or -errno with the message; *st (NULL: not wanted) says what
+ * the set-up got to either way. */
 int verbs_drill_open(struct channel_conn *ctl, const char *peer_desc, const struct mix *m,
-                     int index, struct verbs_drill **out, struct ft_err *err);
+                     int index, struct verbs_drill **out, struct verbs_drill_setup *st,
+                     struct ft_err *err);
 /* The bound within which the queue pair reports a vanished peer (s): (retry_cnt + 1) x 4 x
  * T_o and the liveness probe's wait, as the transport computes it; *timeout_s: a request's
  * deadline, the mix's fail_bound_s or that bound with its margin, whichever is longer, so

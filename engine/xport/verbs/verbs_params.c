@@ -64,6 +64,7 @@ int verbs_params_parse(const struct mix_flow *f, struct verbs_params *c, struct 
     c->retry_cnt = int_or(p, "retry_cnt", 7);
     c->depth = int_or(p, "depth", f->op == MIX_OP_STREAM || f->op == MIX_OP_KV ? 64 : 2);
     c->want.gid_index = int_or(p, "gid_index", -1); /* -1: chosen by the port's GIDs */
+    c->want.path_mtu = int_or(p, "path_mtu", 0);    /* 0: the smaller active MTU */
     c->want.dscp = int_or(p, "dscp", 26);           /* the RoCE default, AF31 */
     c->want.sl = int_or(p, "sl", 0);
     c->want.numa = -1;
@@ -75,6 +76,10 @@ int verbs_params_parse(const struct mix_flow *f, struct verbs_params *c, struct 
     c->rdmacm = conn && !strcmp(conn, "rdmacm");
     if (mem && strcmp(mem, "gpu") && strcmp(mem, "host"))
         return ft_err_set(err, -EINVAL, "flow %s: params.memory must be host or gpu", f->name);
+    if (c->want.path_mtu && !verbs_res_mtu_of_bytes(c->want.path_mtu))
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: params.path_mtu must be 256, 512, 1024, 2048 or 4096 (bytes)",
+                          f->name);
     if (c->timeout < 0 || c->timeout > 31 || c->retry_cnt < 0 || c->retry_cnt > 7 || c->depth < 1 ||
         c->depth > 4096 || c->want.dscp < 0 || c->want.dscp > 63 || c->want.sl < 0 ||
         c->want.sl > 15 || c->want.gid_index < -1 || c->want.gid_index > 65535)
@@ -107,18 +112,19 @@ int verbs_params_parse(const struct mix_flow *f, struct verbs_params *c, struct 
 const char *const *verbs_params_keys(enum mix_op op)
 {
     static const char *const keys[] = {"verb",      "latency", "memory",    "timeout",
-                                       "retry_cnt", "depth",   "gid_index", "dscp",
-                                       "sl",        "connect", NULL};
+                                       "retry_cnt", "depth",   "gid_index", "path_mtu",
+                                       "dscp",      "sl",      "connect",   NULL};
     /* kv: the verb follows the engine (vLLM reads, the others write); the rest as kv.h reads. */
     static const char *const kv_keys[] = {
-        "memory",      "timeout",   "retry_cnt",        "depth",  "gid_index",      "dscp",
-        "sl",          "connect",   "engine",           "layout", "layers",         "pages",
-        "page_tokens", "run_pages", "layers_per_block", "qps",    "doorbell_batch", "arrival",
-        NULL};
+        "memory",    "timeout",        "retry_cnt", "depth",
+        "gid_index", "path_mtu",       "dscp",      "sl",
+        "connect",   "engine",         "layout",    "layers",
+        "pages",     "page_tokens",    "run_pages", "layers_per_block",
+        "qps",       "doorbell_batch", "arrival",   NULL};
     /* collective: a ring all-reduce's pattern as SEND/RECV (engine/flow/ring.h); the verb,
      * latency mode, depth, memory and connection are the ring's own. */
-    static const char *const ring_keys[] = {"collective", "ranks", "timeout", "retry_cnt",
-                                            "gid_index",  "dscp",  "sl",      NULL};
+    static const char *const ring_keys[] = {
+        "collective", "ranks", "timeout", "retry_cnt", "gid_index", "path_mtu", "dscp", "sl", NULL};
     return op == MIX_OP_KV ? kv_keys : op == MIX_OP_COLLECTIVE ? ring_keys : keys;
 }
 

@@ -32,6 +32,14 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+enum ibv_mtu verbs_res_mtu_of_bytes(int bytes)
+{
+    for (enum ibv_mtu m = IBV_MTU_256; m <= IBV_MTU_4096; m++)
+        if (verbs_res_mtu_bytes(m) == bytes)
+            return m;
+    return (enum ibv_mtu)0;
+}
+
 int verbs_res_mtu_bytes(enum ibv_mtu m)
 {
     switch (m) {
@@ -438,6 +446,7 @@ int verbs_res_alloc(struct verbs_res *r, const struct verbs_res_want *w, int nqp
             return ft_err_set(err, -errno, "%s: queue pair to INIT: %s", r->dev, strerror(errno));
         r->psn[i] = randombytes_uniform(1u << 24);
     }
+    r->qp_state = "INIT";
     r->nqp = nqp;
     r->t_qp = now_s() - t0;
     size_t half = (msg + 63) & ~(size_t)63;
@@ -490,8 +499,11 @@ int verbs_res_connect(struct verbs_res *r, const struct verbs_res_peer *p,
         return ft_err_set(err, -EPROTO, "verbs: peer has %d queue pairs, we have %d", p->nqp,
                           r->nqp);
     double t0 = now_s();
+    /* The path MTU used: as given, else the smaller of both ends' active MTUs. */
     enum ibv_mtu mtu = p->mtu < r->active_mtu ? p->mtu : r->active_mtu;
-    r->active_mtu = mtu; /* the path MTU used: the smaller of both ends' active MTUs */
+    if (w->path_mtu)
+        mtu = verbs_res_mtu_of_bytes(w->path_mtu);
+    r->active_mtu = mtu;
     for (int i = 0; i < r->nqp; i++) {
         struct ibv_qp_attr a;
         memset(&a, 0, sizeof(a));
@@ -525,6 +537,7 @@ int verbs_res_connect(struct verbs_res *r, const struct verbs_res_peer *p,
                               "remote GID %s; %s; pick another with params.gid_index",
                               r->dev, strerror(e), r->gid_index, g, gids);
         }
+        r->qp_state = "RTR";
         memset(&a, 0, sizeof(a));
         a.qp_state = IBV_QPS_RTS;
         a.timeout = (uint8_t)timeout;
@@ -537,6 +550,7 @@ int verbs_res_connect(struct verbs_res *r, const struct verbs_res_peer *p,
                               IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
             return ft_err_set(err, -errno, "%s: queue pair to RTS failed: %s", r->dev,
                               strerror(errno));
+        r->qp_state = "RTS";
     }
     r->t_connect = now_s() - t0;
     return 0;

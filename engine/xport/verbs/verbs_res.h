@@ -24,6 +24,10 @@ struct verbs_res_want {
     char ip[64];     /* local IP the RoCE GID must carry, "" any */
     char netdev[32]; /* netdev the port must sit on, "" any */
     int gid_index;   /* -1: choose automatically */
+    /* The queue pairs' path MTU in bytes as given (256..4096), applied without clamping to
+     * the ports' active MTUs, as an application that sets it does (`fabtop doctor`'s walk
+     * tests such a value); 0: the smaller of both ends' active MTUs. */
+    int path_mtu;
     int dscp;        /* RoCE v2: traffic class = dscp << 2 */
     int sl;          /* InfiniBand service level */
     int numa;        /* allocate host memory on this NUMA node, -1 don't care */
@@ -61,6 +65,9 @@ struct verbs_res {
     char netdev[32]; /* netdev of the chosen GID */
     uint16_t lid;
     enum ibv_mtu active_mtu;
+    /* The state the latest queue pair reached: NULL none yet, "INIT", "RTR", "RTS" (with
+     * one queue pair, what a failed set-up got to: `fabtop doctor`'s walk reports it). */
+    const char *qp_state;
     uint32_t max_inline; /* bytes the QPs accept inline */
     int depth;           /* send/receive queue depth per QP */
     /* timings (seconds) for the results: set-up apart from transfer */
@@ -140,6 +147,8 @@ int verbs_res_peer_parse(const cJSON *j, struct verbs_res_peer *p, struct ft_err
 /* "GIDs on rxe0 port 1: [0] fe80::... RoCE v2 veth0; [1] ::ffff:10.0.0.1 RoCE v2 veth0" */
 void verbs_res_gid_table_text(struct ibv_context *ctx, int port, char *buf, size_t len);
 int verbs_res_mtu_bytes(enum ibv_mtu m);
+/* IBV_MTU_* of 256, 512, 1024, 2048 or 4096 bytes; 0 for any other value. */
+enum ibv_mtu verbs_res_mtu_of_bytes(int bytes);
 void verbs_res_gid_str(const union ibv_gid *g, char *buf, size_t len);
 /* The longest a peer loss can take to surface as a completion error (IB spec: the local
  * ACK timeout T_o = 4.096 us x 2^timeout, one attempt may last up to 4 T_o, attempts =

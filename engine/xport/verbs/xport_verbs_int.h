@@ -52,6 +52,8 @@ int verbs_client_drill_op(struct flow_rt *f, uint64_t size, int timeout_ms, uint
  * T_o (verbs_res_timeout_bound_s) and the liveness probe's wait; INFINITY with retry_cnt 7 on
  * rdma_rxe. */
 double verbs_client_detect_bound_s(const struct flow_rt *f);
+/* The flow's local resources (device, queue pairs and how far they got); NULL before set-up. */
+const struct verbs_res *verbs_client_res(const struct flow_rt *f);
 
 /* verbs_agent.c */
 extern const struct agent_handler *const verbs_agent_handlers[];
