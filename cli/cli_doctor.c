@@ -19,7 +19,7 @@
 
 struct doctor_args {
     const char *peer, *key_file, *to, *device, *gid_type, *output;
-    long port, gid_index, path_mtu;
+    long port, gid_index, path_mtu, dscp;
     bool json, no_probe, no_walk;
 };
 
@@ -42,6 +42,11 @@ static const struct cli_opt doctor_opts[] = {
      CLI_V_STRING, .off = A(gid_type)},
     {"path-mtu", 0, CLI_ARG_REQUIRED, "BYTES", "the queue pair's path MTU (256..4096)",
      CLI_V_INTEGER, .min = 256, .max = 4096, .def = 0, .off = A(path_mtu)},
+    {"dscp", 0, CLI_ARG_REQUIRED, "D",
+     "the DSCP the queue pair's packets carry (RoCE v2;\ndefault {default}): its priority, PFC, "
+     "ETS "
+     "and ECN\nare checked on both ends",
+     CLI_V_INTEGER, .min = 0, .max = 63, .def = 26, .off = A(dscp)},
     {"no-probe", 0, CLI_ARG_NONE, NULL, "skip the UDP path MTU probe", CLI_V_SET,
      .off = A(no_probe)},
     {"no-walk", 0, CLI_ARG_NONE, NULL,
@@ -111,13 +116,76 @@ static void rowi(const char *attr, int l, int p, bool same)
     row(attr, ival(l, a, sizeof(a)), ival(p, b, sizeof(b)), same);
 }
 
-static const struct doctor_rdma_port *port_named(const struct doctor_facts *f, const char *dev,
-                                                 int port)
+/* The DCB rows: "n/a" without a RoCE port's DCB answer. */
+static const char *dcb_trust(const struct doctor_rdma_port *r, char *buf, size_t len)
 {
-    for (int i = 0; i < f->nrdma; i++)
-        if ((!dev || !strcmp(f->rdma[i].dev, dev)) && f->rdma[i].port == port)
-            return &f->rdma[i];
-    return f->nrdma && !dev ? &f->rdma[0] : NULL;
+    if (!r || strcmp(r->link_layer, "Ethernet"))
+        return "n/a";
+    if (!r->dcb.available)
+        return "n/a (not offered)";
+    snprintf(buf, len, "%s trust", r->dcb.trust_dscp ? "DSCP" : "PCP");
+    return buf;
+}
+
+static int dcb_prio_of(const struct doctor_rdma_port *r, int dscp)
+{
+    if (!r || !r->dcb.available)
+        return -1;
+    return r->dcb.trust_dscp ? topo_dcb_priority_of(&r->dcb, dscp) : 0;
+}
+
+static const char *dcb_prio(const struct doctor_rdma_port *r, int dscp, char *buf, size_t len)
+{
+    int p = dcb_prio_of(r, dscp);
+    if (p < 0)
+        return r && r->dcb.available ? "unmapped" : "n/a";
+    snprintf(buf, len, "%d%s", p, r->dcb.trust_dscp ? "" : " (untagged, PCP trust)");
+    return buf;
+}
+
+static const char *dcb_pfc(const struct doctor_rdma_port *r, char *buf, size_t len)
+{
+    if (!r || !r->dcb.available || !r->dcb.pfc_known)
+        return "n/a";
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 8 && o < len; i++)
+        if ((r->dcb.pfc_en >> i) & 1)
+            o += (size_t)snprintf(buf + o, len - o, "%s%d", o ? "," : "", i);
+    return o ? buf : "none";
+}
+
+static const char *dcb_ets(const struct doctor_rdma_port *r, int dscp, char *buf, size_t len)
+{
+    int p = dcb_prio_of(r, dscp);
+    if (p < 0 || !r->dcb.ets_known)
+        return "n/a";
+    int tc = r->dcb.prio_tc[p];
+    if (tc < 0 || tc > 7)
+        return "n/a";
+    if (r->dcb.tc_tsa[tc] == TOPO_DCB_TSA_ETS)
+        snprintf(buf, len, "TC %d, %d%% (ETS)", tc, r->dcb.tc_tx_bw[tc]);
+    else
+        snprintf(buf, len, "TC %d, %s", tc, r->dcb.tc_tsa[tc] == 0 ? "strict" : "other");
+    return buf;
+}
+
+static const char *dcb_ecn(const struct doctor_rdma_port *r, int dscp, char *buf, size_t len)
+{
+    if (!r || !r->dcb.ecn_known)
+        return "n/a";
+    int p = dcb_prio_of(r, dscp);
+    if (p < 0)
+        p = 0;
+    int np = r->dcb.ecn_np[p], rp = r->dcb.ecn_rp[p];
+    snprintf(buf, len, "%s/%s",
+             np == 1   ? "on"
+             : np == 0 ? "off"
+                       : "n/a",
+             rp == 1   ? "on"
+             : rp == 0 ? "off"
+                       : "n/a");
+    return buf;
 }
 
 static void print_table(const struct doctor_facts *l, const struct doctor_facts *p,
@@ -162,8 +230,8 @@ static void print_table(const struct doctor_facts *l, const struct doctor_facts 
         memlock(p->memlock_soft, b, sizeof(b)), false);
     rowi("IOMMU groups", l->iommu_groups, p->iommu_groups, true);
     if (o->device) {
-        const struct doctor_rdma_port *x = port_named(l, o->device, (int)o->port);
-        const struct doctor_rdma_port *y = port_named(p, NULL, (int)o->port);
+        const struct doctor_rdma_port *x = doctor_port(l, o->device, (int)o->port);
+        const struct doctor_rdma_port *y = doctor_port(p, NULL, (int)o->port);
         row("RDMA port", x ? x->dev : "none", y ? y->dev : "none", false);
         row("link layer", x ? x->link_layer : "n/a", y ? y->link_layer : "n/a", true);
         row("port state", x ? x->state : "n/a", y ? y->state : "n/a", true);
@@ -171,6 +239,17 @@ static void print_table(const struct doctor_facts *l, const struct doctor_facts 
              y ? y->active_mtu : DOCTOR_UNKNOWN, true);
         rowi("RoCE netdev MTU (bytes)", x ? x->netdev_mtu : DOCTOR_UNKNOWN,
              y ? y->netdev_mtu : DOCTOR_UNKNOWN, true);
+        char dl[64], dp[64];
+        row("DCB", dcb_trust(x, dl, sizeof(dl)), dcb_trust(y, dp, sizeof(dp)), true);
+        char pk[48];
+        snprintf(pk, sizeof(pk), "priority of DSCP %ld", o->dscp);
+        row(pk, dcb_prio(x, (int)o->dscp, dl, sizeof(dl)),
+            dcb_prio(y, (int)o->dscp, dp, sizeof(dp)), true);
+        row("PFC on priorities", dcb_pfc(x, dl, sizeof(dl)), dcb_pfc(y, dp, sizeof(dp)), true);
+        row("ETS class and share", dcb_ets(x, (int)o->dscp, dl, sizeof(dl)),
+            dcb_ets(y, (int)o->dscp, dp, sizeof(dp)), true);
+        row("RoCE ECN np/rp", dcb_ecn(x, (int)o->dscp, dl, sizeof(dl)),
+            dcb_ecn(y, (int)o->dscp, dp, sizeof(dp)), true);
         for (int i = 0; x && i < x->ngids; i++) {
             char k[32];
             snprintf(k, sizeof(k), "GID %d", x->gids[i].index);
@@ -265,8 +344,10 @@ static int doctor(struct doctor_args *o)
         if (rc < 0)
             fprintf(stderr, "fabtop doctor: no path MTU probe: %s\n", err.msg);
     }
-    struct doctor_qp qp = {
-        .port = (int)o->port, .gid_index = (int)o->gid_index, .path_mtu = (int)o->path_mtu};
+    struct doctor_qp qp = {.port = (int)o->port,
+                           .gid_index = (int)o->gid_index,
+                           .path_mtu = (int)o->path_mtu,
+                           .dscp = (int)o->dscp};
     if (o->device)
         snprintf(qp.dev, sizeof(qp.dev), "%s", o->device);
     if (o->gid_type)
@@ -276,11 +357,12 @@ static int doctor(struct doctor_args *o)
     if (n > 32)
         n = 32;
     /* The walk: a real queue pair with those attributes, where both ends have RDMA ports. */
-    const struct doctor_rdma_port *lx = o->device ? port_named(l, o->device, (int)o->port) : NULL;
-    const struct doctor_rdma_port *px = o->device ? port_named(p, NULL, (int)o->port) : NULL;
+    const struct doctor_rdma_port *lx = o->device ? doctor_port(l, o->device, (int)o->port) : NULL;
+    const struct doctor_rdma_port *px = o->device ? doctor_port(p, NULL, (int)o->port) : NULL;
     struct qp_walk_want ww = {.port = (int)o->port,
                               .gid_index = (int)o->gid_index,
                               .path_mtu = (int)o->path_mtu,
+                              .dscp = (int)o->dscp,
                               .messages = 5,
                               .timeout = 14,
                               .retry_cnt = 3};
@@ -349,7 +431,7 @@ out:
 
 int cli_doctor_main(int argc, char **argv)
 {
-    struct doctor_args o = {.port = 1, .gid_index = -1};
+    struct doctor_args o = {.port = 1, .gid_index = -1, .dscp = 26};
     int first, prc = cli_parse_args(&cli_doctor_command, argc, argv, &o, &first);
     if (prc >= 0)
         return prc;

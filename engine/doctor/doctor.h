@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
+#include "topology/topo_dcb.h"
 
 struct agent_handler;
 
@@ -39,6 +40,9 @@ struct doctor_rdma_port {
     char fw[DOCTOR_NAME];
     int ngids;
     struct doctor_gid gids[DOCTOR_MAX_GIDS];
+    /* RoCE: the netdev's DCB (trust, DSCP -> priority, PFC, ETS) and RoCE ECN switches;
+     * dcb.available false with dcb.why when it offers none or was not read. */
+    struct topo_dcb_info dcb;
 };
 
 /* One end's facts toward the other end. Integers DOCTOR_UNKNOWN where unreadable. */
@@ -93,6 +97,7 @@ struct doctor_qp {
     int gid_index;     /* -1: not given */
     int path_mtu;      /* bytes, 0: not given (the smaller active MTU is used) */
     char gid_type[16]; /* expected: "RoCE v2" by default */
+    int dscp;          /* RoCE v2: the packets' DSCP (traffic class >> 2); 26 by default */
 };
 
 /* What a path MTU probe found (doctor_pmtu_probe). */
@@ -131,6 +136,13 @@ int doctor_rule_rdma(const struct doctor_facts *l, const struct doctor_facts *p,
                      const struct doctor_qp *qp, struct doctor_finding *out, int max);
 int doctor_rule_host(const struct doctor_facts *l, const struct doctor_facts *p,
                      const struct doctor_qp *qp, struct doctor_finding *out, int max);
+/* RoCE's lossless class on both ends' ports of qp: DSCP trust, the DSCP's priority, PFC on it,
+ * its ETS share, RoCE ECN (rules dcb-trust, pfc, ets, roce-ecn). */
+int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
+                    const struct doctor_qp *qp, struct doctor_finding *out, int max);
+/* The port of f a queue pair on (dev, port) uses: dev named (NULL or "": any), port (0: any),
+ * the first that fits (the agent's end: the device it picks); NULL: none. */
+const struct doctor_rdma_port *doctor_port(const struct doctor_facts *f, const char *dev, int port);
 
 /* The worst severity in findings: 0 clean, 1 warnings, 2 errors. */
 int doctor_status(const struct doctor_finding *f, int n);

@@ -93,6 +93,7 @@ cJSON *doctor_facts_json(const struct doctor_facts *f)
             cJSON_AddStringToObject(x, "ip", r->gids[g].ip);
             cJSON_AddItemToArray(gs, x);
         }
+        cJSON_AddItemToObject(p, "dcb", topo_dcb_state_json(&r->dcb));
         cJSON_AddItemToArray(ports, p);
     }
     return o;
@@ -139,6 +140,10 @@ int doctor_facts_from_json(const cJSON *j, struct doctor_facts *f, struct ft_err
             jsonutil_strcpy(g, "type", d->type, sizeof(d->type));
             jsonutil_strcpy(g, "ip", d->ip, sizeof(d->ip));
         }
+        const cJSON *dcb = cJSON_GetObjectItemCaseSensitive(x, "dcb");
+        if (topo_dcb_state_from_json(dcb, &r->dcb) < 0 && dcb)
+            return ft_err_set(err, -EPROTO, "doctor: the peer's DCB facts of %s are malformed",
+                              r->dev);
     }
     return 0;
 }

@@ -17,6 +17,15 @@ int doctor_roce_mtu(int netdev_mtu)
     return 0;
 }
 
+const struct doctor_rdma_port *doctor_port(const struct doctor_facts *f, const char *dev, int port)
+{
+    for (int i = 0; i < f->nrdma; i++)
+        if ((!dev || !*dev || !strcmp(f->rdma[i].dev, dev)) &&
+            (port <= 0 || f->rdma[i].port == port))
+            return &f->rdma[i];
+    return NULL;
+}
+
 void doctor_facts_rdma(struct doctor_facts *f, const char *root)
 {
     f->nrdma = 0;
@@ -52,6 +61,7 @@ void doctor_facts_rdma(struct doctor_facts *f, const char *root)
             if (nd->valid & TOPO_NET_V_MTU)
                 r->netdev_mtu = nd->mtu;
         }
+        topo_dcb_init(&r->dcb);
         for (int g = 0; g < p->ngids && r->ngids < DOCTOR_MAX_GIDS; g++) {
             struct doctor_gid *d = &r->gids[r->ngids++];
             d->index = p->gids[g].index;
@@ -60,6 +70,15 @@ void doctor_facts_rdma(struct doctor_facts *f, const char *root)
             snprintf(d->ip, sizeof(d->ip), "%s", p->gids[g].ip);
             if (!r->netdev[0] && p->gids[g].ndev[0])
                 snprintf(r->netdev, sizeof(r->netdev), "%s", p->gids[g].ndev);
+        }
+        /* RoCE: the netdev's DCB through dcbnl (live only: a captured tree holds no netlink
+         * answers) and its RoCE ECN switches in sysfs. */
+        if (!strcmp(r->link_layer, "Ethernet") && r->netdev[0]) {
+            if (root)
+                snprintf(r->dcb.why, sizeof(r->dcb.why), "DCB is not read from a captured tree");
+            else if (topo_dcb_query(r->netdev, &r->dcb, &err) < 0)
+                snprintf(r->dcb.why, sizeof(r->dcb.why), "%s", err.msg);
+            topo_dcb_ecn_read(root ? root : "", r->netdev, &r->dcb);
         }
     }
     topo_model_free(m);

@@ -137,16 +137,6 @@ int doctor_rule_pmtu(const struct doctor_facts *l, const struct doctor_facts *p,
     return o.n;
 }
 
-static const struct doctor_rdma_port *port_of(const struct doctor_facts *f, const char *dev,
-                                              int port)
-{
-    for (int i = 0; i < f->nrdma; i++)
-        if ((!dev || !*dev || !strcmp(f->rdma[i].dev, dev)) &&
-            (port <= 0 || f->rdma[i].port == port))
-            return &f->rdma[i];
-    return NULL;
-}
-
 static const struct doctor_gid *gid_of(const struct doctor_rdma_port *r, int index)
 {
     for (int i = 0; i < r->ngids; i++)
@@ -161,8 +151,8 @@ int doctor_rule_rdma(const struct doctor_facts *l, const struct doctor_facts *p,
     struct out o = {out, max, 0};
     if (!qp || !qp->dev[0])
         return 0;
-    const struct doctor_rdma_port *rl = port_of(l, qp->dev, qp->port);
-    const struct doctor_rdma_port *rp = p ? port_of(p, NULL, qp->port) : NULL;
+    const struct doctor_rdma_port *rl = doctor_port(l, qp->dev, qp->port);
+    const struct doctor_rdma_port *rp = p ? doctor_port(p, NULL, qp->port) : NULL;
     if (!rl) {
         add(&o, DOCTOR_ERROR, "rdma-port", "RDMA port", "none", "", "no RDMA port %s %d at %s",
             qp->dev, qp->port > 0 ? qp->port : 1, l->host);
@@ -278,6 +268,123 @@ int doctor_rule_host(const struct doctor_facts *l, const struct doctor_facts *p,
     return o.n;
 }
 
+/* The priority a RoCE v2 packet of DSCP dscp gets at a port: the APP table's when the port
+ * trusts DSCP; with PCP trust 0 (an untagged packet's; a VLAN's PCP would come from the
+ * queue pair's SL, which the doctor does not see). */
+static int prio_of(const struct topo_dcb_info *d, int dscp, bool *by_dscp)
+{
+    *by_dscp = d->trust_dscp;
+    int p = topo_dcb_priority_of(d, dscp);
+    return d->trust_dscp ? p : 0;
+}
+
+int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
+                    const struct doctor_qp *qp, struct doctor_finding *out, int max)
+{
+    struct out o = {out, max, 0};
+    if (!qp || !qp->dev[0])
+        return 0;
+    const struct doctor_rdma_port *ends[2] = {doctor_port(l, qp->dev, qp->port),
+                                              p ? doctor_port(p, NULL, qp->port) : NULL};
+    const struct doctor_facts *fs[2] = {l, p};
+    int dscp = qp->dscp > 0 && qp->dscp < 64 ? qp->dscp : 26;
+    int prio[2] = {-1, -1};
+    bool by_dscp[2] = {false, false}, dcb[2] = {false, false};
+    for (int e = 0; e < 2; e++) {
+        const struct doctor_rdma_port *r = ends[e];
+        if (!r || strcmp(r->link_layer, "Ethernet"))
+            continue; /* DCB classes RoCE's Ethernet frames; InfiniBand has its own SL-to-VL */
+        dcb[e] = r->dcb.available;
+        if (dcb[e])
+            prio[e] = prio_of(&r->dcb, dscp, &by_dscp[e]);
+    }
+    char a[48], b[48];
+    /* Trust: both ends must put the DSCP in one class, or the two directions differ. */
+    if (dcb[0] && dcb[1] && by_dscp[0] != by_dscp[1]) {
+        int d = by_dscp[0] ? 0 : 1;
+        snprintf(a, sizeof(a), "%s", by_dscp[0] ? "dscp" : "pcp");
+        snprintf(b, sizeof(b), "%s", by_dscp[1] ? "dscp" : "pcp");
+        add(&o, DOCTOR_WARN, "dcb-trust", "DCB trust", a, b,
+            "%s at %s classifies by DSCP (DSCP %d -> priority %d) but %s at %s by PCP "
+            "(untagged: priority 0): the two directions travel in different classes; set DSCP "
+            "trust on both (e.g. mlnx_qos -i %s --trust dscp)",
+            ends[d]->netdev, fs[d]->host, dscp, prio[d], ends[!d]->netdev, fs[!d]->host,
+            ends[!d]->netdev);
+    }
+    if (dcb[0] && by_dscp[0] && prio[0] < 0)
+        add(&o, DOCTOR_WARN, "dcb-trust", "DSCP priority", "unmapped", "",
+            "%s at %s trusts DSCP but maps no priority to DSCP %d: RoCE traffic lands in the "
+            "default class; map it (e.g. dcb app add dev %s dscp-prio %d:3)",
+            ends[0]->netdev, l->host, dscp, ends[0]->netdev, dscp);
+    /* PFC on the DSCP's priority: RoCE without it is lossy; ends that differ are worse. */
+    bool pfc[2] = {false, false};
+    for (int e = 0; e < 2; e++)
+        if (dcb[e] && prio[e] >= 0 && ends[e]->dcb.pfc_known)
+            pfc[e] = (ends[e]->dcb.pfc_en >> prio[e]) & 1;
+    bool pk[2] = {dcb[0] && prio[0] >= 0 && ends[0]->dcb.pfc_known,
+                  dcb[1] && prio[1] >= 0 && ends[1]->dcb.pfc_known};
+    if (pk[0] && pk[1] && pfc[0] != pfc[1]) {
+        int on = pfc[0] ? 0 : 1;
+        snprintf(a, sizeof(a), "priority %d %s", prio[0], pfc[0] ? "on" : "off");
+        snprintf(b, sizeof(b), "priority %d %s", prio[1], pfc[1] ? "on" : "off");
+        add(&o, DOCTOR_ERROR, "pfc", "PFC", a, b,
+            "PFC is on for priority %d at %s but off for priority %d at %s (DSCP %d): one "
+            "direction is lossless and the other drops under congestion; enable PFC on "
+            "priority %d on both ends and on the switch ports between",
+            prio[on], fs[on]->host, prio[!on], fs[!on]->host, dscp, prio[on]);
+    } else {
+        for (int e = 0; e < 2; e++)
+            if (pk[e] && !pfc[e]) {
+                snprintf(a, sizeof(a), "priority %d off", prio[e]);
+                add(&o, DOCTOR_WARN, "pfc", "PFC", e ? "" : a, e ? a : "",
+                    "PFC is off for priority %d (DSCP %d) on %s at %s: RoCE in that class is "
+                    "lossy, a congested switch drops instead of pausing and the queue pair "
+                    "pays a retransmission timeout; enable it (e.g. mlnx_qos -i %s --pfc "
+                    "with priority %d set), or run lossy RoCE on purpose with ECN",
+                    prio[e], dscp, ends[e]->netdev, fs[e]->host, ends[e]->netdev, prio[e]);
+            }
+    }
+    /* ETS: the class the priority maps to must get a share of the port. */
+    for (int e = 0; e < 2; e++) {
+        if (!dcb[e] || prio[e] < 0 || !ends[e]->dcb.ets_known)
+            continue;
+        const struct topo_dcb_info *d = &ends[e]->dcb;
+        int tc = d->prio_tc[prio[e]];
+        if (tc >= 0 && tc < 8 && d->tc_tsa[tc] == TOPO_DCB_TSA_ETS && d->tc_tx_bw[tc] == 0) {
+            snprintf(a, sizeof(a), "TC %d: 0%%", tc);
+            add(&o, DOCTOR_WARN, "ets", "ETS share", e ? "" : a, e ? a : "",
+                "priority %d (DSCP %d) is in traffic class %d on %s at %s, which ETS gives 0%% "
+                "of the port: RoCE there gets only what the other classes leave",
+                prio[e], dscp, tc, ends[e]->netdev, fs[e]->host);
+        }
+    }
+    /* RoCE ECN (DCQCN) where the driver shows it: both roles on, on the DSCP's priority. */
+    for (int e = 0; e < 2; e++) {
+        const struct doctor_rdma_port *r = ends[e];
+        if (!r || strcmp(r->link_layer, "Ethernet") || !r->dcb.ecn_known)
+            continue;
+        int pr = prio[e] >= 0 ? prio[e] : 0;
+        int np = r->dcb.ecn_np[pr], rp = r->dcb.ecn_rp[pr];
+        if (np == 0 || rp == 0) {
+            snprintf(a, sizeof(a), "np %s, rp %s",
+                     np == 1   ? "on"
+                     : np == 0 ? "off"
+                               : "n/a",
+                     rp == 1   ? "on"
+                     : rp == 0 ? "off"
+                               : "n/a");
+            add(&o, DOCTOR_WARN, "roce-ecn", "RoCE ECN", e ? "" : a, e ? a : "",
+                "RoCE ECN (DCQCN) on priority %d of %s at %s: %s%s%s; enable both (echo 1 > "
+                "/sys/class/net/%s/ecn/roce_np/enable/%d and roce_rp)",
+                pr, r->netdev, fs[e]->host,
+                np == 0 ? "as a receiver it sends no CNP for marked packets" : "",
+                np == 0 && rp == 0 ? ", and " : "",
+                rp == 0 ? "as a sender it ignores CNPs and never slows down" : "", r->netdev, pr);
+        }
+    }
+    return o.n;
+}
+
 int doctor_compare(const struct doctor_facts *l, const struct doctor_facts *p,
                    const struct doctor_qp *qp, const struct doctor_pmtu *probe,
                    struct doctor_finding *out, int max)
@@ -288,6 +395,7 @@ int doctor_compare(const struct doctor_facts *l, const struct doctor_facts *p,
     n += doctor_rule_pmtu(l, p, probe, out + (n < max ? n : max), n < max ? max - n : 0);
     n += doctor_rule_rdma(l, p, qp, out + (n < max ? n : max), n < max ? max - n : 0);
     n += doctor_rule_host(l, p, qp, out + (n < max ? n : max), n < max ? max - n : 0);
+    n += doctor_rule_dcb(l, p, qp, out + (n < max ? n : max), n < max ? max - n : 0);
     return n;
 }
 

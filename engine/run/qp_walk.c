@@ -88,6 +88,7 @@ static void one_try(struct channel_conn *ctl, const char *peer_desc, const struc
     cJSON_AddNumberToObject(p, "timeout", w->timeout);
     cJSON_AddNumberToObject(p, "retry_cnt", w->retry_cnt);
     cJSON_AddNumberToObject(p, "gid_index", t->gid_index);
+    cJSON_AddNumberToObject(p, "dscp", w->dscp);
     if (t->path_mtu)
         cJSON_AddNumberToObject(p, "path_mtu", t->path_mtu);
     struct mix *m = calloc(1, sizeof(*m));

@@ -22,6 +22,7 @@ struct qp_walk_want {
     int gid_index;          /* -1: chosen by the port's GIDs */
     int path_mtu;           /* bytes (256..4096); 0: the smaller of both ends' active MTUs */
     int smaller_active_mtu; /* bytes, from both ends' facts (0: unknown) */
+    int dscp;               /* RoCE v2: the packets' DSCP */
     int messages;           /* ping-pongs per try (default 5) */
     int timeout, retry_cnt; /* the queue pair's local ACK timeout and retries (14, 3) */
 };

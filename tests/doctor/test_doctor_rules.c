@@ -11,6 +11,11 @@
 #include "../sysfs/sysfs_tree.h"
 #include "engine/doctor/doctor.h"
 
+#include <errno.h>
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
 static void base(struct doctor_facts *f, const char *host, const char *addr, const char *peer,
                  const char *dev)
 {
@@ -71,7 +76,7 @@ static void test_clean(void **st)
     struct doctor_pmtu pr = {true, 1500, 1500, 0};
     roce(&L, "rxe0", 4200, "RoCE v2");
     roce(&P, "rxe0", 4200, "RoCE v2");
-    struct doctor_qp qp = {"rxe0", 1, 1, 4096, ""};
+    struct doctor_qp qp = {"rxe0", 1, 1, 4096, "", 26};
     int n = doctor_compare(&L, &P, &qp, &pr, F, 16);
     for (int i = 0; i < n; i++)
         fprintf(stderr, "unexpected: %s\n", F[i].msg);
@@ -109,7 +114,7 @@ static void test_path_mtu_vs_active(void **st)
     (void)st;
     roce(&L, "rxe0", 1500, "RoCE v2");
     roce(&P, "rxe0", 4200, "RoCE v2");
-    struct doctor_qp qp = {"rxe0", 1, 1, 4096, ""};
+    struct doctor_qp qp = {"rxe0", 1, 1, 4096, "", 26};
     int n = doctor_rule_rdma(&L, &P, &qp, F, 16);
     const struct doctor_finding *f = find(n, "path-mtu");
     assert_non_null(f);
@@ -131,7 +136,7 @@ static void test_gid_index_missing(void **st)
     (void)st;
     roce(&L, "rxe0", 4200, "RoCE v2");
     roce(&P, "rxe0", 4200, "RoCE v2");
-    struct doctor_qp qp = {"rxe0", 1, 5, 0, ""};
+    struct doctor_qp qp = {"rxe0", 1, 5, 0, "", 26};
     int n = doctor_rule_rdma(&L, &P, &qp, F, 16);
     assert_int_equal(n, 2); /* both ends */
     assert_string_equal(F[0].rule, "gid-index");
@@ -144,7 +149,7 @@ static void test_gid_type_v1(void **st)
     (void)st;
     roce(&L, "mlx5_0", 4200, "RoCE v1");
     roce(&P, "mlx5_0", 4200, "RoCE v2");
-    struct doctor_qp qp = {"mlx5_0", 1, 0, 0, ""};
+    struct doctor_qp qp = {"mlx5_0", 1, 0, 0, "", 26};
     int n = doctor_rule_rdma(&L, &P, &qp, F, 16);
     assert_int_equal(n, 1);
     assert_string_equal(F[0].rule, "gid-type");
@@ -162,7 +167,7 @@ static void test_link_layer_and_state(void **st)
     roce(&P, "mlx5_0", 4200, "RoCE v2");
     snprintf(P.rdma[0].link_layer, sizeof(P.rdma[0].link_layer), "InfiniBand");
     snprintf(P.rdma[0].state, sizeof(P.rdma[0].state), "DOWN");
-    struct doctor_qp qp = {"mlx5_0", 1, -1, 0, ""};
+    struct doctor_qp qp = {"mlx5_0", 1, -1, 0, "", 26};
     int n = doctor_rule_rdma(&L, &P, &qp, F, 16);
     assert_non_null(find(n, "link-layer"));
     const struct doctor_finding *s = find(n, "port-state");
@@ -232,7 +237,7 @@ static void test_host(void **st)
     (void)st;
     roce(&L, "rxe0", 4200, "RoCE v2");
     roce(&P, "rxe0", 4200, "RoCE v2");
-    struct doctor_qp qp = {"rxe0", 1, -1, 0, ""};
+    struct doctor_qp qp = {"rxe0", 1, -1, 0, "", 26};
     P.memlock_soft = 8 << 20;
     L.tcp_ecn = 0;
     P.tcp_ecn = 1;
@@ -329,11 +334,194 @@ static void test_sysfs_roce_v1(void **st)
     /* The v1 GID chosen for a queue pair is named, with what v1 costs. */
     struct doctor_facts p = f;
     snprintf(f.host, sizeof(f.host), "hostA");
-    struct doctor_qp qp = {"roce9", 1, 0, 0, ""};
+    struct doctor_qp qp = {"roce9", 1, 0, 0, "", 26};
     int n = doctor_rule_rdma(&f, &p, &qp, F, 16);
     assert_int_equal(n, 2);
     assert_string_equal(F[0].rule, "gid-type");
     assert_non_null(strstr(F[0].msg, "GID index 0 on roce9 at hostA is RoCE v1, not RoCE v2"));
+}
+
+/* A RoCE port whose netdev trusts DSCP, maps DSCP 26 to priority 3, has PFC on 3, ETS gives
+ * traffic class 3 (of priority 3) half the port, and both RoCE ECN roles are on. */
+static void dcb_good(struct doctor_rdma_port *r)
+{
+    struct topo_dcb_info *d = &r->dcb;
+    topo_dcb_init(d);
+    d->available = d->trust_dscp = d->pfc_known = d->ets_known = d->ecn_known = true;
+    d->dscp_prio[26] = 3;
+    d->dscp_prio[48] = 6;
+    d->pfc_en = 1u << 3;
+    for (int i = 0; i < 8; i++) {
+        d->prio_tc[i] = i == 3 ? 3 : 0;
+        d->tc_tsa[i] = TOPO_DCB_TSA_ETS;
+        d->tc_tx_bw[i] = i == 3 ? 50 : i == 0 ? 50 : 0;
+        d->ecn_np[i] = d->ecn_rp[i] = 1;
+    }
+}
+
+static int dcb_rules(const char *rule)
+{
+    struct doctor_qp qp = {"rxe0", 1, -1, 0, "", 26};
+    int n = doctor_rule_dcb(&L, &P, &qp, F, 16);
+    int hits = 0;
+    for (int i = 0; i < n && i < 16; i++)
+        hits += !rule || !strcmp(F[i].rule, rule);
+    return rule ? hits : n;
+}
+
+static void test_dcb(void **st)
+{
+    (void)st;
+    roce(&L, "rxe0", 1500, "RoCE v2");
+    roce(&P, "rxe0", 1500, "RoCE v2");
+    /* Neither offers DCB (veth, rxe): nothing to say. */
+    topo_dcb_init(&L.rdma[0].dcb);
+    topo_dcb_init(&P.rdma[0].dcb);
+    assert_int_equal(dcb_rules(NULL), 0);
+    /* Both lossless for DSCP 26 on priority 3: clean. */
+    dcb_good(&L.rdma[0]);
+    dcb_good(&P.rdma[0]);
+    assert_int_equal(dcb_rules(NULL), 0);
+    /* PFC off at the peer only: the two directions differ, an error naming both. */
+    P.rdma[0].dcb.pfc_en = 0;
+    assert_int_equal(dcb_rules(NULL), 1);
+    assert_int_equal(F[0].sev, DOCTOR_ERROR);
+    assert_string_equal(F[0].rule, "pfc");
+    assert_string_equal(F[0].local, "priority 3 on");
+    assert_string_equal(F[0].peer, "priority 3 off");
+    assert_non_null(strstr(F[0].msg, "PFC is on for priority 3 at hostA but off for priority 3 "
+                                     "at hostB (DSCP 26)"));
+    /* Off on both: a warning per end. */
+    L.rdma[0].dcb.pfc_en = 1u << 6;
+    assert_int_equal(dcb_rules("pfc"), 2);
+    assert_int_equal(F[0].sev, DOCTOR_WARN);
+    assert_non_null(strstr(F[0].msg, "PFC is off for priority 3 (DSCP 26) on eth1 at hostA"));
+    /* Another DSCP, whose priority (6) has PFC at this end: only the peer's warning. */
+    struct doctor_qp qp48 = {"rxe0", 1, -1, 0, "", 48};
+    P.rdma[0].dcb.pfc_en = 0;
+    int n = doctor_rule_dcb(&L, &P, &qp48, F, 16);
+    assert_int_equal(n, 1);
+    assert_string_equal(F[0].peer, "priority 6 off");
+    dcb_good(&L.rdma[0]);
+    dcb_good(&P.rdma[0]);
+    /* The peer classifies by PCP: DSCP 26 lands on priority 0 there (PFC off on it). */
+    P.rdma[0].dcb.trust_dscp = false;
+    assert_int_equal(dcb_rules("dcb-trust"), 1);
+    assert_non_null(strstr(F[0].msg, "eth1 at hostA classifies by DSCP (DSCP 26 -> priority 3) "
+                                     "but eth1 at hostB by PCP"));
+    assert_int_equal(dcb_rules("pfc"), 1);
+    dcb_good(&P.rdma[0]);
+    /* DSCP trusted here but 26 unmapped. */
+    L.rdma[0].dcb.dscp_prio[26] = -1;
+    assert_int_equal(dcb_rules("dcb-trust"), 1);
+    assert_non_null(strstr(F[0].msg, "maps no priority to DSCP 26"));
+    dcb_good(&L.rdma[0]);
+    /* ETS starves the class of priority 3 at the peer. */
+    P.rdma[0].dcb.tc_tx_bw[3] = 0;
+    assert_int_equal(dcb_rules(NULL), 1);
+    assert_string_equal(F[0].rule, "ets");
+    assert_non_null(strstr(F[0].msg, "traffic class 3 on eth1 at hostB, which ETS gives 0%"));
+    /* Strict priority with no share is not starved. */
+    P.rdma[0].dcb.tc_tsa[3] = 0;
+    assert_int_equal(dcb_rules(NULL), 0);
+    dcb_good(&P.rdma[0]);
+    /* RoCE ECN: the reaction point off here. */
+    L.rdma[0].dcb.ecn_rp[3] = 0;
+    assert_int_equal(dcb_rules(NULL), 1);
+    assert_string_equal(F[0].rule, "roce-ecn");
+    assert_string_equal(F[0].local, "np on, rp off");
+    assert_non_null(strstr(F[0].msg, "as a sender it ignores CNPs"));
+    /* An InfiniBand port: DCB does not apply. */
+    dcb_good(&L.rdma[0]);
+    L.rdma[0].dcb.pfc_en = 0;
+    snprintf(L.rdma[0].link_layer, sizeof(L.rdma[0].link_layer), "InfiniBand");
+    assert_int_equal(dcb_rules("pfc"), 0);
+}
+
+/* The DCB state's JSON (how the agent's facts travel) round-trips; malformed is refused. */
+static void test_dcb_json(void **st)
+{
+    (void)st;
+    struct doctor_rdma_port r, back;
+    memset(&r, 0, sizeof(r));
+    dcb_good(&r);
+    r.dcb.ecn_np[5] = -1;
+    cJSON *j = topo_dcb_state_json(&r.dcb);
+    assert_int_equal(topo_dcb_state_from_json(j, &back.dcb), 0);
+    assert_memory_equal(&r.dcb, &back.dcb, sizeof(r.dcb));
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(j, "ets"), "prio_tc", cJSON_CreateString("x"));
+    assert_int_equal(topo_dcb_state_from_json(j, &back.dcb), -EPROTO);
+    assert_false(back.dcb.available);
+    cJSON_Delete(j);
+    j = cJSON_Parse("{\"available\": true, \"dscp_priority\": {\"64\": 3}}");
+    assert_int_equal(topo_dcb_state_from_json(j, &back.dcb), -EPROTO);
+    cJSON_Delete(j);
+}
+
+/* A dcbnl answer built by hand (include/uapi/linux/dcbnl.h): PFC, ETS and an APP table with
+ * a DSCP entry and an Ethertype one; and an error answer. */
+static void test_dcb_parse(void **st)
+{
+    (void)st;
+    unsigned char buf[1024];
+    memset(buf, 0, sizeof(buf));
+    struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+    nh->nlmsg_type = RTM_GETDCB;
+    char *p = (char *)NLMSG_DATA(nh) + NLA_ALIGN(sizeof(struct dcbmsg));
+    struct nlattr *ieee = (struct nlattr *)p;
+    ieee->nla_type = DCB_ATTR_IEEE | NLA_F_NESTED;
+    char *q = p + NLA_HDRLEN;
+    struct nlattr *a = (struct nlattr *)q;
+    a->nla_type = DCB_ATTR_IEEE_PFC;
+    a->nla_len = NLA_HDRLEN + sizeof(struct ieee_pfc);
+    ((struct ieee_pfc *)((char *)a + NLA_HDRLEN))->pfc_en = 0x08;
+    q += NLA_ALIGN(a->nla_len);
+    a = (struct nlattr *)q;
+    a->nla_type = DCB_ATTR_IEEE_ETS;
+    a->nla_len = NLA_HDRLEN + sizeof(struct ieee_ets);
+    struct ieee_ets *ets = (struct ieee_ets *)((char *)a + NLA_HDRLEN);
+    ets->prio_tc[3] = 2;
+    ets->tc_tx_bw[2] = 60;
+    ets->tc_tsa[2] = IEEE_8021QAZ_TSA_ETS;
+    q += NLA_ALIGN(a->nla_len);
+    struct nlattr *tab = (struct nlattr *)q;
+    tab->nla_type = DCB_ATTR_IEEE_APP_TABLE;
+    char *t = q + NLA_HDRLEN;
+    struct dcb_app apps[2] = {
+        {.selector = IEEE_8021QAZ_APP_SEL_DSCP, .priority = 3, .protocol = 26},
+        {.selector = IEEE_8021QAZ_APP_SEL_ETHERTYPE, .priority = 5, .protocol = 0x8915}};
+    for (int i = 0; i < 2; i++) {
+        struct nlattr *e = (struct nlattr *)t;
+        e->nla_type = DCB_ATTR_IEEE_APP;
+        e->nla_len = NLA_HDRLEN + sizeof(struct dcb_app);
+        memcpy((char *)e + NLA_HDRLEN, &apps[i], sizeof(apps[i]));
+        t += NLA_ALIGN(e->nla_len);
+    }
+    tab->nla_len = (unsigned short)(t - q);
+    ieee->nla_len = (unsigned short)(t - p);
+    nh->nlmsg_len = (unsigned)(t - (char *)buf);
+    struct topo_dcb_info d;
+    topo_dcb_init(&d);
+    assert_int_equal(topo_dcb_parse(buf, nh->nlmsg_len, "ens1", &d), 0);
+    assert_true(d.available && d.trust_dscp && d.pfc_known && d.ets_known);
+    assert_int_equal(d.pfc_en, 0x08);
+    assert_int_equal(d.dscp_prio[26], 3);
+    assert_int_equal(d.dscp_prio[27], -1);
+    assert_int_equal(d.prio_tc[3], 2);
+    assert_int_equal(d.tc_tx_bw[2], 60);
+    assert_int_equal(topo_dcb_priority_of(&d, 26), 3);
+    /* "Operation not supported", as veth answers. */
+    memset(buf, 0, sizeof(buf));
+    nh->nlmsg_type = NLMSG_ERROR;
+    nh->nlmsg_len = NLMSG_LENGTH(sizeof(struct nlmsgerr));
+    ((struct nlmsgerr *)NLMSG_DATA(nh))->error = -EOPNOTSUPP;
+    topo_dcb_init(&d);
+    assert_int_equal(topo_dcb_parse(buf, nh->nlmsg_len, "veth0", &d), 0);
+    assert_false(d.available);
+    assert_string_equal(d.why, "veth0 does not offer DCB (Operation not supported)");
+    /* Truncated: refused. */
+    topo_dcb_init(&d);
+    assert_int_equal(topo_dcb_parse(buf, 8, "veth0", &d), -EPROTO);
 }
 
 int main(void)
@@ -352,6 +540,9 @@ int main(void)
         cmocka_unit_test_setup(test_host, setup),
         cmocka_unit_test_setup(test_json_round_trip, setup),
         cmocka_unit_test_setup(test_sysfs_roce_v1, setup),
+        cmocka_unit_test_setup(test_dcb, setup),
+        cmocka_unit_test_setup(test_dcb_json, setup),
+        cmocka_unit_test_setup(test_dcb_parse, setup),
     };
     return cmocka_run_group_tests(t, NULL, NULL);
 }

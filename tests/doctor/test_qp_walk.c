@@ -21,6 +21,7 @@ static struct qp_walk_want want(int path_mtu, int gid, int smaller)
                              .gid_index = gid,
                              .path_mtu = path_mtu,
                              .smaller_active_mtu = smaller,
+                             .dscp = 26,
                              .messages = 5,
                              .timeout = 14,
                              .retry_cnt = 3};

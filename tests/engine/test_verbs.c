@@ -22,7 +22,7 @@
 #include "common/jsonutil.h"
 #include "engine/flow/mix.h"
 #include "engine/results/results.h"
-#include "engine/xport/verbs/verbs_dcb.h"
+#include "topology/topo_dcb.h"
 #include "engine/xport/verbs/verbs_res.h"
 #include "engine/xport/xport.h"
 
@@ -272,19 +272,19 @@ static void roce_ecn_sysfs(void **state)
         put_file(np, name, p == 3 ? "1\n" : "0\n");
         put_file(rp, name, "0\n");
     }
-    struct verbs_dcb_info d;
+    struct topo_dcb_info d;
     memset(&d, 0, sizeof(d));
     for (int i = 0; i < 64; i++)
         d.dscp_prio[i] = -1;
     d.available = true;
     d.trust_dscp = true;
     d.dscp_prio[26] = 3;
-    assert_int_equal(verbs_dcb_ecn_read(root, "ens1f0np0", &d), 0);
+    assert_int_equal(topo_dcb_ecn_read(root, "ens1f0np0", &d), 0);
     assert_true(d.ecn_known);
     assert_int_equal(d.ecn_np[3], 1);
     assert_int_equal(d.ecn_np[0], 0);
     assert_int_equal(d.ecn_rp[3], 0);
-    cJSON *j = verbs_dcb_json(&d, 26);
+    cJSON *j = topo_dcb_json(&d, 26);
     const cJSON *e = cJSON_GetObjectItem(j, "ecn");
     double prio = -1;
     assert_true(jsonutil_num(e, "priority", &prio) && prio == 3);
@@ -292,15 +292,15 @@ static void roce_ecn_sysfs(void **state)
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(e, "rp_enabled")));
     assert_null(cJSON_GetObjectItem(e, "priority_assumed"));
     cJSON_Delete(j);
-    j = verbs_dcb_json(&d, 10); /* not in the APP table */
+    j = topo_dcb_json(&d, 10); /* not in the APP table */
     e = cJSON_GetObjectItem(j, "ecn");
     assert_true(jsonutil_num(e, "priority", &prio) && prio == 0);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(e, "priority_assumed")));
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(e, "np_enabled")));
     cJSON_Delete(j);
-    assert_int_equal(verbs_dcb_ecn_read(root, "veth0", &d), -ENOENT);
+    assert_int_equal(topo_dcb_ecn_read(root, "veth0", &d), -ENOENT);
     assert_false(d.ecn_known);
-    j = verbs_dcb_json(&d, 26);
+    j = topo_dcb_json(&d, 26);
     assert_null(cJSON_GetObjectItem(j, "ecn"));
     cJSON_Delete(j);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", root);

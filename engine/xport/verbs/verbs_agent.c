@@ -18,7 +18,7 @@
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/counters/counters_qp.h"
-#include "engine/xport/verbs/verbs_dcb.h"
+#include "topology/topo_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
 #include "topology/topo_model.h"

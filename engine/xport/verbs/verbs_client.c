@@ -26,7 +26,7 @@
 #include "engine/flow/kv.h"
 #include "engine/flow/kv_worker.h"
 #include "engine/flow/ring.h"
-#include "engine/xport/verbs/verbs_dcb.h"
+#include "topology/topo_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
 #include "topology/topo_model.h"
@@ -66,7 +66,7 @@ struct verbs_client_flow {
     struct verbs_params cfg;
     struct verbs_res res;
     struct verbs_res_peer peer;
-    struct verbs_dcb_info dcb;
+    struct topo_dcb_info dcb;
     pthread_t async;
     bool async_started;
     _Atomic bool async_stop;
@@ -759,8 +759,8 @@ int verbs_client_setup(struct flow_rt *f, struct ft_err *err)
         f->progress_deadline_s = detect + 0.5;
     if (v->res.link_layer == IBV_LINK_LAYER_ETHERNET && v->res.netdev[0]) {
         struct ft_err derr = {0};
-        verbs_dcb_query(v->res.netdev, &v->dcb, &derr);
-        verbs_dcb_ecn_read("", v->res.netdev, &v->dcb);
+        topo_dcb_query(v->res.netdev, &v->dcb, &derr);
+        topo_dcb_ecn_read("", v->res.netdev, &v->dcb);
     }
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "type", "verbs.open");
@@ -1001,5 +1001,5 @@ void verbs_client_conditions(const struct flow_rt *f, cJSON *out)
                                   : "fabtop control channel (QP number, PSN, GID, LID, rkey, "
                                     "address)");
     if (v->res.link_layer == IBV_LINK_LAYER_ETHERNET)
-        cJSON_AddItemToObject(out, "dcb", verbs_dcb_json(&v->dcb, v->cfg.want.dscp));
+        cJSON_AddItemToObject(out, "dcb", topo_dcb_json(&v->dcb, v->cfg.want.dscp));
 }

@@ -17,7 +17,7 @@
 #include "engine/counters/counters_qp.h"
 #include "engine/flow/kv.h"
 #include "engine/flow/ring.h"
-#include "engine/xport/verbs/verbs_dcb.h"
+#include "topology/topo_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
 #include "topology/topo_model.h"

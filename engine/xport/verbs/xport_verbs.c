@@ -26,7 +26,7 @@
  *
  * Here: the transport table. The rest, sharing xport_verbs_int.h: verbs_params.c (the flow's
  * settings), verbs_client.c (the client side), verbs_agent.c (the verbs.* requests); the
- * resources and data path in verbs_res.c, librdmacm in verbs_cm.c, DCB in verbs_dcb.c. */
+ * resources and data path in verbs_res.c, librdmacm in verbs_cm.c; DCB in topology/topo_dcb.c. */
 #define _GNU_SOURCE
 #include "engine/xport/verbs/xport_verbs_int.h"
 
@@ -40,7 +40,7 @@
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/counters/counters_qp.h"
-#include "engine/xport/verbs/verbs_dcb.h"
+#include "topology/topo_dcb.h"
 #include "engine/peer/rrcheck.h"
 #include "engine/xport/verbs/verbs_cm.h"
 #include "engine/xport/verbs/verbs_res.h"
