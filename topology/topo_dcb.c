@@ -280,6 +280,8 @@ int topo_dcb_state_from_json(const cJSON *j, struct topo_dcb_info *d)
         snprintf(d->why, sizeof(d->why), "%s", why->valuestring);
     d->trust_dscp = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "trust_dscp"));
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "dscp_priority"), *x;
+    if (m && !cJSON_IsObject(m))
+        goto bad;
     cJSON_ArrayForEach(x, m)
     {
         char *end;

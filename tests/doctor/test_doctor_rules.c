@@ -456,6 +456,10 @@ static void test_dcb_json(void **st)
     j = cJSON_Parse("{\"available\": true, \"dscp_priority\": {\"64\": 3}}");
     assert_int_equal(topo_dcb_state_from_json(j, &back.dcb), -EPROTO);
     cJSON_Delete(j);
+    /* An array where the map belongs (its members have no names). */
+    j = cJSON_Parse("{\"available\": true, \"dscp_priority\": [3]}");
+    assert_int_equal(topo_dcb_state_from_json(j, &back.dcb), -EPROTO);
+    cJSON_Delete(j);
 }
 
 /* A dcbnl answer built by hand (include/uapi/linux/dcbnl.h): PFC, ETS and an APP table with
