@@ -120,8 +120,9 @@ done
 # The setup view's model presets read a model's shape and sizes (engine/model/, pure
 # arithmetic) and make its mix (run/mix_model.h), as `fabtop mix --model` does. The explorer's
 # Drill action calls the drill as `fabtop drill` does (run/drill.h: the options, the run, the
-# document after every repetition).
-public="engine/run/runner.h engine/run/drill.h engine/run/thresholds.h engine/run/mix_build.h
+# document after every repetition). The doctor's text and the explorer's doctor key run the
+# doctor as `fabtop doctor` does (run/doctor_run.h: both ends' facts, the rules, the walk).
+public="engine/run/runner.h engine/run/drill.h engine/run/doctor_run.h engine/run/thresholds.h engine/run/mix_build.h
   engine/run/mix_model.h engine/model/model_config.h engine/model/model_size.h
   engine/flow/mix.h engine/flow/hist.h engine/flow/flow_state.h engine/flow/fabric_snap.h
   engine/counters/counters.h engine/results/"
