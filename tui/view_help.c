@@ -46,7 +46,10 @@ static const char *const key_lines[] = {
     "higher. The p50/p99/p99.9 markers are told apart by hue only: they rate nothing.",
     "Setup: S starts the test, D a fault drill of its mix (TCP pingpong and rr flows) with the "
     "Drill field's fault at 1 s (Left/Right; Enter types FOR x TIMES); F4 shows each "
-    "repetition's detection and recovery, w saves the drill.",
+    "repetition's detection and recovery, w saves the drill. C runs the handshake doctor "
+    "against the Peer field's agent (both ends' facts side by side, with an RDMA endpoint its "
+    "port, GIDs and DCB and a queue pair walked to RTS), in a panel over the form: Up/Down "
+    "scroll it, Esc returns to the form.",
     "Live run: p pauses the display, s stops the test, w saves the results, ? on a counter "
     "explains it; in the percentile table (Tab to it), Left/Right picks the flow whose "
     "histogram is shown; y switches the counts between log and linear, d between the "

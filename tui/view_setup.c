@@ -7,7 +7,10 @@
  * live view following. After the mix presets the Preset field offers the model presets
  * (engine/model/): then the form is the model's layout (TP, PP, EP, batch, context, prompt,
  * page, KV dtype, engine, transport) with the sizes it derives, and Start runs the mix
- * engine/run/mix_model.h makes of it. */
+ * engine/run/mix_model.h makes of it. C runs the handshake doctor against the Peer field's
+ * agent (app_doctor.h, in the background: both ends' facts, the rules, with an RDMA endpoint
+ * the queue-pair walk) and shows its report in a panel over the form, as `fabtop doctor`
+ * prints it. */
 #include "tui/views.h"
 
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include "engine/run/drill.h"
 #include "engine/run/mix_build.h"
 #include "engine/run/mix_model.h"
+#include "tui/app_doctor.h"
 #include "tui/config.h"
 #include "tui/setup_model.h"
 #include "tui/ui_list.h"
@@ -99,6 +103,10 @@ struct xp_choice {
 #define MAX_XP 8
 
 struct setup_state {
+    /* The doctor (C): running or ended, and its panel over the form (shown, scrolled to top). */
+    struct app_doctor *doctor;
+    bool doctor_shown, doctor_told;
+    int doctor_top;
     char **presets;
     int npresets, preset;
     struct mix_build b; /* the preset as loaded and the knobs as typed */
@@ -1150,11 +1158,167 @@ static int edit_key(struct app *a, int ch)
     return REACT_REDRAW;
 }
 
+/* ---- the doctor ---- */
+
+/* C: the doctor against the Peer field's agent, with the RDMA endpoint's port when one is
+ * chosen; the panel shows it running, then its report. */
+static int doctor_start(struct app *a)
+{
+    struct setup_state *s = st(a);
+    if (s->doctor && !app_doctor_poll(s->doctor)) {
+        s->doctor_shown = true;
+        return REACT_REDRAW;
+    }
+    const struct mix_build_endpoint *ep = &s->eps[s->ep].ep;
+    struct app_doctor *d = NULL;
+    struct ft_err err = {0};
+    if (app_doctor_start(s->b.peer, s->b.key_file, ep->kind == MIX_EP_RDMA ? ep->rdma : "", &d,
+                         &err) < 0) {
+        app_message(a, ROLE_ERROR, "doctor: %s", err.msg);
+        return REACT_REDRAW;
+    }
+    app_doctor_free(s->doctor);
+    s->doctor = d;
+    s->doctor_shown = true;
+    s->doctor_told = false;
+    s->doctor_top = 0;
+    app_message(a, ROLE_INFO, "doctor: checking both ends of %s", d->peer);
+    return REACT_REDRAW;
+}
+
+static int doctor_lines(const struct setup_state *s)
+{
+    return s->doctor && s->doctor->joined ? s->doctor->nlines : 0;
+}
+
+/* Keys while the doctor's panel covers the form: scroll, C again, Esc back. */
+static int doctor_key(struct app *a, int ch)
+{
+    struct setup_state *s = st(a);
+    int page = 10, n = doctor_lines(s);
+    switch (ch) {
+    case KEY_UP:
+    case 'k':
+        s->doctor_top--;
+        break;
+    case KEY_DOWN:
+    case 'j':
+        s->doctor_top++;
+        break;
+    case KEY_PPAGE:
+        s->doctor_top -= page;
+        break;
+    case KEY_NPAGE:
+    case ' ':
+        s->doctor_top += page;
+        break;
+    case KEY_HOME:
+    case 'g':
+        s->doctor_top = 0;
+        break;
+    case KEY_END:
+    case 'G':
+        s->doctor_top = n;
+        break;
+    case 27:
+    case KEY_BACKSPACE:
+        s->doctor_shown = false;
+        return REACT_REDRAW;
+    case 'C':
+        return doctor_start(a);
+    default:
+        return REACT_NONE;
+    }
+    if (s->doctor_top > n - 1)
+        s->doctor_top = n - 1;
+    if (s->doctor_top < 0)
+        s->doctor_top = 0;
+    return REACT_REDRAW;
+}
+
+/* The loop's tick: the doctor's end, said once; while it runs, its clock. */
+static int setup_tick(struct app *a)
+{
+    struct setup_state *s = st(a);
+    if (!s->doctor || s->doctor_told)
+        return REACT_NONE;
+    if (!app_doctor_poll(s->doctor))
+        return s->doctor_shown ? REACT_REDRAW : REACT_NONE;
+    s->doctor_told = true;
+    const struct app_doctor *d = s->doctor;
+    if (d->rc < 0)
+        app_message(a, ROLE_ERROR, "doctor: %s", d->error);
+    else
+        app_message(a,
+                    d->r->status == 2   ? ROLE_ERROR
+                    : d->r->status == 1 ? ROLE_WARN
+                                        : ROLE_OK,
+                    "doctor: %s with %s (%d finding%s): C shows it again, Esc the form",
+                    d->r->status == 2   ? "errors"
+                    : d->r->status == 1 ? "warnings"
+                                        : "clean",
+                    d->peer, d->r->n, d->r->n == 1 ? "" : "s");
+    return REACT_REDRAW;
+}
+
+static enum theme_role doctor_role(const char *line)
+{
+    if (!strncmp(line, "error:", 6))
+        return ROLE_ERROR;
+    if (!strncmp(line, "warning:", 8) || line[0] == '!')
+        return ROLE_WARN;
+    if (!strncmp(line, "0 error(s), 0 warning(s)", 24))
+        return ROLE_OK;
+    return ROLE_NORMAL;
+}
+
+/* The panel: the report's lines, wrapped to the pane, from doctor_top. */
+static void doctor_draw(struct app *a, struct ui *u, const struct layout *l)
+{
+    struct setup_state *s = st(a);
+    const struct app_doctor *d = s->doctor;
+    struct rect box = l->pane[0];
+    char title[200];
+    snprintf(title, sizeof(title), "Doctor: this end and %s%s%s", d->peer,
+             d->device[0] ? " over " : "", d->device);
+    ui_box(u, &box, title, true);
+    struct rect in = ui_inner(&box);
+    int y = in.y, ymax = in.y + in.h;
+    if (!d->joined) {
+        char t[320];
+        snprintf(t, sizeof(t),
+                 "Checking both ends of %s: the facts of each (route, MTU, rp_filter, ARP, ECN, "
+                 "offloads, memlock%s), a path MTU probe%s... %.0f s",
+                 d->peer, d->device[0] ? ", the RDMA port, its GIDs and DCB" : "",
+                 d->device[0] ? ", then a real queue pair walked to RTS with messages of the "
+                                "path MTU's size"
+                              : "",
+                 app_doctor_elapsed_s(d));
+        ui_paragraph(u, &y, ymax, in.x, in.w, ROLE_INFO, t);
+        return;
+    }
+    if (d->rc < 0) {
+        ui_paragraph(u, &y, ymax, in.x, in.w, ROLE_ERROR, d->error);
+        return;
+    }
+    /* The table's rows ("! " or "  " first: the mark column) are cut at the pane's width to
+     * keep their columns; findings and the walk's lines wrap. */
+    for (int i = s->doctor_top; i < d->nlines && y < ymax; i++) {
+        const char *t = d->lines[i];
+        if ((t[0] == ' ' || t[0] == '!') && t[1] == ' ')
+            ui_text(u, y++, in.x, in.w, doctor_role(t), t);
+        else
+            ui_paragraph(u, &y, ymax, in.x, in.w, doctor_role(t), t);
+    }
+}
+
 static int setup_key(struct app *a, int ch)
 {
     struct setup_state *s = st(a);
     if (s->editing)
         return edit_key(a, ch);
+    if (s->doctor_shown)
+        return doctor_key(a, ch);
     switch (ch) {
     case KEY_UP:
     case 'k':
@@ -1209,6 +1373,8 @@ static int setup_key(struct app *a, int ch)
         return start(a);
     case 'D':
         return drill(a);
+    case 'C':
+        return doctor_start(a);
     default:
         /* A digit belongs to the form, never to the view shortcuts: on a field that takes
          * typing it starts the edit with itself ("64KiB" typed on Size), elsewhere (a choice,
@@ -1555,6 +1721,10 @@ static void model_draw(struct app *a, struct ui *u, const struct layout *l)
 static void setup_draw(struct app *a, struct ui *u, const struct layout *l)
 {
     struct setup_state *s = st(a);
+    if (s->doctor_shown && s->doctor) {
+        doctor_draw(a, u, l);
+        return;
+    }
     if (model_mode(s)) {
         model_draw(a, u, l);
         return;
@@ -1622,6 +1792,7 @@ static void setup_init(struct app *a)
 static void setup_fini(struct app *a)
 {
     struct setup_state *s = st(a);
+    app_doctor_free(s->doctor);
     mix_build_free(&s->b);
     mix_free_names(s->presets);
     model_config_free_names(s->models);
@@ -1650,8 +1821,10 @@ static const char *setup_keys(const struct app *a)
         return "type FOR x TIMES (2 x 3: the fault for 2 s, 3 times)  Enter confirms  Esc cancels";
     if (s->editing)
         return "type the value  Enter confirms  Esc cancels  Backspace/Ctrl-U delete";
+    if (s->doctor_shown && s->doctor)
+        return "Up/Down PgUp/PgDn scroll  C again  Esc back to the form";
     /* At 80 columns the line drops whole keys from the end: Del reset goes first. */
-    return "Up/Down field  Left/Right change  Enter edit  S start  D drill  Del reset";
+    return "Up/Down field  Left/Right change  Enter edit  S start  D drill  C doctor  Del reset";
 }
 
 /* A click on a field's row selects it (a field that does not apply stays unselected); the
@@ -1676,6 +1849,7 @@ const struct view_ops view_setup = {
     .enter = setup_enter,
     .draw = setup_draw,
     .key = setup_key,
+    .tick = setup_tick,
     .keys = setup_keys,
     .click = setup_click,
 };
