@@ -209,6 +209,13 @@ static cJSON *netdev_json(const struct topo_netdev *d)
     else
         cJSON_AddNullToObject(o, "operstate");
     cJSON_AddStringToObject(o, "addrs", d->addrs);
+    if (d->master[0])
+        cJSON_AddStringToObject(o, "master", d->master);
+    if (d->valid & TOPO_NET_V_BOND) {
+        cJSON *b = cJSON_AddObjectToObject(o, "bond");
+        cJSON_AddStringToObject(b, "mode", d->bond_mode);
+        cJSON_AddStringToObject(b, "xmit_hash_policy", d->bond_hash);
+    }
     return o;
 }
 
@@ -563,6 +570,13 @@ static void load_netdev(struct topo_jrd *c, const cJSON *o, int i, struct topo_n
     if (jsonutil_strcpy(o, "operstate", d->operstate, sizeof(d->operstate)))
         d->valid |= TOPO_NET_V_OPER;
     topo_jrd_str(o, "addrs", d->addrs, sizeof(d->addrs));
+    topo_jrd_str(o, "master", d->master, sizeof(d->master));
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bond");
+    if (cJSON_IsObject(b)) {
+        topo_jrd_str(b, "mode", d->bond_mode, sizeof(d->bond_mode));
+        topo_jrd_str(b, "xmit_hash_policy", d->bond_hash, sizeof(d->bond_hash));
+        d->valid |= TOPO_NET_V_BOND;
+    }
 }
 
 int topo_json_to_model(const cJSON *doc, struct topo_model *m, const char *what, struct ft_err *err)

@@ -309,3 +309,22 @@ void topo_gpu_name(const struct topo_model *m, int gpu, char *buf, size_t len)
     (void)m;
     snprintf(buf, len, "GPU%d", gpu);
 }
+
+int topo_model_bond_links(const struct topo_model *m, int netdev)
+{
+    if (netdev < 0 || netdev >= m->nnetdevs || !(m->netdevs[netdev].valid & TOPO_NET_V_BOND))
+        return 0;
+    int n = 0;
+    for (int i = 0; i < m->nnetdevs; i++)
+        n += !strcmp(m->netdevs[i].master, m->netdevs[netdev].name);
+    return n;
+}
+
+bool topo_bond_hashes(const char *mode)
+{
+    static const char *const hashing[] = {"802.3ad", "balance-xor", "balance-tlb", "balance-alb"};
+    for (size_t i = 0; mode && i < sizeof(hashing) / sizeof(hashing[0]); i++)
+        if (!strcmp(mode, hashing[i]))
+            return true;
+    return false;
+}

@@ -231,6 +231,7 @@ enum {
     TOPO_NET_V_MTU = 1u << 0,
     TOPO_NET_V_SPEED = 1u << 1,
     TOPO_NET_V_OPER = 1u << 2,
+    TOPO_NET_V_BOND = 1u << 3, /* a bond master (bond_mode set) */
 };
 
 struct topo_netdev {
@@ -244,6 +245,13 @@ struct topo_netdev {
     int speed_mbps;        /* link speed, Mb/s as ethtool reports it */
     char operstate[16];    /* "up", "down", "unknown" */
     char addrs[TOPO_TEXT]; /* IP addresses, space separated (live only) */
+    /* Link aggregation (Documentation/networking/bonding.rst): a slave names its bond in
+     * master (sysfs master link); a bond has its mode ("802.3ad", "balance-xor",
+     * "active-backup", ...: the first word of bonding/mode) and its transmit hash
+     * ("layer2", "layer3+4", ...: bonding/xmit_hash_policy); "" when none. */
+    char master[32];
+    char bond_mode[24];
+    char bond_hash[24];
 };
 
 /* ---- host facts used by lint ---- */
@@ -478,6 +486,12 @@ void topo_model_note(struct topo_model *m, const char *fmt, ...)
 /* Lookups; return an index or -1. */
 int topo_model_find_pci(const struct topo_model *m, const struct topo_bdf *a);
 int topo_model_find_netdev(const struct topo_model *m, const char *name);
+/* A bond's links: the netdevs whose master it is (0 for any other netdev). */
+int topo_model_bond_links(const struct topo_model *m, int netdev);
+/* Whether a bond spreads flows over its links by a hash of their headers (802.3ad,
+ * balance-xor; balance-tlb and -alb by a hash for transmit too): one connection then rides
+ * one link. active-backup, broadcast and round-robin do not. */
+bool topo_bond_hashes(const char *mode);
 int topo_model_find_nic_by_rdma(const struct topo_model *m, const char *rdma_dev);
 int topo_model_gpu_of_pci(const struct topo_model *m, int pci);
 int topo_model_nic_of_pci(const struct topo_model *m, int pci);

@@ -676,6 +676,18 @@ static void read_netdev(struct sys_ctx *c, const char *name)
     snprintf(rel, sizeof(rel), "sys/class/net/%s/dev_port", name);
     if (fsutil_read_u64(c->root, rel, &v) == 0 && v <= 255)
         nd->dev_port = (int)v;
+    /* Bonding (Documentation/networking/bonding.rst): a slave's master link, a bond's mode
+     * ("802.3ad 4") and transmit hash ("layer3+4 1"), the first word of each. */
+    snprintf(rel, sizeof(rel), "sys/class/net/%s/master", name);
+    fsutil_link_base(c->root, rel, nd->master, sizeof(nd->master));
+    snprintf(rel, sizeof(rel), "sys/class/net/%s/bonding/mode", name);
+    if (read_str(c, rel, buf, sizeof(buf))) {
+        sscanf(buf, "%23s", nd->bond_mode);
+        nd->valid |= TOPO_NET_V_BOND;
+        snprintf(rel, sizeof(rel), "sys/class/net/%s/bonding/xmit_hash_policy", name);
+        if (read_str(c, rel, buf, sizeof(buf)))
+            sscanf(buf, "%23s", nd->bond_hash);
+    }
 }
 
 /* Append the running system's IP addresses (IPv4, and IPv6 other than link-local). */

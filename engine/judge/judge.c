@@ -183,6 +183,31 @@ static const char *fname(const struct judge_flow *jf)
 
 /* One connection or queue pair: one core moves it, and a bonded or multi-port NIC hashes
  * one flow onto one port (a bond's xmit_hash_policy, a multi-port HCA's QP affinity). */
+/* The netdev the flow's traffic left by, in the topology: the one it was bound to, the RoCE
+ * GID's, or the one holding its local address (live topologies list addresses); -1. */
+static int flow_netdev(const struct judge_flow *jf)
+{
+    const struct topo_model *m = jf->topo;
+    const cJSON *c = jf->flow->conditions;
+    if (!m)
+        return -1;
+    const char *nd = jsonutil_str(c, "local_netdev");
+    if (!nd || !*nd)
+        nd = jsonutil_str(c, "netdev");
+    if (nd && *nd)
+        return topo_model_find_netdev(m, nd);
+    const char *ip = jsonutil_str(c, "local_address");
+    for (int i = 0; ip && *ip && i < m->nnetdevs; i++) {
+        char addrs[sizeof(m->netdevs[i].addrs) + 2];
+        snprintf(addrs, sizeof(addrs), " %s ", m->netdevs[i].addrs);
+        char want[80];
+        snprintf(want, sizeof(want), " %s ", ip);
+        if (strstr(addrs, want))
+            return i;
+    }
+    return -1;
+}
+
 static void check_one_connection(const struct judge_flow *jf, struct judge_causes *out)
 {
     const struct results_flow *f = jf->flow;
@@ -194,16 +219,30 @@ static void check_one_connection(const struct judge_flow *jf, struct judge_cause
     if (c != 1)
         return;
     int ports = jf->topo && jf->nic >= 0 ? jf->topo->nics[jf->nic].nports : 0;
+    /* A bond that hashes flows onto its links carries one connection on one link
+     * (bonding.rst, xmit_hash_policy): its other links idle for this flow. */
+    int nd = flow_netdev(jf), links = nd >= 0 ? topo_model_bond_links(jf->topo, nd) : 0;
+    const struct topo_netdev *bond = links > 1 ? &jf->topo->netdevs[nd] : NULL;
+    if (bond && !topo_bond_hashes(bond->bond_mode))
+        bond = NULL;
+    char extra[160] = "";
+    if (bond)
+        snprintf(extra, sizeof(extra), ", and %s (%s%s%s) puts it on one of its %d links",
+                 bond->name, bond->bond_mode, bond->bond_hash[0] ? ", hash " : "", bond->bond_hash,
+                 links);
+    else if (ports > 1)
+        snprintf(extra, sizeof(extra), ", and a multi-port NIC carries it on one port");
     struct judge_cause *k = judge_cause_add(
         out, jf, "one-connection",
         "raise the flow's concurrency (\"concurrency\": 4 or more) so that several cores and "
         "ports carry it",
         "flow %s runs on one %s: one core moves all of it%s", fname(jf),
-        is_verbs(jf) ? "queue pair" : "connection",
-        ports > 1 ? ", and a multi-port NIC carries it on one port" : "");
+        is_verbs(jf) ? "queue pair" : "connection", extra);
     judge_ev_num(k, is_verbs(jf) ? "queue pairs" : "connections", 1, "count");
     if (ports > 0)
         judge_ev_num(k, "NIC ports", ports, "count");
+    if (bond)
+        judge_ev_num(k, "bond links", links, "count");
 }
 
 /* One operation in flight: each waits a round trip before the next is posted. */

@@ -216,6 +216,57 @@ static void one_connection(void **state)
     fx_free(f);
 }
 
+/* One TCP connection out of a bond that hashes flows onto its links: the cause says the bond
+ * puts it on one of them; an active-backup bond (one link carries all anyway) does not. */
+static void one_connection_bond(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(TCP_DOC);
+    struct topo_model *m = f->topo;
+    /* bond0 over two slaves of its own, added to the node. */
+    int ib = topo_model_add_netdev(m), s1 = topo_model_add_netdev(m), s2 = topo_model_add_netdev(m);
+    assert_true(ib >= 0 && s1 >= 0 && s2 >= 0);
+    snprintf(m->netdevs[s1].name, sizeof(m->netdevs[s1].name), "ens1f0");
+    snprintf(m->netdevs[s2].name, sizeof(m->netdevs[s2].name), "ens1f1");
+    struct topo_netdev *b = &m->netdevs[ib];
+    snprintf(b->name, sizeof(b->name), "bond0");
+    snprintf(b->bond_mode, sizeof(b->bond_mode), "802.3ad");
+    snprintf(b->bond_hash, sizeof(b->bond_hash), "layer3+4");
+    snprintf(b->addrs, sizeof(b->addrs), "10.1.0.5 fd00::5");
+    b->valid |= TOPO_NET_V_BOND;
+    snprintf(m->netdevs[s1].master, sizeof(m->netdevs[s1].master), "bond0");
+    snprintf(m->netdevs[s2].master, sizeof(m->netdevs[s2].master), "bond0");
+    set_num(flow_of(f->doc), "connections_asked", 1);
+    set_str(cond_of(f->doc), "local_address", "10.1.0.5");
+    judge(f);
+    const struct judge_cause *c = find(f, "one-connection");
+    assert_non_null(c);
+    char msg[sizeof(c->msg)];
+    snprintf(msg, sizeof(msg), "%s", c->msg);
+    assert_string_equal(msg, "flow bulk runs on one connection: one core moves all of it, and "
+                             "bond0 (802.3ad, hash layer3+4) puts it on one of its 2 links");
+    assert_float_equal(ev(c, "bond links"), 2, 0);
+    /* The bond named by the flow's netdev works the same. */
+    cJSON_DeleteItemFromObject(cond_of(f->doc), "local_address");
+    set_str(cond_of(f->doc), "local_netdev", "bond0");
+    judge(f);
+    assert_non_null(strstr(find(f, "one-connection")->msg, "bond0 (802.3ad"));
+    /* active-backup: no hash, no bond clause. */
+    snprintf(b->bond_mode, sizeof(b->bond_mode), "active-backup");
+    judge(f);
+    c = find(f, "one-connection");
+    assert_non_null(c);
+    assert_null(strstr(c->msg, "bond0"));
+    assert_true(isnan(ev(c, "bond links")));
+    /* Another address: not the bond's. */
+    snprintf(b->bond_mode, sizeof(b->bond_mode), "802.3ad");
+    cJSON_DeleteItemFromObject(cond_of(f->doc), "local_netdev");
+    set_str(cond_of(f->doc), "local_address", "10.1.0.50");
+    judge(f);
+    assert_null(strstr(find(f, "one-connection")->msg, "bond0"));
+    fx_free(f);
+}
+
 static void depth_one(void **state)
 {
     (void)state;
@@ -650,6 +701,7 @@ int main(void)
         cmocka_unit_test(quiet_when_not_short),
         cmocka_unit_test(quiet_on_pingpong),
         cmocka_unit_test(one_connection),
+        cmocka_unit_test(one_connection_bond),
         cmocka_unit_test(depth_one),
         cmocka_unit_test(mtu_below_link),
         cmocka_unit_test(roce_v1),

@@ -887,6 +887,66 @@ static void test_no_rdma(void **state)
     tree_remove(r2);
 }
 
+/* A bond (Documentation/networking/bonding.rst's sysfs): bond0 in 802.3ad with a layer3+4
+ * hash over eth0 and eth1 (their master links), bond1 in active-backup: modes, hashes, the
+ * slaves' master, the links counted, which modes hash, and the JSON snapshot keeping them. */
+static void test_bond(void **state)
+{
+    (void)state;
+    char r2[64];
+    snprintf(r2, sizeof(r2), "/tmp/fabtop-sysfs-XXXXXX");
+    assert_non_null(mkdtemp(r2));
+    tree_file(r2, "sys/class/net/bond0/mtu", "9000");
+    tree_file(r2, "sys/class/net/bond0/bonding/mode", "802.3ad 4");
+    tree_file(r2, "sys/class/net/bond0/bonding/xmit_hash_policy", "layer3+4 1");
+    tree_file(r2, "sys/class/net/bond1/mtu", "1500");
+    tree_file(r2, "sys/class/net/bond1/bonding/mode", "active-backup 1");
+    const char *slaves[][2] = {{"eth0", "bond0"}, {"eth1", "bond0"}, {"eth2", "bond1"}};
+    for (int i = 0; i < 3; i++) {
+        char rel[128], tgt[64];
+        snprintf(rel, sizeof(rel), "sys/class/net/%s/mtu", slaves[i][0]);
+        tree_file(r2, rel, "9000");
+        snprintf(rel, sizeof(rel), "sys/class/net/%s/master", slaves[i][0]);
+        snprintf(tgt, sizeof(tgt), "../%s", slaves[i][1]);
+        tree_link(r2, rel, tgt);
+    }
+    tree_file(r2, "sys/class/net/eth3/mtu", "1500");
+    struct topo_model *m = topo_model_new();
+    struct topo_load_opts o = {.sysfs_root = r2, .no_verbs = true};
+    topo_enrich_sysfs.enrich(m, &o);
+    int b0 = topo_model_find_netdev(m, "bond0"), b1 = topo_model_find_netdev(m, "bond1");
+    int e0 = topo_model_find_netdev(m, "eth0"), e3 = topo_model_find_netdev(m, "eth3");
+    assert_true(b0 >= 0 && b1 >= 0 && e0 >= 0 && e3 >= 0);
+    assert_true(m->netdevs[b0].valid & TOPO_NET_V_BOND);
+    assert_string_equal(m->netdevs[b0].bond_mode, "802.3ad");
+    assert_string_equal(m->netdevs[b0].bond_hash, "layer3+4");
+    assert_string_equal(m->netdevs[b1].bond_mode, "active-backup");
+    assert_string_equal(m->netdevs[b1].bond_hash, "");
+    assert_string_equal(m->netdevs[e0].master, "bond0");
+    assert_string_equal(m->netdevs[e3].master, "");
+    assert_false(m->netdevs[e0].valid & TOPO_NET_V_BOND);
+    assert_int_equal(topo_model_bond_links(m, b0), 2);
+    assert_int_equal(topo_model_bond_links(m, b1), 1);
+    assert_int_equal(topo_model_bond_links(m, e0), 0);
+    assert_true(topo_bond_hashes("802.3ad"));
+    assert_true(topo_bond_hashes("balance-xor"));
+    assert_false(topo_bond_hashes("active-backup"));
+    assert_false(topo_bond_hashes("balance-rr"));
+    /* The snapshot keeps them. */
+    cJSON *j = topo_json_from_model(m);
+    struct topo_model *m2 = topo_model_new();
+    struct ft_err err = {0};
+    assert_int_equal(topo_json_to_model(j, m2, "the bond snapshot", &err), 0);
+    b0 = topo_model_find_netdev(m2, "bond0");
+    assert_string_equal(m2->netdevs[b0].bond_hash, "layer3+4");
+    assert_string_equal(m2->netdevs[topo_model_find_netdev(m2, "eth1")].master, "bond0");
+    assert_int_equal(topo_model_bond_links(m2, b0), 2);
+    cJSON_Delete(j);
+    topo_model_free(m2);
+    topo_model_free(m);
+    tree_remove(r2);
+}
+
 static void test_applies(void **state)
 {
     (void)state;
@@ -912,6 +972,7 @@ int main(void)
         cmocka_unit_test(test_handbuilt_model),
         cmocka_unit_test(test_port_formats),
         cmocka_unit_test(test_no_rdma),
+        cmocka_unit_test(test_bond),
         cmocka_unit_test(test_applies),
     };
     return cmocka_run_group_tests_name("sysfs_synth", tests, setup, teardown);
