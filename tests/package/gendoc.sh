@@ -4,7 +4,8 @@
 # and every option --help shows is on it; bash completion (sourced into a real bash and
 # driven the way bash drives it: COMP_WORDS, COMP_CWORD, the function `complete -p`
 # names) offers the commands, every option of every command, the preset mixes, themes
-# and models fabtop lists, enum values and files; zsh parses its function.
+# and models fabtop lists, enum values and files; zsh, interactive in tmux, completes the
+# same (commands, options, enum values, presets, themes, models).
 set -eu
 FABTOP=${FABTOP_BIN:?}
 BUILD=${FABTOP_BUILD:?}
@@ -125,8 +126,45 @@ has off run --neighbours o
 [ "$(complete_ run --transport t)" = "tcp" ] || fail "run --transport t offers more than tcp"
 
 # ---- zsh ----
+# Parsed, then driven as a user drives it: an interactive zsh in tmux with _fabtop on its
+# fpath and compinit, a line typed and Tab pressed, the line or the list read back. (zsh -n
+# alone passed while no preset, theme or model name was ever offered: _arguments calls an
+# action with its description options before the action's own words.)
+zsh_line() { # TEXT: type TEXT, press Tab, print the screen once it settles
+    tm send-keys -t z C-u
+    tm send-keys -t z -l "$1"
+    tm send-keys -t z Tab
+    sleep 0.7
+    tm capture-pane -p -t z
+}
 if command -v zsh >/dev/null; then
     zsh -n "$COMP/_fabtop" || fail "zsh cannot parse _fabtop"
     head -1 "$COMP/_fabtop" | grep -qx "#compdef fabtop" || fail "_fabtop lacks #compdef"
+    if command -v tmux >/dev/null; then
+        ZS=fabtop-zsh-$$
+        tm() { tmux -L "$ZS" -f /dev/null "$@"; }
+        trap 'tm kill-server 2>/dev/null || true; rm -rf "$T"' EXIT
+        mkdir -p "$T/zhome" "$T/bin"
+        ln -s "$FABTOP" "$T/bin/fabtop"
+        tm new-session -d -s z -x 150 -y 40 \
+            "env -i TERM=xterm-256color HOME=$T/zhome PATH=$T/bin:/usr/bin:/bin zsh -f"
+        tm send-keys -t z "fpath=($COMP \$fpath); autoload -Uz compinit; compinit -u -D; cd $T/zhome" Enter
+        sleep 0.5
+        zsh_line "fabtop doc" | grep -q "fabtop doctor" || fail "zsh: 'doc' did not complete to doctor"
+        zsh_line "fabtop run --neighb" | grep -q "fabtop run --neighbours" ||
+            fail "zsh: --neighb did not complete to --neighbours"
+        zsh_line "fabtop run --transport ver" | grep -q "fabtop run --transport verbs" ||
+            fail "zsh: --transport ver did not complete to verbs"
+        zsh_line "fabtop run --mix inc" | grep -q "fabtop run --mix incast" ||
+            fail "zsh: --mix inc did not complete to the incast preset"
+        out=$(zsh_line "fabtop --theme ")
+        for th in $("$FABTOP" __complete themes); do
+            echo "$out" | grep -q -- "$th" || fail "zsh: --theme offers no $th: $out"
+        done
+        zsh_line "fabtop mix --model Llama-3.1-4" | grep -q "Llama-3.1-405B" ||
+            fail "zsh: --model Llama-3.1-4 did not complete to Llama-3.1-405B"
+        tm kill-server 2>/dev/null || true
+        echo "ok: zsh completes commands, options, enum values, presets, themes and models"
+    fi
 fi
 echo "ok: $(ls "$MAN" | wc -l) pages lint-clean, $ncmd commands, completion offers presets, themes, models, files and every option"
