@@ -41,3 +41,14 @@ endif()
 # Give every target's sources the repository root on the include path so that
 # headers are included as "topology/topo_model.h", "engine/flow/hist.h", ...
 include_directories(${PROJECT_SOURCE_DIR})
+
+# fabtop_tree_data(VAR PATH): VAR is PATH, a folder of the source tree that programs run from
+# the build tree read shipped files from (common/datadir.h), when FABTOP_BUILD_TREE_DATA is
+# ON; "" when OFF, so a packaged binary holds no path of the tree it was built in.
+function(fabtop_tree_data var path)
+  if(FABTOP_BUILD_TREE_DATA)
+    set(${var} "${path}" PARENT_SCOPE)
+  else()
+    set(${var} "" PARENT_SCOPE)
+  endif()
+endfunction()

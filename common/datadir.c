@@ -67,7 +67,7 @@ int datadir_search_exe(const char *sub, const char *source_dir, const char *exe,
         exe = self;
     }
     /* A program in its build tree reads the tree's own files, not an older installed copy. */
-    if (exe[0] && source_dir && *FABTOP_BUILD_DIR && under(exe, FABTOP_BUILD_DIR))
+    if (exe[0] && source_dir && *source_dir && *FABTOP_BUILD_DIR && under(exe, FABTOP_BUILD_DIR))
         add(dirs, &n, source_dir, "", "");
     /* PREFIX/bin/fabtop reads PREFIX/share/fabtop: an install moved as a whole still works. */
     const char *slash = exe[0] ? strrchr(exe, '/') : NULL;

@@ -66,6 +66,9 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$
 FT=/usr/bin/fabtop
 want=$(sed -n 's/^project(fabtop VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
 [ "$($FT --version)" = "fabtop $want" ] || fail "installed fabtop --version: $($FT --version)"
+# Built with FABTOP_BUILD_TREE_DATA=OFF (debian/rules): no path of the tree it was built in
+# (cmake/FabtopFlags.cmake's fabtop_tree_data).
+if grep -qaF "$T/src/fabtop" "$FT"; then fail "the installed fabtop holds its build tree's path $T/src/fabtop"; fi
 export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_DATA_HOME="$T/home/.local/share"
 mkdir -p "$HOME"
 cd "$T"
