@@ -52,16 +52,9 @@ static const char *dcb_trust(const struct doctor_rdma_port *r, char *buf, size_t
     return buf;
 }
 
-static int dcb_prio_of(const struct doctor_rdma_port *r, int dscp)
-{
-    if (!r || !r->dcb.available)
-        return -1;
-    return r->dcb.trust_dscp ? topo_dcb_priority_of(&r->dcb, dscp) : 0;
-}
-
 static const char *dcb_prio(const struct doctor_rdma_port *r, int dscp, char *buf, size_t len)
 {
-    int p = dcb_prio_of(r, dscp);
+    int p = doctor_dcb_priority(r, dscp);
     if (p < 0)
         return r && r->dcb.available ? "unmapped" : "n/a";
     snprintf(buf, len, "%d%s", p, r->dcb.trust_dscp ? "" : " (untagged, PCP trust)");
@@ -82,7 +75,7 @@ static const char *dcb_pfc(const struct doctor_rdma_port *r, char *buf, size_t l
 
 static const char *dcb_ets(const struct doctor_rdma_port *r, int dscp, char *buf, size_t len)
 {
-    int p = dcb_prio_of(r, dscp);
+    int p = doctor_dcb_priority(r, dscp);
     if (p < 0 || !r->dcb.ets_known)
         return "n/a";
     int tc = r->dcb.prio_tc[p];
@@ -99,17 +92,11 @@ static const char *dcb_ecn(const struct doctor_rdma_port *r, int dscp, char *buf
 {
     if (!r || !r->dcb.ecn_known)
         return "n/a";
-    int p = dcb_prio_of(r, dscp);
+    int p = doctor_dcb_priority(r, dscp);
     if (p < 0)
         p = 0;
     int np = r->dcb.ecn_np[p], rp = r->dcb.ecn_rp[p];
-    snprintf(buf, len, "%s/%s",
-             np == 1   ? "on"
-             : np == 0 ? "off"
-                       : "n/a",
-             rp == 1   ? "on"
-             : rp == 0 ? "off"
-                       : "n/a");
+    snprintf(buf, len, "%s/%s", doctor_switch_str(np), doctor_switch_str(rp));
     return buf;
 }
 

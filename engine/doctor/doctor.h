@@ -140,6 +140,12 @@ int doctor_rule_host(const struct doctor_facts *l, const struct doctor_facts *p,
  * its ETS share, RoCE ECN (rules dcb-trust, pfc, ets, roce-ecn). */
 int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
                     const struct doctor_qp *qp, struct doctor_finding *out, int max);
+/* The priority a RoCE v2 packet of DSCP dscp gets at port r: the APP table's when the port
+ * trusts DSCP (-1 when it maps none there), 0 with PCP trust (an untagged packet's; a VLAN's
+ * PCP would come from the queue pair's SL, which the doctor does not see); -1 without DCB. */
+int doctor_dcb_priority(const struct doctor_rdma_port *r, int dscp);
+/* A switch's value as text: "on" (1), "off" (0), "n/a" (anything else). */
+const char *doctor_switch_str(int v);
 /* The port of f a queue pair on (dev, port) uses: dev named (NULL or "": any), port (0: any),
  * the first that fits (the agent's end: the device it picks); NULL: none. */
 const struct doctor_rdma_port *doctor_port(const struct doctor_facts *f, const char *dev, int port);

@@ -268,14 +268,16 @@ int doctor_rule_host(const struct doctor_facts *l, const struct doctor_facts *p,
     return o.n;
 }
 
-/* The priority a RoCE v2 packet of DSCP dscp gets at a port: the APP table's when the port
- * trusts DSCP; with PCP trust 0 (an untagged packet's; a VLAN's PCP would come from the
- * queue pair's SL, which the doctor does not see). */
-static int prio_of(const struct topo_dcb_info *d, int dscp, bool *by_dscp)
+int doctor_dcb_priority(const struct doctor_rdma_port *r, int dscp)
 {
-    *by_dscp = d->trust_dscp;
-    int p = topo_dcb_priority_of(d, dscp);
-    return d->trust_dscp ? p : 0;
+    if (!r || !r->dcb.available)
+        return -1;
+    return r->dcb.trust_dscp ? topo_dcb_priority_of(&r->dcb, dscp) : 0;
+}
+
+const char *doctor_switch_str(int v)
+{
+    return v == 1 ? "on" : v == 0 ? "off" : "n/a";
 }
 
 int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
@@ -295,8 +297,8 @@ int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
         if (!r || strcmp(r->link_layer, "Ethernet"))
             continue; /* DCB classes RoCE's Ethernet frames; InfiniBand has its own SL-to-VL */
         dcb[e] = r->dcb.available;
-        if (dcb[e])
-            prio[e] = prio_of(&r->dcb, dscp, &by_dscp[e]);
+        by_dscp[e] = dcb[e] && r->dcb.trust_dscp;
+        prio[e] = doctor_dcb_priority(r, dscp);
     }
     char a[48], b[48];
     /* Trust: both ends must put the DSCP in one class, or the two directions differ. */
@@ -366,13 +368,7 @@ int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
         int pr = prio[e] >= 0 ? prio[e] : 0;
         int np = r->dcb.ecn_np[pr], rp = r->dcb.ecn_rp[pr];
         if (np == 0 || rp == 0) {
-            snprintf(a, sizeof(a), "np %s, rp %s",
-                     np == 1   ? "on"
-                     : np == 0 ? "off"
-                               : "n/a",
-                     rp == 1   ? "on"
-                     : rp == 0 ? "off"
-                               : "n/a");
+            snprintf(a, sizeof(a), "np %s, rp %s", doctor_switch_str(np), doctor_switch_str(rp));
             add(&o, DOCTOR_WARN, "roce-ecn", "RoCE ECN", e ? "" : a, e ? a : "",
                 "RoCE ECN (DCQCN) on priority %d of %s at %s: %s%s%s; enable both (echo 1 > "
                 "/sys/class/net/%s/ecn/roce_np/enable/%d and roce_rp)",

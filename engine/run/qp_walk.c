@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonutil.h"
 #include "engine/flow/flow.h"
 #include "engine/flow/mix.h"
 #include "engine/xport/verbs/verbs_drill.h"
@@ -277,44 +278,24 @@ cJSON *qp_walk_json(const struct qp_walk *walk)
     for (int i = 0; i < walk->ntries; i++) {
         const struct qp_walk_try *t = &walk->tries[i];
         cJSON *x = cJSON_CreateObject();
-        if (t->path_mtu)
-            cJSON_AddNumberToObject(x, "path_mtu_asked_bytes", t->path_mtu);
-        else
-            cJSON_AddNullToObject(x, "path_mtu_asked_bytes");
+        jsonutil_add_num_or_null(x, "path_mtu_asked_bytes", t->path_mtu, t->path_mtu);
         cJSON_AddNumberToObject(x, "gid_index_asked", t->gid_index);
         cJSON_AddStringToObject(x, "reached", t->reached);
-        if (t->path_mtu_used)
-            cJSON_AddNumberToObject(x, "path_mtu_bytes", t->path_mtu_used);
-        else
-            cJSON_AddNullToObject(x, "path_mtu_bytes");
-        if (t->gid_used >= 0)
-            cJSON_AddNumberToObject(x, "gid_index", t->gid_used);
-        else
-            cJSON_AddNullToObject(x, "gid_index");
+        jsonutil_add_num_or_null(x, "path_mtu_bytes", t->path_mtu_used, t->path_mtu_used);
+        jsonutil_add_num_or_null(x, "gid_index", t->gid_used >= 0, t->gid_used);
         cJSON_AddBoolToObject(x, "setup_ok", t->setup_ok);
         cJSON_AddNumberToObject(x, "messages_sent", t->sent);
         cJSON_AddNumberToObject(x, "messages_delivered", t->delivered);
-        if (t->delivered)
-            cJSON_AddNumberToObject(x, "rtt_p50_us", t->rtt_p50_us);
-        else
-            cJSON_AddNullToObject(x, "rtt_p50_us");
-        if (t->setup_ok)
-            cJSON_AddNumberToObject(x, "retry_bound_s", t->bound_s);
-        else
-            cJSON_AddNullToObject(x, "retry_bound_s");
-        if (t->error[0] && t->setup_ok)
-            cJSON_AddNumberToObject(x, "failed_after_s", t->failed_after_s);
-        else
-            cJSON_AddNullToObject(x, "failed_after_s");
+        jsonutil_add_num_or_null(x, "rtt_p50_us", t->delivered, t->rtt_p50_us);
+        jsonutil_add_num_or_null(x, "retry_bound_s", t->setup_ok, t->bound_s);
+        jsonutil_add_num_or_null(x, "failed_after_s", t->error[0] && t->setup_ok,
+                                 t->failed_after_s);
         if (t->error[0])
             cJSON_AddStringToObject(x, "error", t->error);
         else
             cJSON_AddNullToObject(x, "error");
         cJSON_AddItemToArray(arr, x);
     }
-    if (walk->works >= 0)
-        cJSON_AddNumberToObject(o, "works", walk->works);
-    else
-        cJSON_AddNullToObject(o, "works");
+    jsonutil_add_num_or_null(o, "works", walk->works >= 0, walk->works);
     return o;
 }
