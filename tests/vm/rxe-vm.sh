@@ -28,7 +28,8 @@ usage() {
 usage: $0 [options] (--guest-script FILE | -- COMMAND [ARG]...)
 Boot a qemu (TCG) guest with rxe0 on veth0 (10.0.0.1/24) and run the command there.
   --bin PATH           carry a program to /usr/bin/NAME, with its ldd closure (repeatable)
-  --file SRC:DEST      carry a file or folder to DEST; ELF files bring their libraries
+  --file SRC:DEST      carry a file or folder to DEST; ELF files (a folder's too) bring
+                       their libraries
   --guest-script FILE  run FILE with the guest's sh
   --outdir DIR         copy what the command leaves in \$OUT (/out) back into DIR
   --log FILE           keep the serial console log at FILE
@@ -399,6 +400,15 @@ for spec in $FILES; do
     if [ -d "$src" ]; then
         mkdir -p "$o$(canon "$dest")"
         cp -a "$src/." "$o$(canon "$dest")/"
+        # The folder's ELF files bring their libraries too (plugins that a program loads
+        # with dlopen: OpenMPI's and PMIx's components).
+        find "$src" -type f | while read -r f; do
+            if [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then echo "$f"; fi
+        done >"$WORK/elf.list"
+        if [ -s "$WORK/elf.list" ]; then
+            # shellcheck disable=SC2046
+            put_libs "$o" "$CACHE/base-$KEY.list" $(cat "$WORK/elf.list")
+        fi
     else
         case $dest in */) dest=$dest${src##*/} ;; esac
         put "$o" "$src" "$dest"
