@@ -56,6 +56,10 @@ static const struct cli_opt sweep_opts[] = {
     {"groups", 0, CLI_ARG_REQUIRED, "FILE",
      "where the hosts sit: one line per switch, NAME HOST...", CLI_V_STRING, CLI_C_FILE,
      .off = A(groups)},
+    {"sites", 0, CLI_ARG_REQUIRED, "FILE",
+     "sites by address: lines of NAME CIDR [CIDR ...] (as fabtop\nrun --sites); a pair in two "
+     "sites is a wide-area path, its\ntests say so; without --groups the sites place the ranks",
+     CLI_V_STRING, CLI_C_FILE, .off = A(sites)},
     {"on-failure", 0, CLI_ARG_REQUIRED, "continue|stop",
      "after a rank fails: go on with the others, or stop", CLI_V_ENUM, .values = on_failure_values,
      .off = A(on_failure)},
@@ -99,7 +103,8 @@ const struct cli_command cli_sweep_command = {
     .epilogue = "Exit status: 0 done, 64 usage (no launcher, srun without --mpi=pmix, a rank\n"
                 "count the patterns cannot use), 65 bad data (mismatched fabtop versions, a\n"
                 "refused rendezvous record, a --groups file that does not parse or names a host\n"
-                "not in the job), 66 missing --groups file, 69 fabtop-sweep not installed,\n"
+                "not in the job, a --sites file that does not parse), 66 missing --groups or\n"
+                "--sites file, 69 fabtop-sweep not installed,\n"
                 "73 -o cannot be written.\n",
     .help_col = 24,
     .main = sweep_exec_main,

@@ -28,6 +28,7 @@ struct sweep_args {
     const char *out;
     bool json;
     const char *groups;
+    const char *sites;   /* --sites FILE: sites by address (engine/path/path_sites.h) */
     const char *expect;  /* --expect TERMS (engine/rack/rack_expect.h) */
     const char *listen;  /* --listen: every rank's agent and tests on this address */
     const char *rails;   /* --rails NETDEV,...: the rails by name, in order (else the NICs) */

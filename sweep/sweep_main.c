@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -23,10 +24,13 @@
 
 #include "cli/cli.h"
 #include "cli/cli_sweep.h"
+#include "common/jsonutil.h"
+#include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "engine/launch/launch_env.h"
 #include "engine/launch/launch_groups.h"
 #include "engine/launch/launch_record.h"
+#include "engine/path/path_sites.h"
 #include "engine/peer/channel.h"
 #include "engine/rack/rack_expect.h"
 #include "engine/rack/rack_node.h"
@@ -221,9 +225,62 @@ static const char **job_hosts(const struct launch_record *recs, int n, int *nhos
     return hosts;
 }
 
-/* Rank 0's verdict on the plan: rank counts, --groups, -o. 0, or the status. */
+/* A rank's address for its site: its rail's, else the first its host name resolves to. */
+static const struct path_site_prefix *site_of(const struct path_sites *sites,
+                                              const struct launch_record *r)
+{
+    const char *addr = sweep_run_addr(r);
+    if (addr[0])
+        return path_sites_lookup(sites, addr);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+    if (getaddrinfo(r->hostname, NULL, &hints, &ai) != 0 || !ai)
+        return NULL;
+    char ip[INET6_ADDRSTRLEN] = "";
+    getnameinfo(ai->ai_addr, ai->ai_addrlen, ip, sizeof(ip), NULL, 0, NI_NUMERICHOST);
+    freeaddrinfo(ai);
+    return path_sites_lookup(sites, ip);
+}
+
+/* --sites without --groups: the site of each host's first rank (its rail's address) is its
+ * group, so that the verdicts set pairs within a site against pairs within a site and pairs
+ * across sites against pairs across sites. 0, or -errno. */
+static int groups_from_sites(const struct path_sites *sites, const char *path,
+                             const struct launch_record *recs, int n, struct launch_groups *g,
+                             struct ft_err *err)
+{
+    struct strbuf sb;
+    strbuf_init(&sb);
+    for (int i = 0; i < sites->n; i++) {
+        const char *name = sites->p[i].name;
+        bool dup = false;
+        for (int k = 0; k < i && !dup; k++)
+            dup = !strcmp(sites->p[k].name, name);
+        if (dup)
+            continue;
+        bool any = false;
+        for (int r = 0; r < n; r++) {
+            bool first = true; /* the host's first rank decides */
+            for (int q = 0; q < r && first; q++)
+                first = strcmp(recs[q].hostname, recs[r].hostname) != 0;
+            const struct path_site_prefix *s = site_of(sites, &recs[r]);
+            if (!first || !s || strcmp(s->name, name))
+                continue;
+            if (!any)
+                strbuf_add(&sb, name);
+            strbuf_printf(&sb, " %s", recs[r].hostname);
+            any = true;
+        }
+        if (any)
+            strbuf_add(&sb, "\n");
+    }
+    int rc = launch_groups_parse(sb.s, path, g, err);
+    strbuf_free(&sb);
+    return rc;
+}
+
+/* Rank 0's verdict on the plan: rank counts, --groups, --sites, -o. 0, or the status. */
 static int check_plan(const struct sweep_args *a, const struct launch_record *recs, int n,
-                      struct launch_groups *groups)
+                      struct launch_groups *groups, char **sites_text)
 {
     if (n < 2) {
         say("1 rank: a sweep needs at least 2 (one per node or NIC: 'mpirun -np N ...' or "
@@ -247,6 +304,22 @@ static int check_plan(const struct sweep_args *a, const struct launch_record *re
         if (rc < 0) {
             say("%s", err.msg);
             return rc == -EBADMSG ? CLI_DATAERR : ft_err_exit_status(rc);
+        }
+    }
+    if (a->sites) {
+        struct ft_err err = {0};
+        static struct path_sites sites; /* a few KiB: not on the stack */
+        size_t len = 0;
+        /* It travels to every rank in one control-channel frame (64 KiB): 32 KiB at most,
+         * room for PATH_SITES_MAX prefixes. */
+        int rc = jsonutil_slurp(a->sites, sites_text, &len, 32u << 10, &err);
+        if (rc == 0)
+            rc = path_sites_parse(*sites_text, a->sites, &sites, &err);
+        if (rc == 0 && !a->groups)
+            rc = groups_from_sites(&sites, a->sites, recs, n, groups, &err);
+        if (rc < 0) {
+            say("%s", err.msg);
+            return rc == -EINVAL || rc == -EBADMSG ? CLI_DATAERR : ft_err_exit_status(rc);
         }
     }
     if (a->expect) {
@@ -469,12 +542,13 @@ int sweep_main(int argc, char **argv, const char *version)
 
     struct launch_record *recs = NULL;
     struct launch_groups groups = {0};
+    char *sites_text = NULL; /* rank 0: --sites FILE's text, for every rank's agent */
     int status = 0;
     if (rank == 0) {
         recs = xalloc_zero((size_t)size, sizeof(*recs));
         status = check_records(slots, size, recs);
         if (!status)
-            status = check_plan(&a, recs, size, &groups);
+            status = check_plan(&a, recs, size, &groups, &sites_text);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!status && rank == 0 && !a.json) {
@@ -492,7 +566,8 @@ int sweep_main(int argc, char **argv, const char *version)
         sigaction(SIGTERM, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
         if (rank == 0) {
-            status = sweep_run_conduct(&a, &env, recs, size, &groups, &side.key, &interrupted);
+            status = sweep_run_conduct(&a, &env, recs, size, &groups, sites_text, &side.key,
+                                       &interrupted);
         } else {
             int end = 0;
             /* Rank 0 beats every rank about once a second: a minute of silence is a hung
@@ -522,6 +597,7 @@ int sweep_main(int argc, char **argv, const char *version)
     topo_pipeline_free(&tp);
     free(recs);
     launch_groups_free(&groups);
+    free(sites_text);
     cli_args_free(&cli_sweep_command, &a);
     if (!skip_finalize)
         MPI_Finalize();

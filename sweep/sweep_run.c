@@ -146,7 +146,8 @@ static void publish(void *arg, struct results_sweep *doc, size_t round, size_t n
 
 int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
                       const struct launch_record *recs, int n, const struct launch_groups *g,
-                      const struct channel_key *key, const _Atomic bool *interrupt)
+                      const char *sites_text, const struct channel_key *key,
+                      const _Atomic bool *interrupt)
 {
     struct rack_member *mem = xalloc_zero((size_t)n, sizeof(*mem));
     struct sweep_rank *ranks = xalloc_zero((size_t)n, sizeof(*ranks));
@@ -216,6 +217,8 @@ int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
                     .key = key,
                     .duration_s = a->duration,
                     .stop_on_failure = a->on_failure == SWEEP_STOP,
+                    .sites_text = sites_text,
+                    .sites_file = a->sites,
                     .interrupt = interrupt},
         .ranks = ranks,
         .group_names = gnames,

@@ -24,10 +24,12 @@ const char *sweep_run_addr(const struct launch_record *r);
  * rail, at that address. */
 uint32_t sweep_run_rails(const struct launch_record *r, bool listen);
 
-/* Rank 0: the sweep. Returns the exit status: 0 all ok, 2 a test or rank failed,
- * 130 interrupted (the document is saved in every case). */
+/* Rank 0: the sweep. sites_text: --sites FILE's text (NULL: none), for every rank's agent, so
+ * that each test's path class knows the sites. Returns the exit status: 0 all ok, 2 a test or
+ * rank failed, 130 interrupted (the document is saved in every case). */
 int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
                       const struct launch_record *recs, int n, const struct launch_groups *g,
-                      const struct channel_key *key, const _Atomic bool *interrupt);
+                      const char *sites_text, const struct channel_key *key,
+                      const _Atomic bool *interrupt);
 
 #endif

@@ -347,6 +347,10 @@ int rack_conduct_open(const struct rack_conduct_opts *o, struct results_sweep *d
         cJSON *req = cJSON_CreateObject();
         cJSON_AddStringToObject(req, "type", "sweep.peers");
         cJSON_AddItemToObject(req, "peers", cJSON_Duplicate(peers, 1));
+        if (o->sites_text) {
+            cJSON_AddStringToObject(req, "sites", o->sites_text);
+            cJSON_AddStringToObject(req, "sites_file", o->sites_file ? o->sites_file : "sites");
+        }
         cJSON *resp;
         if (ask(c, doc, r, req, &resp, CONNECT_MS, &e) < 0 && !c->ranks[r].failed) {
             char why[400];

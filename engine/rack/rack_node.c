@@ -18,6 +18,7 @@
 #include "common/jsonutil.h"
 #include "common/xalloc.h"
 #include "engine/flow/mix.h"
+#include "engine/path/path_sites.h"
 #include "engine/peer/agent.h"
 #include "engine/results/results.h"
 #include "engine/results/results_json.h"
@@ -51,6 +52,10 @@ struct rack_node {
     pthread_cond_t cond;
     char **peers;
     int npeers;
+    /* The sweep's sites (sweep.peers' "sites": `fabtop sweep --sites`), for every test's
+     * path class; NULL: none. Set once, before the first run, and kept to the end. */
+    struct path_sites *sites;
+    char sites_file[256];
     struct rack_run runs[RACK_MAX_RUNS];
     bool conductor_seen, ended, conductor_gone;
     int end_status;
@@ -116,7 +121,11 @@ static void *run_thread(void *arg)
 {
     struct rack_run *r = arg;
     struct rack_node *n = r->node;
-    struct runner_opts o = {.mix = &r->mix, .key_file = n->key_file, .topo = n->topo};
+    struct runner_opts o = {.mix = &r->mix,
+                            .key_file = n->key_file,
+                            .topo = n->topo,
+                            .sites = n->sites,
+                            .sites_file = n->sites ? n->sites_file : NULL};
     struct runner *run = NULL;
     struct ft_err err = {0};
     int rc = runner_start(&o, &run, &err);
@@ -177,6 +186,29 @@ static int h_peers(struct agent_session *s, const cJSON *req, cJSON *resp, struc
     cJSON_ArrayForEach(p, peers) n->peers[n->npeers++] = xalloc_strdup(p->valuestring);
     pthread_mutex_unlock(&n->lock);
     cJSON_AddNumberToObject(resp, "peers", np);
+    /* The sites, once: a run already going keeps what it was given. */
+    const char *sites = jsonutil_str(req, "sites"), *file = jsonutil_str(req, "sites_file");
+    if (sites) {
+        struct path_sites *ps = xalloc_zero(1, sizeof(*ps));
+        int rc = path_sites_parse(sites, file ? file : "sweep.peers sites", ps, err);
+        if (rc < 0) {
+            free(ps);
+            return rc;
+        }
+        pthread_mutex_lock(&n->lock);
+        bool idle = !n->sites;
+        for (int i = 0; i < RACK_MAX_RUNS && idle; i++)
+            idle = !n->runs[i].used;
+        if (idle) {
+            n->sites = ps;
+            snprintf(n->sites_file, sizeof(n->sites_file), "%s", file ? file : "sites");
+            ps = NULL;
+        }
+        int nsites = n->sites ? n->sites->n : 0;
+        pthread_mutex_unlock(&n->lock);
+        free(ps);
+        cJSON_AddNumberToObject(resp, "site_prefixes", nsites);
+    }
     return 0;
 }
 
@@ -550,6 +582,7 @@ void rack_node_stop(struct rack_node *n)
     for (int i = 0; i < n->npeers; i++)
         free(n->peers[i]);
     free(n->peers);
+    free(n->sites);
     pthread_mutex_destroy(&n->lock);
     pthread_cond_destroy(&n->cond);
     free(n);

@@ -117,9 +117,11 @@ static struct results_sweep_verdict *add_verdict(struct results_sweep *doc)
     return v;
 }
 
-/* The flow "latency" of pair (a, b)'s ping-pong step on rail, as measured, or NULL. */
+/* The flow "latency" of pair (a, b)'s ping-pong step on rail, as measured, or NULL; *run
+ * (when not NULL) its run. */
 static const struct results_flow *latency_flow(const struct results_sweep *doc, int a, int b,
-                                               int rail, const char *transport)
+                                               int rail, const char *transport,
+                                               const struct results_run **run)
 {
     for (int i = 0; i < doc->ntests; i++) {
         const struct results_sweep_test *t = &doc->tests[i];
@@ -131,8 +133,11 @@ static const struct results_flow *latency_flow(const struct results_sweep *doc, 
             for (int k = 0; k < t->run.phases[ph].nflows; k++) {
                 const struct results_flow *f = &t->run.phases[ph].flows[k];
                 const char *n = results_str_get(&f->name);
-                if (n && !strcmp(n, "latency") && f->npoints > 0)
+                if (n && !strcmp(n, "latency") && f->npoints > 0) {
+                    if (run)
+                        *run = &t->run;
                     return f;
+                }
             }
     }
     return NULL;
@@ -153,9 +158,12 @@ void rack_sweep_pairs(struct results_sweep *doc, const struct sweep_figure *f, s
         bool lat = f[i].valid & SWEEP_FIG_LAT;
         /* The kind and the p99.9 as the ping-pong's run reported them (the figures carry
          * only what the verdicts judge). */
+        const struct results_run *lr = NULL;
         const struct results_flow *lf =
-            lat ? latency_flow(doc, p->a, p->b, p->rail, transport) : NULL;
+            lat ? latency_flow(doc, p->a, p->b, p->rail, transport, &lr) : NULL;
         results_str_set(&p->latency_kind, lf ? results_str_get(&lf->latency_kind) : NULL);
+        results_str_set(&p->path_class,
+                        lr && lr->path.st == RESULTS_SET ? results_str_get(&lr->path.cls) : NULL);
         results_num_set(&p->lat_p50_us, lat, f[i].lat_p50_ns / 1e3);
         results_num_set(&p->lat_p99_us, lat, f[i].lat_p99_ns / 1e3);
         double p999 = 0;
@@ -592,6 +600,39 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     return rc;
 }
 
+/* Tests over a wide-area path (their run's class "wan", as --sites makes it for ranks in two
+ * sites): one event for the pairs, and for a ring, the shape of a tensor-parallel all-reduce,
+ * the rule the field follows (docs/diagnosis.md 8). */
+static void wan_events(struct results_sweep *doc)
+{
+    int pairs = 0, npairs = 0, ring = 0;
+    for (int i = 0; i < doc->npairs; i++) {
+        const char *c = results_str_get(&doc->pairs[i].path_class);
+        npairs += c != NULL;
+        pairs += c && !strcmp(c, "wan");
+    }
+    for (int i = 0; i < doc->ntests; i++) {
+        const struct results_sweep_test *t = &doc->tests[i];
+        const char *c = t->run_st == RESULTS_SET && t->run.path.st == RESULTS_SET
+                            ? results_str_get(&t->run.path.cls)
+                            : NULL;
+        ring += c && !strcmp(c, "wan") && !strcmp(t->pattern, "ring");
+    }
+    if (pairs)
+        rack_conduct_event(doc,
+                           "%d of %d pairs cross sites (path class wan): set against each "
+                           "other, not against pairs within a site, where the sites place the "
+                           "ranks",
+                           pairs, npairs);
+    if (ring)
+        rack_conduct_event(doc,
+                           "ring: %d test%s between ranks in two sites: a ring all-reduce's "
+                           "neighbours wait on a wide-area path every step; keep tightly coupled "
+                           "ranks inside one validated site and send independent requests "
+                           "between sites",
+                           ring, ring == 1 ? "" : "s");
+}
+
 int rack_sweep_run(const struct rack_sweep_opts *o, struct results_sweep *doc, struct ft_err *err)
 {
     struct sweep_plan plan = {0};
@@ -612,6 +653,7 @@ int rack_sweep_run(const struct rack_sweep_opts *o, struct results_sweep *doc, s
         int jrc = judge(o, c, &plan, doc, rc == 0 && !o->no_recheck);
         if (rc == 0)
             rc = jrc;
+        wan_events(doc);
     }
     bool failed = false;
     for (int i = 0; i < doc->ntests; i++)

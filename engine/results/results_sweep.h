@@ -69,6 +69,9 @@ struct results_sweep_pair {
     struct results_bool failed;
     struct results_str error;
     struct results_bool unlike; /* across unlike nodes: the comparison is flagged */
+    /* The path's class as a's ping-pong run judged it ("host", "leaf", "site", "wan":
+     * engine/path; with `--sites`, ranks in two sites make "wan"); absent: not measured. */
+    struct results_str path_class;
 };
 
 /* One stream of an incast or bisection round against its fair share: what it moved, what a

@@ -90,6 +90,7 @@ void results_sweep_free(struct results_sweep *s)
     free(s->tests);
     for (int i = 0; i < s->npairs; i++) {
         str_free(&s->pairs[i].latency_kind);
+        str_free(&s->pairs[i].path_class);
         str_free(&s->pairs[i].transport);
         str_free(&s->pairs[i].error);
     }
@@ -204,6 +205,7 @@ static cJSON *write_pair(const struct results_sweep_pair *p)
     results_field_put_bool(o, "failed", &p->failed);
     results_field_put_str(o, "error", &p->error);
     results_field_put_bool(o, "unlike", &p->unlike);
+    results_field_put_str(o, "path_class", &p->path_class);
     return o;
 }
 
@@ -455,6 +457,7 @@ static void read_pair(struct results_rd *r, const cJSON *o, const char *where,
     results_field_get_bool(r, o, where, "failed", &p->failed);
     results_field_get_str(r, o, where, "error", &p->error);
     results_field_get_bool(r, o, where, "unlike", &p->unlike);
+    results_field_get_str(r, o, where, "path_class", &p->path_class);
 }
 
 static void read_share(struct results_rd *r, const cJSON *o, const char *where,

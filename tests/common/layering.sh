@@ -102,7 +102,7 @@ check_files "engine/run" "$counters engine/peer/ engine/doctor/ engine/xport/ en
     "$e"/run/*.[ch]
 check_files "engine/judge" "$flow engine/results/ engine/judge/" "$e"/judge/*.[ch]
 check_files "engine/rack" \
-    "$counters engine/peer/ engine/xport/ engine/results/ engine/model/ engine/run/ engine/sweep/ engine/launch/ engine/rack/" \
+    "$counters engine/peer/ engine/xport/ engine/results/ engine/model/ engine/run/ engine/sweep/ engine/launch/ engine/path/ engine/rack/" \
     "$e"/rack/*.[ch]
 # Nothing in engine/ outside these folders (a new subsystem gets a layer here first).
 for d in "$e"/*/; do
