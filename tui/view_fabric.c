@@ -40,7 +40,10 @@ struct fab_state {
     uint64_t *prev_bytes;
     double *flow_gbps;    /* per flow */
     uint64_t last_slow;   /* the slow-motion scale 'f' returns to */
-    struct ui_list ports; /* the port table's scroll (top only) */
+    struct ui_list ports; /* the port table's selection and scroll */
+    /* The table as last drawn, for keys and clicks: its rows (listed ports), the first
+     * data row inside the fabric box (pane row of a click) and how many rows show. */
+    int tab_n, tab_row0, tab_rows;
     bool active_only, lesson_full;
     bool table;         /* v: the port table instead of the drawing */
     const char *hl[16]; /* the ports the lesson names, as of the last draw */
@@ -203,7 +206,7 @@ static bool follow(struct app *a)
             s->prev_xmit[i] = nv.ports[i].xmit_bytes;
         for (int k = 0; k < nv.nflows; k++)
             s->prev_bytes[k] = nv.flows[k].st.tx_acked + nv.flows[k].st.rx_bytes;
-        s->ports.top = 0;
+        s->ports.top = s->ports.sel = 0;
     }
     bool changed = !same || nv.sim_now_ps != s->v.sim_now_ps || nv.events != s->v.events ||
                    nv.finished != s->v.finished || memcmp(&nv.ctl, &s->v.ctl, sizeof(nv.ctl)) != 0;
@@ -409,8 +412,52 @@ static void draw_header_row(struct ui *u, int y, int x, int w, const struct cols
     ui_text(u, y, x, w, ROLE_DIM, buf);
 }
 
+/* A port's state in words: what the table's pause column abbreviates. */
+static const char *state_words(const struct fabric_snap *v, const struct sim_port_snap *p)
+{
+    bool ib = v->fabric == SIM_FABRIC_IB;
+    if (!p->up)
+        return "its link is down";
+    if (p->paused && p->pausing)
+        return ib ? "waiting for credits from its peer, and holding its peer's"
+                  : "held by its peer's PFC pause, and pausing its peer (XOFF)";
+    if (p->paused)
+        return ib ? "waiting for credits from its peer" : "held by its peer's PFC pause";
+    if (p->pausing)
+        return "pausing its peer (XOFF)";
+    return "sending freely";
+}
+
+/* The selected port in words, for the line under the table: the longest form that fits w
+ * columns. */
+static void port_detail(struct fab_state *s, int pi, int w, char *buf, size_t len)
+{
+    const struct fabric_snap *v = &s->v;
+    const struct sim_port_snap *p = &v->ports[pi];
+    char name[48], peer[48], q[16], wm[16], marks[16] = "", drops[16];
+    port_label(v, p, name, sizeof(name));
+    peer_label(v, p, peer, sizeof(peer));
+    live_fmt_queue(q, sizeof(q), p->queue_bytes);
+    live_fmt_queue(wm, sizeof(wm), p->watermark_bytes);
+    fmt_count(drops, sizeof(drops), port_drops(v, name));
+    bool ib = v->fabric == SIM_FABRIC_IB;
+    if (!p->host && (ib ? v->cc == SIM_CC_IBCC : v->ecn))
+        fmt_count(marks, sizeof(marks), (double)p->ecn_marked);
+    snprintf(buf, len,
+             "%s -> %s: queue %s (deepest %s), %s, %s%s%s drops, %.0f%% busy of %.0f Gb/s", name,
+             peer, q, wm, state_words(v, p), marks, marks[0] ? " marks, " : "", drops,
+             s->util[pi] * 100, p->gbps);
+    if (ui_width(buf) > w)
+        snprintf(buf, len, "%s -> %s: queue %s (deepest %s), %s, %s%s%s drops, %.0f%% busy", name,
+                 peer, q, wm, state_words(v, p), marks, marks[0] ? " marks, " : "", drops,
+                 s->util[pi] * 100);
+    if (ui_width(buf) > w)
+        snprintf(buf, len, "%s -> %s: queue %s, %s, %s drops, %.0f%% busy", name, peer, q,
+                 state_words(v, p), drops, s->util[pi] * 100);
+}
+
 static void draw_port_row(struct app *a, struct ui *u, int y, int x, int w, const struct cols *c,
-                          int pi, uint64_t qmax)
+                          int pi, uint64_t qmax, bool sel)
 {
     struct fab_state *s = st(a);
     const struct fabric_snap *v = &s->v;
@@ -442,7 +489,8 @@ static void draw_port_row(struct app *a, struct ui *u, int y, int x, int w, cons
         snprintf(mark, sizeof(mark), "-");
     fmt_count(drop, sizeof(drop), drops);
     snprintf(util, sizeof(util), "%.0f%%", s->util[pi] * 100);
-    enum theme_role role = !p->up || drops > 0                 ? ROLE_ERROR
+    enum theme_role role = sel                                 ? ROLE_SELECTED
+                           : !p->up || drops > 0               ? ROLE_ERROR
                            : p->paused || p->pausing           ? ROLE_WARN
                            : p->queue_bytes || s->util[pi] > 0 ? ROLE_NORMAL
                                                                : ROLE_DIM;
@@ -649,11 +697,20 @@ static int draw_fabric_box(struct app *a, struct ui *u, const struct rect *r)
     for (int i = 0; i < v->nports; i++)
         if (v->ports[i].watermark_bytes > qmax)
             qmax = v->ports[i].watermark_bytes;
-    bool legend = in.h >= 8;
-    int rows = in.h - 2 - legend;
-    ui_list_fit(&s->ports, n, rows);
+    bool legend = in.h >= 8, detail = in.h >= 10;
+    int rows = in.h - 2 - legend - detail;
+    ui_list_clamp(&s->ports, n);
+    ui_list_follow(&s->ports, rows);
+    s->tab_n = n;
+    s->tab_row0 = in.y + 2 - (r->y + 1);
+    s->tab_rows = rows;
     for (int k = 0; k < rows && s->ports.top + k < n; k++)
-        draw_port_row(a, u, in.y + 2 + k, in.x, in.w, &c, idx[s->ports.top + k], qmax);
+        draw_port_row(a, u, in.y + 2 + k, in.x, in.w, &c, idx[s->ports.top + k], qmax,
+                      s->ports.top + k == s->ports.sel);
+    if (detail && n) {
+        port_detail(s, idx[s->ports.sel], in.w, buf, sizeof(buf));
+        ui_text(u, in.y + in.h - 1 - legend, in.x, in.w, ROLE_INFO, buf);
+    }
     if (n == 0)
         ui_text(u, in.y + 2, in.x, in.w, ROLE_DIM, "(no port active yet: a shows them all)");
     if (legend) {
@@ -844,13 +901,13 @@ static int fabric_key(struct app *a, int ch)
     current_ctl(a, &c);
     char sc[48];
     if (app_order_key(a, &s->order, ch, "Ports") != UI_ORDER_NONE) {
-        s->ports.top = 0; /* a filter applies as typed */
+        s->ports.top = s->ports.sel = 0; /* a filter applies as typed */
         return REACT_REDRAW;
     }
     switch (ch) {
     case 'v':
         s->table = !s->table;
-        s->ports.top = 0;
+        s->ports.top = s->ports.sel = 0;
         return REACT_REDRAW;
     case '+':
     case '=':
@@ -920,7 +977,7 @@ static int fabric_key(struct app *a, int ch)
         return REACT_REDRAW;
     case 'a':
         s->active_only = !s->active_only;
-        s->ports.top = 0;
+        s->ports.top = s->ports.sel = 0;
         return REACT_REDRAW;
     case 'l':
         s->lesson_full = !s->lesson_full;
@@ -932,13 +989,27 @@ static int fabric_key(struct app *a, int ch)
             app_message(a, ROLE_WARN, "No test is running.");
         return REACT_REDRAW;
     default:
-        /* Up/Down, PgUp/PgDn, Home/End scroll the port table (drawing clamps it). */
+        /* Up/Down, PgUp/PgDn, Home/End move the port table's selection (its line under the
+         * table says the port in words); the drawing has nothing to move. */
         if (ui_nav_step(ch)) {
-            ui_list_scroll(&s->ports, ui_nav_step(ch));
+            if (s->table)
+                ui_list_move(&s->ports, s->tab_n, ui_nav_step(ch));
             return REACT_REDRAW;
         }
         return REACT_NONE;
     }
+}
+
+/* A click on a row of the port table selects that port (the drawing only takes the focus). */
+static int fabric_click(struct app *a, int pane, int row, int col)
+{
+    (void)pane;
+    (void)col;
+    struct fab_state *s = st(a);
+    int k = row - s->tab_row0;
+    if (s->table && k >= 0 && k < s->tab_rows && s->ports.top + k < s->tab_n)
+        s->ports.sel = s->ports.top + k;
+    return REACT_REDRAW;
 }
 
 static int fabric_tick(struct app *a)
@@ -990,4 +1061,5 @@ const struct view_ops view_fabric = {
     .key = fabric_key,
     .tick = fabric_tick,
     .keys = fabric_keys,
+    .click = fabric_click,
 };

@@ -67,7 +67,8 @@ static const char *const key_lines[] = {
     "lesson; v switches between the fabric drawn (tiers, buses, a mark per port: a queue bar, "
     "H held, X pausing its peer, ! down) and the port table; > (or F6) and < sort the ports (name, "
     "queue, watermark, pause, drops, util), \\ "
-    "or / filters them by port or peer name.",
+    "or / filters them by port or peer name; Up/Down (or a click) select a port, said in words "
+    "under the table.",
     "",
     "Command-line equivalents: fabtop topo [--matrix|--lint|--json], fabtop run --mix NAME,",
     "fabtop serve, fabtop compare A.json B.json, fabtop --input FILE, fabtop --results FILE,",

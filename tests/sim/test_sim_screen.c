@@ -586,6 +586,18 @@ static void test_incast(void **state)
     s.app.msg[0] = '\0';
     screen_draw(&s);
     bool same = screen_matches(&s, "fabric-finished-132x43");
+    /* The table's selection: its first row, said in words under the table; Down moves it,
+     * a click on a row selects that port (sw0/3's row). */
+    assert_true(screen_find_row(&s, "sw0/0 -> h0: queue ") > 0);
+    screen_keys(&s, "Down");
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "sw0/1 -> h1: queue ") > 0);
+    int r3 = screen_find_row(&s, "sw0/3  ");
+    assert_true(r3 > 0);
+    app_mouse(&s.app, r3, 5, BUTTON1_PRESSED);
+    screen_draw(&s);
+    assert_true(screen_find_row(&s, "sw0/3 -> h3: queue ") > 0);
+    screen_keys(&s, "Home");
     screen_keys(&s, "> > > \\ s w 0 Enter");
     s.app.msg[0] = '\0';
     screen_draw(&s);
