@@ -13,11 +13,7 @@ RACK_LIB_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$RACK_LIB_DIR/rack_test.sh"
 rack_test_needs fabtop-sweep "$SWEEP"
 rack_test_workdir rackrails
-case $SWEEP in /tmp/*)
-    cp "$SWEEP" "$W/fabtop-sweep" || fail "copy fabtop-sweep to $W"
-    SWEEP=$W/fabtop-sweep
-    ;;
-esac
+rack_test_sweep "$SWEEP"
 P=rr$(($$ % 100000))
 rack_up -p "$P" -s 10.86.0 -R 10.87.0 -n 6 -l 1 -u 1gbit -r 100mbit -D "$P-h2:25mbit"
 rc=$?

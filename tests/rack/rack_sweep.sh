@@ -21,11 +21,7 @@ RACK_LIB_DIR=$(cd "$(dirname "$0")" && pwd)
 rack_test_needs fabtop-sweep "$SWEEP"
 T0=$(date +%s)
 rack_test_workdir racksweep
-case $SWEEP in /tmp/*)
-    cp "$SWEEP" "$W/fabtop-sweep" || fail "copy fabtop-sweep to $W"
-    SWEEP=$W/fabtop-sweep
-    ;;
-esac
+rack_test_sweep "$SWEEP"
 P=rs$(($$ % 100000))
 HOST_MBIT=100 DEG_MBIT=25 DUR=1
 rack_up -p "$P" -s 10.84.0 -n 8 -l 2 -u 600mbit -r ${HOST_MBIT}mbit -d "$P-h3:${DEG_MBIT}mbit"

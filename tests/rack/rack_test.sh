@@ -3,7 +3,8 @@
 # rack's tools (ip, tc, unshare, ss, python3, OpenMPI, Slurm, munge) and a network namespace
 # that can be made, else skipped; rack_test_workdir NAME: a work directory W under /var/tmp
 # (every host has a private /tmp), removed on exit unless KEEP_TMP=1, with the traps until
-# rack_up installs its own cleanup; rack_lib.sh sourced.
+# rack_up installs its own cleanup; rack_test_sweep PATH: the sweep binary where every host
+# sees it; rack_lib.sh sourced.
 skip() {
     echo "SKIP: $*"
     exit 77
@@ -33,6 +34,17 @@ rack_test_workdir() {
     trap 'eval "$RACK_EXTRA_CLEANUP"' EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM HUP
+}
+
+# rack_test_sweep PATH: SWEEP is PATH, copied into W when it lies under /tmp (every host has
+# a private /tmp: a binary there is not there inside a host). After rack_test_workdir.
+rack_test_sweep() {
+    SWEEP=$1
+    case $SWEEP in /tmp/*)
+        cp "$SWEEP" "$W/fabtop-sweep" || fail "copy fabtop-sweep to $W"
+        SWEEP=$W/fabtop-sweep
+        ;;
+    esac
 }
 
 RACK_LIB_DIR=${RACK_LIB_DIR:-$(cd "$(dirname "$0")" && pwd)}

@@ -35,31 +35,4 @@ out=$logdir/vm_rack_mpi.out
     { cat "$out/mpirun.out" "$out/mpirun.err" 2>/dev/null; echo "FAIL: mpirun fabtop sweep exited $(cat "$out/mpirun.rc" 2>/dev/null)"; exit 1; }
 grep -q "3 ranks on 1 host, started by mpirun" "$out/mpirun.out" ||
     { cat "$out/mpirun.out"; echo "FAIL: no header line naming mpirun"; exit 1; }
-python3 - "$out/sweep.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["format"] == "fabtop-sweep" and d["status"] == "ok", d["status"]
-assert d["launcher"] == "mpirun", d["launcher"]
-assert [r["rank"] for r in d["ranks"]] == [0, 1, 2], d["ranks"]
-for r in d["ranks"]:
-    assert r["nics"] and r["nics"][0]["rdma_dev"] == "rxe0", r["nics"]
-by = {}
-for t in d["tests"]:
-    if t["pattern"] == "pairs":
-        by.setdefault(t.get("transport", "tcp"), []).append(t)
-assert sorted(by) == ["tcp", "verbs"], sorted(by)
-bad = [(t.get("transport"), t["src"], t["dst"], t["step"], t.get("error")) for t in d["tests"] if t["status"] != "ok"]
-assert not bad, bad
-assert len(by["verbs"]) == 9 and len(by["tcp"]) == 9, (len(by["verbs"]), len(by["tcp"]))
-for t in by["verbs"]:
-    f = t["run"]["phases"][0]["flows"][0]
-    assert f["transport"] == "verbs" and f["status"] == "ok", f.get("error")
-    assert f["conditions"]["rdma_device"] == "rxe0", f["conditions"].get("rdma_device")
-pairs = [p for p in d["pairs"] if p.get("transport") == "verbs"]
-assert len(pairs) == 3, pairs
-for p in pairs:
-    assert not p["failed"] and p["bw_ab_gbps"] > 0 and p["bw_ba_gbps"] > 0, p
-    assert p["lat_p50_us"] > 0 and p["lat_p99_us"] >= p["lat_p50_us"], p
-print("PASS: mpirun -np 3 fabtop sweep on rxe0: 9 TCP and 9 verbs tests ok; verbs bandwidth %s Gb/s, p50 %s us" % (
-    ", ".join("%.3g" % p["bw_ab_gbps"] for p in pairs), ", ".join("%.3g" % p["lat_p50_us"] for p in pairs)))
-PY
+python3 "$here/check_rack_verbs.py" "$out/sweep.json" mpirun
