@@ -29,8 +29,11 @@ static void parse_ieee(struct topo_dcb_info *d, struct nlattr *a, int len)
     for (; NLA_OK(a, len); a = NLA_NEXT(a, len)) {
         int type = a->nla_type & NLA_TYPE_MASK;
         if (type == DCB_ATTR_IEEE_PFC && a->nla_len >= NLA_HDRLEN + sizeof(struct ieee_pfc)) {
-            const struct ieee_pfc *pfc = NLA_DATA(a);
-            d->pfc_en = pfc->pfc_en;
+            /* Copied out: struct ieee_pfc holds __u64 counters (8-byte alignment) and a
+             * netlink attribute's payload is aligned to 4 only. */
+            struct ieee_pfc pfc;
+            memcpy(&pfc, NLA_DATA(a), sizeof(pfc));
+            d->pfc_en = pfc.pfc_en;
             d->pfc_known = true;
         } else if (type == DCB_ATTR_IEEE_ETS &&
                    a->nla_len >= NLA_HDRLEN + sizeof(struct ieee_ets)) {
@@ -134,7 +137,7 @@ int topo_dcb_query(const char *netdev, struct topo_dcb_info *out, struct ft_err 
         close(fd);
         return ft_err_set(err, e, "DCB netlink request: %s", strerror(-e));
     }
-    char buf[16384];
+    char buf[16384] __attribute__((aligned(8))); /* netlink headers and attributes in it */
     ssize_t n = recv(fd, buf, sizeof(buf), 0);
     close(fd);
     if (n < 0)

@@ -467,7 +467,7 @@ static void test_dcb_json(void **st)
 static void test_dcb_parse(void **st)
 {
     (void)st;
-    unsigned char buf[1024];
+    unsigned char buf[1024] __attribute__((aligned(8)));
     memset(buf, 0, sizeof(buf));
     struct nlmsghdr *nh = (struct nlmsghdr *)buf;
     nh->nlmsg_type = RTM_GETDCB;
@@ -478,7 +478,8 @@ static void test_dcb_parse(void **st)
     struct nlattr *a = (struct nlattr *)q;
     a->nla_type = DCB_ATTR_IEEE_PFC;
     a->nla_len = NLA_HDRLEN + sizeof(struct ieee_pfc);
-    ((struct ieee_pfc *)((char *)a + NLA_HDRLEN))->pfc_en = 0x08;
+    struct ieee_pfc pfc = {.pfc_en = 0x08}; /* copied in: a 4-aligned payload, 8-aligned type */
+    memcpy((char *)a + NLA_HDRLEN, &pfc, sizeof(pfc));
     q += NLA_ALIGN(a->nla_len);
     a = (struct nlattr *)q;
     a->nla_type = DCB_ATTR_IEEE_ETS;
