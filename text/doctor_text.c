@@ -162,6 +162,8 @@ static void table(struct strbuf *sb, const struct doctor_run *r)
         row(sb, "PFC on priorities", dcb_pfc(x, dl, sizeof(dl)), dcb_pfc(y, dp, sizeof(dp)), true);
         row(sb, "ETS class and share", dcb_ets(x, qp->dscp, dl, sizeof(dl)),
             dcb_ets(y, qp->dscp, dp, sizeof(dp)), true);
+        row(sb, "ACS redirect to GPUs", x ? (x->acs[0] ? x->acs : "none") : "n/a",
+            y ? (y->acs[0] ? y->acs : "none") : "n/a", false);
         row(sb, "RoCE ECN np/rp", dcb_ecn(x, qp->dscp, dl, sizeof(dl)),
             dcb_ecn(y, qp->dscp, dp, sizeof(dp)), true);
         for (int i = 0; x && i < x->ngids; i++) {

@@ -14,6 +14,7 @@
 #include "topology/topo_dcb.h"
 
 struct agent_handler;
+struct topo_model;
 
 #define DOCTOR_NAME     32
 #define DOCTOR_ADDR     64
@@ -43,6 +44,11 @@ struct doctor_rdma_port {
     /* RoCE: the netdev's DCB (trust, DSCP -> priority, PFC, ETS) and RoCE ECN switches;
      * dcb.available false with dcb.why when it offers none or was not read. */
     struct topo_dcb_info dcb;
+    /* PCIe bridges whose ACS redirects peer-to-peer traffic between this NIC and a GPU under
+     * one PCIe switch with it (the lint's acs-redirect: "0000:02:01.0 Request redirect",
+     * comma separated), "" none; acs_gpus: how many such GPUs. */
+    char acs[192];
+    int acs_gpus;
 };
 
 /* One end's facts toward the other end. Integers DOCTOR_UNKNOWN where unreadable. */
@@ -78,9 +84,12 @@ struct doctor_facts {
  * route reaches it. */
 int doctor_facts_collect(const char *peer_addr, const char *local_addr, const char *root,
                          struct doctor_facts *f, struct ft_err *err);
-/* RDMA ports (link layer, state, MTUs, GIDs, netdev MTU) from the topology discovery of
- * root (NULL: live), replacing f's. */
+/* RDMA ports (link layer, state, MTUs, GIDs, netdev MTU, DCB, ACS on their GPU paths) from
+ * the topology discovery of root (NULL: live), replacing f's. */
 void doctor_facts_rdma(struct doctor_facts *f, const char *root);
+/* The same from a model already made (root: where the DCB and ECN facts are read, NULL:
+ * live), for tests. */
+void doctor_facts_rdma_model(struct doctor_facts *f, const struct topo_model *m, const char *root);
 cJSON *doctor_facts_json(const struct doctor_facts *f);
 /* 0, or -EPROTO when j is not a facts object. */
 int doctor_facts_from_json(const cJSON *j, struct doctor_facts *f, struct ft_err *err);
@@ -139,6 +148,10 @@ int doctor_rule_host(const struct doctor_facts *l, const struct doctor_facts *p,
 /* RoCE's lossless class on both ends' ports of qp: DSCP trust, the DSCP's priority, PFC on it,
  * its ETS share, RoCE ECN (rules dcb-trust, pfc, ets, roce-ecn). */
 int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
+                    const struct doctor_qp *qp, struct doctor_finding *out, int max);
+/* PCIe ACS redirect between the queue pair's NIC and a GPU under one switch, at either end
+ * (rule pcie-acs): GPUDirect RDMA then detours through the root complex. */
+int doctor_rule_acs(const struct doctor_facts *l, const struct doctor_facts *p,
                     const struct doctor_qp *qp, struct doctor_finding *out, int max);
 /* The priority a RoCE v2 packet of DSCP dscp gets at port r: the APP table's when the port
  * trusts DSCP (-1 when it maps none there), 0 with PCP trust (an untagged packet's; a VLAN's

@@ -94,6 +94,8 @@ cJSON *doctor_facts_json(const struct doctor_facts *f)
             cJSON_AddItemToArray(gs, x);
         }
         cJSON_AddItemToObject(p, "dcb", topo_dcb_state_json(&r->dcb));
+        cJSON_AddStringToObject(p, "acs_redirect", r->acs);
+        cJSON_AddNumberToObject(p, "acs_gpus", r->acs_gpus);
         cJSON_AddItemToArray(ports, p);
     }
     return o;
@@ -140,6 +142,10 @@ int doctor_facts_from_json(const cJSON *j, struct doctor_facts *f, struct ft_err
             jsonutil_strcpy(g, "type", d->type, sizeof(d->type));
             jsonutil_strcpy(g, "ip", d->ip, sizeof(d->ip));
         }
+        jsonutil_strcpy(x, "acs_redirect", r->acs, sizeof(r->acs));
+        r->acs_gpus = (int)get_int(x, "acs_gpus");
+        if (r->acs_gpus < 0 || r->acs_gpus > 1024)
+            r->acs_gpus = 0;
         const cJSON *dcb = cJSON_GetObjectItemCaseSensitive(x, "dcb");
         if (topo_dcb_state_from_json(dcb, &r->dcb) < 0 && dcb)
             return ft_err_set(err, -EPROTO, "doctor: the peer's DCB facts of %s are malformed",

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "topology/topo_affinity.h"
+#include "topology/topo_lint.h"
 #include "topology/topo_load.h"
 
 int doctor_roce_mtu(int netdev_mtu)
@@ -26,6 +28,53 @@ const struct doctor_rdma_port *doctor_port(const struct doctor_facts *f, const c
     return NULL;
 }
 
+/* Whether pci index a is b or above it. */
+static bool at_or_above(const struct topo_model *m, int a, int b)
+{
+    for (int x = b; x >= 0; x = m->pci[x].parent)
+        if (x == a)
+            return true;
+    return false;
+}
+
+/* The lint's acs-redirect findings that concern nic: a redirecting bridge above the NIC or
+ * above a GPU that shares a PCIe switch with it (topo_lint.c walks those paths). */
+static void acs_facts(const struct topo_model *m, const struct topo_findings *lint, int nic,
+                      struct doctor_rdma_port *r)
+{
+    int np = nic >= 0 ? m->nics[nic].pci : -1;
+    if (np < 0)
+        return;
+    size_t o = 0;
+    for (int k = 0; k < lint->n; k++) {
+        const struct topo_finding *x = &lint->v[k];
+        if (strcmp(x->rule, "acs-redirect") || x->pci < 0 || x->pci >= m->npci)
+            continue;
+        bool ours = at_or_above(m, x->pci, np);
+        for (int g = 0; !ours && g < m->ngpus; g++) {
+            int gp = m->gpus[g].pci;
+            if (gp < 0 || !at_or_above(m, x->pci, gp))
+                continue;
+            enum topo_rel rel = topo_affinity_pci(m, gp, np, NULL);
+            ours = rel == TOPO_REL_PIX || rel == TOPO_REL_PXB;
+        }
+        if (!ours)
+            continue;
+        uint16_t c = m->pci[x->pci].acs_ctrl;
+        int n = snprintf(r->acs + o, sizeof(r->acs) - o, "%s%s %s%s%s redirect", o ? ", " : "",
+                         x->object, (c & 0x4) ? "Request" : "", (c & 0x4) && (c & 0x8) ? "+" : "",
+                         (c & 0x8) ? "Completion" : "");
+        if (n < 0 || (size_t)n >= sizeof(r->acs) - o)
+            break;
+        o += (size_t)n;
+    }
+    for (int g = 0; r->acs[0] && g < m->ngpus; g++) {
+        enum topo_rel rel =
+            m->gpus[g].pci >= 0 ? topo_affinity_pci(m, m->gpus[g].pci, np, NULL) : TOPO_REL_SYS;
+        r->acs_gpus += rel == TOPO_REL_PIX || rel == TOPO_REL_PXB;
+    }
+}
+
 void doctor_facts_rdma(struct doctor_facts *f, const char *root)
 {
     f->nrdma = 0;
@@ -38,6 +87,16 @@ void doctor_facts_rdma(struct doctor_facts *f, const char *root)
     struct ft_err err = {0};
     if (topo_load(&o, &m, &err) < 0)
         return;
+    doctor_facts_rdma_model(f, m, root);
+    topo_model_free(m);
+}
+
+void doctor_facts_rdma_model(struct doctor_facts *f, const struct topo_model *m, const char *root)
+{
+    f->nrdma = 0;
+    struct ft_err err = {0};
+    struct topo_findings lint = {0};
+    topo_lint_run(m, NULL, &lint);
     for (int i = 0; i < m->nports && f->nrdma < DOCTOR_MAX_RDMA; i++) {
         const struct topo_port *p = &m->ports[i];
         if (!topo_port_is_rdma(m, i))
@@ -80,6 +139,7 @@ void doctor_facts_rdma(struct doctor_facts *f, const char *root)
                 snprintf(r->dcb.why, sizeof(r->dcb.why), "%s", err.msg);
             topo_dcb_ecn_read(root ? root : "", r->netdev, &r->dcb);
         }
+        acs_facts(m, &lint, p->nic, r);
     }
-    topo_model_free(m);
+    topo_findings_free(&lint);
 }

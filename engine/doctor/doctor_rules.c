@@ -381,6 +381,31 @@ int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
     return o.n;
 }
 
+int doctor_rule_acs(const struct doctor_facts *l, const struct doctor_facts *p,
+                    const struct doctor_qp *qp, struct doctor_finding *out, int max)
+{
+    struct out o = {out, max, 0};
+    if (!qp || !qp->dev[0])
+        return 0;
+    const struct doctor_rdma_port *ends[2] = {doctor_port(l, qp->dev, qp->port),
+                                              p ? doctor_port(p, NULL, qp->port) : NULL};
+    const struct doctor_facts *fs[2] = {l, p};
+    for (int e = 0; e < 2; e++) {
+        const struct doctor_rdma_port *r = ends[e];
+        if (!r || !r->acs[0])
+            continue;
+        char n[16];
+        snprintf(n, sizeof(n), "%d GPU%s", r->acs_gpus, r->acs_gpus == 1 ? "" : "s");
+        add(&o, DOCTOR_WARN, "pcie-acs", "PCIe ACS", e ? "" : r->acs, e ? r->acs : "",
+            "PCIe ACS redirects peer-to-peer traffic between %s at %s and the %s under one "
+            "switch with it (%s): GPUDirect RDMA there detours through the root complex; turn "
+            "the redirect off on those ports (setpci ECAP_ACS+6.w) where no VM needs the "
+            "isolation",
+            r->dev, fs[e]->host, n, r->acs);
+    }
+    return o.n;
+}
+
 int doctor_compare(const struct doctor_facts *l, const struct doctor_facts *p,
                    const struct doctor_qp *qp, const struct doctor_pmtu *probe,
                    struct doctor_finding *out, int max)
@@ -392,6 +417,7 @@ int doctor_compare(const struct doctor_facts *l, const struct doctor_facts *p,
     n += doctor_rule_rdma(l, p, qp, out + (n < max ? n : max), n < max ? max - n : 0);
     n += doctor_rule_host(l, p, qp, out + (n < max ? n : max), n < max ? max - n : 0);
     n += doctor_rule_dcb(l, p, qp, out + (n < max ? n : max), n < max ? max - n : 0);
+    n += doctor_rule_acs(l, p, qp, out + (n < max ? n : max), n < max ? max - n : 0);
     return n;
 }
 

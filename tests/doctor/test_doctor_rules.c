@@ -10,6 +10,8 @@
 
 #include "../sysfs/sysfs_tree.h"
 #include "engine/doctor/doctor.h"
+#include "../lint/lint_fixture.h"
+#include "topology/topo_model.h"
 
 #include <errno.h>
 #include <linux/dcbnl.h>
@@ -529,6 +531,48 @@ static void test_dcb_parse(void **st)
     assert_int_equal(topo_dcb_parse(buf, 8, "veth0", &d), -EPROTO);
 }
 
+/* ACS redirect on a bridge between the queue pair's NIC and a GPU under one switch with it
+ * (the lint's acs-redirect on the end's model) is in its facts and named by pcie-acs; the
+ * healthy node, and a queue pair on the other NIC, say nothing. */
+static void test_acs(void **st)
+{
+    (void)st;
+    struct topo_model *m = fx_ib_node();
+    struct doctor_facts *f = calloc(1, sizeof(*f));
+    doctor_facts_rdma_model(f, m, "/nonexistent");
+    assert_int_equal(f->nrdma, 2);
+    assert_string_equal(f->rdma[0].acs, "");
+    assert_string_equal(f->rdma[1].acs, "");
+    m->pci[FX_DN1B].acs_ctrl = 0x0004; /* P2P Request Redirect above mlx5_1 */
+    doctor_facts_rdma_model(f, m, "/nonexistent");
+    const struct doctor_rdma_port *r = doctor_port(f, "mlx5_1", 1);
+    assert_non_null(r);
+    assert_string_equal(r->acs, "0000:82:01.0 Request redirect");
+    assert_int_equal(r->acs_gpus, 1);
+    assert_string_equal(doctor_port(f, "mlx5_0", 1)->acs, "");
+    snprintf(f->host, sizeof(f->host), "hostA");
+    struct doctor_qp qp = {"mlx5_1", 1, -1, 0, "", 26};
+    int n = doctor_rule_acs(f, NULL, &qp, F, 16);
+    assert_int_equal(n, 1);
+    assert_string_equal(F[0].rule, "pcie-acs");
+    assert_non_null(strstr(F[0].msg, "PCIe ACS redirects peer-to-peer traffic between mlx5_1 at "
+                                     "hostA and the 1 GPU under one switch with it "
+                                     "(0000:82:01.0 Request redirect)"));
+    struct doctor_qp qp0 = {"mlx5_0", 1, -1, 0, "", 26};
+    assert_int_equal(doctor_rule_acs(f, NULL, &qp0, F, 16), 0);
+    /* The facts' JSON carries it (the agent's end travels so). */
+    cJSON *j = doctor_facts_json(f);
+    struct doctor_facts *g = calloc(1, sizeof(*g));
+    struct ft_err err = {0};
+    assert_int_equal(doctor_facts_from_json(j, g, &err), 0);
+    assert_string_equal(doctor_port(g, "mlx5_1", 1)->acs, "0000:82:01.0 Request redirect");
+    assert_int_equal(doctor_port(g, "mlx5_1", 1)->acs_gpus, 1);
+    cJSON_Delete(j);
+    free(g);
+    free(f);
+    topo_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest t[] = {
@@ -548,6 +592,7 @@ int main(void)
         cmocka_unit_test_setup(test_dcb, setup),
         cmocka_unit_test_setup(test_dcb_json, setup),
         cmocka_unit_test_setup(test_dcb_parse, setup),
+        cmocka_unit_test_setup(test_acs, setup),
     };
     return cmocka_run_group_tests(t, NULL, NULL);
 }
