@@ -145,20 +145,31 @@ static const struct doctor_gid *gid_of(const struct doctor_rdma_port *r, int ind
     return NULL;
 }
 
+/* The ports a queue pair on qp uses at this end (the device named) and at the peer (the one
+ * its agent picks), each NULL when there is none; false when qp names no device. */
+static bool qp_ends(const struct doctor_facts *l, const struct doctor_facts *p,
+                    const struct doctor_qp *qp, const struct doctor_rdma_port *ends[2])
+{
+    if (!qp || !qp->dev[0])
+        return false;
+    ends[0] = doctor_port(l, qp->dev, qp->port);
+    ends[1] = p ? doctor_port(p, NULL, qp->port) : NULL;
+    return true;
+}
+
 int doctor_rule_rdma(const struct doctor_facts *l, const struct doctor_facts *p,
                      const struct doctor_qp *qp, struct doctor_finding *out, int max)
 {
     struct out o = {out, max, 0};
-    if (!qp || !qp->dev[0])
+    const struct doctor_rdma_port *ends[2];
+    if (!qp_ends(l, p, qp, ends))
         return 0;
-    const struct doctor_rdma_port *rl = doctor_port(l, qp->dev, qp->port);
-    const struct doctor_rdma_port *rp = p ? doctor_port(p, NULL, qp->port) : NULL;
+    const struct doctor_rdma_port *rl = ends[0], *rp = ends[1];
     if (!rl) {
         add(&o, DOCTOR_ERROR, "rdma-port", "RDMA port", "none", "", "no RDMA port %s %d at %s",
             qp->dev, qp->port > 0 ? qp->port : 1, l->host);
         return o.n;
     }
-    const struct doctor_rdma_port *ends[2] = {rl, rp};
     const struct doctor_facts *fs[2] = {l, p};
     if (!rp && p)
         add(&o, DOCTOR_ERROR, "rdma-port", "RDMA port", rl->dev, "none",
@@ -284,10 +295,9 @@ int doctor_rule_dcb(const struct doctor_facts *l, const struct doctor_facts *p,
                     const struct doctor_qp *qp, struct doctor_finding *out, int max)
 {
     struct out o = {out, max, 0};
-    if (!qp || !qp->dev[0])
+    const struct doctor_rdma_port *ends[2];
+    if (!qp_ends(l, p, qp, ends))
         return 0;
-    const struct doctor_rdma_port *ends[2] = {doctor_port(l, qp->dev, qp->port),
-                                              p ? doctor_port(p, NULL, qp->port) : NULL};
     const struct doctor_facts *fs[2] = {l, p};
     int dscp = qp->dscp > 0 && qp->dscp < 64 ? qp->dscp : 26;
     int prio[2] = {-1, -1};
@@ -385,10 +395,9 @@ int doctor_rule_acs(const struct doctor_facts *l, const struct doctor_facts *p,
                     const struct doctor_qp *qp, struct doctor_finding *out, int max)
 {
     struct out o = {out, max, 0};
-    if (!qp || !qp->dev[0])
+    const struct doctor_rdma_port *ends[2];
+    if (!qp_ends(l, p, qp, ends))
         return 0;
-    const struct doctor_rdma_port *ends[2] = {doctor_port(l, qp->dev, qp->port),
-                                              p ? doctor_port(p, NULL, qp->port) : NULL};
     const struct doctor_facts *fs[2] = {l, p};
     for (int e = 0; e < 2; e++) {
         const struct doctor_rdma_port *r = ends[e];
