@@ -4,7 +4,9 @@
 # have ncursesw, libibverbs and librdmacm at run time (their verbs providers must stay the
 # system's) but no libcjson or libsodium, and maybe not the InfiniBand management libraries
 # (libibnetdisc, libibmad, libibumad), hwloc or libmicrohttpd: those come along (libc and
-# libudev only, libmicrohttpd GnuTLS too, which Ubuntu has); everything else is listed in .carry/MANIFEST and tests/gpu/device_run.sh checks
+# libudev only, libmicrohttpd GnuTLS too, which Ubuntu has), and cairo for the report's
+# images with the font and X libraries it loads (a server image has none of them: the
+# 2026-12-07 device said "libcairo.so.2: cannot open shared object file"); everything else is listed in .carry/MANIFEST and tests/gpu/device_run.sh checks
 # that it resolves there. Usage: tests/gpu/pack_carry.sh [BUILD_DIR]   (default: build;
 # CARRY_DIR overrides the destination, CARRY_LIBS adds soname prefixes).
 set -eu
@@ -25,7 +27,7 @@ rm -rf "$dest"
 mkdir -p "$dest/lib"
 cp "$bin" "$dest/fabtop"
 # Libraries to carry: by soname prefix (CARRY_LIBS adds more, space-separated prefixes).
-want="libcjson libsodium libibnetdisc libibmad libibumad libhwloc libmicrohttpd ${CARRY_LIBS:-}"
+want="libcjson libsodium libibnetdisc libibmad libibumad libhwloc libmicrohttpd libcairo libpixman libfontconfig libfreetype libpng16 libxcb libX libbrotli ${CARRY_LIBS:-}"
 ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
     for w in $want; do
         case "$name" in
