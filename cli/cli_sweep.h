@@ -5,6 +5,7 @@
 #define CLI_SWEEP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cli/cli_opts.h"
 
@@ -14,9 +15,10 @@ enum sweep_pattern_bit {
     SWEEP_BIT_INCAST = 1u << 1,
     SWEEP_BIT_BISECTION = 1u << 2,
     SWEEP_BIT_RING = 1u << 3,
+    SWEEP_BIT_ALLREDUCE = 1u << 4,
 };
-#define SWEEP_NPATTERNS 4
-/* The name of pattern bit i ("pairs", "incast", "bisection", "ring"). */
+#define SWEEP_NPATTERNS 5
+/* The name of pattern bit i ("pairs", "incast", "bisection", "ring", "allreduce"). */
 const char *sweep_pattern_name(int i);
 
 enum sweep_on_failure { SWEEP_CONTINUE = 0, SWEEP_STOP = 1 };
@@ -25,6 +27,7 @@ struct sweep_args {
     struct cli_list pattern_words; /* as given */
     unsigned patterns;             /* SWEEP_*: filled by sweep_args_finish */
     double duration;               /* seconds per test */
+    uint64_t allreduce_bytes;      /* --allreduce-size: S of the ring all-reduce */
     const char *out;
     bool json;
     const char *groups;
@@ -36,7 +39,8 @@ struct sweep_args {
     int on_failure;      /* enum sweep_on_failure */
 };
 
-#define SWEEP_DEFAULT_DURATION 2.0
+#define SWEEP_DEFAULT_DURATION       2.0
+#define SWEEP_DEFAULT_ALLREDUCE_SIZE (16ull << 20)
 
 /* After cli_parse_args: the pattern bits from the words (pairs when none was given). */
 void sweep_args_finish(struct sweep_args *a);

@@ -63,7 +63,8 @@ static void say(const char *fmt, ...)
  * it). -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, struct sweep_args *a)
 {
-    *a = (struct sweep_args){.duration = SWEEP_DEFAULT_DURATION};
+    *a = (struct sweep_args){.duration = SWEEP_DEFAULT_DURATION,
+                             .allreduce_bytes = SWEEP_DEFAULT_ALLREDUCE_SIZE};
     int saved = -1;
     if (!speaks) {
         fflush(stderr);
@@ -291,6 +292,13 @@ static int check_plan(const struct sweep_args *a, const struct launch_record *re
         say("--pattern bisection splits the ranks half against half and needs an even number "
             "of them, not %d; start one more rank or leave bisection out",
             n);
+        return CLI_USAGE;
+    }
+    if ((a->patterns & SWEEP_BIT_ALLREDUCE) &&
+        (a->allreduce_bytes < (uint64_t)n || a->allreduce_bytes > ((uint64_t)n << 30))) {
+        say("--allreduce-size is S of the all-reduce across the %d ranks: at least %d bytes (one "
+            "per rank), at most %d GiB (1 GiB a step)",
+            n, n, n);
         return CLI_USAGE;
     }
     if (a->groups) {

@@ -30,12 +30,18 @@ double ring_busbw_factor(int ranks)
     return ranks >= 2 ? 2.0 * (ranks - 1) / ranks : 0;
 }
 
-void ring_label(const char *transport, int ranks, char *buf, size_t len)
+void ring_label(const char *transport, int ranks, bool hosts, char *buf, size_t len)
 {
-    snprintf(buf, len,
-             "ring all-reduce pattern over %s, %d ranks emulated between this host and its peer "
-             "(not NCCL)",
-             transport, ranks);
+    if (hosts)
+        snprintf(buf, len,
+                 "ring all-reduce pattern over %s, %d ranks on %d hosts, this one sending to its "
+                 "successor (the peer) and receiving from its predecessor (not NCCL)",
+                 transport, ranks, ranks);
+    else
+        snprintf(buf, len,
+                 "ring all-reduce pattern over %s, %d ranks emulated between this host and its "
+                 "peer (not NCCL)",
+                 transport, ranks);
 }
 
 int ring_params_from(const struct mix_flow *f, struct ring_params *p, struct ft_err *err)
@@ -59,6 +65,20 @@ int ring_params_from(const struct mix_flow *f, struct ring_params *p, struct ft_
                           "not a sweep or distribution",
                           f->name);
     p->ranks = (int)n;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(f->params, "gate");
+    if (g) {
+        if (!cJSON_IsString(g) || !g->valuestring[0] || strlen(g->valuestring) >= sizeof(p->gate))
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: params.gate names the ring across hosts this rank is in: "
+                              "a string of 1 to %d characters",
+                              f->name, RING_GATE_ID_MAX - 1);
+        if (f->concurrency != 1)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: a ring across hosts has one connection to the successor "
+                              "(concurrency 1)",
+                              f->name);
+        snprintf(p->gate, sizeof(p->gate), "%s", g->valuestring);
+    }
     return 0;
 }
 
@@ -87,12 +107,15 @@ void ring_acc_merge(struct ring_acc *a, const struct ring_acc *b)
     a->op_ns += b->op_ns;
     a->steps += b->steps;
     a->step_ns += b->step_ns;
+    a->wait_ns += b->wait_ns;
+    a->send_ns += b->send_ns;
 }
 
-cJSON *ring_figures(const char *transport, int ranks, uint64_t size, const struct ring_acc *a)
+cJSON *ring_figures(const char *transport, int ranks, uint64_t size, const struct ring_acc *a,
+                    const struct ring_gate_stats *arrived)
 {
-    char label[160];
-    ring_label(transport, ranks, label, sizeof(label));
+    char label[200];
+    ring_label(transport, ranks, arrived != NULL, label, sizeof(label));
     cJSON *o = cJSON_CreateObject(), *r = cJSON_AddObjectToObject(o, "ring");
     cJSON_AddStringToObject(r, "pattern", label);
     cJSON_AddNumberToObject(r, "ranks", ranks);
@@ -114,6 +137,23 @@ cJSON *ring_figures(const char *transport, int ranks, uint64_t size, const struc
         cJSON_AddNumberToObject(r, "step_max_us", (double)a->step_max / 1e3);
         cJSON_AddNumberToObject(r, "algbw_GBps", alg);
         cJSON_AddNumberToObject(r, "busbw_GBps", alg * ring_busbw_factor(ranks));
+        if (arrived) {
+            cJSON_AddNumberToObject(r, "wait_share", (double)a->wait_ns / (double)a->op_ns);
+            cJSON_AddNumberToObject(r, "send_share", (double)a->send_ns / (double)a->op_ns);
+        }
+    }
+    if (arrived) {
+        /* Over the whole test, warm-up included: the link's pace, not the measured window's. */
+        cJSON *p = cJSON_AddObjectToObject(r, "from_predecessor");
+        cJSON_AddNumberToObject(p, "chunks", (double)arrived->chunks);
+        if (arrived->chunks && arrived->arrival_ns)
+            cJSON_AddNumberToObject(p, "arrival_Gbps",
+                                    (double)arrived->chunks * (double)ring_chunk(size, ranks) *
+                                        8.0 / (double)arrived->arrival_ns);
+        cJSON_AddStringToObject(p, "arrival",
+                                "Gb/s = 10^9 bits per second: chunk bytes x 8 over the time from "
+                                "the receive that brought a chunk's first byte to the one that "
+                                "brought its last, summed over the chunks");
     }
     cJSON_AddStringToObject(r, "bandwidth",
                             "GB/s = 10^9 bytes per second; algbw = S / mean all-reduce time, "

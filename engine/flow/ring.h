@@ -1,7 +1,9 @@
 /* ring: a ring all-reduce's message pattern as NCCL's ring algorithm moves it (2 (N - 1)
  * dependent steps of ceil(S / N) bytes each way), for the transports that emulate the
- * collective between this host and one peer (tcp): its arithmetic, its per-point timing and
- * its figures (nccl-tests' algbw and busbw for all_reduce). */
+ * collective (tcp): between this host and one peer that plays every other rank, or across N
+ * hosts, each sending to its successor and waiting for its predecessor (params.gate,
+ * engine/flow/ring_gate.h): its arithmetic, its per-point timing and its figures (nccl-tests'
+ * algbw and busbw for all_reduce). */
 #ifndef RING_H
 #define RING_H
 
@@ -11,13 +13,17 @@
 
 #include "common/ft_err.h"
 #include "engine/flow/mix.h"
+#include "engine/flow/ring_gate.h"
 
 #define RING_MAX_RANKS 1024
 
 /* A flow's ring: params {"collective": "all_reduce", "ranks": N} of an op "collective" over
- * an emulating transport. */
+ * an emulating transport; with "gate": ID the ring runs across N hosts: the flow's peer is
+ * the successor, and the predecessor's chunks arrive at this process's agent, which counts
+ * them at the gate of that name (one connection: concurrency 1). */
 struct ring_params {
-    int ranks; /* N >= 2 */
+    int ranks;                   /* N >= 2 */
+    char gate[RING_GATE_ID_MAX]; /* "" emulated with one peer; else across hosts */
 };
 
 /* The flow's params (collective must be "all_reduce", ranks 2 to RING_MAX_RANKS, the size one
@@ -33,13 +39,15 @@ uint64_t ring_op_bytes(uint64_t size, int ranks);
 /* nccl-tests' bus bandwidth factor for all_reduce: 2 (N - 1) / N (busbw = algbw x it). */
 double ring_busbw_factor(int ranks);
 /* The label results carry: "ring all-reduce pattern over TRANSPORT, N ranks emulated between
- * this host and its peer (not NCCL)". */
-void ring_label(const char *transport, int ranks, char *buf, size_t len);
+ * this host and its peer (not NCCL)", or across hosts "..., N ranks on N hosts, this one
+ * sending to its successor (the peer) and receiving from its predecessor (not NCCL)". */
+void ring_label(const char *transport, int ranks, bool hosts, char *buf, size_t len);
 
 /* One worker's timing of one point, measured window only. */
 struct ring_acc {
     uint64_t ops, op_ns;                         /* whole all-reduces and their time */
     uint64_t steps, step_ns, step_min, step_max; /* ring steps and their time (ns) */
+    uint64_t wait_ns, send_ns; /* across hosts: waiting for the predecessor, sending on */
 };
 
 /* Add one all-reduce of op_ns whose steps took step_ns in all, the shortest step_min and the
@@ -51,7 +59,10 @@ void ring_acc_merge(struct ring_acc *a, const struct ring_acc *b);
 /* A point's figures, {"ring": {pattern, ranks, size_bytes, chunk_bytes, steps_per_allreduce,
  * bytes_per_allreduce_each_way, allreduces, steps, allreduce_mean_us, step_mean_us,
  * step_min_us, step_max_us, algbw_GBps, busbw_GBps, busbw_factor, bandwidth}}; the timed
- * members are left out when nothing was measured. */
-cJSON *ring_figures(const char *transport, int ranks, uint64_t size, const struct ring_acc *a);
+ * members are left out when nothing was measured. Across hosts (arrived not NULL) also
+ * wait_share and send_share (of the all-reduces' time) and from_predecessor {chunks,
+ * arrival_Gbps: the predecessor's link as its chunks arrived, first byte to last}. */
+cJSON *ring_figures(const char *transport, int ranks, uint64_t size, const struct ring_acc *a,
+                    const struct ring_gate_stats *arrived);
 
 #endif

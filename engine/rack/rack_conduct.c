@@ -13,6 +13,7 @@
 #include "common/jsonutil.h"
 #include "common/xalloc.h"
 #include "engine/flow/mix.h"
+#include "engine/flow/ring_gate.h"
 #include "engine/rack/rack_node.h"
 #include "engine/results/results_json.h"
 
@@ -43,8 +44,9 @@ struct live {
     bool running;
 };
 
-static const char *const pattern_names[] = {"pairs", "incast", "bisection", "ring", "recheck"};
-static const char *const role_names[] = {"pair", "stream", "probe"};
+static const char *const pattern_names[] = {"pairs", "incast",  "bisection",
+                                            "ring",  "recheck", "allreduce"};
+static const char *const role_names[] = {"pair", "stream", "probe", "ring"};
 static const char *const phase_names[] = {NULL, "quiet", "loaded"};
 
 static double now_s(void)
@@ -211,13 +213,10 @@ static cJSON *flow_obj(const char *name, unsigned x, const char *op, const char 
     return f;
 }
 
-cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, unsigned x, const char *kind,
-                        uint32_t src, uint32_t dst, unsigned rail)
+/* A test's mix, its flows still to add (*fl): named for the transport and kind. */
+static cJSON *mix_head(const struct rack_conduct_opts *o, unsigned x, const char *kind, cJSON **fl)
 {
     double fb = o->fail_bound_s > 0 ? o->fail_bound_s : 3.0;
-    uint64_t lat = o->latency_bytes ? o->latency_bytes : 64;
-    uint64_t bw = o->stream_bytes ? o->stream_bytes : 128 * 1024;
-    uint64_t nb = o->nccl_bytes ? o->nccl_bytes : 64ull << 20;
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "format", "fabtop-mix");
     cJSON_AddNumberToObject(m, "version", 1);
@@ -230,7 +229,17 @@ cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, unsigned x, const cha
     cJSON_AddItemToArray(ph, cJSON_CreateString("loaded"));
     cJSON_AddNumberToObject(m, "progress_deadline_s", fb);
     cJSON_AddNumberToObject(m, "fail_bound_s", fb);
-    cJSON *fl = cJSON_AddArrayToObject(m, "flows");
+    *fl = cJSON_AddArrayToObject(m, "flows");
+    return m;
+}
+
+cJSON *rack_conduct_mix(const struct rack_conduct_opts *o, unsigned x, const char *kind,
+                        uint32_t src, uint32_t dst, unsigned rail)
+{
+    uint64_t lat = o->latency_bytes ? o->latency_bytes : 64;
+    uint64_t bw = o->stream_bytes ? o->stream_bytes : 128 * 1024;
+    uint64_t nb = o->nccl_bytes ? o->nccl_bytes : 64ull << 20;
+    cJSON *fl, *m = mix_head(o, x, kind, &fl);
     if (x == RACK_XPORT_NCCL) {
         bool l = !strcmp(kind, "latency");
         cJSON_AddItemToArray(fl, flow_obj(l ? "latency" : "sendrecv", x, "collective", NULL,
@@ -374,6 +383,23 @@ bool rack_conduct_failed(const struct rack_conduct *c, uint32_t r)
     return r < c->o.n && c->ranks[r].failed;
 }
 
+/* The mix of src's part in a ring all-reduce across ranks hosts on rail, over TCP: it sends
+ * to dst, its successor, and waits at the gate (a name all the ring's ranks share) for its
+ * predecessor's chunks (engine/flow/ring_gate.h). */
+static cJSON *ring_mix(const struct rack_conduct_opts *o, uint32_t src, uint32_t dst, unsigned rail,
+                       uint32_t ranks, const char *gate)
+{
+    cJSON *fl, *m = mix_head(o, RACK_XPORT_TCP, "allreduce", &fl);
+    cJSON *f = flow_obj("allreduce", RACK_XPORT_TCP, "collective", NULL,
+                        o->allreduce_bytes ? o->allreduce_bytes : 16ull << 20, o, src, dst, rail);
+    cJSON *pa = cJSON_AddObjectToObject(f, "params");
+    cJSON_AddStringToObject(pa, "collective", "all_reduce");
+    cJSON_AddNumberToObject(pa, "ranks", ranks);
+    cJSON_AddStringToObject(pa, "gate", gate);
+    cJSON_AddItemToArray(fl, f);
+    return m;
+}
+
 /* One step of a round: its transport and what its tests measure (NULL: by their role). */
 struct step {
     unsigned x;
@@ -403,8 +429,8 @@ static struct results_sweep_test *new_test(struct results_sweep *doc, size_t rou
     memset(x, 0, sizeof(*x));
     x->round = (int)round;
     x->step = step;
-    x->pattern = xalloc_strdup(t->pattern < 5 ? pattern_names[t->pattern] : "?");
-    x->role = xalloc_strdup(t->role < 3 ? role_names[t->role] : "?");
+    x->pattern = xalloc_strdup(t->pattern < 6 ? pattern_names[t->pattern] : "?");
+    x->role = xalloc_strdup(t->role < 4 ? role_names[t->role] : "?");
     if (rd->phase && rd->phase < 3)
         results_str_set(&x->phase, phase_names[rd->phase]);
     results_num_set(&x->subject, true, rd->subject);
@@ -534,19 +560,35 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
     struct live *lv = xalloc_zero(rd->count ? rd->count : 1, sizeof(*lv));
     size_t nl = 0;
     double t_s = now_s() - c->t0;
+    /* A ring all-reduce's tests, per rail: its size, and a rank of it that failed earlier
+     * (the ring needs every one of them: none of its tests runs then). */
+    uint32_t ring_n[SWEEP_MAX_RAILS] = {0}, ring_dead[SWEEP_MAX_RAILS];
+    for (unsigned k = 0; k < SWEEP_MAX_RAILS; k++)
+        ring_dead[k] = UINT32_MAX;
+    for (size_t i = 0; i < rd->count; i++) {
+        const struct sweep_test *t = &p->tests[rd->first + i];
+        if (t->role != SWEEP_ROLE_RING || t->rail >= SWEEP_MAX_RAILS)
+            continue;
+        ring_n[t->rail]++;
+        if (c->ranks[t->src].failed && ring_dead[t->rail] == UINT32_MAX)
+            ring_dead[t->rail] = t->src;
+    }
     for (size_t i = 0; i < rd->count; i++) {
         const struct sweep_test *t = &p->tests[rd->first + i];
         if (t->role == SWEEP_ROLE_PAIR && !rack_conduct_can(&c->o, st->x, t->src, t->dst, t->rail))
             continue;
         struct results_sweep_test *x = new_test(doc, ri, st->index, st->x, rd, t, t_s);
         size_t xi = (size_t)(x - doc->tests);
+        bool ring = t->role == SWEEP_ROLE_RING && t->rail < SWEEP_MAX_RAILS;
         uint32_t dead = c->ranks[t->src].failed   ? t->src
                         : c->ranks[t->dst].failed ? t->dst
+                        : ring                    ? ring_dead[t->rail]
                                                   : UINT32_MAX;
         if (dead != UINT32_MAX) {
             char why[400];
-            snprintf(why, sizeof(why), "rank %u (%s) failed earlier: %s", dead,
-                     c->o.members[dead].host, results_str_get(&doc->ranks[dead].error));
+            snprintf(why, sizeof(why), "rank %u (%s) failed earlier%s: %s", dead,
+                     c->o.members[dead].host, ring ? " (the ring needs all its ranks)" : "",
+                     results_str_get(&doc->ranks[dead].error));
             set_status(x, "skipped", why);
             continue;
         }
@@ -557,8 +599,16 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
         cJSON_AddStringToObject(req, "type", "sweep.run");
         int64_t id = c->next_id++;
         cJSON_AddNumberToObject(req, "test", (double)id);
-        cJSON_AddItemToObject(req, "mix",
-                              rack_conduct_mix(&c->o, st->x, kind, t->src, t->dst, t->rail));
+        if (ring) {
+            /* The gate's name: this round's ring on this rail, unique within the sweep. */
+            char gate[RING_GATE_ID_MAX];
+            snprintf(gate, sizeof(gate), "sweep-round%zu-rail%u", ri, (unsigned)t->rail);
+            cJSON_AddItemToObject(req, "mix",
+                                  ring_mix(&c->o, t->src, t->dst, t->rail, ring_n[t->rail], gate));
+        } else {
+            cJSON_AddItemToObject(req, "mix",
+                                  rack_conduct_mix(&c->o, st->x, kind, t->src, t->dst, t->rail));
+        }
         struct ft_err e = {0};
         if (ask(c, doc, t->src, req, &resp, REPLY_MS, &e) < 0) {
             set_status(x, "failed", e.msg);

@@ -60,14 +60,15 @@ struct rack_conduct_opts {
     const struct rack_member *members; /* rank i is members[i] */
     uint32_t n;
     const struct channel_key *key;
-    double duration_s;      /* measured seconds per step (> 0) */
-    double warmup_s;        /* 0: 0.3 */
-    double fail_bound_s;    /* 0: 3 */
-    bool stop_on_failure;   /* --on-failure stop */
-    uint64_t latency_bytes; /* ping-pong message; 0: 64 */
-    uint64_t stream_bytes;  /* stream write size; 0: 128 KiB */
-    uint64_t nccl_bytes;    /* NCCL sendrecv size for bandwidth; 0: 64 MiB */
-    unsigned transports;    /* RACK_XPORT_* bits; RACK_XPORT_AUTO: every one */
+    double duration_s;        /* measured seconds per step (> 0) */
+    double warmup_s;          /* 0: 0.3 */
+    double fail_bound_s;      /* 0: 3 */
+    bool stop_on_failure;     /* --on-failure stop */
+    uint64_t latency_bytes;   /* ping-pong message; 0: 64 */
+    uint64_t stream_bytes;    /* stream write size; 0: 128 KiB */
+    uint64_t nccl_bytes;      /* NCCL sendrecv size for bandwidth; 0: 64 MiB */
+    uint64_t allreduce_bytes; /* S of the allreduce pattern's ring (TCP); 0: 16 MiB */
+    unsigned transports;      /* RACK_XPORT_* bits; RACK_XPORT_AUTO: every one */
     /* A sites file's text and name (`fabtop sweep --sites`; NULL: none): every rank's agent
      * gets them with sweep.peers, so each test's path class knows the sites. */
     const char *sites_text, *sites_file;

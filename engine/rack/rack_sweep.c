@@ -531,6 +531,96 @@ static void incast_report(struct results_sweep *doc)
     free(share);
 }
 
+/* The allreduce pattern's rings, one event each (per round and rail): the all-reduce as its
+ * slowest rank measured it (nccl-tests' busbw, GB/s; every rank waits for the same ring, so
+ * they differ by the start skew only), and the link that set its pace: each rank times its
+ * predecessor's chunks from first byte to last, and the slowest such link is named when it
+ * is 15% or more below the ring's median link (the rack verdicts' distance from the median),
+ * else the ring is said to be even. */
+static void allreduce_report(struct results_sweep *doc)
+{
+    for (int i = 0; i < doc->ntests; i++) {
+        const struct results_sweep_test *t0 = &doc->tests[i];
+        bool first = strcmp(t0->pattern, "allreduce") == 0;
+        for (int j = 0; j < i && first; j++)
+            first = !(doc->tests[j].round == t0->round && doc->tests[j].rail == t0->rail &&
+                      !strcmp(doc->tests[j].pattern, "allreduce"));
+        if (!first)
+            continue;
+        double *link = xalloc_zero((size_t)doc->ntests, sizeof(double)), bus = -1, size = 0;
+        int n = 0, nok = 0, nlink = 0, slow = -1, ops = -1;
+        for (int j = i; j < doc->ntests; j++) {
+            const struct results_sweep_test *t = &doc->tests[j];
+            if (t->round != t0->round || t->rail != t0->rail || strcmp(t->pattern, "allreduce"))
+                continue;
+            n++;
+            const struct results_point *p = !strcmp(t->status, "ok") && t->run_st == RESULTS_SET
+                                                ? point_of(&t->run, "allreduce")
+                                                : NULL;
+            const cJSON *r = p ? cJSON_GetObjectItemCaseSensitive(p->figures, "ring") : NULL;
+            double v, k;
+            if (!r || !jsonutil_num(r, "busbw_GBps", &v) || !jsonutil_num(r, "allreduces", &k))
+                continue;
+            nok++;
+            jsonutil_num(r, "size_bytes", &size);
+            if (bus < 0 || v < bus)
+                bus = v;
+            if (ops < 0 || k < ops)
+                ops = (int)k;
+            if (jsonutil_num(cJSON_GetObjectItemCaseSensitive(r, "from_predecessor"),
+                             "arrival_Gbps", &v) &&
+                v > 0) {
+                if (slow < 0 || v < link[slow])
+                    slow = j;
+                link[j] = v;
+                nlink++;
+            }
+        }
+        char line[640];
+        int m = snprintf(line, sizeof(line), "allreduce: a ring of %d ranks on rail %d, %.0f bytes",
+                         n, t0->rail, size);
+        if (nok < n) {
+            snprintf(line + m, sizeof(line) - (size_t)m,
+                     ": %d of its ranks' tests did not measure (a ring stops at its slowest or "
+                     "missing rank)",
+                     n - nok);
+        } else {
+            m += snprintf(line + m, sizeof(line) - (size_t)m,
+                          ": busbw %.4g GB/s (%.4g Gb/s) at its slowest rank, %d all-reduces "
+                          "each",
+                          bus, bus * 8, ops);
+            double *v = xalloc_zero((size_t)nlink + 1, sizeof(double));
+            int nv = 0;
+            for (int j = 0; j < doc->ntests; j++)
+                if (link[j] > 0)
+                    v[nv++] = link[j];
+            double med = nv ? sweep_stats_median(v, (size_t)nv) : 0;
+            free(v);
+            if (slow >= 0 && nv >= 3 && link[slow] <= 0.85 * med) {
+                const struct results_sweep_test *t = &doc->tests[slow];
+                /* t's figures are of the link into its src: from the test whose dst is t's src. */
+                int pred = -1;
+                for (int j = 0; j < doc->ntests; j++)
+                    if (doc->tests[j].round == t->round && doc->tests[j].rail == t->rail &&
+                        doc->tests[j].dst == t->src && !strcmp(doc->tests[j].pattern, "allreduce"))
+                        pred = doc->tests[j].src;
+                snprintf(line + m, sizeof(line) - (size_t)m,
+                         "; its pace is set by the link %s -> %s: chunks arrived at %.4g Gb/s, "
+                         "%.2fx the ring's median link (%.4g Gb/s)",
+                         pred >= 0 ? doc->ranks[pred].host : "?", doc->ranks[t->src].host,
+                         link[slow], link[slow] / med, med);
+            } else if (nv) {
+                snprintf(line + m, sizeof(line) - (size_t)m,
+                         "; no link stands out (the slowest %.2fx the ring's median link, %.4g "
+                         "Gb/s)",
+                         slow >= 0 && med > 0 ? link[slow] / med : 1.0, med);
+            }
+        }
+        free(link);
+        rack_conduct_event(doc, "%s", line);
+    }
+}
+
 static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, struct ft_err *err)
 {
     struct sweep_plan_opts po = {.seed = o->seed};
@@ -544,6 +634,8 @@ static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, st
         rc = sweep_plan_bisection(plan, o->ranks, n, &po, err);
     if (!rc && o->ring)
         rc = sweep_plan_ring(plan, o->ranks, n, &po, err);
+    if (!rc && o->allreduce)
+        rc = sweep_plan_allreduce(plan, o->ranks, n, &po, err);
     return rc;
 }
 
@@ -597,6 +689,7 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     }
     bisection_report(doc, o);
     incast_report(doc);
+    allreduce_report(doc);
     return rc;
 }
 

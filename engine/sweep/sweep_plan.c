@@ -295,6 +295,30 @@ int sweep_plan_ring(struct sweep_plan *p, const struct sweep_rank *ranks, uint32
     return 0;
 }
 
+int sweep_plan_allreduce(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
+                         const struct sweep_plan_opts *o, struct ft_err *e)
+{
+    (void)o;
+    if (need(n >= 2, e, "allreduce: %u rank(s) given: start at least %u", n, 2))
+        return -EINVAL;
+    uint32_t all = UINT32_MAX;
+    for (uint32_t r = 0; r < n; r++)
+        all &= sweep_plan_common_rails(&ranks[r], &ranks[(r + 1) % n]);
+    if (!all) {
+        ft_err_set(e, -EINVAL,
+                   "allreduce: no rail is common to all %u ranks (a ring needs every rank on "
+                   "it); give --rails so that rail i is the same network on every node",
+                   n);
+        return -EINVAL;
+    }
+    struct unit *u = xalloc_zero(n, sizeof(*u));
+    for (uint32_t r = 0; r < n; r++)
+        u[r] = (struct unit){r, (r + 1) % n, all, SWEEP_ROLE_RING};
+    emit(p, u, n, SWEEP_ALLREDUCE, SWEEP_PHASE_NONE, 0, SWEEP_RAILS_TOGETHER);
+    free(u);
+    return 0;
+}
+
 void sweep_plan_pack(struct sweep_plan *p, const struct sweep_test *t, size_t n, uint32_t n_ranks)
 {
     /* round[j]: the round test j goes in; busy[r * n_ranks + rank]: rank taken in round r. */

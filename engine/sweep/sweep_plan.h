@@ -23,13 +23,22 @@ struct sweep_rank {
     double port_gbps[SWEEP_MAX_RAILS];      /* port rate ceiling in Gb/s; 0 unknown */
 };
 
-enum sweep_pattern { SWEEP_PAIRS, SWEEP_INCAST, SWEEP_BISECTION, SWEEP_RING, SWEEP_RECHECK };
+enum sweep_pattern {
+    SWEEP_PAIRS,
+    SWEEP_INCAST,
+    SWEEP_BISECTION,
+    SWEEP_RING,
+    SWEEP_RECHECK,
+    SWEEP_ALLREDUCE,
+};
 
 /* What a test does within its round. */
 enum sweep_role {
     SWEEP_ROLE_PAIR,   /* ping-pong latency, then bandwidth in both directions */
     SWEEP_ROLE_STREAM, /* src streams to dst (incast sender, bisection, ring) */
     SWEEP_ROLE_PROBE,  /* latency probe to the incast receiver */
+    SWEEP_ROLE_RING,   /* one rank of a ring all-reduce across hosts: src sends to dst, its
+                          successor, and waits for its predecessor's chunks */
 };
 
 /* One test: src to dst on rail (rank src's NIC rail to rank dst's NIC rail). */
@@ -86,6 +95,11 @@ int sweep_plan_bisection(struct sweep_plan *p, const struct sweep_rank *ranks, u
                          const struct sweep_plan_opts *o, struct ft_err *e);
 int sweep_plan_ring(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
                     const struct sweep_plan_opts *o, struct ft_err *e);
+/* One round: a ring all-reduce across all n ranks (rank r to r + 1, the last to 0) on every
+ * rail all of them have (a ring per rail at once, as NCCL runs one per NIC); -EINVAL when
+ * fewer than 2 ranks or no rail is common to all. */
+int sweep_plan_allreduce(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
+                         const struct sweep_plan_opts *o, struct ft_err *e);
 
 /* The tournament's round r (0 <= r < rounds) as pairs: out[i] = partner of rank i, or
  * SWEEP_NO_RANK when idle. Returns the number of rounds (N-1 even, N odd). */

@@ -2,7 +2,9 @@
  * nccl-tests' all_reduce bus bandwidth: 2 (N - 1) steps of ceil(S / N) bytes, the remainder
  * padded, busbw = algbw x 2 (N - 1) / N; the per-point figures from measured steps; a flow's
  * params refused with the field named; the TCP transport takes op collective with these
- * params and nothing else. */
+ * params and nothing else (a ring across hosts, params.gate, over tcp only); the gate a ring
+ * across hosts meets at (engine/flow/ring_gate.h): held by name, one feeder, chunks timed
+ * first byte to last, waiters woken, closed, bounded. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,10 +15,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "common/jsonutil.h"
 #include "engine/flow/mix.h"
 #include "engine/flow/ring.h"
+#include "engine/flow/ring_gate.h"
 #include "engine/xport/xport.h"
 
 static void test_steps_and_chunks(void **state)
@@ -52,7 +56,7 @@ static void test_figures(void **state)
     assert_int_equal(m.steps, 12);
     assert_int_equal(m.step_min, 5000);
     assert_int_equal(m.step_max, 30000);
-    cJSON *o = ring_figures("tcp", 4, 1000000, &m);
+    cJSON *o = ring_figures("tcp", 4, 1000000, &m, NULL);
     const cJSON *r = cJSON_GetObjectItem(o, "ring");
     double v = 0;
     assert_true(jsonutil_num(r, "allreduce_mean_us", &v) && v == 90);
@@ -70,7 +74,7 @@ static void test_figures(void **state)
     assert_non_null(strstr(jsonutil_str(r, "bandwidth"), "10^9 bytes"));
     cJSON_Delete(o);
     /* Nothing measured: no timed members, the counts 0. */
-    o = ring_figures("tcp", 2, 64, NULL);
+    o = ring_figures("tcp", 2, 64, NULL, NULL);
     r = cJSON_GetObjectItem(o, "ring");
     assert_null(cJSON_GetObjectItem(r, "step_mean_us"));
     assert_null(cJSON_GetObjectItem(r, "busbw_GBps"));
@@ -78,15 +82,17 @@ static void test_figures(void **state)
     cJSON_Delete(o);
 }
 
-/* A one-flow mix over tcp, op collective, with params text; 0 or the reader's/transport's
- * error, its message in err. */
+/* A one-flow mix over transport (tcp unless set), op collective, with params text; 0 or the
+ * reader's/transport's error, its message in err. */
+static const char *transport = "tcp";
 static int check(const char *size, const char *params, struct ft_err *err)
 {
     char doc[1024];
     snprintf(doc, sizeof(doc),
              "{\"format\": \"fabtop-mix\", \"version\": 1, \"flows\": [{\"name\": \"ar\", "
-             "\"transport\": \"tcp\", \"op\": \"collective\", \"size\": %s, \"params\": %s}]}",
-             size, params);
+             "\"transport\": \"%s\", \"op\": \"collective\", \"size\": %s, \"params\": "
+             "%s}]}",
+             transport, size, params);
     cJSON *j = cJSON_Parse(doc);
     assert_non_null(j);
     struct mix m;
@@ -136,14 +142,132 @@ static void test_params(void **state)
     assert_int_equal(check("4294967296", "{\"collective\": \"all_reduce\", \"ranks\": 2}", &err),
                      -EINVAL);
     assert_non_null(strstr(err.msg, "ring step"));
+    /* Across hosts: a gate's name of 1 to 63 characters, one connection; tcp only. */
+    assert_int_equal(
+        check("1000000", "{\"collective\": \"all_reduce\", \"ranks\": 4, \"gate\": \"r1\"}", &err),
+        0);
+    char params[256];
+    snprintf(params, sizeof(params),
+             "{\"collective\": \"all_reduce\", \"ranks\": 4, \"gate\": \"%064d\"}", 0);
+    assert_int_equal(check("1000000", params, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "params.gate"));
+    assert_int_equal(
+        check("1000000", "{\"collective\": \"all_reduce\", \"ranks\": 4, \"gate\": 7}", &err),
+        -EINVAL);
+    assert_int_equal(check("1000000",
+                           "{\"collective\": \"all_reduce\", \"ranks\": 4, \"gate\": \"r1\"}, "
+                           "\"concurrency\": 2",
+                           &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "concurrency 1"));
+    transport = "verbs";
+    assert_int_equal(
+        check("1000000", "{\"collective\": \"all_reduce\", \"ranks\": 4, \"gate\": \"r1\"}", &err),
+        -EINVAL);
+    assert_non_null(strstr(err.msg, "gate"));
+    transport = "tcp";
+}
+
+static void *arrive_later(void *arg)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    ring_gate_arrived(arg, 300, 1);
+    return NULL;
+}
+
+static void test_gate(void **state)
+{
+    (void)state;
+    /* One name, one gate, as long as someone holds it. */
+    struct ring_gate *a = ring_gate_get("ring-a"), *b = ring_gate_get("ring-a");
+    assert_non_null(a);
+    assert_ptr_equal(a, b);
+    struct ring_gate *rb = ring_gate_get("ring-b");
+    assert_ptr_not_equal(a, rb);
+    ring_gate_put(ring_gate_get("ring-b")); /* still held once, by rb */
+    assert_null(ring_gate_get(""));
+    char longid[RING_GATE_ID_MAX + 1];
+    memset(longid, 'x', RING_GATE_ID_MAX);
+    longid[RING_GATE_ID_MAX] = '\0';
+    assert_null(ring_gate_get(longid));
+    /* One feeder. */
+    assert_int_equal(ring_gate_feed(a), 0);
+    assert_int_equal(ring_gate_feed(b), -EBUSY);
+    /* Chunks of 100 B: a receive of 30 B at t=1000 starts one, 70 B at 1500 ends it (500 ns);
+     * 250 B at 2000 ends the second (0 ns: started and ended in it) and starts the third, whose
+     * last 50 B come at 2600 (600 ns). */
+    ring_gate_chunk(a, 100);
+    ring_gate_arrived(a, 30, 1000);
+    ring_gate_arrived(a, 70, 1500);
+    ring_gate_arrived(a, 150, 2000);
+    ring_gate_arrived(a, 50, 2600);
+    struct ring_gate_stats st;
+    ring_gate_stats(b, &st);
+    assert_int_equal(st.bytes, 300);
+    assert_int_equal(st.chunks, 3);
+    assert_int_equal(st.arrival_ns, 500 + 0 + 600);
+    /* Waiting: reached at once, not within the time, woken by an arrival, then closed. */
+    assert_int_equal(ring_gate_wait(a, 300, 0), 1);
+    assert_int_equal(ring_gate_wait(a, 301, 10), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, arrive_later, a), 0);
+    assert_int_equal(ring_gate_wait(a, 600, 5000), 1);
+    pthread_join(th, NULL);
+    ring_gate_close(a);
+    assert_int_equal(ring_gate_wait(a, 601, 5000), -ENODATA);
+    assert_int_equal(ring_gate_wait(a, 600, 0), 1);
+    ring_gate_put(a);
+    ring_gate_put(b);
+    /* Gone with its last holder: the name gives a fresh gate. */
+    struct ring_gate *c = ring_gate_get("ring-a");
+    ring_gate_stats(c, &st);
+    assert_int_equal(st.bytes, 0);
+    assert_int_equal(ring_gate_feed(c), 0);
+    ring_gate_put(c);
+    /* At most RING_GATE_MAX at once ("ring-b" is one of them). */
+    struct ring_gate *g[RING_GATE_MAX];
+    char id[16];
+    for (int i = 0; i < RING_GATE_MAX - 1; i++) {
+        snprintf(id, sizeof(id), "g%d", i);
+        assert_non_null(g[i] = ring_gate_get(id));
+    }
+    assert_null(ring_gate_get("one-too-many"));
+    for (int i = 0; i < RING_GATE_MAX - 1; i++)
+        ring_gate_put(g[i]);
+    ring_gate_put(rb);
+}
+
+/* Across hosts the figures add where the time went and the predecessor's link. */
+static void test_figures_hosts(void **state)
+{
+    (void)state;
+    struct ring_acc a = {0};
+    /* Two all-reduces of 100 us (N = 4, S = 1 MB, 250 kB chunks), 60 us waiting, 40 sending. */
+    ring_acc_add(&a, 100000, 6, 90000, 10000, 20000);
+    ring_acc_add(&a, 100000, 6, 90000, 10000, 20000);
+    a.wait_ns = 120000;
+    a.send_ns = 80000;
+    /* 12 chunks of 250,000 B arrived in 240 us in all: 100 Gb/s. */
+    struct ring_gate_stats st = {12 * 250000, 12, 240000};
+    cJSON *o = ring_figures("tcp", 4, 1000000, &a, &st);
+    const cJSON *r = cJSON_GetObjectItem(o, "ring");
+    double v = 0;
+    assert_non_null(strstr(jsonutil_str(r, "pattern"), "4 ranks on 4 hosts"));
+    assert_true(jsonutil_num(r, "wait_share", &v) && v == 0.6);
+    assert_true(jsonutil_num(r, "send_share", &v) && v == 0.4);
+    const cJSON *p = cJSON_GetObjectItem(r, "from_predecessor");
+    assert_true(jsonutil_num(p, "chunks", &v) && v == 12);
+    assert_true(jsonutil_num(p, "arrival_Gbps", &v) && v > 99.999 && v < 100.001);
+    cJSON_Delete(o);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_steps_and_chunks),
-        cmocka_unit_test(test_figures),
-        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_steps_and_chunks), cmocka_unit_test(test_figures),
+        cmocka_unit_test(test_params),           cmocka_unit_test(test_gate),
+        cmocka_unit_test(test_figures_hosts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

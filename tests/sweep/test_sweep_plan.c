@@ -223,6 +223,50 @@ static void test_patterns_append(void **state)
     sweep_plan_free(&p);
 }
 
+/* The all-reduce: one round, the ring 0 -> 1 -> ... -> n-1 -> 0 on every rail all ranks
+ * have (a ring per rail at once), as ring roles; no common rail, or one rank, is refused. */
+static void test_allreduce(void **state)
+{
+    (void)state;
+    struct ft_err err = {0};
+    for (uint32_t n = 2; n <= MAXN; n++) {
+        struct sweep_plan p = {0};
+        layout(n, 1);
+        assert_int_equal(sweep_plan_allreduce(&p, ranks, n, NULL, &err), 0);
+        assert_int_equal(p.n_rounds, 1);
+        assert_int_equal(p.rounds[0].pattern, SWEEP_ALLREDUCE);
+        assert_int_equal(p.n_tests, (size_t)n * 8);
+        uint32_t out[MAXN][SWEEP_MAX_RAILS] = {{0}};
+        for (size_t i = 0; i < p.n_tests; i++) {
+            const struct sweep_test *t = &p.tests[i];
+            assert_int_equal(t->dst, (t->src + 1) % n);
+            assert_int_equal(t->role, SWEEP_ROLE_RING);
+            assert_int_equal(t->pattern, SWEEP_ALLREDUCE);
+            out[t->src][t->rail]++;
+        }
+        for (uint32_t r = 0; r < n; r++)
+            for (unsigned k = 0; k < 8; k++)
+                assert_int_equal(out[r][k], 1);
+        sweep_plan_free(&p);
+    }
+    /* Rails 0 to 2 on some ranks, rail 0 only on others: one ring, on rail 0. */
+    struct sweep_plan p = {0};
+    layout(4, 2);
+    assert_int_equal(sweep_plan_allreduce(&p, ranks, 4, NULL, &err), 0);
+    assert_int_equal(p.n_tests, 4);
+    for (size_t i = 0; i < p.n_tests; i++)
+        assert_int_equal(p.tests[i].rail, 0);
+    sweep_plan_free(&p);
+    /* Rank 5 lacks rail 0 and rank 0 has only rail 0: no ring can reach every rank. */
+    layout(8, 2);
+    assert_int_equal(sweep_plan_allreduce(&p, ranks, 8, NULL, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "no rail is common to all 8 ranks"));
+    assert_int_equal(p.n_rounds, 0);
+    err = (struct ft_err){0};
+    assert_int_equal(sweep_plan_allreduce(&p, ranks, 1, NULL, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "allreduce: 1 rank(s) given"));
+}
+
 static void check_halves(const struct sweep_plan *p, size_t k, uint32_t n)
 {
     uint8_t seen[MAXN] = {0};
@@ -332,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_pack),
         cmocka_unit_test(test_incast_rails),
         cmocka_unit_test(test_patterns_append),
+        cmocka_unit_test(test_allreduce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

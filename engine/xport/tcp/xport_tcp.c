@@ -189,6 +189,7 @@ struct tcp_flow {
     uint64_t **tables;       /* per job: its (offset, length) pairs, network byte order */
     struct ring_params ring; /* op collective: the emulated ring (ranks 0: not one) */
     struct ring_acc *racc;   /* per worker x point: its measured steps */
+    struct ring_gate *gate;  /* a ring across hosts: the predecessor's chunks, NULL: none */
 };
 
 static bool worker_keep(void *arg)
@@ -421,6 +422,10 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
         if (rc)
             return rc;
         t->racc = xalloc_zero((size_t)f->nworkers_alloc * (size_t)f->npoints, sizeof(*t->racc));
+        if (t->ring.gate[0] && !(t->gate = ring_gate_get(t->ring.gate)))
+            return ft_err_set(err, -ENOSPC,
+                              "flow %s: %d rings across hosts are open in this process already",
+                              s->name, RING_GATE_MAX);
         /* busbw as nccl-tests computes it for all_reduce: S over the time, x 2 (N - 1) / N. */
         f->bw_factor = ring_busbw_factor(t->ring.ranks);
         for (int p = 0; p < f->npoints; p++)
@@ -442,6 +447,8 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
         cJSON_AddNumberToObject(req, "kv_region", (double)t->kv->region);
     if (t->ring.ranks)
         cJSON_AddNumberToObject(req, "ring_chunk", (double)ring_chunk(chunk, t->ring.ranks));
+    if (t->gate)
+        cJSON_AddStringToObject(req, "ring_gate", t->ring.gate);
     cJSON *resp = NULL;
     int rc = channel_request(f->ctl, req, &resp, 5000, err);
     if (rc < 0)
@@ -740,6 +747,97 @@ static void run_ring(struct flow_worker *w)
     pagebuf_free(rbuf, BUF_BYTES);
 }
 
+/* Wait at the gate until bytes in all came from the predecessor: 0, or -ECANCELED when the
+ * flow stops. Bytes arriving are progress, a chunk not yet whole too. The predecessor's
+ * connection ending is no error by itself: the ranks of a ring start and stop a few
+ * milliseconds apart, so a predecessor that stopped first ends it normally; one that died
+ * leaves this rank without progress, which the runner fails within the mix's bound. */
+static int gate_wait(struct flow_worker *w, struct ring_gate *g, uint64_t bytes)
+{
+    uint64_t seen = 0;
+    for (;;) {
+        int r = ring_gate_wait(g, bytes, IO_SLICE_MS);
+        if (r < 0) /* closed: wait out this flow's end (or the runner's verdict) */
+            poll(NULL, 0, IO_SLICE_MS);
+        struct ring_gate_stats st;
+        ring_gate_stats(g, &st);
+        if (st.bytes > seen) {
+            seen = st.bytes;
+            atomic_store_explicit(&w->last_progress_ns, flow_now_ns(), memory_order_relaxed);
+        }
+        if (r == 1)
+            return 0;
+        if (!worker_keep(w))
+            return -ECANCELED;
+    }
+}
+
+/* A ring all-reduce across hosts, this rank's part: each step waits until the predecessor's
+ * previous chunk has arrived (at the gate its agent feeds; the first step at once), then sends
+ * its chunk to the successor, the flow's peer; the all-reduce ends when the predecessor's last
+ * chunk has arrived. Every rank follows the rule, so the ring moves at its slowest link, as
+ * NCCL's does. One sample per whole all-reduce; the steps, the time waiting for the predecessor
+ * and the time sending on are timed too. */
+static void run_ring_hosts(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct tcp_flow *t = f->xdata;
+    const int ranks = t->ring.ranks, steps = ring_steps(ranks);
+    char *sbuf = buf_alloc();
+    uint64_t expect = 0; /* the predecessor's bytes every earlier all-reduce ended with */
+    while (flow_wait_running(w)) {
+        uint64_t size = flow_next_size(w), chunk = ring_chunk(size, ranks);
+        if (!flow_pace(w, (uint64_t)steps * chunk))
+            break;
+        int p = atomic_load_explicit(&f->point, memory_order_relaxed);
+        uint64_t t0 = flow_now_ns(), ts = t0, sum = 0, lo = UINT64_MAX, hi = 0, wait = 0, sent = 0;
+        int rc = 0;
+        const char *what = "ring all-reduce step";
+        for (int k = 0; k < steps && !rc; k++) {
+            uint64_t a = flow_now_ns();
+            if (k && (rc = gate_wait(w, t->gate, expect + (uint64_t)k * chunk)))
+                what = "ring all-reduce: waiting for the predecessor's chunk";
+            uint64_t b = flow_now_ns();
+            wait += b - a;
+            for (uint64_t left = chunk; left && !rc;) {
+                size_t m = left > BUF_BYTES ? BUF_BYTES : (size_t)left;
+                rc = xfer_all(w->fd, sbuf, m, true, worker_keep, w, NULL);
+                left -= m;
+            }
+            uint64_t now = flow_now_ns(), d = now - ts;
+            sent += now - b;
+            ts = now;
+            sum += d;
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+            if (!rc)
+                atomic_store_explicit(&w->last_progress_ns, now, memory_order_relaxed);
+        }
+        if (!rc) {
+            uint64_t a = flow_now_ns();
+            if ((rc = gate_wait(w, t->gate, expect + (uint64_t)steps * chunk)))
+                what = "ring all-reduce: waiting for the predecessor's last chunk";
+            ts = flow_now_ns();
+            wait += ts - a;
+        }
+        expect += (uint64_t)steps * chunk;
+        if (rc) {
+            describe_error(f, rc, what);
+            break;
+        }
+        uint64_t dt = ts - t0;
+        if (flow_state(f) == FLOW_ST_MEASURE) {
+            struct ring_acc *acc = &t->racc[(size_t)w->idx * (size_t)f->npoints + (size_t)p];
+            ring_acc_add(acc, dt, steps, sum, lo, hi);
+            acc->wait_ns += wait;
+            acc->send_ns += sent;
+        }
+        flow_record(w, dt);
+        flow_progress(w, (uint64_t)steps * chunk, (uint64_t)steps * chunk, 1);
+    }
+    pagebuf_free(sbuf, BUF_BYTES);
+}
+
 static void *worker_main(void *arg)
 {
     struct flow_worker *w = arg;
@@ -756,7 +854,10 @@ static void *worker_main(void *arg)
         run_kv(w);
         break;
     case MIX_OP_COLLECTIVE:
-        run_ring(w);
+        if (((struct tcp_flow *)w->flow->xdata)->gate)
+            run_ring_hosts(w);
+        else
+            run_ring(w);
         break;
     case MIX_OP_STREAM: {
         bool sender =
@@ -830,7 +931,11 @@ static void ring_point_figures(struct flow_rt *f, struct tcp_flow *t)
         struct ring_acc a = {0};
         for (int i = 0; i < f->nworkers; i++)
             ring_acc_merge(&a, &t->racc[(size_t)i * (size_t)f->npoints + (size_t)p]);
-        cJSON_AddItemToArray(pf, ring_figures("tcp", t->ring.ranks, f->points[p].size, &a));
+        struct ring_gate_stats st;
+        if (t->gate)
+            ring_gate_stats(t->gate, &st);
+        cJSON_AddItemToArray(
+            pf, ring_figures("tcp", t->ring.ranks, f->points[p].size, &a, t->gate ? &st : NULL));
     }
     pthread_mutex_lock(&f->lock);
     cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
@@ -851,6 +956,7 @@ static void tcp_teardown(struct flow_rt *f)
         ring_point_figures(f, t);
         free(t->racc);
     }
+    ring_gate_put(t->gate);
     for (int i = 0; i < t->nconns; i++)
         if (t->fds[i] >= 0)
             close(t->fds[i]);
@@ -939,8 +1045,8 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
         cJSON_AddItemToObject(out, "kv", kv);
     }
     if (t && t->ring.ranks) {
-        char label[160];
-        ring_label("tcp", t->ring.ranks, label, sizeof(label));
+        char label[200];
+        ring_label("tcp", t->ring.ranks, t->gate != NULL, label, sizeof(label));
         cJSON *r = cJSON_AddObjectToObject(out, "ring");
         cJSON_AddStringToObject(r, "pattern", label);
         cJSON_AddStringToObject(r, "collective", "all_reduce");
@@ -948,12 +1054,17 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
         cJSON_AddNumberToObject(r, "steps_per_allreduce", ring_steps(t->ring.ranks));
         cJSON_AddNumberToObject(r, "chunk_bytes",
                                 (double)ring_chunk(f->points[0].size, t->ring.ranks));
-        cJSON_AddStringToObject(r, "emulation",
-                                "one connection per worker carries both ring neighbours (the "
-                                "peer is successor and predecessor): each step sends a chunk and "
-                                "receives one at once, and starts when the previous step's chunk "
-                                "has arrived; the peer follows the same rule, so it may be one "
-                                "step ahead when an all-reduce starts");
+        cJSON_AddStringToObject(
+            r, "emulation",
+            t->gate ? "across hosts: one connection to the successor (the peer) carries this "
+                      "rank's chunks; the predecessor's arrive at this process's agent; each "
+                      "step waits for the predecessor's previous chunk, then sends; every rank "
+                      "follows the rule, so the ring moves at its slowest link"
+                    : "one connection per worker carries both ring neighbours (the peer is "
+                      "successor and predecessor): each step sends a chunk and receives one at "
+                      "once, and starts when the previous step's chunk has arrived; the peer "
+                      "follows the same rule, so it may be one step ahead when an all-reduce "
+                      "starts");
         cJSON_AddStringToObject(r, "latency",
                                 "per all-reduce: the first step's send to the "
                                 "last step's chunk received");
@@ -1010,8 +1121,9 @@ struct srv_flow {
     enum mix_dir dir;
     int nconns;
     uint64_t chunk;
-    uint64_t kv_region;  /* kv: bytes of each connection's region */
-    uint64_t ring_chunk; /* collective: bytes of one ring step */
+    uint64_t kv_region;     /* kv: bytes of each connection's region */
+    uint64_t ring_chunk;    /* collective: bytes of one ring step */
+    struct ring_gate *gate; /* a ring across hosts: this rank's predecessor feeds it */
     double rate_gbps;
     bool capped; /* the agent has a rate cap (shared per client key) */
     double max_duration_s;
@@ -1215,6 +1327,36 @@ static void srv_ring(struct srv_conn *c, uint64_t limit)
     pagebuf_free(rbuf, BUF_BYTES);
 }
 
+/* The agent's side of a ring across hosts: this process's rank is the client's successor;
+ * what arrives is counted at the gate its own ring flow waits on (run_ring_hosts), and
+ * nothing is sent back. Returns at EOF, an error, a stop or the agent's duration cap, and
+ * closes the gate so that its waiter stops waiting. */
+static void srv_ring_sink(struct srv_conn *c, uint64_t limit)
+{
+    struct srv_flow *sf = c->flow;
+    char *rbuf = buf_alloc();
+    uint64_t t0 = flow_now_ns();
+    while (!atomic_load(&sf->stop)) {
+        if (limit && flow_now_ns() - t0 > limit)
+            break;
+        if (agent_session_stall_wait(sf->session, &sf->stop))
+            continue;
+        ssize_t k = recv(c->fd, rbuf, BUF_BYTES, MSG_DONTWAIT);
+        if (k == 0)
+            break;
+        if (k > 0) {
+            ring_gate_arrived(sf->gate, (uint64_t)k, flow_now_ns());
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            break;
+        if (wait_fd(c->fd, POLLIN, IO_SLICE_MS) < 0)
+            break;
+    }
+    ring_gate_close(sf->gate);
+    pagebuf_free(rbuf, BUF_BYTES);
+}
+
 static void *srv_conn_serve(void *arg)
 {
     struct srv_conn *c = arg;
@@ -1226,7 +1368,9 @@ static void *srv_conn_serve(void *arg)
     if (sf->op == MIX_OP_KV) {
         srv_kv(c); /* ends with the session (its stop), EOF or a malformed request */
     }
-    if (sf->op == MIX_OP_COLLECTIVE)
+    if (sf->op == MIX_OP_COLLECTIVE && sf->gate)
+        srv_ring_sink(c, limit);
+    else if (sf->op == MIX_OP_COLLECTIVE)
         srv_ring(c, limit);
     while (sf->op != MIX_OP_KV && sf->op != MIX_OP_COLLECTIVE && !atomic_load(&sf->stop)) {
         if (limit && flow_now_ns() - t0 > limit)
@@ -1414,6 +1558,7 @@ static void srv_state_free(void *arg)
     for (struct srv_flow *sf = st->flows, *next; sf; sf = next) {
         next = sf->next;
         srv_flow_stop(sf);
+        ring_gate_put(sf->gate);
         free(sf);
     }
     pthread_mutex_destroy(&st->lock);
@@ -1476,9 +1621,34 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
         return ft_err_set(err, -EINVAL,
                           "tcp.open: data_addr and data_from go together, numeric addresses of "
                           "one family");
+    /* A ring across hosts: this rank's predecessor feeds the gate of that name, which this
+     * process's own ring flow waits on; one connection, one feeder. */
+    const cJSON *rg = cJSON_GetObjectItemCaseSensitive(req, "ring_gate");
+    struct ring_gate *gate = NULL;
+    if (rg) {
+        if (op != MIX_OP_COLLECTIVE || !cJSON_IsString(rg) || conns != 1)
+            return ft_err_set(err, -EINVAL,
+                              "tcp.open: ring_gate is a string, for one connection of a "
+                              "collective");
+        gate = ring_gate_get(rg->valuestring);
+        if (!gate)
+            return ft_err_set(err, -ENOSPC,
+                              "tcp.open: ring_gate: an id of 1 to %d characters, and at most %d "
+                              "rings at once",
+                              RING_GATE_ID_MAX - 1, RING_GATE_MAX);
+        if (ring_gate_feed(gate) < 0) {
+            ring_gate_put(gate);
+            return ft_err_set(err, -EBUSY,
+                              "tcp.open: ring %s already has its predecessor's connection",
+                              rg->valuestring);
+        }
+        ring_gate_chunk(gate, (uint64_t)ring);
+    }
     int rc = agent_session_flow_add(s, "tcp.open", err);
-    if (rc < 0)
+    if (rc < 0) {
+        ring_gate_put(gate);
         return rc;
+    }
     struct strbuf note;
     strbuf_init(&note);
     /* Clamp to the agent's caps (a client cannot raise them) and say so. */
@@ -1504,6 +1674,7 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->chunk = (uint64_t)size;
     sf->kv_region = (uint64_t)region;
     sf->ring_chunk = (uint64_t)ring;
+    sf->gate = gate;
     sf->rate_gbps = rate;
     sf->capped = cfg->max_rate_gbps > 0;
     sf->max_duration_s = cfg->max_duration_s;
@@ -1541,6 +1712,7 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
             close(sf->lfd);
         if (sf->stop_fd >= 0)
             close(sf->stop_fd);
+        ring_gate_put(sf->gate);
         free(sf);
         strbuf_free(&note);
         if (da)
@@ -1631,7 +1803,8 @@ static const char *const *tcp_param_keys(enum mix_op op)
                                           "doorbell_batch",
                                           "arrival",
                                           NULL};
-    static const char *const ring_keys[] = {"congestion_control", "collective", "ranks", NULL};
+    static const char *const ring_keys[] = {"congestion_control", "collective", "ranks", "gate",
+                                            NULL};
     return op == MIX_OP_KV ? kv_keys : op == MIX_OP_COLLECTIVE ? ring_keys : keys;
 }
 

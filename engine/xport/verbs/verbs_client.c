@@ -912,7 +912,8 @@ void verbs_client_teardown(struct flow_rt *f)
             struct ring_acc a = {0};
             for (int i = 0; i < f->nworkers; i++)
                 ring_acc_merge(&a, &v->racc[(size_t)i * (size_t)f->npoints + (size_t)p]);
-            cJSON_AddItemToArray(pf, ring_figures("verbs", v->ring.ranks, f->points[p].size, &a));
+            cJSON_AddItemToArray(pf,
+                                 ring_figures("verbs", v->ring.ranks, f->points[p].size, &a, NULL));
         }
         pthread_mutex_lock(&f->lock);
         cJSON_DeleteItemFromObjectCaseSensitive(f->conditions, "point_figures");
@@ -964,7 +965,7 @@ void verbs_client_conditions(const struct flow_rt *f, cJSON *out)
     }
     if (v->ring.ranks) {
         char label[160];
-        ring_label("verbs", v->ring.ranks, label, sizeof(label));
+        ring_label("verbs", v->ring.ranks, false, label, sizeof(label));
         cJSON *r = cJSON_AddObjectToObject(out, "ring");
         cJSON_AddStringToObject(r, "pattern", label);
         cJSON_AddStringToObject(r, "collective", "all_reduce");

@@ -1,0 +1,79 @@
+#!/bin/sh
+# rack_allreduce: fabtop sweep's allreduce pattern, a ring all-reduce across the hosts of a
+# rack of network namespaces (tests/rack/rack_lib.sh: 8 hosts on two leaves, 600 Mbit/s
+# uplinks, every host port 100 Mbit/s but host 3's at 25 Mbit/s, both directions), started by
+# a real OpenMPI mpirun. Each rank sends its chunks to its successor and waits for its
+# predecessor's, so the ring moves at its slowest link: the test asserts
+#  - all 8 ranks' tests ok, each rank's all-reduces counted, the ranks in step (their counts
+#    within one of each other: every one waits for the same ring);
+#  - busbw (nccl-tests' all_reduce: S / time x 2 (N - 1) / N) at the slow port's rate: a ring
+#    step moves S / N over every link at once, so the all-reduce takes 2 (N - 1) / N x S over
+#    the slowest link's rate, and busbw is that rate (TCP's goodput of it: 75% to 105%);
+#  - the link that set the pace named, into or out of host 3, and no other.
+# Usage: rack_allreduce.sh FABTOP_SWEEP (skipped without it, root and OpenMPI).
+set -u
+SWEEP=${1:-}
+FABTOP=${FABTOP_BIN:?FABTOP_BIN must point at the fabtop binary}
+RACK_LIB_DIR=$(cd "$(dirname "$0")" && pwd)
+. "$RACK_LIB_DIR/rack_test.sh"
+rack_test_needs fabtop-sweep "$SWEEP"
+rack_test_workdir rackar
+rack_test_sweep "$SWEEP"
+P=ra$(($$ % 100000))
+DEG_MBIT=25 SIZE=1MiB DUR=4
+rack_up -p "$P" -s 10.86.0 -n 8 -l 2 -u 600mbit -r 100mbit -d "$P-h3:${DEG_MBIT}mbit"
+rc=$?
+[ $rc -eq 0 ] || fail "rack_up exited $rc"
+echo "rack $P: $(tr '\n' ';' <"$RACK_STATE/hosts")"
+hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
+
+t=$(date +%s)
+rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
+    --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+    --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
+    --mca btl tcp,self "$SWEEP" --pattern allreduce --allreduce-size "$SIZE" --duration "$DUR" \
+    --publish none -o "$W/ar.json" >"$W/ar.out" 2>&1
+rc=$?
+ar_s=$(($(date +%s) - t))
+cat "$W/ar.out"
+[ $rc -eq 0 ] || fail "mpirun fabtop-sweep --pattern allreduce exited $rc"
+python3 - "$W/ar.json" "$P-h3" "$DEG_MBIT" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+deg_host, deg = sys.argv[2], float(sys.argv[3])
+host = {r["rank"]: r["host"] for r in d["ranks"]}
+bad = []
+tests = [t for t in d["tests"] if t["pattern"] == "allreduce"]
+if len(tests) != 8 or any(t["status"] != "ok" or t["role"] != "ring" for t in tests):
+    bad.append("tests: %s" % [(t["src"], t["dst"], t["status"], t.get("error")) for t in tests])
+if sorted((t["src"], t["dst"]) for t in tests) != [(r, (r + 1) % 8) for r in range(8)]:
+    bad.append("not the ring 0 -> 1 -> ... -> 7 -> 0")
+ring = []
+for t in tests:
+    f = t["run"]["phases"][-1]["flows"][0]
+    r = f["points"][0]["ring"]
+    ring.append((t["src"], r))
+    if r["ranks"] != 8 or "8 ranks on 8 hosts" not in r["pattern"]:
+        bad.append("rank %d's figures: %s" % (t["src"], r["pattern"]))
+ops = [r["allreduces"] for _, r in ring]
+if min(ops) < 3 or max(ops) - min(ops) > 1:
+    bad.append("all-reduces per rank %s (want 3 or more, within one of each other)" % ops)
+bus_mbit = min(r["busbw_GBps"] for _, r in ring) * 8e3
+if not 0.75 * deg <= bus_mbit <= 1.05 * deg:
+    bad.append("busbw %.1f Mbit/s, not 75-105%% of the slow port's %.0f" % (bus_mbit, deg))
+links = {host[(s - 1) % 8] + " -> " + host[s]: r["from_predecessor"].get("arrival_Gbps", 0) * 1e3
+         for s, r in ring}
+ev = [e for e in d["events"] if e.startswith("allreduce:")]
+named = [l for l in links if ev and ("link " + l + ":") in ev[0]]
+if len(ev) != 1 or len(named) != 1 or deg_host not in named[0]:
+    bad.append("the event %s names %s, not a link of %s" % (ev, named, deg_host))
+print("allreduce: busbw %.1f Mbit/s at the slowest rank, all-reduces per rank %s" % (bus_mbit, ops))
+print("links (Mbit/s as chunks arrived): " +
+      ", ".join("%s %.1f" % (l, v) for l, v in sorted(links.items())))
+print("event: %s" % (ev[0] if ev else None))
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+PY
+pass "a ring all-reduce across 8 hosts runs at the 25 Mbit/s port's pace and names its link ($ar_s s)"
+
