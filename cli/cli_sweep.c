@@ -13,8 +13,8 @@
 
 #include "cli/cli.h"
 
-static const char *const pattern_names[SWEEP_NPATTERNS] = {"pairs", "incast", "bisection", "ring",
-                                                           "allreduce"};
+static const char *const pattern_names[SWEEP_NPATTERNS] = {"pairs", "incast",    "bisection",
+                                                           "ring",  "allreduce", "alltoall"};
 
 const char *sweep_pattern_name(int i)
 {
@@ -29,7 +29,8 @@ static int check_pattern(const struct cli_opt *o, const char *arg, void *args, s
         if (!strcasecmp(arg, pattern_names[i]))
             return 0;
     return cli_usage_error(
-        p->cmd->name, "--pattern takes pairs, incast, bisection, ring or allreduce, not '%s'", arg);
+        p->cmd->name,
+        "--pattern takes pairs, incast, bisection, ring, allreduce or alltoall, not '%s'", arg);
 }
 
 void sweep_args_finish(struct sweep_args *a)
@@ -49,14 +50,18 @@ static const struct cli_enum on_failure_values[] = {
 #define A(f) offsetof(struct sweep_args, f)
 static const struct cli_opt sweep_opts[] = {
     {"pattern", 'p', CLI_ARG_REQUIRED, "NAME",
-     "pairs, incast, bisection, ring or allreduce; repeat for\nseveral (default pairs)", CLI_V_LIST,
-     .max_count = 16, .parse = check_pattern, .off = A(pattern_words)},
+     "pairs, incast, bisection, ring, allreduce or alltoall;\nrepeat for several (default pairs)",
+     CLI_V_LIST, .max_count = 16, .parse = check_pattern, .off = A(pattern_words)},
     {"duration", 'd', CLI_ARG_REQUIRED, "S", "measured seconds per test (default {default})",
      CLI_V_NUMBER, .min = 0, .min_open = 1, .max = 86400, .def = SWEEP_DEFAULT_DURATION,
      .bad = "--duration takes seconds (0 < S <= 86400), not '%s'", .off = A(duration)},
     {"allreduce-size", 0, CLI_ARG_REQUIRED, "BYTES",
      "S of the allreduce pattern's ring all-reduce across all\nranks over TCP (default 16MiB)",
      CLI_V_BYTES, .off = A(allreduce_bytes)},
+    {"alltoall-size", 0, CLI_ARG_REQUIRED, "BYTES",
+     "S of the alltoall pattern's all-to-all across all ranks\nover TCP, a rank's whole buffer "
+     "(S / N to each peer;\ndefault 16MiB)",
+     CLI_V_BYTES, .off = A(alltoall_bytes)},
     {"groups", 0, CLI_ARG_REQUIRED, "FILE",
      "where the hosts sit: one line per switch, NAME HOST...", CLI_V_STRING, CLI_C_FILE,
      .off = A(groups)},
@@ -95,7 +100,7 @@ static int sweep_exec_main(int argc, char **argv);
 
 const struct cli_command cli_sweep_command = {
     .name = "sweep",
-    .summary = "a rack's pairs, incast, bisection, ring, all-reduce (under mpirun or srun)",
+    .summary = "a rack's pairs, incast, bisection, ring, collectives (under mpirun or srun)",
     .synopsis = "Usage: fabtop sweep [OPTIONS]\n"
                 "  under a launcher: mpirun -np N --host h1,... fabtop sweep ... or\n"
                 "  srun --mpi=pmix -N N fabtop sweep ...\n"

@@ -16,9 +16,11 @@ enum sweep_pattern_bit {
     SWEEP_BIT_BISECTION = 1u << 2,
     SWEEP_BIT_RING = 1u << 3,
     SWEEP_BIT_ALLREDUCE = 1u << 4,
+    SWEEP_BIT_ALLTOALL = 1u << 5,
 };
-#define SWEEP_NPATTERNS 5
-/* The name of pattern bit i ("pairs", "incast", "bisection", "ring", "allreduce"). */
+#define SWEEP_NPATTERNS 6
+/* The name of pattern bit i ("pairs", "incast", "bisection", "ring", "allreduce",
+ * "alltoall"). */
 const char *sweep_pattern_name(int i);
 
 enum sweep_on_failure { SWEEP_CONTINUE = 0, SWEEP_STOP = 1 };
@@ -28,6 +30,7 @@ struct sweep_args {
     unsigned patterns;             /* SWEEP_*: filled by sweep_args_finish */
     double duration;               /* seconds per test */
     uint64_t allreduce_bytes;      /* --allreduce-size: S of the ring all-reduce */
+    uint64_t alltoall_bytes;       /* --alltoall-size: S of the all-to-all (a rank's buffer) */
     const char *out;
     bool json;
     const char *groups;
@@ -41,6 +44,7 @@ struct sweep_args {
 
 #define SWEEP_DEFAULT_DURATION       2.0
 #define SWEEP_DEFAULT_ALLREDUCE_SIZE (16ull << 20)
+#define SWEEP_DEFAULT_ALLTOALL_SIZE  (16ull << 20)
 
 /* After cli_parse_args: the pattern bits from the words (pairs when none was given). */
 void sweep_args_finish(struct sweep_args *a);

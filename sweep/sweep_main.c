@@ -64,7 +64,8 @@ static void say(const char *fmt, ...)
 static int parse(int argc, char **argv, struct sweep_args *a)
 {
     *a = (struct sweep_args){.duration = SWEEP_DEFAULT_DURATION,
-                             .allreduce_bytes = SWEEP_DEFAULT_ALLREDUCE_SIZE};
+                             .allreduce_bytes = SWEEP_DEFAULT_ALLREDUCE_SIZE,
+                             .alltoall_bytes = SWEEP_DEFAULT_ALLTOALL_SIZE};
     int saved = -1;
     if (!speaks) {
         fflush(stderr);
@@ -298,6 +299,13 @@ static int check_plan(const struct sweep_args *a, const struct launch_record *re
         (a->allreduce_bytes < (uint64_t)n || a->allreduce_bytes > ((uint64_t)n << 30))) {
         say("--allreduce-size is S of the all-reduce across the %d ranks: at least %d bytes (one "
             "per rank), at most %d GiB (1 GiB a step)",
+            n, n, n);
+        return CLI_USAGE;
+    }
+    if ((a->patterns & SWEEP_BIT_ALLTOALL) &&
+        (a->alltoall_bytes < (uint64_t)n || a->alltoall_bytes > ((uint64_t)n << 30))) {
+        say("--alltoall-size is S of the all-to-all across the %d ranks (a rank's whole buffer): "
+            "at least %d bytes (one per rank), at most %d GiB (1 GiB a peer)",
             n, n, n);
         return CLI_USAGE;
     }

@@ -44,15 +44,32 @@ void ring_label(const char *transport, int ranks, bool hosts, char *buf, size_t 
                  transport, ranks);
 }
 
+/* params.KEY: absent (-1), or a whole number 0 to RING_MAX_RANKS - 1. */
+static int rank_label(const struct mix_flow *f, const char *key, int *out, struct ft_err *err)
+{
+    *out = -1;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(f->params, key);
+    if (!v)
+        return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= RING_MAX_RANKS ||
+        v->valuedouble != (int)v->valuedouble)
+        return ft_err_set(err, -EINVAL, "flow %s: params.%s is a rank, 0 to %d", f->name, key,
+                          RING_MAX_RANKS - 1);
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
 int ring_params_from(const struct mix_flow *f, struct ring_params *p, struct ft_err *err)
 {
     memset(p, 0, sizeof(*p));
     const char *c = jsonutil_str(f->params, "collective");
-    if (!c || strcmp(c, "all_reduce"))
+    if (!c || (strcmp(c, "all_reduce") && strcmp(c, "alltoall")))
         return ft_err_set(err, -EINVAL,
                           "flow %s: params.collective over %s must be \"all_reduce\" (emulated as "
-                          "a ring's message pattern); other collectives need NCCL",
+                          "a ring's message pattern) or, across hosts, \"alltoall\"; other "
+                          "collectives need NCCL",
                           f->name, f->transport);
+    p->alltoall = !strcmp(c, "alltoall");
     double n = 0;
     if (!jsonutil_num(f->params, "ranks", &n) || n < 2 || n > RING_MAX_RANKS || n != (int)n)
         return ft_err_set(err, -EINVAL,
@@ -78,8 +95,75 @@ int ring_params_from(const struct mix_flow *f, struct ring_params *p, struct ft_
                               "(concurrency 1)",
                               f->name);
         snprintf(p->gate, sizeof(p->gate), "%s", g->valuestring);
+        if (p->alltoall && (!cJSON_GetObjectItemCaseSensitive(f->params, "rank") ||
+                            !cJSON_GetObjectItemCaseSensitive(f->params, "peer_rank")))
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: an alltoall across hosts needs params.rank and "
+                              "params.peer_rank (each peer's share is told apart by them)",
+                              f->name);
+    } else if (p->alltoall) {
+        return ft_err_set(err, -EINVAL,
+                          "flow %s: an alltoall over %s runs across hosts only (params.gate: "
+                          "fabtop sweep --pattern alltoall)",
+                          f->name, f->transport);
     }
-    return 0;
+    int rc = rank_label(f, "rank", &p->rank, err);
+    if (!rc)
+        rc = rank_label(f, "peer_rank", &p->peer_rank, err);
+    return rc;
+}
+
+double ring_alltoall_busbw_factor(int ranks)
+{
+    /* nccl-tests doc/PERFORMANCE.md, AllToAll: busbw = algbw x (n - 1) / n. */
+    return ranks >= 2 ? (double)(ranks - 1) / ranks : 0;
+}
+
+/* A gate's arrival rate: chunks x chunk bytes x 8 over their arrival time, Gb/s. */
+static void add_arrival(cJSON *r, const char *key, const struct ring_gate_stats *s, uint64_t chunk)
+{
+    cJSON *p = cJSON_AddObjectToObject(r, key);
+    cJSON_AddNumberToObject(p, "chunks", (double)s->chunks);
+    if (s->chunks && s->arrival_ns)
+        cJSON_AddNumberToObject(p, "arrival_Gbps",
+                                (double)s->chunks * (double)chunk * 8.0 / (double)s->arrival_ns);
+    cJSON_AddStringToObject(p, "arrival",
+                            "Gb/s = 10^9 bits per second: chunk bytes x 8 over the time from "
+                            "the receive that brought a chunk's first byte to the one that "
+                            "brought its last, summed over the chunks (the whole test, warm-up "
+                            "included: the link's pace, not the measured window's)");
+}
+
+cJSON *ring_alltoall_figures(const char *transport, int ranks, uint64_t size,
+                             const struct ring_acc *a, const struct ring_gate_stats *from_peer)
+{
+    char label[200];
+    snprintf(label, sizeof(label),
+             "all-to-all pattern over %s, %d ranks on %d hosts, this one sending ceil(S / N) to "
+             "each of its N - 1 peers and receiving as much from each (not NCCL)",
+             transport, ranks, ranks);
+    cJSON *o = cJSON_CreateObject(), *r = cJSON_AddObjectToObject(o, "alltoall");
+    cJSON_AddStringToObject(r, "pattern", label);
+    cJSON_AddNumberToObject(r, "ranks", ranks);
+    cJSON_AddNumberToObject(r, "size_bytes", (double)size);
+    cJSON_AddNumberToObject(r, "peer_bytes", (double)ring_chunk(size, ranks));
+    cJSON_AddNumberToObject(r, "alltoalls", a ? (double)a->ops : 0);
+    cJSON_AddNumberToObject(r, "busbw_factor", ring_alltoall_busbw_factor(ranks));
+    if (a && a->ops && a->op_ns) {
+        double op = (double)a->op_ns / (double)a->ops, alg = (double)size / op;
+        cJSON_AddNumberToObject(r, "alltoall_mean_us", op / 1e3);
+        cJSON_AddNumberToObject(r, "algbw_GBps", alg);
+        cJSON_AddNumberToObject(r, "busbw_GBps", alg * ring_alltoall_busbw_factor(ranks));
+        cJSON_AddNumberToObject(r, "wait_share", (double)a->wait_ns / (double)a->op_ns);
+        cJSON_AddNumberToObject(r, "send_share", (double)a->send_ns / (double)a->op_ns);
+    }
+    if (from_peer)
+        add_arrival(r, "from_peer", from_peer, ring_chunk(size, ranks));
+    cJSON_AddStringToObject(r, "bandwidth",
+                            "GB/s = 10^9 bytes per second; algbw = S / mean all-to-all time "
+                            "(S: a rank's whole buffer, nccl-tests' meaning), busbw = algbw x "
+                            "(N - 1) / N (nccl-tests, alltoall)");
+    return o;
 }
 
 void ring_acc_add(struct ring_acc *a, uint64_t op_ns, int steps, uint64_t step_ns,
@@ -142,19 +226,8 @@ cJSON *ring_figures(const char *transport, int ranks, uint64_t size, const struc
             cJSON_AddNumberToObject(r, "send_share", (double)a->send_ns / (double)a->op_ns);
         }
     }
-    if (arrived) {
-        /* Over the whole test, warm-up included: the link's pace, not the measured window's. */
-        cJSON *p = cJSON_AddObjectToObject(r, "from_predecessor");
-        cJSON_AddNumberToObject(p, "chunks", (double)arrived->chunks);
-        if (arrived->chunks && arrived->arrival_ns)
-            cJSON_AddNumberToObject(p, "arrival_Gbps",
-                                    (double)arrived->chunks * (double)ring_chunk(size, ranks) *
-                                        8.0 / (double)arrived->arrival_ns);
-        cJSON_AddStringToObject(p, "arrival",
-                                "Gb/s = 10^9 bits per second: chunk bytes x 8 over the time from "
-                                "the receive that brought a chunk's first byte to the one that "
-                                "brought its last, summed over the chunks");
-    }
+    if (arrived)
+        add_arrival(r, "from_predecessor", arrived, ring_chunk(size, ranks));
     cJSON_AddStringToObject(r, "bandwidth",
                             "GB/s = 10^9 bytes per second; algbw = S / mean all-reduce time, "
                             "busbw = algbw x 2 (N - 1) / N (nccl-tests, all_reduce)");

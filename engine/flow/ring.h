@@ -20,10 +20,17 @@
 /* A flow's ring: params {"collective": "all_reduce", "ranks": N} of an op "collective" over
  * an emulating transport; with "gate": ID the ring runs across N hosts: the flow's peer is
  * the successor, and the predecessor's chunks arrive at this process's agent, which counts
- * them at the gate of that name (one connection: concurrency 1). */
+ * them at the gate of that name (one connection: concurrency 1). {"collective": "alltoall",
+ * "ranks": N, "gate": ID} is one peer's part of an all-to-all across N hosts (only across
+ * hosts): this rank sends ceil(S / N) to the flow's peer, the mix has a flow for each of its
+ * N - 1 peers, and all of them wait at the gate for every peer's share. "rank" and
+ * "peer_rank" (whole numbers) label this rank and the peer, so that the peer's link into
+ * this rank is found among the gate's feeders. */
 struct ring_params {
     int ranks;                   /* N >= 2 */
+    bool alltoall;               /* an all-to-all's part (across hosts), not a ring */
     char gate[RING_GATE_ID_MAX]; /* "" emulated with one peer; else across hosts */
+    int rank, peer_rank;         /* labels across hosts; -1: not given */
 };
 
 /* The flow's params (collective must be "all_reduce", ranks 2 to RING_MAX_RANKS, the size one
@@ -56,6 +63,16 @@ void ring_acc_add(struct ring_acc *a, uint64_t op_ns, int steps, uint64_t step_n
                   uint64_t step_min, uint64_t step_max);
 /* a += b. */
 void ring_acc_merge(struct ring_acc *a, const struct ring_acc *b);
+/* An all-to-all's bus bandwidth factor (nccl-tests, alltoall): (N - 1) / N. */
+double ring_alltoall_busbw_factor(int ranks);
+/* An all-to-all part's point figures, {"alltoall": {pattern, ranks, size_bytes, peer_bytes
+ * (ceil(S / N) to this flow's peer and as much from it), alltoalls, alltoall_mean_us,
+ * algbw_GBps (S / mean time), busbw_GBps (x (N - 1) / N), busbw_factor, wait_share,
+ * send_share, from_peer {chunks, arrival_Gbps} (the peer's share into this rank), bandwidth}};
+ * the timed members are left out when nothing was measured. a counts one step per op. */
+cJSON *ring_alltoall_figures(const char *transport, int ranks, uint64_t size,
+                             const struct ring_acc *a, const struct ring_gate_stats *from_peer);
+
 /* A point's figures, {"ring": {pattern, ranks, size_bytes, chunk_bytes, steps_per_allreduce,
  * bytes_per_allreduce_each_way, allreduces, steps, allreduce_mean_us, step_mean_us,
  * step_min_us, step_max_us, algbw_GBps, busbw_GBps, busbw_factor, bandwidth}}; the timed

@@ -1,22 +1,32 @@
-/* ring_gate: a process-wide table of named gates, each a byte count under a mutex and a
- * condition variable on CLOCK_MONOTONIC. */
+/* ring_gate: a process-wide table of named gates, each its feeders' byte counts under a mutex
+ * and a condition variable on CLOCK_MONOTONIC. */
 #include "engine/flow/ring_gate.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/xalloc.h"
 
+struct feeder {
+    char from[RING_GATE_FROM_MAX];
+    uint64_t bytes, chunks, arrival_ns, chunk_t0;
+    bool closed;
+};
+
 struct ring_gate {
     char id[RING_GATE_ID_MAX];
     int holders;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    uint64_t chunk, bytes, chunks, arrival_ns, chunk_t0;
-    bool closed, fed;
+    uint64_t chunk;
+    int expect, nfeeders;
+    struct feeder *feeders; /* expect of them, once the first feeder joined */
+    int expect_senders, nsenders;
+    uint64_t *sent; /* expect_senders of them, once the first sender joined */
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -68,56 +78,111 @@ void ring_gate_put(struct ring_gate *g)
     if (last) {
         pthread_cond_destroy(&g->cond);
         pthread_mutex_destroy(&g->lock);
+        free(g->feeders);
+        free(g->sent);
         free(g);
     }
 }
 
-int ring_gate_feed(struct ring_gate *g)
+int ring_gate_feed(struct ring_gate *g, int expect, const char *from, uint64_t chunk)
 {
+    if (expect < 1 || expect > RING_GATE_FEEDERS_MAX || !from || strlen(from) >= RING_GATE_FROM_MAX)
+        return -EINVAL;
+    int rc;
     pthread_mutex_lock(&g->lock);
-    int rc = g->fed ? -EBUSY : 0;
-    g->fed = true;
+    if (!g->feeders) {
+        g->feeders = xalloc_zero((size_t)expect, sizeof(*g->feeders));
+        g->expect = expect;
+        g->chunk = chunk;
+    }
+    rc = g->expect != expect || g->chunk != chunk ? -EINVAL : g->nfeeders == g->expect ? -EBUSY : 0;
+    for (int i = 0; i < g->nfeeders && !rc; i++)
+        if (!strcmp(g->feeders[i].from, from))
+            rc = -EBUSY;
+    if (!rc) {
+        rc = g->nfeeders++;
+        snprintf(g->feeders[rc].from, sizeof(g->feeders[rc].from), "%s", from);
+        pthread_cond_broadcast(&g->cond);
+    }
     pthread_mutex_unlock(&g->lock);
     return rc;
 }
 
-void ring_gate_chunk(struct ring_gate *g, uint64_t chunk)
+int ring_gate_sender(struct ring_gate *g, int expect)
+{
+    if (expect < 1 || expect > RING_GATE_FEEDERS_MAX)
+        return -EINVAL;
+    int rc;
+    pthread_mutex_lock(&g->lock);
+    if (!g->sent) {
+        g->sent = xalloc_zero((size_t)expect, sizeof(*g->sent));
+        g->expect_senders = expect;
+    }
+    rc = g->expect_senders != expect        ? -EINVAL
+         : g->nsenders == g->expect_senders ? -EBUSY
+                                            : g->nsenders++;
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+void ring_gate_sent(struct ring_gate *g, int i, uint64_t bytes)
 {
     pthread_mutex_lock(&g->lock);
-    g->chunk = chunk;
+    g->sent[i] += bytes;
+    pthread_cond_broadcast(&g->cond);
     pthread_mutex_unlock(&g->lock);
 }
 
-void ring_gate_arrived(struct ring_gate *g, uint64_t bytes, uint64_t now_ns)
+void ring_gate_arrived(struct ring_gate *g, int i, uint64_t bytes, uint64_t now_ns)
 {
     if (!bytes)
         return;
     pthread_mutex_lock(&g->lock);
-    uint64_t before = g->bytes;
-    g->bytes += bytes;
+    struct feeder *f = &g->feeders[i];
+    uint64_t before = f->bytes;
+    f->bytes += bytes;
     if (g->chunk) {
         if (before % g->chunk == 0) /* this receive brought a chunk's first byte */
-            g->chunk_t0 = now_ns;
+            f->chunk_t0 = now_ns;
         /* Every chunk completed by this receive; one started and ended within it took no
          * measurable time and counts as such (its rate is the receive's, not known). */
-        uint64_t done = g->bytes / g->chunk - before / g->chunk;
+        uint64_t done = f->bytes / g->chunk - before / g->chunk;
         if (done) {
-            g->chunks += done;
-            g->arrival_ns += now_ns - g->chunk_t0;
-            if (g->bytes % g->chunk) /* the next chunk began in this receive too */
-                g->chunk_t0 = now_ns;
+            f->chunks += done;
+            f->arrival_ns += now_ns - f->chunk_t0;
+            if (f->bytes % g->chunk) /* the next chunk began in this receive too */
+                f->chunk_t0 = now_ns;
         }
     }
     pthread_cond_broadcast(&g->cond);
     pthread_mutex_unlock(&g->lock);
 }
 
-void ring_gate_close(struct ring_gate *g)
+void ring_gate_close(struct ring_gate *g, int i)
 {
     pthread_mutex_lock(&g->lock);
-    g->closed = true;
+    g->feeders[i].closed = true;
     pthread_cond_broadcast(&g->cond);
     pthread_mutex_unlock(&g->lock);
+}
+
+/* 1 when every expected feeder brought bytes, -ENODATA when one that did not is closed, else
+ * 0. Under g->lock. */
+static int reached(const struct ring_gate *g, uint64_t bytes)
+{
+    if (!g->feeders)
+        return bytes ? 0 : 1;
+    int rc = 1;
+    for (int i = 0; i < g->expect_senders; i++)
+        if (i >= g->nsenders || g->sent[i] < bytes)
+            rc = 0;
+    for (int i = 0; i < g->expect; i++) {
+        if (i >= g->nfeeders)
+            rc = rc == 1 ? 0 : rc;
+        else if (g->feeders[i].bytes < bytes)
+            rc = g->feeders[i].closed ? -ENODATA : rc == 1 ? 0 : rc;
+    }
+    return rc;
 }
 
 int ring_gate_wait(struct ring_gate *g, uint64_t bytes, int timeout_ms)
@@ -130,29 +195,43 @@ int ring_gate_wait(struct ring_gate *g, uint64_t bytes, int timeout_ms)
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
-    int rc = 0;
+    int rc;
     pthread_mutex_lock(&g->lock);
-    for (;;) {
-        if (g->bytes >= bytes) {
-            rc = 1;
-            break;
-        }
-        if (g->closed) {
-            rc = -ENODATA;
-            break;
-        }
+    while ((rc = reached(g, bytes)) == 0)
         if (pthread_cond_timedwait(&g->cond, &g->lock, &until) == ETIMEDOUT) {
-            rc = g->bytes >= bytes ? 1 : 0;
+            rc = reached(g, bytes);
             break;
         }
-    }
     pthread_mutex_unlock(&g->lock);
     return rc;
 }
 
+static void add(struct ring_gate_stats *s, const struct feeder *f)
+{
+    s->bytes += f->bytes;
+    s->chunks += f->chunks;
+    s->arrival_ns += f->arrival_ns;
+}
+
 void ring_gate_stats(struct ring_gate *g, struct ring_gate_stats *s)
 {
+    *s = (struct ring_gate_stats){0};
     pthread_mutex_lock(&g->lock);
-    *s = (struct ring_gate_stats){g->bytes, g->chunks, g->arrival_ns};
+    for (int i = 0; i < g->nfeeders; i++)
+        add(s, &g->feeders[i]);
     pthread_mutex_unlock(&g->lock);
+}
+
+int ring_gate_feeder_stats(struct ring_gate *g, const char *from, struct ring_gate_stats *s)
+{
+    int rc = -ENOENT;
+    *s = (struct ring_gate_stats){0};
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->nfeeders; i++)
+        if (!strcmp(g->feeders[i].from, from)) {
+            add(s, &g->feeders[i]);
+            rc = 0;
+        }
+    pthread_mutex_unlock(&g->lock);
+    return rc;
 }

@@ -44,9 +44,9 @@ struct live {
     bool running;
 };
 
-static const char *const pattern_names[] = {"pairs", "incast",  "bisection",
-                                            "ring",  "recheck", "allreduce"};
-static const char *const role_names[] = {"pair", "stream", "probe", "ring"};
+static const char *const pattern_names[] = {"pairs",   "incast",    "bisection", "ring",
+                                            "recheck", "allreduce", "alltoall"};
+static const char *const role_names[] = {"pair", "stream", "probe", "ring", "alltoall"};
 static const char *const phase_names[] = {NULL, "quiet", "loaded"};
 
 static double now_s(void)
@@ -383,20 +383,33 @@ bool rack_conduct_failed(const struct rack_conduct *c, uint32_t r)
     return r < c->o.n && c->ranks[r].failed;
 }
 
-/* The mix of src's part in a ring all-reduce across ranks hosts on rail, over TCP: it sends
- * to dst, its successor, and waits at the gate (a name all the ring's ranks share) for its
- * predecessor's chunks (engine/flow/ring_gate.h). */
-static cJSON *ring_mix(const struct rack_conduct_opts *o, uint32_t src, uint32_t dst, unsigned rail,
-                       uint32_t ranks, const char *gate)
+/* The mix of src's part in a collective across hosts on rail, over TCP, among the members
+ * (n ranks, src one of them) of its round's tests on that rail: a ring all-reduce (role
+ * ring), one flow to dst, its successor, waiting at the gate (a name all the members share)
+ * for its predecessor's chunks; or an all-to-all (role alltoall), one flow to each other
+ * member, all waiting there for every member's share (engine/flow/ring_gate.h). */
+static cJSON *coll_mix(const struct rack_conduct_opts *o, const struct sweep_test *t,
+                       const uint32_t *members, uint32_t n, const char *gate)
 {
-    cJSON *fl, *m = mix_head(o, RACK_XPORT_TCP, "allreduce", &fl);
-    cJSON *f = flow_obj("allreduce", RACK_XPORT_TCP, "collective", NULL,
-                        o->allreduce_bytes ? o->allreduce_bytes : 16ull << 20, o, src, dst, rail);
-    cJSON *pa = cJSON_AddObjectToObject(f, "params");
-    cJSON_AddStringToObject(pa, "collective", "all_reduce");
-    cJSON_AddNumberToObject(pa, "ranks", ranks);
-    cJSON_AddStringToObject(pa, "gate", gate);
-    cJSON_AddItemToArray(fl, f);
+    bool a2a = t->role == SWEEP_ROLE_ALLTOALL;
+    cJSON *fl, *m = mix_head(o, RACK_XPORT_TCP, a2a ? "alltoall" : "allreduce", &fl);
+    uint64_t size = a2a ? (o->alltoall_bytes ? o->alltoall_bytes : 16ull << 20)
+                        : (o->allreduce_bytes ? o->allreduce_bytes : 16ull << 20);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t q = members[k];
+        if (a2a ? q == t->src : q != t->dst)
+            continue;
+        char name[32];
+        snprintf(name, sizeof(name), a2a ? "to-rank%u" : "allreduce", q);
+        cJSON *f = flow_obj(name, RACK_XPORT_TCP, "collective", NULL, size, o, t->src, q, t->rail);
+        cJSON *pa = cJSON_AddObjectToObject(f, "params");
+        cJSON_AddStringToObject(pa, "collective", a2a ? "alltoall" : "all_reduce");
+        cJSON_AddNumberToObject(pa, "ranks", n);
+        cJSON_AddStringToObject(pa, "gate", gate);
+        cJSON_AddNumberToObject(pa, "rank", t->src);
+        cJSON_AddNumberToObject(pa, "peer_rank", q);
+        cJSON_AddItemToArray(fl, f);
+    }
     return m;
 }
 
@@ -429,8 +442,8 @@ static struct results_sweep_test *new_test(struct results_sweep *doc, size_t rou
     memset(x, 0, sizeof(*x));
     x->round = (int)round;
     x->step = step;
-    x->pattern = xalloc_strdup(t->pattern < 6 ? pattern_names[t->pattern] : "?");
-    x->role = xalloc_strdup(t->role < 4 ? role_names[t->role] : "?");
+    x->pattern = xalloc_strdup(t->pattern < 7 ? pattern_names[t->pattern] : "?");
+    x->role = xalloc_strdup(t->role < 5 ? role_names[t->role] : "?");
     if (rd->phase && rd->phase < 3)
         results_str_set(&x->phase, phase_names[rd->phase]);
     results_num_set(&x->subject, true, rd->subject);
@@ -560,18 +573,21 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
     struct live *lv = xalloc_zero(rd->count ? rd->count : 1, sizeof(*lv));
     size_t nl = 0;
     double t_s = now_s() - c->t0;
-    /* A ring all-reduce's tests, per rail: its size, and a rank of it that failed earlier
-     * (the ring needs every one of them: none of its tests runs then). */
-    uint32_t ring_n[SWEEP_MAX_RAILS] = {0}, ring_dead[SWEEP_MAX_RAILS];
+    /* A collective's tests (all-reduce, all-to-all), per rail: its members, and one of them
+     * that failed earlier (it needs every one: none of its tests runs then). */
+    uint32_t *members =
+        xalloc_zero(SWEEP_MAX_RAILS * (rd->count ? rd->count : 1), sizeof(uint32_t));
+    uint32_t coll_n[SWEEP_MAX_RAILS] = {0}, coll_dead[SWEEP_MAX_RAILS];
     for (unsigned k = 0; k < SWEEP_MAX_RAILS; k++)
-        ring_dead[k] = UINT32_MAX;
+        coll_dead[k] = UINT32_MAX;
     for (size_t i = 0; i < rd->count; i++) {
         const struct sweep_test *t = &p->tests[rd->first + i];
-        if (t->role != SWEEP_ROLE_RING || t->rail >= SWEEP_MAX_RAILS)
+        if ((t->role != SWEEP_ROLE_RING && t->role != SWEEP_ROLE_ALLTOALL) ||
+            t->rail >= SWEEP_MAX_RAILS)
             continue;
-        ring_n[t->rail]++;
-        if (c->ranks[t->src].failed && ring_dead[t->rail] == UINT32_MAX)
-            ring_dead[t->rail] = t->src;
+        members[t->rail * rd->count + coll_n[t->rail]++] = t->src;
+        if (c->ranks[t->src].failed && coll_dead[t->rail] == UINT32_MAX)
+            coll_dead[t->rail] = t->src;
     }
     for (size_t i = 0; i < rd->count; i++) {
         const struct sweep_test *t = &p->tests[rd->first + i];
@@ -579,15 +595,16 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
             continue;
         struct results_sweep_test *x = new_test(doc, ri, st->index, st->x, rd, t, t_s);
         size_t xi = (size_t)(x - doc->tests);
-        bool ring = t->role == SWEEP_ROLE_RING && t->rail < SWEEP_MAX_RAILS;
+        bool coll = (t->role == SWEEP_ROLE_RING || t->role == SWEEP_ROLE_ALLTOALL) &&
+                    t->rail < SWEEP_MAX_RAILS;
         uint32_t dead = c->ranks[t->src].failed   ? t->src
                         : c->ranks[t->dst].failed ? t->dst
-                        : ring                    ? ring_dead[t->rail]
+                        : coll                    ? coll_dead[t->rail]
                                                   : UINT32_MAX;
         if (dead != UINT32_MAX) {
             char why[400];
             snprintf(why, sizeof(why), "rank %u (%s) failed earlier%s: %s", dead,
-                     c->o.members[dead].host, ring ? " (the ring needs all its ranks)" : "",
+                     c->o.members[dead].host, coll ? " (the collective needs all its ranks)" : "",
                      results_str_get(&doc->ranks[dead].error));
             set_status(x, "skipped", why);
             continue;
@@ -599,12 +616,13 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
         cJSON_AddStringToObject(req, "type", "sweep.run");
         int64_t id = c->next_id++;
         cJSON_AddNumberToObject(req, "test", (double)id);
-        if (ring) {
-            /* The gate's name: this round's ring on this rail, unique within the sweep. */
+        if (coll) {
+            /* The gate's name: this round's collective on this rail, unique in the sweep. */
             char gate[RING_GATE_ID_MAX];
             snprintf(gate, sizeof(gate), "sweep-round%zu-rail%u", ri, (unsigned)t->rail);
-            cJSON_AddItemToObject(req, "mix",
-                                  ring_mix(&c->o, t->src, t->dst, t->rail, ring_n[t->rail], gate));
+            cJSON_AddItemToObject(
+                req, "mix",
+                coll_mix(&c->o, t, &members[t->rail * rd->count], coll_n[t->rail], gate));
         } else {
             cJSON_AddItemToObject(req, "mix",
                                   rack_conduct_mix(&c->o, st->x, kind, t->src, t->dst, t->rail));
@@ -687,6 +705,7 @@ static void run_step(struct rack_conduct *c, struct results_sweep *doc, const st
         }
     }
     free(lv);
+    free(members);
 }
 
 int rack_conduct_rounds(struct rack_conduct *c, const struct sweep_plan *p, size_t first,

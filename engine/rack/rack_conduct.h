@@ -68,6 +68,7 @@ struct rack_conduct_opts {
     uint64_t stream_bytes;    /* stream write size; 0: 128 KiB */
     uint64_t nccl_bytes;      /* NCCL sendrecv size for bandwidth; 0: 64 MiB */
     uint64_t allreduce_bytes; /* S of the allreduce pattern's ring (TCP); 0: 16 MiB */
+    uint64_t alltoall_bytes;  /* S of the alltoall pattern (a rank's buffer, TCP); 0: 16 MiB */
     unsigned transports;      /* RACK_XPORT_* bits; RACK_XPORT_AUTO: every one */
     /* A sites file's text and name (`fabtop sweep --sites`; NULL: none): every rank's agent
      * gets them with sweep.peers, so each test's path class knows the sites. */

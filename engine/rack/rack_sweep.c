@@ -531,21 +531,39 @@ static void incast_report(struct results_sweep *doc)
     free(share);
 }
 
+/* Whether x (a rate) is an outlier below the class st: at least 15% under its median and,
+ * when its MAD is not 0, beyond 3.5 robust z-scores ((median - x) / (1.4826 MAD)): the rule
+ * of the rack's verdicts (engine/sweep/sweep_verdict.h). */
+static bool slow_outlier(double x, const struct sweep_class_stat *st)
+{
+    if (!(x > 0) || x > 0.85 * st->median)
+        return false;
+    return st->mad <= 0 || (st->median - x) / (1.4826 * st->mad) > 3.5;
+}
+
+/* Whether test i is the first of its collective (pattern, round and rail). */
+static bool first_of_collective(const struct results_sweep *doc, int i, const char *pattern)
+{
+    const struct results_sweep_test *t0 = &doc->tests[i];
+    if (strcmp(t0->pattern, pattern))
+        return false;
+    for (int j = 0; j < i; j++)
+        if (doc->tests[j].round == t0->round && doc->tests[j].rail == t0->rail &&
+            !strcmp(doc->tests[j].pattern, pattern))
+            return false;
+    return true;
+}
+
 /* The allreduce pattern's rings, one event each (per round and rail): the all-reduce as its
  * slowest rank measured it (nccl-tests' busbw, GB/s; every rank waits for the same ring, so
  * they differ by the start skew only), and the link that set its pace: each rank times its
- * predecessor's chunks from first byte to last, and the slowest such link is named when it
- * is 15% or more below the ring's median link (the rack verdicts' distance from the median),
- * else the ring is said to be even. */
+ * predecessor's chunks from first byte to last, and the slowest such link is named when it is
+ * an outlier below the ring's links (slow_outlier), else the ring is said to be even. */
 static void allreduce_report(struct results_sweep *doc)
 {
     for (int i = 0; i < doc->ntests; i++) {
         const struct results_sweep_test *t0 = &doc->tests[i];
-        bool first = strcmp(t0->pattern, "allreduce") == 0;
-        for (int j = 0; j < i && first; j++)
-            first = !(doc->tests[j].round == t0->round && doc->tests[j].rail == t0->rail &&
-                      !strcmp(doc->tests[j].pattern, "allreduce"));
-        if (!first)
+        if (!first_of_collective(doc, i, "allreduce"))
             continue;
         double *link = xalloc_zero((size_t)doc->ntests, sizeof(double)), bus = -1, size = 0;
         int n = 0, nok = 0, nlink = 0, slow = -1, ops = -1;
@@ -594,9 +612,10 @@ static void allreduce_report(struct results_sweep *doc)
             for (int j = 0; j < doc->ntests; j++)
                 if (link[j] > 0)
                     v[nv++] = link[j];
-            double med = nv ? sweep_stats_median(v, (size_t)nv) : 0;
+            struct sweep_class_stat st = sweep_stats_of(v, (size_t)nv, 1);
+            double med = st.median;
             free(v);
-            if (slow >= 0 && nv >= 3 && link[slow] <= 0.85 * med) {
+            if (slow >= 0 && nv >= 3 && slow_outlier(link[slow], &st)) {
                 const struct results_sweep_test *t = &doc->tests[slow];
                 /* t's figures are of the link into its src: from the test whose dst is t's src. */
                 int pred = -1;
@@ -621,6 +640,117 @@ static void allreduce_report(struct results_sweep *doc)
     }
 }
 
+/* The alltoall pattern's all-to-alls, one event each (per round and rail): the all-to-all as
+ * its slowest rank measured it (nccl-tests' busbw, GB/s), and the ranks whose port set its
+ * pace: every rank times each peer's share into it, first byte to last, so each rank has a
+ * median link in (the shares it received) and out (the shares the others received from it);
+ * a rank either of whose medians is at most half the ranks' median is named with both, else
+ * none stands out. Half, not the verdicts' robust z-scores: in an all-to-all every link shares
+ * both its ports with N - 2 others, so healthy ranks' medians spread widely (0.79x to 1.2x the
+ * median on the test rack) and 8 of them give a MAD too wide to set a quarter-speed port apart
+ * every time. */
+static void alltoall_report(struct results_sweep *doc)
+{
+    int nr = doc->nranks;
+    for (int i = 0; i < doc->ntests; i++) {
+        const struct results_sweep_test *t0 = &doc->tests[i];
+        if (!first_of_collective(doc, i, "alltoall"))
+            continue;
+        /* link[a * nr + b]: a's shares as they arrived at b, Gb/s (0: not known). */
+        double *link = xalloc_zero((size_t)nr * (size_t)nr, sizeof(double)), bus = -1, size = 0;
+        int n = 0, nok = 0, ops = -1;
+        for (int j = i; j < doc->ntests; j++) {
+            const struct results_sweep_test *t = &doc->tests[j];
+            if (t->round != t0->round || t->rail != t0->rail || strcmp(t->pattern, "alltoall"))
+                continue;
+            n++;
+            if (strcmp(t->status, "ok") || t->run_st != RESULTS_SET || !t->run.nphases)
+                continue;
+            nok++;
+            const struct results_phase *ph = &t->run.phases[t->run.nphases - 1];
+            for (int k = 0; k < ph->nflows; k++) {
+                const struct results_flow *f = &ph->flows[k];
+                const char *name = results_str_get(&f->name);
+                unsigned q;
+                const cJSON *r =
+                    f->npoints ? cJSON_GetObjectItemCaseSensitive(f->points[0].figures, "alltoall")
+                               : NULL;
+                double v, c;
+                if (!name || sscanf(name, "to-rank%u", &q) != 1 || (int)q >= nr || !r ||
+                    !jsonutil_num(r, "busbw_GBps", &v) || !jsonutil_num(r, "alltoalls", &c))
+                    continue;
+                jsonutil_num(r, "size_bytes", &size);
+                bus = bus < 0 || v < bus ? v : bus;
+                ops = ops < 0 || c < ops ? (int)c : ops;
+                if (jsonutil_num(cJSON_GetObjectItemCaseSensitive(r, "from_peer"), "arrival_Gbps",
+                                 &v) &&
+                    v > 0 && t->src >= 0 && t->src < nr)
+                    link[(size_t)q * (size_t)nr + (size_t)t->src] = v;
+            }
+        }
+        char line[1024];
+        int m = snprintf(line, sizeof(line), "alltoall: %d ranks on rail %d, %.0f bytes", n,
+                         t0->rail, size);
+        if (nok < n || bus < 0) {
+            snprintf(line + m, sizeof(line) - (size_t)m,
+                     ": %d of its ranks' tests did not measure (an all-to-all waits for every "
+                     "rank)",
+                     n - nok);
+        } else {
+            m += snprintf(line + m, sizeof(line) - (size_t)m,
+                          ": busbw %.4g GB/s (%.4g Gb/s) at its slowest rank, %d all-to-alls "
+                          "each",
+                          bus, bus * 8, ops);
+            /* Each rank's median link out (its shares at the others) and in. */
+            double *dir = xalloc_zero(2 * (size_t)nr, sizeof(double)),
+                   *w = xalloc_zero((size_t)nr + 1, sizeof(double)),
+                   *meds = xalloc_zero((size_t)nr + 1, sizeof(double));
+            struct sweep_class_stat st[2];
+            size_t nd[2] = {0, 0};
+            for (int d = 0; d < 2; d++) {
+                for (int r = 0; r < nr; r++) {
+                    size_t nw = 0;
+                    for (int q = 0; q < nr; q++) {
+                        double x = d ? link[(size_t)q * (size_t)nr + (size_t)r]
+                                     : link[(size_t)r * (size_t)nr + (size_t)q];
+                        if (x > 0)
+                            w[nw++] = x;
+                    }
+                    dir[d * nr + r] = nw ? sweep_stats_median(w, nw) : 0;
+                    if (nw)
+                        meds[nd[d]++] = dir[d * nr + r];
+                }
+                st[d] = sweep_stats_of(meds, nd[d], 0);
+            }
+            int named = 0;
+            for (int r = 0; r < nr && nd[0] >= 3 && nd[1] >= 3; r++) {
+                double out = dir[r], in = dir[nr + r];
+                if (!(out > 0 && out <= 0.5 * st[0].median) &&
+                    !(in > 0 && in <= 0.5 * st[1].median))
+                    continue;
+                m +=
+                    snprintf(line + m, sizeof(line) - (size_t)m,
+                             "%s %s: its shares arrived at the others at a median %.4g Gb/s "
+                             "(%.2fx the ranks' median, %.4g Gb/s) and the others' at it at "
+                             "%.4g Gb/s (%.2fx of %.4g)",
+                             named++ ? ";" : "; its pace is set by", doc->ranks[r].host, out,
+                             out / st[0].median, st[0].median, in, in / st[1].median, st[1].median);
+                if ((size_t)m >= sizeof(line))
+                    break;
+            }
+            if (!named && nd[0] >= 3)
+                snprintf(line + m, sizeof(line) - (size_t)m,
+                         "; no rank stands out (the ranks' median links out %.4g Gb/s, in %.4g)",
+                         st[0].median, st[1].median);
+            free(dir);
+            free(meds);
+            free(w);
+        }
+        free(link);
+        rack_conduct_event(doc, "%s", line);
+    }
+}
+
 static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, struct ft_err *err)
 {
     struct sweep_plan_opts po = {.seed = o->seed};
@@ -636,6 +766,8 @@ static int plan_all(const struct rack_sweep_opts *o, struct sweep_plan *plan, st
         rc = sweep_plan_ring(plan, o->ranks, n, &po, err);
     if (!rc && o->allreduce)
         rc = sweep_plan_allreduce(plan, o->ranks, n, &po, err);
+    if (!rc && o->alltoall)
+        rc = sweep_plan_alltoall(plan, o->ranks, n, &po, err);
     return rc;
 }
 
@@ -690,6 +822,7 @@ static int judge(const struct rack_sweep_opts *o, struct rack_conduct *c, struct
     bisection_report(doc, o);
     incast_report(doc);
     allreduce_report(doc);
+    alltoall_report(doc);
     return rc;
 }
 

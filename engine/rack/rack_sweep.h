@@ -19,7 +19,7 @@ struct rack_sweep_opts {
     struct rack_conduct_opts conduct; /* the members, the key, the step timings */
     const struct sweep_rank *ranks;   /* conduct.n of them: names, rails, groups, ceilings */
     const char *const *group_names;   /* sweep_rank.group indexes these (NULL: unknown) */
-    bool pairs, incast, bisection, ring, allreduce;
+    bool pairs, incast, bisection, ring, allreduce, alltoall;
     uint64_t seed;   /* bisection splits */
     bool no_recheck; /* name suspects without the second pass (tests) */
 };

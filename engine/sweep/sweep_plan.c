@@ -295,28 +295,44 @@ int sweep_plan_ring(struct sweep_plan *p, const struct sweep_rank *ranks, uint32
     return 0;
 }
 
-int sweep_plan_allreduce(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
-                         const struct sweep_plan_opts *o, struct ft_err *e)
+/* One round of n tests of role on every rail common to all n ranks: rank r to r + 1. */
+static int plan_all_ranks(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
+                          const char *what, uint8_t pattern, uint8_t role, struct ft_err *e)
 {
-    (void)o;
-    if (need(n >= 2, e, "allreduce: %u rank(s) given: start at least %u", n, 2))
+    if (n < 2) {
+        ft_err_set(e, -EINVAL, "%s: %u rank(s) given: start at least 2", what, n);
         return -EINVAL;
+    }
     uint32_t all = UINT32_MAX;
     for (uint32_t r = 0; r < n; r++)
         all &= sweep_plan_common_rails(&ranks[r], &ranks[(r + 1) % n]);
     if (!all) {
         ft_err_set(e, -EINVAL,
-                   "allreduce: no rail is common to all %u ranks (a ring needs every rank on "
-                   "it); give --rails so that rail i is the same network on every node",
-                   n);
+                   "%s: no rail is common to all %u ranks (it needs every rank on it); give "
+                   "--rails so that rail i is the same network on every node",
+                   what, n);
         return -EINVAL;
     }
     struct unit *u = xalloc_zero(n, sizeof(*u));
     for (uint32_t r = 0; r < n; r++)
-        u[r] = (struct unit){r, (r + 1) % n, all, SWEEP_ROLE_RING};
-    emit(p, u, n, SWEEP_ALLREDUCE, SWEEP_PHASE_NONE, 0, SWEEP_RAILS_TOGETHER);
+        u[r] = (struct unit){r, (r + 1) % n, all, role};
+    emit(p, u, n, pattern, SWEEP_PHASE_NONE, 0, SWEEP_RAILS_TOGETHER);
     free(u);
     return 0;
+}
+
+int sweep_plan_allreduce(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
+                         const struct sweep_plan_opts *o, struct ft_err *e)
+{
+    (void)o;
+    return plan_all_ranks(p, ranks, n, "allreduce", SWEEP_ALLREDUCE, SWEEP_ROLE_RING, e);
+}
+
+int sweep_plan_alltoall(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
+                        const struct sweep_plan_opts *o, struct ft_err *e)
+{
+    (void)o;
+    return plan_all_ranks(p, ranks, n, "alltoall", SWEEP_ALLTOALL, SWEEP_ROLE_ALLTOALL, e);
 }
 
 void sweep_plan_pack(struct sweep_plan *p, const struct sweep_test *t, size_t n, uint32_t n_ranks)

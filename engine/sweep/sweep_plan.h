@@ -30,15 +30,19 @@ enum sweep_pattern {
     SWEEP_RING,
     SWEEP_RECHECK,
     SWEEP_ALLREDUCE,
+    SWEEP_ALLTOALL,
 };
 
 /* What a test does within its round. */
 enum sweep_role {
-    SWEEP_ROLE_PAIR,   /* ping-pong latency, then bandwidth in both directions */
-    SWEEP_ROLE_STREAM, /* src streams to dst (incast sender, bisection, ring) */
-    SWEEP_ROLE_PROBE,  /* latency probe to the incast receiver */
-    SWEEP_ROLE_RING,   /* one rank of a ring all-reduce across hosts: src sends to dst, its
-                          successor, and waits for its predecessor's chunks */
+    SWEEP_ROLE_PAIR,     /* ping-pong latency, then bandwidth in both directions */
+    SWEEP_ROLE_STREAM,   /* src streams to dst (incast sender, bisection, ring) */
+    SWEEP_ROLE_PROBE,    /* latency probe to the incast receiver */
+    SWEEP_ROLE_RING,     /* one rank of a ring all-reduce across hosts: src sends to dst, its
+                            successor, and waits for its predecessor's chunks */
+    SWEEP_ROLE_ALLTOALL, /* one rank of an all-to-all across hosts: src sends to every other
+                            rank of the round's tests on its rail (dst: its successor, for
+                            the record) and waits for all their shares */
 };
 
 /* One test: src to dst on rail (rank src's NIC rail to rank dst's NIC rail). */
@@ -100,6 +104,10 @@ int sweep_plan_ring(struct sweep_plan *p, const struct sweep_rank *ranks, uint32
  * fewer than 2 ranks or no rail is common to all. */
 int sweep_plan_allreduce(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
                          const struct sweep_plan_opts *o, struct ft_err *e);
+/* One round: an all-to-all across all n ranks, one test per rank (src r, dst r + 1 for the
+ * record), on every rail all of them have; refused as sweep_plan_allreduce. */
+int sweep_plan_alltoall(struct sweep_plan *p, const struct sweep_rank *ranks, uint32_t n,
+                        const struct sweep_plan_opts *o, struct ft_err *e);
 
 /* The tournament's round r (0 <= r < rounds) as pairs: out[i] = partner of rank i, or
  * SWEEP_NO_RANK when idle. Returns the number of rounds (N-1 even, N odd). */

@@ -1,6 +1,7 @@
 #!/bin/sh
-# rack_allreduce: fabtop sweep's allreduce pattern, a ring all-reduce across the hosts of a
-# rack of network namespaces (tests/rack/rack_lib.sh: 8 hosts on two leaves, 600 Mbit/s
+# rack_allreduce: fabtop sweep's collectives across hosts over TCP, a ring all-reduce
+# (allreduce) and an all-to-all (alltoall, as an expert-parallel dispatch moves), on a rack of
+# network namespaces (tests/rack/rack_lib.sh: 8 hosts on two leaves, 600 Mbit/s
 # uplinks, every host port 100 Mbit/s but host 3's at 25 Mbit/s, both directions), started by
 # a real OpenMPI mpirun. Each rank sends its chunks to its successor and waits for its
 # predecessor's, so the ring moves at its slowest link: the test asserts
@@ -9,7 +10,16 @@
 #  - busbw (nccl-tests' all_reduce: S / time x 2 (N - 1) / N) at the slow port's rate: a ring
 #    step moves S / N over every link at once, so the all-reduce takes 2 (N - 1) / N x S over
 #    the slowest link's rate, and busbw is that rate (TCP's goodput of it: 75% to 105%);
-#  - the link that set the pace named, into or out of host 3, and no other.
+#  - the link that set the pace named, into or out of host 3, and no other;
+#  - the all-to-all: every rank sends S / N to each of its 7 peers at once and waits for all
+#    7 shares, so host 3's port carries (N - 1) / N x S each way at its 25 Mbit/s and busbw
+#    (nccl-tests' alltoall: S / time x (N - 1) / N) is again that rate at most; TCP gets less
+#    of it than in the ring (7 senders at once into the port's 256 KB queue lose segments, and
+#    its egress carries their acknowledgements: 0.61-0.81 of it measured here), so 45% to
+#    105% (above 105% the slow port would not be setting the pace); the
+#    ranks in step (a rank's flows within one all-to-all of each other, the ranks within two:
+#    their windows start apart), all 56 links timed, and host 3 named as the rank whose port set the pace,
+#    and no other.
 # Usage: rack_allreduce.sh FABTOP_SWEEP (skipped without it, root and OpenMPI).
 set -u
 SWEEP=${1:-}
@@ -27,12 +37,16 @@ rc=$?
 echo "rack $P: $(tr '\n' ';' <"$RACK_STATE/hosts")"
 hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 
+mpi() {
+    rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
+        --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+        --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
+        --mca btl tcp,self "$SWEEP" "$@"
+}
+
 t=$(date +%s)
-rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
-    --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-    --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
-    --mca btl tcp,self "$SWEEP" --pattern allreduce --allreduce-size "$SIZE" --duration "$DUR" \
-    --publish none -o "$W/ar.json" >"$W/ar.out" 2>&1
+mpi --pattern allreduce --allreduce-size "$SIZE" --duration "$DUR" --publish none \
+    -o "$W/ar.json" >"$W/ar.out" 2>&1
 rc=$?
 ar_s=$(($(date +%s) - t))
 cat "$W/ar.out"
@@ -77,3 +91,57 @@ if bad:
 PY
 pass "a ring all-reduce across 8 hosts runs at the 25 Mbit/s port's pace and names its link ($ar_s s)"
 
+
+t=$(date +%s)
+mpi --pattern alltoall --alltoall-size "$SIZE" --duration "$DUR" --publish none \
+    -o "$W/a2a.json" >"$W/a2a.out" 2>&1
+rc=$?
+a2a_s=$(($(date +%s) - t))
+grep -A3 "^events:" "$W/a2a.out"
+[ $rc -eq 0 ] || { cat "$W/a2a.out"; fail "mpirun fabtop-sweep --pattern alltoall exited $rc"; }
+python3 - "$W/a2a.json" "$P-h3" "$DEG_MBIT" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+deg_host, deg = sys.argv[2], float(sys.argv[3])
+host = {r["rank"]: r["host"] for r in d["ranks"]}
+bad = []
+tests = [t for t in d["tests"] if t["pattern"] == "alltoall"]
+if len(tests) != 8 or any(t["status"] != "ok" or t["role"] != "alltoall" for t in tests):
+    bad.append("tests: %s" % [(t["src"], t["status"], t.get("error")) for t in tests])
+links, ops, bus = {}, [], []
+for t in tests:
+    flows = t["run"]["phases"][-1]["flows"]
+    mine = [f["points"][0]["alltoall"]["alltoalls"] for f in flows]
+    if max(mine) - min(mine) > 1:
+        bad.append("rank %d's flows counted %s all-to-alls (its flows start each together)"
+                   % (t["src"], mine))
+    peers = sorted(int(f["name"][len("to-rank"):]) for f in flows)
+    if peers != [r for r in range(8) if r != t["src"]]:
+        bad.append("rank %d sent to %s" % (t["src"], peers))
+    for f in flows:
+        a = f["points"][0]["alltoall"]
+        ops.append(a["alltoalls"])
+        bus.append(a["busbw_GBps"])
+        links[(int(f["name"][len("to-rank"):]), t["src"])] = a["from_peer"].get("arrival_Gbps")
+if len(links) != 56 or any(v is None for v in links.values()):
+    bad.append("%d links timed of 56" % len([v for v in links.values() if v]))
+# Across ranks within 2: their measured windows start a few milliseconds apart, and the
+# window's start and end may each cut one all-to-all.
+if min(ops) < 3 or max(ops) - min(ops) > 2:
+    bad.append("all-to-alls per rank and peer %s..%s (want 3 or more, within two)" % (min(ops), max(ops)))
+bus_mbit = min(bus) * 8e3
+if not 0.45 * deg <= bus_mbit <= 1.05 * deg:
+    bad.append("busbw %.1f Mbit/s, not 45-105%% of the slow port's %.0f" % (bus_mbit, deg))
+ev = [e for e in d["events"] if e.startswith("alltoall:")]
+named = [h for h in host.values() if ev and (" " + h + ": its shares") in ev[0]]
+if len(ev) != 1 or named != [deg_host]:
+    bad.append("the event %s names %s, not %s alone" % (ev, named, deg_host))
+slow = [v * 1e3 for (a, b), v in links.items() if v and deg_host in (host[a], host[b])]
+fast = [v * 1e3 for (a, b), v in links.items() if v and deg_host not in (host[a], host[b])]
+print("alltoall: busbw %.1f Mbit/s at the slowest rank; links of %s: median %.2f Mbit/s, the "
+      "others' %.2f" % (bus_mbit, deg_host, sorted(slow)[len(slow) // 2], sorted(fast)[len(fast) // 2]))
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+PY
+pass "an all-to-all across 8 hosts runs at the 25 Mbit/s port's pace and names that host ($a2a_s s)"

@@ -166,13 +166,32 @@ static void test_params(void **state)
         -EINVAL);
     assert_non_null(strstr(err.msg, "gate"));
     transport = "tcp";
+    /* An alltoall: across hosts only, with both ranks' labels. */
+    assert_int_equal(check("1000000",
+                           "{\"collective\": \"alltoall\", \"ranks\": 4, \"gate\": \"g\", "
+                           "\"rank\": 0, \"peer_rank\": 2}",
+                           &err),
+                     0);
+    assert_int_equal(check("1000000", "{\"collective\": \"alltoall\", \"ranks\": 4}", &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "across hosts only"));
+    assert_int_equal(
+        check("1000000", "{\"collective\": \"alltoall\", \"ranks\": 4, \"gate\": \"g\"}", &err),
+        -EINVAL);
+    assert_non_null(strstr(err.msg, "params.rank and params.peer_rank"));
+    assert_int_equal(check("1000000",
+                           "{\"collective\": \"alltoall\", \"ranks\": 4, \"gate\": \"g\", "
+                           "\"rank\": -1, \"peer_rank\": 2}",
+                           &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "params.rank is a rank"));
 }
 
 static void *arrive_later(void *arg)
 {
     struct timespec ts = {0, 20 * 1000 * 1000};
     nanosleep(&ts, NULL);
-    ring_gate_arrived(arg, 300, 1);
+    ring_gate_arrived(arg, 0, 300, 1);
     return NULL;
 }
 
@@ -191,22 +210,25 @@ static void test_gate(void **state)
     memset(longid, 'x', RING_GATE_ID_MAX);
     longid[RING_GATE_ID_MAX] = '\0';
     assert_null(ring_gate_get(longid));
-    /* One feeder. */
-    assert_int_equal(ring_gate_feed(a), 0);
-    assert_int_equal(ring_gate_feed(b), -EBUSY);
-    /* Chunks of 100 B: a receive of 30 B at t=1000 starts one, 70 B at 1500 ends it (500 ns);
-     * 250 B at 2000 ends the second (0 ns: started and ended in it) and starts the third, whose
-     * last 50 B come at 2600 (600 ns). */
-    ring_gate_chunk(a, 100);
-    ring_gate_arrived(a, 30, 1000);
-    ring_gate_arrived(a, 70, 1500);
-    ring_gate_arrived(a, 150, 2000);
-    ring_gate_arrived(a, 50, 2600);
+    /* A ring's gate: one feeder of chunks of 100 B, a second refused. */
+    assert_int_equal(ring_gate_wait(a, 1, 0), 0); /* no feeder yet */
+    assert_int_equal(ring_gate_feed(a, 1, "3", 100), 0);
+    assert_int_equal(ring_gate_feed(b, 1, "4", 100), -EBUSY);
+    /* A receive of 30 B at t=1000 starts a chunk, 70 B at 1500 ends it (500 ns); 150 B at
+     * 2000 ends the second (0 ns: started and ended in it) and starts the third, whose last
+     * 50 B come at 2600 (600 ns). */
+    ring_gate_arrived(a, 0, 30, 1000);
+    ring_gate_arrived(a, 0, 70, 1500);
+    ring_gate_arrived(a, 0, 150, 2000);
+    ring_gate_arrived(a, 0, 50, 2600);
     struct ring_gate_stats st;
     ring_gate_stats(b, &st);
     assert_int_equal(st.bytes, 300);
     assert_int_equal(st.chunks, 3);
     assert_int_equal(st.arrival_ns, 500 + 0 + 600);
+    assert_int_equal(ring_gate_feeder_stats(a, "3", &st), 0);
+    assert_int_equal(st.chunks, 3);
+    assert_int_equal(ring_gate_feeder_stats(a, "4", &st), -ENOENT);
     /* Waiting: reached at once, not within the time, woken by an arrival, then closed. */
     assert_int_equal(ring_gate_wait(a, 300, 0), 1);
     assert_int_equal(ring_gate_wait(a, 301, 10), 0);
@@ -214,7 +236,7 @@ static void test_gate(void **state)
     assert_int_equal(pthread_create(&th, NULL, arrive_later, a), 0);
     assert_int_equal(ring_gate_wait(a, 600, 5000), 1);
     pthread_join(th, NULL);
-    ring_gate_close(a);
+    ring_gate_close(a, 0);
     assert_int_equal(ring_gate_wait(a, 601, 5000), -ENODATA);
     assert_int_equal(ring_gate_wait(a, 600, 0), 1);
     ring_gate_put(a);
@@ -223,8 +245,46 @@ static void test_gate(void **state)
     struct ring_gate *c = ring_gate_get("ring-a");
     ring_gate_stats(c, &st);
     assert_int_equal(st.bytes, 0);
-    assert_int_equal(ring_gate_feed(c), 0);
+    /* An all-to-all's gate of 3 feeders: reached when every one brought enough. */
+    assert_int_equal(ring_gate_feed(c, 3, "0", 10), 0);
+    assert_int_equal(ring_gate_feed(c, 2, "1", 10), -EINVAL); /* another count */
+    assert_int_equal(ring_gate_feed(c, 3, "1", 20), -EINVAL); /* another chunk */
+    assert_int_equal(ring_gate_feed(c, 3, "0", 10), -EBUSY);  /* the same label */
+    assert_int_equal(ring_gate_feed(c, 0, "9", 10), -EINVAL); /* out of range */
+    assert_int_equal(ring_gate_feed(c, 3, "1", 10), 1);
+    ring_gate_arrived(c, 0, 25, 1);
+    ring_gate_arrived(c, 1, 25, 1);
+    assert_int_equal(ring_gate_wait(c, 20, 0), 0); /* the third has not joined */
+    assert_int_equal(ring_gate_feed(c, 3, "2", 10), 2);
+    assert_int_equal(ring_gate_feed(c, 3, "3", 10), -EBUSY);
+    ring_gate_arrived(c, 2, 15, 1);
+    assert_int_equal(ring_gate_wait(c, 15, 0), 1);
+    assert_int_equal(ring_gate_wait(c, 20, 0), 0); /* one brought 15 of 20 */
+    ring_gate_close(c, 0);                         /* feeder 0 has its 20: no matter */
+    assert_int_equal(ring_gate_wait(c, 20, 0), 0);
+    ring_gate_close(c, 2);
+    assert_int_equal(ring_gate_wait(c, 20, 0), -ENODATA);
+    ring_gate_stats(c, &st);
+    assert_int_equal(st.bytes, 65);
+    assert_int_equal(st.chunks, 2 + 2 + 1);
     ring_gate_put(c);
+    /* An all-to-all's flows as senders: the wait counts their sends too. */
+    struct ring_gate *d = ring_gate_get("a2a");
+    assert_int_equal(ring_gate_feed(d, 2, "1", 10), 0);
+    assert_int_equal(ring_gate_feed(d, 2, "2", 10), 1);
+    ring_gate_arrived(d, 0, 10, 1);
+    ring_gate_arrived(d, 1, 10, 1);
+    assert_int_equal(ring_gate_wait(d, 10, 0), 1); /* no senders joined: the feeders decide */
+    assert_int_equal(ring_gate_sender(d, 2), 0);
+    assert_int_equal(ring_gate_sender(d, 3), -EINVAL);
+    assert_int_equal(ring_gate_sender(d, 2), 1);
+    assert_int_equal(ring_gate_sender(d, 2), -EBUSY);
+    assert_int_equal(ring_gate_wait(d, 10, 0), 0); /* neither sent its share */
+    ring_gate_sent(d, 0, 10);
+    assert_int_equal(ring_gate_wait(d, 10, 0), 0); /* one flow still sending */
+    ring_gate_sent(d, 1, 10);
+    assert_int_equal(ring_gate_wait(d, 10, 0), 1);
+    ring_gate_put(d);
     /* At most RING_GATE_MAX at once ("ring-b" is one of them). */
     struct ring_gate *g[RING_GATE_MAX];
     char id[16];
@@ -260,6 +320,27 @@ static void test_figures_hosts(void **state)
     assert_true(jsonutil_num(p, "chunks", &v) && v == 12);
     assert_true(jsonutil_num(p, "arrival_Gbps", &v) && v > 99.999 && v < 100.001);
     cJSON_Delete(o);
+    /* An all-to-all of S = 1 MB over 4 ranks, two of 100 us: algbw 10 GB/s, busbw x 3/4;
+     * 250 kB to and from each peer; this peer's 4 shares arrived in 80 us: 100 Gb/s. */
+    struct ring_acc b = {0};
+    ring_acc_add(&b, 100000, 1, 100000, 100000, 100000);
+    ring_acc_add(&b, 100000, 1, 100000, 100000, 100000);
+    b.send_ns = 50000;
+    b.wait_ns = 150000;
+    struct ring_gate_stats peer = {4 * 250000, 4, 80000};
+    o = ring_alltoall_figures("tcp", 4, 1000000, &b, &peer);
+    r = cJSON_GetObjectItem(o, "alltoall");
+    assert_non_null(
+        strstr(jsonutil_str(r, "pattern"), "all-to-all pattern over tcp, 4 ranks on 4"));
+    assert_true(jsonutil_num(r, "peer_bytes", &v) && v == 250000);
+    assert_true(jsonutil_num(r, "alltoalls", &v) && v == 2);
+    assert_true(jsonutil_num(r, "algbw_GBps", &v) && v > 9.9999 && v < 10.0001);
+    assert_true(jsonutil_num(r, "busbw_GBps", &v) && v > 7.4999 && v < 7.5001);
+    assert_true(jsonutil_num(r, "send_share", &v) && v == 0.25);
+    p = cJSON_GetObjectItem(r, "from_peer");
+    assert_true(jsonutil_num(p, "arrival_Gbps", &v) && v > 99.999 && v < 100.001);
+    cJSON_Delete(o);
+    assert_true(ring_alltoall_busbw_factor(8) == 7.0 / 8);
 }
 
 int main(void)

@@ -265,6 +265,23 @@ static void test_allreduce(void **state)
     err = (struct ft_err){0};
     assert_int_equal(sweep_plan_allreduce(&p, ranks, 1, NULL, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "allreduce: 1 rank(s) given"));
+    /* The all-to-all: one test per rank and rail, its role, on the common rails only. */
+    for (uint32_t n = 2; n <= MAXN; n += 7) {
+        layout(n, 1);
+        assert_int_equal(sweep_plan_alltoall(&p, ranks, n, NULL, &err), 0);
+        assert_int_equal(p.n_rounds, 1);
+        assert_int_equal(p.rounds[0].pattern, SWEEP_ALLTOALL);
+        assert_int_equal(p.n_tests, (size_t)n * 8);
+        for (size_t i = 0; i < p.n_tests; i++) {
+            assert_int_equal(p.tests[i].role, SWEEP_ROLE_ALLTOALL);
+            assert_int_equal(p.tests[i].dst, (p.tests[i].src + 1) % n);
+        }
+        sweep_plan_free(&p);
+    }
+    layout(8, 2);
+    err = (struct ft_err){0};
+    assert_int_equal(sweep_plan_alltoall(&p, ranks, 8, NULL, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "alltoall: no rail is common to all 8 ranks"));
 }
 
 static void check_halves(const struct sweep_plan *p, size_t k, uint32_t n)

@@ -101,7 +101,7 @@ printf 'leaf1 %s\n' "$host" >"$tmp/groups"
 mpi -np 2 "$sweep" $lo --duration 0.3 --groups "$tmp/groups" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "good --groups exited $?"; }
 grep -q "groups: 1 from $tmp/groups" "$tmp/out" || { cat "$tmp/out"; fail "the header does not name the groups"; }
 # A usage error: said once (rank 0), 64 everywhere.
-expect 64 "--pattern takes pairs, incast, bisection, ring or allreduce, not 'all'" mpi -np 3 "$sweep" -p all
+expect 64 "--pattern takes pairs, incast, bisection, ring, allreduce or alltoall, not 'all'" mpi -np 3 "$sweep" -p all
 # -o into a directory that does not exist: 73 before any round.
 expect 73 "$tmp/no/dir/plan.json" mpi -np 2 "$sweep" -o "$tmp/no/dir/plan.json"
 echo "PASS: fabtop sweep's start: launcher checks, rendezvous of 3 ranks, every refusal with its status"

@@ -190,6 +190,7 @@ struct tcp_flow {
     struct ring_params ring; /* op collective: the emulated ring (ranks 0: not one) */
     struct ring_acc *racc;   /* per worker x point: its measured steps */
     struct ring_gate *gate;  /* a ring across hosts: the predecessor's chunks, NULL: none */
+    int gate_sender;         /* an all-to-all's flow: its sender index at the gate */
 };
 
 static bool worker_keep(void *arg)
@@ -426,8 +427,17 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
             return ft_err_set(err, -ENOSPC,
                               "flow %s: %d rings across hosts are open in this process already",
                               s->name, RING_GATE_MAX);
-        /* busbw as nccl-tests computes it for all_reduce: S over the time, x 2 (N - 1) / N. */
-        f->bw_factor = ring_busbw_factor(t->ring.ranks);
+        /* An all-to-all's flows start each all-to-all together: each one a sender. */
+        if (t->gate && t->ring.alltoall &&
+            (t->gate_sender = ring_gate_sender(t->gate, t->ring.ranks - 1)) < 0)
+            return ft_err_set(err, -EINVAL,
+                              "flow %s: gate %s has its %d senders already (one flow per peer "
+                              "of the all-to-all)",
+                              s->name, t->ring.gate, t->ring.ranks - 1);
+        /* busbw as nccl-tests computes it: S over the time, x 2 (N - 1) / N for all_reduce,
+         * x (N - 1) / N for alltoall. */
+        f->bw_factor = t->ring.alltoall ? ring_alltoall_busbw_factor(t->ring.ranks)
+                                        : ring_busbw_factor(t->ring.ranks);
         for (int p = 0; p < f->npoints; p++)
             f->points[p].bw_bytes = f->points[p].size;
     }
@@ -447,8 +457,15 @@ static int tcp_setup(struct flow_rt *f, struct ft_err *err)
         cJSON_AddNumberToObject(req, "kv_region", (double)t->kv->region);
     if (t->ring.ranks)
         cJSON_AddNumberToObject(req, "ring_chunk", (double)ring_chunk(chunk, t->ring.ranks));
-    if (t->gate)
+    if (t->gate) {
+        /* At the peer: this rank is the one feeder of its ring gate (this rank its
+         * predecessor), or one of an all-to-all's N - 1, labelled by its rank. */
+        char from[RING_GATE_FROM_MAX];
+        snprintf(from, sizeof(from), "%d", t->ring.rank);
         cJSON_AddStringToObject(req, "ring_gate", t->ring.gate);
+        cJSON_AddNumberToObject(req, "gate_feeders", t->ring.alltoall ? t->ring.ranks - 1 : 1);
+        cJSON_AddStringToObject(req, "gate_from", from);
+    }
     cJSON *resp = NULL;
     int rc = channel_request(f->ctl, req, &resp, 5000, err);
     if (rc < 0)
@@ -838,6 +855,52 @@ static void run_ring_hosts(struct flow_worker *w)
     pagebuf_free(sbuf, BUF_BYTES);
 }
 
+/* One peer's part of an all-to-all across hosts: every all-to-all starts once every peer's
+ * share of the previous one has arrived at the gate (the first at once), sends ceil(S / N) to
+ * this flow's peer, and ends when every peer's share of it has arrived. The mix has such a flow
+ * for each of the N - 1 peers, so they all start and end together, as an expert-parallel
+ * dispatch does; one sample per all-to-all, from its start to its last share's arrival. */
+static void run_alltoall_hosts(struct flow_worker *w)
+{
+    struct flow_rt *f = w->flow;
+    struct tcp_flow *t = f->xdata;
+    char *sbuf = buf_alloc();
+    uint64_t done = 0; /* bytes from each peer every earlier all-to-all ended with */
+    while (flow_wait_running(w)) {
+        uint64_t size = flow_next_size(w), chunk = ring_chunk(size, t->ring.ranks);
+        if (!flow_pace(w, chunk))
+            break;
+        int p = atomic_load_explicit(&f->point, memory_order_relaxed);
+        int rc = done ? gate_wait(w, t->gate, done) : 0;
+        uint64_t t0 = flow_now_ns();
+        for (uint64_t left = chunk; left && !rc;) {
+            size_t m = left > BUF_BYTES ? BUF_BYTES : (size_t)left;
+            rc = xfer_all(w->fd, sbuf, m, true, worker_keep, w, NULL);
+            left -= m;
+        }
+        if (!rc)
+            ring_gate_sent(t->gate, t->gate_sender, chunk);
+        uint64_t b = flow_now_ns();
+        if (!rc)
+            rc = gate_wait(w, t->gate, done + chunk);
+        uint64_t end = flow_now_ns();
+        done += chunk;
+        if (rc) {
+            describe_error(f, rc, "all-to-all: its peers' shares");
+            break;
+        }
+        if (flow_state(f) == FLOW_ST_MEASURE) {
+            struct ring_acc *acc = &t->racc[(size_t)w->idx * (size_t)f->npoints + (size_t)p];
+            ring_acc_add(acc, end - t0, 1, end - t0, end - t0, end - t0);
+            acc->send_ns += b - t0;
+            acc->wait_ns += end - b;
+        }
+        flow_record(w, end - t0);
+        flow_progress(w, chunk, chunk, 1);
+    }
+    pagebuf_free(sbuf, BUF_BYTES);
+}
+
 static void *worker_main(void *arg)
 {
     struct flow_worker *w = arg;
@@ -854,7 +917,9 @@ static void *worker_main(void *arg)
         run_kv(w);
         break;
     case MIX_OP_COLLECTIVE:
-        if (((struct tcp_flow *)w->flow->xdata)->gate)
+        if (((struct tcp_flow *)w->flow->xdata)->ring.alltoall)
+            run_alltoall_hosts(w);
+        else if (((struct tcp_flow *)w->flow->xdata)->gate)
             run_ring_hosts(w);
         else
             run_ring(w);
@@ -932,6 +997,14 @@ static void ring_point_figures(struct flow_rt *f, struct tcp_flow *t)
         for (int i = 0; i < f->nworkers; i++)
             ring_acc_merge(&a, &t->racc[(size_t)i * (size_t)f->npoints + (size_t)p]);
         struct ring_gate_stats st;
+        if (t->ring.alltoall) {
+            char from[RING_GATE_FROM_MAX];
+            snprintf(from, sizeof(from), "%d", t->ring.peer_rank);
+            bool have = ring_gate_feeder_stats(t->gate, from, &st) == 0;
+            cJSON_AddItemToArray(pf, ring_alltoall_figures("tcp", t->ring.ranks, f->points[p].size,
+                                                           &a, have ? &st : NULL));
+            continue;
+        }
         if (t->gate)
             ring_gate_stats(t->gate, &st);
         cJSON_AddItemToArray(
@@ -1044,7 +1117,22 @@ static void tcp_conditions(const struct flow_rt *f, cJSON *out)
                                 "worker, concurrency)");
         cJSON_AddItemToObject(out, "kv", kv);
     }
-    if (t && t->ring.ranks) {
+    if (t && t->ring.alltoall) {
+        cJSON *r = cJSON_AddObjectToObject(out, "alltoall");
+        cJSON_AddStringToObject(r, "collective", "alltoall");
+        cJSON_AddNumberToObject(r, "ranks", t->ring.ranks);
+        cJSON_AddNumberToObject(r, "rank", t->ring.rank);
+        cJSON_AddNumberToObject(r, "peer_rank", t->ring.peer_rank);
+        cJSON_AddNumberToObject(r, "peer_bytes",
+                                (double)ring_chunk(f->points[0].size, t->ring.ranks));
+        cJSON_AddStringToObject(r, "emulation",
+                                "across hosts: this flow sends ceil(S / N) to its peer, one of "
+                                "the mix's N - 1 such flows; every peer's share arrives at this "
+                                "process's agent, and each all-to-all starts once every share of "
+                                "the previous one has arrived");
+        cJSON_AddStringToObject(r, "latency",
+                                "per all-to-all: its start to the last peer's share received");
+    } else if (t && t->ring.ranks) {
         char label[200];
         ring_label("tcp", t->ring.ranks, t->gate != NULL, label, sizeof(label));
         cJSON *r = cJSON_AddObjectToObject(out, "ring");
@@ -1123,7 +1211,8 @@ struct srv_flow {
     uint64_t chunk;
     uint64_t kv_region;     /* kv: bytes of each connection's region */
     uint64_t ring_chunk;    /* collective: bytes of one ring step */
-    struct ring_gate *gate; /* a ring across hosts: this rank's predecessor feeds it */
+    struct ring_gate *gate; /* across hosts: this client is one of its feeders */
+    int gate_slot;          /* which */
     double rate_gbps;
     bool capped; /* the agent has a rate cap (shared per client key) */
     double max_duration_s;
@@ -1345,7 +1434,7 @@ static void srv_ring_sink(struct srv_conn *c, uint64_t limit)
         if (k == 0)
             break;
         if (k > 0) {
-            ring_gate_arrived(sf->gate, (uint64_t)k, flow_now_ns());
+            ring_gate_arrived(sf->gate, sf->gate_slot, (uint64_t)k, flow_now_ns());
             continue;
         }
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -1353,7 +1442,7 @@ static void srv_ring_sink(struct srv_conn *c, uint64_t limit)
         if (wait_fd(c->fd, POLLIN, IO_SLICE_MS) < 0)
             break;
     }
-    ring_gate_close(sf->gate);
+    ring_gate_close(sf->gate, sf->gate_slot);
     pagebuf_free(rbuf, BUF_BYTES);
 }
 
@@ -1621,28 +1710,38 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
         return ft_err_set(err, -EINVAL,
                           "tcp.open: data_addr and data_from go together, numeric addresses of "
                           "one family");
-    /* A ring across hosts: this rank's predecessor feeds the gate of that name, which this
-     * process's own ring flow waits on; one connection, one feeder. */
+    /* Across hosts: the client is a feeder of the gate of that name (a ring's predecessor,
+     * one of an all-to-all's peers), which this process's own flow waits on. */
     const cJSON *rg = cJSON_GetObjectItemCaseSensitive(req, "ring_gate");
     struct ring_gate *gate = NULL;
+    int slot = -1;
     if (rg) {
-        if (op != MIX_OP_COLLECTIVE || !cJSON_IsString(rg) || conns != 1)
+        double feeders = 0;
+        const char *from = jsonutil_str(req, "gate_from");
+        if (op != MIX_OP_COLLECTIVE || !cJSON_IsString(rg) || conns != 1 || !from ||
+            !jsonutil_num(req, "gate_feeders", &feeders) || feeders != (int)feeders)
             return ft_err_set(err, -EINVAL,
-                              "tcp.open: ring_gate is a string, for one connection of a "
-                              "collective");
+                              "tcp.open: ring_gate is a string, with gate_feeders and gate_from, "
+                              "for one connection of a collective");
         gate = ring_gate_get(rg->valuestring);
         if (!gate)
             return ft_err_set(err, -ENOSPC,
                               "tcp.open: ring_gate: an id of 1 to %d characters, and at most %d "
-                              "rings at once",
+                              "gates at once",
                               RING_GATE_ID_MAX - 1, RING_GATE_MAX);
-        if (ring_gate_feed(gate) < 0) {
+        slot = ring_gate_feed(gate, (int)feeders, from, (uint64_t)ring);
+        if (slot < 0) {
             ring_gate_put(gate);
-            return ft_err_set(err, -EBUSY,
-                              "tcp.open: ring %s already has its predecessor's connection",
-                              rg->valuestring);
+            if (slot == -EBUSY)
+                return ft_err_set(err, slot,
+                                  "tcp.open: gate %s has its feeders already, or one "
+                                  "from %s",
+                                  rg->valuestring, from);
+            return ft_err_set(err, slot,
+                              "tcp.open: gate %s: gate_feeders 1 to %d, the same "
+                              "count and chunk as its other feeders' (from %s)",
+                              rg->valuestring, RING_GATE_FEEDERS_MAX, from);
         }
-        ring_gate_chunk(gate, (uint64_t)ring);
     }
     int rc = agent_session_flow_add(s, "tcp.open", err);
     if (rc < 0) {
@@ -1675,6 +1774,7 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->kv_region = (uint64_t)region;
     sf->ring_chunk = (uint64_t)ring;
     sf->gate = gate;
+    sf->gate_slot = slot;
     sf->rate_gbps = rate;
     sf->capped = cfg->max_rate_gbps > 0;
     sf->max_duration_s = cfg->max_duration_s;
@@ -1803,8 +1903,8 @@ static const char *const *tcp_param_keys(enum mix_op op)
                                           "doorbell_batch",
                                           "arrival",
                                           NULL};
-    static const char *const ring_keys[] = {"congestion_control", "collective", "ranks", "gate",
-                                            NULL};
+    static const char *const ring_keys[] = {
+        "congestion_control", "collective", "ranks", "gate", "rank", "peer_rank", NULL};
     return op == MIX_OP_KV ? kv_keys : op == MIX_OP_COLLECTIVE ? ring_keys : keys;
 }
 
