@@ -56,12 +56,20 @@ static const struct cli_opt sweep_opts[] = {
      CLI_V_NUMBER, .min = 0, .min_open = 1, .max = 86400, .def = SWEEP_DEFAULT_DURATION,
      .bad = "--duration takes seconds (0 < S <= 86400), not '%s'", .off = A(duration)},
     {"allreduce-size", 0, CLI_ARG_REQUIRED, "BYTES",
-     "S of the allreduce pattern's ring all-reduce across all\nranks over TCP (default 16MiB)",
+     "S of the allreduce pattern's ring all-reduce across all\nranks over TCP (default 16MiB, "
+     "or --model's)",
      CLI_V_BYTES, .off = A(allreduce_bytes)},
     {"alltoall-size", 0, CLI_ARG_REQUIRED, "BYTES",
      "S of the alltoall pattern's all-to-all across all ranks\nover TCP, a rank's whole buffer "
-     "(S / N to each peer;\ndefault 16MiB)",
+     "(S / N to each peer;\ndefault 16MiB, or --model's)",
      CLI_V_BYTES, .off = A(alltoall_bytes)},
+    {"model", 0, CLI_ARG_REQUIRED, "NAME|FILE",
+     "size the collectives from a model (a preset or a Hugging\nFace config.json, as fabtop mix "
+     "--model): allreduce a\ndecode step's TP all-reduce at TP = the ranks, alltoall\nits MoE "
+     "dispatch at EP = the ranks",
+     CLI_V_STRING, CLI_C_FILE, .off = A(model)},
+    {"batch", 0, CLI_ARG_REQUIRED, "B", "sequences in the model's decode step (default {default})",
+     CLI_V_INTEGER, .min = 1, .max = 1048576, .def = 32, .off = A(batch)},
     {"groups", 0, CLI_ARG_REQUIRED, "FILE",
      "where the hosts sit: one line per switch, NAME HOST...", CLI_V_STRING, CLI_C_FILE,
      .off = A(groups)},
@@ -109,12 +117,13 @@ const struct cli_command cli_sweep_command = {
                 "beside fabtop when OpenMPI is found.\n",
     .opts = sweep_opts,
     .nopts = sizeof(sweep_opts) / sizeof(sweep_opts[0]),
-    .epilogue = "Exit status: 0 done, 64 usage (no launcher, srun without --mpi=pmix, a rank\n"
-                "count the patterns cannot use), 65 bad data (mismatched fabtop versions, a\n"
-                "refused rendezvous record, a --groups file that does not parse or names a host\n"
-                "not in the job, a --sites file that does not parse), 66 missing --groups or\n"
-                "--sites file, 69 fabtop-sweep not installed,\n"
-                "73 -o cannot be written.\n",
+    .epilogue =
+        "Exit status: 0 done, 64 usage (no launcher, srun without --mpi=pmix, a rank\n"
+        "count the patterns or --model cannot use), 65 bad data (mismatched fabtop versions, a\n"
+        "refused rendezvous record, a --groups file that does not parse or names a host\n"
+        "not in the job, a --sites file or --model config.json that does not parse),\n"
+        "66 missing --groups, --sites or --model file, 69 fabtop-sweep not installed,\n"
+        "73 -o cannot be written.\n",
     .help_col = 24,
     .main = sweep_exec_main,
 };

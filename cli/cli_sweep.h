@@ -29,8 +29,11 @@ struct sweep_args {
     struct cli_list pattern_words; /* as given */
     unsigned patterns;             /* SWEEP_*: filled by sweep_args_finish */
     double duration;               /* seconds per test */
-    uint64_t allreduce_bytes;      /* --allreduce-size: S of the ring all-reduce */
+    uint64_t allreduce_bytes;      /* --allreduce-size: S of the ring all-reduce; 0 not given */
     uint64_t alltoall_bytes;       /* --alltoall-size: S of the all-to-all (a rank's buffer) */
+    const char *model;             /* --model: the collectives' sizes from a model */
+    long batch;                    /* --batch: its decode step's sequences */
+    char model_note[512];          /* rank 0: how the sizes follow from the model, or "" */
     const char *out;
     bool json;
     const char *groups;

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -30,6 +31,8 @@
 #include "engine/launch/launch_env.h"
 #include "engine/launch/launch_groups.h"
 #include "engine/launch/launch_record.h"
+#include "engine/model/model_config.h"
+#include "engine/model/model_size.h"
 #include "engine/path/path_sites.h"
 #include "engine/peer/channel.h"
 #include "engine/rack/rack_expect.h"
@@ -63,9 +66,7 @@ static void say(const char *fmt, ...)
  * it). -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, struct sweep_args *a)
 {
-    *a = (struct sweep_args){.duration = SWEEP_DEFAULT_DURATION,
-                             .allreduce_bytes = SWEEP_DEFAULT_ALLREDUCE_SIZE,
-                             .alltoall_bytes = SWEEP_DEFAULT_ALLTOALL_SIZE};
+    *a = (struct sweep_args){.duration = SWEEP_DEFAULT_DURATION, .batch = 32};
     int saved = -1;
     if (!speaks) {
         fflush(stderr);
@@ -281,7 +282,76 @@ static int groups_from_sites(const struct path_sites *sites, const char *path,
 }
 
 /* Rank 0's verdict on the plan: rank counts, --groups, --sites, -o. 0, or the status. */
-static int check_plan(const struct sweep_args *a, const struct launch_record *recs, int n,
+/* --model: the collectives' sizes from the model at TP (allreduce) or EP (alltoall) = n, the
+ * layout checked as fabtop mix checks it; a size given as well is refused. 0 or the status. */
+static int model_sizes(struct sweep_args *a, int n)
+{
+    bool ar = a->patterns & SWEEP_BIT_ALLREDUCE, a2a = a->patterns & SWEEP_BIT_ALLTOALL;
+    if (!a->model) {
+        a->allreduce_bytes = a->allreduce_bytes ? a->allreduce_bytes : SWEEP_DEFAULT_ALLREDUCE_SIZE;
+        a->alltoall_bytes = a->alltoall_bytes ? a->alltoall_bytes : SWEEP_DEFAULT_ALLTOALL_SIZE;
+        return 0;
+    }
+    if (!ar && !a2a) {
+        say("--model sizes the allreduce and alltoall patterns: add --pattern allreduce or "
+            "alltoall");
+        return CLI_USAGE;
+    }
+    if ((ar && a->allreduce_bytes) || (a2a && a->alltoall_bytes)) {
+        say("--model sets the collectives' sizes: leave out --allreduce-size and "
+            "--alltoall-size, or --model");
+        return CLI_USAGE;
+    }
+    struct model_config m;
+    struct ft_err err = {0};
+    int rc = model_config_load(a->model, &m, &err);
+    if (rc < 0) {
+        say("%s", err.msg);
+        return rc == -ENOENT ? CLI_NOINPUT : CLI_DATAERR;
+    }
+    struct model_layout l;
+    model_size_layout_defaults(&l);
+    l.batch = a->batch;
+    struct model_sizes s;
+    int w = 0;
+    if (ar) {
+        l.tp = n;
+        if (model_size_compute(&m, &l, &s, &err) < 0) {
+            say("--model %s at TP %d (the ranks): %s", a->model, n, err.msg);
+            return CLI_USAGE;
+        }
+        a->allreduce_bytes = s.tp_decode;
+        w += snprintf(a->model_note + w, sizeof(a->model_note) - (size_t)w,
+                      "model %s, batch %ld: allreduce S = hidden %ld x batch %ld x %d B = %" PRIu64
+                      " B, a decode step's TP all-reduce at TP %d",
+                      m.name, l.batch, m.hidden, l.batch, s.act_bytes, s.tp_decode, n);
+    }
+    if (a2a) {
+        if (!m.moe) {
+            say("--model %s has no experts (no n_routed_experts or num_local_experts): the "
+                "alltoall pattern sizes an MoE dispatch",
+                a->model);
+            return CLI_USAGE;
+        }
+        l.tp = 1;
+        l.ep = n;
+        if (model_size_compute(&m, &l, &s, &err) < 0) {
+            say("--model %s at EP %d (the ranks): %s", a->model, n, err.msg);
+            return CLI_USAGE;
+        }
+        /* A rank's whole buffer, as nccl-tests' alltoall counts it: each of its batch tokens
+         * to its k experts (fabtop mix --model's NCCL dispatch). */
+        a->alltoall_bytes = (uint64_t)l.batch * (uint64_t)m.experts_per_tok * s.dispatch_token;
+        snprintf(a->model_note + w, sizeof(a->model_note) - (size_t)w,
+                 "%smodel %s, batch %ld: alltoall S = batch %ld x %ld experts per token x %" PRIu64
+                 " B a token%s = %" PRIu64 " B, an MoE layer's dispatch at EP %d",
+                 w ? "; " : "", m.name, l.batch, l.batch, m.experts_per_tok, s.dispatch_token,
+                 s.dispatch_fp8 ? " (FP8 and its scales)" : "", a->alltoall_bytes, n);
+    }
+    return 0;
+}
+
+static int check_plan(struct sweep_args *a, const struct launch_record *recs, int n,
                       struct launch_groups *groups, char **sites_text)
 {
     if (n < 2) {
@@ -295,6 +365,9 @@ static int check_plan(const struct sweep_args *a, const struct launch_record *re
             n);
         return CLI_USAGE;
     }
+    int ms = model_sizes(a, n);
+    if (ms)
+        return ms;
     if ((a->patterns & SWEEP_BIT_ALLREDUCE) &&
         (a->allreduce_bytes < (uint64_t)n || a->allreduce_bytes > ((uint64_t)n << 30))) {
         say("--allreduce-size is S of the all-reduce across the %d ranks: at least %d bytes (one "

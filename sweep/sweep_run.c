@@ -247,6 +247,8 @@ int sweep_run_conduct(const struct sweep_args *a, const struct launch_env *env,
         fflush(stdout);
     }
     struct ft_err err = {0};
+    if (a->model_note[0])
+        rack_conduct_event(&doc, "%s", a->model_note);
     int rc = rack_sweep_run(&o, &doc, &err);
     if (rc < 0 && rc != -ECANCELED)
         fprintf(stderr, "fabtop sweep: %s\n", err.msg);

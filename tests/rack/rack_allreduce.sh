@@ -1,7 +1,8 @@
 #!/bin/sh
-# rack_allreduce: fabtop sweep's collectives across hosts over TCP, a ring all-reduce
-# (allreduce) and an all-to-all (alltoall, as an expert-parallel dispatch moves), on a rack of
-# network namespaces (tests/rack/rack_lib.sh: 8 hosts on two leaves, 600 Mbit/s
+# rack_allreduce: fabtop sweep's collectives across hosts over TCP, sized by models
+# (--model): a ring all-reduce (allreduce: Llama-3.1-70B's decode all-reduce at TP 8) and an
+# all-to-all (alltoall: Mixtral-8x7B's MoE dispatch at EP 8), both 1 MiB at batch 64, on a rack
+# of network namespaces (tests/rack/rack_lib.sh: 8 hosts on two leaves, 600 Mbit/s
 # uplinks, every host port 100 Mbit/s but host 3's at 25 Mbit/s, both directions), started by
 # a real OpenMPI mpirun. Each rank sends its chunks to its successor and waits for its
 # predecessor's, so the ring moves at its slowest link: the test asserts
@@ -14,9 +15,11 @@
 #  - the all-to-all: every rank sends S / N to each of its 7 peers at once and waits for all
 #    7 shares, so host 3's port carries (N - 1) / N x S each way at its 25 Mbit/s and busbw
 #    (nccl-tests' alltoall: S / time x (N - 1) / N) is again that rate at most; TCP gets less
-#    of it than in the ring (7 senders at once into the port's 256 KB queue lose segments, and
-#    its egress carries their acknowledgements: 0.61-0.81 of it measured here), so 45% to
-#    105% (above 105% the slow port would not be setting the pace); the
+#    of it than in the ring: 7 senders at once into the port's 256 KB queue lose segments, a
+#    loss at a burst's tail waits out TCP's 200 ms minimum retransmission timeout (RFC 6298:
+#    Linux's floor), two thirds of a 0.29 s all-to-all, and its egress carries their
+#    acknowledgements (0.56-0.81 of the rate measured here), so 35% to 105% (above 105% the
+#    slow port would not be setting the pace); the
 #    ranks in step (a rank's flows within one all-to-all of each other, the ranks within two:
 #    their windows start apart), all 56 links timed, and host 3 named as the rank whose port set the pace,
 #    and no other.
@@ -30,7 +33,7 @@ rack_test_needs fabtop-sweep "$SWEEP"
 rack_test_workdir rackar
 rack_test_sweep "$SWEEP"
 P=ra$(($$ % 100000))
-DEG_MBIT=25 SIZE=1MiB DUR=4
+DEG_MBIT=25 DUR=4
 rack_up -p "$P" -s 10.86.0 -n 8 -l 2 -u 600mbit -r 100mbit -d "$P-h3:${DEG_MBIT}mbit"
 rc=$?
 [ $rc -eq 0 ] || fail "rack_up exited $rc"
@@ -45,7 +48,8 @@ mpi() {
 }
 
 t=$(date +%s)
-mpi --pattern allreduce --allreduce-size "$SIZE" --duration "$DUR" --publish none \
+# Sized by a model: Llama-3.1-70B's decode all-reduce at TP 8, batch 64: 8192 x 64 x 2 B.
+mpi --pattern allreduce --model Llama-3.1-70B --batch 64 --duration "$DUR" --publish none \
     -o "$W/ar.json" >"$W/ar.out" 2>&1
 rc=$?
 ar_s=$(($(date +%s) - t))
@@ -67,8 +71,11 @@ for t in tests:
     f = t["run"]["phases"][-1]["flows"][0]
     r = f["points"][0]["ring"]
     ring.append((t["src"], r))
-    if r["ranks"] != 8 or "8 ranks on 8 hosts" not in r["pattern"]:
-        bad.append("rank %d's figures: %s" % (t["src"], r["pattern"]))
+    if r["ranks"] != 8 or "8 ranks on 8 hosts" not in r["pattern"] or r["size_bytes"] != 1048576:
+        bad.append("rank %d's figures: %s, %s bytes" % (t["src"], r["pattern"], r["size_bytes"]))
+note = "model Llama-3.1-70B, batch 64: allreduce S = hidden 8192 x batch 64 x 2 B = 1048576 B"
+if not any(e.startswith(note) for e in d["events"]):
+    bad.append("no event '%s...'" % note)
 ops = [r["allreduces"] for _, r in ring]
 if min(ops) < 3 or max(ops) - min(ops) > 1:
     bad.append("all-reduces per rank %s (want 3 or more, within one of each other)" % ops)
@@ -93,7 +100,8 @@ pass "a ring all-reduce across 8 hosts runs at the 25 Mbit/s port's pace and nam
 
 
 t=$(date +%s)
-mpi --pattern alltoall --alltoall-size "$SIZE" --duration "$DUR" --publish none \
+# Mixtral-8x7B's MoE dispatch at EP 8, batch 64: 64 tokens x 2 experts x 4096 x 2 B.
+mpi --pattern alltoall --model Mixtral-8x7B --batch 64 --duration "$DUR" --publish none \
     -o "$W/a2a.json" >"$W/a2a.out" 2>&1
 rc=$?
 a2a_s=$(($(date +%s) - t))
@@ -120,6 +128,8 @@ for t in tests:
         bad.append("rank %d sent to %s" % (t["src"], peers))
     for f in flows:
         a = f["points"][0]["alltoall"]
+        if a["size_bytes"] != 1048576 or a["peer_bytes"] != 131072:
+            bad.append("rank %d: S %s, %s a peer" % (t["src"], a["size_bytes"], a["peer_bytes"]))
         ops.append(a["alltoalls"])
         bus.append(a["busbw_GBps"])
         links[(int(f["name"][len("to-rank"):]), t["src"])] = a["from_peer"].get("arrival_Gbps")
@@ -130,8 +140,12 @@ if len(links) != 56 or any(v is None for v in links.values()):
 if min(ops) < 3 or max(ops) - min(ops) > 2:
     bad.append("all-to-alls per rank and peer %s..%s (want 3 or more, within two)" % (min(ops), max(ops)))
 bus_mbit = min(bus) * 8e3
-if not 0.45 * deg <= bus_mbit <= 1.05 * deg:
-    bad.append("busbw %.1f Mbit/s, not 45-105%% of the slow port's %.0f" % (bus_mbit, deg))
+if not 0.35 * deg <= bus_mbit <= 1.05 * deg:
+    bad.append("busbw %.1f Mbit/s, not 35-105%% of the slow port's %.0f" % (bus_mbit, deg))
+note = ("model Mixtral-8x7B, batch 64: alltoall S = batch 64 x 2 experts per token x 8192 B "
+        "a token = 1048576 B")
+if not any(e.startswith(note) for e in d["events"]):
+    bad.append("no event '%s...'" % note)
 ev = [e for e in d["events"] if e.startswith("alltoall:")]
 named = [h for h in host.values() if ev and (" " + h + ": its shares") in ev[0]]
 if len(ev) != 1 or named != [deg_host]:

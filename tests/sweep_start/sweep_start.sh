@@ -5,7 +5,9 @@
 # header printed (0), then the refusals before the first round: 1 rank (64), bisection with
 # 3 ranks (64), a rank of another fabtop version started from a second binary (65, both
 # versions and the ranks named), a --groups file naming a host not in the job (65), one that
-# does not parse (65), a missing one (66). Args: fabtop-sweep, the other-version binary.
+# does not parse (65), a missing one (66), --model layouts it cannot take (64) and a missing
+# config (66), a collective's size under one byte a rank (64). Args: fabtop-sweep, the
+# other-version binary.
 set -u
 sweep=${1:?fabtop-sweep}
 other=${2:?the other-version binary}
@@ -102,6 +104,14 @@ mpi -np 2 "$sweep" $lo --duration 0.3 --groups "$tmp/groups" >"$tmp/out" 2>&1 ||
 grep -q "groups: 1 from $tmp/groups" "$tmp/out" || { cat "$tmp/out"; fail "the header does not name the groups"; }
 # A usage error: said once (rank 0), 64 everywhere.
 expect 64 "--pattern takes pairs, incast, bisection, ring, allreduce or alltoall, not 'all'" mpi -np 3 "$sweep" -p all
+# --model: its layout at TP (allreduce) or EP (alltoall) = the ranks, refused as fabtop mix
+# refuses it (64); a model without experts for alltoall (64); a size given beside it (64); a
+# missing config.json (66).
+expect 64 "at TP 3 \\(the ranks\\): --tp 3 does not divide" mpi -np 3 "$sweep" -p allreduce --model Llama-3.1-70B
+expect 64 "has no experts" mpi -np 2 "$sweep" -p alltoall --model Llama-3.1-70B
+expect 64 "leave out --allreduce-size" mpi -np 2 "$sweep" -p allreduce --model Llama-3.1-70B --allreduce-size 1MiB
+expect 66 "$tmp/none.json: cannot open" mpi -np 2 "$sweep" -p allreduce --model "$tmp/none.json"
+expect 64 "--allreduce-size is S of the all-reduce across the 3 ranks" mpi -np 3 "$sweep" -p allreduce --allreduce-size 2
 # -o into a directory that does not exist: 73 before any round.
 expect 73 "$tmp/no/dir/plan.json" mpi -np 2 "$sweep" -o "$tmp/no/dir/plan.json"
 echo "PASS: fabtop sweep's start: launcher checks, rendezvous of 3 ranks, every refusal with its status"
