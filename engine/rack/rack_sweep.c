@@ -572,15 +572,15 @@ static void allreduce_report(struct results_sweep *doc)
             if (t->round != t0->round || t->rail != t0->rail || strcmp(t->pattern, "allreduce"))
                 continue;
             n++;
-            const struct results_point *p = !strcmp(t->status, "ok") && t->run_st == RESULTS_SET
-                                                ? point_of(&t->run, "allreduce")
-                                                : NULL;
+            const struct results_point *p =
+                t->run_st == RESULTS_SET ? point_of(&t->run, "allreduce") : NULL;
             const cJSON *r = p ? cJSON_GetObjectItemCaseSensitive(p->figures, "ring") : NULL;
             double v, k;
-            if (!r || !jsonutil_num(r, "busbw_GBps", &v) || !jsonutil_num(r, "allreduces", &k))
+            jsonutil_num(r, "size_bytes", &size); /* a failed test's too: what was asked */
+            if (strcmp(t->status, "ok") || !r || !jsonutil_num(r, "busbw_GBps", &v) ||
+                !jsonutil_num(r, "allreduces", &k))
                 continue;
             nok++;
-            jsonutil_num(r, "size_bytes", &size);
             if (bus < 0 || v < bus)
                 bus = v;
             if (ops < 0 || k < ops)
@@ -599,8 +599,8 @@ static void allreduce_report(struct results_sweep *doc)
                          n, t0->rail, size);
         if (nok < n) {
             snprintf(line + m, sizeof(line) - (size_t)m,
-                     ": %d of its ranks' tests did not measure (a ring stops at its slowest or "
-                     "missing rank)",
+                     ": %d of its ranks' tests did not finish (a ring stops at a missing rank; "
+                     "what each measured is in its test)",
                      n - nok);
         } else {
             m += snprintf(line + m, sizeof(line) - (size_t)m,
@@ -664,9 +664,10 @@ static void alltoall_report(struct results_sweep *doc)
             if (t->round != t0->round || t->rail != t0->rail || strcmp(t->pattern, "alltoall"))
                 continue;
             n++;
-            if (strcmp(t->status, "ok") || t->run_st != RESULTS_SET || !t->run.nphases)
+            if (t->run_st != RESULTS_SET || !t->run.nphases)
                 continue;
-            nok++;
+            bool ok = !strcmp(t->status, "ok");
+            nok += ok;
             const struct results_phase *ph = &t->run.phases[t->run.nphases - 1];
             for (int k = 0; k < ph->nflows; k++) {
                 const struct results_flow *f = &ph->flows[k];
@@ -676,10 +677,10 @@ static void alltoall_report(struct results_sweep *doc)
                     f->npoints ? cJSON_GetObjectItemCaseSensitive(f->points[0].figures, "alltoall")
                                : NULL;
                 double v, c;
-                if (!name || sscanf(name, "to-rank%u", &q) != 1 || (int)q >= nr || !r ||
+                jsonutil_num(r, "size_bytes", &size); /* a failed test's too: what was asked */
+                if (!ok || !name || sscanf(name, "to-rank%u", &q) != 1 || (int)q >= nr || !r ||
                     !jsonutil_num(r, "busbw_GBps", &v) || !jsonutil_num(r, "alltoalls", &c))
                     continue;
-                jsonutil_num(r, "size_bytes", &size);
                 bus = bus < 0 || v < bus ? v : bus;
                 ops = ops < 0 || c < ops ? (int)c : ops;
                 if (jsonutil_num(cJSON_GetObjectItemCaseSensitive(r, "from_peer"), "arrival_Gbps",
@@ -693,8 +694,8 @@ static void alltoall_report(struct results_sweep *doc)
                          t0->rail, size);
         if (nok < n || bus < 0) {
             snprintf(line + m, sizeof(line) - (size_t)m,
-                     ": %d of its ranks' tests did not measure (an all-to-all waits for every "
-                     "rank)",
+                     ": %d of its ranks' tests did not finish (an all-to-all waits for every "
+                     "rank; what each measured is in its test)",
                      n - nok);
         } else {
             m += snprintf(line + m, sizeof(line) - (size_t)m,

@@ -159,3 +159,68 @@ if bad:
     sys.exit(1)
 PY
 pass "an all-to-all across 8 hosts runs at the 25 Mbit/s port's pace and names that host ($a2a_s s)"
+
+# A rank killed mid all-reduce: the ring stops at it (every rank waits for its predecessor),
+# so each survivor's test fails within the mix's bound instead of hanging, with what it had
+# measured kept; the dead rank is named, the document saved with status failed, and the job
+# ends within a minute. mpirun must not abort the job for the kill: --enable-recovery (see
+# rack_sweep.sh: its exit status is then 0 whatever the ranks returned).
+mpi_bg() {
+    rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 8 --enable-recovery \
+        --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+        --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
+        --mca btl tcp,self "$SWEEP" "$@"
+}
+KILL_HOST=$P-h6
+mpi_bg --pattern allreduce --model Llama-3.1-70B --batch 64 --duration 10 --publish none \
+    -o "$W/killed.json" >"$W/killed.out" 2>&1 &
+mpid=$!
+victim=""
+for _ in $(seq 1 200); do
+    for p in $(pgrep -f "fabtop-sweep"); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=5"; then
+            victim=$p
+        fi
+    done
+    [ -n "$victim" ] && break
+    sleep 0.1
+done
+[ -n "$victim" ] || { kill "$mpid"; fail "rank 5's process was not found"; }
+sleep 5 # into the all-reduce's measured window
+kill -9 "$victim"
+tk=$(date +%s)
+wait "$mpid"
+tend=$(($(date +%s) - tk))
+grep -A6 "^events:" "$W/killed.out"
+[ -s "$W/killed.json" ] || { cat "$W/killed.out"; fail "no document saved after the kill"; }
+[ $tend -le 60 ] || fail "the job ended $tend s after the kill, more than a minute"
+python3 - "$W/killed.json" "$KILL_HOST" <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1]))
+victim = sys.argv[2]
+ranks = {r["rank"]: r for r in d["ranks"]}
+v = [r for r in ranks.values() if r["host"] == victim][0]
+bad = []
+if v["status"] != "failed" or not v.get("error"):
+    bad.append("%s: status %s" % (victim, v["status"]))
+if d["status"] != "failed":
+    bad.append("sweep status %s" % d["status"])
+tests = [t for t in d["tests"] if t["pattern"] == "allreduce"]
+others = [t for t in tests if t["src"] != v["rank"]]
+kept = 0
+for t in others:
+    if t["status"] != "failed":
+        bad.append("rank %d's test %s" % (t["src"], t["status"]))
+    try:
+        kept += t["run"]["phases"][-1]["flows"][0]["points"][0]["ring"]["allreduces"] > 0
+    except (KeyError, IndexError, TypeError):
+        pass
+if len(others) != 7 or kept < 5:
+    bad.append("%d survivors' tests, %d kept their all-reduces" % (len(others), kept))
+print("killed %s: %s; survivors: %s; %d kept what they measured" % (
+    victim, v.get("error"), sorted({(t.get("error") or "")[:60] for t in others}), kept))
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+PY
+pass "a rank killed mid all-reduce is named, the ring's survivors fail within the bound with their measurements kept; the job ended $tend s after the kill"
