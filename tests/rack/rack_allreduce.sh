@@ -38,14 +38,8 @@ rack_up -p "$P" -s 10.86.0 -n 8 -l 2 -u 600mbit -r 100mbit -d "$P-h3:${DEG_MBIT}
 rc=$?
 [ $rc -eq 0 ] || fail "rack_up exited $rc"
 echo "rack $P: $(tr '\n' ';' <"$RACK_STATE/hosts")"
-hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 
-mpi() {
-    rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
-        --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-        --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
-        --mca btl tcp,self "$SWEEP" "$@"
-}
+mpi() { rack_test_mpi 8 "$SWEEP" "$@"; }
 
 t=$(date +%s)
 # Sized by a model: Llama-3.1-70B's decode all-reduce at TP 8, batch 64: 8192 x 64 x 2 B.
@@ -165,26 +159,11 @@ pass "an all-to-all across 8 hosts runs at the 25 Mbit/s port's pace and names t
 # measured kept; the dead rank is named, the document saved with status failed, and the job
 # ends within a minute. mpirun must not abort the job for the kill: --enable-recovery (see
 # rack_sweep.sh: its exit status is then 0 whatever the ranks returned).
-mpi_bg() {
-    rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 8 --enable-recovery \
-        --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-        --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
-        --mca btl tcp,self "$SWEEP" "$@"
-}
 KILL_HOST=$P-h6
-mpi_bg --pattern allreduce --model Llama-3.1-70B --batch 64 --duration 10 --publish none \
+rack_test_mpi 8 --enable-recovery "$SWEEP" --pattern allreduce --model Llama-3.1-70B --batch 64 --duration 10 --publish none \
     -o "$W/killed.json" >"$W/killed.out" 2>&1 &
 mpid=$!
-victim=""
-for _ in $(seq 1 200); do
-    for p in $(pgrep -f "fabtop-sweep"); do
-        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=5"; then
-            victim=$p
-        fi
-    done
-    [ -n "$victim" ] && break
-    sleep 0.1
-done
+victim=$(rack_test_rank_pid 5)
 [ -n "$victim" ] || { kill "$mpid"; fail "rank 5's process was not found"; }
 sleep 5 # into the all-reduce's measured window
 kill -9 "$victim"

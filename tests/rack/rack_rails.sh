@@ -19,12 +19,8 @@ rack_up -p "$P" -s 10.86.0 -R 10.87.0 -n 6 -l 1 -u 1gbit -r 100mbit -D "$P-h2:25
 rc=$?
 [ $rc -eq 0 ] || fail "rack_up exited $rc"
 echo "rack $P: $(tr '\n' ';' <"$RACK_STATE/hosts")"
-hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 t=$(date +%s)
-rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 6 \
-    --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-    --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
-    --mca btl tcp,self "$SWEEP" --rails eth0,eth1 --duration 1 --publish none -o "$W/rails.json" \
+rack_test_mpi 6 "$SWEEP" --rails eth0,eth1 --duration 1 --publish none -o "$W/rails.json" \
     >"$W/rails.out" 2>&1
 rc=$?
 cat "$W/rails.out"

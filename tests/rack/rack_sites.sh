@@ -19,7 +19,6 @@ rack_up -p "$P" -s 10.88.0 -n 4 -l 2 -u 1gbit -r 100mbit
 rc=$?
 [ $rc -eq 0 ] || fail "rack_up exited $rc"
 echo "rack $P: $(tr '\n' ';' <"$RACK_STATE/hosts")"
-hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 # Hosts 1-2 (leaf 0) are site east, 3-4 (leaf 1) site west.
 {
     echo "# two sites of the test rack"
@@ -30,12 +29,7 @@ hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
     echo
 } >"$W/sites"
 cat "$W/sites"
-mpi() {
-    rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 4 \
-        --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-        --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
-        --mca btl tcp,self "$SWEEP" --rails eth0 "$@"
-}
+mpi() { rack_test_mpi 4 "$SWEEP" --rails eth0 "$@"; }
 mpi --sites "$W/sites" --pattern pairs --pattern ring --duration 0.5 --publish none \
     -o "$W/sites.json" >"$W/sites.out" 2>&1
 rc=$?

@@ -30,16 +30,10 @@ rc=$?
 echo "rack $P: $(tr '\n' ';' <"$RACK_STATE/hosts")"
 printf 'leaf1 %s-h1 %s-h2 %s-h3 %s-h4\nleaf2 %s-h5 %s-h6 %s-h7 %s-h8\n' \
     "$P" "$P" "$P" "$P" "$P" "$P" "$P" "$P" >"$W/groups"
-hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 # The sweep's own flags, the same under both launchers.
 ARGS="--groups $W/groups --duration $DUR --publish $W/live.json"
 
-mpi() {
-    rack_local timeout 300 mpirun --allow-run-as-root --host "$hostlist" -np 8 \
-        --mca plm_rsh_agent "$RACK_LIB_DIR/rack_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
-        --mca oob_tcp_if_include "$RACK_CIDR" --mca btl_tcp_if_include "$RACK_CIDR" \
-        --mca btl tcp,self "$@"
-}
+mpi() { rack_test_mpi 8 "$@"; }
 
 # check DOC LAUNCHER: 28 pairs, h3 named and no other host, the ports' rates.
 check() {
@@ -201,16 +195,7 @@ slurm_down
 KILL_HOST=$P-h6
 mpi --enable-recovery "$SWEEP" $ARGS -o "$W/killed.json" >"$W/killed.out" 2>&1 &
 mpid=$!
-victim=""
-for _ in $(seq 1 200); do
-    for p in $(pgrep -f "fabtop-sweep"); do
-        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=5"; then
-            victim=$p
-        fi
-    done
-    [ -n "$victim" ] && break
-    sleep 0.1
-done
+victim=$(rack_test_rank_pid 5)
 [ -n "$victim" ] || { kill "$mpid"; fail "rank 5's process was not found"; }
 sleep 6 # into the second round
 kill -9 "$victim"
@@ -259,7 +244,6 @@ rc=$?
 [ $rc -eq 0 ] || fail "rack_up (oversubscribed) exited $rc"
 printf 'leaf1 %s-h1 %s-h2 %s-h3 %s-h4\nleaf2 %s-h5 %s-h6 %s-h7 %s-h8\n' \
     "$P" "$P" "$P" "$P" "$P" "$P" "$P" "$P" >"$W/groups"
-hostlist=$(echo "$RACK_HOSTS" | tr ' ' ',')
 t=$(date +%s)
 mpi "$SWEEP" $ARGS -p pairs -p bisection -o "$W/bisection.json" >"$W/bisection.out" 2>&1
 rc=$?
