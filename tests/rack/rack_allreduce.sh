@@ -40,11 +40,15 @@ rc=$?
 echo "rack $P: $(tr '\n' ';' <"$RACK_STATE/hosts")"
 
 mpi() { rack_test_mpi 8 "$SWEEP" "$@"; }
+# The model presets where every host sees them: each host has a private /tmp, and the source
+# tree (the presets' fallback place) may lie under it.
+cp "$RACK_LIB_DIR/../../engine/models/Llama-3.1-70B.json" \
+    "$RACK_LIB_DIR/../../engine/models/Mixtral-8x7B.json" "$W/" || fail "copy the model presets"
 
 t=$(date +%s)
 # Sized by a model: Llama-3.1-70B's decode all-reduce at TP 8, batch 64: 8192 x 64 x 2 B.
-mpi --pattern allreduce --model Llama-3.1-70B --batch 64 --duration "$DUR" --publish none \
-    -o "$W/ar.json" >"$W/ar.out" 2>&1
+mpi --pattern allreduce --model "$W/Llama-3.1-70B.json" --batch 64 --duration "$DUR" \
+    --publish none -o "$W/ar.json" >"$W/ar.out" 2>&1
 rc=$?
 ar_s=$(($(date +%s) - t))
 cat "$W/ar.out"
@@ -95,8 +99,8 @@ pass "a ring all-reduce across 8 hosts runs at the 25 Mbit/s port's pace and nam
 
 t=$(date +%s)
 # Mixtral-8x7B's MoE dispatch at EP 8, batch 64: 64 tokens x 2 experts x 4096 x 2 B.
-mpi --pattern alltoall --model Mixtral-8x7B --batch 64 --duration "$DUR" --publish none \
-    -o "$W/a2a.json" >"$W/a2a.out" 2>&1
+mpi --pattern alltoall --model "$W/Mixtral-8x7B.json" --batch 64 --duration "$DUR" \
+    --publish none -o "$W/a2a.json" >"$W/a2a.out" 2>&1
 rc=$?
 a2a_s=$(($(date +%s) - t))
 grep -A3 "^events:" "$W/a2a.out"
@@ -160,8 +164,8 @@ pass "an all-to-all across 8 hosts runs at the 25 Mbit/s port's pace and names t
 # ends within a minute. mpirun must not abort the job for the kill: --enable-recovery (see
 # rack_sweep.sh: its exit status is then 0 whatever the ranks returned).
 KILL_HOST=$P-h6
-rack_test_mpi 8 --enable-recovery "$SWEEP" --pattern allreduce --model Llama-3.1-70B --batch 64 --duration 10 --publish none \
-    -o "$W/killed.json" >"$W/killed.out" 2>&1 &
+rack_test_mpi 8 --enable-recovery "$SWEEP" --pattern allreduce --model "$W/Llama-3.1-70B.json" \
+    --batch 64 --duration 10 --publish none -o "$W/killed.json" >"$W/killed.out" 2>&1 &
 mpid=$!
 victim=$(rack_test_rank_pid 5)
 [ -n "$victim" ] || { kill "$mpid"; fail "rank 5's process was not found"; }
