@@ -76,20 +76,35 @@ static void references(struct strbuf *sb, const struct results_ref_matches *m)
     strbuf_printf(sb, "\nreference table (topology/refs/reference.json):\n");
     for (int i = 0; i < m->n; i++) {
         const struct results_ref_match *e = &m->v[i];
-        double v = 0, pct = NAN, tol;
+        double v = 0, pct = NAN, tol, meas;
+        const char *unit = s_or(&e->unit, ""), *verdict = results_str_get(&e->verdict);
         results_num_get(&e->value, &v);
         results_num_get(&e->percent, &pct);
-        strbuf_printf(sb, "  %s (%s): %s %s %s %g %s (%s direction%s)", s_or(&e->flow, "?"),
-                      s_or(&e->phase, "?"), s_or(&e->part, "?"), s_or(&e->metric, "?"),
-                      s_or(&e->kind, "?"), v, s_or(&e->unit, ""), s_or(&e->direction, "?"),
-                      !strcmp(s_or(&e->direction, ""), "both") ? "s summed" : "");
+        strbuf_printf(sb, "  %s (%s): ", s_or(&e->flow, "?"), s_or(&e->phase, "?"));
+        if (results_num_get(&e->measured, &meas))
+            strbuf_printf(sb, "%s %.4g %s", s_or(&e->figure, "figure"), meas, unit);
+        else
+            strbuf_printf(sb, "%s", s_or(&e->figure, "goodput"));
         if (isfinite(pct))
-            strbuf_printf(sb, ": goodput %.1f%% of it", pct);
-        if (results_num_get(&e->tolerance_pct, &tol))
-            strbuf_printf(sb, ", passes within %.0f%%", tol);
-        strbuf_printf(sb, "\n    row %s; source: %s%s%s\n", s_or(&e->id, "?"),
-                      s_or(&e->document, "n/a"), results_str_get(&e->url) ? ", " : "",
-                      s_or(&e->url, ""));
+            strbuf_printf(sb, " = %.1f%% of", pct);
+        else
+            strbuf_printf(sb, " beside");
+        strbuf_printf(sb, " %s %s %s %g %s (%s direction%s)", s_or(&e->part, "?"),
+                      s_or(&e->metric, "?"), s_or(&e->kind, "?"), v, unit, s_or(&e->direction, "?"),
+                      !strcmp(s_or(&e->direction, ""), "both") ? "s summed" : "");
+        if (results_num_get(&e->tolerance_pct, &tol)) {
+            double line = v * (1 - tol / 100);
+            if (verdict)
+                strbuf_printf(sb, ": %s",
+                              !strcmp(verdict, "pass") ? "PASSES" : "BELOW the pass line");
+            strbuf_printf(sb, " (at or above %.4g %s: %s)", line, unit,
+                          s_or(&e->tolerance_basis, "tolerance basis not recorded"));
+        }
+        if (results_str_get(&e->differs))
+            strbuf_printf(sb, "; not judged: %s", results_str_get(&e->differs));
+        strbuf_printf(sb, "\n    row %s, under: %s\n    source: %s%s%s\n", s_or(&e->id, "?"),
+                      s_or(&e->conditions, "n/a"), s_or(&e->document, "n/a"),
+                      results_str_get(&e->url) ? ", " : "", s_or(&e->url, ""));
     }
 }
 

@@ -638,7 +638,7 @@ static const cJSON *mix_flow_of(const struct results_run *run, const char *name)
     return NULL;
 }
 
-static int nic_of(const struct topo_model *topo, const struct results_flow *f)
+int judge_flow_nic(const struct topo_model *topo, const struct results_flow *f)
 {
     if (!topo)
         return -1;
@@ -656,9 +656,7 @@ static bool bandwidth_flow(const struct results_flow *f)
            (!strcmp(op, "stream") || !strcmp(op, "copy") || !strcmp(op, "kv"));
 }
 
-/* A bandwidth flow's best goodput over its points (Gb/s), -1 for another kind of flow or
- * one without a figure: what the judge and the reference rows look at. */
-static double best_goodput(const struct results_flow *f)
+double judge_flow_best_goodput(const struct results_flow *f)
 {
     double best = -1, g;
     for (int k = 0; bandwidth_flow(f) && k < f->npoints; k++)
@@ -685,7 +683,7 @@ void judge_run(const struct results_run *run, const struct topo_model *topo,
     for (int p = 0; p < run->nphases; p++)
         for (int i = 0; i < run->phases[p].nflows; i++) {
             const struct results_flow *f = &run->phases[p].flows[i];
-            double best = best_goodput(f);
+            double best = judge_flow_best_goodput(f);
             if (best < 0)
                 continue;
             out->flows_seen++;
@@ -697,7 +695,7 @@ void judge_run(const struct results_run *run, const struct topo_model *topo,
                                     .goodput_gbps = best,
                                     .ceiling_gbps = NAN,
                                     .percent = results_ceiling_percent(&f->ceiling, best),
-                                    .nic = nic_of(topo, f)};
+                                    .nic = judge_flow_nic(topo, f)};
             if (!results_num_get(&f->ceiling.gbps, &jf.ceiling_gbps) || !isfinite(jf.percent))
                 jf.ceiling_gbps = NAN;
             if (isfinite(jf.percent) && jf.percent >= 100 * JUDGE_SHORT_FRACTION)
@@ -744,95 +742,4 @@ void judge_to_results(const struct judge_causes *c, struct results_causes *out)
             }
         }
     }
-}
-
-/* ---- the reference table ---- */
-
-/* The adapter name a row's part is known by in a PCI name: "NVIDIA (Mellanox) ConnectX-6
- * VPI" -> "ConnectX-6". */
-static void part_core(const char *part, char *buf, size_t len)
-{
-    const char *p = part;
-    if (!strncmp(p, "NVIDIA (Mellanox) ", 18))
-        p += 18;
-    else if (!strncmp(p, "NVIDIA ", 7))
-        p += 7;
-    snprintf(buf, len, "%s", p);
-    char *v = strstr(buf, " VPI");
-    if (v)
-        *v = 0;
-}
-
-static bool row_matches(const struct topo_ref *row, const struct results_flow *f,
-                        const struct topo_model *topo, int nic)
-{
-    char core[64];
-    if (!strcmp(row->metric, "pcie_link_bw") && !strncmp(row->part, "PCIe ", 5)) {
-        const char *gen = row->part + 5; /* "Gen5 x16" */
-        double n;
-        if (f->ceiling.st != RESULTS_SET || !results_num_get(&f->ceiling.gbps, &n))
-            return false;
-        const char *by = results_str_get(&f->ceiling.narrowest);
-        for (int i = 0; by && i < f->ceiling.nterms; i++) {
-            const struct results_ceil_term *t = &f->ceiling.terms[i];
-            const char *name = results_str_get(&t->name), *d = results_str_get(&t->detail);
-            if (name && !strcmp(name, by) && d && strstr(d, gen)) {
-                const char *after = strstr(d, gen) + strlen(gen);
-                return *after < '0' || *after > '9'; /* "x16", not "x1" of "x16" */
-            }
-        }
-        return false;
-    }
-    if (!strcmp(row->metric, "port_rate") && topo && nic >= 0 && topo->nics[nic].adapter >= 0 &&
-        topo->nics[nic].adapter < topo->nadapters) {
-        part_core(row->part, core, sizeof(core));
-        const char *model = topo->adapters[topo->nics[nic].adapter].model;
-        const char *at = core[0] ? strstr(model, core) : NULL;
-        return at && (at[strlen(core)] < '0' || at[strlen(core)] > '9');
-    }
-    return false;
-}
-
-void judge_refs(const struct results_run *run, const struct topo_model *topo,
-                const struct topo_refs *refs, struct results_ref_matches *out)
-{
-    results_ref_matches_clear(out);
-    out->st = RESULTS_SET;
-    int cap = 0;
-    for (int p = 0; refs && p < run->nphases; p++)
-        for (int i = 0; i < run->phases[p].nflows; i++) {
-            const struct results_flow *f = &run->phases[p].flows[i];
-            double best = best_goodput(f);
-            if (best < 0)
-                continue;
-            int nic = nic_of(topo, f);
-            for (int r = 0; r < refs->n; r++) {
-                const struct topo_ref *row = &refs->rows[r];
-                if (!row_matches(row, f, topo, nic))
-                    continue;
-                if (out->n == cap) {
-                    cap = cap ? cap * 2 : 4;
-                    out->v = xalloc_resize(out->v, (size_t)cap * sizeof(*out->v));
-                }
-                struct results_ref_match *m = &out->v[out->n++];
-                memset(m, 0, sizeof(*m));
-                results_str_set(&m->flow, results_str_get(&f->name));
-                results_str_set(&m->phase, results_str_get(&run->phases[p].name));
-                results_str_set(&m->id, row->id);
-                results_str_set(&m->part, row->part);
-                results_str_set(&m->metric, row->metric);
-                results_str_set(&m->kind, row->kind == TOPO_REF_PEAK ? "peak" : "pass_line");
-                results_num_set(&m->value, true, row->value);
-                results_str_set(&m->unit, row->unit);
-                results_str_set(&m->direction, row->direction);
-                results_str_set(&m->conditions, row->conditions);
-                if (row->has_tolerance)
-                    results_num_set(&m->tolerance_pct, true, row->tolerance_pct);
-                double one = topo_ref_gbps_one_way(row);
-                results_num_set(&m->percent, one > 0, one > 0 ? 100 * best / one : 0);
-                results_str_set(&m->document, row->document);
-                if (row->url[0])
-                    results_str_set(&m->url, row->url);
-            }
-        }
 }

@@ -86,11 +86,21 @@ void judge_ev_text(struct judge_cause *c, const char *name, const char *text);
 /* Into the results model (replacing what out held; st RESULTS_SET, even when empty). */
 void judge_to_results(const struct judge_causes *c, struct results_causes *out);
 
-/* The reference-table rows that match each bandwidth flow's part: a PCIe row ("PCIe Gen5
- * x16") when the flow's narrowest ceiling term is a link of that generation and width; an
- * adapter row ("NVIDIA ConnectX-7") when the flow's NIC is that adapter in topo. Replaces
- * what out held (st RESULTS_SET). topo may be NULL (then PCIe rows only). */
+/* The reference-table rows each flow's figure is set beside (judge_refs.c; docs/diagnosis.md
+ * section 6), by the row's metric: port_rate and rdma_write_bw a bandwidth flow's goodput on
+ * a NIC the row names (rdma_write_bw: a verbs WRITE stream at the row's port rate);
+ * pcie_link_bw a flow whose narrowest ceiling term is that link ("PCIe Gen5 x16"), or a GPU
+ * row's copies per GPU and direction; host_copy_bw host<->GPU copies per GPU and direction;
+ * nvlink_bw and nccl_all_reduce_busbw an NCCL collective's busbw on GPUs the row names (the
+ * latter an all_reduce of the row's rank count and algorithm). A pass line whose conditions
+ * the run meets gets a verdict; a size below the row's gets differs instead. Replaces what
+ * out held (st RESULTS_SET). topo may be NULL (then PCIe link rows only). */
 void judge_refs(const struct results_run *run, const struct topo_model *topo,
                 const struct topo_refs *refs, struct results_ref_matches *out);
+/* The NIC a flow ran on (its RDMA device, else its local netdev), -1 when unknown. */
+int judge_flow_nic(const struct topo_model *topo, const struct results_flow *f);
+/* A bandwidth flow's best goodput over its points (Gb/s), -1 for another kind of flow or
+ * one without a figure: what the judge and the reference rows look at. */
+double judge_flow_best_goodput(const struct results_flow *f);
 
 #endif

@@ -308,42 +308,57 @@ static void tcp_ceiling_fill(struct results_flow *o, const struct mix_flow *s,
  * path MTU and verb it ran with (its conditions), its largest message size and, for a
  * flow both ways, the other direction's acknowledgements on the link; a TCP stream's through
  * the netdev it left by. Left absent where the path is not in the model. */
-/* Host<->GPU copies: the GPUs of its lanes, each found by its PCI address
- * (copy.lane_pci_bus_ids), else by its CUDA index ("GPU 0 h2d") where the topology knows
- * CUDA indices (fabtop run loads it without the GPU libraries: it does not), else, when the
- * model has one GPU only, that one; their host paths at once. */
-static void copy_ceiling_fill(struct results_flow *o, const struct topo_model *topo)
+int results_gpu_find(const struct topo_model *topo, const char *pci_bus_id, int cuda_index)
+{
+    struct topo_bdf a;
+    int pci = -1, g = -1;
+    if (!topo)
+        return -1;
+    if (pci_bus_id && topo_bdf_parse(pci_bus_id, &a) == 0)
+        pci = topo_model_find_pci(topo, &a);
+    if (pci >= 0)
+        g = topo_model_gpu_of_pci(topo, pci);
+    for (int k = 0; k < topo->ngpus && g < 0 && cuda_index >= 0; k++)
+        if ((topo->gpus[k].valid & TOPO_GPU_V_CUDA) && topo->gpus[k].cuda_index == cuda_index)
+            g = k;
+    if (g < 0 && topo->ngpus == 1 && !(topo->gpus[0].valid & TOPO_GPU_V_CUDA))
+        g = 0;
+    return g;
+}
+
+int results_copy_gpus(const struct results_flow *o, const struct topo_model *topo, int *gpus,
+                      int max)
 {
     const cJSON *copy = cJSON_GetObjectItemCaseSensitive(o->conditions, "copy");
     const cJSON *lanes = cJSON_GetObjectItemCaseSensitive(copy, "lanes");
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(copy, "lane_pci_bus_ids");
-    int gpus[64], n = 0, i = 0;
+    int n = 0, i = 0;
     const cJSON *l;
+    if (!cJSON_IsArray(lanes))
+        return -1;
     cJSON_ArrayForEach(l, lanes)
     {
-        int dev, g = -1;
+        int dev;
         if (!cJSON_IsString(l) || sscanf(l->valuestring, "GPU %d", &dev) != 1)
-            return;
+            return -1;
         const cJSON *id = cJSON_GetArrayItem(ids, i++);
-        struct topo_bdf a;
-        int pci = -1;
-        if (cJSON_IsString(id) && topo_bdf_parse(id->valuestring, &a) == 0)
-            pci = topo_model_find_pci(topo, &a);
-        if (pci >= 0)
-            g = topo_model_gpu_of_pci(topo, pci);
-        for (int k = 0; k < topo->ngpus && g < 0; k++)
-            if ((topo->gpus[k].valid & TOPO_GPU_V_CUDA) && topo->gpus[k].cuda_index == dev)
-                g = k;
-        if (g < 0 && topo->ngpus == 1 && !(topo->gpus[0].valid & TOPO_GPU_V_CUDA))
-            g = 0;
+        int g = results_gpu_find(topo, cJSON_IsString(id) ? id->valuestring : NULL, dev);
         if (g < 0)
-            return;
+            return -1;
         bool seen = false;
         for (int k = 0; k < n; k++)
             seen = seen || gpus[k] == g;
-        if (!seen && n < 64)
+        if (!seen && n < max)
             gpus[n++] = g;
     }
+    return n;
+}
+
+/* Host<->GPU copies: the GPUs of its lanes (results_copy_gpus); their host paths at once. */
+static void copy_ceiling_fill(struct results_flow *o, const struct topo_model *topo)
+{
+    int gpus[64];
+    int n = results_copy_gpus(o, topo, gpus, 64);
     struct topo_ceiling c;
     if (n > 0 && topo_ceiling_gpus_host(topo, gpus, n, &c) == 0)
         results_ceiling_set(&o->ceiling, &c);

@@ -68,6 +68,15 @@ void results_ceiling_set(struct results_ceiling *out, const struct topo_ceiling 
  * stream out of a NIC's netdev, host<->GPU copies (their lanes' GPUs). Left absent when the
  * path is not in the model. results_build calls it for every flow. */
 struct topo_model;
+/* A GPU of the topology by its PCI address ("0000:18:00.0", may be NULL), else by its CUDA
+ * index where the model knows CUDA indices, else the model's one GPU when it has one and no
+ * CUDA indices: its index in topo->gpus, or -1. */
+int results_gpu_find(const struct topo_model *topo, const char *pci_bus_id, int cuda_index);
+/* The GPUs of a host<->GPU copy flow's lanes (conditions.copy: lanes "GPU 0 h2d",
+ * lane_pci_bus_ids), each once, into gpus (at most max): how many, or -1 when a lane's GPU is
+ * not in the model. */
+int results_copy_gpus(const struct results_flow *o, const struct topo_model *topo, int *gpus,
+                      int max);
 void results_flow_ceiling(struct results_flow *o, const struct mix_flow *s,
                           const struct topo_model *topo);
 /* A goodput (Gb/s of payload) as a percentage of the flow's path ceiling; NAN when the

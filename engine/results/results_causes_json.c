@@ -114,22 +114,26 @@ void results_causes_json_read(struct results_rd *r, const cJSON *j, struct resul
 }
 
 /* A reference match's strings and numbers, in the order written (before document, url). */
-static const char *const ref_str_keys[] = {"flow", "phase", "id",        "part",      "metric",
-                                           "kind", "unit",  "direction", "conditions"};
-static const char *const ref_num_keys[] = {"value", "tolerance_pct", "percent"};
+static const char *const ref_str_keys[] = {
+    "flow",   "phase",     "id",         "part",   "metric",          "kind",
+    "unit",   "direction", "conditions", "figure", "tolerance_basis", "verdict",
+    "differs"};
+static const char *const ref_num_keys[] = {"value", "tolerance_pct", "measured", "percent"};
 #define NSTR (sizeof(ref_str_keys) / sizeof(ref_str_keys[0]))
 #define NNUM (sizeof(ref_num_keys) / sizeof(ref_num_keys[0]))
 
 static struct results_str *ref_str(struct results_ref_match *e, size_t i)
 {
-    struct results_str *v[NSTR] = {&e->flow, &e->phase, &e->id,        &e->part,      &e->metric,
-                                   &e->kind, &e->unit,  &e->direction, &e->conditions};
+    struct results_str *v[NSTR] = {
+        &e->flow,   &e->phase,     &e->id,         &e->part,   &e->metric,          &e->kind,
+        &e->unit,   &e->direction, &e->conditions, &e->figure, &e->tolerance_basis, &e->verdict,
+        &e->differs};
     return v[i];
 }
 
 static struct results_num *ref_num(struct results_ref_match *e, size_t i)
 {
-    struct results_num *v[NNUM] = {&e->value, &e->tolerance_pct, &e->percent};
+    struct results_num *v[NNUM] = {&e->value, &e->tolerance_pct, &e->measured, &e->percent};
     return v[i];
 }
 

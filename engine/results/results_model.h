@@ -321,9 +321,14 @@ void results_causes_clear(struct results_causes *c);
 /* A reference-table row (topology/refs/reference.json) that matches a flow's part: the
  * row as shipped with its source, and the flow's best goodput as a percent of its value
  * (one direction, Gb/s). */
+/* A reference row set beside a flow's figure (engine/judge, docs/diagnosis.md section 6):
+ * figure names what was compared ("busbw at 16 GiB"), measured is it in the row's unit, one
+ * direction; verdict ("pass" or "below") for a pass line whose conditions the run meets;
+ * differs names the row's condition it does not meet (then no verdict). */
 struct results_ref_match {
     struct results_str flow, phase, id, part, metric, kind, unit, direction, conditions;
-    struct results_num value, tolerance_pct, percent;
+    struct results_str figure, tolerance_basis, verdict, differs;
+    struct results_num value, tolerance_pct, measured, percent;
     struct results_str document, url;
 };
 struct results_ref_matches {

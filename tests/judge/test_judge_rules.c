@@ -1,6 +1,7 @@
 /* judge rules: every cause rule triggered by a made-up result and conditions on a real-shaped
  * node model (tests/lint's fixture: two sockets, a ConnectX-7 per socket on RoCE), and quiet
- * on a good one; ranking, the results round trip, and the reference rows. */
+ * on a good one; ranking, the results round trip, and the reference rows (each metric's
+ * figure, matching, verdicts and the conditions that withhold one). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -641,8 +642,37 @@ static void ranked_and_round_trip(void **state)
     fx_free(f);
 }
 
-/* The shipped table's PCIe Gen5 x16 row matches a flow whose narrowest term is such a link;
- * the ConnectX-7 row matches when the NIC's adapter is one. */
+/* The match of row id among m's, or NULL (the nth when a row matches twice). */
+static const struct results_ref_match *ref(const struct results_ref_matches *m, const char *id,
+                                           int nth)
+{
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->v[i].id.s, id) && nth-- == 0)
+            return &m->v[i];
+    return NULL;
+}
+
+static double num(const struct results_num *n)
+{
+    double v = NAN;
+    results_num_get(n, &v);
+    return v;
+}
+
+static void refs_of(struct fx *f, const struct topo_refs *refs, struct results_ref_matches *m)
+{
+    judge(f);
+    judge_refs(&f->run, f->topo, refs, m);
+    for (int i = 0; i < m->n; i++)
+        printf("  ref %s: %s %.4g = %.1f%% %s%s\n", m->v[i].id.s, m->v[i].figure.s,
+               num(&m->v[i].measured), num(&m->v[i].percent),
+               results_str_get(&m->v[i].verdict) ?: "", results_str_get(&m->v[i].differs) ?: "");
+}
+
+/* The shipped table on a verbs stream: the PCIe Gen5 x16 row when the flow's narrowest term is
+ * such a link; the ConnectX-7 port peak when the NIC is one (by name, or by PCI ids); the
+ * WRITE pass lines only for a WRITE stream at their port rate, judged, or not judged where the
+ * run differs from the row's conditions (size, memory). */
 static void reference_rows(void **state)
 {
     (void)state;
@@ -650,34 +680,71 @@ static void reference_rows(void **state)
     struct ft_err err = {0};
     assert_int_equal(topo_refs_load(JUDGE_REFS_FILE, &refs, &err), 0);
     struct fx *f = fx_new(VERBS_DOC);
-    judge(f);
-    /* An adapter known by its PCI ids only names no part. */
-    snprintf(f->topo->adapters[f->topo->nics[0].adapter].model, TOPO_TEXT, "15b3:1021");
+    /* An adapter known by ids no row names names no part. */
+    struct topo_adapter *ad = &f->topo->adapters[f->topo->nics[0].adapter];
+    snprintf(ad->model, TOPO_TEXT, "15b3:ffff");
+    uint16_t dev = ad->device_id;
+    ad->device_id = 0xffff;
     struct results_ref_matches m = {0};
-    judge_refs(&f->run, f->topo, &refs, &m);
-    bool pcie = false, cx7 = false;
-    for (int i = 0; i < m.n; i++) {
-        pcie = pcie || !strcmp(m.v[i].part.s, "PCIe Gen5 x16");
-        cx7 = cx7 || strstr(m.v[i].part.s, "ConnectX-7");
-        assert_int_equal(m.v[i].document.st, RESULTS_SET);
-    }
-    assert_true(pcie);
-    assert_false(cx7);
-    snprintf(f->topo->adapters[f->topo->nics[0].adapter].model, TOPO_TEXT,
-             "MT2910 Family [ConnectX-7]");
-    judge_refs(&f->run, f->topo, &refs, &m);
-    cx7 = false;
-    for (int i = 0; i < m.n; i++)
-        if (strstr(m.v[i].part.s, "ConnectX-7")) {
-            cx7 = true;
-            double pct;
-            assert_true(results_num_get(&m.v[i].percent, &pct));
-            assert_float_equal(pct, 100.0 * 100 / 400, 1e-9); /* 100 of 400 Gb/s one way */
-        }
-    assert_true(cx7);
+    refs_of(f, &refs, &m);
+    assert_non_null(ref(&m, "pcie-gen5-x16-peak", 0));
+    assert_null(ref(&m, "connectx-7-port-peak", 0));
+    /* Known by its PCI ids only (no name): ConnectX-7's 15b3:1021. */
+    ad->device_id = dev;
+    snprintf(ad->model, TOPO_TEXT, "15b3:%04x", dev);
+    refs_of(f, &refs, &m);
+    const struct results_ref_match *e = ref(&m, "connectx-7-port-peak", 0);
+    assert_non_null(e);
+    assert_float_equal(num(&e->percent), 100.0 * 100 / 400, 1e-9); /* 100 of 400 Gb/s */
+    assert_string_equal(e->kind.s, "peak");
+    assert_int_equal(e->verdict.st, RESULTS_ABSENT);
+    snprintf(ad->model, TOPO_TEXT, "MT2910 Family [ConnectX-7]");
     /* Gen4 x16 does not match a Gen5 link, nor x1 an x16 one. */
-    for (int i = 0; i < m.n; i++)
-        assert_string_not_equal(m.v[i].part.s, "PCIe Gen4 x16");
+    assert_null(ref(&m, "pcie-gen4-x16-peak", 0));
+    /* No verb recorded: not a WRITE stream, no WRITE row. */
+    assert_null(ref(&m, "ngc-rdma-write-connectx-7-400g", 0));
+
+    /* A WRITE stream at 370 of 400 Gb/s, 1 MiB, host memory. */
+    set_str(cond_of(f->doc), "verb", "write");
+    set_num(point_of(f->doc), "goodput_gbps", 370);
+    refs_of(f, &refs, &m);
+    e = ref(&m, "ngc-rdma-write-connectx-7-400g", 0);
+    assert_non_null(e);
+    assert_string_equal(e->verdict.s, "pass"); /* 370 >= 90% of 400 */
+    assert_float_equal(num(&e->measured), 370, 1e-9);
+    assert_float_equal(num(&e->percent), 92.5, 1e-9);
+    assert_non_null(strstr(e->tolerance_basis.s, "90%"));
+    assert_null(ref(&m, "ngc-rdma-write-connectx-7-200g", 0)); /* a 400 G port */
+    assert_null(ref(&m, "ngc-rdma-write-connectx-6-200g", 0));
+    e = ref(&m, "azure-ndv5-ib-write-gdr-connectx-7-400g", 0);
+    assert_non_null(e);
+    assert_int_equal(e->verdict.st, RESULTS_ABSENT);
+    assert_non_null(strstr(e->differs.s, "largest size 1 MiB; the row's figure holds from 8 MiB"));
+    /* 8 MiB, still host memory: the row is GPUDirect RDMA. */
+    set_num(point_of(f->doc), "size_bytes", 8388608);
+    refs_of(f, &refs, &m);
+    e = ref(&m, "azure-ndv5-ib-write-gdr-connectx-7-400g", 0);
+    assert_non_null(strstr(e->differs.s, "buffers in host memory; the row's in GPU"));
+    /* GPU memory: judged, and 370 is below Azure's 380 line (0 tolerance), 385 passes. */
+    set_str(cond_of(f->doc), "memory", "GPU (dma-buf)");
+    refs_of(f, &refs, &m);
+    e = ref(&m, "azure-ndv5-ib-write-gdr-connectx-7-400g", 0);
+    assert_int_equal(e->differs.st, RESULTS_ABSENT);
+    assert_string_equal(e->verdict.s, "below");
+    set_num(point_of(f->doc), "goodput_gbps", 385);
+    refs_of(f, &refs, &m);
+    assert_string_equal(ref(&m, "azure-ndv5-ib-write-gdr-connectx-7-400g", 0)->verdict.s, "pass");
+    /* 300 Gb/s fails the NGC line too. */
+    set_num(point_of(f->doc), "goodput_gbps", 300);
+    refs_of(f, &refs, &m);
+    assert_string_equal(ref(&m, "ngc-rdma-write-connectx-7-400g", 0)->verdict.s, "below");
+    /* On a 200 G port: the 200 G row, not the 400 G ones. */
+    f->topo->ports[f->topo->nics[0].first_port].rate_gbps = 200;
+    refs_of(f, &refs, &m);
+    assert_non_null(ref(&m, "ngc-rdma-write-connectx-7-200g", 0));
+    assert_null(ref(&m, "ngc-rdma-write-connectx-7-400g", 0));
+    assert_null(ref(&m, "azure-ndv5-ib-write-gdr-connectx-7-400g", 0));
+
     /* The document carries them and reads them back as written. */
     f->run.references = m;
     cJSON *j = results_json_write_run(&f->run);
@@ -689,6 +756,129 @@ static void reference_rows(void **state)
     cJSON_Delete(j2);
     cJSON_Delete(j);
     results_run_free(&back);
+    topo_refs_free(&refs);
+    fx_free(f);
+}
+
+/* An NCCL all_reduce on the fixture's H100s (8 ranks over its two GPUs' PCI addresses). */
+static const char *const NCCL_DOC =
+    "{\"format\":\"fabtop-results\",\"version\":1,\"mix\":{\"name\":\"n\",\"flows\":[]},"
+    "\"phases\":[{\"name\":\"loaded\",\"flows\":[{\"name\":\"ar\",\"transport\":\"nccl\","
+    "\"op\":\"collective\",\"points\":[{\"size_bytes\":17179869184,\"goodput_gbps\":2200,"
+    "\"nccl\":{\"busbw_GBps\":470,\"algo\":\"NVLS\"}}],"
+    "\"conditions\":{\"nccl\":{\"collective\":\"all_reduce\",\"nranks\":8,\"local_ranks\":["
+    "{\"rank\":0,\"cuda_device\":0,\"pci_bus_id\":\"0000:03:00.0\"},"
+    "{\"rank\":1,\"cuda_device\":1,\"pci_bus_id\":\"0000:83:00.0\"}]}}}]}]}";
+
+/* Host-to-device copies on both H100s, 100 GB/s together. */
+static const char *const COPY_DOC =
+    "{\"format\":\"fabtop-results\",\"version\":1,\"mix\":{\"name\":\"c\",\"flows\":[]},"
+    "\"phases\":[{\"name\":\"loaded\",\"flows\":[{\"name\":\"h2d\",\"transport\":\"nccl\","
+    "\"op\":\"copy\",\"points\":[{\"size_bytes\":67108864,\"goodput_gbps\":800,"
+    "\"copy\":{\"h2d_GBps\":100,\"d2h_GBps\":null}}],"
+    "\"conditions\":{\"copy\":{\"lanes\":[\"GPU 0 h2d\",\"GPU 1 h2d\"],"
+    "\"lane_pci_bus_ids\":[\"0000:03:00.0\",\"0000:83:00.0\"]}}}]}]}";
+
+/* The GPU rows: the all_reduce pass line at its rank count and size, the maintainer's result
+ * and the NVLink peak beside busbw; host copies per GPU and direction against the Gen5 line;
+ * a GPU known by PCI ids only; a flow beside others is not judged. */
+static void reference_rows_gpu(void **state)
+{
+    (void)state;
+    struct topo_refs refs;
+    struct ft_err err = {0};
+    assert_int_equal(topo_refs_load(JUDGE_REFS_FILE, &refs, &err), 0);
+    struct results_ref_matches m = {0};
+    struct fx *f = fx_new(NCCL_DOC);
+    refs_of(f, &refs, &m);
+    const struct results_ref_match *e = ref(&m, "azure-ndv5-h100-all-reduce-busbw", 0);
+    assert_non_null(e);
+    assert_string_equal(e->verdict.s, "pass"); /* 470 >= 460 */
+    assert_string_equal(e->figure.s, "busbw at 16 GiB");
+    assert_float_equal(num(&e->measured), 470, 1e-9);
+    e = ref(&m, "nccl-h100-nvls-all-reduce-busbw", 0);
+    assert_non_null(e);
+    assert_string_equal(e->kind.s, "result");
+    assert_int_equal(e->verdict.st, RESULTS_ABSENT);
+    assert_float_equal(num(&e->percent), 100.0 * 470 / 480, 1e-9);
+    /* NVLS busbw above the NVLink one-way peak (450 GB/s): NVLink SHARP reduces in the
+     * switch, so busbw is not the bytes on the wire (the maintainer's point in the row). */
+    e = ref(&m, "h100-sxm-nvlink-peak", 0);
+    assert_non_null(e);
+    assert_float_equal(num(&e->percent), 100.0 * 470 / 450, 1e-9);
+    assert_null(ref(&m, "nccl-h100-ring-busbw", 0));             /* NVLS, not RING */
+    assert_null(ref(&m, "azure-ndv5-h200-all-reduce-busbw", 0)); /* H100s */
+    /* 1 GiB: the 16 GiB line is not judged; the maintainer's peak (large sizes) still set. */
+    cJSON *pt = point_of(f->doc);
+    set_num(pt, "size_bytes", 1073741824);
+    refs_of(f, &refs, &m);
+    e = ref(&m, "azure-ndv5-h100-all-reduce-busbw", 0);
+    assert_int_equal(e->verdict.st, RESULTS_ABSENT);
+    assert_non_null(strstr(e->differs.s, "largest size 1 GiB; the row's figure holds from 16 GiB"));
+    /* 2 ranks with RING: not the 8-GPU rows; the ring figure is. 330 of 370 GB/s. */
+    set_num(cJSON_GetObjectItem(cond_of(f->doc), "nccl"), "nranks", 2);
+    set_str(cJSON_GetObjectItem(pt, "nccl"), "algo", "RING");
+    set_num(cJSON_GetObjectItem(pt, "nccl"), "busbw_GBps", 330);
+    refs_of(f, &refs, &m);
+    assert_null(ref(&m, "azure-ndv5-h100-all-reduce-busbw", 0));
+    assert_null(ref(&m, "nccl-h100-nvls-all-reduce-busbw", 0));
+    e = ref(&m, "nccl-h100-ring-busbw", 0);
+    assert_non_null(e);
+    assert_float_equal(num(&e->percent), 100.0 * 330 / 370, 1e-9);
+    /* An all_gather is not an all_reduce: only the NVLink peak. */
+    set_str(cJSON_GetObjectItem(cond_of(f->doc), "nccl"), "collective", "all_gather");
+    refs_of(f, &refs, &m);
+    assert_null(ref(&m, "nccl-h100-ring-busbw", 0));
+    assert_non_null(ref(&m, "h100-sxm-nvlink-peak", 0));
+    /* Another GPU model: none of the H100 rows. */
+    for (int g = 0; g < f->topo->ngpus; g++) {
+        snprintf(f->topo->gpus[g].model, TOPO_TEXT, "NVIDIA A100-SXM4-80GB");
+        f->topo->pci[f->topo->gpus[g].pci].device_id = 0x20b2;
+    }
+    refs_of(f, &refs, &m);
+    assert_int_equal(m.n, 0);
+    fx_free(f);
+
+    f = fx_new(COPY_DOC);
+    /* The GPUs known by their PCI ids only. */
+    for (int g = 0; g < f->topo->ngpus; g++)
+        snprintf(f->topo->gpus[g].model, TOPO_TEXT, "10de:2330");
+    refs_of(f, &refs, &m);
+    e = ref(&m, "azure-ndv5-h100-host-copy", 0);
+    assert_non_null(e);
+    assert_string_equal(e->figure.s, "h2d per GPU (2 GPUs)");
+    assert_float_equal(num(&e->measured), 50, 1e-9); /* 100 GB/s over two GPUs */
+    assert_string_equal(e->verdict.s, "pass");
+    assert_null(ref(&m, "azure-ndv5-h100-host-copy", 1)); /* no d2h figure */
+    e = ref(&m, "h100-sxm-pcie-peak", 0);                 /* 128 GB/s both ways: 64 one way */
+    assert_non_null(e);
+    assert_float_equal(num(&e->percent), 100.0 * 50 / 64, 1e-9);
+    assert_null(ref(&m, "azure-ndv4-a100-host-copy", 0));
+    /* 90 GB/s together: 45 per GPU, below the 48 line. */
+    set_num(cJSON_GetObjectItem(point_of(f->doc), "copy"), "h2d_GBps", 90);
+    refs_of(f, &refs, &m);
+    assert_string_equal(ref(&m, "azure-ndv5-h100-host-copy", 0)->verdict.s, "below");
+    /* Beside another flow in its phase: not judged (the row's copies ran alone). */
+    cJSON *flows =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(f->doc, "phases"), 0), "flows");
+    cJSON *two = cJSON_Duplicate(cJSON_GetArrayItem(flows, 0), true);
+    set_str(two, "name", "d2h");
+    cJSON_AddItemToArray(flows, two);
+    refs_of(f, &refs, &m);
+    e = ref(&m, "azure-ndv5-h100-host-copy", 0);
+    assert_int_equal(e->verdict.st, RESULTS_ABSENT);
+    assert_non_null(strstr(e->differs.s, "ran beside 1 other flow in phase loaded"));
+    /* A lane whose GPU is not in the model: no row. */
+    cJSON_DeleteItemFromArray(flows, 1);
+    cJSON *ids =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cond_of(f->doc), "copy"), "lane_pci_bus_ids");
+    cJSON_ReplaceItemInArray(ids, 1, cJSON_CreateString("0000:99:00.0"));
+    cJSON_ReplaceItemInArray(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cond_of(f->doc), "copy"), "lanes"), 1,
+        cJSON_CreateString("GPU 7 h2d"));
+    refs_of(f, &refs, &m);
+    assert_int_equal(m.n, 0);
+    results_ref_matches_clear(&m);
     topo_refs_free(&refs);
     fx_free(f);
 }
@@ -718,6 +908,7 @@ int main(void)
         cmocka_unit_test(every_rule_tested),
         cmocka_unit_test(ranked_and_round_trip),
         cmocka_unit_test(reference_rows),
+        cmocka_unit_test(reference_rows_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
