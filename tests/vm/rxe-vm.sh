@@ -38,11 +38,19 @@ Boot a qemu (TCG) guest with rxe0 on veth0 (10.0.0.1/24) and run the command the
   --timeout SEC        hard limit on the VM run, boot included (default 240)
   --pkg NAME           one more Debian package the caller needs on the host
   --mode single|pair   one VM (default), or two VMs on one virtio wire (both run the command)
+  --wires 1|2          pair mode: 1 (default) one wire, eth0 10.0.0.1/.2, rxe0 on eth0; 2 a
+                       second wire: eth0 stays the control wire (10.0.0.1/.2), eth1 is the
+                       data wire (10.0.1.1/.2) and rxe0 sits on eth1, so the data NIC can go
+                       down while the control connection stays up
   --refresh            rebuild the cached kernel and base initramfs
   -v, --verbose        print the whole console log, not only the command's output
 Guest environment: RXE_DEV RXE_NETDEV RXE_IP RXE_GID_INDEX RXE_ROLE RXE_PEER OUT IP
 (IP=/usr/bin/ip: busybox applets win over \$PATH, so run iproute2 by absolute path).
-Environment: RXE_VM_CACHE RXE_VM_TIMEOUT MODE SMP (4) MEM (1024, MiB).
+RXE_NETDEV, RXE_IP and RXE_GID_INDEX describe rxe0 (with --wires 2: eth1, 10.0.1.x), RXE_PEER
+the other guest's address on that wire. Also RXE_WIRES, RXE_CTL_NETDEV RXE_CTL_IP RXE_CTL_PEER
+(the control wire) and RXE_DATA_NETDEV RXE_DATA_IP RXE_DATA_PEER (rxe0's wire); with one wire
+both name the same one.
+Environment: RXE_VM_CACHE RXE_VM_TIMEOUT MODE WIRES SMP (4) MEM (1024, MiB).
 EOF
 }
 
@@ -65,6 +73,7 @@ CACHE=${RXE_VM_CACHE:-}
 VM_TIMEOUT=${RXE_VM_TIMEOUT:-240}
 EXTRA_PKGS=
 MODE=${MODE:-single}
+WIRES=${WIRES:-1}
 SMP=${SMP:-4}
 MEM=${MEM:-1024}
 REFRESH=0
@@ -82,6 +91,7 @@ while [ $# -gt 0 ]; do
     --timeout) need_arg "$@"; VM_TIMEOUT=$2; shift 2 ;;
     --pkg) need_arg "$@"; EXTRA_PKGS="$EXTRA_PKGS $2"; shift 2 ;;
     --mode) need_arg "$@"; MODE=$2; shift 2 ;;
+    --wires) need_arg "$@"; WIRES=$2; shift 2 ;;
     --refresh) REFRESH=1; shift ;;
     -v | --verbose) VERBOSE=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -95,6 +105,8 @@ if [ -n "$GUEST_SCRIPT" ] && [ -n "$GUEST_CMD" ]; then say "error: give --guest-
 if [ -z "$GUEST_SCRIPT" ] && [ -z "$GUEST_CMD" ]; then say "error: no guest command (see --help)"; exit 64; fi
 [ -z "$GUEST_SCRIPT" ] || [ -r "$GUEST_SCRIPT" ] || { say "error: cannot read guest script $GUEST_SCRIPT"; exit 66; }
 case $MODE in single | pair) ;; *) say "error: --mode is single or pair, not '$MODE'"; exit 64 ;; esac
+case $WIRES in 1 | 2) ;; *) say "error: --wires is 1 or 2, not '$WIRES'"; exit 64 ;; esac
+if [ "$WIRES" = 2 ] && [ "$MODE" != pair ]; then say "error: --wires 2 goes with --mode pair"; exit 64; fi
 case $VM_TIMEOUT in '' | *[!0-9]*) say "error: --timeout wants seconds, got '$VM_TIMEOUT'"; exit 64 ;; esac
 if [ -z "$CACHE" ]; then
     if [ -n "${FABTOP_BUILD:-}" ]; then CACHE=$FABTOP_BUILD/vm-cache
@@ -265,7 +277,7 @@ mount -t tmpfs tmpfs /run
 exec </dev/null >/dev/ttyS0 2>&1
 hostname rxe-vm
 echo "RXE-VM-INIT uptime=$(cut -d' ' -f1 /proc/uptime)"
-mode=single role=a ip=10.0.0.1 peer=10.0.0.2 out=0
+mode=single role=a ip=10.0.0.1 peer=10.0.0.2 out=0 wires=1 dip= dpeer=
 for kv in $(cat /proc/cmdline); do
     case $kv in
     rxevm.mode=*) mode=${kv#*=} ;;
@@ -273,6 +285,9 @@ for kv in $(cat /proc/cmdline); do
     rxevm.ip=*) ip=${kv#*=} ;;
     rxevm.peer=*) peer=${kv#*=} ;;
     rxevm.out=*) out=${kv#*=} ;;
+    rxevm.wires=*) wires=${kv#*=} ;;
+    rxevm.dip=*) dip=${kv#*=} ;;
+    rxevm.dpeer=*) dpeer=${kv#*=} ;;
     esac
 done
 finish() {
@@ -296,10 +311,19 @@ if [ "$mode" = single ]; then
     $IP link set veth1 up
     $IP link set veth0 up
     netdev=veth0 ip=10.0.0.1 peer=10.0.0.1
+    cnetdev=$netdev cip=$ip cpeer=$peer
 else
     $IP addr add "$ip/24" dev eth0 || setup_fail "no eth0"
     $IP link set eth0 up
     netdev=eth0
+    cnetdev=eth0 cip=$ip cpeer=$peer
+    if [ "$wires" = 2 ]; then
+        # The data wire: rxe0 goes on eth1, so that eth1 can go down (a drill's link-down)
+        # while the control connection on eth0 stays up.
+        $IP addr add "$dip/24" dev eth1 || setup_fail "no eth1 (the data wire)"
+        $IP link set eth1 up
+        netdev=eth1 ip=$dip peer=$dpeer
+    fi
 fi
 /usr/bin/rdma link add rxe0 type rxe netdev $netdev || setup_fail "rdma link add rxe0 netdev $netdev"
 # The port turns ACTIVE and the RoCE v2 GID of the IPv4 address appears asynchronously.
@@ -317,9 +341,11 @@ while :; do
     sleep 0.05
 done
 export RXE_DEV=rxe0 RXE_NETDEV=$netdev RXE_IP=$ip RXE_GID_INDEX=$gidx RXE_ROLE=$role RXE_PEER=$peer OUT=/out
+export RXE_WIRES=$wires RXE_CTL_NETDEV=$cnetdev RXE_CTL_IP=$cip RXE_CTL_PEER=$cpeer \
+    RXE_DATA_NETDEV=$netdev RXE_DATA_IP=$ip RXE_DATA_PEER=$peer
 mkdir -p /out /root
 cd /root
-echo "RXE-VM-READY uptime=$(cut -d' ' -f1 /proc/uptime) dev=rxe0 netdev=$netdev ip=$ip gid_index=$gidx"
+echo "RXE-VM-READY uptime=$(cut -d' ' -f1 /proc/uptime) dev=rxe0 netdev=$netdev ip=$ip gid_index=$gidx wires=$wires"
 echo "@@RXE-VM-GUEST-BEGIN@@"
 sh /rxevm/guest.sh
 rc=$?
@@ -454,19 +480,32 @@ if [ "$MODE" = single ]; then
 else
     VMS="a b"
     sock=$WORK/wire.sock
-    start_vm a 2 "rxevm.mode=pair rxevm.role=a rxevm.ip=10.0.0.1 rxevm.peer=10.0.0.2 rxevm.out=$OUTFLAG" \
+    # --wires 2: a second wire (its own stream socket), eth1 in each guest, the data wire.
+    sock1=$WORK/wire1.sock
+    wire1_a= wire1_b= wires_a= wires_b=
+    if [ "$WIRES" = 2 ]; then
+        wires_a="rxevm.wires=2 rxevm.dip=10.0.1.1 rxevm.dpeer=10.0.1.2"
+        wires_b="rxevm.wires=2 rxevm.dip=10.0.1.2 rxevm.dpeer=10.0.1.1"
+        wire1_a="-netdev stream,id=n1,server=on,addr.type=unix,addr.path=$sock1
+            -device virtio-net-pci,netdev=n1,mac=52:54:00:00:01:01"
+        wire1_b="-netdev stream,id=n1,server=off,addr.type=unix,addr.path=$sock1
+            -device virtio-net-pci,netdev=n1,mac=52:54:00:00:01:02"
+    fi
+    # shellcheck disable=SC2086 # wire1_*: words without blanks
+    start_vm a 2 "rxevm.mode=pair rxevm.role=a rxevm.ip=10.0.0.1 rxevm.peer=10.0.0.2 rxevm.out=$OUTFLAG $wires_a" \
         -netdev "stream,id=n0,server=on,addr.type=unix,addr.path=$sock" \
-        -device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01
-    # The client end needs the server's socket file; poll for it.
+        -device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01 $wire1_a
+    # The client end needs the server's socket files; poll for them.
     n=0
-    while [ ! -S "$sock" ]; do
+    while [ ! -S "$sock" ] || { [ "$WIRES" = 2 ] && [ ! -S "$sock1" ]; }; do
         n=$((n + 1))
-        [ $n -le 300 ] || die "VM a did not create $sock within 30 s"
+        [ $n -le 300 ] || die "VM a did not create its wire sockets in $WORK within 30 s"
         sleep 0.1
     done
-    start_vm b 2 "rxevm.mode=pair rxevm.role=b rxevm.ip=10.0.0.2 rxevm.peer=10.0.0.1 rxevm.out=$OUTFLAG" \
+    # shellcheck disable=SC2086
+    start_vm b 2 "rxevm.mode=pair rxevm.role=b rxevm.ip=10.0.0.2 rxevm.peer=10.0.0.1 rxevm.out=$OUTFLAG $wires_b" \
         -netdev "stream,id=n0,server=off,addr.type=unix,addr.path=$sock" \
-        -device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02
+        -device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02 $wire1_b
 fi
 RCS=
 for p in $QPIDS; do
