@@ -919,8 +919,10 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         atomic_store(&d->inject_ns, tinj);
         if (hole) {
             rc = drill_netns_on(&d->hole, o->for_s, err);
-            /* Injected once the guardian has set it (a fork, an nft run or an ioctl). */
-            tinj = now_ns();
+            /* Injected once the guardian has set it (a fork, an nft run); a link-down when
+             * the guardian set the netdev down, which a verbs lane can see before the
+             * guardian has reported it (its queue pair fails at once, below). */
+            tinj = rc == 0 && d->hole.set_ns ? d->hole.set_ns : now_ns();
             atomic_store(&d->inject_ns, tinj);
         } else if (rank_loss) {
             victim_kill(d);

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/peer/channel.h"
@@ -274,8 +275,9 @@ enum {
 };
 
 /* In the guardian: the link-down checks (the netdev, found by its route when not given, into
- * h->dev), then, unless probe, the netdev set down. A G_ code; *e the errno of G_IOCTL. */
-static int link_guard(struct drill_netns *h, bool probe, int *e)
+ * h->dev), then, unless probe, the netdev set down, *at_ns the CLOCK_MONOTONIC time just
+ * before (the clock is the system's, the parent's too). A G_ code; *e the errno of G_IOCTL. */
+static int link_guard(struct drill_netns *h, bool probe, int *e, uint64_t *at_ns)
 {
     if (!h->dev[0] && !route_dev(h->peer, h->dev, sizeof(h->dev)))
         return G_NO_ROUTE;
@@ -292,6 +294,12 @@ static int link_guard(struct drill_netns *h, bool probe, int *e)
         return G_DEV_DOWN;
     if (probe)
         return G_OK;
+    /* The netdev's notifiers run inside the ioctl (NETDEV_DOWN: Soft-RoCE's port goes DOWN,
+     * its routes go), so a verbs lane can see its queue pair fail before this process has
+     * told the parent: the fault's time is taken here, not when the parent hears of it. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *at_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     rc = link_flags(h->dev, NULL, true, false);
     *e = -rc;
     return rc < 0 ? G_IOCTL : G_OK;
@@ -433,12 +441,14 @@ static int guard(struct drill_netns *h, double max_s, bool probe, struct ft_err 
             if (fd != nsfd && fd != ctl[0] && fd != status[1] && fd != msg[1])
                 close(fd);
         signal(SIGINT, SIG_IGN); /* a Ctrl-C of the drill ends it first: the pipe closes */
-        unsigned char code[2] = {G_OK, 0};
+        /* The status: the G_ code, an errno, then (link-down) the time it was set. */
+        unsigned char code[2 + sizeof(uint64_t)] = {G_OK, 0};
+        uint64_t at_ns = 0;
         int e = 0;
         if (setns(nsfd, CLONE_NEWNET) < 0) {
             code[0] = (unsigned char)(errno == EPERM ? G_SETNS_PERM : G_NOT_NETNS);
         } else if (!hole) {
-            code[0] = (unsigned char)link_guard(h, probe, &e);
+            code[0] = (unsigned char)link_guard(h, probe, &e, &at_ns);
             code[1] = (unsigned char)(e < 256 ? e : EIO);
             /* The netdev's name first (the parent names it in its lines). */
             if (write(msg[1], h->dev, strlen(h->dev)) < 0 || write(msg[1], "\n", 1) < 0)
@@ -449,7 +459,9 @@ static int guard(struct drill_netns *h, double max_s, bool probe, struct ft_err 
             int rc = run_nft(h->nft, on, msg[1]);
             code[0] = (unsigned char)(rc == 0 ? G_OK : G_NFT);
         }
-        if (write(status[1], code, 2) != 2 || code[0] != G_OK || probe)
+        memcpy(code + 2, &at_ns, sizeof(at_ns));
+        if (write(status[1], code, sizeof(code)) != (ssize_t)sizeof(code) || code[0] != G_OK ||
+            probe)
             _exit(code[0]);
         close(msg[1]);
         struct pollfd p = {ctl[0], POLLIN, 0};
@@ -467,11 +479,13 @@ static int guard(struct drill_netns *h, double max_s, bool probe, struct ft_err 
     close(ctl[0]);
     close(status[1]);
     close(msg[1]);
-    unsigned char code[2] = {G_NO_ANSWER, 0};
+    unsigned char code[2 + sizeof(uint64_t)] = {G_NO_ANSWER, 0};
     struct pollfd p = {status[0], POLLIN, 0};
     int pr = poll(&p, 1, 10000);
-    if (pr <= 0 || read(status[0], code, 2) != 2)
+    /* One write of 10 bytes into a pipe is atomic (pipe(7), PIPE_BUF): one read takes it. */
+    if (pr <= 0 || read(status[0], code, sizeof(code)) != (ssize_t)sizeof(code))
         code[0] = G_NO_ANSWER;
+    memcpy(&h->set_ns, code + 2, sizeof(h->set_ns));
     char text[400] = "";
     if (code[0] != G_OK || !hole) {
         ssize_t k = read(msg[0], text, sizeof(text) - 1);

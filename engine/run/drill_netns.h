@@ -11,6 +11,7 @@
 #define DRILL_NETNS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "common/ft_err.h"
@@ -31,6 +32,7 @@ struct drill_netns {
     char dev[16];      /* link-down: the netdev (given, or the one routing to peer) */
     bool owned;        /* link-down of --device DEV --owned in this process's own namespace */
     pid_t guard;       /* the guardian while a fault is on, else 0 */
+    uint64_t set_ns;   /* link-down: when the guardian set it (CLOCK_MONOTONIC ns), else 0 */
     int ctl;           /* its pipe (closing it undoes the fault), else -1 */
 };
 
@@ -48,7 +50,8 @@ int drill_netns_init(struct drill_netns *h, enum drill_netns_kind kind, const ch
                      const char *ctl_hp, const char *data_host, const char *dev,
                      unsigned default_port, struct ft_err *err);
 /* Set the fault for at most max_s seconds (the guardian's own deadline). 0, or -errno with
- * nft's own line or the netdev's error (no permission: -EPERM). */
+ * nft's own line or the netdev's error (no permission: -EPERM). A link-down's h->set_ns: the
+ * CLOCK_MONOTONIC time just before the netdev was set down. */
 int drill_netns_on(struct drill_netns *h, double max_s, struct ft_err *err);
 /* Undo it (waits for the guardian; a no-op when none is on). */
 void drill_netns_off(struct drill_netns *h);
