@@ -240,8 +240,18 @@ int app_start_drill(struct app *a, const struct app_drill_opts *o, struct ft_err
         return ft_err_set(err, -EBUSY, "a test is running: stop it first (s in the live view)");
     if (a->drill && app_drill_running(a->drill))
         return ft_err_set(err, -EBUSY, "a drill is running: s in the live view stops it (F4 live)");
+    /* rank-loss: the victim agent is this same fabtop, as `fabtop serve` */
+    struct app_drill_opts oo = *o;
+    char self[4096] = "";
+    if (!oo.agent_exe && a->o.agent_exe) {
+        oo.agent_exe = a->o.agent_exe;
+    } else if (!oo.agent_exe) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        self[n > 0 ? n : 0] = '\0';
+        oo.agent_exe = self;
+    }
     struct app_drill *d;
-    int rc = app_drill_start(o, &d, err);
+    int rc = app_drill_start(&oo, &d, err);
     if (rc < 0)
         return rc;
     app_drill_free(a->drill);
@@ -385,6 +395,31 @@ static void poll_drill(struct app *a)
 void app_drills_dir(char *buf, size_t len)
 {
     data_dir("drills", buf, len);
+}
+
+void app_drill_mix_path(const char *name, char *buf, size_t len)
+{
+    char dir[768];
+    app_drills_dir(dir, sizeof(dir));
+    char file[128];
+    snprintf(file, sizeof(file), "%s", name[0] ? name : "mix");
+    for (char *p = file; *p; p++)
+        if (*p == '/')
+            *p = '-'; /* a preset of a folder, "sim/wan" */
+    snprintf(buf, len, "%s/%s.mix.json", dir, file);
+}
+
+int app_save_drill_mix(const struct mix *m, double for_s, char *path, size_t len,
+                       struct ft_err *err)
+{
+    char dir[768];
+    app_drills_dir(dir, sizeof(dir));
+    app_drill_mix_path(m->name, path, len);
+    int rc = mkdir_p(dir);
+    if (rc < 0)
+        return ft_err_set(err, rc, "%s: cannot create the drills directory: %s", dir,
+                          strerror(-rc));
+    return app_drill_save_mix(m, for_s, path, err);
 }
 
 int app_save_drill(struct app *a, char *path, size_t len, struct ft_err *err)

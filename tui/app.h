@@ -81,6 +81,8 @@ struct app_opts {
     const char *keys;       /* scripted keys for tests, processed before the keyboard */
     const char *config_dir; /* override $XDG_CONFIG_HOME/fabtop (tests) */
     bool no_mouse;          /* --no-mouse: no clicks, no wheel */
+    const char *agent_exe;  /* rank-loss drills: the fabtop that serves as the victim agent
+                             * (NULL: this program, /proc/self/exe; tests name fabtop) */
 };
 
 /* Where the mouse can act, as the last frame drew it: the tabs and the keys of the key
@@ -176,6 +178,12 @@ int app_start_drill(struct app *a, const struct app_drill_opts *o, struct ft_err
 int app_save_drill(struct app *a, char *path, size_t len, struct ft_err *err);
 /* Where saved drills live: $XDG_DATA_HOME/fabtop/drills (or ~/.local/share/...). */
 void app_drills_dir(char *buf, size_t len);
+/* The file a mix the explorer cannot drill itself is written to for `fabtop drill --mix
+ * FILE` (app_drill_save_mix): NAME.mix.json in the drills directory. */
+void app_drill_mix_path(const char *name, char *buf, size_t len);
+/* Write m there (creating the directory), as app_drill_save_mix writes it: 0 or -errno. */
+int app_save_drill_mix(const struct mix *m, double for_s, char *path, size_t len,
+                       struct ft_err *err);
 /* Save the current results atomically into the results directory (or path): 0. When that
  * fails they go to a fallback file (common/jsonutil.h: jsonutil_save_fallback): 1, with err saying
  * why and where, and results_path naming it. -errno when they could not be saved anywhere. */

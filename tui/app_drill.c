@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/jsonutil.h"
 #include "common/xalloc.h"
 
 static uint64_t now_ns(void)
@@ -58,6 +59,7 @@ static void *drill_main(void *arg)
                            .repeat = d->repeat,
                            .peer = d->peer[0] ? d->peer : NULL,
                            .key_file = d->key_file[0] ? d->key_file : NULL,
+                           .agent_exe = d->agent_exe[0] ? d->agent_exe : NULL,
                            .cancel = &d->cancel,
                            .progress = on_progress,
                            .arg = d};
@@ -80,42 +82,163 @@ static void *drill_main(void *arg)
     return NULL;
 }
 
+/* A foreground flow that the agent's blackhole cannot reach (anything but verbs: without a
+ * namespace, drill_run's blackhole is the agent's qp-error, which verbs lanes alone see). */
+static const struct mix_flow *needs_netns(const struct mix *m)
+{
+    for (int i = 0; i < m->nflows; i++)
+        if (m->flows[i].role != MIX_ROLE_BACKGROUND && strcmp(m->flows[i].transport, "verbs"))
+            return &m->flows[i];
+    return NULL;
+}
+
+int app_drill_check(const struct mix *m, enum drill_fault fault, const char *peer,
+                    struct ft_err *err)
+{
+    int rc = drill_check_mix_fault(m, fault, err);
+    if (rc < 0)
+        return rc;
+    if (fault == DRILL_RANK_LOSS && peer)
+        return ft_err_set(err, -EINVAL,
+                          "%s: rank-loss kills a victim agent the drill starts itself, not the "
+                          "agent at %s: Del on the Peer field drills it here",
+                          m->source, peer);
+    if (fault == DRILL_LINK_DOWN)
+        return ft_err_set(err, -EOPNOTSUPP,
+                          "%s: link-down takes down a netdev that the explorer does not name: "
+                          "`fabtop drill --netns NAME` (or --device DEV --owned) with "
+                          "--data-peer HOST does",
+                          m->source);
+    const struct mix_flow *f = fault == DRILL_BLACKHOLE ? needs_netns(m) : NULL;
+    if (f)
+        return ft_err_set(err, -EOPNOTSUPP,
+                          "%s: flow %s: a blackhole of %s traffic needs a network namespace the "
+                          "drill owns (`fabtop drill --netns NAME`); the agent's own blackhole "
+                          "takes verbs ping-pongs only",
+                          m->source, f->name, f->transport);
+    return 0;
+}
+
+/* A word for a POSIX shell: as it is when it is safe, else in single quotes; a leading "~/"
+ * stays outside them (the shell's tilde expansion). */
+static void add_word(struct strbuf *sb, const char *w)
+{
+    if (!strncmp(w, "~/", 2) && w[2]) {
+        strbuf_add(sb, "~/");
+        w += 2;
+    }
+    bool safe = *w != '\0';
+    for (const char *p = w; *p; p++)
+        safe &= strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                       "_-.,:/@[]%+=",
+                       *p) != NULL;
+    if (safe) {
+        strbuf_add(sb, w);
+        return;
+    }
+    strbuf_add(sb, "'");
+    for (const char *p = w; *p; p++)
+        strbuf_add(sb, *p == '\'' ? "'\\''" : (char[2]){*p, '\0'});
+    strbuf_add(sb, "'");
+}
+
+static void add_opt(struct strbuf *sb, const char *opt, const char *value)
+{
+    strbuf_printf(sb, " %s ", opt);
+    add_word(sb, value);
+}
+
+void app_drill_command(struct strbuf *sb, const char *mix_arg, const struct mix *m,
+                       enum drill_fault fault, double for_s, int repeat, const char *peer,
+                       const char *key_file)
+{
+    strbuf_add(sb, "fabtop drill --mix ");
+    add_word(sb, mix_arg);
+    add_opt(sb, "--fault", drill_fault_str(fault));
+    bool hole = fault == DRILL_BLACKHOLE && needs_netns(m);
+    /* A verbs lane's link is its RDMA device's netdev here (a VM's data NIC); a TCP one's,
+     * the netdev in a namespace the drill owns. */
+    bool verbs = false;
+    for (int i = 0; i < m->nflows; i++)
+        verbs |= m->flows[i].role != MIX_ROLE_BACKGROUND && !strcmp(m->flows[i].transport, "verbs");
+    if (fault == DRILL_LINK_DOWN && verbs)
+        strbuf_add(sb, " --device DEV --owned");
+    else if (fault == DRILL_LINK_DOWN || hole)
+        strbuf_add(sb, " --netns NAME");
+    if (fault == DRILL_LINK_DOWN && !peer)
+        strbuf_add(sb, " --peer HOST");
+    if (peer && fault != DRILL_RANK_LOSS) {
+        add_opt(sb, "--peer", peer);
+        if (key_file && key_file[0])
+            add_opt(sb, "--key-file", key_file);
+    }
+    if (fault == DRILL_LINK_DOWN)
+        strbuf_add(sb, " --data-peer HOST");
+    char t[32];
+    snprintf(t, sizeof(t), "%g", for_s);
+    add_opt(sb, "--for", t);
+    if (repeat != 1)
+        strbuf_printf(sb, " --repeat %d", repeat);
+}
+
+int app_drill_give_policy(struct mix *m, double for_s, struct mix_recover *policy, int *drilled)
+{
+    default_policy(policy, for_s);
+    int given = 0;
+    *drilled = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        struct mix_flow *f = &m->flows[i];
+        if (f->role == MIX_ROLE_BACKGROUND)
+            continue; /* load: it reconnects until the repetition ends anyway */
+        (*drilled)++;
+        if (!f->recover.set) {
+            f->recover = *policy;
+            given++;
+        }
+    }
+    return given;
+}
+
+int app_drill_save_mix(const struct mix *m, double for_s, const char *path, struct ft_err *err)
+{
+    struct mix c;
+    struct mix_recover policy;
+    int drilled;
+    mix_copy(&c, m);
+    app_drill_give_policy(&c, for_s, &policy, &drilled);
+    cJSON *j = mix_to_json(&c);
+    mix_free(&c);
+    int rc = jsonutil_save(path, j, true, err);
+    cJSON_Delete(j);
+    return rc;
+}
+
 int app_drill_start(const struct app_drill_opts *o, struct app_drill **out, struct ft_err *err)
 {
     *out = NULL;
-    int rc = drill_check_mix_fault(o->mix, o->fault, err);
+    int rc = app_drill_check(o->mix, o->fault, o->peer, err);
     if (rc < 0)
         return rc;
-    if (o->fault != DRILL_PEER_STALL && o->fault != DRILL_PEER_KILL)
-        return ft_err_set(err, -EINVAL,
-                          "the explorer drills peer-stall and peer-kill; %s needs `fabtop drill "
-                          "--netns NAME`",
-                          drill_fault_str(o->fault));
     if (!(o->for_s >= APP_DRILL_MIN_FOR_S && o->for_s <= APP_DRILL_MAX_FOR_S))
         return ft_err_set(err, -EINVAL, "a drill's fault lasts %g to %g s, not %g s",
                           APP_DRILL_MIN_FOR_S, APP_DRILL_MAX_FOR_S, o->for_s);
     if (o->repeat < 1 || o->repeat > APP_DRILL_MAX_REPEAT)
         return ft_err_set(err, -EINVAL, "a drill has 1 to %d repetitions, not %d",
                           APP_DRILL_MAX_REPEAT, o->repeat);
+    if (o->fault == DRILL_RANK_LOSS && (!o->agent_exe || !o->agent_exe[0]))
+        return ft_err_set(err, -EINVAL,
+                          "rank-loss: no fabtop executable to start the victim "
+                          "agent");
     struct app_drill *d = xalloc_zero(1, sizeof(*d));
     mix_copy(&d->mix, o->mix);
-    default_policy(&d->policy, o->for_s);
-    for (int i = 0; i < d->mix.nflows; i++) {
-        struct mix_flow *f = &d->mix.flows[i];
-        if (f->role == MIX_ROLE_BACKGROUND)
-            continue; /* load: it reconnects until the repetition ends anyway */
-        d->drilled++;
-        if (!f->recover.set) {
-            f->recover = d->policy;
-            d->given++;
-        }
-    }
+    d->given = app_drill_give_policy(&d->mix, o->for_s, &d->policy, &d->drilled);
     d->fault = o->fault;
     d->at_s = APP_DRILL_AT_S;
     d->for_s = o->for_s;
     d->repeat = o->repeat;
     snprintf(d->peer, sizeof(d->peer), "%s", o->peer ? o->peer : "");
     snprintf(d->key_file, sizeof(d->key_file), "%s", o->key_file ? o->key_file : "");
+    snprintf(d->agent_exe, sizeof(d->agent_exe), "%s", o->agent_exe ? o->agent_exe : "");
     d->start_ns = d->rep_ns = d->cur_rep_ns = now_ns();
     pthread_mutex_init(&d->lock, NULL);
     rc = pthread_create(&d->thr, NULL, drill_main, d);

@@ -1,8 +1,9 @@
 /* app_drill: a fault drill (engine/run/drill.h) that the explorer runs in a thread of its own,
  * so that the event loop never waits on it: the drill's progress callback leaves the latest
  * "fabtop-drill" document under a mutex, the loop takes it (app_drill_poll) into the results
- * model the live view draws, and the end brings the status and the error. Pure state, no
- * curses. */
+ * model the live view draws, and the end brings the status and the error. Which faults the
+ * explorer carries out itself (app_drill_check), and the `fabtop drill` line for those it
+ * cannot. Pure state, no curses. */
 #ifndef APP_DRILL_H
 #define APP_DRILL_H
 
@@ -14,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ft_err.h"
+#include "common/strbuf.h"
 #include "engine/flow/mix.h"
 #include "engine/results/results_drill.h"
 #include "engine/run/drill.h"
@@ -39,8 +41,9 @@ struct app_drill_opts {
     enum drill_fault fault;
     double for_s;
     int repeat;
-    const char *peer;     /* HOST[:PORT] of a `fabtop serve`; NULL: the in-process agent */
-    const char *key_file; /* for peer; NULL: the default lookup */
+    const char *peer;      /* HOST[:PORT] of a `fabtop serve`; NULL: the in-process agent */
+    const char *key_file;  /* for peer; NULL: the default lookup */
+    const char *agent_exe; /* rank-loss: the fabtop that serves as the victim agent */
 };
 
 struct app_drill {
@@ -53,6 +56,7 @@ struct app_drill {
     double at_s, for_s;
     int repeat;
     char peer[128], key_file[512]; /* "" = the in-process agent, the default key */
+    char agent_exe[4096];          /* rank-loss: the victim agent's fabtop */
     uint64_t start_ns;
     pthread_t thr;
 
@@ -79,8 +83,33 @@ struct app_drill {
     char error[300];
 };
 
+/* Can the explorer carry out the fault on the mix, against peer (NULL: the in-process agent;
+ * rank-loss: its own victim)? It has no network namespace and names no netdev, so of the
+ * kinds of `fabtop drill` it runs peer-stall, peer-kill, rank-loss and the agent's blackhole
+ * (verbs ping-pongs: their queue pairs to the error state). 0; -EINVAL with
+ * drill_check_mix_fault's line (the mix cannot take the fault at all) or with why not with
+ * this peer; -EOPNOTSUPP when the mix takes it but only `fabtop drill` with arguments the
+ * explorer does not have can carry it out (a link-down; a blackhole of TCP flows): the line
+ * says which (app_drill_command writes that command). */
+int app_drill_check(const struct mix *m, enum drill_fault fault, const char *peer,
+                    struct ft_err *err);
+/* The `fabtop drill` command line of the fault on mix_arg (a preset's name or a mix file, "~/"
+ * for $HOME), words quoted for a POSIX shell where they need it: what the explorer does not know in
+ * capitals (--netns NAME, or for a verbs link-down --device DEV --owned; --data-peer HOST;
+ * --peer HOST for a link-down without peer). */
+void app_drill_command(struct strbuf *sb, const char *mix_arg, const struct mix *m,
+                       enum drill_fault fault, double for_s, int repeat, const char *peer,
+                       const char *key_file);
+
+/* Give the timed (foreground) flows of m without a "recover" policy the default one for a
+ * fault of for_s seconds (into *policy): the number given, their count in *drilled. */
+int app_drill_give_policy(struct mix *m, double for_s, struct mix_recover *policy, int *drilled);
+/* Write m as the explorer drills it (app_drill_give_policy) to path, atomically: the mix of
+ * an app_drill_command line. 0 or -errno with the message. */
+int app_drill_save_mix(const struct mix *m, double for_s, const char *path, struct ft_err *err);
+
 /* Copy the mix (giving the default policy where there is none) and start drill_run in a
- * thread: 0, or -errno with err (the mix cannot be drilled: drill_check_mix's message). */
+ * thread: 0, or -errno with err (app_drill_check's, or the timing's message). */
 int app_drill_start(const struct app_drill_opts *o, struct app_drill **out, struct ft_err *err);
 /* Take what the drill's thread published since the last call (a repetition's document, the
  * end): true when something changed. */
