@@ -27,6 +27,7 @@ static void setup_state(const struct flow_rt *f, struct verbs_drill_setup *st)
     snprintf(st->qp_state, sizeof(st->qp_state), "%s", r->qp_state ? r->qp_state : "");
     snprintf(st->dev, sizeof(st->dev), "%s", r->dev);
     st->gid_index = r->gid_index;
+    snprintf(st->netdev, sizeof(st->netdev), "%s", r->netdev);
     if (r->qp_state && strcmp(r->qp_state, "INIT"))
         st->path_mtu = verbs_res_mtu_bytes(r->active_mtu);
 }
