@@ -64,13 +64,22 @@ static const char *count_of(char *buf, size_t len, const struct results_num *f)
 /* What is drilled, against what, and the policy the explorer gave. */
 static void head_lines(const struct app_drill *d, struct dtext *t)
 {
+    bool rank_loss = d->fault == DRILL_RANK_LOSS;
     add(t, ROLE_HEADER, 0, 2, "Drill of %s against %s: %s at %g s for %g s, %d repetition%s",
-        d->mix.name, d->peer[0] ? d->peer : "the in-process agent", drill_fault_str(d->fault),
-        d->at_s, d->for_s, d->repeat, d->repeat == 1 ? "" : "s");
+        d->mix.name,
+        rank_loss    ? "its victim agent (fabtop serve on 127.0.0.1, started by the drill)"
+        : d->peer[0] ? d->peer
+                     : "the in-process agent",
+        drill_fault_str(d->fault), d->at_s, d->for_s, d->repeat, d->repeat == 1 ? "" : "s");
+    if (rank_loss)
+        add(t, ROLE_DIM, 0, 2,
+            "The victim's NCCL ranks are killed with it (SIGKILL); the survivors shrink their "
+            "communicators, or rebuild them with the victim restarted after %g s.",
+            d->for_s);
     add(t, ROLE_DIM, 0, 2,
-        "Each request times out after %g s (the mix's fail_bound_s); a detection is ok within "
+        "Each %s times out after %g s (the mix's fail_bound_s); a detection is ok within "
         "%g s + 0.1 s of the injection, a recovery within its flow's deadline.",
-        d->mix.fail_bound_s, d->mix.fail_bound_s);
+        rank_loss ? "operation" : "request", d->mix.fail_bound_s, d->mix.fail_bound_s);
     if (d->given && d->given == d->drilled)
         add(t, ROLE_INFO, 0, 2,
             "Recovery: the mix had no \"recover\" policy; the explorer gave %s %d attempts, "
@@ -113,13 +122,15 @@ static void flow_lines(const struct results_drill_flow *f, struct dtext *t)
     double reconnects = 0;
     results_num_get(&f->reconnects, &reconnects);
     const char *back = f->returned_at_s.st == RESULTS_SET ? "back at" : "not back at";
+    bool coll = op && !strcmp(op, "collective");
     if (rec)
         add(t, rec_ok ? ROLE_NORMAL : ROLE_ERROR, 4, 6,
             "recovered after %s (deadline %s, %s), %.0f reconnect%s; %s the quiet p99 (%s) at %s",
             num(a, sizeof(a), &f->recover_s, "%.3f s"),
             num(b, sizeof(b), &f->recover_deadline_s, "%g s"), rec_ok ? "ok" : "BROKEN", reconnects,
             reconnects == 1 ? "" : "s", back,
-            num(c, sizeof(c), &f->quiet_p99_us, "%.1f us round trip"),
+            num(c, sizeof(c), &f->quiet_p99_us,
+                coll ? "%.1f us per operation" : "%.1f us round trip"),
             num(e, sizeof(e), &f->returned_at_s, "%.3f s"));
     else
         add(t, ROLE_ERROR, 4, 6, "never recovered (deadline %s, BROKEN), %.0f reconnect%s",
@@ -134,6 +145,12 @@ static void flow_lines(const struct results_drill_flow *f, struct dtext *t)
         count_of(a, sizeof(a), &f->issued), count_of(b, sizeof(b), &f->completed),
         count_of(c, sizeof(c), &f->failed), count_of(e, sizeof(e), &f->abandoned),
         count_of(g, sizeof(g), &f->hanging));
+    if (f->ranks_before.st == RESULTS_SET) {
+        const char *how = results_str_get(&f->rebuilt);
+        add(t, f->ranks_after.st == RESULTS_SET ? ROLE_NORMAL : ROLE_ERROR, 4, 6,
+            "ranks: %s before, %s after; rebuilt by %s", count_of(a, sizeof(a), &f->ranks_before),
+            count_of(b, sizeof(b), &f->ranks_after), how ? how : "nothing");
+    }
     if (f->failovers.st == RESULTS_SET) {
         const char *on = results_str_get(&f->recovered_on);
         add(t, ROLE_NORMAL, 4, 6, "failed over: %.0f of its connections recovered on %s",
@@ -169,6 +186,13 @@ static void rep_lines(const struct app_drill *d, const struct results_drill_rep 
         flow_lines(&r->flows[i], t);
     for (int i = 0; i < r->nload; i++)
         load_line(&r->load[i], t);
+    if (r->agent_st != RESULTS_SET) {
+        /* rank-loss: the victim is gone; verbs: the agent's replies are the NIC's writes */
+        add(t, ROLE_DIM, 2, 4, "no count of answers from the agent: %s",
+            d->fault == DRILL_RANK_LOSS ? "its victim was killed"
+                                        : "a verbs agent's replies are its NIC's writes");
+        return;
+    }
     bool agree = results_bool_true(&r->agree);
     add(t, agree ? ROLE_OK : ROLE_ERROR, 2, 4,
         "the agent answered %s requests, the client completed %s: %s",

@@ -4,13 +4,15 @@
  * mix, remembers the settings in the config and shows the equivalent `fabtop run` command
  * line with its flags. D drills the same mix instead (the Drill field's fault, its length
  * and repetitions; app_drill.h) when drill_check_mix_fault takes it, in the background, with the
- * live view following. After the mix presets the Preset field offers the model presets
- * (engine/model/): then the form is the model's layout (TP, PP, EP, batch, context, prompt,
- * page, KV dtype, engine, transport) with the sizes it derives, and Start runs the mix
- * engine/run/mix_model.h makes of it. C runs the handshake doctor against the Peer field's
- * agent (app_doctor.h, in the background: both ends' facts, the rules, with an RDMA endpoint
- * the queue-pair walk) and shows its report in a panel over the form, as `fabtop doctor`
- * prints it. */
+ * live view following; a fault the explorer cannot carry out (a link-down, a blackhole of TCP
+ * flows: they need a namespace or a netdev of the drill's own) is never started: D writes the
+ * mix to a file and the form shows the `fabtop drill` line that drills it. After the mix presets
+ * the Preset field offers the model presets (engine/model/): then the form is the model's layout
+ * (TP, PP, EP, batch, context, prompt, page, KV dtype, engine, transport) with the sizes it
+ * derives, and Start runs the mix engine/run/mix_model.h makes of it. C runs the handshake doctor
+ * against the Peer field's agent (app_doctor.h, in the background: both ends' facts, the rules,
+ * with an RDMA endpoint the queue-pair walk) and shows its report in a panel over the form, as
+ * `fabtop doctor` prints it. */
 #include "tui/views.h"
 
 #include <errno.h>
@@ -55,6 +57,11 @@ static const char *const field_label[F_COUNT] = {
 
 /* How long the Drill field's fault lasts when no time is typed, seconds (once). */
 #define DRILL_DEF_FOR_S 2.0
+/* The Drill field's choices, in the order Right steps through them: off, then every kind of
+ * `fabtop drill` (those the explorer cannot carry out show the command that can). */
+static const enum drill_fault drill_order[] = {
+    0, DRILL_PEER_STALL, DRILL_PEER_KILL, DRILL_BLACKHOLE, DRILL_RANK_LOSS, DRILL_LINK_DOWN};
+#define N_DRILL_ORDER ((int)(sizeof(drill_order) / sizeof(drill_order[0])))
 
 /* The form's lines for a model preset. */
 enum mfield {
@@ -132,8 +139,8 @@ struct setup_state {
     char mxp_why[256]; /* ... or why not */
     struct strbuf msz; /* the sizes (setup_model_sizes_text), or the refusal */
     bool msz_ok;
-    /* The Drill field: off (0), peer-stall or peer-kill, and "FOR x TIMES" as typed ("" is
-     * DRILL_DEF_FOR_S once). */
+    /* The Drill field: off (0) or a fault kind (drill_order), and "FOR x TIMES" as typed
+     * ("" is DRILL_DEF_FOR_S once). */
     enum drill_fault drill_fault;
     char drill_time[32];
 };
@@ -522,8 +529,7 @@ static void restore_settings(struct app *a)
         jsonutil_strcpy(j, "remote", s->remote, sizeof(s->remote));
         char fault[32] = "";
         enum drill_fault f;
-        if (jsonutil_strcpy(j, "drill", fault, sizeof(fault)) &&
-            drill_fault_parse(fault, &f) == 0 && (f == DRILL_PEER_STALL || f == DRILL_PEER_KILL))
+        if (jsonutil_strcpy(j, "drill", fault, sizeof(fault)) && drill_fault_parse(fault, &f) == 0)
             s->drill_fault = f;
         jsonutil_strcpy(j, "drill_time", s->drill_time, sizeof(s->drill_time));
     }
@@ -882,8 +888,94 @@ static int start(struct app *a)
     return REACT_REDRAW;
 }
 
+/* The peer a drill of the form's mix goes to: the Peer field's, or NULL (the in-process
+ * agent; rank-loss: its own victim). */
+static const char *drill_peer(const struct setup_state *s)
+{
+    return !model_mode(s) && s->b.peer[0] && field_applies(s, F_PEER) ? s->b.peer : NULL;
+}
+
+/* path with $HOME as "~" (shorter on the form's rows; the shell expands it). */
+static void home_short(const char *path, char *buf, size_t len)
+{
+    const char *home = getenv("HOME");
+    size_t n = home ? strlen(home) : 0;
+    if (n > 1 && !strncmp(path, home, n) && path[n] == '/')
+        snprintf(buf, len, "~%s", path + n);
+    else
+        snprintf(buf, len, "%s", path);
+}
+
+/* What the Drill field's fault would do to the form's mix, for the form's lines. */
+struct drill_eval {
+    int rc;            /* app_drill_check's: 0, -EINVAL (or the mix not built), -EOPNOTSUPP */
+    char line[1024];   /* what D does, or why it does not */
+    char hint[64];     /* the field's hint */
+    struct strbuf cmd; /* -EOPNOTSUPP: the `fabtop drill` line of the mix written to a file */
+};
+
+static void drill_eval(struct app *a, struct drill_eval *v)
+{
+    struct setup_state *s = st(a);
+    strbuf_init(&v->cmd);
+    v->rc = 0;
+    v->line[0] = v->hint[0] = '\0';
+    if (!s->drill_fault) {
+        snprintf(v->hint, sizeof(v->hint), "off: Left/Right picks a fault");
+        return;
+    }
+    struct mix m;
+    if (mix_build_make(bld(s), &m, v->line, sizeof(v->line)) < 0) {
+        v->rc = -EINVAL;
+        snprintf(v->hint, sizeof(v->hint), "no mix to drill (below)");
+        return;
+    }
+    snprintf(m.source, sizeof(m.source), "%s", m.name);
+    double for_s;
+    int repeat;
+    bool timed = parse_drill_time(s->drill_time, &for_s, &repeat);
+    struct ft_err err = {0};
+    const char *peer = drill_peer(s);
+    v->rc = app_drill_check(&m, s->drill_fault, peer, &err);
+    if (v->rc == -EOPNOTSUPP) {
+        char path[1024], shown[1024];
+        app_drill_mix_path(m.name, path, sizeof(path));
+        home_short(path, shown, sizeof(shown));
+        snprintf(v->line, sizeof(v->line), "%s.", err.msg);
+        app_drill_command(&v->cmd, shown, &m, s->drill_fault, for_s, repeat, peer, s->b.key_file);
+        snprintf(v->hint, sizeof(v->hint), "needs `fabtop drill` (below)");
+    } else if (v->rc < 0) {
+        snprintf(v->line, sizeof(v->line), "%s", err.msg);
+        snprintf(v->hint, sizeof(v->hint), "this mix cannot take it (below)");
+    } else {
+        const char *what =
+            s->drill_fault == DRILL_PEER_STALL  ? "the agent answers none of the drill's sessions"
+            : s->drill_fault == DRILL_PEER_KILL ? "the agent ends the drill's sessions and refuses "
+                                                  "new ones"
+            : s->drill_fault == DRILL_BLACKHOLE ? "the agent moves the ping-pongs' queue pairs to "
+                                                  "the error state"
+                                                : "it kills its victim (a fabtop serve of its own "
+                                                  "with the peer NCCL ranks), then restarts it";
+        if (timed)
+            snprintf(v->line, sizeof(v->line),
+                     "Drill %s at 1 s for %g s, %d repetition%s, against %s: %s. D starts it.",
+                     drill_fault_str(s->drill_fault), for_s, repeat, repeat == 1 ? "" : "s",
+                     s->drill_fault == DRILL_RANK_LOSS ? "a victim agent it starts"
+                     : peer                            ? peer
+                                                       : "the in-process agent",
+                     what);
+        else
+            snprintf(v->line, sizeof(v->line), "Drill %s: %s.", drill_fault_str(s->drill_fault),
+                     what);
+        snprintf(v->hint, sizeof(v->hint), "injected at 1 s; D drills it");
+    }
+    mix_free(&m);
+}
+
 /* D: a drill of the mix Start would run (the model's too), with the Drill field's fault,
- * length and repetitions, against the form's peer or the in-process agent. */
+ * length and repetitions, against the form's peer or the in-process agent. A fault that
+ * needs what the explorer does not have is not started: the mix goes to a file for the
+ * `fabtop drill` line the Drill field shows. */
 static int drill(struct app *a)
 {
     struct setup_state *s = st(a);
@@ -901,21 +993,52 @@ static int drill(struct app *a)
     struct ft_err err = {0};
     double for_s;
     int repeat;
-    if (drill_check_mix_fault(&m, s->drill_fault ? s->drill_fault : DRILL_PEER_STALL, &err) < 0) {
+    const char *peer = drill_peer(s);
+    int rc = app_drill_check(&m, s->drill_fault ? s->drill_fault : DRILL_PEER_STALL, peer, &err);
+    if (rc < 0 && rc != -EOPNOTSUPP) {
         app_message(a, ROLE_ERROR, "%s", err.msg);
     } else if (!s->drill_fault) {
         app_message(a, ROLE_WARN,
-                    "Drill is off: Left/Right on the Drill field picks peer-stall or peer-kill");
+                    "Drill is off: Left/Right on the Drill field picks peer-stall, peer-kill, "
+                    "blackhole, rank-loss or link-down");
     } else if (!parse_drill_time(s->drill_time, &for_s, &repeat)) {
         say_bad_drill_time(a, s->drill_time);
+    } else if (rc == -EOPNOTSUPP) {
+        /* Nothing is started: the mix as the explorer would drill it, for `fabtop drill`. */
+        char path[1024];
+        struct ft_err serr = {0};
+        if (app_save_drill_mix(&m, for_s, path, sizeof(path), &serr) < 0) {
+            app_message(a, ROLE_ERROR, "%s", serr.msg);
+        } else {
+            char shown[1024];
+            home_short(path, shown, sizeof(shown));
+            struct strbuf cmd;
+            strbuf_init(&cmd);
+            app_drill_command(&cmd, shown, &m, s->drill_fault, for_s, repeat, peer, s->b.key_file);
+            /* The form shows the line (on the Drill field); a model's form has none. */
+            if (model_mode(s))
+                app_message(a, ROLE_WARN, "%s not started: run %s", drill_fault_str(s->drill_fault),
+                            cmd.s);
+            else
+                app_message(a, ROLE_WARN,
+                            "%s not started: the `fabtop drill` line below runs it; the mix is "
+                            "in %s",
+                            drill_fault_str(s->drill_fault), shown);
+            strbuf_free(&cmd);
+            if (!model_mode(s)) {
+                s->fields.sel = F_DRILL; /* its command line is at the bottom */
+                struct ft_err cerr = {0};
+                if (remember_settings(a, &cerr) < 0)
+                    app_message(a, ROLE_WARN, "%s: settings not remembered", cerr.msg);
+            }
+        }
     } else {
-        bool remote = !model_mode(s) && s->b.peer[0] && field_applies(s, F_PEER);
         struct app_drill_opts o = {.mix = &m,
                                    .fault = s->drill_fault,
                                    .for_s = for_s,
                                    .repeat = repeat,
-                                   .peer = remote ? s->b.peer : NULL,
-                                   .key_file = remote && s->b.key_file[0] ? s->b.key_file : NULL};
+                                   .peer = peer,
+                                   .key_file = peer && s->b.key_file[0] ? s->b.key_file : NULL};
         if (app_start_drill(a, &o, &err) < 0) {
             app_message(a, ROLE_ERROR, "%s", err.msg);
         } else if (!model_mode(s)) {
@@ -1044,13 +1167,11 @@ static int change(struct app *a, int dir)
         eval_transports(a);
         break;
     case F_DRILL: {
-        /* off, peer-stall, peer-kill (the faults of a namespace need `fabtop drill`) */
-        static const enum drill_fault order[] = {0, DRILL_PEER_STALL, DRILL_PEER_KILL};
         int cur = 0;
-        for (int i = 0; i < 3; i++)
-            if (order[i] == s->drill_fault)
+        for (int i = 0; i < N_DRILL_ORDER; i++)
+            if (drill_order[i] == s->drill_fault)
                 cur = i;
-        s->drill_fault = order[(cur + 3 + dir) % 3];
+        s->drill_fault = drill_order[(cur + N_DRILL_ORDER + dir) % N_DRILL_ORDER];
         break;
     }
     default:
@@ -1565,8 +1686,10 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
         else
             snprintf(val, vlen, "< %s, %.12s? >", drill_fault_str(s->drill_fault), s->drill_time);
         *dim = !s->drill_fault;
-        snprintf(hint, hlen, "%s",
-                 s->drill_fault ? "injected at 1 s; D drills it" : "off: Left/Right picks a fault");
+        struct drill_eval v;
+        drill_eval(a, &v);
+        snprintf(hint, hlen, "%s", v.hint);
+        strbuf_free(&v.cmd);
         break;
     }
     case F_START:
@@ -1580,7 +1703,7 @@ static void field_value(struct app *a, int f, char *val, size_t vlen, char *hint
 }
 
 /* Word-wrap text into at most maxrows rows of width w; a cut ends with "...". Returns the
- * rows used. */
+ * rows used (u NULL: only counts them). */
 static int draw_wrapped(struct ui *u, int y, int x, int w, int maxrows, enum theme_role r,
                         const char *text)
 {
@@ -1602,7 +1725,8 @@ static int draw_wrapped(struct ui *u, int y, int x, int w, int maxrows, enum the
         if (last && n + 3 > (size_t)w)
             n = (size_t)(w > 3 ? w - 3 : 0);
         snprintf(line, sizeof(line), "%.*s%s", (int)n, p, last ? "..." : "");
-        ui_text(u, y + rows, x, w, r, line);
+        if (u)
+            ui_text(u, y + rows, x, w, r, line);
         rows++;
         p += n;
     }
@@ -1739,18 +1863,46 @@ static void setup_draw(struct app *a, struct ui *u, const struct layout *l)
         field_value(a, f, val, sizeof(val), hint, sizeof(hint), &dim);
         draw_row(a, u, &in, f, f == F_START, field_label[f], val, hint, dim);
     }
-    /* Below the form: transports, the preset's description and lesson, the command line. */
+    /* Below the form: transports, the Drill field's fault (what D does, or why not), the
+     * preset's description and lesson, the command line: the `fabtop drill` one while the
+     * Drill field is selected with a fault only that command carries out. */
     int y = box.y + box.h, bottom = b->y + b->h, w = b->w - 2, x = b->x + 1;
+    struct drill_eval v = {.rc = 0};
+    bool drilling = s->drill_fault && field_applies(s, F_DRILL);
+    if (drilling)
+        drill_eval(a, &v);
     struct strbuf cmd;
     strbuf_init(&cmd);
-    mix_build_command_line(bld(s), &cmd);
-    int cmd_rows = ((int)cmd.len + 2 + w - 1) / w;
-    if (cmd_rows > 2)
+    bool drill_cmd = drilling && v.rc == -EOPNOTSUPP && s->fields.sel == F_DRILL;
+    if (drill_cmd)
+        strbuf_add(&cmd, v.cmd.s);
+    else
+        mix_build_command_line(bld(s), &cmd);
+    char line[1024];
+    snprintf(line, sizeof(line), "$ %s", cmd.s);
+    /* A drill's line (a mix file's path) may take four rows, wrapped at its words. */
+    int cmd_rows = drill_cmd ? draw_wrapped(NULL, 0, 0, w, 4, ROLE_NORMAL, line)
+                             : ((int)cmd.len + 2 + w - 1) / w;
+    if (cmd_rows > 2 && !drill_cmd)
         cmd_rows = 2;
     int ycmd = bottom - cmd_rows;
+    /* The Drill line takes up to three rows before the transports' reasons, leaving them
+     * one. */
+    int drill_rows = drilling ? draw_wrapped(NULL, 0, 0, w, 3, ROLE_NORMAL, v.line) : 0;
+    if (drill_rows > ycmd - y - 1)
+        drill_rows = ycmd - y - 1 > 1 ? ycmd - y - 1 : 1;
+    int xp_rows = ycmd - y - (drilling ? drill_rows : 2);
     /* The transports may take all but two rows of the preset's text. */
-    y += draw_transports(a, u, y, x, w, ycmd - y - 2 > 1 ? ycmd - y - 2 : 1);
-    if (s->b.have_base) {
+    y += draw_transports(a, u, y, x, w, xp_rows > 1 ? xp_rows : 1);
+    if (drilling && y < ycmd)
+        y += draw_wrapped(u, y, x, w, ycmd - y < drill_rows ? ycmd - y : drill_rows,
+                          v.rc == 0             ? ROLE_INFO
+                          : v.rc == -EOPNOTSUPP ? ROLE_WARN
+                                                : ROLE_ERROR,
+                          v.line);
+    if (drilling)
+        strbuf_free(&v.cmd);
+    if (s->b.have_base && y < ycmd) {
         char about[2048];
         snprintf(about, sizeof(about), "%s: %s", s->presets[s->preset], s->b.base.description);
         int used = draw_wrapped(u, y, x, w, ycmd - y, ROLE_NORMAL, about);
@@ -1759,11 +1911,9 @@ static void setup_draw(struct app *a, struct ui *u, const struct layout *l)
             snprintf(about, sizeof(about), "Lesson: %s", s->b.base.lesson);
             y += draw_wrapped(u, y, x, w, ycmd - y, ROLE_INFO, about);
         }
-    } else {
+    } else if (!s->b.have_base) {
         draw_wrapped(u, y, x, w, ycmd - y, ROLE_ERROR, s->b.base_error);
     }
-    char line[1024];
-    snprintf(line, sizeof(line), "$ %s", cmd.s);
     draw_wrapped(u, ycmd, x, w, cmd_rows, ROLE_NORMAL, line);
     strbuf_free(&cmd);
 }
