@@ -165,7 +165,8 @@ void app_drill_command(struct strbuf *sb, const char *mix_arg, const struct mix 
         strbuf_add(sb, " --device DEV --owned");
     else if (fault == DRILL_LINK_DOWN || hole)
         strbuf_add(sb, " --netns NAME");
-    if (fault == DRILL_LINK_DOWN && !peer)
+    /* The faulted path must be the traffic's: an agent across it, not the in-process one. */
+    if ((fault == DRILL_LINK_DOWN || hole) && !peer)
         strbuf_add(sb, " --peer HOST");
     if (peer && fault != DRILL_RANK_LOSS) {
         add_opt(sb, "--peer", peer);

@@ -96,7 +96,7 @@ int app_drill_check(const struct mix *m, enum drill_fault fault, const char *pee
 /* The `fabtop drill` command line of the fault on mix_arg (a preset's name or a mix file, "~/"
  * for $HOME), words quoted for a POSIX shell where they need it: what the explorer does not know in
  * capitals (--netns NAME, or for a verbs link-down --device DEV --owned; --data-peer HOST;
- * --peer HOST for a link-down without peer). */
+ * --peer HOST without a peer: the agent across the faulted path). */
 void app_drill_command(struct strbuf *sb, const char *mix_arg, const struct mix *m,
                        enum drill_fault fault, double for_s, int repeat, const char *peer,
                        const char *key_file);

@@ -583,7 +583,9 @@ static void test_drill_kinds(void **state)
                     "namespace the drill owns (`fabtop drill --netns NAME`); the agent's own "
                     "blackhole takes verbs ping-pongs only.");
     snprintf(want, sizeof(want),
-             "$ fabtop drill --mix %s --fault blackhole --netns NAME --for 1.5 --repeat 2", shown);
+             "$ fabtop drill --mix %s --fault blackhole --netns NAME --peer HOST --for 1.5 "
+             "--repeat 2",
+             shown);
     expect_text(&s, want);
     expect_no_text(&s, "$ fabtop run");
     /* Another field: the run's line again; D from there selects the Drill field. */
