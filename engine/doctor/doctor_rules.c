@@ -115,6 +115,11 @@ int doctor_rule_pmtu(const struct doctor_facts *l, const struct doctor_facts *p,
     if (!pr || !pr->valid)
         return 0;
     char a[16], b[16];
+    /* The message a router sends back: ICMP type 3 code 4 (RFC 1191) for IPv4, ICMPv6 type 2
+     * (RFC 8201) for IPv6, whose routers never fragment. */
+    bool v6 = strchr(l->peer_addr, ':') != NULL;
+    const char *icmp = v6 ? "ICMPv6 \"packet too big\"" : "ICMP \"fragmentation needed\"",
+               *kind = v6 ? "ICMPv6 type 2" : "ICMP type 3 code 4";
     if (pr->largest_ok == 0)
         add(&o, DOCTOR_ERROR, "pmtu-none", "path MTU", itoa(pr->tried, a), "none",
             "no UDP probe to %s came back at any size (up to %d bytes): the path drops this "
@@ -124,16 +129,15 @@ int doctor_rule_pmtu(const struct doctor_facts *l, const struct doctor_facts *p,
         add(&o, DOCTOR_ERROR, "pmtu-blackhole", "path MTU", itoa(pr->tried, a),
             itoa(pr->largest_ok, b),
             "MTU black hole toward %s: packets above %d bytes vanish (sent with don't-fragment, "
-            "no ICMP \"fragmentation needed\" came back), although %s's MTU is %d; TCP "
-            "without MSS clamping hangs on full-size segments; let ICMP type 3 code 4 through "
-            "or set the MTU to %d on both ends",
-            l->peer_addr, pr->largest_ok, l->route_dev, pr->tried, pr->largest_ok);
+            "no %s came back), although %s's MTU is %d; TCP without MSS clamping hangs on "
+            "full-size segments; let %s through or set the MTU to %d on both ends",
+            l->peer_addr, pr->largest_ok, icmp, l->route_dev, pr->tried, kind, pr->largest_ok);
     else if (pr->largest_ok < pr->tried)
         add(&o, DOCTOR_WARN, "pmtu-smaller", "path MTU", itoa(pr->tried, a),
             itoa(pr->icmp_mtu ? pr->icmp_mtu : pr->largest_ok, b),
-            "the path to %s carries at most %d bytes (ICMP \"fragmentation needed\" names %d), "
-            "below %s's MTU %d: discovery works, but every new path pays a round trip",
-            l->peer_addr, pr->largest_ok, pr->icmp_mtu, l->route_dev, pr->tried);
+            "the path to %s carries at most %d bytes (%s names %d), below %s's MTU %d: "
+            "discovery works, but every new path pays a round trip",
+            l->peer_addr, pr->largest_ok, icmp, pr->icmp_mtu, l->route_dev, pr->tried);
     return o.n;
 }
 

@@ -62,7 +62,7 @@ serve() {
         >"$log" 2>&1 &
     SERVE_PID=$!
     PIDS="$PIDS $SERVE_PID"
-    wait_for "agent in $ns listening on $a" "nsx $ns sh -c 'ss -ltn | grep -q \"$a:7470\"'"
+    wait_for "agent in $ns listening on $a" "nsx $ns sh -c 'ss -ltn | grep -qF \"$a:7470\"'"
 }
 
 # wait_for WHAT CMD [SECONDS]: poll CMD every 50 ms until it succeeds.

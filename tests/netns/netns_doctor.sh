@@ -6,7 +6,9 @@
 #    with its size (1280 bytes), exit 2;
 # 3. rp_filter strict (set explicitly: new namespaces start at 0) on the agent's interface
 #    while its route back to the client leaves by the other link -> named, exit 2;
-# 4. two NICs on one subnet at the client (arp_ignore 0) -> ARP flux named, exit 1.
+# 4. two NICs on one subnet at the client (arp_ignore 0) -> ARP flux named, exit 1;
+# 5. IPv6: a router to a 1280-byte link, ICMPv6 "packet too big" delivered (exit 1), then
+#    dropped by nftables -> the black hole named with its size, exit 2.
 . "$(dirname "$0")/lib.sh"
 need_netns
 command -v nft >/dev/null || skip "nftables (nft) is not installed"
@@ -124,3 +126,59 @@ nsx c sysctl -qw net.ipv4.conf.all.arp_ignore=1
 doc c flux2 --peer 10.91.0.2
 [ "$RC" = 0 ] || { cat "$TMP/flux2.json"; fail "arp_ignore=1: exit $RC, not 0"; }
 pass "ARP flux named (exit 1); clean again with arp_ignore=1 (exit 0)"
+kill -9 "$SERVE_PID" 2>/dev/null
+
+# ---- 5. IPv6: a clean path, then an MTU black hole ----
+# p -- q -- w on unique-local prefixes, q's far link and w at 1280 (IPv6's minimum), nodad so
+# the addresses are usable at once. IPv6 routers never fragment: they answer ICMPv6 "packet
+# too big" (RFC 8201), which nftables on q then drops.
+[ -e /proc/net/if_inet6 ] || skip "this kernel has no IPv6"
+mkns p
+mkns q
+mkns w
+link p p0 q q0
+link q q1 w w0
+ip -n "$NSP-p" addr add fd00:96::1/64 dev p0 nodad
+ip -n "$NSP-q" addr add fd00:96::fe/64 dev q0 nodad
+ip -n "$NSP-q" addr add fd00:97::fe/64 dev q1 nodad
+ip -n "$NSP-w" addr add fd00:97::2/64 dev w0 nodad
+ip -n "$NSP-q" link set q1 mtu 1280
+ip -n "$NSP-w" link set w0 mtu 1280
+nsx q sysctl -qw net.ipv6.conf.all.forwarding=1
+ip -n "$NSP-p" -6 route add fd00:97::/64 via fd00:96::fe
+ip -n "$NSP-w" -6 route add fd00:96::/64 via fd00:97::fe
+serve w "[fd00:97::2]" "$TMP/serve5.log"
+doc p v6icmp --peer "[fd00:97::2]"
+[ "$RC" = 1 ] || { cat "$TMP/v6icmp.json" "$TMP/v6icmp.err"; fail "IPv6 ICMP path: exit $RC, not 1"; }
+rules "$TMP/v6icmp.json" | grep -q pmtu-smaller || fail "IPv6 ICMP path: no pmtu-smaller: $(rules "$TMP/v6icmp.json")"
+python3 - "$TMP/v6icmp.json" <<'PY' || fail "IPv6 ICMP path: the probe or the facts are wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p, l, r = d["probe"], d["local"], d["remote"]
+assert p["largest_ok_bytes"] == 1280 and p["icmp_mtu_bytes"] == 1280, p
+assert l["local_addr"] == "fd00:96::1" and l["subnet"] == "fd00:96::/64", l
+assert l["route_via"] == "fd00:96::fe" and l["route_dev"] == "p0", l
+assert r["addr_dev"] == "w0" and r["subnet"] == "fd00:97::/64", r
+# rp_filter and arp_ignore are IPv4's: not read for an IPv6 path
+assert l["rp_filter_all"] is None and l["arp_ignore_all"] is None, l
+PY
+pass "IPv6 with ICMPv6 delivered: path MTU 1280 found over a router, the facts of both ends (exit 1)"
+nsx q nft -f - <<'N' || fail "nft ruleset on the IPv6 router"
+table inet fabtop_doctor6 {
+    chain local_out {
+        type filter hook output priority 0; policy accept;
+        icmpv6 type packet-too-big drop
+    }
+    chain forwarded {
+        type filter hook forward priority 0; policy accept;
+        icmpv6 type packet-too-big drop
+    }
+}
+N
+doc p v6hole --peer "[fd00:97::2]"
+[ "$RC" = 2 ] || { cat "$TMP/v6hole.json" "$TMP/v6hole.err"; fail "IPv6 black hole: exit $RC, not 2"; }
+msg=$(finding "$TMP/v6hole.json" pmtu-blackhole)
+echo "$msg"
+echo "$msg" | grep -q "packets above 1280 bytes vanish" || fail "IPv6 black hole not named with its size: $(rules "$TMP/v6hole.json")"
+echo "$msg" | grep -q "no ICMPv6 \"packet too big\" came back" || fail "IPv6 black hole: not named as ICMPv6's"
+pass "IPv6 MTU black hole named: packets above 1280 bytes vanish (exit 2)"
