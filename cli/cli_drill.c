@@ -130,7 +130,8 @@ const struct cli_command cli_drill_command = {
     .nopts = sizeof(drill_opts) / sizeof(drill_opts[0]),
     .epilogue = "Exit status: 0 every --expect holds, 1 one does not, 2 a flow never recovered,\n"
                 "64 usage, 65 a mix a drill cannot run, 66 no such mix or namespace, 69 no\n"
-                "agent, no nft, no such netdev or a link down already, 73 cannot write FILE,\n"
+                "agent, no nft, no such netdev, a link down already or a --device that a verbs\n"
+                "lane's GID is not on, 73 cannot write FILE,\n"
                 "77 the agent refused the fault, or the namespace's fault has no permission,\n"
                 "names the host's namespace or the netdev of a default route or of the control\n"
                 "connection. Ctrl-C / SIGTERM: the drill stops (a fault it set is undone, a\n"

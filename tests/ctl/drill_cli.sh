@@ -114,6 +114,18 @@ refused 66 "--netns fabtop-no-such-ns: No such file or directory" --mix "$pp" --
 sed 's/"attempts"/"atempts"/' "$pp" >"$tmp/badkey.json"
 refused 65 "unknown key 'atempts' (did you mean 'attempts'?)" --mix "$tmp/badkey.json" --fault peer-kill
 refused 64 "--expect: unknown 'detected'" --mix "$pp" --fault peer-kill --expect 'detected<2s'
+# A verbs ping-pong's link-down: the RDMA device's netdev (--device DEV --owned), a WRITE or
+# SEND with a reply (tests/vm/drill_verbs_pair.sh drills it); refused before any RDMA.
+cat >"$tmp/vpp.json" <<'J'
+{"format": "fabtop-mix", "version": 1, "name": "verbs-pp", "fail_bound_s": 2,
+ "flows": [{"name": "vpp", "transport": "verbs", "op": "pingpong", "size": 64,
+            "params": {"verb": "write"}}]}
+J
+sed 's/"write"/"read"/' "$tmp/vpp.json" >"$tmp/vread.json"
+refused 65 "flow vpp: a link-down of a verbs flow takes the RDMA device's netdev in this namespace (--device DEV --owned), not --netns" \
+    --mix "$tmp/vpp.json" --fault link-down --netns fabtop-no-such-ns
+refused 65 "flow vpp: a link-down drills a verbs WRITE or SEND ping-pong with a reply for now, not a one-sided READ" \
+    --mix "$tmp/vread.json" --fault link-down --device fabtop-no-dev --owned
 grep -q "fault: refused peer-stall for 6 s: longer than --max-fault 5 s" "$tmp/log" ||
     fail "the agent did not log the refusal"
 
