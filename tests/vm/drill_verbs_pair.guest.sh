@@ -3,7 +3,7 @@
 # on it. b serves on its control address; a drills a verbs WRITE ping-pong over rxe0 against
 # it: first `--device eth0 --owned` (the control connection's netdev: refused) and a veth of
 # its own that rxe0 does not use (refused), then link-down of eth1 (a's data NIC) twice, then
-# a peer-kill. While the link-down drill runs a
+# a peer-kill and the agent's blackhole (its queue pairs to the error state). While the link-down drill runs a
 # sampler records rxe0's port state, the GID the lane uses, eth0's and eth1's state and the
 # route to b's data address, so that the host can see what rdma_rxe did. rxe0's hw_counters
 # before and after each drill, dmesg and every drill's document and exit status go to $OUT
@@ -90,7 +90,15 @@ fabtop drill --mix /tmp/vpp.json --fault peer-kill --at 1 --for 1 --repeat 1 \
 echo $? >"$OUT/kill.rc"
 counters kill1
 echo "--- peer-kill (exit $(cat "$OUT/kill.rc"))"; cat "$OUT/kill.out"
+# The agent's blackhole: b moves this client's queue pairs (and new ones) to the error state
+# for 2 s; a's requests go unanswered over the data wire until retry exceeded.
+counters hole0
+fabtop drill --mix /tmp/vpp.json --fault blackhole --at 1 --for 2 --repeat 1 \
+    --peer "$RXE_CTL_PEER" --key-file /tmp/key -o "$OUT/hole.json" >"$OUT/hole.out" 2>&1
+echo $? >"$OUT/hole.rc"
+counters hole1
+echo "--- blackhole (exit $(cat "$OUT/hole.rc"))"; cat "$OUT/hole.out"
 cat /sys/class/net/"$RXE_DATA_NETDEV"/operstate >"$OUT/data.after"
 dmesg >"$OUT/dmesg" 2>&1
-echo done | nc -w 2 "$RXE_CTL_PEER" 7471 >/dev/null 2>&1
+echo finished | nc -w 2 "$RXE_CTL_PEER" 7471 >/dev/null 2>&1
 exit 0

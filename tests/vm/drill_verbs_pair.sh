@@ -10,8 +10,9 @@
 # the link was back and within the policy's deadline, every request accounted for, rxe0's
 # port DOWN while the link was (its GID kept), its link_downed counter up by one per fault,
 # the control wire up throughout and the drill's own control session alive to the end; one
-# peer-kill: retry exceeded within the bound, retry_exceeded_err moved. Exit 0 pass, 77 skip,
-# 1 fail.
+# peer-kill and one 2 s blackhole by the agent (its queue pairs to the error state): retry
+# exceeded within the bound, recovered on new queue pairs, retry_exceeded_err moved. Exit 0
+# pass, 77 skip, 1 fail.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 [ -x "${FABTOP_BIN:-}" ] || { echo "vm_drill_verbs_pair: FABTOP_BIN is not an executable" >&2; exit 1; }
@@ -78,15 +79,17 @@ def judge(name, fault, reps):
         if not (1.2 < f["detect_bound_s"] < 1.3):
             bad.append("%s rep %d: detect bound %s s, not the verbs bound" % (name, i, f["detect_bound_s"]))
         # The queue pair's own completion error, not the request's deadline.
-        want = ["retry counter exceeded"] if fault == "peer-kill" else \
+        want = ["retry counter exceeded"] if fault != "link-down" else \
             ["local QP operation error", "retry counter exceeded"]
         if not (f["detect_ok"] and det.startswith("error: queue pair") and any(w in det for w in want)
                 and f["detect_s"] <= f["detect_bound_s"]):
             bad.append("%s rep %d: detected %s after %s s (bound %s) by %r"
                        % (name, i, f["detect_ok"], f["detect_s"], f["detect_bound_s"], det))
         since = (f["recovered_at_s"] or 0) - r["injected_at_s"]
-        # A link-down ends after --for 2: nothing can answer before the link is back.
-        least = 1.95 if fault == "link-down" else 0
+        # A link-down or a blackhole ends after --for 2: nothing answers before it does (the
+        # link-down's injection is when the netdev went down, the blackhole's when the agent
+        # answered fault.inject, a little after its window began).
+        least = {"link-down": 1.95, "blackhole": 1.9}.get(fault, 0)
         if not (f["recovered"] and f["recover_ok"] and f["reconnects"] >= 1 and since >= least):
             bad.append("%s rep %d: recovered %s (%s s after the detection, %.3f s after the "
                        "injection), %s reconnects" % (name, i, f["recovered"], f["recover_s"], since,
@@ -104,6 +107,7 @@ def judge(name, fault, reps):
 
 down = judge("down", "link-down", 2)
 kill = judge("kill", "peer-kill", 1)
+hole = judge("hole", "blackhole", 1)
 if down and down["fault"].get("device") != data_dev:
     bad.append("link-down: the document names device %s, not %s" % (down["fault"].get("device"), data_dev))
 
@@ -140,6 +144,10 @@ if linkd != 2:
 kre = k1["retry_exceeded_err"] - k0["retry_exceeded_err"]
 if kre < 1:
     bad.append("rxe0 retry_exceeded_err moved %d over a peer-kill" % kre)
+h0, h1 = counters("hole0"), counters("hole1")
+hre = h1["retry_exceeded_err"] - h0["retry_exceeded_err"]
+if hre < 1:
+    bad.append("rxe0 retry_exceeded_err moved %d over a blackhole" % hre)
 dmesg = text("dmesg")
 if dmesg.count("rxe0: set down") != 2:
     bad.append("dmesg has %d 'rxe0: set down' lines, not 2" % dmesg.count("rxe0: set down"))
@@ -173,4 +181,7 @@ print("PASS: 2 link-downs of %s: detected in %.3f-%.3f s by %r (bound %.2f s), r
           noroute if dyndbg else "? (no dynamic debug)", ctl_dev))
 print("PASS: peer-kill: detected in %.3f s by retry exceeded, recovered in %.3f s, retry_exceeded_err +%d"
       % (fk["detect_s"], fk["recover_s"], kre))
+fh = hole["repetitions"][0]["flows"][0]
+print("PASS: blackhole (the agent's, 2 s): detected in %.3f s by retry exceeded, recovered %.3f s after "
+      "the detection, retry_exceeded_err +%d" % (fh["detect_s"], fh["recover_s"], hre))
 PY

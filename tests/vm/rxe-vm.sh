@@ -482,7 +482,7 @@ else
     sock=$WORK/wire.sock
     # --wires 2: a second wire (its own stream socket), eth1 in each guest, the data wire.
     sock1=$WORK/wire1.sock
-    wire1_a= wire1_b= wires_a= wires_b=
+    wire1_a='' wire1_b='' wires_a='' wires_b=''
     if [ "$WIRES" = 2 ]; then
         wires_a="rxevm.wires=2 rxevm.dip=10.0.1.1 rxevm.dpeer=10.0.1.2"
         wires_b="rxevm.wires=2 rxevm.dip=10.0.1.2 rxevm.dpeer=10.0.1.1"
