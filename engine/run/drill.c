@@ -212,8 +212,7 @@ int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft
              * link_downed + 1); the IPv4 GID stays (core/roce_gid_mgmt.c: netdevice_event
              * deletes a netdev's GIDs on NETDEV_UNREGISTER, not DOWN, and addr_event one
              * when its address goes, which an IPv4 address on a downed link does not), but the
-             * kernel
-             * drops the routes through the netdev, so the next packet the queue pair sends
+             * kernel drops the routes through the netdev, so the next packet the queue pair sends
              * (a retransmission after T_o, the lane's liveness probe, a new request) finds no
              * route (rxe_net.c rxe_find_route4, prepare4: -EHOSTUNREACH) and rxe_requester
              * completes it with IB_WC_LOC_QP_OP_ERR: within about one T_o, not the
@@ -960,7 +959,7 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
             rc = drill_netns_on(&d->hole, o->for_s, err);
             /* Injected once the guardian has set it (a fork, an nft run); a link-down when
              * the guardian set the netdev down, which a verbs lane can see before the
-             * guardian has reported it (its queue pair fails at once, below). */
+             * guardian has reported it (its queue pair fails within about one T_o). */
             tinj = rc == 0 && d->hole.set_ns ? d->hole.set_ns : now_ns();
             atomic_store(&d->inject_ns, tinj);
         } else if (rank_loss) {
