@@ -38,18 +38,18 @@
 #include "engine/peer/channel.h"
 #include "engine/xport/tcp/tcp_path.h"
 
-#define TCP_MAGIC    0x46545450u /* "FTTP": request header */
-#define TCP_HELLO    0x4654484cu /* "FTHL": data connection greeting */
-#define TCP_HDR      16          /* ping-pong / request-response header, part of the message */
-#define TCP_TOKEN    32
-#define TCP_MAX_MSG  (1ull << 30) /* largest message an agent accepts */
-#define IO_SLICE_MS  50           /* poll slice: how quickly a worker notices a stop */
-#define BUF_BYTES    (4u << 20)
-#define CAPPED_CHUNK (256u << 10) /* largest send under the agent's rate cap */
-#define KV_MAGIC     0x46544b56u  /* "FTKV": a KV request's header */
-#define KV_NOTIFY    0x46544b4eu  /* "FTKN": its notification */
-#define KV_IOV       1024         /* iovecs per vectored call (IOV_MAX) */
-#define KV_REGION    (16u << 20)  /* smallest "registered" region each side keeps per connection */
+#define TCP_MAGIC   0x46545450u /* "FTTP": request header */
+#define TCP_HELLO   0x4654484cu /* "FTHL": data connection greeting */
+#define TCP_HDR     16          /* ping-pong / request-response header, part of the message */
+#define TCP_TOKEN   32
+#define TCP_MAX_MSG (1ull << 30) /* largest message an agent accepts */
+#define IO_SLICE_MS 50           /* poll slice: how quickly a worker notices a stop */
+#define BUF_BYTES   (4u << 20)
+#define CAPPED_MIN  (64u << 10) /* smallest read or send under the agent's rate cap */
+#define KV_MAGIC    0x46544b56u /* "FTKV": a KV request's header */
+#define KV_NOTIFY   0x46544b4eu /* "FTKN": its notification */
+#define KV_IOV      1024        /* iovecs per vectored call (IOV_MAX) */
+#define KV_REGION   (16u << 20) /* smallest "registered" region each side keeps per connection */
 
 /* A KV request's header, then ndesc (offset, length) pairs, all 64-bit, network byte order;
  * mode 0: the client pushes (sglang, trtllm: WRITEs), 1: the client pulls (vllm: READs). */
@@ -1214,7 +1214,8 @@ struct srv_flow {
     struct ring_gate *gate; /* across hosts: this client is one of its feeders */
     int gate_slot;          /* which */
     double rate_gbps;
-    bool capped; /* the agent has a rate cap (shared per client key) */
+    bool capped;         /* the agent has a rate cap (shared per client key) */
+    size_t capped_chunk; /* under it, the largest read or send: about 1 ms at the cap */
     double max_duration_s;
     /* pingpong/rr: the client abandons a request this long after sending it (a drill lane's
      * deadline, tcp.open's request_deadline_ms); 0: never. */
@@ -1386,8 +1387,8 @@ static void srv_ring(struct srv_conn *c, uint64_t limit)
         bool moved = false;
         if (sent < credit) {
             size_t m = credit - sent > BUF_BYTES ? BUF_BYTES : (size_t)(credit - sent);
-            if (sf->capped && m > CAPPED_CHUNK)
-                m = CAPPED_CHUNK;
+            if (sf->capped && m > sf->capped_chunk)
+                m = sf->capped_chunk;
             ssize_t k = send(c->fd, sbuf, m, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (k > 0) {
                 sent += (uint64_t)k;
@@ -1491,8 +1492,8 @@ static void *srv_conn_serve(void *arg)
             int rc = 0;
             for (uint64_t left = (uint64_t)resp; left && !rc;) {
                 size_t n = left > BUF_BYTES ? BUF_BYTES : left;
-                if (sf->capped && n > CAPPED_CHUNK)
-                    n = CAPPED_CHUNK;
+                if (sf->capped && n > sf->capped_chunk)
+                    n = sf->capped_chunk;
                 srv_pace(c, &paced, t0, n);
                 rc = xfer_all(c->fd, buf, n, true, srv_keep, c, NULL);
                 left -= n;
@@ -1504,15 +1505,15 @@ static void *srv_conn_serve(void *arg)
             continue; /* a stream under a peer-stall: neither sends nor reads meanwhile */
         } else if (c->sender) {
             size_t n = sf->chunk > BUF_BYTES ? BUF_BYTES : sf->chunk;
-            if (sf->capped && n > CAPPED_CHUNK)
-                n = CAPPED_CHUNK; /* a stream: the cap's pacing stays smooth */
+            if (sf->capped && n > sf->capped_chunk)
+                n = sf->capped_chunk; /* a stream: the cap's pacing stays smooth */
             srv_pace(c, &paced, t0, n);
             if (xfer_all(c->fd, buf, n, true, srv_keep, c, NULL))
                 break;
         } else {
             /* Receive and discard; under a rate cap read no faster than the cap, so TCP's
              * flow control holds the client back (the receive buffer is small then). */
-            size_t n = sf->rate_gbps > 0 || sf->capped ? 64 * 1024 : BUF_BYTES;
+            size_t n = sf->rate_gbps > 0 ? CAPPED_MIN : sf->capped ? sf->capped_chunk : BUF_BYTES;
             ssize_t k = recv(c->fd, buf, n, 0);
             if (k == 0)
                 break;
@@ -1777,6 +1778,11 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->gate_slot = slot;
     sf->rate_gbps = rate;
     sf->capped = cfg->max_rate_gbps > 0;
+    /* Pacing in steps of about 1 ms at the cap keeps it smooth, and a cap far above what the
+     * path carries then reads and sends as an uncapped agent does: 10 Gb/s moves 1.25 MB at a
+     * time, a cap of 33.5 Gb/s or more the uncapped 4 MiB. */
+    double ms = cfg->max_rate_gbps * 1e9 / 8 / 1000;
+    sf->capped_chunk = ms < CAPPED_MIN ? CAPPED_MIN : ms > BUF_BYTES ? BUF_BYTES : (size_t)ms;
     sf->max_duration_s = cfg->max_duration_s;
     sf->request_deadline_ns = (uint64_t)(deadline_ms * 1e6);
     sf->session = s;
@@ -1796,12 +1802,17 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     else
         ((struct sockaddr_in6 *)&local)->sin6_port = 0;
     sf->lfd = socket(local.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (sf->lfd >= 0 && sf->capped) {
-        /* Under the cap a small receive buffer (about 20 ms at the cap, set before listen
+    double rcv = cfg->max_rate_gbps * 1e9 / 8 * 0.02;
+    if (sf->lfd >= 0 && sf->capped && rcv < 4 * 1024 * 1024) {
+        /* Under a low cap a small receive buffer (about 20 ms at the cap, set before listen
          * so the window scale fits it, tcp(7)) keeps what the client has in flight close
-         * to what the agent reads. */
-        double b = cfg->max_rate_gbps * 1e9 / 8 * 0.02;
-        int rcvbuf = b < 64 * 1024 ? 64 * 1024 : b > 4 * 1024 * 1024 ? 4 * 1024 * 1024 : (int)b;
+         * to what the agent reads. Above 1.6 Gb/s (4 MiB) the kernel's autotuning is left
+         * alone, as an uncapped agent leaves it: a locked SO_RCVBUF changes the connection
+         * itself (the sender's MSS is bounded by half the largest window it was offered,
+         * tcp_bound_to_half_wnd in net/ipv4/tcp_output.c: 65483 bytes on lo against 32768
+         * autotuned), so `fabtop run` against `fabtop serve` and `fabtop sweep`'s own agents
+         * would measure different paths (bench/RESULTS.md, issue 16). */
+        int rcvbuf = rcv < 64 * 1024 ? 64 * 1024 : (int)rcv;
         setsockopt(sf->lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     }
     sf->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
