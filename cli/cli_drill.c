@@ -341,14 +341,12 @@ static int drill(struct drill_args *o)
     struct mix m;
     if (mix_load(o->mix, &m, &err) < 0)
         return cli_fail(&err);
-    for (int i = 0; agent_hole && i < m.nflows; i++)
-        if (m.flows[i].role != MIX_ROLE_BACKGROUND && strcmp(m.flows[i].transport, "verbs")) {
-            mix_free(&m);
-            return cli_usage_error("drill",
-                                   "--fault blackhole needs --netns NAME: a network namespace "
-                                   "this drill owns (a mix of verbs ping-pongs alone takes it "
-                                   "from the agent: their queue pairs to the error state)");
-        }
+    if (agent_hole && drill_blackhole_needs_netns(&m)) {
+        mix_free(&m);
+        return cli_usage_error("drill", "--fault blackhole needs --netns NAME: a network namespace "
+                                        "this drill owns (a mix of verbs ping-pongs alone takes it "
+                                        "from the agent: their queue pairs to the error state)");
+    }
     if (drill_check_mix_fault(&m, (enum drill_fault)o->fault, &err) < 0) {
         mix_free(&m);
         return cli_fail(&err);

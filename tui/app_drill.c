@@ -82,16 +82,6 @@ static void *drill_main(void *arg)
     return NULL;
 }
 
-/* A foreground flow that the agent's blackhole cannot reach (anything but verbs: without a
- * namespace, drill_run's blackhole is the agent's qp-error, which verbs lanes alone see). */
-static const struct mix_flow *needs_netns(const struct mix *m)
-{
-    for (int i = 0; i < m->nflows; i++)
-        if (m->flows[i].role != MIX_ROLE_BACKGROUND && strcmp(m->flows[i].transport, "verbs"))
-            return &m->flows[i];
-    return NULL;
-}
-
 int app_drill_check(const struct mix *m, enum drill_fault fault, const char *peer,
                     struct ft_err *err)
 {
@@ -109,7 +99,7 @@ int app_drill_check(const struct mix *m, enum drill_fault fault, const char *pee
                           "`fabtop drill --netns NAME` (or --device DEV --owned) with "
                           "--data-peer HOST does",
                           m->source);
-    const struct mix_flow *f = fault == DRILL_BLACKHOLE ? needs_netns(m) : NULL;
+    const struct mix_flow *f = fault == DRILL_BLACKHOLE ? drill_blackhole_needs_netns(m) : NULL;
     if (f)
         return ft_err_set(err, -EOPNOTSUPP,
                           "%s: flow %s: a blackhole of %s traffic needs a network namespace the "
@@ -155,7 +145,7 @@ void app_drill_command(struct strbuf *sb, const char *mix_arg, const struct mix 
     strbuf_add(sb, "fabtop drill --mix ");
     add_word(sb, mix_arg);
     add_opt(sb, "--fault", drill_fault_str(fault));
-    bool hole = fault == DRILL_BLACKHOLE && needs_netns(m);
+    bool hole = fault == DRILL_BLACKHOLE && drill_blackhole_needs_netns(m);
     /* A verbs lane's link is its RDMA device's netdev here (a VM's data NIC); a TCP one's,
      * the netdev in a namespace the drill owns. */
     bool verbs = false;

@@ -312,6 +312,14 @@ int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft
     return 0;
 }
 
+const struct mix_flow *drill_blackhole_needs_netns(const struct mix *m)
+{
+    for (int i = 0; i < m->nflows; i++)
+        if (m->flows[i].role != MIX_ROLE_BACKGROUND && strcmp(m->flows[i].transport, "verbs"))
+            return &m->flows[i];
+    return NULL;
+}
+
 static int fail_ms(const struct drill *d)
 {
     return (int)(d->o->mix->fail_bound_s * 1000);
@@ -1249,14 +1257,13 @@ int drill_run(const struct drill_opts *o, cJSON **docp, struct drill_summary *su
     if (rc < 0)
         return rc;
     bool rank_loss = o->fault == DRILL_RANK_LOSS;
-    /* Without a namespace a blackhole is the agent's qp-error, which only verbs lanes see. */
-    for (int i = 0; o->fault == DRILL_BLACKHOLE && !o->netns && i < o->mix->nflows; i++)
-        if (o->mix->flows[i].role != MIX_ROLE_BACKGROUND &&
-            strcmp(o->mix->flows[i].transport, "verbs"))
-            return ft_err_set(err, -EINVAL,
-                              "%s: flow %s: a blackhole of a %s flow needs a network namespace "
-                              "the drill owns (--netns NAME)",
-                              o->mix->source, o->mix->flows[i].name, o->mix->flows[i].transport);
+    const struct mix_flow *nn =
+        o->fault == DRILL_BLACKHOLE && !o->netns ? drill_blackhole_needs_netns(o->mix) : NULL;
+    if (nn)
+        return ft_err_set(err, -EINVAL,
+                          "%s: flow %s: a blackhole of a %s flow needs a network namespace "
+                          "the drill owns (--netns NAME)",
+                          o->mix->source, nn->name, nn->transport);
     /* A verbs lane's link is its RDMA device's netdev, and Soft-RoCE routes its packets in
      * the initial network namespace whatever --netns says (rxe_net.c, rxe_find_route4:
      * ip_route_output_key(&init_net, ...), Linux 6.1): its link-down is that netdev in this

@@ -67,6 +67,10 @@ int drill_fault_parse(const char *s, enum drill_fault *out);
 int drill_check_mix(const struct mix *m, struct ft_err *err);
 /* The same for a fault: rank-loss takes NCCL collectives only, the others no NCCL. */
 int drill_check_mix_fault(const struct mix *m, enum drill_fault fault, struct ft_err *err);
+/* Without a network namespace a blackhole is the agent's (its verbs lanes' queue pairs to the
+ * error state), which verbs lanes alone see: the first foreground flow it cannot reach, or
+ * NULL when every one is verbs. */
+const struct mix_flow *drill_blackhole_needs_netns(const struct mix *m);
 /* Run the drill: the document in *doc (the caller frees it) and its summary. 0, or -errno
  * with the message: the agent refused the fault (-EPERM), could not be reached, a flow
  * could not start, it was cancelled (-ECANCELED). *doc may hold what was measured before a

@@ -367,8 +367,9 @@ static int guard_error(const struct drill_netns *h, int code, int e, const char 
     case G_DEV_CONTROL:
         return ft_err_set(err, -EPERM,
                           "%s in %s carries the control connection to %s: a drill never takes "
-                          "it down; give the data path a link of its own (--data-peer, the "
-                          "agent's address on another netdev)",
+                          "it down; give the data path a netdev of its own (TCP: --data-peer, "
+                          "the agent's address on it; verbs: the RDMA device's netdev, "
+                          "--device)",
                           h->dev, ns, h->ctl_peer);
     case G_NO_ROUTE:
         return ft_err_set(err, -ENODEV,
