@@ -2,6 +2,7 @@
 #include "common/strbuf.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,4 +82,25 @@ char *strbuf_steal(struct strbuf *sb)
     char *s = sb->s;
     strbuf_init(sb);
     return s;
+}
+
+void strbuf_add_shell_word(struct strbuf *sb, const char *w)
+{
+    if (!strncmp(w, "~/", 2) && w[2]) {
+        strbuf_add(sb, "~/");
+        w += 2;
+    }
+    bool safe = *w != '\0';
+    for (const char *p = w; *p; p++)
+        safe &= strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                       "_-.,:/@[]%+=",
+                       *p) != NULL;
+    if (safe) {
+        strbuf_add(sb, w);
+        return;
+    }
+    strbuf_add(sb, "'");
+    for (const char *p = w; *p; p++)
+        strbuf_add(sb, *p == '\'' ? "'\\''" : (char[2]){*p, '\0'});
+    strbuf_add(sb, "'");
 }

@@ -109,33 +109,10 @@ int app_drill_check(const struct mix *m, enum drill_fault fault, const char *pee
     return 0;
 }
 
-/* A word for a POSIX shell: as it is when it is safe, else in single quotes; a leading "~/"
- * stays outside them (the shell's tilde expansion). */
-static void add_word(struct strbuf *sb, const char *w)
-{
-    if (!strncmp(w, "~/", 2) && w[2]) {
-        strbuf_add(sb, "~/");
-        w += 2;
-    }
-    bool safe = *w != '\0';
-    for (const char *p = w; *p; p++)
-        safe &= strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                       "_-.,:/@[]%+=",
-                       *p) != NULL;
-    if (safe) {
-        strbuf_add(sb, w);
-        return;
-    }
-    strbuf_add(sb, "'");
-    for (const char *p = w; *p; p++)
-        strbuf_add(sb, *p == '\'' ? "'\\''" : (char[2]){*p, '\0'});
-    strbuf_add(sb, "'");
-}
-
 static void add_opt(struct strbuf *sb, const char *opt, const char *value)
 {
     strbuf_printf(sb, " %s ", opt);
-    add_word(sb, value);
+    strbuf_add_shell_word(sb, value);
 }
 
 void app_drill_command(struct strbuf *sb, const char *mix_arg, const struct mix *m,
@@ -143,7 +120,7 @@ void app_drill_command(struct strbuf *sb, const char *mix_arg, const struct mix 
                        const char *key_file)
 {
     strbuf_add(sb, "fabtop drill --mix ");
-    add_word(sb, mix_arg);
+    strbuf_add_shell_word(sb, mix_arg);
     add_opt(sb, "--fault", drill_fault_str(fault));
     bool hole = fault == DRILL_BLACKHOLE && drill_blackhole_needs_netns(m);
     /* A verbs lane's link is its RDMA device's netdev here (a VM's data NIC); a TCP one's,

@@ -603,34 +603,16 @@ int mix_build_make(const struct mix_build *b, struct mix *m, char *why, size_t l
 
 /* ---- the command line ---- */
 
-/* A shell word: as is when safe, else in single quotes. */
-static void add_word(struct strbuf *sb, const char *w)
-{
-    bool safe = *w != '\0';
-    for (const char *p = w; *p; p++)
-        safe &= strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                       "_-.,:/@[]%+=",
-                       *p) != NULL;
-    if (safe) {
-        strbuf_add(sb, w);
-        return;
-    }
-    strbuf_add(sb, "'");
-    for (const char *p = w; *p; p++)
-        strbuf_add(sb, *p == '\'' ? "'\\''" : (char[2]){*p, '\0'});
-    strbuf_add(sb, "'");
-}
-
 static void add_flag(struct strbuf *sb, enum mix_knob k, const char *value)
 {
     strbuf_printf(sb, " --%s ", mix_build_knobs[k].flag);
-    add_word(sb, value);
+    strbuf_add_shell_word(sb, value);
 }
 
 void mix_build_command_line(const struct mix_build *b, struct strbuf *sb)
 {
     strbuf_add(sb, "fabtop run --mix ");
-    add_word(sb, b->preset[0] ? b->preset : "?");
+    strbuf_add_shell_word(sb, b->preset[0] ? b->preset : "?");
     bool remote = b->peer[0] && mix_build_applies(b, MIX_KNOB_PEER);
     if (remote)
         add_flag(sb, MIX_KNOB_PEER, b->peer);

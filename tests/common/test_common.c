@@ -22,6 +22,7 @@
 #include "common/datadir.h"
 #include "common/fsutil.h"
 #include "common/jsonutil.h"
+#include "common/strbuf.h"
 #include "common/suggest.h"
 
 static char dir[64];
@@ -435,6 +436,31 @@ static void test_search_dirs(void **state)
     assert_string_equal(d[0], "/usr/share/fabtop/mixes");
 }
 
+/* A shell word: as it is when safe, else single-quoted with a ' inside escaped; a leading
+ * "~/" outside the quotes. What `sh -c 'printf %s WORD'` would print back is the word. */
+static void test_shell_word(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain-1.0:/x@y", "plain-1.0:/x@y"},
+        {"two words", "'two words'"},
+        {"it's", "'it'\\''s'"},
+        {"", "''"},
+        {"~/a b", "~/'a b'"},
+        {"~/ok", "~/ok"},
+        {"$HOME;rm", "'$HOME;rm'"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct strbuf sb;
+        strbuf_init(&sb);
+        strbuf_add_shell_word(&sb, cases[i].in);
+        assert_string_equal(sb.s, cases[i].out);
+        strbuf_free(&sb);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,7 +469,7 @@ int main(void)
         cmocka_unit_test(test_atomic_write),   cmocka_unit_test(test_atomic_refuses),
         cmocka_unit_test(test_atomic_symlink), cmocka_unit_test(test_atomic_modes),
         cmocka_unit_test(test_atomic_check),   cmocka_unit_test(test_suggest),
-        cmocka_unit_test(test_search_dirs),
+        cmocka_unit_test(test_search_dirs),    cmocka_unit_test(test_shell_word),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
