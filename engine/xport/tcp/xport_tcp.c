@@ -203,8 +203,13 @@ static void describe_error(struct flow_rt *f, int rc, const char *what)
 {
     if (rc == -ECANCELED)
         return;
+    /* The peer's end gone shows as EOF on a read, EPIPE on a write once its FIN came in, or
+     * ECONNRESET when its RST did (tcp(7)): one cause, named once. */
     if (rc == -ENODATA)
         flow_fail(f, "%s: the peer closed the connection (agent stopped or killed?)", what);
+    else if (rc == -EPIPE || rc == -ECONNRESET)
+        flow_fail(f, "%s: the peer closed the connection (%s; agent stopped or killed?)", what,
+                  rc == -EPIPE ? "broken pipe on a send" : "reset");
     else if (rc == -ETIMEDOUT)
         flow_fail(f, "%s: TCP user timeout: data unacknowledged for %.1f s (path down?)", what,
                   f->fail_bound_s);
