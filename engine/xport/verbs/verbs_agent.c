@@ -119,6 +119,8 @@ static void srv_pong(struct verbs_agent_srv *s, int qp)
             size = atomic_load(&s->size[qp]);
             L[h - 1] = last;
         }
+        /* Nothing, or a zero-byte SEND: the client's liveness probe (verbs_client.c
+         * probe_tick), its receive posted again above and never answered. */
         if (!size) {
             if (++idle > 2000000)
                 usleep(50); /* long idle: stop burning a core */
@@ -126,7 +128,10 @@ static void srv_pong(struct verbs_agent_srv *s, int qp)
         }
         idle = 0;
         /* A drill's peer-stall of this client (fault.inject): the reply waits, as a hung
-         * worker's would; the NIC still acknowledges what arrives. */
+         * worker's would; the NIC still acknowledges what arrives, a WRITE always, a SEND
+         * while a receive is posted: this worker polls nothing and posts no receive while
+         * it waits, so once the receives posted ahead (depth) are used up, the client's
+         * SENDs (its liveness probes) meet receiver-not-ready NAKs. */
         agent_session_stall_wait(s->session, &s->stop);
         if (atomic_load(&s->stop))
             return;

@@ -138,16 +138,26 @@ static int poll_cq(struct flow_rt *f, struct verbs_client_flow *v, struct ibv_cq
     return k;
 }
 
-/* Post a probe when the worker has waited long enough and none is in flight. */
+/* Post a probe when the worker has waited long enough and none is in flight. A SEND
+ * ping-pong's probe is a zero-byte SEND (send: true), which the agent's responder takes as
+ * no request (verbs_agent.c srv_pong: a receive of 0 bytes is posted again, not answered), so
+ * that it meets what the flow's requests meet: a responder that stopped posting receives (a
+ * stalled agent) answers it with receiver-not-ready NAKs. With rnr_retry 7 the IBTA has those
+ * retried without end (the rnr_retry attribute, ibv_modify_qp(3): 7 means infinite): no
+ * completion says so, only the port's rcvd_rnr_err counter (Linux 6.1 rdma_rxe: rxe_comp.c
+ * check_ack counts AETH_RNR_NAK as RXE_CNT_RCV_RNR; COMPST_RNR_RETRY decrements rnr_retry
+ * unless it is 7). Soft-RoCE's queue pair then still failed with transport retry exceeded
+ * about (retry_cnt + 1) x T_o into the NAKs (tests/vm/drill_verbs.sh; engine/run/drill.c
+ * seen_could). A WRITE is acknowledged by the peer's NIC whatever its application does. */
 static int probe_tick(struct flow_rt *f, struct verbs_client_flow *v, int qp,
-                      struct verbs_client_probe *p, uint64_t now)
+                      struct verbs_client_probe *p, uint64_t now, bool send)
 {
     if (p->out || now - p->since_ns < v->probe_after_ns)
         return 0;
-    int rc = verbs_res_post_op(&v->res, qp, IBV_WR_RDMA_WRITE,
+    int rc = verbs_res_post_op(&v->res, qp, send ? IBV_WR_SEND : IBV_WR_RDMA_WRITE,
                                VERBS_RES_SCRATCH_OFF(v->res.slot, v->res.nqp, qp),
                                v->peer.addr + VERBS_RES_SCRATCH_OFF(v->peer.slot, v->peer.nqp, qp),
-                               v->peer.rkey, 1, true, VERBS_PROBE_ID, 0);
+                               v->peer.rkey, send ? 0 : 1, true, VERBS_PROBE_ID, 0);
     if (rc) {
         flow_fail(f, "queue pair %d: posting a liveness probe failed: %s", qp, strerror(-rc));
         return -1;
@@ -252,14 +262,26 @@ static int pingpong_once(struct flow_rt *f, struct verbs_client_flow *v, int qp,
             return -EIO;
         sent |= k > 0;
         if (sent && need_reply && !got && (spins & 0x3ff) == 0 &&
-            probe_tick(f, v, qp, &st->probe, flow_now_ns()) < 0)
+            probe_tick(f, v, qp, &st->probe, flow_now_ns(), v->cfg.verb == VERBS_SEND) < 0)
             return -EIO;
         if (need_reply && !got) {
             if (poll_mem && R) {
                 got = *(volatile char *)&R[h - 1] == (char)st->seq;
             } else {
-                k = poll_cq(f, v, r->rcq[qp], qp, wc, 1);
+                k = ibv_poll_cq(r->rcq[qp], 1, wc);
+                /* A flushed receive: the queue pair is in error, and the send completion
+                 * that says why (rdma_rxe's completer posts it, then flushes the receive
+                 * queue) may have come since the send queue was polled above. */
+                if (k > 0 && wc[0].status == IBV_WC_WR_FLUSH_ERR) {
+                    struct ibv_wc sw[4];
+                    if (poll_send(f, v, qp, &st->probe, sw, 4) < 0)
+                        return -EIO;
+                }
                 if (k < 0)
+                    flow_fail(f, "queue pair %d: polling the completion queue failed", qp);
+                else if (k > 0 && wc[0].status != IBV_WC_SUCCESS)
+                    wc_fail(f, v, qp, &wc[0]);
+                if (k < 0 || (k > 0 && wc[0].status != IBV_WC_SUCCESS))
                     return -EIO;
                 got = k > 0;
             }
@@ -395,7 +417,7 @@ static void run_stream_rx(struct flow_worker *w)
             probe.since_ns = flow_now_ns();
         } else {
             if (probes && (poll_send(f, v, qp, &probe, swc, 2) < 0 ||
-                           probe_tick(f, v, qp, &probe, flow_now_ns()) < 0))
+                           probe_tick(f, v, qp, &probe, flow_now_ns(), false) < 0))
                 return;
             sched_yield();
         }
@@ -586,7 +608,8 @@ static void run_ring(struct flow_worker *w)
                         }
                     }
                 }
-                if (!got && (spins & 0x3ff) == 0 && probe_tick(f, v, qp, &probe, flow_now_ns()) < 0)
+                if (!got && (spins & 0x3ff) == 0 &&
+                    probe_tick(f, v, qp, &probe, flow_now_ns(), false) < 0)
                     return;
                 if ((++spins & 0xfffff) == 0 && flow_state(f) == FLOW_ST_STOP)
                     return;
