@@ -16,6 +16,12 @@
 #define RESULTS_DRILL_FORMAT  "fabtop-drill"
 #define RESULTS_DRILL_VERSION 1
 
+/* A port-wide RDMA counter that moved in a drill's fault window: "rxe0/1", "rcvd_rnr_err". */
+struct results_drill_counter {
+    struct results_str object, name;
+    struct results_num delta;
+};
+
 struct results_drill_flow {
     struct results_str name, op;
     struct results_num connections, quiet_p99_us;
@@ -38,6 +44,20 @@ struct results_drill_flow {
     struct results_str rebuilt;
     enum results_state requests_st;
     struct results_num issued, completed, late, failed, abandoned, hanging;
+    /* "seen_by": what could see this fault on the flow's transport and verb, and what did
+     * (signals from one vocabulary: "request deadline", "connection error", "retry
+     * exceeded", "receiver-not-ready", "local QP operation error", "completion error",
+     * "NCCL error"); what its queue pair saw (verbs; null otherwise); one sentence; and the
+     * error counters of its RDMA ports that moved in the fault window (verbs; null when
+     * they could not be read). Absent where the drill did not say. */
+    enum results_state seen_st;
+    int ncould, ndid;
+    struct results_str *could, *did;
+    struct results_str queue_pair, seen_text;
+    struct results_num counters_window_s;
+    enum results_state counters_st;
+    int ncounters;
+    struct results_drill_counter *counters;
 };
 
 /* A background flow of the mix, run as load beside the drilled flows (TCP streams): what it

@@ -64,6 +64,11 @@ static const struct fd req_f[] = {
     N(results_drill_flow, issued),    N(results_drill_flow, completed),
     N(results_drill_flow, late),      N(results_drill_flow, failed),
     N(results_drill_flow, abandoned), N(results_drill_flow, hanging)};
+static const struct fd seen_f[] = {S(results_drill_flow, queue_pair),
+                                   {"text", F_STR, offsetof(struct results_drill_flow, seen_text)},
+                                   N(results_drill_flow, counters_window_s)};
+static const struct fd ctr_f[] = {S(results_drill_counter, object), S(results_drill_counter, name),
+                                  N(results_drill_counter, delta)};
 static const struct fd rep_f[] = {N(results_drill_rep, index), N(results_drill_rep, injected_at_s)};
 static const struct fd load_f[] = {
     S(results_drill_load, name),        S(results_drill_load, direction),
@@ -128,6 +133,35 @@ static cJSON *put_sub(cJSON *o, const char *k, enum results_state st)
     return st == RESULTS_SET ? cJSON_AddObjectToObject(o, k) : NULL;
 }
 
+static void put_strs(cJSON *o, const char *k, const struct results_str *v, int n)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, k);
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, v[i].st == RESULTS_SET ? cJSON_CreateString(v[i].s)
+                                                       : cJSON_CreateNull());
+}
+
+/* "seen_by": could, did, queue_pair, text, counters_window_s, counters. */
+static void put_seen(cJSON *fo, const struct results_drill_flow *fl)
+{
+    cJSON *so = put_sub(fo, "seen_by", fl->seen_st);
+    if (!so)
+        return;
+    put_strs(so, "could", fl->could, fl->ncould);
+    put_strs(so, "did", fl->did, fl->ndid);
+    put(so, fl, seen_f, NF(seen_f));
+    if (fl->counters_st == RESULTS_NULL)
+        cJSON_AddNullToObject(so, "counters");
+    if (fl->counters_st != RESULTS_SET)
+        return;
+    cJSON *ca = cJSON_AddArrayToObject(so, "counters");
+    for (int i = 0; i < fl->ncounters; i++) {
+        cJSON *co = cJSON_CreateObject();
+        put(co, &fl->counters[i], ctr_f, NF(ctr_f));
+        cJSON_AddItemToArray(ca, co);
+    }
+}
+
 cJSON *results_drill_write(const struct results_drill_doc *d)
 {
     cJSON *o = cJSON_CreateObject();
@@ -151,6 +185,7 @@ cJSON *results_drill_write(const struct results_drill_doc *d)
             cJSON *rq = put_sub(fo, "requests", fl->requests_st);
             if (rq)
                 put(rq, fl, req_f, NF(req_f));
+            put_seen(fo, fl);
             cJSON_AddItemToArray(fa, fo);
         }
         if (r->load_st == RESULTS_SET) {
@@ -182,6 +217,62 @@ cJSON *results_drill_write(const struct results_drill_doc *d)
     if (p)
         put(p, d, proc_f, NF(proc_f));
     return o;
+}
+
+/* An array of strings (or nulls) k of o: 0 members when it is not there. */
+static struct results_str *get_strs(struct results_rd *r, const cJSON *o, const char *where,
+                                    const char *k, int *n)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, k);
+    *n = 0;
+    if (!a)
+        return NULL;
+    if (!cJSON_IsArray(a)) {
+        results_field_bad(r, where, k, "an array");
+        return NULL;
+    }
+    int m = cJSON_GetArraySize(a);
+    struct results_str *v = m ? xalloc_zero((size_t)m, sizeof(*v)) : NULL;
+    *n = m;
+    for (int i = 0; i < m; i++) {
+        const cJSON *x = cJSON_GetArrayItem(a, i);
+        if (cJSON_IsString(x)) {
+            v[i].st = RESULTS_SET;
+            v[i].s = xalloc_strdup(x->valuestring);
+        } else if (cJSON_IsNull(x)) {
+            v[i].st = RESULTS_NULL;
+        } else {
+            results_field_bad(r, where, k, "an array of strings");
+        }
+    }
+    return v;
+}
+
+static void get_seen(struct results_rd *r, const cJSON *fo, const char *where,
+                     struct results_drill_flow *fl)
+{
+    const cJSON *so = results_field_obj(r, fo, where, "seen_by", &fl->seen_st);
+    if (!so)
+        return;
+    char w[128];
+    snprintf(w, sizeof(w), "%s.seen_by", where);
+    fl->could = get_strs(r, so, w, "could", &fl->ncould);
+    fl->did = get_strs(r, so, w, "did", &fl->ndid);
+    get(r, so, w, fl, seen_f, NF(seen_f));
+    const cJSON *ca = results_field_arr(r, so, w, "counters", &fl->counters_st);
+    int n = ca ? cJSON_GetArraySize(ca) : 0;
+    fl->counters = n ? xalloc_zero((size_t)n, sizeof(*fl->counters)) : NULL;
+    fl->ncounters = n;
+    for (int i = 0; i < n && !r->rc; i++) {
+        char w2[160];
+        snprintf(w2, sizeof(w2), "%s.counters[%d]", w, i);
+        const cJSON *co = cJSON_GetArrayItem(ca, i);
+        if (!cJSON_IsObject(co)) {
+            results_field_bad(r, w2, NULL, "an object");
+            return;
+        }
+        get(r, co, w2, &fl->counters[i], ctr_f, NF(ctr_f));
+    }
 }
 
 int results_drill_read(const cJSON *doc, const char *what, struct results_drill_doc *out,
@@ -234,6 +325,7 @@ int results_drill_read(const cJSON *doc, const char *what, struct results_drill_
             const cJSON *rq = results_field_obj(&r, fo, w2, "requests", &rp->flows[k].requests_st);
             if (rq)
                 get(&r, rq, w2, &rp->flows[k], req_f, NF(req_f));
+            get_seen(&r, fo, w2, &rp->flows[k]);
         }
         const cJSON *la = cJSON_GetObjectItemCaseSensitive(ro, "load");
         if (la && !cJSON_IsArray(la))
@@ -291,8 +383,20 @@ void results_drill_free(struct results_drill_doc *d)
     free_strs(d, head_f, NF(head_f));
     free_strs(d, fault_f, NF(fault_f));
     for (int i = 0; i < d->nreps; i++) {
-        for (int k = 0; k < d->reps[i].nflows; k++)
-            free_strs(&d->reps[i].flows[k], flow_f, NF(flow_f));
+        for (int k = 0; k < d->reps[i].nflows; k++) {
+            struct results_drill_flow *fl = &d->reps[i].flows[k];
+            free_strs(fl, flow_f, NF(flow_f));
+            free_strs(fl, seen_f, NF(seen_f));
+            for (int j = 0; j < fl->ncould; j++)
+                free(fl->could[j].s);
+            free(fl->could);
+            for (int j = 0; j < fl->ndid; j++)
+                free(fl->did[j].s);
+            free(fl->did);
+            for (int j = 0; j < fl->ncounters; j++)
+                free_strs(&fl->counters[j], ctr_f, NF(ctr_f));
+            free(fl->counters);
+        }
         free(d->reps[i].flows);
         for (int k = 0; k < d->reps[i].nload; k++)
             free_strs(&d->reps[i].load[k], load_f, NF(load_f));

@@ -1,7 +1,7 @@
 /* test_results_drill: the fabtop-drill document's reader and writer (results_drill.h): a
  * document `fabtop drill -o` wrote reads back and writes out byte for byte; so does a sparse
- * one (absent members, nulls), and a rank-loss drill's; malformed ones are refused with the key
- * named. */
+ * one (absent members, nulls), and a rank-loss drill's; what saw the fault ("seen_by");
+ * malformed ones are refused with the key named. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,6 +111,35 @@ static void test_rank_loss_document(void **state)
     cJSON_Delete(in);
 }
 
+/* A verbs SEND ping-pong under two peer-stalls, as `fabtop drill -o` wrote it in the Soft-RoCE
+ * VM (tests/vm/drill_verbs.sh): what saw each stall reads back, receiver-not-ready with the
+ * port's rcvd_rnr_err moved, then the queue pair's retry exceeded. */
+static void test_send_stall_document(void **state)
+{
+    (void)state;
+    struct results_drill_doc d;
+    cJSON *in = fixture("drill-verbs-send-stall.json", &d);
+    assert_string_equal(d.transport.s, "verbs");
+    assert_string_equal(d.kind.s, "peer-stall");
+    assert_int_equal(d.nreps, 2);
+    for (int i = 0; i < d.nreps; i++) {
+        const struct results_drill_flow *f = &d.reps[i].flows[0];
+        assert_int_equal(f->seen_st, RESULTS_SET);
+        assert_int_equal(f->ndid, 2);
+        assert_string_equal(f->did[1].s, "receiver-not-ready");
+        assert_string_equal(f->queue_pair.s, "receiver-not-ready, then retry exceeded");
+        assert_int_equal(f->counters_st, RESULTS_SET);
+        double rnr = 0;
+        for (int k = 0; k < f->ncounters; k++)
+            if (!strcmp(f->counters[k].name.s, "rcvd_rnr_err"))
+                rnr = f->counters[k].delta.v;
+        assert_true(rnr > 0);
+        assert_non_null(strstr(f->seen_text.s, "rcvd_rnr_err +"));
+    }
+    results_drill_free(&d);
+    cJSON_Delete(in);
+}
+
 static void test_sparse(void **state)
 {
     (void)state;
@@ -118,6 +147,43 @@ static void test_sparse(void **state)
                    "\"repetitions\":[{\"index\":0,\"flows\":[{\"name\":\"pp\",\"detect_s\":null,"
                    "\"requests\":{\"issued\":3,\"late\":null}}],\"agent\":null}],"
                    "\"summary\":{\"drills\":1,\"detect\":{\"min_s\":null,\"n\":0}}}");
+}
+
+/* "seen_by": what could see the fault and what did, the queue pair's view, the counters that
+ * moved (or null: not read; absent: not verbs) round trip, in the writer's order. */
+static void test_seen_by(void **state)
+{
+    (void)state;
+    roundtrip_text(
+        "{\"format\":\"fabtop-drill\",\"version\":1,\"complete\":true,\"repetitions\":[{"
+        "\"index\":0,\"flows\":[{\"name\":\"vpp\",\"requests\":{\"issued\":9},\"seen_by\":{"
+        "\"could\":[\"request deadline\",\"receiver-not-ready\"],\"did\":[\"request "
+        "deadline\",\"receiver-not-ready\"],\"queue_pair\":\"receiver-not-ready\",\"text\":"
+        "\"receiver-not-ready: rcvd_rnr_err +12 on rxe0/1\",\"counters_window_s\":3.01,"
+        "\"counters\":[{\"object\":\"rxe0/1\",\"name\":\"rcvd_rnr_err\",\"delta\":12}]}},"
+        "{\"name\":\"w\",\"seen_by\":{\"could\":[\"request deadline\"],\"did\":[],"
+        "\"queue_pair\":\"saw nothing\",\"text\":\"nothing saw the fault\","
+        "\"counters_window_s\":null,\"counters\":null}},"
+        "{\"name\":\"tcp\",\"seen_by\":{\"could\":[\"request deadline\"],\"did\":[\"request "
+        "deadline\"],\"queue_pair\":null,\"text\":\"the request's deadline did\"}}]}]}");
+    cJSON *in =
+        cJSON_Parse("{\"format\":\"fabtop-drill\",\"version\":1,\"repetitions\":[{\"flows\":[{"
+                    "\"seen_by\":{\"could\":[\"request deadline\"],\"did\":[\"request deadline\"],"
+                    "\"queue_pair\":\"saw nothing\",\"counters\":[]}},{\"name\":\"old\"}]}]}");
+    struct results_drill_doc d;
+    struct ft_err err = {0};
+    assert_int_equal(results_drill_read(in, "test", &d, &err), 0);
+    const struct results_drill_flow *f = &d.reps[0].flows[0];
+    assert_int_equal(f->seen_st, RESULTS_SET);
+    assert_int_equal(f->ncould, 1);
+    assert_string_equal(f->did[0].s, "request deadline");
+    assert_string_equal(f->queue_pair.s, "saw nothing");
+    assert_int_equal(f->counters_st, RESULTS_SET);
+    assert_int_equal(f->ncounters, 0);
+    assert_int_equal(d.reps[0].flows[1].seen_st, RESULTS_ABSENT);
+    assert_int_equal(d.reps[0].flows[1].counters_st, RESULTS_ABSENT);
+    results_drill_free(&d);
+    cJSON_Delete(in);
 }
 
 static void refused(const char *text, const char *needle)
@@ -148,6 +214,15 @@ static void test_refused(void **state)
     refused("{\"format\":\"fabtop-drill\",\"version\":1,\"repetitions\":[{\"load\":[{"
             "\"before_gbps\":\"fast\"}]}]}",
             "repetitions[0].load[0].before_gbps is not a number or null");
+    refused("{\"format\":\"fabtop-drill\",\"version\":1,\"repetitions\":[{\"flows\":[{"
+            "\"seen_by\":{\"could\":\"deadline\"}}]}]}",
+            "repetitions[0].flows[0].seen_by.could is not an array");
+    refused("{\"format\":\"fabtop-drill\",\"version\":1,\"repetitions\":[{\"flows\":[{"
+            "\"seen_by\":{\"did\":[1]}}]}]}",
+            "repetitions[0].flows[0].seen_by.did is not an array of strings");
+    refused("{\"format\":\"fabtop-drill\",\"version\":1,\"repetitions\":[{\"flows\":[{"
+            "\"seen_by\":{\"counters\":[{\"delta\":\"many\"}]}}]}]}",
+            "repetitions[0].flows[0].seen_by.counters[0].delta is not a number or null");
 }
 
 int main(void)
@@ -156,7 +231,9 @@ int main(void)
         cmocka_unit_test(test_written_document),
         cmocka_unit_test(test_loaded_document),
         cmocka_unit_test(test_rank_loss_document),
+        cmocka_unit_test(test_send_stall_document),
         cmocka_unit_test(test_sparse),
+        cmocka_unit_test(test_seen_by),
         cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
