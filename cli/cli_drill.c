@@ -239,6 +239,24 @@ static void print_text(const cJSON *doc)
             print_num(rq, "abandoned", "%.0f abandoned at their deadline, ");
             print_num(rq, "hanging", "%.0f hanging");
             printf("\n");
+            const cJSON *sb = cJSON_GetObjectItemCaseSensitive(f, "seen_by");
+            if (cJSON_IsObject(sb)) {
+                printf("    seen by: %s\n", jsonutil_str_or(sb, "text", "n/a"));
+                const char *lists[2] = {"could", "did"};
+                for (int i = 0; i < 2; i++) {
+                    printf("%s", i ? "; did: " : "      could: ");
+                    const cJSON *x, *a = cJSON_GetObjectItemCaseSensitive(sb, lists[i]);
+                    int n = 0;
+                    cJSON_ArrayForEach(x, a)
+                    {
+                        if (cJSON_IsString(x))
+                            printf("%s%s", n++ ? ", " : "", x->valuestring);
+                    }
+                    if (!n)
+                        printf("nothing");
+                }
+                printf("\n");
+            }
             const cJSON *rb = cJSON_GetObjectItemCaseSensitive(f, "ranks_before");
             if (cJSON_IsNumber(rb)) {
                 printf("    ranks: %.0f before, ", rb->valuedouble);

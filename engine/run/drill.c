@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/jsonutil.h"
+#include "engine/counters/counters.h"
 #include "engine/peer/agent.h"
 #include "engine/peer/channel.h"
 #include "engine/results/results_drill.h"
@@ -56,6 +57,7 @@ struct lane {
     int target;       /* the agent it is on: 0 the drill's peer, k its policy's failover[k - 1] */
     int recovered_on; /* the target of its first recovery after the fault */
     uint64_t detect_ns, recovered_ns, returned_ns;
+    atomic_bool detected; /* detect_ns is set (read by the repetition's clock) */
     char detect_kind[300];
     bool gave_up;
     uint64_t rng;    /* the lane's size draws (a size distribution) */
@@ -70,6 +72,9 @@ struct lane {
     int ranks_before, ranks_after;
     const char *rebuilt;
     char shrink_error[300];
+    /* verbs: the RDMA device and port of its queue pair (its first set-up's), whose
+     * counters the drill reads over the fault window; "" none */
+    char rdma[80], rdma_obj[80];
 };
 
 /* A background stream of the mix, run as load beside the lanes, one per connection: its
@@ -359,6 +364,10 @@ static int lane_open(struct lane *l, struct channel_conn **ctl, struct tcp_drill
         rc = verbs_drill_open(*ctl, desc, l->d->o->mix, l->flow, &l->vl, &st, err);
         if (rc == 0)
             l->bound_s = verbs_drill_bound_s(l->vl, &l->timeout_s);
+        if (rc == 0 && !l->rdma[0] && st.dev[0] && st.port > 0) {
+            snprintf(l->rdma_obj, sizeof(l->rdma_obj), "%s/%d", st.dev, st.port);
+            snprintf(l->rdma, sizeof(l->rdma), "%s:%d", st.dev, st.port);
+        }
         /* A link-down of a netdev the queue pair does not use would time nothing. */
         const char *dev = l->d->hole.dev;
         if (rc == 0 && l->d->o->fault == DRILL_LINK_DOWN && dev[0] && st.netdev[0] &&
@@ -512,6 +521,7 @@ static void *lane_main(void *arg)
             l->detect_ns = now;
             snprintf(l->detect_kind, sizeof(l->detect_kind), "%s: %s",
                      rc == -ETIMEDOUT ? "timeout" : "error", err.msg);
+            atomic_store(&l->detected, true);
             uint64_t *copy = malloc((l->nquiet ? l->nquiet : 1) * sizeof(*copy));
             if (copy) {
                 memcpy(copy, l->quiet, l->nquiet * sizeof(*copy));
@@ -785,6 +795,205 @@ static void put_load(struct drill *d, struct results_drill_rep *r, uint64_t t0, 
     }
 }
 
+/* What can see a fault on a flow, and what did ("seen_by", results_drill.h): one vocabulary
+ * of signals for every transport. */
+enum {
+    SIG_DEADLINE = 1u << 0, /* a request outlived its deadline */
+    SIG_CONN = 1u << 1,     /* TCP: the connection failed (reset, closed, refused) */
+    SIG_RETRY = 1u << 2,    /* verbs: the queue pair's retries ran out */
+    SIG_RNR = 1u << 3,      /* verbs: receiver-not-ready NAKs (rcvd_rnr_err moved) */
+    SIG_LOCQP = 1u << 4,    /* verbs: a local QP operation error (Soft-RoCE: no route) */
+    SIG_WC = 1u << 5,       /* verbs: another completion error */
+    SIG_NCCL = 1u << 6,     /* NCCL: an error of the communicator */
+};
+static const char *const sig_names[] = {
+    "request deadline",         "connection error", "retry exceeded", "receiver-not-ready",
+    "local QP operation error", "completion error", "NCCL error"};
+#define SEEN_NSIG ((int)(sizeof(sig_names) / sizeof(sig_names[0])))
+
+static bool flow_is_send(const struct mix_flow *s)
+{
+    const char *verb = jsonutil_str(s->params, "verb");
+    return verb && !strcmp(verb, "send");
+}
+
+/* What could see the fault on flow s. A peer-stall leaves every connection up: TCP still
+ * acknowledges, and so does the peer's NIC, for a WRITE whatever its application does, for
+ * a SEND while the application has a receive posted; once the stalled agent's receives are
+ * used up, a SEND meets receiver-not-ready NAKs, which the IBTA has retried without end
+ * under rnr_retry 7 (verbs_res.c; ibv_modify_qp(3)), no completion reporting them, only the
+ * counters. On Soft-RoCE (Linux 6.1) the queue pair does not wait without end: measured in
+ * tests/vm/drill_verbs.sh, a SEND ping-pong's liveness probe met 28-36 RNR NAKs and then
+ * failed with "transport retry counter exceeded" about 0.4 s into the stall (timeout 14,
+ * retry_cnt 3: completer_retry_err +3, retry_exceeded_err +1), as if the retransmission timer
+ * ran on across the RNR NAKs; so retry exceeded can see it there too. */
+static unsigned seen_could(const struct mix_flow *s, enum drill_fault fault)
+{
+    if (!strcmp(s->transport, "nccl"))
+        return SIG_DEADLINE | SIG_NCCL;
+    if (strcmp(s->transport, "verbs"))
+        return fault == DRILL_PEER_STALL ? SIG_DEADLINE : SIG_DEADLINE | SIG_CONN;
+    switch (fault) {
+    case DRILL_PEER_STALL:
+        return SIG_DEADLINE | (flow_is_send(s) ? SIG_RNR | SIG_RETRY : 0u);
+    case DRILL_LINK_DOWN:
+        return SIG_DEADLINE | SIG_LOCQP | SIG_RETRY;
+    default: /* peer-kill, blackhole: nothing acknowledges */
+        return SIG_DEADLINE | SIG_RETRY;
+    }
+}
+
+/* The signal of a lane's detection ("timeout: ...", "error: ..."). */
+static unsigned seen_did(const struct mix_flow *s, const char *kind)
+{
+    if (!kind || !kind[0])
+        return 0;
+    if (!strncmp(kind, "timeout:", 8))
+        return SIG_DEADLINE;
+    if (!strcmp(s->transport, "nccl"))
+        return SIG_NCCL;
+    if (strcmp(s->transport, "verbs"))
+        return SIG_CONN;
+    /* ibv_wc_status_str(3): "RNR retry counter exceeded", "transport retry counter
+     * exceeded", "local QP operation error" */
+    if (strstr(kind, "RNR retry counter exceeded"))
+        return SIG_RNR;
+    if (strstr(kind, "retry counter exceeded"))
+        return SIG_RETRY;
+    if (strstr(kind, "local QP operation error"))
+        return SIG_LOCQP;
+    return SIG_WC;
+}
+
+static void put_sigs(struct results_str **v, int *n, unsigned sigs)
+{
+    *v = xalloc_zero(SEEN_NSIG, sizeof(**v));
+    *n = 0;
+    for (int i = 0; i < SEEN_NSIG; i++)
+        if (sigs & (1u << i))
+            str(&(*v)[(*n)++], sig_names[i]);
+}
+
+/* A moved counter of the window, by name: its delta, or -1 when it did not move. */
+static double ctr_delta(const struct results_drill_flow *fo, const char *name)
+{
+    double sum = -1;
+    for (int i = 0; i < fo->ncounters; i++)
+        if (!strcmp(fo->counters[i].name.s, name))
+            sum = (sum < 0 ? 0 : sum) + fo->counters[i].delta.v;
+    return sum;
+}
+
+/* The flow's "seen_by": could and did, its queue pair's view (verbs), the error counters
+ * of its lanes' RDMA ports that moved over the window (cs, sampled at the injection and at
+ * the window's end; NULL: not read, cs_note says why) and the sentence. */
+static void put_seen(struct drill *d, int flow, struct results_drill_flow *fo,
+                     const struct counters_set *cs, const char *cs_note, double window_s)
+{
+    const struct mix_flow *s = &d->o->mix->flows[flow];
+    bool verbs = !strcmp(s->transport, "verbs");
+    unsigned could = seen_could(s, d->o->fault), did = 0;
+    for (int k = 0; k < d->nlanes; k++)
+        if (d->lanes[k].flow == flow && d->lanes[k].detect_ns)
+            did |= seen_did(s, d->lanes[k].detect_kind);
+    fo->seen_st = RESULTS_SET;
+    if (verbs) {
+        fo->counters_st = cs ? RESULTS_SET : RESULTS_NULL;
+        num(&fo->counters_window_s, cs != NULL, window_s);
+        int nv = 0;
+        const struct counters_value *v = cs ? counters_set_values(cs, &nv) : NULL;
+        fo->counters = nv ? xalloc_zero((size_t)nv, sizeof(*fo->counters)) : NULL;
+        for (int i = 0; i < nv; i++) {
+            bool mine = false;
+            for (int k = 0; k < d->nlanes && !mine; k++)
+                mine = d->lanes[k].flow == flow && !strcmp(d->lanes[k].rdma_obj, v[i].object);
+            if (!mine || v[i].source != COUNTERS_SRC_HW || !v[i].error_like ||
+                !(v[i].valid & COUNTERS_V_DELTA) || !(v[i].delta > 0))
+                continue;
+            struct results_drill_counter *c = &fo->counters[fo->ncounters++];
+            str(&c->object, v[i].object);
+            str(&c->name, v[i].name);
+            results_drill_num(&c->delta, v[i].delta);
+        }
+        /* rcvd_rnr_err counts the RNR NAKs this port's requesters received (rdma_rxe:
+         * rxe_comp.c check_ack); port-wide, so it is taken as this flow's only where the
+         * flow could meet one. */
+        if ((could & SIG_RNR) && ctr_delta(fo, "rcvd_rnr_err") > 0)
+            did |= SIG_RNR;
+        /* A lane whose first failed completion was a flushed receive (the queue pair was
+         * already in error, its send completion not yet polled) failed with the error the
+         * port's retry_exceeded_err counted, where the flow could fail so. */
+        bool flushed = false, other = false;
+        for (int k = 0; k < d->nlanes; k++) {
+            const struct lane *l = &d->lanes[k];
+            if (l->flow != flow || !l->detect_ns || seen_did(s, l->detect_kind) != SIG_WC)
+                continue;
+            if (strstr(l->detect_kind, "Work Request Flushed"))
+                flushed = true;
+            else
+                other = true; /* it keeps its completion error */
+        }
+        if (flushed && (could & SIG_RETRY) && ctr_delta(fo, "retry_exceeded_err") > 0) {
+            did |= SIG_RETRY;
+            if (!other)
+                did &= ~(unsigned)SIG_WC;
+        }
+    }
+    put_sigs(&fo->could, &fo->ncould, could);
+    put_sigs(&fo->did, &fo->ndid, did);
+    const char *qp = !verbs ? NULL
+                     : (did & SIG_RETRY) && (did & SIG_RNR)
+                         ? "receiver-not-ready, then retry exceeded"
+                     : did & SIG_RETRY ? "retry exceeded"
+                     : did & SIG_LOCQP ? "local QP operation error"
+                     : did & SIG_RNR   ? "receiver-not-ready"
+                     : did & SIG_WC    ? "completion error"
+                                       : "saw nothing";
+    str(&fo->queue_pair, qp);
+    char t[600], moved[300] = "";
+    for (int i = 0; i < fo->ncounters; i++) {
+        size_t at = strlen(moved);
+        snprintf(moved + at, sizeof(moved) - at, "%s%s +%.0f on %s", at ? ", " : "",
+                 fo->counters[i].name.s, fo->counters[i].delta.v, fo->counters[i].object.s);
+    }
+    const char *by = did & SIG_DEADLINE ? "the request's deadline did" : "";
+    bool stall = d->o->fault == DRILL_PEER_STALL;
+    if (!did) {
+        snprintf(t, sizeof(t), "nothing saw the fault%s%s", verbs && !cs ? " (counters: " : "",
+                 verbs && !cs ? cs_note : "");
+        if (verbs && !cs)
+            strncat(t, ")", sizeof(t) - strlen(t) - 1);
+    } else if (verbs && stall && !flow_is_send(s) && !(did & ~SIG_DEADLINE)) {
+        snprintf(t, sizeof(t),
+                 "the peer's NIC still acknowledged every WRITE and liveness probe: the queue "
+                 "pair saw nothing; %s",
+                 by);
+    } else if (verbs && stall && (did & SIG_RNR)) {
+        snprintf(t, sizeof(t),
+                 "receiver-not-ready: the stalled agent posted no receives, its NIC answered "
+                 "the liveness probe's SEND with RNR NAKs (rnr_retry 7: no completion for "
+                 "them)%s: %s%s%s",
+                 did & SIG_RETRY ? ", then the queue pair failed with retry exceeded" : "", moved,
+                 by[0] ? "; " : "", by);
+    } else if (verbs && stall && !(did & ~SIG_DEADLINE)) {
+        snprintf(t, sizeof(t), "the queue pair saw nothing (no RNR NAK counted: %s); %s",
+                 cs ? "the agent still had receives posted" : cs_note, by);
+    } else if (verbs && (did & ~(SIG_DEADLINE | SIG_RNR))) {
+        snprintf(t, sizeof(t), "the queue pair: %s%s%s", qp, moved[0] ? " (" : "", moved);
+        if (moved[0])
+            strncat(t, ")", sizeof(t) - strlen(t) - 1);
+    } else if (did & SIG_CONN) {
+        snprintf(t, sizeof(t), "the connection's error%s",
+                 did & SIG_DEADLINE ? " and the request's deadline" : "");
+    } else if (did & SIG_NCCL) {
+        snprintf(t, sizeof(t), "the communicator's error (NCCL)");
+    } else {
+        snprintf(t, sizeof(t), "%s%s", by,
+                 !verbs && stall ? " (the connection stayed up: TCP still acknowledged)" : "");
+    }
+    str(&fo->seen_text, t);
+}
+
 /* One repetition: its object in reps, the summary's counts updated; the detection and
  * recovery times into det/rec. */
 /* rank-loss: start the victim agent (`fabtop serve` on 127.0.0.1, the drill's key, NCCL
@@ -960,7 +1169,36 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     uint64_t tinj = 0;
     bool hole = netns_fault(o); /* drill_netns */
     bool stopped = false;
+    /* The verbs lanes' RDMA ports: their counters over the fault window, from the injection
+     * until the fault is lifted and every lane has seen it (or settled). */
+    struct counters_set *cs = NULL;
+    char cs_note[300] = "";
+    const char *ports[MAX_LANES];
+    int nports = 0;
+    for (int i = 0; i < d->nlanes && !start_err[0]; i++) {
+        bool seen = !d->lanes[i].rdma[0];
+        for (int k = 0; k < nports && !seen; k++)
+            seen = !strcmp(ports[k], d->lanes[i].rdma);
+        if (!seen)
+            ports[nports++] = d->lanes[i].rdma;
+    }
+    if (nports) {
+        struct counters_opts co = {.only = ports, .nonly = nports};
+        struct ft_err ce = {0};
+        if (counters_set_open(&co, &cs, &ce) < 0) {
+            snprintf(cs_note, sizeof(cs_note), "not read: %s", ce.msg);
+            cs = NULL;
+        }
+    }
+    uint64_t win_ns = 0;
     if (!start_err[0] && !(stopped = !nap(d, (uint64_t)(o->at_s * 1e9)))) {
+        if (cs && counters_set_sample_all(cs) < 0) {
+            snprintf(cs_note, sizeof(cs_note), "not read: no counter of %s readable", ports[0]);
+            counters_set_close(cs);
+            cs = NULL;
+        }
+        if (cs)
+            counters_set_mark(cs);
         tinj = now_ns();
         atomic_store(&d->inject_ns, tinj);
         if (hole) {
@@ -995,9 +1233,15 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
                     if (victim_start(d, &ve) < 0 && rc == 0)
                         rc = ft_err_set(err, ve.code, "%s", ve.msg);
                 }
-                bool all = true;
-                for (int i = 0; i < d->nlanes; i++)
+                bool all = true, seen = true;
+                for (int i = 0; i < d->nlanes; i++) {
                     all &= atomic_load(&d->lanes[i].settled);
+                    seen &= atomic_load(&d->lanes[i].detected) || atomic_load(&d->lanes[i].settled);
+                }
+                if (cs && !win_ns && seen && now >= tinj + (uint64_t)(o->for_s * 1e9)) {
+                    counters_set_sample_all(cs);
+                    win_ns = now_ns();
+                }
                 if (now >= cap || (all && now >= min_end))
                     break;
                 if ((stopped = cancelled(d)))
@@ -1007,6 +1251,10 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
         }
     }
     drill_netns_off(&d->hole); /* also on every early way out */
+    if (cs && tinj && !win_ns) {
+        counters_set_sample_all(cs);
+        win_ns = now_ns();
+    }
     atomic_store(&d->stop, true);
     for (int i = 0; i < d->nlanes; i++)
         if (d->lanes[i].started)
@@ -1025,6 +1273,7 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     if (rc < 0) {
         for (int i = 0; i < d->nlanes; i++)
             free(d->lanes[i].quiet);
+        counters_set_close(cs);
         return rc;
     }
     rc = answered_all(d, &a1, err);
@@ -1139,6 +1388,7 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
                 snprintf(how, sizeof(how), "%s", l && l->rebuilt ? l->rebuilt : "");
             str(&fo->rebuilt, how[0] ? how : NULL);
         }
+        put_seen(d, i, fo, cs, cs_note[0] ? cs_note : "not read", rel_s(win_ns, tinj));
         fo->requests_st = RESULTS_SET;
         results_drill_num(&fo->issued, (double)issued);
         results_drill_num(&fo->completed, (double)completed);
@@ -1166,6 +1416,7 @@ static int one_rep(struct drill *d, int rep, struct results_drill_doc *doc,
     }
     for (int i = 0; i < d->nlanes; i++)
         free(d->lanes[i].quiet);
+    counters_set_close(cs);
     bool verbs = false;
     for (int i = 0; i < d->nlanes; i++)
         verbs |= !strcmp(d->lanes[i].spec->transport, "verbs");

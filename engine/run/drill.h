@@ -4,9 +4,12 @@
  * a network namespace the drill owns, a blackhole or a link-down of the data path, drill_netns.h);
  * each flow detects the fault (the first error or request deadline), reconnects under its recovery
  * policy and goes on; every request is accounted for, and the times are set against bounds computed
- * from the mix (fail_bound_s). rank-loss drills a mix's NCCL collectives with the ranks of a victim
- * agent, a process the drill starts and kills (SIGKILL): the survivors shrink their
- * communicators (ncclCommShrink), or reconnect to the agent restarted after --for. The
+ * from the mix (fail_bound_s); each flow's report says what could see the fault on its
+ * transport and verb and what did ("seen_by": the request's deadline, the connection's or
+ * queue pair's error, receiver-not-ready; a verbs flow's RDMA error counters that moved over
+ * the fault window, read with engine/counters). rank-loss drills a mix's NCCL collectives with the
+ * ranks of a victim agent, a process the drill starts and kills (SIGKILL): the survivors shrink
+ * their communicators (ncclCommShrink), or reconnect to the agent restarted after --for. The
  * "fabtop-drill" document (engine/results/results_drill.h) is written after every repetition. */
 #ifndef DRILL_H
 #define DRILL_H

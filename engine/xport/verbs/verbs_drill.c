@@ -26,6 +26,7 @@ static void setup_state(const struct flow_rt *f, struct verbs_drill_setup *st)
         return;
     snprintf(st->qp_state, sizeof(st->qp_state), "%s", r->qp_state ? r->qp_state : "");
     snprintf(st->dev, sizeof(st->dev), "%s", r->dev);
+    st->port = r->port;
     st->gid_index = r->gid_index;
     snprintf(st->netdev, sizeof(st->netdev), "%s", r->netdev);
     if (r->qp_state && strcmp(r->qp_state, "INIT"))

@@ -18,6 +18,7 @@ struct verbs_drill;
 struct verbs_drill_setup {
     char qp_state[8]; /* the furthest state of the local queue pair: "", INIT, RTR, RTS */
     char dev[64];     /* the RDMA device opened, "" none */
+    int port;         /* its port, 0 none */
     int gid_index;    /* the local GID index used, -1 none */
     char netdev[32];  /* the netdev of that GID, "" unknown */
     int path_mtu;     /* bytes, the queue pair's path MTU; 0 before RTR */
