@@ -3,7 +3,8 @@
 # back; the control channel on 127.0.0.1). The agent ends the drill's sessions and with them
 # its queue pairs; the client's queue pair runs out of retries (timeout 14: T_o 67 ms,
 # retry_cnt 3), the lane opens new queue pairs once the agent takes sessions again. Then a
-# peer-stall (the replies held), and a READ ping-pong under peer-stall, refused. Results
+# peer-stall (the replies held) of that WRITE ping-pong and of a SEND one (receiver-not-ready),
+# and a READ ping-pong under peer-stall, refused. Results
 # land in $OUT for drill_verbs.sh on the host.
 command -v fabtop >/dev/null || { echo "fabtop was not carried into the guest"; exit 1; }
 key=/tmp/key
@@ -33,6 +34,26 @@ fabtop drill --mix /tmp/vpp.json --fault peer-stall --at 1 --for 3 --repeat 2 \
     --peer 127.0.0.1 --key-file $key -o "$OUT/stall.json" >"$OUT/stall.out" 2>&1
 echo $? >"$OUT/stall.rc"
 echo "--- stall (exit $(cat "$OUT/stall.rc"))"; cat "$OUT/stall.out"
+# A SEND ping-pong under the same stall: the agent's stalled responder polls nothing and
+# posts no receive, so once the two it posted ahead (depth 2) have taken the request in
+# flight and a liveness probe (a zero-byte SEND), the next probe meets receiver-not-ready
+# NAKs (rnr_retry 7), until the queue pair fails with retry exceeded (Soft-RoCE; what the
+# report says is judged on the host). rxe0's RNR counters, read here before and after:
+# rcvd_rnr_err counts the NAKs the requester (the client) received, send_rnr_err those the
+# responder (the agent) sent (rdma_rxe: rxe_comp.c check_ack, rxe_resp.c RESPST_ERR_RNR).
+hw=/sys/class/infiniband/rxe0/ports/1/hw_counters
+ls $hw >"$OUT/hw_counters.list" 2>&1
+sed 's/"verb": "write"/"verb": "send"/' /tmp/vpp.json >/tmp/vsend.json
+r0=$(cat $hw/rcvd_rnr_err 2>/dev/null || echo -1)
+n0=$(cat $hw/send_rnr_err 2>/dev/null || echo -1)
+fabtop drill --mix /tmp/vsend.json --fault peer-stall --at 1 --for 3 --repeat 2 \
+    --peer 127.0.0.1 --key-file $key -o "$OUT/send-stall.json" >"$OUT/send-stall.out" 2>&1
+echo $? >"$OUT/send-stall.rc"
+r1=$(cat $hw/rcvd_rnr_err 2>/dev/null || echo -1)
+n1=$(cat $hw/send_rnr_err 2>/dev/null || echo -1)
+echo "$r0 $r1 $n0 $n1" >"$OUT/send_rnr"
+echo "--- send stall (exit $(cat "$OUT/send-stall.rc")), rcvd_rnr_err $r0 -> $r1, send_rnr_err $n0 -> $n1"
+cat "$OUT/send-stall.out"
 # A blackhole by the agent (no namespace here: the guest's one rxe loops back): its queue
 # pairs of this client to the error state for 2 s, and new ones as they come.
 s2=$(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/retry_exceeded_err 2>/dev/null || echo -1)
