@@ -966,8 +966,8 @@ static void put_seen(struct drill *d, int flow, struct results_drill_flow *fo,
     } else if (verbs && stall && !flow_is_send(s) && !(did & ~SIG_DEADLINE)) {
         snprintf(t, sizeof(t),
                  "the peer's NIC still acknowledged every WRITE and liveness probe: the queue "
-                 "pair saw nothing; %s",
-                 by);
+                 "pair saw nothing; %s%s%s%s",
+                 by, moved[0] ? " (moved meanwhile: " : "", moved, moved[0] ? ")" : "");
     } else if (verbs && stall && (did & SIG_RNR)) {
         snprintf(t, sizeof(t),
                  "receiver-not-ready: the stalled agent posted no receives, its NIC answered "
