@@ -142,7 +142,11 @@ static int listen_on(struct agent *a, struct ft_err *err)
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         if (!addr && ai->ai_family == AF_INET6)
             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+        /* A deep accept queue (SOMAXCONN, capped by net.core.somaxconn: listen(2)): under a
+         * flood of connections a full queue drops a client's SYN or handshake ACK, and the
+         * retransmission one RTO later (1 s, RFC 6298) pushes a legitimate client past its
+         * 2 s handshake (netns_agent measured 1.6 s at a 64-deep queue under ASan). */
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
             e = -errno;
             close(fd);
             fd = -1;
