@@ -26,7 +26,7 @@ FABTOP_TEST_DEPS="libcmocka-dev clang-format tmux bzip2 python3 jq iproute2 proc
 ibsim-utils libumad2sim0 opensm infiniband-diags lldpd clang libclang-rt-14-dev llvm-14 \
 openmpi-bin libopenmpi-dev slurmd slurmctld slurm-client munge util-linux \
 mandoc man-db zsh debhelper dpkg-dev lintian adduser systemd prometheus \
-prometheus-node-exporter curl chromium python3-jsonschema"
+prometheus-node-exporter curl chromium python3-jsonschema strace"
 
 fabtop_missing() {
     missing=""

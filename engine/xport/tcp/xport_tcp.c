@@ -1219,8 +1219,8 @@ struct srv_flow {
     struct ring_gate *gate; /* across hosts: this client is one of its feeders */
     int gate_slot;          /* which */
     double rate_gbps;
-    bool capped;         /* the agent has a rate cap (shared per client key) */
-    size_t capped_chunk; /* under it, the largest read or send: about 1 ms at the cap */
+    bool capped;     /* the agent has a rate cap (shared per client key) */
+    size_t io_chunk; /* the largest read or send: about 1 ms of a connection's rate */
     double max_duration_s;
     /* pingpong/rr: the client abandons a request this long after sending it (a drill lane's
      * deadline, tcp.open's request_deadline_ms); 0: never. */
@@ -1392,8 +1392,8 @@ static void srv_ring(struct srv_conn *c, uint64_t limit)
         bool moved = false;
         if (sent < credit) {
             size_t m = credit - sent > BUF_BYTES ? BUF_BYTES : (size_t)(credit - sent);
-            if (sf->capped && m > sf->capped_chunk)
-                m = sf->capped_chunk;
+            if (m > sf->io_chunk)
+                m = sf->io_chunk;
             ssize_t k = send(c->fd, sbuf, m, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (k > 0) {
                 sent += (uint64_t)k;
@@ -1497,8 +1497,8 @@ static void *srv_conn_serve(void *arg)
             int rc = 0;
             for (uint64_t left = (uint64_t)resp; left && !rc;) {
                 size_t n = left > BUF_BYTES ? BUF_BYTES : left;
-                if (sf->capped && n > sf->capped_chunk)
-                    n = sf->capped_chunk;
+                if (n > sf->io_chunk)
+                    n = sf->io_chunk;
                 srv_pace(c, &paced, t0, n);
                 rc = xfer_all(c->fd, buf, n, true, srv_keep, c, NULL);
                 left -= n;
@@ -1510,16 +1510,15 @@ static void *srv_conn_serve(void *arg)
             continue; /* a stream under a peer-stall: neither sends nor reads meanwhile */
         } else if (c->sender) {
             size_t n = sf->chunk > BUF_BYTES ? BUF_BYTES : sf->chunk;
-            if (sf->capped && n > sf->capped_chunk)
-                n = sf->capped_chunk; /* a stream: the cap's pacing stays smooth */
+            if (n > sf->io_chunk)
+                n = sf->io_chunk; /* a stream: the pacing stays smooth */
             srv_pace(c, &paced, t0, n);
             if (xfer_all(c->fd, buf, n, true, srv_keep, c, NULL))
                 break;
         } else {
-            /* Receive and discard; under a rate cap read no faster than the cap, so TCP's
-             * flow control holds the client back (the receive buffer is small then). */
-            size_t n = sf->rate_gbps > 0 ? CAPPED_MIN : sf->capped ? sf->capped_chunk : BUF_BYTES;
-            ssize_t k = recv(c->fd, buf, n, 0);
+            /* Receive and discard; under a rate read no faster than it, so TCP's flow
+             * control holds the client back (under a low cap the receive buffer is small). */
+            ssize_t k = recv(c->fd, buf, sf->io_chunk, 0);
             if (k == 0)
                 break;
             if (k < 0) {
@@ -1783,11 +1782,20 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     sf->gate_slot = slot;
     sf->rate_gbps = rate;
     sf->capped = cfg->max_rate_gbps > 0;
-    /* Pacing in steps of about 1 ms at the cap keeps it smooth, and a cap far above what the
-     * path carries then reads and sends as an uncapped agent does: 10 Gb/s moves 1.25 MB at a
-     * time, a cap of 33.5 Gb/s or more the uncapped 4 MiB. */
-    double ms = cfg->max_rate_gbps * 1e9 / 8 / 1000;
-    sf->capped_chunk = ms < CAPPED_MIN ? CAPPED_MIN : ms > BUF_BYTES ? BUF_BYTES : (size_t)ms;
+    /* Reads and sends of about 1 ms of a connection's rate (the client's, or the cap it is
+     * clamped to) keep the pacing smooth; a rate far above what the path carries, or none,
+     * reads and sends 4 MiB at a time. The size follows the rate alone, not where it came
+     * from: a receiver's read size moves TCP's receive work between the two ends' CPUs on
+     * lo (a socket its reader holds queues arriving segments to its backlog, processed by
+     * the reader at release_sock, net/core/sock.c), so `fabtop serve` under its cap and
+     * `fabtop sweep`'s uncapped agents must read alike to measure the same path (64 KiB
+     * reads under the cap made `fabtop run` 10-14% slower than the sweep on one pair,
+     * bench/RESULTS.md, issue 16). */
+    sf->io_chunk = BUF_BYTES;
+    if (rate > 0) {
+        double ms = rate * 1e9 / 8 / 1000 / (conns > 1 ? conns : 1);
+        sf->io_chunk = ms < CAPPED_MIN ? CAPPED_MIN : ms > BUF_BYTES ? BUF_BYTES : (size_t)ms;
+    }
     sf->max_duration_s = cfg->max_duration_s;
     sf->request_deadline_ns = (uint64_t)(deadline_ms * 1e6);
     sf->session = s;
