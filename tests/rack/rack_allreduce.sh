@@ -136,7 +136,11 @@ if len(links) != 56 or any(v is None for v in links.values()):
 # Across ranks within 2: their measured windows start a few milliseconds apart, and the
 # window's start and end may each cut one all-to-all.
 if min(ops) < 3 or max(ops) - min(ops) > 2:
-    bad.append("all-to-alls per rank and peer %s..%s (want 3 or more, within two)" % (min(ops), max(ops)))
+    bad.append("all-to-alls per rank and peer %s..%s (want 3 or more, within two): %s"
+               % (min(ops), max(ops), ", ".join(
+                   "rank %d %s" % (t["src"], [f["points"][0]["alltoall"]["alltoalls"]
+                                              for f in t["run"]["phases"][-1]["flows"]])
+                   for t in tests)))
 bus_mbit = min(bus) * 8e3
 if not 0.35 * deg <= bus_mbit <= 1.05 * deg:
     bad.append("busbw %.1f Mbit/s, not 35-105%% of the slow port's %.0f" % (bus_mbit, deg))
