@@ -1785,12 +1785,12 @@ static int handle_open(struct agent_session *s, const cJSON *req, cJSON *resp, s
     /* Reads and sends of about 1 ms of a connection's rate (the client's, or the cap it is
      * clamped to) keep the pacing smooth; a rate far above what the path carries, or none,
      * reads and sends 4 MiB at a time. The size follows the rate alone, not where it came
-     * from: a receiver's read size moves TCP's receive work between the two ends' CPUs on
-     * lo (a socket its reader holds queues arriving segments to its backlog, processed by
+     * from: a receiver's read size can move TCP's receive work between the two ends' CPUs
+     * on lo (a socket its reader holds queues arriving segments to its backlog, processed by
      * the reader at release_sock, net/core/sock.c), so `fabtop serve` under its cap and
-     * `fabtop sweep`'s uncapped agents must read alike to measure the same path (64 KiB
-     * reads under the cap made `fabtop run` 10-14% slower than the sweep on one pair,
-     * bench/RESULTS.md, issue 16). */
+     * `fabtop sweep`'s uncapped agents read alike to measure the same path (with 64 KiB
+     * reads under the cap `fabtop run` read 10-14% below the sweep on one pair, with reads
+     * alike within 5%: bench/RESULTS.md, issue 16). */
     sf->io_chunk = BUF_BYTES;
     if (rate > 0) {
         double ms = rate * 1e9 / 8 / 1000 / (conns > 1 ? conns : 1);
