@@ -7,7 +7,7 @@
 # `fabtop sweep`'s ranks) makes: the same MSS, which the sender bounds by half the largest
 # window offered (tcp_bound_to_half_wnd, net/ipv4/tcp_output.c). The agent's reads follow
 # the rate, not where it came from (about 1 ms of it, 64 KiB to 4 MiB): under a high cap it
-# reads 4 MiB at a time as an uncapped agent does, since the read size moves receive work
+# reads 4 MiB at a time as an uncapped agent does, since the read size can move receive work
 # between the two ends' CPUs (issue 16's sweep-against-run bandwidth); strace shows the
 # recvfrom lengths the agent asks for. Loopback only.
 set -u
@@ -52,10 +52,18 @@ agent() {
 # traced_stream: stream against the agent (pid, port) with strace following its threads;
 # prints the MSS, the goodput and the largest recvfrom length the agent asked for.
 traced_stream() {
-    strace -f -qq -e trace=recvfrom -e signal=none -s 0 -o "$tmp/trace" -p "$pid" 2>"$tmp/strace.err" &
+    : >"$tmp/strace.err"
+    strace -f -e trace=recvfrom -e signal=none -s 0 -o "$tmp/trace" -p "$pid" 2>"$tmp/strace.err" &
     spid=$!
-    sleep 0.5 # strace attaches to every thread before the stream opens its connections
-    kill -0 "$spid" 2>/dev/null || { cat "$tmp/strace.err"; fail "strace could not attach to the agent"; }
+    # Its threads attached ("Process N attached"), the data connections' threads that the
+    # stream starts are followed from their creation.
+    for _ in $(seq 1 100); do
+        grep -q "attached" "$tmp/strace.err" && break
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.05
+    done
+    grep -q "attached" "$tmp/strace.err" ||
+        { cat "$tmp/strace.err"; fail "strace could not attach to the agent (pid $pid)"; }
     set -- $(stream "$port")
     kill "$spid" 2>/dev/null
     wait "$spid" 2>/dev/null
